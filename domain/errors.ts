@@ -1,0 +1,101 @@
+// Domain errors: one class per family of the spec's error codes. Each carries the spec's `code` and a `kind`;
+// functions/shared/errors.ts maps the kind to an HTTP status in one table. Match with instanceof, never on text.
+
+export type ErrorKind =
+  | 'invalid'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'rate_limited'
+  | 'unavailable'
+  | 'internal';
+
+export type ErrorDetails = Readonly<Record<string, unknown>>;
+
+export abstract class DomainError extends Error {
+  abstract readonly kind: ErrorKind;
+  readonly code: string;
+  readonly details: ErrorDetails | undefined;
+
+  constructor(code: string, message: string, details?: ErrorDetails, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+    this.details = details;
+  }
+}
+
+/** One problem with one input field; `field` is a dotted path such as `version.script` or `target_tags.0.key`. */
+export interface FieldProblem {
+  readonly field: string;
+  readonly code: 'MISSING_FIELD' | 'VALIDATION_ERROR';
+  readonly message: string;
+}
+
+export class ValidationError extends DomainError {
+  readonly kind = 'invalid' as const;
+  readonly fields: readonly FieldProblem[];
+
+  /** MISSING_FIELD when every problem is a missing required field, VALIDATION_ERROR otherwise. */
+  constructor(message: string, fields: readonly FieldProblem[] = []) {
+    const code = fields.length > 0 && fields.every((f) => f.code === 'MISSING_FIELD') ? 'MISSING_FIELD' : 'VALIDATION_ERROR';
+    super(code, message, fields.length > 0 ? { fields } : undefined);
+    this.fields = fields;
+  }
+
+  static field(field: string, message: string): ValidationError {
+    return new ValidationError(message, [{ field, code: 'VALIDATION_ERROR', message }]);
+  }
+}
+
+export class InvalidBodyError extends DomainError {
+  readonly kind = 'invalid' as const;
+  constructor(message = 'The request body is not valid JSON.') {
+    super('INVALID_BODY', message);
+  }
+}
+
+export class NotFoundError extends DomainError {
+  readonly kind = 'not_found' as const;
+  constructor(resource: string, id?: string) {
+    super('NOT_FOUND', id === undefined ? `${resource} not found.` : `${resource} '${id}' not found.`, {
+      resource,
+      ...(id === undefined ? {} : { id }),
+    });
+  }
+}
+
+export class RouteNotFoundError extends DomainError {
+  readonly kind = 'not_found' as const;
+  constructor(method: string, path: string) {
+    super('NOT_FOUND', `No endpoint answers ${method} ${path}.`, { method, path });
+  }
+}
+
+export class ConflictError extends DomainError {
+  readonly kind = 'conflict' as const;
+  constructor(message: string, details?: ErrorDetails) {
+    super('CONFLICT', message, details);
+  }
+}
+
+export class ServiceUnavailableError extends DomainError {
+  readonly kind = 'unavailable' as const;
+  constructor(message: string, details?: ErrorDetails, options?: { cause?: unknown }) {
+    super('SERVICE_UNAVAILABLE', message, details, options);
+  }
+}
+
+/** A database call failed. Rendered as a generic 500: the cause is logged, never shown. */
+export class DatabaseError extends DomainError {
+  readonly kind = 'internal' as const;
+  constructor(connection: boolean, options?: { cause?: unknown }) {
+    super(
+      connection ? 'DATABASE_CONNECTION_ERROR' : 'DATABASE_ERROR',
+      connection ? 'The database cannot be reached right now.' : 'A database operation failed.',
+      undefined,
+      options,
+    );
+  }
+}

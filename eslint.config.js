@@ -1,0 +1,57 @@
+// Lint, including the import directions of STYLE.md:
+// domain/ imports only domain/ and the standard library; infra/ never imports functions/;
+// nothing in production imports local/ or tests/.
+import tseslint from 'typescript-eslint';
+
+const production = ['functions/**/*.ts', 'domain/**/*.ts', 'infra/**/*.ts', 'agent/**/*.ts'];
+const notLocalOrTests = [
+  { group: ['**/local/**', '**/tests/**'], message: 'Production code never imports local/ or tests/ (STYLE.md rule 4).' },
+];
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', '.esbuild/**', '.serverless/**', '.local/**', 'coverage/**'] },
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: production,
+    rules: { 'no-restricted-imports': ['error', { patterns: notLocalOrTests }] },
+  },
+  {
+    files: ['domain/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...notLocalOrTests,
+            { group: ['@aws-sdk/*', 'aws-lambda', '@middy/*', 'valibot', 'jose', 'sqids'], message: 'domain/ imports only domain/ and the standard library (STYLE.md rule 1).' },
+            { group: ['**/infra/**', '**/functions/**'], message: 'domain/ imports only domain/ (STYLE.md rule 1).' },
+          ],
+        },
+      ],
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'env', message: 'domain/ never reads the environment: take it as an argument.' },
+        { object: 'Date', property: 'now', message: 'domain/ uses the Clock port.' },
+        { object: 'crypto', property: 'randomUUID', message: 'domain/ uses the IdGenerator port.' },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'domain/ uses the Clock port.' },
+      ],
+    },
+  },
+  {
+    files: ['infra/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [...notLocalOrTests, { group: ['**/functions/**'], message: 'infra/ never imports functions/ (STYLE.md rule 2).' }] },
+      ],
+    },
+  },
+);

@@ -1,0 +1,22 @@
+// handler -> buildOpenApi(every route table). Built once per container, on the first request.
+import pkg from '../../../package.json' with { type: 'json' };
+import { http } from '../../shared/http.js';
+import { buildOpenApi } from '../../shared/openapi.js';
+import { once } from '../../shared/once.js';
+
+// The route tables are imported on first use: they include this endpoint, so a static import would be a cycle.
+const document = once(async () => {
+  const { documentedRoutes } = await import('../routes.js');
+  return buildOpenApi(documentedRoutes(), { version: pkg.version });
+});
+
+export const handler = http(
+  {
+    operationId: 'openapi',
+    summary: 'This API as an OpenAPI 3.1 document',
+    tags: ['meta'],
+    permission: 'public',
+    responses: { 200: { description: 'The OpenAPI document', contentType: 'application/json' } },
+  },
+  async () => ({ statusCode: 200, body: await document() }),
+);

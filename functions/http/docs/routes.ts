@@ -1,0 +1,4 @@
+import { route, type Route } from '../../shared/router.js';
+import * as openapiGet from './openapi-get.js';
+
+export const docsRoutes: readonly Route[] = [route('GET', '/api/v1/openapi.json', openapiGet.handler)];

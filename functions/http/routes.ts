@@ -1,0 +1,20 @@
+// Every HTTP route of the API, by area. Each area is one Lambda function in serverless.yml (its `router.ts`);
+// this table joins them for the OpenAPI document and the route tests.
+import type { Route } from '../shared/router.js';
+import type { DocumentedRoute } from '../shared/openapi.js';
+import { streamRoutes } from '../streams/routes.js';
+import { docsRoutes } from './docs/routes.js';
+import { metaRoutes } from './meta/routes.js';
+
+/** Area name (the serverless.yml function) -> its routes. */
+export const areas: Readonly<Record<string, readonly Route[]>> = {
+  meta: metaRoutes,
+  docs: docsRoutes,
+};
+
+export const allRoutes = (): readonly Route[] => Object.values(areas).flat();
+
+export const documentedRoutes = (): readonly DocumentedRoute[] => [
+  ...allRoutes(),
+  ...streamRoutes.map((r) => ({ ...r, streaming: true })),
+];

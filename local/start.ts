@@ -1,0 +1,115 @@
+// `npm start`: the whole service on this machine. `npm start -- --in-memory` keeps nothing on disk;
+// `--verbose` shows serverless-offline's own request lines too. PORT overrides 3000.
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { JavaMissingError } from './emulators.js';
+import { portInUse } from './ports.js';
+import { ROOT } from './service-definition.js';
+import { startStack, type Stack } from './stack.js';
+
+process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true'; // see README, "Node versions"
+
+const DATA_DIR = join(ROOT, '.local');
+const LOCK_FILE = join(DATA_DIR, 'stack.lock');
+
+const { values } = parseArgs({
+  options: {
+    'in-memory': { type: 'boolean', default: false },
+    verbose: { type: 'boolean', default: false },
+    port: { type: 'string' },
+  },
+  allowPositionals: false,
+});
+
+const port = Number(values.port ?? process.env['PORT'] ?? 3000);
+const inMemory = values['in-memory'] ?? false;
+const say = (line: string) => process.stdout.write(`${line}\n`);
+const fail = (message: string): never => {
+  process.stderr.write(`\n${message}\n\n`);
+  process.exit(1);
+};
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+interface Lock {
+  pid: number;
+  port: number;
+  children: number[];
+}
+
+/** One stack per data directory: a second start says who holds it; a dead holder's leftovers are stopped. */
+const acquireLock = async (): Promise<void> => {
+  await mkdir(DATA_DIR, { recursive: true });
+  const existing = await readFile(LOCK_FILE, 'utf8').then((t) => JSON.parse(t) as Lock, () => undefined);
+  if (existing !== undefined && alive(existing.pid) && existing.pid !== process.pid) {
+    fail(
+      `deployer is already running (pid ${existing.pid}) at http://localhost:${existing.port}, using ${DATA_DIR}.\n` +
+        `Use that one, stop it (Ctrl-C in its terminal, or kill ${existing.pid}), or start another with --in-memory and PORT=<other port>.`,
+    );
+  }
+  for (const child of existing?.children ?? []) if (alive(child)) process.kill(child, 'SIGKILL'); // orphans of a crash
+  await writeFile(LOCK_FILE, JSON.stringify({ pid: process.pid, port, children: [] } satisfies Lock));
+};
+
+const main = async (): Promise<void> => {
+  if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`PORT must be a port number, not '${values.port ?? process.env['PORT']}'.`);
+  if (!inMemory) await acquireLock();
+  if (await portInUse(port)) fail(`Port ${port} is already in use by another program. Free it, or start with PORT=<other port> npm start.`);
+
+  const started = Date.now();
+  say(`Starting the deployment service${inMemory ? ' (in memory)' : ''}...`);
+  let stack: Stack;
+  try {
+    stack = await startStack({
+      port,
+      dataDir: inMemory ? undefined : join(DATA_DIR, 'dynamodb'),
+      log: (line) => say(line),
+      verbose: values.verbose ?? false,
+    });
+  } catch (error) {
+    if (!inMemory) await rm(LOCK_FILE, { force: true });
+    if (error instanceof JavaMissingError) return fail(error.message);
+    return fail(`Could not start: ${(error as Error).message}`);
+  }
+  if (!inMemory) await writeFile(LOCK_FILE, JSON.stringify({ pid: process.pid, port: stack.port, children: [...stack.childPids] } satisfies Lock));
+
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  say(
+    [
+      '',
+      `  Deployment service ready in ${seconds} s`,
+      '',
+      `  API             ${stack.baseUrl}/api/v1   (try: curl ${stack.baseUrl}/api/v1/health)`,
+      `  OpenAPI         ${stack.baseUrl}/api/v1/openapi.json`,
+      `  Data            ${inMemory ? 'in memory: nothing is kept after Ctrl-C' : `${join(DATA_DIR, 'dynamodb')} (npm start -- --in-memory keeps nothing)`}`,
+      `  DynamoDB        ${stack.dynamoEndpoint}${stack.external ? ' (AWS_ENDPOINT_URL)' : ' (DynamoDB Local)'}`,
+      `  SQS             ${stack.sqsEndpoint}${stack.external ? ' (AWS_ENDPOINT_URL)' : ' (local-aws-sqs)'}`,
+      `  Running         HTTP functions (serverless-offline), stream function, ${Object.keys(stack.queues).length} queues`,
+      '',
+      '  Ctrl-C stops everything.',
+      '',
+    ].join('\n'),
+  );
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    say(`\n${signal}: stopping...`);
+    await stack.stop();
+    if (!inMemory) await rm(LOCK_FILE, { force: true });
+    say('Stopped.');
+    process.exit(0);
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stop(signal));
+};
+
+await main();
