@@ -41,7 +41,7 @@ export const ensureTables = async (
           ...(table.globalSecondaryIndexes.length > 0 ? { GlobalSecondaryIndexes: [...table.globalSecondaryIndexes] } : {}),
         }),
       );
-      await waitUntilTableExists({ client, maxWaitTime: 30 }, { TableName: name });
+      await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: name });
       if (table.ttlAttribute !== undefined) {
         await client.send(new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { AttributeName: table.ttlAttribute, Enabled: true } }));
       }

@@ -3,6 +3,10 @@
 // deletes the messages that succeeded: all of them when the handler returns, none when it throws, all but
 // the `batchItemFailures` when it reports them. Messages left behind reappear after the visibility timeout,
 // and the queue's own redrive policy moves them to the dead-letter queue after maxReceiveCount receives.
+//
+// It short-polls (WaitTimeSeconds 0, a pause of IDLE_MS when the queue is empty) because local-aws-sqs's long
+// poll waits out the whole wait time to fill a batch and meanwhile re-adds messages whose visibility expired
+// to the same response: Lambda's long poll gets messages as soon as they arrive, each once per receive.
 import { randomUUID } from 'node:crypto';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -20,6 +24,8 @@ export interface PollerOptions {
   readonly reportBatchItemFailures: boolean;
   readonly log?: (message: string) => void;
 }
+
+const IDLE_MS = 50;
 
 export interface Poller {
   stop(): Promise<void>;
@@ -70,12 +76,14 @@ export const startPoller = (options: PollerOptions): Poller => {
   const abort = new AbortController();
   let stopped = false;
 
-  const receive = async (max: number, waitSeconds: number): Promise<Message[]> => {
+  const receive = async (max: number): Promise<Message[]> => {
     const { Messages } = await sqs.send(
       new ReceiveMessageCommand({
         QueueUrl: queueUrl,
         MaxNumberOfMessages: Math.min(10, max),
-        WaitTimeSeconds: waitSeconds,
+        WaitTimeSeconds: 0,
+        // local-aws-sqs reads only the older AttributeNames; AWS accepts both.
+        AttributeNames: ['All'],
         MessageSystemAttributeNames: ['All'],
         MessageAttributeNames: ['All'],
       }),
@@ -85,15 +93,20 @@ export const startPoller = (options: PollerOptions): Poller => {
   };
 
   const gatherBatch = async (): Promise<Message[]> => {
-    const batch = await receive(options.batchSize, 1);
-    if (batch.length === 0) return batch;
-    const deadline = Date.now() + options.maximumBatchingWindowSeconds * 1000;
-    while (batch.length < options.batchSize && Date.now() < deadline && !stopped) {
-      const more = await receive(options.batchSize - batch.length, 0);
-      if (more.length === 0) await new Promise((r) => setTimeout(r, 50));
-      batch.push(...more);
+    const batch = new Map<string, Message>();
+    const add = (messages: Message[]) => messages.forEach((m) => batch.set(m.MessageId ?? '', m));
+    add(await receive(options.batchSize));
+    if (batch.size === 0) {
+      await new Promise((r) => setTimeout(r, IDLE_MS));
+      return [];
     }
-    return batch;
+    const deadline = Date.now() + options.maximumBatchingWindowSeconds * 1000;
+    while (batch.size < options.batchSize && Date.now() < deadline && !stopped) {
+      const more = await receive(options.batchSize - batch.size);
+      if (more.length === 0) await new Promise((r) => setTimeout(r, IDLE_MS));
+      add(more);
+    }
+    return [...batch.values()];
   };
 
   const succeeded = async (batch: readonly Message[]): Promise<void> => {

@@ -46,8 +46,17 @@ export interface ConsumerDefinition {
   readonly reportBatchItemFailures: boolean;
 }
 
+export interface HttpEventDefinition {
+  readonly functionName: string;
+  /** `ANY` or a method. */
+  readonly method: string;
+  /** A path template, `{proxy+}` greedy; `*` is API Gateway's $default route. */
+  readonly path: string;
+}
+
 export interface ServiceDefinition {
   readonly service: string;
+  readonly httpEvents: readonly HttpEventDefinition[];
   readonly tables: readonly TableDefinition[];
   readonly queues: readonly QueueDefinition[];
   readonly consumers: readonly ConsumerDefinition[];
@@ -106,11 +115,17 @@ export const extractDefinition = (resolved: Cfn): ServiceDefinition => {
     }
   }
   const consumers: ConsumerDefinition[] = [];
+  const httpEvents: HttpEventDefinition[] = [];
   let streamFunction: ServiceDefinition['streamFunction'];
   for (const [functionName, fn] of Object.entries((resolved['functions'] ?? {}) as Record<string, Cfn>)) {
     const handler = splitHandler(String(fn['handler']));
     if ((fn['url'] as Cfn | undefined)?.['invokeMode'] === 'RESPONSE_STREAM') streamFunction = handler;
     for (const event of (fn['events'] ?? []) as Cfn[]) {
+      const httpApi = event['httpApi'] as Cfn | string | undefined;
+      if (httpApi !== undefined) {
+        const [method, path] = typeof httpApi === 'string' ? (httpApi === '*' ? ['ANY', '*'] : httpApi.split(' ')) : [String(httpApi['method']), String(httpApi['path'])];
+        httpEvents.push({ functionName, method: String(method).toUpperCase(), path: String(path) });
+      }
       const sqs = event['sqs'] as Cfn | string | undefined;
       if (sqs === undefined) continue;
       const mapping = typeof sqs === 'string' ? { arn: sqs } : sqs;
@@ -129,6 +144,7 @@ export const extractDefinition = (resolved: Cfn): ServiceDefinition => {
   const provider = (resolved['provider'] ?? {}) as Cfn;
   return {
     service: String(resolved['service']),
+    httpEvents,
     tables,
     queues,
     consumers,

@@ -1,5 +1,6 @@
 // Server-Sent Events framing. The spec's streams send each message as ONE `data:` line of JSON (no `event:`
 // field); `id:` lets a client resume with Last-Event-ID; comment lines keep idle connections open.
+import { Readable } from 'node:stream';
 
 export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -16,3 +17,27 @@ export const sseComment = (text: string): string => `: ${text.replace(/[\r\n]/g,
 
 /** How long a client waits before reconnecting after the server closes the stream. */
 export const sseRetry = (milliseconds: number): string => `retry: ${Math.max(0, Math.trunc(milliseconds))}\n\n`;
+
+/**
+ * The body of an event stream: `produce` yields frames and receives a signal that aborts when the client goes
+ * away (or the platform ends the stream), so its waits (`setTimeout(ms, undefined, { signal })`, a queue
+ * read) end at once. A generator blocked in an await cannot be stopped by `return()` alone.
+ */
+export const eventStream = (produce: (signal: AbortSignal) => AsyncIterable<string>): Readable => {
+  const controller = new AbortController();
+  const iterator = produce(controller.signal)[Symbol.asyncIterator]();
+  return new Readable({
+    read() {
+      iterator.next().then(
+        ({ done, value }) => this.push(done ? null : value),
+        (error: unknown) => this.destroy(controller.signal.aborted ? undefined : (error as Error)),
+      );
+    },
+    destroy(error, callback) {
+      controller.abort();
+      Promise.resolve(iterator.return?.())
+        .catch(() => undefined)
+        .finally(() => callback(error));
+    },
+  });
+};

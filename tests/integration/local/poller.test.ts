@@ -1,0 +1,114 @@
+// The local event-source mapping against the real SQS emulator: success, whole-batch failure, partial batch
+// failures, and redrive of a poison message to the dead-letter queue.
+import { ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ensureQueues } from '../../../local/bootstrap.js';
+import { startPoller, type Poller } from '../../../local/poller.js';
+import { sqsClient, uniqueName } from '../../support/aws.js';
+
+const sqs = sqsClient();
+let poller: Poller | undefined;
+
+afterEach(async () => {
+  await poller?.stop();
+  poller = undefined;
+});
+
+const queuesWith = async (maxReceiveCount: number) => {
+  const prefix = uniqueName('poll');
+  return ensureQueues(
+    sqs,
+    [
+      { logicalId: 'Q', name: 'q', attributes: { VisibilityTimeout: '1' }, deadLetter: { logicalId: 'Dlq', maxReceiveCount } },
+      { logicalId: 'Dlq', name: 'dlq', attributes: {}, deadLetter: undefined },
+    ],
+    (q) => `${prefix}-${q.name}`,
+  );
+};
+
+const until = async (condition: () => boolean, timeoutMs = 15_000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+};
+
+const start = (queue: { url: string; arn: string }, handler: (event: SQSEvent) => Promise<SQSBatchResponse | void>, batchSize = 10) =>
+  startPoller({
+    sqs,
+    queueUrl: queue.url,
+    queueArn: queue.arn,
+    functionName: 'test-consumer',
+    handler,
+    batchSize,
+    maximumBatchingWindowSeconds: 0,
+    reportBatchItemFailures: true,
+  });
+
+describe('local SQS poller', () => {
+  it('delivers batches as Lambda does and deletes handled messages', async () => {
+    // Prepare
+    const queues = await queuesWith(3);
+    await sqs.send(new SendMessageBatchCommand({ QueueUrl: queues['Q']!.url, Entries: ['a', 'b', 'c'].map((id) => ({ Id: id, MessageBody: id })) }));
+    const seen: string[] = [];
+    let sample: SQSEvent | undefined;
+    // Act
+    poller = start(queues['Q']!, async (event) => {
+      sample ??= event;
+      seen.push(...event.Records.map((r) => r.body));
+    });
+    await until(() => seen.length >= 3);
+    await new Promise((r) => setTimeout(r, 1_500)); // past the visibility timeout: nothing comes back
+    // Assess
+    expect(seen.sort()).toEqual(['a', 'b', 'c']);
+    expect(sample?.Records[0]).toMatchObject({ eventSource: 'aws:sqs', eventSourceARN: queues['Q']!.arn, attributes: { ApproximateReceiveCount: '1' } });
+  });
+
+  it('redelivers only the messages a handler reports as failed', async () => {
+    const queues = await queuesWith(5);
+    await sqs.send(new SendMessageBatchCommand({ QueueUrl: queues['Q']!.url, Entries: ['ok', 'flaky'].map((id) => ({ Id: id, MessageBody: id })) }));
+    const deliveries: string[] = [];
+    poller = start(queues['Q']!, async (event) => {
+      deliveries.push(...event.Records.map((r) => `${r.body}#${r.attributes.ApproximateReceiveCount}`));
+      const flaky = event.Records.filter((r) => r.body === 'flaky' && r.attributes.ApproximateReceiveCount === '1');
+      return { batchItemFailures: flaky.map((r) => ({ itemIdentifier: r.messageId })) };
+    });
+    await until(() => deliveries.includes('flaky#2'));
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(deliveries.sort()).toEqual(['flaky#1', 'flaky#2', 'ok#1']);
+  });
+
+  it('redelivers the whole batch when the handler throws', async () => {
+    const queues = await queuesWith(5);
+    await sqs.send(new SendMessageCommand({ QueueUrl: queues['Q']!.url, MessageBody: 'retry-me' }));
+    let calls = 0;
+    poller = start(queues['Q']!, async () => {
+      calls += 1;
+      if (calls === 1) throw new Error('transient');
+    });
+    await until(() => calls >= 2);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(calls).toBe(2);
+  });
+
+  it('moves a message that always fails to the dead-letter queue after maxReceiveCount receives', async () => {
+    const queues = await queuesWith(2);
+    await sqs.send(new SendMessageCommand({ QueueUrl: queues['Q']!.url, MessageBody: 'poison' }));
+    let attempts = 0;
+    poller = start(queues['Q']!, async () => {
+      attempts += 1;
+      throw new Error('always');
+    });
+    let dead: string | undefined;
+    await until(() => attempts >= 2);
+    const deadline = Date.now() + 10_000;
+    while (dead === undefined && Date.now() < deadline) {
+      const { Messages } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues['Dlq']!.url, WaitTimeSeconds: 1 }));
+      dead = Messages?.[0]?.Body;
+    }
+    expect(dead).toBe('poison');
+    expect(attempts).toBe(2);
+  });
+});
