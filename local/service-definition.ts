@@ -54,8 +54,15 @@ export interface HttpEventDefinition {
   readonly path: string;
 }
 
+export interface FunctionDefinition {
+  readonly name: string;
+  readonly module: string;
+  readonly exportName: string;
+}
+
 export interface ServiceDefinition {
   readonly service: string;
+  readonly functions: readonly FunctionDefinition[];
   readonly httpEvents: readonly HttpEventDefinition[];
   readonly tables: readonly TableDefinition[];
   readonly queues: readonly QueueDefinition[];
@@ -116,9 +123,11 @@ export const extractDefinition = (resolved: Cfn): ServiceDefinition => {
   }
   const consumers: ConsumerDefinition[] = [];
   const httpEvents: HttpEventDefinition[] = [];
+  const functions: FunctionDefinition[] = [];
   let streamFunction: ServiceDefinition['streamFunction'];
   for (const [functionName, fn] of Object.entries((resolved['functions'] ?? {}) as Record<string, Cfn>)) {
     const handler = splitHandler(String(fn['handler']));
+    functions.push({ name: functionName, ...handler });
     if ((fn['url'] as Cfn | undefined)?.['invokeMode'] === 'RESPONSE_STREAM') streamFunction = handler;
     for (const event of (fn['events'] ?? []) as Cfn[]) {
       const httpApi = event['httpApi'] as Cfn | string | undefined;
@@ -144,6 +153,7 @@ export const extractDefinition = (resolved: Cfn): ServiceDefinition => {
   const provider = (resolved['provider'] ?? {}) as Cfn;
   return {
     service: String(resolved['service']),
+    functions,
     httpEvents,
     tables,
     queues,

@@ -13,6 +13,7 @@ import { InvalidBodyError, ValidationError } from '../../domain/errors.js';
 import { renderError } from './errors.js';
 import { logger } from './logger.js';
 import { parseWith } from './validation.js';
+import { clientIp } from './client-ip.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 type Schema = v.GenericSchema;
@@ -164,7 +165,7 @@ export const http = <B extends Schema | undefined = undefined, Q extends Schema 
         query: (spec.query === undefined ? undefined : parseWith(spec.query, event.queryStringParameters ?? {}, 'query')) as Out<Q>,
         params: (spec.params === undefined ? undefined : parseWith(spec.params, event.pathParameters ?? {}, 'path')) as Out<P>,
         requestId: timings.get(event)?.requestId ?? randomUUID(),
-        sourceIp: event.requestContext?.http?.sourceIp ?? '',
+        sourceIp: clientIp(event),
         headers: event.headers ?? {},
       };
       return renderResult(await fn(request));

@@ -11,6 +11,7 @@ import { RouteNotFoundError } from '../../domain/errors.js';
 import { errorEnvelope, requestLog, type HttpMethod, type HttpRequest, type RouteSpec } from './http.js';
 import { matchRoute } from './router.js';
 import { parseWith } from './validation.js';
+import { clientIp } from './client-ip.js';
 
 type Schema = v.GenericSchema;
 type Out<S> = S extends Schema ? v.InferOutput<S> : undefined;
@@ -57,7 +58,7 @@ export const stream = <Q extends Schema | undefined = undefined, P extends Schem
         query: (spec.query === undefined ? undefined : parseWith(spec.query, event.queryStringParameters ?? {}, 'query')) as Out<Q>,
         params: (spec.params === undefined ? undefined : parseWith(spec.params, event.pathParameters ?? {}, 'path')) as Out<P>,
         requestId: context.awsRequestId,
-        sourceIp: event.requestContext?.http?.sourceIp ?? '',
+        sourceIp: clientIp(event),
         headers: event.headers ?? {},
       });
       // middy pipes a Readable body into the response stream; the structured-result type does not say so.
