@@ -1,6 +1,7 @@
 // Runs serverless-offline (through osls) as a child process in its own process group, so stopping it also
 // stops its worker threads. It bundles the handlers with esbuild exactly as `serverless package` does.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ROOT } from './service-definition.js';
@@ -43,9 +44,17 @@ export const startOffline = async (options: {
     '--lambdaPort',
     String(options.lambdaPort),
   ];
+  const workFolder = join('.esbuild', `offline-${options.httpPort}`);
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: { ...process.env, ...options.env, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off', FORCE_COLOR: '0' },
+    env: {
+      ...process.env,
+      ...options.env,
+      ESBUILD_WORK_FOLDER: workFolder,
+      SLS_TELEMETRY_DISABLED: '1',
+      SLS_NOTIFICATIONS_MODE: 'off',
+      FORCE_COLOR: '0',
+    },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -75,8 +84,8 @@ export const startOffline = async (options: {
   return {
     url,
     pid: child.pid,
-    stop: () =>
-      new Promise<void>((done) => {
+    stop: async () => {
+      await new Promise<void>((done) => {
         if (child.exitCode !== null || child.signalCode !== null) return done();
         const timer = setTimeout(() => kill(child, 'SIGKILL'), 5_000);
         child.once('exit', () => {
@@ -84,6 +93,8 @@ export const startOffline = async (options: {
           done();
         });
         kill(child, 'SIGTERM');
-      }),
+      });
+      await rm(join(ROOT, workFolder), { recursive: true, force: true });
+    },
   };
 };
