@@ -9,7 +9,7 @@ const notLocalOrTests = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.esbuild/**', '.serverless/**', '.local/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', '.esbuild/**', '.build/**', '.serverless/**', '.local/**', 'coverage/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {

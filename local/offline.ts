@@ -44,7 +44,8 @@ export const startOffline = async (options: {
     '--lambdaPort',
     String(options.lambdaPort),
   ];
-  const workFolder = join('.esbuild', `offline-${options.httpPort}`);
+  // Not under .esbuild: `serverless package` cleans that whole folder.
+  const workFolder = join('.build', `offline-${options.httpPort}`);
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: {

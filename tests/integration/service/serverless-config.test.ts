@@ -1,7 +1,7 @@
 // serverless.yml against the route tables and the packaged CloudFormation template: every route reaches its
 // area's function, the stream paths reach the streaming function, and the stack stays deployable.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, readdir } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -75,10 +75,12 @@ describe('serverless package', () => {
     const out = await mkdtemp(join(tmpdir(), 'deployer-package-'));
     await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules', 'osls', 'bin', 'serverless.js'), 'package', '--stage', 'ci', '--package', out], {
       cwd: ROOT,
-      env: { ...process.env, TABLE_NAME: '', DISPATCH_QUEUE_URL: '', SLS_TELEMETRY_DISABLED: '1' },
+      // Its own build folder: packaging cleans the folder it builds in, and stacks of other tests build too.
+      env: { ...process.env, TABLE_NAME: '', DISPATCH_QUEUE_URL: '', ESBUILD_WORK_FOLDER: join('.build', `package-${process.pid}`), SLS_TELEMETRY_DISABLED: '1' },
     });
     template = JSON.parse(await readFile(join(out, 'cloudformation-template-update-stack.json'), 'utf8'));
     artifacts = await readdir(out);
+    await rm(join(ROOT, '.build', `package-${process.pid}`), { recursive: true, force: true });
   }, 120_000);
 
   it('builds without cloud credentials, one artifact per function', () => {
