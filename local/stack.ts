@@ -108,6 +108,7 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
         stops.push(() => emulator.stop());
         return emulator;
       });
+      dynamoStarting.catch(() => undefined); // awaited below; a quick failure (no Java) must not go unhandled
     }
     const sqsEndpoint = external ?? sqs!.endpoint;
     const sqsClient = new SQSClient({ endpoint: sqsEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });

@@ -4,6 +4,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { JavaMissingError } from './emulators.js';
+import { formatLogLine } from './log-format.js';
 import { portInUse } from './ports.js';
 import { ROOT } from './service-definition.js';
 import { startStack, type Stack } from './stack.js';
@@ -71,7 +72,7 @@ const main = async (): Promise<void> => {
     stack = await startStack({
       port,
       dataDir: inMemory ? undefined : join(DATA_DIR, 'dynamodb'),
-      log: (line) => say(line),
+      log: (line) => say(values.verbose ? line : formatLogLine(line)),
       verbose: values.verbose ?? false,
     });
   } catch (error) {
