@@ -7,9 +7,9 @@
 // It short-polls (WaitTimeSeconds 0, a pause of IDLE_MS when the queue is empty) because local-aws-sqs's long
 // poll waits out the whole wait time to fill a batch and meanwhile re-adds messages whose visibility expired
 // to the same response: Lambda's long poll gets messages as soon as they arrive, each once per receive.
-import { randomUUID } from 'node:crypto';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { lambdaContext } from './lambda-context.js';
 
 export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
 
@@ -55,20 +55,6 @@ const toRecord = (message: Message, queueArn: string): SQSRecord => ({
   awsRegion: queueArn.split(':')[3] ?? 'us-east-1',
 });
 
-const contextFor = (functionName: string): Context => ({
-  callbackWaitsForEmptyEventLoop: false,
-  functionName,
-  functionVersion: '$LATEST',
-  invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${functionName}`,
-  memoryLimitInMB: '512',
-  awsRequestId: randomUUID(),
-  logGroupName: `/aws/lambda/${functionName}`,
-  logStreamName: 'local',
-  getRemainingTimeInMillis: () => 900_000,
-  done: () => undefined,
-  fail: () => undefined,
-  succeed: () => undefined,
-});
 
 export const startPoller = (options: PollerOptions): Poller => {
   const { sqs, queueUrl } = options;
@@ -125,7 +111,7 @@ export const startPoller = (options: PollerOptions): Poller => {
     const event: SQSEvent = { Records: batch.map((m) => toRecord(m, options.queueArn)) };
     let response: SQSBatchResponse | void;
     try {
-      response = await options.handler(event, contextFor(options.functionName));
+      response = await options.handler(event, lambdaContext(options.functionName));
     } catch (error) {
       log(`${options.functionName}: batch of ${batch.length} failed, messages return after the visibility timeout: ${(error as Error).message}`);
       return;

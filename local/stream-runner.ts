@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { LocalResponseStream } from './lambda-streaming.js';
+import { lambdaContext } from './lambda-context.js';
 
 export type LocalStreamHandler = (event: APIGatewayProxyEventV2, stream: never, context: Context) => Promise<void> | void;
 
@@ -55,20 +56,6 @@ export const toFunctionUrlEvent = (req: IncomingMessage, body: Buffer): APIGatew
   };
 };
 
-const contextFor = (functionName: string): Context => ({
-  callbackWaitsForEmptyEventLoop: false,
-  functionName,
-  functionVersion: '$LATEST',
-  invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${functionName}`,
-  memoryLimitInMB: '512',
-  awsRequestId: randomUUID(),
-  logGroupName: `/aws/lambda/${functionName}`,
-  logStreamName: 'local',
-  getRemainingTimeInMillis: () => 900_000,
-  done: () => undefined,
-  fail: () => undefined,
-  succeed: () => undefined,
-});
 
 export interface StreamRunner {
   readonly url: string;
@@ -88,7 +75,7 @@ export const startStreamRunner = async (options: {
       res.socket?.setNoDelay(true);
       const stream = new LocalResponseStream(res);
       try {
-        await options.handler(toFunctionUrlEvent(req, body), stream as never, contextFor(options.functionName ?? 'stream'));
+        await options.handler(toFunctionUrlEvent(req, body), stream as never, lambdaContext(options.functionName ?? 'stream'));
       } catch (error) {
         if (!res.headersSent) {
           res.writeHead(502, { 'content-type': 'application/json' });

@@ -1,21 +1,8 @@
 // Events and contexts as API Gateway (HTTP API, payload 2.0) and Lambda hand them to a handler.
-import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { lambdaContext as localLambdaContext } from '../../local/lambda-context.js';
 
-export const lambdaContext = (): Context => ({
-  callbackWaitsForEmptyEventLoop: false,
-  functionName: 'test',
-  functionVersion: '$LATEST',
-  invokedFunctionArn: 'arn:aws:lambda:us-east-1:000000000000:function:test',
-  memoryLimitInMB: '512',
-  awsRequestId: randomUUID(),
-  logGroupName: '/aws/lambda/test',
-  logStreamName: 'test',
-  getRemainingTimeInMillis: () => 30_000,
-  done: () => undefined,
-  fail: () => undefined,
-  succeed: () => undefined,
-});
+export const lambdaContext = (): Context => localLambdaContext('test');
 
 export const httpEvent = (
   method: string,

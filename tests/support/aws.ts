@@ -1,6 +1,6 @@
 // Clients for the emulators of the global setup, and unique names so test files never share a table or queue.
 import { randomUUID } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DynamoDBClient, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { inject } from 'vitest';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.js';
@@ -12,3 +12,16 @@ export const dynamoClient = (endpoint = inject('dynamoEndpoint')): DynamoDBClien
 
 export const sqsClient = (endpoint = inject('sqsEndpoint')): SQSClient =>
   new SQSClient({ endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+
+/** A table with the service's key schema (pk, sk), for tests of one repository or adapter. */
+export const createTestTable = async (client: DynamoDBClient, name: string): Promise<void> => {
+  await client.send(
+    new CreateTableCommand({
+      TableName: name,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
+    }),
+  );
+  await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: name });
+};

@@ -1,11 +1,10 @@
-import { CreateTableCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseError, ServiceUnavailableError } from '../../../domain/errors.js';
 import { makeDynamoClient, makeSqsClient } from '../../../infra/aws-clients.js';
 import { dynamoProbe, sqsProbe } from '../../../infra/health-probes.js';
 import { freePort } from '../../../local/ports.js';
-import { dynamoClient, sqsClient, uniqueName } from '../../support/aws.js';
+import { createTestTable, dynamoClient, sqsClient, uniqueName } from '../../support/aws.js';
 import { CreateQueueCommand } from '@aws-sdk/client-sqs';
 import { inject } from 'vitest';
 
@@ -26,15 +25,7 @@ const withEndpoint = async <T>(variable: string, endpoint: string, body: () => P
 
 beforeAll(async () => {
   const client = dynamoClient();
-  await client.send(
-    new CreateTableCommand({
-      TableName: table,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }],
-      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
-    }),
-  );
-  await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: table });
+  await createTestTable(client, table);
   queueUrl = (await sqsClient().send(new CreateQueueCommand({ QueueName: uniqueName('clients') }))).QueueUrl!;
 });
 

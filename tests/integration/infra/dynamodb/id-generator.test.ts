@@ -1,23 +1,14 @@
-import { CreateTableCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DynamoIdGenerator } from '../../../../infra/dynamodb/id-generator.js';
-import { dynamoClient, uniqueName } from '../../../support/aws.js';
+import { createTestTable, dynamoClient, uniqueName } from '../../../support/aws.js';
 
 const table = uniqueName('ids');
 const client = dynamoClient();
 const ids = new DynamoIdGenerator(DynamoDBDocumentClient.from(client), table, { alphabet: 'k3G7QAe51FCsPW92uEOyq4Bg6Sp8YzVTmnU0liwDdHXLajZrfxNhobJIRcMvKt', minLength: 6 });
 
 beforeAll(async () => {
-  await client.send(
-    new CreateTableCommand({
-      TableName: table,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }],
-      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
-    }),
-  );
-  await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: table });
+  await createTestTable(client, table);
 });
 
 describe('DynamoIdGenerator', () => {
