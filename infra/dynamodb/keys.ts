@@ -10,4 +10,8 @@ export const keys = {
   counter: (entity: string): Key => ({ pk: `COUNTER#${entity}`, sk: 'COUNTER' }),
   /** A key no record ever has; reading it is the cheapest way to prove the table answers. */
   probe: (): Key => ({ pk: 'HEALTH#PROBE', sk: 'HEALTH#PROBE' }),
+  /** The state of one general rate-limit key (a client address). */
+  rateLimit: (key: string): Key => ({ pk: `RATE#${key}`, sk: 'RATE' }),
+  /** Failed-login counting and lockout of one client address. */
+  loginThrottle: (ip: string): Key => ({ pk: `LOGINTHROTTLE#${ip}`, sk: 'LOGINTHROTTLE' }),
 } as const;
