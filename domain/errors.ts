@@ -17,6 +17,10 @@ export abstract class DomainError extends Error {
   abstract readonly kind: ErrorKind;
   readonly code: string;
   readonly details: ErrorDetails | undefined;
+  /** Members the spec puts inside `error` besides code, message and details (the auth rate limit's). */
+  readonly extra: ErrorDetails | undefined = undefined;
+  /** Response headers that go with this error (Retry-After, ...). */
+  readonly headers: Readonly<Record<string, string>> | undefined = undefined;
 
   constructor(code: string, message: string, details?: ErrorDetails, options?: { cause?: unknown }) {
     super(message, options);

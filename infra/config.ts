@@ -3,6 +3,13 @@ import * as v from 'valibot';
 
 const NonEmpty = v.pipe(v.string(), v.trim(), v.minLength(1));
 
+/** An integer variable with bounds and a default. */
+const Int = (min: number, max: number, fallback: number) =>
+  v.optional(
+    v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(min, `must be at least ${min}`), v.maxValue(max, `must be at most ${max}`)),
+    String(fallback),
+  );
+
 const Env = v.object({
   STAGE: v.optional(NonEmpty, 'local'),
   AWS_REGION: v.optional(NonEmpty, 'us-east-1'),
@@ -13,7 +20,21 @@ const Env = v.object({
     v.pipe(NonEmpty, v.regex(/^[a-zA-Z0-9]{8,}$/, 'must be at least 8 distinct ASCII letters or digits')),
     'k3G7QAe51FCsPW92uEOyq4Bg6Sp8YzVTmnU0liwDdHXLajZrfxNhobJIRcMvKt',
   ),
-  SHORT_ID_MIN_LENGTH: v.optional(v.pipe(v.string(), v.transform(Number), v.integer(), v.minValue(0), v.maxValue(32)), '6'),
+  SHORT_ID_MIN_LENGTH: Int(0, 32, 6),
+  /** The service's base URL: the issuer of its tokens. */
+  PUBLIC_BASE_URL: v.optional(v.pipe(NonEmpty, v.url('must be a URL')), 'http://localhost:3000'),
+  /** Keys that encrypt secrets at rest: `keyId:base64(32 bytes)[,keyId:...]`, the first one active. */
+  ENCRYPTION_KEYS: v.pipe(NonEmpty, v.regex(/^[\w-]+:[A-Za-z0-9+/=_-]+(,[\w-]+:[A-Za-z0-9+/=_-]+)*$/, 'must be keyId:base64key[,keyId:base64key...]')),
+  ACCESS_TOKEN_TTL_SECONDS: Int(60, 86_400, 3600),
+  REFRESH_TOKEN_TTL_SECONDS: Int(300, 90 * 86_400, 14 * 86_400),
+  TWO_FACTOR_PENDING_TTL_SECONDS: Int(30, 3600, 300),
+  LOGIN_MAX_FAILURES: Int(1, 1000, 10),
+  LOGIN_WINDOW_SECONDS: Int(1, 3600, 60),
+  LOGIN_LOCKOUT_SECONDS: Int(1, 86_400, 300),
+  RATE_LIMIT_PER_SECOND: Int(1, 100_000, 100),
+  RATE_LIMIT_BURST: Int(1, 100_000, 200),
+  BOOTSTRAP_ADMIN_EMAIL: v.optional(v.pipe(NonEmpty, v.email('must be an email address'))),
+  BOOTSTRAP_ADMIN_PASSWORD: v.optional(v.pipe(v.string(), v.minLength(8, 'must be at least 8 characters'))),
 });
 
 export type Config = Readonly<v.InferOutput<typeof Env>>;
@@ -26,7 +47,9 @@ export class ConfigurationError extends Error {
 }
 
 export const parseConfig = (env: Readonly<Record<string, string | undefined>>): Config => {
-  const result = v.safeParse(Env, env);
+  // serverless.yml writes `${env:X, ''}`: an empty variable is an unset one.
+  const set = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const result = v.safeParse(Env, set);
   if (!result.success) {
     throw new ConfigurationError(
       result.issues.map((issue) => {

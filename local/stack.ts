@@ -13,6 +13,7 @@ import { installLambdaStreamingShim } from './lambda-streaming.js';
 import { startOffline } from './offline.js';
 import { startPoller, type Poller, type SqsHandler } from './poller.js';
 import { freePort } from './ports.js';
+import { localKeyring } from './secrets.js';
 import { loadServiceDefinition, ROOT, type ServiceDefinition } from './service-definition.js';
 import { startStreamRunner, type LocalStreamHandler } from './stream-runner.js';
 
@@ -30,6 +31,12 @@ export interface StackOptions {
   /** Replaces the service's streaming function (tests of the streaming path). */
   readonly streamHandler?: LocalStreamHandler;
   readonly streamPatterns?: readonly string[];
+  /** Where local secrets (the encryption keyring) are kept; undefined makes new ones. */
+  readonly secretsDir?: string | undefined;
+  /** More handler environment (limits, lifetimes) over the defaults. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** The first admin; nothing is created without it. */
+  readonly bootstrapAdmin?: { readonly email: string; readonly password: string };
 }
 
 export interface Stack {
@@ -43,6 +50,7 @@ export interface Stack {
   /** The environment every handler runs with. */
   readonly env: Readonly<Record<string, string>>;
   readonly childPids: readonly number[];
+  readonly bootstrapAdmin: 'created' | 'exists' | 'none';
   stop(): Promise<void>;
 }
 
@@ -116,7 +124,16 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     const queues = await ensureQueues(sqsClient, definition.queues, (q) => prefix + q.name);
 
     const tableNames = Object.fromEntries(definition.tables.map((t) => [t.logicalId, prefix + t.name]));
-    const env = handlerEnvironment(definition, tableNames, queues, { dynamodb: dynamoEndpoint, sqs: sqsEndpoint });
+    const port = options.port === 0 ? await freePort() : options.port;
+    const env = {
+      ...handlerEnvironment(definition, tableNames, queues, { dynamodb: dynamoEndpoint, sqs: sqsEndpoint }),
+      PUBLIC_BASE_URL: `http://localhost:${port}`,
+      ENCRYPTION_KEYS: await localKeyring(options.secretsDir),
+      ...(options.bootstrapAdmin === undefined
+        ? {}
+        : { BOOTSTRAP_ADMIN_EMAIL: options.bootstrapAdmin.email, BOOTSTRAP_ADMIN_PASSWORD: options.bootstrapAdmin.password }),
+      ...options.env,
+    };
     Object.assign(process.env, env); // in-process handlers (pollers, streams) read the same configuration
 
     // DynamoDB Local (a JVM) and serverless-offline (esbuild + the framework) start side by side.
@@ -156,14 +173,22 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
 
     const { STREAM_PATH_PATTERNS } = await import('../functions/streams/routes.js');
     const front = await startFront({
-      port: options.port,
+      port,
       apiUrl: offline.url,
       streamUrl: streams.url,
       streamPatterns: options.streamPatterns ?? STREAM_PATH_PATTERNS,
     });
     stops.push(() => front.stop());
 
+    let bootstrapAdmin: Stack['bootstrapAdmin'] = 'none';
+    if (options.bootstrapAdmin !== undefined) {
+      const { ensureBootstrapAdmin } = await import('../domain/identity/bootstrap-admin.js');
+      const { identityDeps } = await import('../functions/shared/wiring.js');
+      bootstrapAdmin = await ensureBootstrapAdmin(identityDeps(), options.bootstrapAdmin);
+    }
+
     return {
+      bootstrapAdmin,
       baseUrl: front.url,
       port: front.port,
       dynamoEndpoint,

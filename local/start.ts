@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { JavaMissingError } from './emulators.js';
 import { formatLogLine } from './log-format.js';
+import { localBootstrapAdmin } from './secrets.js';
 import { portInUse } from './ports.js';
 import { ROOT } from './service-definition.js';
 import { startStack, type Stack } from './stack.js';
@@ -65,6 +66,7 @@ const main = async (): Promise<void> => {
   if (!inMemory) await acquireLock();
   if (await portInUse(port)) fail(`Port ${port} is already in use by another program. Free it, or start with PORT=<other port> npm start.`);
 
+  const admin = localBootstrapAdmin();
   const started = Date.now();
   say(`Starting the deployment service${inMemory ? ' (in memory)' : ''}...`);
   let stack: Stack;
@@ -73,6 +75,8 @@ const main = async (): Promise<void> => {
       port,
       dataDir: inMemory ? undefined : join(DATA_DIR, 'dynamodb'),
       log: (line) => say(values.verbose ? line : formatLogLine(line)),
+      secretsDir: inMemory ? undefined : DATA_DIR,
+      bootstrapAdmin: admin,
       verbose: values.verbose ?? false,
     });
   } catch (error) {
@@ -90,6 +94,7 @@ const main = async (): Promise<void> => {
       '',
       `  API             ${stack.baseUrl}/api/v1   (try: curl ${stack.baseUrl}/api/v1/health)`,
       `  OpenAPI         ${stack.baseUrl}/api/v1/openapi.json`,
+      `  Admin           ${admin.email} / ${admin.password}   (local only: BOOTSTRAP_ADMIN_EMAIL / BOOTSTRAP_ADMIN_PASSWORD${stack.bootstrapAdmin === 'exists' ? '; users already existed, so nothing was created' : ''})`,
       `  Data            ${inMemory ? 'in memory: nothing is kept after Ctrl-C' : `${join(DATA_DIR, 'dynamodb')} (npm start -- --in-memory keeps nothing)`}`,
       `  DynamoDB        ${stack.dynamoEndpoint}${stack.external ? ' (AWS_ENDPOINT_URL)' : ' (DynamoDB Local)'}`,
       `  SQS             ${stack.sqsEndpoint}${stack.external ? ' (AWS_ENDPOINT_URL)' : ' (local-aws-sqs)'}`,

@@ -1,5 +1,7 @@
 // Ports of the identity context. Adapters: infra/crypto/ (hashing, encryption, TOTP, random tokens) and
 // infra/dynamodb/ (repositories, rate limits).
+import type { Permission } from './permissions.js';
+import type { RefreshSession, TokenClaims, TwoFactor, User } from './types.js';
 
 /** Argon2id password hashes. */
 export interface PasswordHasher {
@@ -74,3 +76,71 @@ export interface LoginThrottle {
   /** Records one failure; the returned state includes it (the attempt that crosses the limit locks). */
   recordFailure(ip: string, now: Date): Promise<LockoutState>;
 }
+
+// --- Records and tokens -------------------------------------------------------------------------------------
+
+export interface UserRepository {
+  /** Throws ConflictError when the email or the username is taken (case-insensitive). */
+  create(user: User): Promise<void>;
+  get(id: string): Promise<User | undefined>;
+  findByEmail(email: string): Promise<User | undefined>;
+  /** Whether any user exists at all (the bootstrap admin is created only into an empty service). */
+  any(): Promise<boolean>;
+  recordLogin(id: string, at: Date): Promise<void>;
+  /** Revokes every token issued until `at` (logout of all sessions). */
+  revokeTokens(id: string, at: Date): Promise<void>;
+  /** Replaces the two-factor state, only if it is still `expected` (enabled flag and last step). False otherwise. */
+  setTwoFactor(id: string, next: TwoFactor, expected: Pick<TwoFactor, 'enabled' | 'lastStep'>): Promise<boolean>;
+  /** Records that a code of `step` was used; false when that step or a later one was used already (replay). */
+  acceptTwoFactorStep(id: string, step: number): Promise<boolean>;
+}
+
+export interface SessionRepository {
+  create(session: RefreshSession): Promise<void>;
+  find(tokenHash: string): Promise<(RefreshSession & { readonly rotated: boolean; readonly familyRevoked: boolean }) | undefined>;
+  /** Retires `tokenHash` and stores `next` atomically; false when `tokenHash` was already retired (reuse). */
+  rotate(tokenHash: string, next: RefreshSession): Promise<boolean>;
+  revokeFamily(familyId: string, at: Date): Promise<void>;
+}
+
+/** Signs and verifies the service's JWTs (access and pending-2FA tokens) and publishes the public keys. */
+export interface TokenService {
+  issue(claims: TokenClaims, ttlSeconds: number): Promise<string>;
+  /** The claims of a token this service signed; throws TokenExpiredError or InvalidTokenError. */
+  verify(token: string): Promise<TokenClaims>;
+}
+
+/** Permissions of role names: the system roles, and custom roles stored by the admin roles endpoints. */
+export interface RoleDirectory {
+  permissionsOf(roles: readonly string[]): Promise<ReadonlySet<Permission>>;
+}
+
+export interface ApiKey {
+  readonly id: string;
+  readonly userId: string;
+  readonly tenantId: string | null;
+  readonly name: string;
+  readonly description: string | null;
+  /** The first characters of the key (`dpl_xxxxxxxx`), for lists. */
+  readonly keyPrefix: string;
+  readonly keyHash: string;
+  readonly scopes: readonly Permission[];
+  readonly createdAt: string;
+  readonly expiresAt: string | null;
+  readonly lastUsedAt: string | null;
+  readonly lastUsedIp: string | null;
+  readonly revokedAt: string | null;
+}
+
+export interface ApiKeyRepository {
+  create(key: ApiKey): Promise<void>;
+  findByHash(keyHash: string): Promise<ApiKey | undefined>;
+  listByUser(userId: string): Promise<readonly ApiKey[]>;
+  get(id: string): Promise<ApiKey | undefined>;
+  /** False when the key was already revoked. */
+  revoke(id: string, at: Date): Promise<boolean>;
+  recordUse(keyHash: string, at: Date, ip: string): Promise<void>;
+}
+
+/** A new full API key and its display prefix. */
+export type ApiKeyFactory = () => { readonly fullKey: string; readonly prefix: string };

@@ -3,13 +3,19 @@
 import type { Route } from '../shared/router.js';
 import type { DocumentedRoute } from '../shared/openapi.js';
 import { streamRoutes } from '../streams/routes.js';
+import { adminRoutes } from './admin/routes.js';
+import { authRoutes } from './auth/routes.js';
 import { docsRoutes } from './docs/routes.js';
 import { metaRoutes } from './meta/routes.js';
+import { oauthRoutes } from './oauth/routes.js';
 
 /** Area name (the serverless.yml function) -> its routes. */
 export const areas: Readonly<Record<string, readonly Route[]>> = {
   meta: metaRoutes,
   docs: docsRoutes,
+  auth: authRoutes,
+  oauth: oauthRoutes,
+  admin: adminRoutes,
 };
 
 export const allRoutes = (): readonly Route[] => Object.values(areas).flat();

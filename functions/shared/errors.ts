@@ -14,16 +14,17 @@ export const STATUS_BY_KIND: Readonly<Record<ErrorKind, number>> = {
 };
 
 export interface ErrorEnvelope {
-  readonly error: { readonly code: string; readonly message: string; readonly details?: ErrorDetails };
+  readonly error: { readonly code: string; readonly message: string; readonly details?: ErrorDetails; readonly [extra: string]: unknown };
 }
 
-export const envelope = (code: string, message: string, details?: ErrorDetails): ErrorEnvelope => ({
-  error: { code, message, ...(details === undefined ? {} : { details }) },
+export const envelope = (code: string, message: string, details?: ErrorDetails, extra?: ErrorDetails): ErrorEnvelope => ({
+  error: { code, message, ...(details === undefined ? {} : { details }), ...extra },
 });
 
 export interface RenderedError {
   readonly statusCode: number;
   readonly body: ErrorEnvelope;
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 const GENERIC_500 = 'An unexpected error occurred. Quote the request id when reporting it.';
@@ -35,7 +36,9 @@ const GENERIC_500 = 'An unexpected error occurred. Quote the request id when rep
 export const renderError = (error: unknown, requestId: string): RenderedError => {
   if (error instanceof DomainError) {
     const statusCode = STATUS_BY_KIND[error.kind];
-    if (statusCode < 500) return { statusCode, body: envelope(error.code, error.message, error.details) };
+    if (statusCode < 500) {
+      return { statusCode, body: envelope(error.code, error.message, error.details, error.extra), ...(error.headers === undefined ? {} : { headers: error.headers }) };
+    }
     logger.error('request failed', { code: error.code, error });
     const message = statusCode === 503 ? error.message : GENERIC_500;
     return { statusCode, body: envelope(error.code, message, { request_id: requestId }) };

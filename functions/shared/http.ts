@@ -10,6 +10,11 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import * as v from 'valibot';
 import { InvalidBodyError, ValidationError } from '../../domain/errors.js';
+import { authorize } from '../../domain/identity/authenticate.js';
+import { ForbiddenError } from '../../domain/identity/errors.js';
+import type { Permission } from '../../domain/identity/permissions.js';
+import type { RateDecision } from '../../domain/identity/ports.js';
+import type { Caller } from '../../domain/identity/types.js';
 import { renderError } from './errors.js';
 import { logger } from './logger.js';
 import { parseWith } from './validation.js';
@@ -30,15 +35,20 @@ export interface RouteSpec<B extends Schema | undefined = Schema | undefined, Q 
   readonly operationId: string;
   readonly summary: string;
   readonly tags: readonly string[];
-  /** `public`, or the permission name (`<resource>:<action>`) a caller needs. */
-  readonly permission: 'public' | `${string}:${string}`;
+  /** `public`; `authenticated` (any valid credential); or the permission (`<resource>:<action>`) a caller needs. */
+  readonly permission: 'public' | 'authenticated' | Permission;
+  /** `user`: only a user's access token, not an API key (for example creating API keys). */
+  readonly credentials?: 'user';
   readonly body?: B;
   readonly query?: Q;
   readonly params?: P;
   readonly responses: Readonly<Record<number, ResponseDoc>>;
 }
 
-export interface HttpRequest<B, Q, P> {
+export interface HttpRequest<B, Q, P, C = Caller> {
+  /** Who is calling; undefined only on public endpoints. */
+  readonly caller: C;
+  readonly cookies: Readonly<Record<string, string>>;
   readonly method: string;
   readonly path: string;
   readonly body: B;
@@ -54,6 +64,8 @@ export interface HttpResult {
   readonly statusCode: number;
   readonly body?: unknown;
   readonly headers?: Readonly<Record<string, string>>;
+  /** Set-Cookie values (payload 2.0 `cookies`). */
+  readonly cookies?: readonly string[];
 }
 
 export type LambdaHttpHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -107,10 +119,10 @@ export const requestLog = (): MiddlewareObj<APIGatewayProxyEventV2, APIGatewayPr
 export const errorEnvelope = (): MiddlewareObj<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2> => ({
   onError: function renderErrorEnvelope(request) {
     const requestId = timings.get(request.event)?.requestId ?? randomUUID();
-    const { statusCode, body } = renderError(request.error, requestId);
+    const { statusCode, body, headers } = renderError(request.error, requestId);
     request.response = {
       statusCode,
-      headers: { ...BASE_HEADERS, 'content-type': JSON_TYPE },
+      headers: { ...BASE_HEADERS, 'content-type': JSON_TYPE, ...headers },
       body: JSON.stringify(body),
     };
   },
@@ -138,6 +150,11 @@ export const parseBody = (schema: Schema, event: APIGatewayProxyEventV2): unknow
 };
 
 export const renderResult = (result: HttpResult): APIGatewayProxyStructuredResultV2 => {
+  const rendered = renderBody(result);
+  return result.cookies === undefined ? rendered : { ...rendered, cookies: [...result.cookies] };
+};
+
+const renderBody = (result: HttpResult): APIGatewayProxyStructuredResultV2 => {
   if (result.body === undefined) return { statusCode: result.statusCode, headers: { ...BASE_HEADERS, ...result.headers }, body: '' };
   if (typeof result.body === 'string') {
     return { statusCode: result.statusCode, headers: { ...BASE_HEADERS, 'content-type': 'text/plain; charset=utf-8', ...result.headers }, body: result.body };
@@ -149,16 +166,99 @@ export const renderResult = (result: HttpResult): APIGatewayProxyStructuredResul
   };
 };
 
-export const http = <B extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, P extends Schema | undefined = undefined>(
-  spec: RouteSpec<B, Q, P>,
-  fn: (request: HttpRequest<Out<B>, Out<Q>, Out<P>>) => Promise<HttpResult>,
+/** Authorization header value and client address -> the caller, or a domain error (401/403 codes of the spec). */
+export type Authenticator = (authorization: string | undefined, ip: string) => Promise<Caller>;
+
+export interface HttpOptions {
+  /** Defaults to the service's own (functions/shared/wiring.ts); tests pass theirs. */
+  readonly authenticate?: Authenticator;
+  readonly rateGate?: RateGate;
+}
+
+/** Client address -> whether the general rate limit (per address, shared by every instance) lets it through. */
+export type RateGate = (ip: string) => Promise<RateDecision>;
+
+let defaultRateGate: (() => RateGate) | undefined;
+/** Set once by the composition root. */
+export const useDefaultRateGate = (make: () => RateGate): void => {
+  defaultRateGate = make;
+};
+
+/** The spec's general-limiter answer: 429, plain text, Retry-After and X-RateLimit-Remaining: 0. */
+const tooManyRequests = (decision: RateDecision): APIGatewayProxyStructuredResultV2 => ({
+  statusCode: 429,
+  headers: {
+    ...BASE_HEADERS,
+    'content-type': 'text/plain; charset=utf-8',
+    'retry-after': String(Math.max(1, decision.retryAfterSeconds)),
+    'x-ratelimit-remaining': '0',
+  },
+  body: 'Too Many Requests: slow down and retry after the Retry-After seconds.',
+});
+
+/** Fails open: when the limiter's store cannot answer, the request goes through (and the failure is logged). */
+const rateLimited = async (event: APIGatewayProxyEventV2, options: HttpOptions): Promise<APIGatewayProxyStructuredResultV2 | undefined> => {
+  try {
+    const gate = options.rateGate ?? defaultRateGate?.();
+    if (gate === undefined) return undefined;
+    const decision = await gate(clientIp(event));
+    return decision.allowed ? undefined : tooManyRequests(decision);
+  } catch (error) {
+    logger.warn('rate limiter unavailable; request allowed', { error: error instanceof Error ? error.message : String(error) });
+    return undefined;
+  }
+};
+
+let defaultAuthenticator: (() => Authenticator) | undefined;
+/** Set once by the composition root, so this module does not import the infrastructure. */
+export const useDefaultAuthenticator = (make: () => Authenticator): void => {
+  defaultAuthenticator = make;
+};
+
+const authenticateFor = async (spec: RouteSpec, event: APIGatewayProxyEventV2, options: HttpOptions): Promise<Caller | undefined> => {
+  if (spec.permission === 'public') return undefined;
+  const authenticate = options.authenticate ?? defaultAuthenticator?.();
+  if (authenticate === undefined) throw new Error('no authenticator is wired');
+  const caller = await authenticate(event.headers?.['authorization'], clientIp(event));
+  if (spec.permission !== 'authenticated') authorize(caller, spec.permission);
+  if (spec.credentials === 'user' && caller.kind !== 'user') throw new ForbiddenError('This needs a user login; API keys cannot do it.', { reason: 'user_token_required' });
+  return caller;
+};
+
+/** Cookies of a payload 2.0 event (API Gateway puts them in `cookies`, not the header). */
+export const readCookies = (event: APIGatewayProxyEventV2): Record<string, string> => {
+  const pairs = event.cookies ?? (event.headers?.['cookie'] ?? '').split(';');
+  const cookies: Record<string, string> = {};
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    if (at > 0) cookies[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
+  }
+  return cookies;
+};
+
+type CallerOf<S> = S extends { permission: 'public' } ? undefined : Caller;
+
+export const http = <
+  B extends Schema | undefined = undefined,
+  Q extends Schema | undefined = undefined,
+  P extends Schema | undefined = undefined,
+  S extends RouteSpec<B, Q, P> = RouteSpec<B, Q, P>,
+>(
+  spec: S & RouteSpec<B, Q, P>,
+  fn: (request: HttpRequest<Out<B>, Out<Q>, Out<P>, CallerOf<S>>) => Promise<HttpResult>,
+  options: HttpOptions = {},
 ): HttpEndpoint => {
   const handler = middy<APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2>()
     .use(requestLog())
     .use(errorEnvelope())
     .use(httpHeaderNormalizer())
     .handler(async function endpoint(event) {
-      const request: HttpRequest<Out<B>, Out<Q>, Out<P>> = {
+      const limited = await rateLimited(event, options);
+      if (limited !== undefined) return limited;
+      const caller = await authenticateFor(spec as RouteSpec, event, options);
+      const request: HttpRequest<Out<B>, Out<Q>, Out<P>, CallerOf<S>> = {
+        caller: caller as CallerOf<S>,
+        cookies: readCookies(event),
         method: event.requestContext?.http?.method ?? '',
         path: event.rawPath,
         body: (spec.body === undefined ? undefined : parseBody(spec.body, event)) as Out<B>,

@@ -8,7 +8,7 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type * as v from 'valibot';
 import { RouteNotFoundError } from '../../domain/errors.js';
-import { errorEnvelope, requestLog, type HttpMethod, type HttpRequest, type RouteSpec } from './http.js';
+import { errorEnvelope, readCookies, requestLog, type HttpMethod, type HttpRequest, type RouteSpec } from './http.js';
 import { matchRoute } from './router.js';
 import { parseWith } from './validation.js';
 import { clientIp } from './client-ip.js';
@@ -40,7 +40,7 @@ export interface StreamRoute {
 
 export const stream = <Q extends Schema | undefined = undefined, P extends Schema | undefined = undefined>(
   spec: RouteSpec<undefined, Q, P>,
-  fn: (request: HttpRequest<undefined, Out<Q>, Out<P>>) => Promise<StreamResult>,
+  fn: (request: HttpRequest<undefined, Out<Q>, Out<P>, undefined>) => Promise<StreamResult>,
 ): StreamEndpoint => {
   // Built on first call: middy's streamify mode needs the runtime's `awslambda` global, which exists in a
   // Lambda (and in local/stream-runner.ts) but not where routes are only read (OpenAPI, tests).
@@ -52,6 +52,8 @@ export const stream = <Q extends Schema | undefined = undefined, P extends Schem
     .use(httpHeaderNormalizer())
     .handler(async function streamEndpoint(event, context) {
       const result = await fn({
+        caller: undefined,
+        cookies: readCookies(event),
         method: event.requestContext?.http?.method ?? '',
         path: event.rawPath,
         body: undefined,

@@ -1,9 +1,25 @@
 // The composition root: real adapters, created once per container on first use (no network at import time).
+import { authenticate } from '../../domain/identity/authenticate.js';
+import { ensureBootstrapAdmin } from '../../domain/identity/bootstrap-admin.js';
+import type { IdentityDeps } from '../../domain/identity/deps.js';
+import { systemRoleDirectory } from '../../domain/identity/roles.js';
+import type { HealthDeps } from '../../domain/health/check-health.js';
 import { makeDynamoClient, makeSqsClient } from '../../infra/aws-clients.js';
 import { config } from '../../infra/config.js';
+import { argon2PasswordHasher } from '../../infra/crypto/password-hasher.js';
+import { AesGcmSecretCipher, parseKeyring } from '../../infra/crypto/secret-cipher.js';
+import { newApiKey, randomTokens } from '../../infra/crypto/tokens.js';
+import { otplibTotp } from '../../infra/crypto/totp.js';
+import { DynamoApiKeyRepository } from '../../infra/dynamodb/api-key-repository.js';
+import { DynamoIdGenerator } from '../../infra/dynamodb/id-generator.js';
+import { DynamoLoginThrottle } from '../../infra/dynamodb/login-throttle.js';
+import { DynamoRateLimiter } from '../../infra/dynamodb/rate-limiter.js';
+import { DynamoSessionRepository } from '../../infra/dynamodb/session-repository.js';
+import { DynamoUserRepository } from '../../infra/dynamodb/user-repository.js';
 import { dynamoProbe, sqsProbe } from '../../infra/health-probes.js';
 import { systemClock } from '../../infra/system/clock.js';
-import type { HealthDeps } from '../../domain/health/check-health.js';
+import { JoseTokenService } from '../../infra/tokens/jose-token-service.js';
+import { useDefaultAuthenticator, useDefaultRateGate } from './http.js';
 import { once } from './once.js';
 
 export const infra = once(() => {
@@ -14,4 +30,54 @@ export const infra = once(() => {
 export const healthDeps = once((): HealthDeps => {
   const { config: cfg, db, sqs, clock } = infra();
   return { probes: [dynamoProbe(db, cfg.TABLE_NAME), sqsProbe(sqs, cfg.DISPATCH_QUEUE_URL)], clock };
+});
+
+export const secretCipher = once(() => new AesGcmSecretCipher(parseKeyring(infra().config.ENCRYPTION_KEYS)));
+
+export const tokenService = once(() => {
+  const { config: cfg, db, clock } = infra();
+  return new JoseTokenService(db, cfg.TABLE_NAME, secretCipher(), cfg.PUBLIC_BASE_URL, clock);
+});
+
+export const identityDeps = once((): IdentityDeps => {
+  const { config: cfg, db, clock } = infra();
+  return {
+    users: new DynamoUserRepository(db, cfg.TABLE_NAME),
+    sessions: new DynamoSessionRepository(db, cfg.TABLE_NAME),
+    tokens: tokenService(),
+    roles: systemRoleDirectory,
+    hasher: argon2PasswordHasher,
+    random: randomTokens,
+    throttle: new DynamoLoginThrottle(db, cfg.TABLE_NAME, {
+      maxFailures: cfg.LOGIN_MAX_FAILURES,
+      windowSeconds: cfg.LOGIN_WINDOW_SECONDS,
+      lockoutSeconds: cfg.LOGIN_LOCKOUT_SECONDS,
+    }),
+    ids: new DynamoIdGenerator(db, cfg.TABLE_NAME, { alphabet: cfg.SQIDS_ALPHABET, minLength: cfg.SHORT_ID_MIN_LENGTH }),
+    clock,
+    apiKeys: new DynamoApiKeyRepository(db, cfg.TABLE_NAME),
+    newApiKey,
+    totp: otplibTotp,
+    cipher: secretCipher(),
+    issuerName: cfg.STAGE === 'prod' ? 'Deployer' : `Deployer (${cfg.STAGE})`,
+    settings: {
+      accessTokenTtlSeconds: cfg.ACCESS_TOKEN_TTL_SECONDS,
+      refreshTokenTtlSeconds: cfg.REFRESH_TOKEN_TTL_SECONDS,
+      twoFactorPendingTtlSeconds: cfg.TWO_FACTOR_PENDING_TTL_SECONDS,
+    },
+  };
+});
+
+useDefaultAuthenticator(() => (authorization, ip) => authenticate(identityDeps(), authorization, ip));
+
+const rateLimiter = once(() => new DynamoRateLimiter(infra().db, infra().config.TABLE_NAME));
+useDefaultRateGate(() => {
+  const { RATE_LIMIT_PER_SECOND: ratePerSecond, RATE_LIMIT_BURST: burst } = infra().config;
+  return (ip) => rateLimiter().take(`ip#${ip}`, { ratePerSecond, burst }, systemClock.now());
+});
+
+/** In the cloud the first admin is created on the first login of a container, when both variables are set. */
+export const bootstrapAdminOnce = once(async (): Promise<void> => {
+  const { BOOTSTRAP_ADMIN_EMAIL: email, BOOTSTRAP_ADMIN_PASSWORD: password } = infra().config;
+  if (email !== undefined && password !== undefined) await ensureBootstrapAdmin(identityDeps(), { email, password });
 });

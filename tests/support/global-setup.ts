@@ -10,6 +10,8 @@ declare module 'vitest' {
   }
 }
 
+process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true'; // this process runs SDK clients too
+
 let emulators: Emulator[] = [];
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {

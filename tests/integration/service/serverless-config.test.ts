@@ -70,9 +70,10 @@ describe('serverless.yml', () => {
 describe('serverless package', () => {
   let template: { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
   let artifacts: string[];
+  let out: string;
 
   beforeAll(async () => {
-    const out = await mkdtemp(join(tmpdir(), 'deployer-package-'));
+    out = await mkdtemp(join(tmpdir(), 'deployer-package-'));
     await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules', 'osls', 'bin', 'serverless.js'), 'package', '--stage', 'ci', '--package', out], {
       cwd: ROOT,
       // Its own build folder: packaging cleans the folder it builds in, and stacks of other tests build too.
@@ -84,7 +85,14 @@ describe('serverless package', () => {
   }, 120_000);
 
   it('builds without cloud credentials, one artifact per function', () => {
-    expect(artifacts).toEqual(expect.arrayContaining(['meta.zip', 'docs.zip', 'notFound.zip', 'stream.zip']));
+    expect(artifacts).toEqual(expect.arrayContaining(['meta.zip', 'docs.zip', 'auth.zip', 'admin.zip', 'oauth.zip', 'notFound.zip', 'stream.zip']));
+  });
+
+  it('ships the native Argon2 binary for Lambda (linux arm64), not this machine’s', async () => {
+    // Zip headers keep file names uncompressed, so the names can be looked for in the bytes.
+    const zip = await readFile(join(out, 'auth.zip'));
+    expect(zip.includes('argon2.linux-arm64-gnu.node')).toBe(true);
+    expect(zip.includes('argon2.linux-x64-gnu.node')).toBe(false);
   });
 
   it('keeps the streaming function URL in RESPONSE_STREAM mode, reachable only through CloudFront', () => {

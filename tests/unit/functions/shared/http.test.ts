@@ -163,3 +163,27 @@ describe('http shell', () => {
     expect(logged).not.toContain('sekret-token');
   });
 });
+
+describe('general rate limit in the shell', () => {
+  const ping = (rateGate: (ip: string) => Promise<{ allowed: boolean; remaining: number; retryAfterSeconds: number }>) =>
+    http({ operationId: 'ping', summary: 'ping', tags: [], permission: 'public', responses: {} }, async () => ({ statusCode: 200, body: { ok: true } }), { rateGate });
+
+  it('answers 429 in plain text with Retry-After and X-RateLimit-Remaining: 0, keyed by the client address', async () => {
+    const seen: string[] = [];
+    const handler = ping(async (ip) => (seen.push(ip), { allowed: false, remaining: 0, retryAfterSeconds: 1 }));
+    const response = await call(handler, httpEvent('GET', '/ping'));
+    expect(response.statusCode).toBe(429);
+    expect(response.headers).toMatchObject({ 'content-type': 'text/plain; charset=utf-8', 'retry-after': '1', 'x-ratelimit-remaining': '0' });
+    expect(response.json).toBeUndefined();
+    expect(seen).toEqual(['203.0.113.7']);
+  });
+
+  it('lets the request through when the limiter’s store fails', async () => {
+    vi.spyOn(logger, 'warn').mockImplementation(() => undefined);
+    const handler = ping(async () => {
+      throw new Error('DynamoDB down');
+    });
+    expect((await call(handler, httpEvent('GET', '/ping'))).statusCode).toBe(200);
+    expect(logger.warn).toHaveBeenCalledOnce();
+  });
+});

@@ -1,0 +1,27 @@
+import type { Clock, IdGenerator } from '../shared/ports.js';
+import type { ApiKeyFactory, ApiKeyRepository, LoginThrottle, PasswordHasher, RoleDirectory, SecretCipher, SessionRepository, TokenGenerator, TokenService, Totp, UserRepository } from './ports.js';
+
+export interface IdentitySettings {
+  readonly accessTokenTtlSeconds: number;
+  readonly refreshTokenTtlSeconds: number;
+  readonly twoFactorPendingTtlSeconds: number;
+}
+
+export interface IdentityDeps {
+  readonly users: UserRepository;
+  readonly sessions: SessionRepository;
+  readonly tokens: TokenService;
+  readonly roles: RoleDirectory;
+  readonly hasher: PasswordHasher;
+  readonly random: TokenGenerator;
+  readonly throttle: LoginThrottle;
+  readonly ids: IdGenerator;
+  readonly clock: Clock;
+  readonly apiKeys: ApiKeyRepository;
+  readonly newApiKey: ApiKeyFactory;
+  readonly totp: Totp;
+  readonly cipher: SecretCipher;
+  /** Shown by authenticator apps next to the account. */
+  readonly issuerName: string;
+  readonly settings: IdentitySettings;
+}

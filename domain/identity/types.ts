@@ -1,0 +1,80 @@
+import type { Permission } from './permissions.js';
+
+export type UserStatus = 'active' | 'inactive' | 'locked' | 'pending';
+export const USER_STATUSES: readonly UserStatus[] = ['active', 'inactive', 'locked', 'pending'];
+
+export interface TwoFactor {
+  readonly enabled: boolean;
+  /** The TOTP secret, encrypted (SecretCipher, context `totp:<user id>`); set from setup on. */
+  readonly secret: string | null;
+  /** The last time step a code was accepted for: a code cannot be used twice. */
+  readonly lastStep: number | null;
+}
+
+export interface User {
+  readonly id: string;
+  readonly shortId: string;
+  readonly email: string;
+  readonly username: string;
+  readonly displayName: string | null;
+  readonly status: UserStatus;
+  readonly roles: readonly string[];
+  readonly tenantId: string | null;
+  readonly passwordHash: string;
+  readonly twoFactor: TwoFactor;
+  readonly emailVerified: boolean;
+  /** Epoch ms: every access and refresh token issued at or before it is revoked (logout, deactivation). */
+  readonly tokensValidAfter: number;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly lastLoginAt: string | null;
+}
+
+/** Who is calling, as every use case after authentication sees it. */
+export interface Caller {
+  readonly kind: 'user' | 'api_key';
+  readonly userId: string;
+  /** null: a global user, who sees every tenant. */
+  readonly tenantId: string | null;
+  readonly roles: readonly string[];
+  readonly permissions: ReadonlySet<Permission>;
+  readonly apiKeyId?: string;
+}
+
+/** One refresh token. Tokens of one login form a family; rotation retires a token and issues its successor. */
+export interface RefreshSession {
+  readonly tokenHash: string;
+  readonly userId: string;
+  readonly familyId: string;
+  readonly issuedAt: number; // epoch ms
+  readonly expiresAt: number; // epoch ms
+}
+
+export type TokenType = 'access' | 'two_factor_pending';
+
+export interface TokenClaims {
+  readonly type: TokenType;
+  readonly userId: string;
+  readonly tenantId: string | null;
+  /** Epoch ms of issue (JWT `iat` has only seconds; revocation compares milliseconds). */
+  readonly issuedAt: number;
+}
+
+/** The body of login, 2FA verify and refresh, as the spec shows it. */
+export interface SessionResult {
+  readonly access_token: string;
+  readonly token_type: 'Bearer';
+  readonly expires_in: number;
+  readonly user: UserView;
+}
+
+export interface UserView {
+  readonly id: string;
+  readonly email: string;
+  readonly username: string;
+  readonly display_name: string | null;
+  readonly status: UserStatus;
+  readonly roles: readonly string[];
+  readonly permissions: readonly string[];
+  readonly created_at: string;
+}

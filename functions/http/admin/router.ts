@@ -1,0 +1,5 @@
+// Lambda entry of the `admin` area (serverless.yml function `admin`).
+import { areaRouter } from '../../shared/router.js';
+import { adminRoutes } from './routes.js';
+
+export const handler = areaRouter(adminRoutes);

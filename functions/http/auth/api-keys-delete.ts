@@ -1,0 +1,22 @@
+// handler -> revokeApiKey -> ApiKeyRepository
+import * as v from 'valibot';
+import type { IdentityDeps } from '../../../domain/identity/deps.js';
+import { revokeApiKey } from '../../../domain/identity/api-keys.js';
+import { http } from '../../shared/http.js';
+import { Uuid } from '../../shared/schemas.js';
+import { identityDeps } from '../../shared/wiring.js';
+
+export const makeHandler = (deps: () => IdentityDeps) =>
+  http(
+    {
+      operationId: 'revoke_api_key',
+      summary: 'Revoke one of your API keys',
+      tags: ['auth'],
+      permission: 'api_keys:delete',
+      params: v.object({ id: Uuid }),
+      responses: { 200: { description: 'Revoked', schema: v.object({ message: v.string() }) }, 404: { description: 'No such key of yours' } },
+    },
+    async ({ caller, params }) => ({ statusCode: 200, body: await revokeApiKey(deps(), caller, params.id) }),
+  );
+
+export const handler = makeHandler(identityDeps);

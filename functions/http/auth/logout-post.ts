@@ -1,0 +1,21 @@
+// handler -> logout -> UserRepository.revokeTokens
+import * as v from 'valibot';
+import type { IdentityDeps } from '../../../domain/identity/deps.js';
+import { logout } from '../../../domain/identity/logout.js';
+import { http } from '../../shared/http.js';
+import { identityDeps } from '../../shared/wiring.js';
+import { clearedRefreshCookie } from './cookies.js';
+
+export const makeHandler = (deps: () => IdentityDeps) =>
+  http(
+    {
+      operationId: 'logout',
+      summary: 'Revoke every token of the current user',
+      tags: ['auth'],
+      permission: 'authenticated',
+      responses: { 200: { description: 'Logged out', schema: v.object({ message: v.string() }) } },
+    },
+    async (request) => ({ statusCode: 200, body: await logout(deps(), request.caller), cookies: [clearedRefreshCookie(request)] }),
+  );
+
+export const handler = makeHandler(identityDeps);

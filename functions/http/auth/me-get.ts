@@ -1,0 +1,29 @@
+// handler -> getMe -> UserRepository
+import * as v from 'valibot';
+import type { IdentityDeps } from '../../../domain/identity/deps.js';
+import { getMe } from '../../../domain/identity/get-me.js';
+import { http } from '../../shared/http.js';
+import { identityDeps } from '../../shared/wiring.js';
+import { UserViewSchema } from './schemas.js';
+
+const Me = v.object({
+  ...UserViewSchema.entries,
+  email_verified: v.boolean(),
+  last_login_at: v.nullable(v.string()),
+  tenant_id: v.nullable(v.string()),
+  two_factor_enabled: v.boolean(),
+});
+
+export const makeHandler = (deps: () => IdentityDeps) =>
+  http(
+    {
+      operationId: 'me',
+      summary: 'The current user',
+      tags: ['auth'],
+      permission: 'authenticated',
+      responses: { 200: { description: 'The current user', schema: Me } },
+    },
+    async ({ caller }) => ({ statusCode: 200, body: await getMe(deps(), caller) }),
+  );
+
+export const handler = makeHandler(identityDeps);

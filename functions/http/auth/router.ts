@@ -1,0 +1,5 @@
+// Lambda entry of the `auth` area (serverless.yml function `auth`).
+import { areaRouter } from '../../shared/router.js';
+import { authRoutes } from './routes.js';
+
+export const handler = areaRouter(authRoutes);

@@ -1,0 +1,38 @@
+import * as v from 'valibot';
+
+export const UserViewSchema = v.object({
+  id: v.string(),
+  email: v.string(),
+  username: v.string(),
+  display_name: v.nullable(v.string()),
+  status: v.picklist(['active', 'inactive', 'locked', 'pending']),
+  roles: v.array(v.string()),
+  permissions: v.array(v.string()),
+  created_at: v.string(),
+});
+
+export const SessionSchema = v.object({
+  access_token: v.string(),
+  token_type: v.literal('Bearer'),
+  expires_in: v.number(),
+  user: UserViewSchema,
+});
+
+export const TwoFactorPendingSchema = v.object({ requires_2fa: v.literal(true), pending_token: v.string() });
+
+export const Email = v.pipe(v.string(), v.trim(), v.toLowerCase(), v.email('must be an email address'), v.maxLength(255));
+
+export const ApiKeySchema = v.object({
+  id: v.string(),
+  name: v.string(),
+  description: v.nullable(v.string()),
+  key_prefix: v.string(),
+  scopes: v.array(v.string()),
+  last_used_at: v.nullable(v.string()),
+  last_used_ip: v.nullable(v.string()),
+  created_at: v.string(),
+  expires_at: v.nullable(v.string()),
+});
+
+export const Code = v.pipe(v.string(), v.trim(), v.regex(/^\d{6}$/, 'must be the 6 digits your authenticator app shows'));
+export const Toggled = v.object({ message: v.string(), two_factor_enabled: v.boolean() });

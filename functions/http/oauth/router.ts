@@ -1,0 +1,5 @@
+// Lambda entry of the `oauth` area (serverless.yml function `oauth`): the OAuth 2.0 surface outside /api/v1.
+import { areaRouter } from '../../shared/router.js';
+import { oauthRoutes } from './routes.js';
+
+export const handler = areaRouter(oauthRoutes);

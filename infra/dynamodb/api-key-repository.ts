@@ -1,0 +1,102 @@
+// ApiKeyRepository: each key is one item found by the hash of the full key (authentication is one read); a
+// user's keys are listed on gsi1 and one key is found by id on gsi2.
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { ApiKey, ApiKeyRepository } from '../../domain/identity/ports.js';
+import { keys } from './keys.js';
+
+const toKey = (item: Record<string, unknown>): ApiKey => ({
+  id: String(item['id']),
+  userId: String(item['userId']),
+  tenantId: (item['tenantId'] as string | null) ?? null,
+  name: String(item['name']),
+  description: (item['description'] as string | null) ?? null,
+  keyPrefix: String(item['keyPrefix']),
+  keyHash: String(item['keyHash']),
+  scopes: (item['scopes'] as ApiKey['scopes']) ?? [],
+  createdAt: String(item['createdAt']),
+  expiresAt: (item['expiresAt'] as string | null) ?? null,
+  lastUsedAt: (item['lastUsedAt'] as string | null) ?? null,
+  lastUsedIp: (item['lastUsedIp'] as string | null) ?? null,
+  revokedAt: (item['revokedAt'] as string | null) ?? null,
+});
+
+export class DynamoApiKeyRepository implements ApiKeyRepository {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async create(key: ApiKey): Promise<void> {
+    await this.db.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { ...keys.apiKeyByHash(key.keyHash), ...keys.apiKeysOfUser(key.userId, key.createdAt, key.id), ...keys.apiKeyById(key.id), type: 'api_key', ...key },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  }
+
+  async findByHash(keyHash: string): Promise<ApiKey | undefined> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.apiKeyByHash(keyHash), ConsistentRead: true }));
+    return Item === undefined ? undefined : toKey(Item);
+  }
+
+  async listByUser(userId: string): Promise<readonly ApiKey[]> {
+    const items: Record<string, unknown>[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: 'gsi1',
+          KeyConditionExpression: 'gsi1pk = :user',
+          ExpressionAttributeValues: { ':user': `USERAPIKEYS#${userId}` },
+          ExclusiveStartKey: start,
+        }),
+      );
+      items.push(...(page.Items ?? []));
+      start = page.LastEvaluatedKey;
+    } while (start !== undefined);
+    return items.map(toKey);
+  }
+
+  async get(id: string): Promise<ApiKey | undefined> {
+    const { Items } = await this.db.send(
+      new QueryCommand({ TableName: this.tableName, IndexName: 'gsi2', KeyConditionExpression: 'gsi2pk = :id', ExpressionAttributeValues: { ':id': `APIKEY#${id}` } }),
+    );
+    const item = Items?.[0];
+    return item === undefined ? undefined : toKey(item);
+  }
+
+  async revoke(id: string, at: Date): Promise<boolean> {
+    const key = await this.get(id);
+    if (key === undefined) return false;
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.apiKeyByHash(key.keyHash),
+          UpdateExpression: 'SET revokedAt = :at',
+          ConditionExpression: 'attribute_exists(pk) AND revokedAt = :none',
+          ExpressionAttributeValues: { ':at': at.toISOString(), ':none': null },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+      throw error;
+    }
+  }
+
+  async recordUse(keyHash: string, at: Date, ip: string): Promise<void> {
+    await this.db.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: keys.apiKeyByHash(keyHash),
+        UpdateExpression: 'SET lastUsedAt = :at, lastUsedIp = :ip',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':at': at.toISOString(), ':ip': ip },
+      }),
+    );
+  }
+}

@@ -1,0 +1,139 @@
+// UserRepository on the single table: the user item plus uniqueness claims for its email and username and an
+// alias for its short id, all written in one transaction so a race cannot create two users with one email.
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ConflictError } from '../../domain/errors.js';
+import type { UserRepository } from '../../domain/identity/ports.js';
+import type { TwoFactor, User } from '../../domain/identity/types.js';
+import { keys } from './keys.js';
+
+type Item = User & { pk: string; sk: string; gsi1pk: string; gsi1sk: string; type: 'user' };
+
+const toUser = (item: Record<string, unknown>): User => {
+  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, type: _t, ...user } = item as unknown as Item;
+  return user;
+};
+
+export class DynamoUserRepository implements UserRepository {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async create(user: User): Promise<void> {
+    const claim = (key: { pk: string; sk: string }) => ({
+      Put: { TableName: this.tableName, Item: { ...key, user_id: user.id }, ConditionExpression: 'attribute_not_exists(pk)' },
+    });
+    try {
+      await this.db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: { ...keys.user(user.id), ...keys.usersIndex(user.createdAt, user.id), type: 'user', ...user },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+            claim(keys.userEmail(user.email)),
+            claim(keys.userName(user.username)),
+            claim(keys.shortId('user', user.shortId)),
+          ],
+        }),
+      );
+    } catch (error) {
+      if ((error as Error).name !== 'TransactionCanceledException') throw error;
+      const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
+      if (reasons[1]?.Code === 'ConditionalCheckFailed') throw new ConflictError('A user with this email already exists.', { field: 'email' });
+      if (reasons[2]?.Code === 'ConditionalCheckFailed') throw new ConflictError('A user with this username already exists.', { field: 'username' });
+      throw new ConflictError('The user could not be created; try again.');
+    }
+  }
+
+  async get(id: string): Promise<User | undefined> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.user(id), ConsistentRead: true }));
+    return Item === undefined ? undefined : toUser(Item);
+  }
+
+  async findByEmail(email: string): Promise<User | undefined> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.userEmail(email), ConsistentRead: true }));
+    return Item === undefined ? undefined : this.get(String(Item['user_id']));
+  }
+
+  async any(): Promise<boolean> {
+    const { Items } = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :users',
+        ExpressionAttributeValues: { ':users': 'USERS' },
+        Limit: 1,
+      }),
+    );
+    return (Items ?? []).length > 0;
+  }
+
+  async recordLogin(id: string, at: Date): Promise<void> {
+    await this.db.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: keys.user(id),
+        UpdateExpression: 'SET lastLoginAt = :at',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':at': at.toISOString() },
+      }),
+    );
+  }
+
+  async setTwoFactor(id: string, next: TwoFactor, expected: Pick<TwoFactor, 'enabled' | 'lastStep'>): Promise<boolean> {
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.user(id),
+          UpdateExpression: 'SET twoFactor = :next',
+          ConditionExpression: 'attribute_exists(pk) AND twoFactor.enabled = :enabled AND twoFactor.lastStep = :lastStep',
+          ExpressionAttributeValues: { ':next': next, ':enabled': expected.enabled, ':lastStep': expected.lastStep },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+      throw error;
+    }
+  }
+
+  async acceptTwoFactorStep(id: string, step: number): Promise<boolean> {
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.user(id),
+          UpdateExpression: 'SET twoFactor.lastStep = :step',
+          ConditionExpression: 'attribute_exists(pk) AND (attribute_type(twoFactor.lastStep, :null) OR twoFactor.lastStep < :step)',
+          ExpressionAttributeValues: { ':step': step, ':null': 'NULL' },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+      throw error;
+    }
+  }
+
+  async revokeTokens(id: string, at: Date): Promise<void> {
+    // Never moves backwards: a slow, older logout cannot re-validate tokens a newer one revoked.
+    await this.db
+      .send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.user(id),
+          UpdateExpression: 'SET tokensValidAfter = :at, updatedAt = :iso',
+          ConditionExpression: 'attribute_exists(pk) AND tokensValidAfter < :at',
+          ExpressionAttributeValues: { ':at': at.getTime(), ':iso': at.toISOString() },
+        }),
+      )
+      .catch((error: Error) => {
+        if (error.name !== 'ConditionalCheckFailedException') throw error;
+      });
+  }
+}

@@ -1,0 +1,141 @@
+// TokenService with jose: ES256 JWTs with a `kid`, issuer = the service's base URL. The signing key pair is
+// made on first use and stored with its private half encrypted (SecretCipher); a race between two cold starts
+// keeps exactly one current key. Public keys are served at /oauth/jwks.
+import { randomUUID } from 'node:crypto';
+import { GetCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { errors, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type JWK, type CryptoKey } from 'jose';
+import { InvalidTokenError, TokenExpiredError } from '../../domain/identity/errors.js';
+import type { SecretCipher, TokenService } from '../../domain/identity/ports.js';
+import type { TokenClaims, TokenType } from '../../domain/identity/types.js';
+import { keys } from '../dynamodb/keys.js';
+
+const ALG = 'ES256';
+const AUDIENCE = 'deployer-api';
+const TYPES: readonly TokenType[] = ['access', 'two_factor_pending'];
+
+interface SigningKey {
+  readonly kid: string;
+  readonly privateKey: CryptoKey;
+}
+
+export class JoseTokenService implements TokenService {
+  #current: Promise<SigningKey> | undefined;
+  readonly #publicKeys = new Map<string, Promise<CryptoKey | undefined>>();
+
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly cipher: SecretCipher,
+    private readonly issuer: string,
+    private readonly clock: { now(): Date } = { now: () => new Date() },
+  ) {}
+
+  async issue(claims: TokenClaims, ttlSeconds: number): Promise<string> {
+    const { kid, privateKey } = await this.#currentKey();
+    const issuedAtSeconds = Math.floor(claims.issuedAt / 1000);
+    return new SignJWT({ typ: claims.type, tid: claims.tenantId, ims: claims.issuedAt })
+      .setProtectedHeader({ alg: ALG, kid, typ: 'JWT' })
+      .setIssuer(this.issuer)
+      .setAudience(AUDIENCE)
+      .setSubject(claims.userId)
+      .setIssuedAt(issuedAtSeconds)
+      .setExpirationTime(issuedAtSeconds + ttlSeconds)
+      .setJti(randomUUID())
+      .sign(privateKey);
+  }
+
+  async verify(token: string): Promise<TokenClaims> {
+    try {
+      const { payload } = await jwtVerify(
+        token,
+        async (header) => {
+          const key = header.kid === undefined ? undefined : await this.#publicKey(header.kid);
+          if (key === undefined) throw new InvalidTokenError('The token was signed by an unknown key.');
+          return key;
+        },
+        { issuer: this.issuer, audience: AUDIENCE, algorithms: [ALG], currentDate: this.clock.now() },
+      );
+      const type = payload['typ'] as TokenType;
+      if (!TYPES.includes(type) || typeof payload.sub !== 'string' || typeof payload['ims'] !== 'number') throw new InvalidTokenError();
+      return { type, userId: payload.sub, tenantId: (payload['tid'] as string | null) ?? null, issuedAt: payload['ims'] };
+    } catch (error) {
+      if (error instanceof errors.JWTExpired) throw new TokenExpiredError();
+      if (error instanceof InvalidTokenError) throw error;
+      throw new InvalidTokenError();
+    }
+  }
+
+  /** The public keys, as a JWK Set. */
+  async jwks(): Promise<{ keys: JWK[] }> {
+    await this.#currentKey(); // a fresh service publishes the key it will sign with
+    const { Items } = await this.db.send(
+      new QueryCommand({ TableName: this.tableName, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :k', ExpressionAttributeValues: { ':k': 'SIGNINGKEYS' } }),
+    );
+    return { keys: (Items ?? []).map((item) => item['publicJwk'] as JWK) };
+  }
+
+  #currentKey(): Promise<SigningKey> {
+    this.#current ??= this.#loadOrCreate().catch((error: unknown) => {
+      this.#current = undefined; // retry on the next call rather than caching a failure
+      throw error;
+    });
+    return this.#current;
+  }
+
+  async #loadOrCreate(): Promise<SigningKey> {
+    const pointer = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.currentSigningKey(), ConsistentRead: true }));
+    if (pointer.Item !== undefined) return this.#privateKey(String(pointer.Item['kid']));
+    const kid = randomUUID();
+    const pair = await generateKeyPair(ALG, { extractable: true });
+    const publicJwk = { ...(await exportJWK(pair.publicKey)), kid, alg: ALG, use: 'sig' };
+    const privateJwk = await exportJWK(pair.privateKey);
+    const createdAt = this.clock.now().toISOString();
+    try {
+      await this.db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: {
+                  ...keys.signingKey(kid),
+                  ...keys.signingKeysIndex(createdAt, kid),
+                  type: 'signing_key',
+                  kid,
+                  publicJwk,
+                  privateKey: this.cipher.encrypt(JSON.stringify(privateJwk), `signing-key:${kid}`),
+                  createdAt,
+                },
+              },
+            },
+            { Put: { TableName: this.tableName, Item: { ...keys.currentSigningKey(), kid }, ConditionExpression: 'attribute_not_exists(pk)' } },
+          ],
+        }),
+      );
+      return { kid, privateKey: pair.privateKey };
+    } catch (error) {
+      if ((error as Error).name !== 'TransactionCanceledException') throw error;
+      return this.#loadOrCreate(); // another instance created the key first: use theirs
+    }
+  }
+
+  async #privateKey(kid: string): Promise<SigningKey> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.signingKey(kid), ConsistentRead: true }));
+    if (Item === undefined) throw new Error(`signing key ${kid} is missing`);
+    const jwk = JSON.parse(this.cipher.decrypt(String(Item['privateKey']), `signing-key:${kid}`)) as JWK;
+    return { kid, privateKey: (await importJWK(jwk, ALG)) as CryptoKey };
+  }
+
+  #publicKey(kid: string): Promise<CryptoKey | undefined> {
+    let key = this.#publicKeys.get(kid);
+    if (key === undefined) {
+      key = (async () => {
+        const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.signingKey(kid) }));
+        return Item === undefined ? undefined : ((await importJWK(Item['publicJwk'] as JWK, ALG)) as CryptoKey);
+      })();
+      this.#publicKeys.set(kid, key);
+      key.then((found) => found === undefined && this.#publicKeys.delete(kid), () => this.#publicKeys.delete(kid));
+    }
+    return key;
+  }
+}
