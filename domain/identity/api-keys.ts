@@ -102,12 +102,19 @@ export const authenticateApiKey = async (
   const invalid = new InvalidCredentialsError('The API key is not valid: it is unknown, revoked or expired.');
   if (key === undefined || key.revokedAt !== null) throw invalid;
   if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now.getTime()) throw invalid;
-  const user = await deps.users.get(key.userId);
-  if (user === undefined || user.status !== 'active') throw invalid;
-  const held = await deps.roles.permissionsOf(user.roles);
+  const caller = await callerOfApiKey(deps, key);
+  if (caller === undefined) throw invalid;
   if (key.lastUsedAt === null || Date.parse(key.lastUsedAt) < now.getTime() - LAST_USED_RESOLUTION_MS || key.lastUsedIp !== ip) {
     await deps.apiKeys.recordUse(key.keyHash, now, ip);
   }
+  return caller;
+};
+
+/** The caller a live key stands for: its creator narrowed to its scopes; undefined when the creator is not active. */
+export const callerOfApiKey = async (deps: Pick<IdentityDeps, 'users' | 'roles'>, key: ApiKey): Promise<Caller | undefined> => {
+  const user = await deps.users.get(key.userId);
+  if (user === undefined || user.status !== 'active') return undefined;
+  const held = await deps.roles.permissionsOf(user.roles);
   return {
     kind: 'api_key',
     userId: user.id,

@@ -1,10 +1,14 @@
 import type { Clock, IdGenerator } from '../shared/ports.js';
-import type { ApiKeyFactory, ApiKeyRepository, LoginThrottle, PasswordHasher, RoleDirectory, SecretCipher, SessionRepository, TokenGenerator, TokenService, Totp, UserRepository } from './ports.js';
+import type { ApiKeyFactory, ApiKeyRepository, LoginThrottle, PasswordHasher, RoleDirectory, SecretCipher, SessionRepository, SseTokenRepository, TokenGenerator, TokenService, Totp, UserRepository } from './ports.js';
 
 export interface IdentitySettings {
   readonly accessTokenTtlSeconds: number;
   readonly refreshTokenTtlSeconds: number;
   readonly twoFactorPendingTtlSeconds: number;
+  /** Lifetime of one single-use SSE token (the spec observes 60 s). */
+  readonly sseTokenTtlSeconds: number;
+  /** How long an SSE session can be renewed with its refresh token. */
+  readonly sseSessionTtlSeconds: number;
 }
 
 export interface IdentityDeps {
@@ -20,6 +24,7 @@ export interface IdentityDeps {
   readonly apiKeys: ApiKeyRepository;
   readonly newApiKey: ApiKeyFactory;
   readonly totp: Totp;
+  readonly sseTokens: SseTokenRepository;
   readonly cipher: SecretCipher;
   /** Shown by authenticator apps next to the account. */
   readonly issuerName: string;

@@ -144,3 +144,23 @@ export interface ApiKeyRepository {
 
 /** A new full API key and its display prefix. */
 export type ApiKeyFactory = () => { readonly fullKey: string; readonly prefix: string };
+
+/** Who an SSE token or session stands for: a user login, or an API key. */
+export interface SseGrant {
+  readonly kind: 'user' | 'api_key';
+  readonly userId: string;
+  readonly apiKeyId: string | null;
+  readonly sessionId: string;
+  /** Epoch ms the SSE session started: a logout after it ends the session. */
+  readonly sessionStartedAt: number;
+}
+
+export interface SseTokenRepository {
+  /** Stores a single-use token (by hash) until `expiresAt`. */
+  putToken(tokenHash: string, grant: SseGrant, expiresAt: Date): Promise<void>;
+  /** Deletes the token and answers its grant, atomically; undefined when unknown, used or expired. */
+  consumeToken(tokenHash: string, now: Date): Promise<SseGrant | undefined>;
+  putSession(grant: SseGrant, refreshHash: string, expiresAt: Date): Promise<void>;
+  /** Swaps the session's refresh token if `oldRefreshHash` is current and the session lives; its grant, or undefined. */
+  rotateSession(sessionId: string, oldRefreshHash: string, newRefreshHash: string, now: Date): Promise<SseGrant | undefined>;
+}

@@ -15,6 +15,7 @@ import { DynamoIdGenerator } from '../../infra/dynamodb/id-generator.js';
 import { DynamoLoginThrottle } from '../../infra/dynamodb/login-throttle.js';
 import { DynamoRateLimiter } from '../../infra/dynamodb/rate-limiter.js';
 import { DynamoSessionRepository } from '../../infra/dynamodb/session-repository.js';
+import { DynamoSseTokenRepository } from '../../infra/dynamodb/sse-token-repository.js';
 import { DynamoUserRepository } from '../../infra/dynamodb/user-repository.js';
 import { dynamoProbe, sqsProbe } from '../../infra/health-probes.js';
 import { systemClock } from '../../infra/system/clock.js';
@@ -58,12 +59,15 @@ export const identityDeps = once((): IdentityDeps => {
     apiKeys: new DynamoApiKeyRepository(db, cfg.TABLE_NAME),
     newApiKey,
     totp: otplibTotp,
+    sseTokens: new DynamoSseTokenRepository(db, cfg.TABLE_NAME),
     cipher: secretCipher(),
     issuerName: cfg.STAGE === 'prod' ? 'Deployer' : `Deployer (${cfg.STAGE})`,
     settings: {
       accessTokenTtlSeconds: cfg.ACCESS_TOKEN_TTL_SECONDS,
       refreshTokenTtlSeconds: cfg.REFRESH_TOKEN_TTL_SECONDS,
       twoFactorPendingTtlSeconds: cfg.TWO_FACTOR_PENDING_TTL_SECONDS,
+      sseTokenTtlSeconds: cfg.SSE_TOKEN_TTL_SECONDS,
+      sseSessionTtlSeconds: cfg.SSE_SESSION_TTL_SECONDS,
     },
   };
 });

@@ -2,6 +2,7 @@
 // user's keys are listed on gsi1 and one key is found by id on gsi2.
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ApiKey, ApiKeyRepository } from '../../domain/identity/ports.js';
+import { conditionally } from './conditional.js';
 import { keys } from './keys.js';
 
 const toKey = (item: Record<string, unknown>): ApiKey => ({
@@ -71,8 +72,8 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
   async revoke(id: string, at: Date): Promise<boolean> {
     const key = await this.get(id);
     if (key === undefined) return false;
-    try {
-      await this.db.send(
+    return conditionally(
+      this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.apiKeyByHash(key.keyHash),
@@ -80,12 +81,8 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
           ConditionExpression: 'attribute_exists(pk) AND revokedAt = :none',
           ExpressionAttributeValues: { ':at': at.toISOString(), ':none': null },
         }),
-      );
-      return true;
-    } catch (error) {
-      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
-      throw error;
-    }
+      ),
+    );
   }
 
   async recordUse(keyHash: string, at: Date, ip: string): Promise<void> {

@@ -28,6 +28,8 @@ export const keys = {
   /** A user's API keys on gsi1, and one key by id on gsi2. */
   apiKeysOfUser: (userId: string, createdAt: string, id: string) => ({ gsi1pk: `USERAPIKEYS#${userId}`, gsi1sk: `${createdAt}#${id}` }),
   apiKeyById: (id: string) => ({ gsi2pk: `APIKEY#${id}`, gsi2sk: 'KEY' }),
+  sseToken: (tokenHash: string): Key => ({ pk: `SSETOKEN#${tokenHash}`, sk: 'TOKEN' }),
+  sseSession: (sessionId: string): Key => ({ pk: `SSESESSION#${sessionId}`, sk: 'SESSION' }),
   /** The state of one general rate-limit key (a client address). */
   rateLimit: (key: string): Key => ({ pk: `RATE#${key}`, sk: 'RATE' }),
   /** Failed-login counting and lockout of one client address. */

@@ -3,6 +3,7 @@
 import { GetCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SessionRepository } from '../../domain/identity/ports.js';
 import type { RefreshSession } from '../../domain/identity/types.js';
+import { conditionally } from './conditional.js';
 import { keys } from './keys.js';
 
 const ttlOf = (epochMs: number) => Math.ceil(epochMs / 1000) + 86_400; // kept a day past expiry for reuse detection
@@ -39,8 +40,8 @@ export class DynamoSessionRepository implements SessionRepository {
   }
 
   async rotate(tokenHash: string, next: RefreshSession): Promise<boolean> {
-    try {
-      await this.db.send(
+    return conditionally(
+      this.db.send(
         new TransactWriteCommand({
           TransactItems: [
             {
@@ -55,12 +56,8 @@ export class DynamoSessionRepository implements SessionRepository {
             { Put: { TableName: this.tableName, Item: this.#item(next), ConditionExpression: 'attribute_not_exists(pk)' } },
           ],
         }),
-      );
-      return true;
-    } catch (error) {
-      if ((error as Error).name === 'TransactionCanceledException') return false;
-      throw error;
-    }
+      ),
+    );
   }
 
   async revokeFamily(familyId: string, at: Date): Promise<void> {

@@ -4,6 +4,7 @@ import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type Dyn
 import { ConflictError } from '../../domain/errors.js';
 import type { UserRepository } from '../../domain/identity/ports.js';
 import type { TwoFactor, User } from '../../domain/identity/types.js';
+import { conditionally } from './conditional.js';
 import { keys } from './keys.js';
 
 type Item = User & { pk: string; sk: string; gsi1pk: string; gsi1sk: string; type: 'user' };
@@ -85,8 +86,8 @@ export class DynamoUserRepository implements UserRepository {
   }
 
   async setTwoFactor(id: string, next: TwoFactor, expected: Pick<TwoFactor, 'enabled' | 'lastStep'>): Promise<boolean> {
-    try {
-      await this.db.send(
+    return conditionally(
+      this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.user(id),
@@ -94,17 +95,13 @@ export class DynamoUserRepository implements UserRepository {
           ConditionExpression: 'attribute_exists(pk) AND twoFactor.enabled = :enabled AND twoFactor.lastStep = :lastStep',
           ExpressionAttributeValues: { ':next': next, ':enabled': expected.enabled, ':lastStep': expected.lastStep },
         }),
-      );
-      return true;
-    } catch (error) {
-      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
-      throw error;
-    }
+      ),
+    );
   }
 
   async acceptTwoFactorStep(id: string, step: number): Promise<boolean> {
-    try {
-      await this.db.send(
+    return conditionally(
+      this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.user(id),
@@ -112,18 +109,14 @@ export class DynamoUserRepository implements UserRepository {
           ConditionExpression: 'attribute_exists(pk) AND (attribute_type(twoFactor.lastStep, :null) OR twoFactor.lastStep < :step)',
           ExpressionAttributeValues: { ':step': step, ':null': 'NULL' },
         }),
-      );
-      return true;
-    } catch (error) {
-      if ((error as Error).name === 'ConditionalCheckFailedException') return false;
-      throw error;
-    }
+      ),
+    );
   }
 
   async revokeTokens(id: string, at: Date): Promise<void> {
     // Never moves backwards: a slow, older logout cannot re-validate tokens a newer one revoked.
-    await this.db
-      .send(
+    await conditionally(
+      this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.user(id),
@@ -131,9 +124,7 @@ export class DynamoUserRepository implements UserRepository {
           ConditionExpression: 'attribute_exists(pk) AND tokensValidAfter < :at',
           ExpressionAttributeValues: { ':at': at.getTime(), ':iso': at.toISOString() },
         }),
-      )
-      .catch((error: Error) => {
-        if (error.name !== 'ConditionalCheckFailedException') throw error;
-      });
+      ),
+    );
   }
 }

@@ -7,6 +7,7 @@ import { errors, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type
 import { InvalidTokenError, TokenExpiredError } from '../../domain/identity/errors.js';
 import type { SecretCipher, TokenService } from '../../domain/identity/ports.js';
 import type { TokenClaims, TokenType } from '../../domain/identity/types.js';
+import { isConditionFailure } from '../dynamodb/conditional.js';
 import { keys } from '../dynamodb/keys.js';
 
 const ALG = 'ES256';
@@ -114,7 +115,7 @@ export class JoseTokenService implements TokenService {
       );
       return { kid, privateKey: pair.privateKey };
     } catch (error) {
-      if ((error as Error).name !== 'TransactionCanceledException') throw error;
+      if (!isConditionFailure(error)) throw error;
       return this.#loadOrCreate(); // another instance created the key first: use theirs
     }
   }

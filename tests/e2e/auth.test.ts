@@ -47,6 +47,19 @@ const login = async (credentials = ADMIN) => {
   return { token: reply.json.access_token as string, cookie: setCookie.split(';')[0] ?? '', setCookie, body: reply.json };
 };
 
+/** A user made directly (the user-administration endpoints do not exist yet). */
+const createUser = async (email: string, password: string, roles: string[]) => {
+  const { identityDeps } = await import('../../functions/shared/wiring.js');
+  const deps = identityDeps();
+  const { id, shortId } = await deps.ids.next('user');
+  const now = new Date().toISOString();
+  await deps.users.create({
+    id, shortId, email, username: email.split('@')[0]!, displayName: null, status: 'active', roles, tenantId: null,
+    passwordHash: await deps.hasher.hash(password), twoFactor: { enabled: false, secret: null, lastStep: null },
+    emailVerified: false, tokensValidAfter: 0, createdAt: now, updatedAt: now, lastLoginAt: null,
+  });
+};
+
 describe('login and the access token', () => {
   it('logs the bootstrap admin in and sets a strict, HttpOnly refresh cookie on the auth path', async () => {
     const { body, setCookie, token } = await login();
@@ -161,16 +174,7 @@ describe('protected routes', () => {
   });
 
   it('a permission-guarded route answers 403 INSUFFICIENT_PERMISSIONS to a caller without the permission', async () => {
-    // No user-administration endpoint exists yet, so a user without roles:read is made directly.
-    const { identityDeps } = await import('../../functions/shared/wiring.js');
-    const deps = identityDeps();
-    const { id, shortId } = await deps.ids.next('user');
-    const now = new Date().toISOString();
-    await deps.users.create({
-      id, shortId, email: 'viewer@example.com', username: 'viewer', displayName: null, status: 'active', roles: ['user'], tenantId: null,
-      passwordHash: await deps.hasher.hash('viewer-password'), twoFactor: { enabled: false, secret: null, lastStep: null },
-      emailVerified: false, tokensValidAfter: 0, createdAt: now, updatedAt: now, lastLoginAt: null,
-    });
+    await createUser('viewer@example.com', 'viewer-password', ['user']); // holds no roles:read
     const viewer = await login({ email: 'viewer@example.com', password: 'viewer-password' });
     const admin = await login();
     const guarded = allRoutes().filter((r) => r.handler.spec.permission.includes(':') && !viewer.body.user.permissions.includes(r.handler.spec.permission));
@@ -250,15 +254,7 @@ describe('two-factor authentication over HTTP', () => {
   it('sets up, enables, asks for a code at login, refuses a replay, and disables', async () => {
     const { generate } = await import('otplib');
     // A user of its own, so the admin's logins elsewhere in this file are not affected.
-    const { identityDeps } = await import('../../functions/shared/wiring.js');
-    const deps = identityDeps();
-    const { id, shortId } = await deps.ids.next('user');
-    const now = new Date().toISOString();
-    await deps.users.create({
-      id, shortId, email: 'totp@example.com', username: 'totp', displayName: null, status: 'active', roles: ['user'], tenantId: null,
-      passwordHash: await deps.hasher.hash('totp-password'), twoFactor: { enabled: false, secret: null, lastStep: null },
-      emailVerified: false, tokensValidAfter: 0, createdAt: now, updatedAt: now, lastLoginAt: null,
-    });
+    await createUser('totp@example.com', 'totp-password', ['user']);
     const credentials = { email: 'totp@example.com', password: 'totp-password' };
     const { token } = await login(credentials);
     const step = () => Math.floor(Date.now() / 30_000);
@@ -304,4 +300,23 @@ describe('two-factor authentication over HTTP', () => {
     expect(disabled.status).toBe(200);
     expect((await call('POST', '/api/v1/auth/login', { body: credentials })).json.access_token).toEqual(expect.any(String));
   }, 60_000);
+});
+
+describe('SSE tokens over HTTP', () => {
+  it('issues a single-use token with a session, renewable without an Authorization header', async () => {
+    const { token } = await login();
+    const issued = await call('POST', '/api/v1/auth/sse-token', { token, body: {} });
+    expect(issued.status).toBe(200);
+    expect(issued.json).toMatchObject({ sse_token: expect.any(String), expires_in: 60, session_id: expect.any(String), refresh_token: expect.any(String) });
+    const renewed = await call('POST', '/api/v1/auth/sse-token/refresh', { body: { session_id: issued.json.session_id, refresh_token: issued.json.refresh_token } });
+    expect(renewed.status).toBe(200);
+    expect(renewed.json.sse_token).not.toBe(issued.json.sse_token);
+    const reused = await call('POST', '/api/v1/auth/sse-token/refresh', { body: { session_id: issued.json.session_id, refresh_token: issued.json.refresh_token } });
+    expect([reused.status, reused.json.error.code]).toEqual([401, 'INVALID_TOKEN']);
+    // The streams' own check (the streaming endpoints arrive with the execution issue) consumes a token once.
+    const { identityDeps } = await import('../../functions/shared/wiring.js');
+    const { verifySseToken } = await import('../../domain/identity/sse-tokens.js');
+    await expect(verifySseToken(identityDeps(), renewed.json.sse_token)).resolves.toMatchObject({ kind: 'user' });
+    await expect(verifySseToken(identityDeps(), renewed.json.sse_token)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+  });
 });

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { ConflictError } from '../../domain/errors.js';
 import type { IdentityDeps } from '../../domain/identity/deps.js';
 import { InvalidTokenError, TokenExpiredError } from '../../domain/identity/errors.js';
-import type { ApiKey, ApiKeyRepository, LockoutState, LoginThrottle, PasswordHasher, SessionRepository, TokenGenerator, TokenService, UserRepository } from '../../domain/identity/ports.js';
+import type { ApiKey, ApiKeyRepository, LockoutState, LoginThrottle, SseGrant, SseTokenRepository, PasswordHasher, SessionRepository, TokenGenerator, TokenService, UserRepository } from '../../domain/identity/ports.js';
 import { systemRoleDirectory } from '../../domain/identity/roles.js';
 import type { RefreshSession, TokenClaims, TwoFactor, User } from '../../domain/identity/types.js';
 import type { IdGenerator } from '../../domain/shared/ports.js';
@@ -126,6 +126,29 @@ export class FakeApiKeyRepository implements ApiKeyRepository {
   }
 }
 
+export class FakeSseTokenRepository implements SseTokenRepository {
+  readonly tokens = new Map<string, { grant: SseGrant; expiresAt: number }>();
+  readonly sessions = new Map<string, { grant: SseGrant; refreshHash: string; expiresAt: number }>();
+  async putToken(tokenHash: string, grant: SseGrant, expiresAt: Date) {
+    this.tokens.set(tokenHash, { grant, expiresAt: expiresAt.getTime() });
+  }
+  async consumeToken(tokenHash: string, now: Date) {
+    const found = this.tokens.get(tokenHash);
+    if (!found || found.expiresAt <= now.getTime()) return undefined;
+    this.tokens.delete(tokenHash);
+    return found.grant;
+  }
+  async putSession(grant: SseGrant, refreshHash: string, expiresAt: Date) {
+    this.sessions.set(grant.sessionId, { grant, refreshHash, expiresAt: expiresAt.getTime() });
+  }
+  async rotateSession(sessionId: string, oldRefreshHash: string, newRefreshHash: string, now: Date) {
+    const found = this.sessions.get(sessionId);
+    if (!found || found.refreshHash !== oldRefreshHash || found.expiresAt <= now.getTime()) return undefined;
+    this.sessions.set(sessionId, { ...found, refreshHash: newRefreshHash });
+    return found.grant;
+  }
+}
+
 export class FakeLoginThrottle implements LoginThrottle {
   readonly failures = new Map<string, number[]>();
   readonly lockedUntil = new Map<string, number>();
@@ -157,6 +180,7 @@ export const identityFakes = () => {
   let keyNumber = 0;
   const deps: IdentityDeps = {
     totp: otplibTotp,
+    sseTokens: new FakeSseTokenRepository(),
     cipher: new AesGcmSecretCipher({ activeKeyId: 'test', keys: { test: Buffer.alloc(32, 7) } }),
     issuerName: 'Deployer (test)',
     apiKeys,
@@ -174,7 +198,7 @@ export const identityFakes = () => {
     throttle,
     ids: fakeIds(),
     clock,
-    settings: { accessTokenTtlSeconds: 3600, refreshTokenTtlSeconds: 14 * 86_400, twoFactorPendingTtlSeconds: 300 },
+    settings: { accessTokenTtlSeconds: 3600, refreshTokenTtlSeconds: 14 * 86_400, twoFactorPendingTtlSeconds: 300, sseTokenTtlSeconds: 60, sseSessionTtlSeconds: 12 * 3600 },
   };
   return { deps, clock, users, sessions, throttle, apiKeys };
 };

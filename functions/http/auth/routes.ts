@@ -6,6 +6,8 @@ import * as loginPost from './login-post.js';
 import * as logoutPost from './logout-post.js';
 import * as meGet from './me-get.js';
 import * as refreshPost from './refresh-post.js';
+import * as sseTokenPost from './sse-token-post.js';
+import * as sseTokenRefreshPost from './sse-token-refresh-post.js';
 import * as twoFactorDisablePost from './two-factor-disable-post.js';
 import * as twoFactorEnablePost from './two-factor-enable-post.js';
 import * as twoFactorSetupPost from './two-factor-setup-post.js';
@@ -19,6 +21,8 @@ export const authRoutes: readonly Route[] = [
   route('POST', '/api/v1/auth/api-keys', apiKeysPost.handler),
   route('GET', '/api/v1/auth/api-keys', apiKeysGet.handler),
   route('DELETE', '/api/v1/auth/api-keys/{id}', apiKeysDelete.handler),
+  route('POST', '/api/v1/auth/sse-token', sseTokenPost.handler),
+  route('POST', '/api/v1/auth/sse-token/refresh', sseTokenRefreshPost.handler),
   route('POST', '/api/v1/auth/2fa/setup', twoFactorSetupPost.handler),
   route('POST', '/api/v1/auth/2fa/enable', twoFactorEnablePost.handler),
   route('POST', '/api/v1/auth/2fa/disable', twoFactorDisablePost.handler),

@@ -36,3 +36,5 @@ export const ApiKeySchema = v.object({
 
 export const Code = v.pipe(v.string(), v.trim(), v.regex(/^\d{6}$/, 'must be the 6 digits your authenticator app shows'));
 export const Toggled = v.object({ message: v.string(), two_factor_enabled: v.boolean() });
+
+export const SseTokenSchema = v.object({ sse_token: v.string(), expires_in: v.number(), session_id: v.string(), refresh_token: v.string() });

@@ -1,0 +1,68 @@
+// Event streams take no Authorization header: a caller trades its credential for a single-use token that lives
+// 60 s (consumed atomically when a stream opens), plus a session id and refresh token to get the next one
+// without the original credential. Every use re-checks the account (and the API key), so logout, deactivation
+// or revocation end stream access too.
+import type { IdentityDeps } from './deps.js';
+import { callerOfApiKey } from './api-keys.js';
+import { InvalidTokenError } from './errors.js';
+import type { SseGrant } from './ports.js';
+import type { Caller } from './types.js';
+
+export interface SseTokenResult {
+  readonly sse_token: string;
+  readonly expires_in: number;
+  readonly session_id: string;
+  readonly refresh_token: string;
+}
+
+const mint = async (deps: IdentityDeps, grant: SseGrant, refreshToken: string): Promise<SseTokenResult> => {
+  const token = deps.random.random();
+  const expiresAt = new Date(deps.clock.now().getTime() + deps.settings.sseTokenTtlSeconds * 1000);
+  await deps.sseTokens.putToken(deps.random.hash(token), grant, expiresAt);
+  return { sse_token: token, expires_in: deps.settings.sseTokenTtlSeconds, session_id: grant.sessionId, refresh_token: refreshToken };
+};
+
+export const issueSseToken = async (deps: IdentityDeps, caller: Caller): Promise<SseTokenResult> => {
+  const now = deps.clock.now();
+  const grant: SseGrant = {
+    kind: caller.kind,
+    userId: caller.userId,
+    apiKeyId: caller.apiKeyId ?? null,
+    sessionId: deps.random.random(16),
+    sessionStartedAt: now.getTime(),
+  };
+  const refreshToken = deps.random.random();
+  await deps.sseTokens.putSession(grant, deps.random.hash(refreshToken), new Date(now.getTime() + deps.settings.sseSessionTtlSeconds * 1000));
+  return mint(deps, grant, refreshToken);
+};
+
+export const refreshSseToken = async (deps: IdentityDeps, command: { sessionId: string; refreshToken: string }): Promise<SseTokenResult> => {
+  const next = deps.random.random();
+  const grant = await deps.sseTokens.rotateSession(command.sessionId, deps.random.hash(command.refreshToken), deps.random.hash(next), deps.clock.now());
+  if (grant === undefined) throw new InvalidTokenError('The SSE session or its refresh token is not valid: request a new SSE token.');
+  if ((await callerOf(deps, grant)) === undefined) throw new InvalidTokenError('The credential behind this SSE session is no longer valid.');
+  return mint(deps, grant, next);
+};
+
+/** The caller behind a grant, as of now; undefined when the account, its tokens or the key no longer allow it. */
+const callerOf = async (deps: IdentityDeps, grant: SseGrant): Promise<Caller | undefined> => {
+  if (grant.kind === 'api_key') {
+    const key = grant.apiKeyId === null ? undefined : await deps.apiKeys.get(grant.apiKeyId);
+    const now = deps.clock.now().getTime();
+    if (key === undefined || key.revokedAt !== null || (key.expiresAt !== null && Date.parse(key.expiresAt) <= now)) return undefined;
+    return callerOfApiKey(deps, key);
+  }
+  const user = await deps.users.get(grant.userId);
+  if (user === undefined || user.status !== 'active' || grant.sessionStartedAt <= user.tokensValidAfter) return undefined;
+  return { kind: 'user', userId: user.id, tenantId: user.tenantId, roles: user.roles, permissions: await deps.roles.permissionsOf(user.roles) };
+};
+
+/** What a streaming endpoint calls with `?sse_token=`: the caller, once; INVALID_TOKEN for anything else. */
+export const verifySseToken = async (deps: IdentityDeps, token: string | undefined): Promise<Caller> => {
+  if (token === undefined || token === '') throw new InvalidTokenError('Event streams need ?sse_token= from POST /api/v1/auth/sse-token.');
+  const grant = await deps.sseTokens.consumeToken(deps.random.hash(token), deps.clock.now());
+  if (grant === undefined) throw new InvalidTokenError('The SSE token is unknown, expired or already used: request a new one.');
+  const caller = await callerOf(deps, grant);
+  if (caller === undefined) throw new InvalidTokenError('The credential behind this SSE token is no longer valid.');
+  return caller;
+};

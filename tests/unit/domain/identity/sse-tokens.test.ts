@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { createApiKey, revokeApiKey } from '../../../../domain/identity/api-keys.js';
+import { authenticate } from '../../../../domain/identity/authenticate.js';
+import { login } from '../../../../domain/identity/login.js';
+import { logout } from '../../../../domain/identity/logout.js';
+import { issueSseToken, refreshSseToken, verifySseToken } from '../../../../domain/identity/sse-tokens.js';
+import { aUser, identityFakes } from '../../../fakes/identity.js';
+
+const signedIn = async () => {
+  const fakes = identityFakes();
+  await fakes.users.create(aUser());
+  const outcome = await login(fakes.deps, { email: 'ada@example.com', password: 'correct horse', ip: '1.1.1.1' });
+  if (outcome.kind !== 'session') throw new Error('expected a session');
+  const caller = await authenticate(fakes.deps, `Bearer ${outcome.body.access_token}`, '1.1.1.1');
+  return { ...fakes, caller };
+};
+
+describe('SSE tokens', () => {
+  it('are single use and stand for the caller', async () => {
+    const { deps, caller } = await signedIn();
+    const issued = await issueSseToken(deps, caller);
+    expect(issued).toMatchObject({ expires_in: 60, session_id: expect.any(String), refresh_token: expect.any(String) });
+    await expect(verifySseToken(deps, issued.sse_token)).resolves.toMatchObject({ kind: 'user', userId: caller.userId });
+    await expect(verifySseToken(deps, issued.sse_token)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+  });
+
+  it('expire after 60 s', async () => {
+    const { deps, caller, clock } = await signedIn();
+    const issued = await issueSseToken(deps, caller);
+    clock.advance(60_000);
+    await expect(verifySseToken(deps, issued.sse_token)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+  });
+
+  it('renew through the session with a rotating refresh token', async () => {
+    const { deps, caller, clock } = await signedIn();
+    const first = await issueSseToken(deps, caller);
+    clock.advance(120_000);
+    const second = await refreshSseToken(deps, { sessionId: first.session_id, refreshToken: first.refresh_token });
+    expect(second.session_id).toBe(first.session_id);
+    expect(second.refresh_token).not.toBe(first.refresh_token);
+    await expect(verifySseToken(deps, second.sse_token)).resolves.toMatchObject({ userId: caller.userId });
+    await expect(refreshSseToken(deps, { sessionId: first.session_id, refreshToken: first.refresh_token })).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+  });
+
+  it('stop working after a logout, and for a revoked API key', async () => {
+    const { deps, caller, clock } = await signedIn();
+    const asUser = await issueSseToken(deps, caller);
+    const { full_key, api_key } = await createApiKey(deps, caller, { name: 'ci', scopes: ['deployments:read'] });
+    const keyCaller = await authenticate(deps, `Bearer ${full_key}`, '1.1.1.1');
+    const asKey = await issueSseToken(deps, keyCaller);
+    clock.advance(1);
+    await logout(deps, caller);
+    await expect(verifySseToken(deps, asUser.sse_token)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+    await revokeApiKey(deps, caller, api_key.id);
+    await expect(verifySseToken(deps, asKey.sse_token)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+  });
+
+  it('refuses no token at all', async () => {
+    const { deps } = await signedIn();
+    await expect(verifySseToken(deps, undefined)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+  });
+});
