@@ -56,14 +56,17 @@ const all = (resource: string) => (ACTIONS[resource] ?? []).map((action) => `${r
 const read = (...resources: string[]) => resources.map((r) => `${r}:read` as Permission);
 
 export interface SystemRole {
+  /** Fixed ids, so system roles can be addressed like stored ones. */
+  readonly id: string;
   readonly name: string;
   readonly description: string;
   readonly permissions: readonly Permission[];
 }
 
 export const SYSTEM_ROLES: readonly SystemRole[] = [
-  { name: 'admin', description: 'Everything, in every tenant', permissions: PERMISSIONS.map((p) => p.name) },
+  { id: '00000000-0000-4000-8000-000000000001', name: 'admin', description: 'Everything, in every tenant', permissions: PERMISSIONS.map((p) => p.name) },
   {
+    id: '00000000-0000-4000-8000-000000000002',
     name: 'operator',
     description: 'Runs deployments and manages the catalog and targets',
     permissions: [
@@ -79,6 +82,7 @@ export const SYSTEM_ROLES: readonly SystemRole[] = [
     ],
   },
   {
+    id: '00000000-0000-4000-8000-000000000003',
     name: 'user',
     description: 'Reads everything deployments need and creates deployments',
     permissions: [

@@ -164,3 +164,33 @@ export interface SseTokenRepository {
   /** Swaps the session's refresh token if `oldRefreshHash` is current and the session lives; its grant, or undefined. */
   rotateSession(sessionId: string, oldRefreshHash: string, newRefreshHash: string, now: Date): Promise<SseGrant | undefined>;
 }
+
+export interface Role {
+  readonly id: string;
+  readonly shortId: string;
+  readonly name: string;
+  readonly description: string | null;
+  readonly isSystem: boolean;
+  readonly permissions: readonly Permission[];
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+/** Custom roles (system roles are code). Names are unique case-insensitively, system names included. */
+export interface RoleRepository {
+  list(): Promise<readonly Role[]>;
+  get(idOrShortId: string): Promise<Role | undefined>;
+  findByName(name: string): Promise<Role | undefined>;
+  /** ConflictError when the name is taken. */
+  create(role: Role): Promise<void>;
+  /** Saves name, description and permissions; ConflictError when a new name is taken. */
+  update(previous: Role, next: Role): Promise<void>;
+  delete(role: Role): Promise<void>;
+}
+
+/** The users of the service, for administration (small lists: read whole, filtered in memory). */
+export interface UserDirectory {
+  listAll(): Promise<readonly User[]>;
+  /** Replaces the role names of a user (rename or removal of a role). */
+  replaceRoles(id: string, roles: readonly string[], at: Date): Promise<void>;
+}

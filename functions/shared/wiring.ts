@@ -2,7 +2,7 @@
 import { authenticate } from '../../domain/identity/authenticate.js';
 import { ensureBootstrapAdmin } from '../../domain/identity/bootstrap-admin.js';
 import type { IdentityDeps } from '../../domain/identity/deps.js';
-import { systemRoleDirectory } from '../../domain/identity/roles.js';
+import { roleDirectory, type RolesDeps } from '../../domain/identity/roles-admin.js';
 import type { HealthDeps } from '../../domain/health/check-health.js';
 import { makeDynamoClient, makeSqsClient } from '../../infra/aws-clients.js';
 import { config } from '../../infra/config.js';
@@ -13,6 +13,7 @@ import { otplibTotp } from '../../infra/crypto/totp.js';
 import { DynamoApiKeyRepository } from '../../infra/dynamodb/api-key-repository.js';
 import { DynamoIdGenerator } from '../../infra/dynamodb/id-generator.js';
 import { DynamoLoginThrottle } from '../../infra/dynamodb/login-throttle.js';
+import { DynamoRoleRepository } from '../../infra/dynamodb/role-repository.js';
 import { DynamoRateLimiter } from '../../infra/dynamodb/rate-limiter.js';
 import { DynamoSessionRepository } from '../../infra/dynamodb/session-repository.js';
 import { DynamoSseTokenRepository } from '../../infra/dynamodb/sse-token-repository.js';
@@ -40,13 +41,19 @@ export const tokenService = once(() => {
   return new JoseTokenService(db, cfg.TABLE_NAME, secretCipher(), cfg.PUBLIC_BASE_URL, clock);
 });
 
+const users = once(() => new DynamoUserRepository(infra().db, infra().config.TABLE_NAME));
+const roles = once(() => new DynamoRoleRepository(infra().db, infra().config.TABLE_NAME));
+const ids = once(() => new DynamoIdGenerator(infra().db, infra().config.TABLE_NAME, { alphabet: infra().config.SQIDS_ALPHABET, minLength: infra().config.SHORT_ID_MIN_LENGTH }));
+
+export const rolesDeps = once((): RolesDeps => ({ roles: roles(), users: users(), ids: ids(), clock: infra().clock }));
+
 export const identityDeps = once((): IdentityDeps => {
   const { config: cfg, db, clock } = infra();
   return {
-    users: new DynamoUserRepository(db, cfg.TABLE_NAME),
+    users: users(),
     sessions: new DynamoSessionRepository(db, cfg.TABLE_NAME),
     tokens: tokenService(),
-    roles: systemRoleDirectory,
+    roles: roleDirectory(roles()),
     hasher: argon2PasswordHasher,
     random: randomTokens,
     throttle: new DynamoLoginThrottle(db, cfg.TABLE_NAME, {
@@ -54,7 +61,7 @@ export const identityDeps = once((): IdentityDeps => {
       windowSeconds: cfg.LOGIN_WINDOW_SECONDS,
       lockoutSeconds: cfg.LOGIN_LOCKOUT_SECONDS,
     }),
-    ids: new DynamoIdGenerator(db, cfg.TABLE_NAME, { alphabet: cfg.SQIDS_ALPHABET, minLength: cfg.SHORT_ID_MIN_LENGTH }),
+    ids: ids(),
     clock,
     apiKeys: new DynamoApiKeyRepository(db, cfg.TABLE_NAME),
     newApiKey,

@@ -30,6 +30,10 @@ export const keys = {
   apiKeyById: (id: string) => ({ gsi2pk: `APIKEY#${id}`, gsi2sk: 'KEY' }),
   sseToken: (tokenHash: string): Key => ({ pk: `SSETOKEN#${tokenHash}`, sk: 'TOKEN' }),
   sseSession: (sessionId: string): Key => ({ pk: `SSESESSION#${sessionId}`, sk: 'SESSION' }),
+  role: (id: string): Key => ({ pk: `ROLE#${id}`, sk: 'ROLE' }),
+  roleName: (name: string): Key => ({ pk: `ROLENAME#${name.toLowerCase()}`, sk: 'CLAIM' }),
+  /** Every custom role on gsi1. */
+  rolesIndex: (name: string) => ({ gsi1pk: 'ROLES', gsi1sk: name.toLowerCase() }),
   /** The state of one general rate-limit key (a client address). */
   rateLimit: (key: string): Key => ({ pk: `RATE#${key}`, sk: 'RATE' }),
   /** Failed-login counting and lockout of one client address. */

@@ -2,7 +2,7 @@
 // alias for its short id, all written in one transaction so a race cannot create two users with one email.
 import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConflictError } from '../../domain/errors.js';
-import type { UserRepository } from '../../domain/identity/ports.js';
+import type { UserDirectory, UserRepository } from '../../domain/identity/ports.js';
 import type { TwoFactor, User } from '../../domain/identity/types.js';
 import { conditionally } from './conditional.js';
 import { keys } from './keys.js';
@@ -14,7 +14,7 @@ const toUser = (item: Record<string, unknown>): User => {
   return user;
 };
 
-export class DynamoUserRepository implements UserRepository {
+export class DynamoUserRepository implements UserRepository, UserDirectory {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -71,6 +71,38 @@ export class DynamoUserRepository implements UserRepository {
       }),
     );
     return (Items ?? []).length > 0;
+  }
+
+  async listAll(): Promise<readonly User[]> {
+    const users: User[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: 'gsi1',
+          KeyConditionExpression: 'gsi1pk = :users',
+          ExpressionAttributeValues: { ':users': 'USERS' },
+          ExclusiveStartKey: start,
+        }),
+      );
+      users.push(...(page.Items ?? []).map(toUser));
+      start = page.LastEvaluatedKey;
+    } while (start !== undefined);
+    return users;
+  }
+
+  async replaceRoles(id: string, roles: readonly string[], at: Date): Promise<void> {
+    await this.db.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: keys.user(id),
+        UpdateExpression: 'SET #roles = :roles, updatedAt = :at',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#roles': 'roles' },
+        ExpressionAttributeValues: { ':roles': roles, ':at': at.toISOString() },
+      }),
+    );
   }
 
   async recordLogin(id: string, at: Date): Promise<void> {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allRoutes } from '../../functions/http/routes.js';
 import { startStack, type Stack } from '../../local/stack.js';
 import { uniqueName } from '../support/aws.js';
+import { createUser } from '../support/users.js';
 
 const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 let stack: Stack;
@@ -45,19 +46,6 @@ const login = async (credentials = ADMIN) => {
   expect(reply.status).toBe(200);
   const setCookie = reply.headers.getSetCookie()[0] ?? '';
   return { token: reply.json.access_token as string, cookie: setCookie.split(';')[0] ?? '', setCookie, body: reply.json };
-};
-
-/** A user made directly (the user-administration endpoints do not exist yet). */
-const createUser = async (email: string, password: string, roles: string[]) => {
-  const { identityDeps } = await import('../../functions/shared/wiring.js');
-  const deps = identityDeps();
-  const { id, shortId } = await deps.ids.next('user');
-  const now = new Date().toISOString();
-  await deps.users.create({
-    id, shortId, email, username: email.split('@')[0]!, displayName: null, status: 'active', roles, tenantId: null,
-    passwordHash: await deps.hasher.hash(password), twoFactor: { enabled: false, secret: null, lastStep: null },
-    emailVerified: false, tokensValidAfter: 0, createdAt: now, updatedAt: now, lastLoginAt: null,
-  });
 };
 
 describe('login and the access token', () => {
@@ -270,7 +258,8 @@ describe('two-factor authentication over HTTP', () => {
     // Enable with a wrong code, then with the current one.
     expect((await call('POST', '/api/v1/auth/2fa/enable', { token, body: { code: '000000' } })).json.error.code).toBe('VALIDATION_ERROR');
     const secret = setup.json.secret as string;
-    const enabled = await call('POST', '/api/v1/auth/2fa/enable', { token, body: { code: await codeAt(secret, step()) } });
+    const enabledStep = step();
+    const enabled = await call('POST', '/api/v1/auth/2fa/enable', { token, body: { code: await codeAt(secret, enabledStep) } });
     expect([enabled.status, enabled.json.error]).toEqual([200, undefined]);
     expect(enabled.json.two_factor_enabled).toBe(true);
 
@@ -281,10 +270,11 @@ describe('two-factor authentication over HTTP', () => {
     const blocked = await call('GET', '/api/v1/auth/me', { token: pending.json.pending_token });
     expect([blocked.status, blocked.json.error.code]).toEqual([403, 'TWO_FACTOR_REQUIRED']);
 
-    // The code used to enable is spent; the next step's code completes the login, once.
-    const spent = await call('POST', '/api/v1/auth/2fa/verify', { body: { code: await codeAt(secret, step()), pending_token: pending.json.pending_token } });
-    expect([spent.status, spent.json.error.code]).toEqual([401, 'INVALID_CREDENTIALS']);
-    const nextCode = await codeAt(secret, step() + 1);
+    // The code used to enable is spent; the next step's code (accepted one step early) completes the login, once.
+    const spent = await call('POST', '/api/v1/auth/2fa/verify', { body: { code: await codeAt(secret, enabledStep), pending_token: pending.json.pending_token } });
+    expect([spent.status, spent.json.error?.code]).toEqual([401, 'INVALID_CREDENTIALS']);
+    const usedStep = enabledStep + 1;
+    const nextCode = await codeAt(secret, usedStep);
     const verified = await call('POST', '/api/v1/auth/2fa/verify', { body: { code: nextCode, pending_token: pending.json.pending_token } });
     expect(verified.status).toBe(200);
     expect(verified.json.user.email).toBe('totp@example.com');
@@ -293,9 +283,8 @@ describe('two-factor authentication over HTTP', () => {
     expect(replay.status).toBe(401);
     expect((await call('GET', '/api/v1/auth/me', { token: verified.json.access_token })).json.two_factor_enabled).toBe(true);
 
-    // Disabling needs a code newer than every one used: wait for the next real 30 s step (replay protection).
-    const usedStep = step() + 1;
-    await new Promise((r) => setTimeout(r, usedStep * 30_000 - Date.now() + 200));
+    // Disabling needs a code newer than every one used: wait until usedStep is the real current step (replay protection).
+    await new Promise((r) => setTimeout(r, Math.max(0, usedStep * 30_000 - Date.now() + 200)));
     const disabled = await call('POST', '/api/v1/auth/2fa/disable', { token: verified.json.access_token, body: { code: await codeAt(secret, usedStep + 1) } });
     expect(disabled.status).toBe(200);
     expect((await call('POST', '/api/v1/auth/login', { body: credentials })).json.access_token).toEqual(expect.any(String));

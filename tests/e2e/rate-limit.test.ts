@@ -30,26 +30,26 @@ const get = (path: string, localAddress: string, forwardedFor?: string) =>
 
 describe('general rate limit', () => {
   it('lets a burst through, then answers 429 in plain text with Retry-After, per client address', async () => {
-    // Act
-    const statuses: number[] = [];
-    for (let i = 0; i < 5; i += 1) statuses.push((await get('/api/v1/server/info', '127.0.0.4', `198.51.100.${i}`)).status);
-    const refused = await get('/api/v1/health', '127.0.0.4', '198.51.100.99');
-    const unknownPath = await get('/api/v1/nothing-here', '127.0.0.4');
+    // Act: bursts sent at once, so no token refills meanwhile (rate 1/s, burst 5).
+    const burst = await Promise.all(Array.from({ length: 9 }, (_, i) => get('/api/v1/server/info', '127.0.0.4', `198.51.100.${i}`)));
+    const unknownPaths = await Promise.all(Array.from({ length: 9 }, () => get('/api/v1/nothing-here', '127.0.0.7')));
     const otherAddress = await get('/api/v1/server/info', '127.0.0.5');
     // Assess
-    expect(statuses).toEqual([200, 200, 200, 200, 200]);
-    expect(refused.status).toBe(429);
+    const allowed = burst.filter((r) => r.status === 200).length;
+    expect(allowed).toBeGreaterThanOrEqual(5);
+    expect(allowed).toBeLessThanOrEqual(6); // the burst, and at most one refill if the bursts straddle a second
+    const refused = burst.find((r) => r.status === 429)!;
     expect(refused.headers['content-type']).toContain('text/plain');
     expect(refused.headers['retry-after']).toBe('1');
     expect(refused.headers['x-ratelimit-remaining']).toBe('0');
     expect(() => JSON.parse(refused.body)).toThrow();
-    expect(unknownPath.status).toBe(429);
+    expect(unknownPaths.filter((r) => r.status === 429).length).toBeGreaterThanOrEqual(3);
     expect(otherAddress.status).toBe(200);
   });
 
   it('refills at the sustained rate', async () => {
-    for (let i = 0; i < 6; i += 1) await get('/api/v1/server/info', '127.0.0.6');
-    expect((await get('/api/v1/server/info', '127.0.0.6')).status).toBe(429);
+    const drained = await Promise.all(Array.from({ length: 8 }, () => get('/api/v1/server/info', '127.0.0.6')));
+    expect(drained.some((r) => r.status === 429)).toBe(true);
     await new Promise((r) => setTimeout(r, 1_100));
     expect((await get('/api/v1/server/info', '127.0.0.6')).status).toBe(200);
   });

@@ -1,4 +1,24 @@
 import { route, type Route } from '../../shared/router.js';
 import * as permissionsGet from './permissions-get.js';
+import * as roleDelete from './role-delete.js';
+import * as roleGet from './role-get.js';
+import * as rolePermissionsGet from './role-permissions-get.js';
+import * as rolePermissionsPost from './role-permissions-post.js';
+import * as rolePermissionsRemovePost from './role-permissions-remove-post.js';
+import * as rolePut from './role-put.js';
+import * as roleUsersGet from './role-users-get.js';
+import * as rolesGet from './roles-get.js';
+import * as rolesPost from './roles-post.js';
 
-export const adminRoutes: readonly Route[] = [route('GET', '/api/v1/admin/permissions', permissionsGet.handler)];
+export const adminRoutes: readonly Route[] = [
+  route('GET', '/api/v1/admin/permissions', permissionsGet.handler),
+  route('GET', '/api/v1/admin/roles', rolesGet.handler),
+  route('POST', '/api/v1/admin/roles', rolesPost.handler),
+  route('GET', '/api/v1/admin/roles/{id}', roleGet.handler),
+  route('PUT', '/api/v1/admin/roles/{id}', rolePut.handler),
+  route('DELETE', '/api/v1/admin/roles/{id}', roleDelete.handler),
+  route('GET', '/api/v1/admin/roles/{id}/permissions', rolePermissionsGet.handler),
+  route('POST', '/api/v1/admin/roles/{id}/permissions', rolePermissionsPost.handler),
+  route('POST', '/api/v1/admin/roles/{id}/permissions/remove', rolePermissionsRemovePost.handler),
+  route('GET', '/api/v1/admin/roles/{id}/users', roleUsersGet.handler),
+];

@@ -1,0 +1,24 @@
+// handler -> changePermissions (domain/identity/roles-admin.ts) -> RoleRepository, UserDirectory
+import { changePermissions, type RolesDeps } from '../../../domain/identity/roles-admin.js';
+import { http } from '../../shared/http.js';
+import { rolesDeps } from '../../shared/wiring.js';
+import { PathId, PermissionsBody } from './schemas.js';
+
+export const makeHandler = (deps: () => RolesDeps) =>
+  http(
+    {
+      operationId: 'remove_permissions',
+      summary: 'Take permissions from a custom role',
+      tags: ['admin'],
+      permission: 'roles:update',
+      body: PermissionsBody,
+      params: PathId,
+      responses: { 204: { description: 'Removed' }, 403: { description: 'FORBIDDEN: a system role' }, 404: { description: 'NOT_FOUND: the role or a permission' } },
+    },
+    async ({ body, params }) => {
+      await changePermissions(deps(), params.id, body.permissions, 'remove');
+      return { statusCode: 204 };
+    },
+  );
+
+export const handler = makeHandler(rolesDeps);

@@ -1,0 +1,32 @@
+import * as v from 'valibot';
+
+/** A path id: the UUID or the short id. */
+export const PathId = v.object({ id: v.pipe(v.string(), v.minLength(1), v.maxLength(64)) });
+
+export const RoleSchema = v.object({
+  id: v.string(),
+  short_id: v.string(),
+  name: v.string(),
+  description: v.nullable(v.string()),
+  is_system: v.boolean(),
+  created_at: v.string(),
+  updated_at: v.string(),
+});
+
+export const RoleDetailSchema = v.object({ ...RoleSchema.entries, permissions: v.array(v.string()) });
+
+export const RoleBody = v.object({
+  name: v.pipe(v.string(), v.trim(), v.regex(/^[a-z][a-z0-9_-]{1,62}$/i, 'must be 2 to 63 letters, digits, - or _, starting with a letter')),
+  description: v.optional(v.pipe(v.string(), v.maxLength(1000))),
+});
+
+export const PermissionsBody = v.object({ permissions: v.pipe(v.array(v.pipe(v.string(), v.maxLength(100))), v.minLength(1, 'name at least one permission'), v.maxLength(57)) });
+
+export const MetaSchema = v.object({
+  total: v.number(),
+  page: v.number(),
+  limit: v.number(),
+  total_pages: v.number(),
+  has_next: v.boolean(),
+  has_prev: v.boolean(),
+});
