@@ -10,6 +10,13 @@ const Int = (min: number, max: number, fallback: number) =>
     String(fallback),
   );
 
+/** A decimal variable with bounds and a default. */
+const Decimal = (min: number, max: number, fallback: number) =>
+  v.optional(
+    v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/, 'must be a number'), v.transform(Number), v.minValue(min, `must be at least ${min}`), v.maxValue(max, `must be at most ${max}`)),
+    String(fallback),
+  );
+
 const Env = v.object({
   STAGE: v.optional(NonEmpty, 'local'),
   AWS_REGION: v.optional(NonEmpty, 'us-east-1'),
@@ -33,7 +40,7 @@ const Env = v.object({
   LOGIN_MAX_FAILURES: Int(1, 1000, 10),
   LOGIN_WINDOW_SECONDS: Int(1, 3600, 60),
   LOGIN_LOCKOUT_SECONDS: Int(1, 86_400, 300),
-  RATE_LIMIT_PER_SECOND: Int(1, 100_000, 100),
+  RATE_LIMIT_PER_SECOND: Decimal(0.001, 100_000, 100),
   RATE_LIMIT_BURST: Int(1, 100_000, 200),
   BOOTSTRAP_ADMIN_EMAIL: v.optional(v.pipe(NonEmpty, v.email('must be an email address'))),
   BOOTSTRAP_ADMIN_PASSWORD: v.optional(v.pipe(v.string(), v.minLength(8, 'must be at least 8 characters'))),

@@ -191,6 +191,12 @@ export interface RoleRepository {
 /** The users of the service, for administration (small lists: read whole, filtered in memory). */
 export interface UserDirectory {
   listAll(): Promise<readonly User[]>;
+  /** By UUID or short id. */
+  find(idOrShortId: string): Promise<User | undefined>;
+  /** Saves `next` if the stored user is still `previous` (same updatedAt); ConflictError for a taken email/username. */
+  update(previous: User, next: User): Promise<boolean>;
+  /** Deletes the user and its email, username and short-id claims. */
+  delete(user: User): Promise<void>;
   /** Replaces the role names of a user (rename or removal of a role). */
   replaceRoles(id: string, roles: readonly string[], at: Date): Promise<void>;
 }

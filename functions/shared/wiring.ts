@@ -3,6 +3,7 @@ import { authenticate } from '../../domain/identity/authenticate.js';
 import { ensureBootstrapAdmin } from '../../domain/identity/bootstrap-admin.js';
 import type { IdentityDeps } from '../../domain/identity/deps.js';
 import { roleDirectory, type RolesDeps } from '../../domain/identity/roles-admin.js';
+import type { UsersDeps } from '../../domain/identity/users-admin.js';
 import type { HealthDeps } from '../../domain/health/check-health.js';
 import { makeDynamoClient, makeSqsClient } from '../../infra/aws-clients.js';
 import { config } from '../../infra/config.js';
@@ -46,6 +47,11 @@ const roles = once(() => new DynamoRoleRepository(infra().db, infra().config.TAB
 const ids = once(() => new DynamoIdGenerator(infra().db, infra().config.TABLE_NAME, { alphabet: infra().config.SQIDS_ALPHABET, minLength: infra().config.SHORT_ID_MIN_LENGTH }));
 
 export const rolesDeps = once((): RolesDeps => ({ roles: roles(), users: users(), ids: ids(), clock: infra().clock }));
+
+export const usersDeps = once((): UsersDeps => {
+  const identity = identityDeps();
+  return { users: users(), roles: roles(), directory: identity.roles, apiKeys: identity.apiKeys, hasher: identity.hasher, ids: ids(), clock: infra().clock };
+});
 
 export const identityDeps = once((): IdentityDeps => {
   const { config: cfg, db, clock } = infra();

@@ -1,11 +1,13 @@
 // UserRepository on the single table: the user item plus uniqueness claims for its email and username and an
 // alias for its short id, all written in one transaction so a race cannot create two users with one email.
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConflictError } from '../../domain/errors.js';
 import type { UserDirectory, UserRepository } from '../../domain/identity/ports.js';
 import type { TwoFactor, User } from '../../domain/identity/types.js';
 import { conditionally } from './conditional.js';
 import { keys } from './keys.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 type Item = User & { pk: string; sk: string; gsi1pk: string; gsi1sk: string; type: 'user' };
 
@@ -71,6 +73,35 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
       }),
     );
     return (Items ?? []).length > 0;
+  }
+
+  async find(idOrShortId: string): Promise<User | undefined> {
+    if (UUID.test(idOrShortId)) return this.get(idOrShortId);
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.shortId('user', idOrShortId) }));
+    return Item === undefined ? undefined : this.get(String(Item['user_id']));
+  }
+
+  async update(previous: User, next: User): Promise<boolean> {
+    return conditionally(
+      this.db.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: { ...keys.user(next.id), ...keys.usersIndex(next.createdAt, next.id), type: 'user', ...next },
+          ConditionExpression: 'updatedAt = :seen',
+          ExpressionAttributeValues: { ':seen': previous.updatedAt },
+        }),
+      ),
+    );
+  }
+
+  async delete(user: User): Promise<void> {
+    await this.db.send(
+      new TransactWriteCommand({
+        TransactItems: [keys.user(user.id), keys.userEmail(user.email), keys.userName(user.username), keys.shortId('user', user.shortId)].map((Key) => ({
+          Delete: { TableName: this.tableName, Key },
+        })),
+      }),
+    );
   }
 
   async listAll(): Promise<readonly User[]> {

@@ -9,6 +9,11 @@ import * as rolePut from './role-put.js';
 import * as roleUsersGet from './role-users-get.js';
 import * as rolesGet from './roles-get.js';
 import * as rolesPost from './roles-post.js';
+import * as userDelete from './user-delete.js';
+import * as userGet from './user-get.js';
+import * as userPatch from './user-patch.js';
+import * as usersGet from './users-get.js';
+import * as usersPost from './users-post.js';
 
 export const adminRoutes: readonly Route[] = [
   route('GET', '/api/v1/admin/permissions', permissionsGet.handler),
@@ -21,4 +26,9 @@ export const adminRoutes: readonly Route[] = [
   route('POST', '/api/v1/admin/roles/{id}/permissions', rolePermissionsPost.handler),
   route('POST', '/api/v1/admin/roles/{id}/permissions/remove', rolePermissionsRemovePost.handler),
   route('GET', '/api/v1/admin/roles/{id}/users', roleUsersGet.handler),
+  route('GET', '/api/v1/admin/users', usersGet.handler),
+  route('POST', '/api/v1/admin/users', usersPost.handler),
+  route('GET', '/api/v1/admin/users/{id}', userGet.handler),
+  route('PATCH', '/api/v1/admin/users/{id}', userPatch.handler),
+  route('DELETE', '/api/v1/admin/users/{id}', userDelete.handler),
 ];

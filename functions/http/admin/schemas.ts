@@ -30,3 +30,21 @@ export const MetaSchema = v.object({
   has_next: v.boolean(),
   has_prev: v.boolean(),
 });
+
+export const UserStatusSchema = v.picklist(['active', 'inactive', 'locked', 'pending'], 'must be one of active, inactive, locked, pending');
+
+export const AdminUserSchema = v.object({
+  id: v.string(),
+  short_id: v.string(),
+  email: v.string(),
+  username: v.string(),
+  display_name: v.nullable(v.string()),
+  status: UserStatusSchema,
+  roles: v.array(v.string()),
+  tenant_id: v.nullable(v.string()),
+  two_factor_enabled: v.boolean(),
+  created_at: v.string(),
+  last_login_at: v.nullable(v.string()),
+});
+
+export const RoleNames = v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(63))), v.maxLength(20));

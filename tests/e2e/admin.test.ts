@@ -96,3 +96,76 @@ describe('roles', () => {
     expect((await call('POST', `/admin/roles/${first.json.id}/permissions`, admin, { permissions: [] })).status).toBe(400);
   });
 });
+
+describe('users', () => {
+  const TENANT_A = '11111111-1111-4111-8111-00000000000a';
+  const TENANT_B = '11111111-1111-4111-8111-00000000000b';
+
+  it('creates users, lists them with search, status and tenant filters, and finds them by short id', async () => {
+    const made = await call('POST', '/admin/users', admin, { email: 'Bob@Example.com', username: 'bob', password: 'bob-password', display_name: 'Bob', roles: ['operator'], tenant_id: TENANT_A });
+    expect(made.status).toBe(201);
+    expect(made.json).toMatchObject({ email: 'bob@example.com', username: 'bob', roles: ['operator'], tenant_id: TENANT_A, status: 'active', two_factor_enabled: false });
+    expect(JSON.stringify(made.json)).not.toMatch(/password/i);
+    await call('POST', '/admin/users', admin, { email: 'carol@example.com', username: 'carol', password: 'carol-password', roles: ['user'], tenant_id: TENANT_B, status: 'pending' });
+
+    const searched = await call('GET', '/admin/users?search=BOB', admin);
+    expect(searched.json.data.map((u: { username: string }) => u.username)).toEqual(['bob']);
+    const pending = await call('GET', '/admin/users?status=pending', admin);
+    expect(pending.json.data.map((u: { username: string }) => u.username)).toEqual(['carol']);
+    const tenantA = await call('GET', `/admin/users?tenant_id=${TENANT_A}`, admin);
+    const names = tenantA.json.data.map((u: { username: string }) => u.username);
+    expect(names).toContain('bob');
+    expect(names).toContain('admin'); // global users are included
+    expect(names).not.toContain('carol');
+    const badStatus = await call('GET', '/admin/users?status=sleeping', admin);
+    expect([badStatus.status, badStatus.json.error.code, badStatus.json.error.details.fields[0].field]).toEqual([400, 'VALIDATION_ERROR', 'status']);
+    expect((await call('GET', `/admin/users/${made.json.short_id}`, admin)).json.id).toBe(made.json.id);
+    const duplicate = await call('POST', '/admin/users', admin, { email: 'bob@example.com', username: 'bob2', password: 'bob-password', roles: [] });
+    expect([duplicate.status, duplicate.json.error.code]).toEqual([409, 'CONFLICT']);
+  });
+
+  it('deactivating a user revokes their sessions and API keys at once', async () => {
+    const made = await call('POST', '/admin/users', admin, { email: 'dave@example.com', username: 'dave', password: 'dave-password', roles: ['operator'] });
+    const dave = await login('dave@example.com', 'dave-password');
+    const key = (await call('POST', '/auth/api-keys', dave, { name: 'ci', scopes: ['deployments:read', 'api_keys:read'] })).json.full_key as string;
+    expect((await call('GET', '/auth/api-keys', key)).status).toBe(200);
+    const updated = await call('PATCH', `/admin/users/${made.json.id}`, admin, { status: 'inactive' });
+    expect(updated.json.status).toBe('inactive');
+    expect((await call('GET', '/auth/me', dave)).json.error.code).toBe('INVALID_TOKEN');
+    expect((await call('GET', '/auth/api-keys', key)).json.error.code).toBe('INVALID_CREDENTIALS');
+    expect((await fetch(`${stack.baseUrl}/api/v1/auth/login`, { method: 'POST', body: JSON.stringify({ email: 'dave@example.com', password: 'dave-password' }) })).status).toBe(401);
+    // Reactivated, the old key stays revoked.
+    await call('PATCH', `/admin/users/${made.json.id}`, admin, { status: 'active' });
+    expect((await call('GET', '/auth/api-keys', key)).status).toBe(401);
+  });
+
+  it('never grants roles wider than the granter, and keeps tenant admins in their tenant', async () => {
+    // A tenant-scoped user manager (custom role: users read/create/update, nothing else).
+    const role = await call('POST', '/admin/roles', admin, { name: 'tenant-user-admin' });
+    await call('POST', `/admin/roles/${role.json.id}/permissions`, admin, { permissions: ['users:read', 'users:create', 'users:update'] });
+    await call('POST', '/admin/users', admin, { email: 'erin@example.com', username: 'erin', password: 'erin-password', roles: ['tenant-user-admin'], tenant_id: TENANT_A });
+    const erin = await login('erin@example.com', 'erin-password');
+
+    const escalate = await call('POST', '/admin/users', erin, { email: 'x@example.com', username: 'x', password: 'x-password', roles: ['admin'] });
+    expect([escalate.status, escalate.json.error.code]).toEqual([403, 'INSUFFICIENT_PERMISSIONS']);
+    const elsewhere = await call('POST', '/admin/users', erin, { email: 'y@example.com', username: 'y', password: 'y-password', roles: [], tenant_id: TENANT_B });
+    expect([elsewhere.status, elsewhere.json.error.code]).toEqual([403, 'FORBIDDEN']);
+    const own = await call('POST', '/admin/users', erin, { email: 'z@example.com', username: 'z', password: 'z-password', roles: [] });
+    expect(own.json.tenant_id).toBe(TENANT_A);
+
+    const listed = await call('GET', `/admin/users?tenant_id=${TENANT_B}`, erin);
+    expect(listed.json.data.every((u: { tenant_id: string }) => u.tenant_id === TENANT_A)).toBe(true);
+    const carol = (await call('GET', '/admin/users?search=carol', admin)).json.data[0];
+    expect((await call('GET', `/admin/users/${carol.id}`, erin)).status).toBe(404);
+    expect((await call('PATCH', `/admin/users/${carol.id}`, erin, { display_name: 'Hacked' })).status).toBe(404);
+  });
+
+  it('deletes a user (not oneself); the deleted user can no longer log in', async () => {
+    const made = await call('POST', '/admin/users', admin, { email: 'frank@example.com', username: 'frank', password: 'frank-password', roles: [] });
+    expect((await call('DELETE', `/admin/users/${made.json.id}`, admin)).status).toBe(204);
+    expect((await call('GET', `/admin/users/${made.json.id}`, admin)).status).toBe(404);
+    expect((await fetch(`${stack.baseUrl}/api/v1/auth/login`, { method: 'POST', body: JSON.stringify({ email: 'frank@example.com', password: 'frank-password' }) })).status).toBe(401);
+    const me = (await call('GET', '/auth/me', admin)).json;
+    expect((await call('DELETE', `/admin/users/${me.id}`, admin)).status).toBe(409);
+  });
+});

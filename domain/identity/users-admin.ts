@@ -1,0 +1,157 @@
+// User administration. Tenancy: a tenant-scoped caller sees and changes only users of its tenant (others answer
+// 404) and creates users only there; a global caller sees everyone and may narrow to one tenant (plus global
+// users). Nobody grants roles wider than their own permissions. Deactivating, locking or deleting a user revokes
+// their sessions (tokensValidAfter) and their API keys at once.
+import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import type { Clock, IdGenerator } from '../shared/ports.js';
+import { pageOf, type PageRequest } from '../shared/pagination.js';
+import { ForbiddenError, InsufficientPermissionsError } from './errors.js';
+import type { ApiKeyRepository, PasswordHasher, RoleDirectory, RoleRepository, UserDirectory, UserRepository } from './ports.js';
+import { systemRole } from './permissions.js';
+import type { Caller, User, UserStatus } from './types.js';
+
+export interface UsersDeps {
+  readonly users: UserRepository & UserDirectory;
+  readonly roles: RoleRepository;
+  readonly directory: RoleDirectory;
+  readonly apiKeys: ApiKeyRepository;
+  readonly hasher: PasswordHasher;
+  readonly ids: IdGenerator;
+  readonly clock: Clock;
+}
+
+export const adminUserView = (user: User) => ({
+  id: user.id,
+  short_id: user.shortId,
+  email: user.email,
+  username: user.username,
+  display_name: user.displayName,
+  status: user.status,
+  roles: [...user.roles],
+  tenant_id: user.tenantId,
+  two_factor_enabled: user.twoFactor.enabled,
+  created_at: user.createdAt,
+  last_login_at: user.lastLoginAt,
+});
+
+const visible = (caller: Caller, user: User): boolean => caller.tenantId === null || user.tenantId === caller.tenantId;
+
+const findVisible = async (deps: UsersDeps, caller: Caller, id: string): Promise<User> => {
+  const user = await deps.users.find(id);
+  if (user === undefined || !visible(caller, user)) throw new NotFoundError('User', id);
+  return user;
+};
+
+/** Role names must exist and grant nothing the caller lacks. */
+const checkRoles = async (deps: UsersDeps, caller: Caller, roles: readonly string[]): Promise<void> => {
+  const unknown: { field: string; code: 'VALIDATION_ERROR'; message: string }[] = [];
+  for (const [index, name] of roles.entries()) {
+    if (systemRole(name) === undefined && (await deps.roles.findByName(name)) === undefined) {
+      unknown.push({ field: `roles.${index}`, code: 'VALIDATION_ERROR', message: `There is no role named '${name}'.` });
+    }
+  }
+  if (unknown.length > 0) throw new ValidationError('Unknown roles.', unknown);
+  const wider = [...(await deps.directory.permissionsOf(roles))].find((p) => !caller.permissions.has(p));
+  if (wider !== undefined) throw new InsufficientPermissionsError(wider);
+};
+
+const tenantFor = (caller: Caller, requested: string | null | undefined): string | null => {
+  if (caller.tenantId === null) return requested ?? null;
+  if (requested !== undefined && requested !== caller.tenantId) throw new ForbiddenError('You can only manage users of your own tenant.', { reason: 'tenant_restriction' });
+  return caller.tenantId;
+};
+
+export interface ListUsersQuery extends PageRequest {
+  readonly search?: string | undefined;
+  readonly status?: UserStatus | undefined;
+  readonly tenant_id?: string | undefined;
+}
+
+export const listUsers = async (deps: UsersDeps, caller: Caller, query: ListUsersQuery) => {
+  const needle = query.search?.toLowerCase();
+  const users = (await deps.users.listAll())
+    .filter((u) => visible(caller, u))
+    // The tenant filter is for global callers; tenant-scoped callers already see only their tenant.
+    .filter((u) => caller.tenantId !== null || query.tenant_id === undefined || u.tenantId === query.tenant_id || u.tenantId === null)
+    .filter((u) => query.status === undefined || u.status === query.status)
+    .filter((u) => needle === undefined || u.email.toLowerCase().includes(needle) || u.username.toLowerCase().includes(needle))
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+  const page = pageOf(users, query);
+  return { data: page.data.map(adminUserView), meta: page.meta };
+};
+
+export interface CreateUserCommand {
+  readonly email: string;
+  readonly username: string;
+  readonly password: string;
+  readonly display_name?: string | undefined;
+  readonly roles: readonly string[];
+  readonly tenant_id?: string | null | undefined;
+  readonly status?: UserStatus | undefined;
+}
+
+export const createUser = async (deps: UsersDeps, caller: Caller, command: CreateUserCommand) => {
+  const tenantId = tenantFor(caller, command.tenant_id);
+  await checkRoles(deps, caller, command.roles);
+  const { id, shortId } = await deps.ids.next('user');
+  const now = deps.clock.now().toISOString();
+  const user: User = {
+    id,
+    shortId,
+    email: command.email,
+    username: command.username,
+    displayName: command.display_name ?? null,
+    status: command.status ?? 'active',
+    roles: [...new Set(command.roles)],
+    tenantId,
+    passwordHash: await deps.hasher.hash(command.password),
+    twoFactor: { enabled: false, secret: null, lastStep: null },
+    emailVerified: false,
+    tokensValidAfter: 0,
+    createdAt: now,
+    updatedAt: now,
+    lastLoginAt: null,
+  };
+  await deps.users.create(user);
+  return adminUserView(user);
+};
+
+export const getUser = async (deps: UsersDeps, caller: Caller, id: string) => adminUserView(await findVisible(deps, caller, id));
+
+const revokeAccess = async (deps: UsersDeps, user: User, at: Date): Promise<void> => {
+  await deps.users.revokeTokens(user.id, at);
+  for (const key of await deps.apiKeys.listByUser(user.id)) if (key.revokedAt === null) await deps.apiKeys.revoke(key.id, at);
+};
+
+export interface UpdateUserCommand {
+  readonly display_name?: string | null | undefined;
+  readonly status?: UserStatus | undefined;
+  readonly roles?: readonly string[] | undefined;
+  readonly tenant_id?: string | null | undefined;
+}
+
+export const updateUser = async (deps: UsersDeps, caller: Caller, id: string, command: UpdateUserCommand) => {
+  const user = await findVisible(deps, caller, id);
+  if (command.roles !== undefined) await checkRoles(deps, caller, command.roles);
+  if (command.tenant_id !== undefined && caller.tenantId !== null) throw new ForbiddenError('Only global administrators move users between tenants.', { reason: 'tenant_restriction' });
+  if (user.id === caller.userId && command.status !== undefined && command.status !== 'active') throw new ConflictError('You cannot deactivate or lock your own account.');
+  const now = deps.clock.now();
+  const next: User = {
+    ...user,
+    displayName: command.display_name === undefined ? user.displayName : command.display_name,
+    status: command.status ?? user.status,
+    roles: command.roles === undefined ? user.roles : [...new Set(command.roles)],
+    tenantId: command.tenant_id === undefined ? user.tenantId : command.tenant_id,
+    updatedAt: now.toISOString(),
+  };
+  if (!(await deps.users.update(user, next))) throw new ConflictError('The user changed meanwhile; read it again and retry.');
+  if (user.status === 'active' && next.status !== 'active') await revokeAccess(deps, next, now);
+  return adminUserView(next);
+};
+
+export const deleteUser = async (deps: UsersDeps, caller: Caller, id: string): Promise<void> => {
+  const user = await findVisible(deps, caller, id);
+  if (user.id === caller.userId) throw new ConflictError('You cannot delete your own account.');
+  await revokeAccess(deps, user, deps.clock.now());
+  await deps.users.delete(user);
+};
