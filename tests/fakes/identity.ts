@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { ConflictError } from '../../domain/errors.js';
 import type { IdentityDeps } from '../../domain/identity/deps.js';
 import { InvalidTokenError, TokenExpiredError } from '../../domain/identity/errors.js';
-import type { ApiKey, ApiKeyRepository, LockoutState, LoginThrottle, SseGrant, SseTokenRepository, PasswordHasher, SessionRepository, TokenGenerator, TokenService, UserRepository } from '../../domain/identity/ports.js';
+import type { ApiKey, ApiKeyRepository, LockoutState, LoginThrottle, Role, RoleRepository, SseGrant, SseTokenRepository, UserDirectory, PasswordHasher, SessionRepository, TokenGenerator, TokenService, UserRepository } from '../../domain/identity/ports.js';
 import { systemRoleDirectory } from '../../domain/identity/roles.js';
 import type { RefreshSession, TokenClaims, TwoFactor, User } from '../../domain/identity/types.js';
 import type { IdGenerator } from '../../domain/shared/ports.js';
@@ -168,7 +168,7 @@ export class FakeLoginThrottle implements LoginThrottle {
 
 export const fakeIds = (): IdGenerator => {
   let n = 0;
-  return { next: async () => ((n += 1), { id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`, shortId: `s${n}` }) };
+  return { next: async () => ((n += 1), { id: `f0000000-0000-4000-8000-${String(n).padStart(12, '0')}`, shortId: `s${n}` }) };
 };
 
 export const identityFakes = () => {
@@ -221,3 +221,49 @@ export const aUser = (overrides: Partial<User> = {}): User => ({
   lastLoginAt: null,
   ...overrides,
 });
+
+/** An in-memory RoleRepository (custom roles only; system roles are code). */
+export class FakeRoleRepository implements RoleRepository {
+  readonly roles = new Map<string, Role>();
+  async list() {
+    return [...this.roles.values()];
+  }
+  async get(idOrShortId: string) {
+    return [...this.roles.values()].find((r) => r.id === idOrShortId || r.shortId === idOrShortId);
+  }
+  async findByName(name: string) {
+    return [...this.roles.values()].find((r) => r.name.toLowerCase() === name.toLowerCase());
+  }
+  async create(role: Role) {
+    if (await this.findByName(role.name)) throw new ConflictError('taken');
+    this.roles.set(role.id, role);
+  }
+  async update(_previous: Role, next: Role) {
+    this.roles.set(next.id, next);
+  }
+  async delete(role: Role) {
+    this.roles.delete(role.id);
+  }
+}
+
+/** Users with the administration side (UserDirectory) too. */
+export class FakeUserStore extends FakeUserRepository implements UserDirectory {
+  async listAll() {
+    return [...this.users.values()];
+  }
+  async find(idOrShortId: string) {
+    return [...this.users.values()].find((u) => u.id === idOrShortId || u.shortId === idOrShortId);
+  }
+  async update(previous: User, next: User) {
+    if (this.users.get(previous.id)?.updatedAt !== previous.updatedAt) return false;
+    this.users.set(next.id, next);
+    return true;
+  }
+  async delete(user: User) {
+    this.users.delete(user.id);
+  }
+  async replaceRoles(id: string, roles: readonly string[]) {
+    const user = this.users.get(id);
+    if (user) this.users.set(id, { ...user, roles });
+  }
+}

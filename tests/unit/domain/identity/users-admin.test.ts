@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import type { Permission } from '../../../../domain/identity/permissions.js';
+import { systemRole } from '../../../../domain/identity/permissions.js';
+import { roleDirectory } from '../../../../domain/identity/roles-admin.js';
+import type { Caller } from '../../../../domain/identity/types.js';
+import { createUser, deleteUser, listUsers, updateUser, type UsersDeps } from '../../../../domain/identity/users-admin.js';
+import { FakeClock } from '../../../fakes/clock.js';
+import { aUser, fakeHasher, fakeIds, FakeApiKeyRepository, FakeRoleRepository, FakeUserStore } from '../../../fakes/identity.js';
+
+const TENANT_A = 'aaaaaaaa-0000-4000-8000-000000000000';
+const TENANT_B = 'bbbbbbbb-0000-4000-8000-000000000000';
+
+const setup = () => {
+  const users = new FakeUserStore();
+  const roles = new FakeRoleRepository();
+  const apiKeys = new FakeApiKeyRepository();
+  const clock = new FakeClock(new Date('2026-11-22T10:00:00.000Z'));
+  const deps: UsersDeps = { users, roles, directory: roleDirectory(roles), apiKeys, hasher: fakeHasher, ids: fakeIds(), clock };
+  return { deps, users, apiKeys, clock };
+};
+
+const callerWith = (role: string, tenantId: string | null = null, userId = 'caller'): Caller => ({
+  kind: 'user',
+  userId,
+  tenantId,
+  roles: [role],
+  permissions: new Set<Permission>(systemRole(role)?.permissions ?? []),
+});
+
+const command = (overrides: Record<string, unknown> = {}) => ({ email: 'new@example.com', username: 'new', password: 'long-password', roles: ['user'], ...overrides });
+
+describe('user administration', () => {
+  it('creates a user with a hashed password and no secrets in the answer', async () => {
+    const { deps, users } = setup();
+    const view = await createUser(deps, callerWith('admin'), command());
+    expect(view).toMatchObject({ email: 'new@example.com', roles: ['user'], status: 'active', tenant_id: null });
+    expect(JSON.stringify(view)).not.toContain('password');
+    expect((await users.get(view.id))?.passwordHash).toBe('hashed:long-password');
+  });
+
+  it('refuses unknown roles (400) and roles wider than the caller (403)', async () => {
+    const { deps } = setup();
+    await expect(createUser(deps, callerWith('admin'), command({ roles: ['ghost'] }))).rejects.toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ field: 'roles.0' }] } });
+    await expect(createUser(deps, callerWith('operator'), command({ roles: ['admin'] }))).rejects.toMatchObject({ code: 'INSUFFICIENT_PERMISSIONS' });
+  });
+
+  it('keeps tenant-scoped callers in their tenant: listing, creating, reading', async () => {
+    const { deps, users } = setup();
+    await users.create(aUser({ id: 'in-a', shortId: 'a', email: 'a@x.com', username: 'a', tenantId: TENANT_A }));
+    await users.create(aUser({ id: 'in-b', shortId: 'b', email: 'b@x.com', username: 'b', tenantId: TENANT_B }));
+    await users.create(aUser({ id: 'global', shortId: 'g', email: 'g@x.com', username: 'g', tenantId: null }));
+    const scoped = callerWith('admin', TENANT_A);
+    const listed = await listUsers(deps, scoped, { page: 1, limit: 50, tenant_id: TENANT_B });
+    expect(listed.data.map((u) => u.id)).toEqual(['in-a']);
+    const global = await listUsers(deps, callerWith('admin'), { page: 1, limit: 50, tenant_id: TENANT_A });
+    expect(global.data.map((u) => u.id).sort()).toEqual(['global', 'in-a']);
+    expect((await createUser(deps, scoped, command())).tenant_id).toBe(TENANT_A);
+    await expect(createUser(deps, scoped, command({ email: 'c@x.com', username: 'c', tenant_id: TENANT_B }))).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    await expect(updateUser(deps, scoped, 'in-b', { display_name: 'x' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('revokes sessions and API keys when a user is deactivated, and not on other changes', async () => {
+    const { deps, users, apiKeys, clock } = setup();
+    await users.create(aUser());
+    await apiKeys.create({ id: 'k1', userId: aUser().id, tenantId: null, name: 'ci', description: null, keyPrefix: 'dpl_x', keyHash: 'h', scopes: [], createdAt: '', expiresAt: null, lastUsedAt: null, lastUsedIp: null, revokedAt: null });
+    await updateUser(deps, callerWith('admin'), aUser().id, { display_name: 'Ada L.' });
+    expect((await users.get(aUser().id))?.tokensValidAfter).toBe(0);
+    clock.advance(1);
+    await updateUser(deps, callerWith('admin'), aUser().id, { status: 'locked' });
+    expect((await users.get(aUser().id))?.tokensValidAfter).toBe(clock.now().getTime());
+    expect(apiKeys.keys.get('k1')?.revokedAt).not.toBeNull();
+  });
+
+  it('does not let callers lock or delete themselves', async () => {
+    const { deps, users } = setup();
+    await users.create(aUser());
+    const self = callerWith('admin', null, aUser().id);
+    await expect(updateUser(deps, self, aUser().id, { status: 'inactive' })).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(deleteUser(deps, self, aUser().id)).rejects.toMatchObject({ code: 'CONFLICT' });
+  });
+
+  it('searches username and email case-insensitively and filters by exact status', async () => {
+    const { deps, users } = setup();
+    await users.create(aUser({ id: '1', shortId: '1', email: 'Ada@Example.com', username: 'ada' }));
+    await users.create(aUser({ id: '2', shortId: '2', email: 'bob@example.com', username: 'BOBBY', status: 'pending' }));
+    const caller = callerWith('admin');
+    expect((await listUsers(deps, caller, { page: 1, limit: 50, search: 'EXAMPLE' })).meta.total).toBe(2);
+    expect((await listUsers(deps, caller, { page: 1, limit: 50, search: 'bobby' })).data.map((u) => u.id)).toEqual(['2']);
+    expect((await listUsers(deps, caller, { page: 1, limit: 50, status: 'pending' })).data.map((u) => u.id)).toEqual(['2']);
+  });
+});
