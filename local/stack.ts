@@ -183,7 +183,7 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     let bootstrapAdmin: Stack['bootstrapAdmin'] = 'none';
     if (options.bootstrapAdmin !== undefined) {
       const { ensureBootstrapAdmin } = await import('../domain/identity/bootstrap-admin.js');
-      const { identityDeps } = await import('../functions/shared/wiring.js');
+      const { identityDeps } = await import('../functions/shared/identity-wiring.js');
       bootstrapAdmin = await ensureBootstrapAdmin(identityDeps(), options.bootstrapAdmin);
     }
 

@@ -92,7 +92,7 @@ describe('login and the access token', () => {
     const tampered = `${header}.${payload}.${signature!.slice(0, -4)}AAAA`;
     expect((await call('GET', '/api/v1/auth/me', { token: tampered })).json.error.code).toBe('INVALID_TOKEN');
     // An expired token signed by the service's own key (the stack runs in this process, with its configuration).
-    const { tokenService } = await import('../../functions/shared/wiring.js');
+    const { tokenService } = await import('../../functions/shared/identity-wiring.js');
     const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString()) as { sub: string };
     const expired = await tokenService().issue({ type: 'access', userId: claims.sub, tenantId: null, issuedAt: Date.now() - 7_200_000 }, 3600);
     const reply = await call('GET', '/api/v1/auth/me', { token: expired });
@@ -303,7 +303,7 @@ describe('SSE tokens over HTTP', () => {
     const reused = await call('POST', '/api/v1/auth/sse-token/refresh', { body: { session_id: issued.json.session_id, refresh_token: issued.json.refresh_token } });
     expect([reused.status, reused.json.error.code]).toEqual([401, 'INVALID_TOKEN']);
     // The streams' own check (the streaming endpoints arrive with the execution issue) consumes a token once.
-    const { identityDeps } = await import('../../functions/shared/wiring.js');
+    const { identityDeps } = await import('../../functions/shared/identity-wiring.js');
     const { verifySseToken } = await import('../../domain/identity/sse-tokens.js');
     await expect(verifySseToken(identityDeps(), renewed.json.sse_token)).resolves.toMatchObject({ kind: 'user' });
     await expect(verifySseToken(identityDeps(), renewed.json.sse_token)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });

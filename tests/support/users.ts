@@ -1,6 +1,6 @@
 // A user made directly through the service's own wiring (for e2e tests that run the stack in this process).
 export const createUser = async (email: string, password: string, roles: string[], tenantId: string | null = null): Promise<string> => {
-  const { identityDeps } = await import('../../functions/shared/wiring.js');
+  const { identityDeps } = await import('../../functions/shared/identity-wiring.js');
   const deps = identityDeps();
   const { id, shortId } = await deps.ids.next('user');
   const now = new Date().toISOString();

@@ -2,7 +2,7 @@
 import * as v from 'valibot';
 import { findRole, type RolesDeps } from '../../../domain/identity/roles-admin.js';
 import { http } from '../../shared/http.js';
-import { rolesDeps } from '../../shared/wiring.js';
+import { rolesDeps } from '../../shared/identity-wiring.js';
 import { groupPermissions, PermissionGroupSchema } from './permissions-get.js';
 import { PathId } from './schemas.js';
 

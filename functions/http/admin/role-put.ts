@@ -1,7 +1,7 @@
 // handler -> updateRole (domain/identity/roles-admin.ts) -> RoleRepository, UserDirectory
 import { updateRole, type RolesDeps } from '../../../domain/identity/roles-admin.js';
 import { http } from '../../shared/http.js';
-import { rolesDeps } from '../../shared/wiring.js';
+import { rolesDeps } from '../../shared/identity-wiring.js';
 import { PathId, RoleBody, RoleDetailSchema } from './schemas.js';
 
 export const makeHandler = (deps: () => RolesDeps) =>

@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { listRoles, type RolesDeps } from '../../../domain/identity/roles-admin.js';
 import { http } from '../../shared/http.js';
 import { PageQuery } from '../../shared/schemas.js';
-import { rolesDeps } from '../../shared/wiring.js';
+import { rolesDeps } from '../../shared/identity-wiring.js';
 import { MetaSchema, RoleSchema } from './schemas.js';
 
 export const makeHandler = (deps: () => RolesDeps) =>

@@ -1,7 +1,7 @@
 // handler -> createRole (domain/identity/roles-admin.ts) -> RoleRepository, UserDirectory
 import { createRole, type RolesDeps } from '../../../domain/identity/roles-admin.js';
 import { http } from '../../shared/http.js';
-import { rolesDeps } from '../../shared/wiring.js';
+import { rolesDeps } from '../../shared/identity-wiring.js';
 import { RoleBody, RoleDetailSchema } from './schemas.js';
 
 export const makeHandler = (deps: () => RolesDeps) =>

@@ -1,7 +1,7 @@
 // handler -> getUser (domain/identity/users-admin.ts) -> UserDirectory
 import { getUser, type UsersDeps } from '../../../domain/identity/users-admin.js';
 import { http } from '../../shared/http.js';
-import { usersDeps } from '../../shared/wiring.js';
+import { usersDeps } from '../../shared/identity-wiring.js';
 import { AdminUserSchema, PathId } from './schemas.js';
 
 export const makeHandler = (deps: () => UsersDeps) =>

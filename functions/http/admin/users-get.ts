@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { listUsers, type UsersDeps } from '../../../domain/identity/users-admin.js';
 import { http } from '../../shared/http.js';
 import { PageQuery, Uuid } from '../../shared/schemas.js';
-import { usersDeps } from '../../shared/wiring.js';
+import { usersDeps } from '../../shared/identity-wiring.js';
 import { AdminUserSchema, MetaSchema, UserStatusSchema } from './schemas.js';
 
 const Query = v.object({

@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { createUser, type UsersDeps } from '../../../domain/identity/users-admin.js';
 import { http } from '../../shared/http.js';
 import { Uuid } from '../../shared/schemas.js';
-import { usersDeps } from '../../shared/wiring.js';
+import { usersDeps } from '../../shared/identity-wiring.js';
 import { Email } from '../auth/schemas.js';
 import { AdminUserSchema, RoleNames, UserStatusSchema } from './schemas.js';
 

@@ -4,7 +4,7 @@ import type { IdentityDeps } from '../../../domain/identity/deps.js';
 import { revokeApiKey } from '../../../domain/identity/api-keys.js';
 import { http } from '../../shared/http.js';
 import { Uuid } from '../../shared/schemas.js';
-import { identityDeps } from '../../shared/wiring.js';
+import { identityDeps } from '../../shared/identity-wiring.js';
 
 export const makeHandler = (deps: () => IdentityDeps) =>
   http(

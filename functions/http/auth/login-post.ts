@@ -4,7 +4,7 @@ import type { IdentityDeps } from '../../../domain/identity/deps.js';
 import { login } from '../../../domain/identity/login.js';
 import { http } from '../../shared/http.js';
 import { ErrorEnvelopeSchema } from '../../shared/schemas.js';
-import { bootstrapAdminOnce, identityDeps } from '../../shared/wiring.js';
+import { bootstrapAdminOnce, identityDeps } from '../../shared/identity-wiring.js';
 import { refreshCookie } from './cookies.js';
 import { Email, SessionSchema, TwoFactorPendingSchema } from './schemas.js';
 

@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import type { IdentityDeps } from '../../../domain/identity/deps.js';
 import { getMe } from '../../../domain/identity/get-me.js';
 import { http } from '../../shared/http.js';
-import { identityDeps } from '../../shared/wiring.js';
+import { identityDeps } from '../../shared/identity-wiring.js';
 import { UserViewSchema } from './schemas.js';
 
 const Me = v.object({

@@ -4,7 +4,7 @@ import { refreshSession } from '../../../domain/identity/refresh-session.js';
 import { InvalidTokenError } from '../../../domain/identity/errors.js';
 import { http } from '../../shared/http.js';
 import { ErrorEnvelopeSchema } from '../../shared/schemas.js';
-import { identityDeps } from '../../shared/wiring.js';
+import { identityDeps } from '../../shared/identity-wiring.js';
 import { clearedRefreshCookie, REFRESH_COOKIE, refreshCookie } from './cookies.js';
 import { SessionSchema } from './schemas.js';
 

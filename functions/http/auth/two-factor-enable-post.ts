@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import type { IdentityDeps } from '../../../domain/identity/deps.js';
 import { enableTwoFactor } from '../../../domain/identity/two-factor.js';
 import { http } from '../../shared/http.js';
-import { identityDeps } from '../../shared/wiring.js';
+import { identityDeps } from '../../shared/identity-wiring.js';
 import { Code, Toggled } from './schemas.js';
 
 export const makeHandler = (deps: () => IdentityDeps) =>

@@ -4,7 +4,7 @@ import type { IdentityDeps } from '../../../domain/identity/deps.js';
 import { verifyTwoFactor } from '../../../domain/identity/two-factor.js';
 import { http } from '../../shared/http.js';
 import { ErrorEnvelopeSchema } from '../../shared/schemas.js';
-import { identityDeps } from '../../shared/wiring.js';
+import { identityDeps } from '../../shared/identity-wiring.js';
 import { refreshCookie } from './cookies.js';
 import { Code, SessionSchema } from './schemas.js';
 

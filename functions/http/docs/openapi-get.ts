@@ -3,6 +3,7 @@ import pkg from '../../../package.json' with { type: 'json' };
 import { http } from '../../shared/http.js';
 import { buildOpenApi } from '../../shared/openapi.js';
 import { once } from '../../shared/once.js';
+import '../../shared/wiring.js'; // the general rate limit
 
 // The route tables are imported on first use: they include this endpoint, so a static import would be a cycle.
 const document = once(async () => {

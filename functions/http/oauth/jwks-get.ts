@@ -1,7 +1,7 @@
 // handler -> the signing keys' public halves (RFC 7517 JWK Set).
 import * as v from 'valibot';
 import { http } from '../../shared/http.js';
-import { tokenService } from '../../shared/wiring.js';
+import { tokenService } from '../../shared/identity-wiring.js';
 
 export const handler = http(
   {

@@ -1,0 +1,79 @@
+// The composition root, identity part: users, sessions, tokens, keys, roles, and the authenticator every
+// protected endpoint uses. Imported by the functions that authenticate or administer identity.
+import { authenticate } from '../../domain/identity/authenticate.js';
+import { ensureBootstrapAdmin } from '../../domain/identity/bootstrap-admin.js';
+import type { IdentityDeps } from '../../domain/identity/deps.js';
+import { roleDirectory, type RolesDeps } from '../../domain/identity/roles-admin.js';
+import type { UsersDeps } from '../../domain/identity/users-admin.js';
+import { argon2PasswordHasher } from '../../infra/crypto/password-hasher.js';
+import { AesGcmSecretCipher, parseKeyring } from '../../infra/crypto/secret-cipher.js';
+import { newApiKey, randomTokens } from '../../infra/crypto/tokens.js';
+import { otplibTotp } from '../../infra/crypto/totp.js';
+import { DynamoApiKeyRepository } from '../../infra/dynamodb/api-key-repository.js';
+import { DynamoLoginThrottle } from '../../infra/dynamodb/login-throttle.js';
+import { DynamoRoleRepository } from '../../infra/dynamodb/role-repository.js';
+import { DynamoSessionRepository } from '../../infra/dynamodb/session-repository.js';
+import { DynamoSseTokenRepository } from '../../infra/dynamodb/sse-token-repository.js';
+import { DynamoUserRepository } from '../../infra/dynamodb/user-repository.js';
+import { JoseTokenService } from '../../infra/tokens/jose-token-service.js';
+import { useDefaultAuthenticator } from './http.js';
+import { once } from './once.js';
+import { ids, infra } from './wiring.js';
+
+export const secretCipher = once(() => new AesGcmSecretCipher(parseKeyring(infra().config.ENCRYPTION_KEYS)));
+
+export const tokenService = once(() => {
+  const { config: cfg, db, clock } = infra();
+  return new JoseTokenService(db, cfg.TABLE_NAME, secretCipher(), cfg.PUBLIC_BASE_URL, clock);
+});
+
+const users = once(() => new DynamoUserRepository(infra().db, infra().config.TABLE_NAME));
+const roles = once(() => new DynamoRoleRepository(infra().db, infra().config.TABLE_NAME));
+
+export const rolesDeps = once((): RolesDeps => ({ roles: roles(), users: users(), ids: ids(), clock: infra().clock }));
+
+export const usersDeps = once((): UsersDeps => {
+  const identity = identityDeps();
+  return { users: users(), roles: roles(), directory: identity.roles, apiKeys: identity.apiKeys, hasher: identity.hasher, ids: ids(), clock: infra().clock };
+});
+
+export const identityDeps = once((): IdentityDeps => {
+  const { config: cfg, db, clock } = infra();
+  return {
+    users: users(),
+    sessions: new DynamoSessionRepository(db, cfg.TABLE_NAME),
+    tokens: tokenService(),
+    roles: roleDirectory(roles()),
+    hasher: argon2PasswordHasher,
+    random: randomTokens,
+    throttle: new DynamoLoginThrottle(db, cfg.TABLE_NAME, {
+      maxFailures: cfg.LOGIN_MAX_FAILURES,
+      windowSeconds: cfg.LOGIN_WINDOW_SECONDS,
+      lockoutSeconds: cfg.LOGIN_LOCKOUT_SECONDS,
+    }),
+    ids: ids(),
+    clock,
+    apiKeys: new DynamoApiKeyRepository(db, cfg.TABLE_NAME),
+    newApiKey,
+    totp: otplibTotp,
+    sseTokens: new DynamoSseTokenRepository(db, cfg.TABLE_NAME),
+    cipher: secretCipher(),
+    issuerName: cfg.STAGE === 'prod' ? 'Deployer' : `Deployer (${cfg.STAGE})`,
+    settings: {
+      accessTokenTtlSeconds: cfg.ACCESS_TOKEN_TTL_SECONDS,
+      refreshTokenTtlSeconds: cfg.REFRESH_TOKEN_TTL_SECONDS,
+      twoFactorPendingTtlSeconds: cfg.TWO_FACTOR_PENDING_TTL_SECONDS,
+      sseTokenTtlSeconds: cfg.SSE_TOKEN_TTL_SECONDS,
+      sseSessionTtlSeconds: cfg.SSE_SESSION_TTL_SECONDS,
+    },
+  };
+});
+
+useDefaultAuthenticator(() => (authorization, ip) => authenticate(identityDeps(), authorization, ip));
+
+
+/** In the cloud the first admin is created on the first login of a container, when both variables are set. */
+export const bootstrapAdminOnce = once(async (): Promise<void> => {
+  const { BOOTSTRAP_ADMIN_EMAIL: email, BOOTSTRAP_ADMIN_PASSWORD: password } = infra().config;
+  if (email !== undefined && password !== undefined) await ensureBootstrapAdmin(identityDeps(), { email, password });
+});
