@@ -4,6 +4,7 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocum
 import type { ApiKey, ApiKeyRepository } from '../../domain/identity/ports.js';
 import { conditionally } from './conditional.js';
 import { keys } from './keys.js';
+import { queryAll } from './query-all.js';
 
 const toKey = (item: Record<string, unknown>): ApiKey => ({
   id: String(item['id']),
@@ -43,21 +44,12 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
   }
 
   async listByUser(userId: string): Promise<readonly ApiKey[]> {
-    const items: Record<string, unknown>[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: 'gsi1',
-          KeyConditionExpression: 'gsi1pk = :user',
-          ExpressionAttributeValues: { ':user': `USERAPIKEYS#${userId}` },
-          ExclusiveStartKey: start,
-        }),
-      );
-      items.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined);
+    const items = await queryAll(this.db, {
+      TableName: this.tableName,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :user',
+      ExpressionAttributeValues: { ':user': `USERAPIKEYS#${userId}` },
+    });
     return items.map(toKey);
   }
 

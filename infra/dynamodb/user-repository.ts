@@ -6,6 +6,7 @@ import type { UserDirectory, UserRepository } from '../../domain/identity/ports.
 import type { TwoFactor, User } from '../../domain/identity/types.js';
 import { conditionally } from './conditional.js';
 import { keys } from './keys.js';
+import { queryAll } from './query-all.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -105,22 +106,13 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
   }
 
   async listAll(): Promise<readonly User[]> {
-    const users: User[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: 'gsi1',
-          KeyConditionExpression: 'gsi1pk = :users',
-          ExpressionAttributeValues: { ':users': 'USERS' },
-          ExclusiveStartKey: start,
-        }),
-      );
-      users.push(...(page.Items ?? []).map(toUser));
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined);
-    return users;
+    const items = await queryAll(this.db, {
+      TableName: this.tableName,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :users',
+      ExpressionAttributeValues: { ':users': 'USERS' },
+    });
+    return items.map(toUser);
   }
 
   async replaceRoles(id: string, roles: readonly string[], at: Date): Promise<void> {

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 // In-memory fakes of the identity ports, with the same contracts as the DynamoDB and crypto adapters.
 import { ConflictError } from '../../domain/errors.js';
+import { authenticate } from '../../domain/identity/authenticate.js';
+import { login } from '../../domain/identity/login.js';
 import type { IdentityDeps } from '../../domain/identity/deps.js';
 import { InvalidTokenError, TokenExpiredError } from '../../domain/identity/errors.js';
 import type { ApiKey, ApiKeyRepository, LockoutState, LoginThrottle, Role, RoleRepository, SseGrant, SseTokenRepository, UserDirectory, PasswordHasher, SessionRepository, TokenGenerator, TokenService, UserRepository } from '../../domain/identity/ports.js';
@@ -267,3 +269,13 @@ export class FakeUserStore extends FakeUserRepository implements UserDirectory {
     if (user) this.users.set(id, { ...user, roles });
   }
 }
+
+/** The fakes with aUser() signed in: its access-token caller, as authenticate gives it. */
+export const signedIn = async () => {
+  const fakes = identityFakes();
+  await fakes.users.create(aUser());
+  const outcome = await login(fakes.deps, { email: 'ada@example.com', password: 'correct horse', ip: '1.1.1.1' });
+  if (outcome.kind !== 'session') throw new Error('expected a session');
+  const caller = await authenticate(fakes.deps, `Bearer ${outcome.body.access_token}`, '1.1.1.1');
+  return { ...fakes, caller };
+};

@@ -1,22 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../../../domain/identity/api-keys.js';
 import { authenticate } from '../../../../domain/identity/authenticate.js';
-import { login } from '../../../../domain/identity/login.js';
-import { aUser, identityFakes } from '../../../fakes/identity.js';
+import { aUser, signedIn } from '../../../fakes/identity.js';
 
-const operator = async () => {
-  const fakes = identityFakes();
-  await fakes.users.create(aUser());
-  const outcome = await login(fakes.deps, { email: 'ada@example.com', password: 'correct horse', ip: '1.1.1.1' });
-  if (outcome.kind !== 'session') throw new Error('expected a session');
-  const caller = await authenticate(fakes.deps, `Bearer ${outcome.body.access_token}`, '1.1.1.1');
-  return { ...fakes, caller };
-};
 
 describe('API keys', () => {
   it('are shown once, stored only as a hash, and authenticate narrowed to their scopes', async () => {
     // Prepare
-    const { deps, caller, apiKeys } = await operator();
+    const { deps, caller, apiKeys } = await signedIn();
     // Act
     const created = await createApiKey(deps, caller, { name: 'ci', scopes: ['deployments:read', 'deployments:create'] });
     const asKey = await authenticate(deps, `Bearer ${created.full_key}`, '5.6.7.8');
@@ -30,7 +21,7 @@ describe('API keys', () => {
   });
 
   it('records use at most once a minute per key and address', async () => {
-    const { deps, caller, apiKeys, clock } = await operator();
+    const { deps, caller, apiKeys, clock } = await signedIn();
     const { full_key } = await createApiKey(deps, caller, { name: 'ci', scopes: ['deployments:read'] });
     for (let i = 0; i < 5; i += 1) await authenticate(deps, `Bearer ${full_key}`, '5.6.7.8');
     clock.advance(61_000);
@@ -39,7 +30,7 @@ describe('API keys', () => {
   });
 
   it('refuses unknown scopes (400) and scopes wider than the creator (403)', async () => {
-    const { deps, caller } = await operator();
+    const { deps, caller } = await signedIn();
     await expect(createApiKey(deps, caller, { name: 'x', scopes: ['deployments:read', 'nope:nope'] })).rejects.toMatchObject({
       code: 'VALIDATION_ERROR',
       details: { fields: [{ field: 'scopes.1' }] },
@@ -48,14 +39,14 @@ describe('API keys', () => {
   });
 
   it('cannot create keys with a key', async () => {
-    const { deps, caller } = await operator();
+    const { deps, caller } = await signedIn();
     const { full_key } = await createApiKey(deps, caller, { name: 'ci', scopes: ['api_keys:create'] });
     const asKey = await authenticate(deps, `Bearer ${full_key}`, '1.1.1.1');
     await expect(createApiKey(deps, asKey, { name: 'y', scopes: ['api_keys:create'] })).rejects.toMatchObject({ code: 'FORBIDDEN' });
   });
 
   it('answers INVALID_CREDENTIALS once revoked or expired, and when the creator is deactivated', async () => {
-    const { deps, caller, clock, users } = await operator();
+    const { deps, caller, clock, users } = await signedIn();
     const revoked = await createApiKey(deps, caller, { name: 'a', scopes: ['deployments:read'] });
     const expiring = await createApiKey(deps, caller, { name: 'b', scopes: ['deployments:read'], expires_in_days: 1 });
     const other = await createApiKey(deps, caller, { name: 'c', scopes: ['deployments:read'] });
@@ -69,7 +60,7 @@ describe('API keys', () => {
   });
 
   it('narrows to the creator’s current permissions when those shrink', async () => {
-    const { deps, caller, users } = await operator();
+    const { deps, caller, users } = await signedIn();
     const { full_key } = await createApiKey(deps, caller, { name: 'ci', scopes: ['deployments:read', 'deployments:cancel'] });
     users.users.set(caller.userId, { ...aUser(), roles: ['user'] }); // user role: no deployments:cancel
     const asKey = await authenticate(deps, `Bearer ${full_key}`, '1.1.1.1');

@@ -1,19 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { createApiKey, revokeApiKey } from '../../../../domain/identity/api-keys.js';
 import { authenticate } from '../../../../domain/identity/authenticate.js';
-import { login } from '../../../../domain/identity/login.js';
 import { logout } from '../../../../domain/identity/logout.js';
 import { issueSseToken, refreshSseToken, verifySseToken } from '../../../../domain/identity/sse-tokens.js';
-import { aUser, identityFakes } from '../../../fakes/identity.js';
+import { signedIn } from '../../../fakes/identity.js';
 
-const signedIn = async () => {
-  const fakes = identityFakes();
-  await fakes.users.create(aUser());
-  const outcome = await login(fakes.deps, { email: 'ada@example.com', password: 'correct horse', ip: '1.1.1.1' });
-  if (outcome.kind !== 'session') throw new Error('expected a session');
-  const caller = await authenticate(fakes.deps, `Bearer ${outcome.body.access_token}`, '1.1.1.1');
-  return { ...fakes, caller };
-};
 
 describe('SSE tokens', () => {
   it('are single use and stand for the caller', async () => {
