@@ -17,7 +17,7 @@ import { DynamoSseTokenRepository } from '../../infra/dynamodb/sse-token-reposit
 import { DynamoUserRepository } from '../../infra/dynamodb/user-repository.js';
 import { JoseTokenService } from '../../infra/tokens/jose-token-service.js';
 import { useDefaultAuthenticator } from './http.js';
-import { once } from './once.js';
+import { once, onceAsync } from './once.js';
 import { ids, infra } from './wiring.js';
 
 export const secretCipher = once(() => new AesGcmSecretCipher(parseKeyring(infra().config.ENCRYPTION_KEYS)));
@@ -73,7 +73,7 @@ useDefaultAuthenticator(() => (authorization, ip) => authenticate(identityDeps()
 
 
 /** In the cloud the first admin is created on the first login of a container, when both variables are set. */
-export const bootstrapAdminOnce = once(async (): Promise<void> => {
+export const bootstrapAdminOnce = onceAsync(async (): Promise<void> => {
   const { BOOTSTRAP_ADMIN_EMAIL: email, BOOTSTRAP_ADMIN_PASSWORD: password } = infra().config;
   if (email !== undefined && password !== undefined) await ensureBootstrapAdmin(identityDeps(), { email, password });
 });

@@ -10,3 +10,18 @@ export const once = <T>(create: () => T): (() => T) => {
     return value;
   };
 };
+
+/**
+ * An async value made on first use and shared by concurrent callers; a failure is not kept, so a transient
+ * error (DynamoDB throttling, a cold network) is retried by the next call instead of failing the container.
+ */
+export const onceAsync = <T>(create: () => Promise<T>): (() => Promise<T>) => {
+  let pending: Promise<T> | undefined;
+  return () => {
+    pending ??= create().catch((error: unknown) => {
+      pending = undefined;
+      throw error;
+    });
+    return pending;
+  };
+};

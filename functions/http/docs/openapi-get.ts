@@ -2,11 +2,11 @@
 import pkg from '../../../package.json' with { type: 'json' };
 import { http } from '../../shared/http.js';
 import { buildOpenApi } from '../../shared/openapi.js';
-import { once } from '../../shared/once.js';
+import { onceAsync } from '../../shared/once.js';
 import '../../shared/wiring.js'; // the general rate limit
 
 // The route tables are imported on first use: they include this endpoint, so a static import would be a cycle.
-const document = once(async () => {
+const document = onceAsync(async () => {
   const { documentedRoutes } = await import('../routes.js');
   return buildOpenApi(documentedRoutes(), { version: pkg.version });
 });

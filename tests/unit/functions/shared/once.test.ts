@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { once, onceAsync } from '../../../../functions/shared/once.js';
+
+describe('once', () => {
+  it('creates on first use only', () => {
+    let made = 0;
+    const value = once(() => ({ n: (made += 1) }));
+    expect(value()).toBe(value());
+    expect(made).toBe(1);
+  });
+});
+
+describe('onceAsync', () => {
+  it('shares one creation between concurrent callers', async () => {
+    let made = 0;
+    const value = onceAsync(async () => (made += 1));
+    expect(await Promise.all([value(), value(), value()])).toEqual([1, 1, 1]);
+    expect(made).toBe(1);
+  });
+
+  it('does not keep a failure: the next call tries again', async () => {
+    let calls = 0;
+    const value = onceAsync(async () => {
+      calls += 1;
+      if (calls === 1) throw new Error('transient');
+      return 'ready';
+    });
+    await expect(value()).rejects.toThrow('transient');
+    await expect(value()).resolves.toBe('ready');
+    await expect(value()).resolves.toBe('ready');
+    expect(calls).toBe(2);
+  });
+});
