@@ -87,7 +87,7 @@ export const listApiKeys = async (deps: Pick<IdentityDeps, 'apiKeys'>, caller: C
 export const revokeApiKey = async (deps: Pick<IdentityDeps, 'apiKeys' | 'clock'>, caller: Caller, id: string) => {
   const key = await deps.apiKeys.get(id);
   if (key === undefined || key.userId !== caller.userId || key.revokedAt !== null) throw new NotFoundError('API key', id);
-  await deps.apiKeys.revoke(id, deps.clock.now());
+  await deps.apiKeys.revoke(key, deps.clock.now());
   return { message: `API key ${key.keyPrefix}… revoked.` };
 };
 

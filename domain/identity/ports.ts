@@ -137,8 +137,8 @@ export interface ApiKeyRepository {
   findByHash(keyHash: string): Promise<ApiKey | undefined>;
   listByUser(userId: string): Promise<readonly ApiKey[]>;
   get(id: string): Promise<ApiKey | undefined>;
-  /** False when the key was already revoked. */
-  revoke(id: string, at: Date): Promise<boolean>;
+  /** Revokes a key the caller has read; false when it was already revoked. */
+  revoke(key: ApiKey, at: Date): Promise<boolean>;
   recordUse(keyHash: string, at: Date, ip: string): Promise<void>;
 }
 

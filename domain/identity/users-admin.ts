@@ -6,14 +6,13 @@ import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import type { Clock, IdGenerator } from '../shared/ports.js';
 import { pageOf, type PageRequest } from '../shared/pagination.js';
 import { ForbiddenError, InsufficientPermissionsError } from './errors.js';
-import type { ApiKeyRepository, PasswordHasher, RoleDirectory, RoleRepository, UserDirectory, UserRepository } from './ports.js';
-import { systemRole } from './permissions.js';
+import type { ApiKeyRepository, PasswordHasher, RoleRepository, UserDirectory, UserRepository } from './ports.js';
+import { systemRole, type Permission } from './permissions.js';
 import type { Caller, User, UserStatus } from './types.js';
 
 export interface UsersDeps {
   readonly users: UserRepository & UserDirectory;
   readonly roles: RoleRepository;
-  readonly directory: RoleDirectory;
   readonly apiKeys: ApiKeyRepository;
   readonly hasher: PasswordHasher;
   readonly ids: IdGenerator;
@@ -42,16 +41,17 @@ const findVisible = async (deps: UsersDeps, caller: Caller, id: string): Promise
   return user;
 };
 
-/** Role names must exist and grant nothing the caller lacks. */
+/** Role names must exist and grant nothing the caller lacks (each role read once). */
 const checkRoles = async (deps: UsersDeps, caller: Caller, roles: readonly string[]): Promise<void> => {
   const unknown: { field: string; code: 'VALIDATION_ERROR'; message: string }[] = [];
+  const granted: Permission[] = [];
   for (const [index, name] of roles.entries()) {
-    if (systemRole(name) === undefined && (await deps.roles.findByName(name)) === undefined) {
-      unknown.push({ field: `roles.${index}`, code: 'VALIDATION_ERROR', message: `There is no role named '${name}'.` });
-    }
+    const permissions = systemRole(name)?.permissions ?? (await deps.roles.findByName(name))?.permissions;
+    if (permissions === undefined) unknown.push({ field: `roles.${index}`, code: 'VALIDATION_ERROR', message: `There is no role named '${name}'.` });
+    else granted.push(...permissions);
   }
   if (unknown.length > 0) throw new ValidationError('Unknown roles.', unknown);
-  const wider = [...(await deps.directory.permissionsOf(roles))].find((p) => !caller.permissions.has(p));
+  const wider = granted.find((p) => !caller.permissions.has(p));
   if (wider !== undefined) throw new InsufficientPermissionsError(wider);
 };
 
@@ -120,7 +120,7 @@ export const getUser = async (deps: UsersDeps, caller: Caller, id: string) => ad
 
 const revokeAccess = async (deps: UsersDeps, user: User, at: Date): Promise<void> => {
   await deps.users.revokeTokens(user.id, at);
-  for (const key of await deps.apiKeys.listByUser(user.id)) if (key.revokedAt === null) await deps.apiKeys.revoke(key.id, at);
+  for (const key of await deps.apiKeys.listByUser(user.id)) if (key.revokedAt === null) await deps.apiKeys.revoke(key, at);
 };
 
 export interface UpdateUserCommand {

@@ -34,7 +34,7 @@ export const rolesDeps = once((): RolesDeps => ({ roles: roles(), users: users()
 
 export const usersDeps = once((): UsersDeps => {
   const identity = identityDeps();
-  return { users: users(), roles: roles(), directory: identity.roles, apiKeys: identity.apiKeys, hasher: identity.hasher, ids: ids(), clock: infra().clock };
+  return { users: users(), roles: roles(), apiKeys: identity.apiKeys, hasher: identity.hasher, ids: ids(), clock: infra().clock };
 });
 
 export const identityDeps = once((): IdentityDeps => {

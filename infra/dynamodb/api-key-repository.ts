@@ -61,9 +61,7 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
     return item === undefined ? undefined : toKey(item);
   }
 
-  async revoke(id: string, at: Date): Promise<boolean> {
-    const key = await this.get(id);
-    if (key === undefined) return false;
+  async revoke(key: ApiKey, at: Date): Promise<boolean> {
     return conditionally(
       this.db.send(
         new UpdateCommand({

@@ -2,15 +2,19 @@
 
 const CONDITION_FAILED = new Set(['ConditionalCheckFailedException', 'TransactionCanceledException']);
 
-export const isConditionFailure = (error: unknown): boolean => error instanceof Error && CONDITION_FAILED.has(error.name);
+/** A failed condition; with `ReturnValuesOnConditionCheckFailure: 'ALL_OLD'` it carries the raw item. */
+export const isConditionFailure = (error: unknown): error is Error & { Item?: Record<string, { N?: string; S?: string } | undefined> } =>
+  error instanceof Error && CONDITION_FAILED.has(error.name);
 
-/** True when the write happened, false when its condition did not hold; other failures are rethrown. */
-export const conditionally = async (write: Promise<unknown>): Promise<boolean> => {
+/** The write's answer, or undefined when its condition did not hold; other failures are rethrown. */
+export const whenCondition = async <T>(write: Promise<T>): Promise<T | undefined> => {
   try {
-    await write;
-    return true;
+    return await write;
   } catch (error) {
-    if (isConditionFailure(error)) return false;
+    if (isConditionFailure(error)) return undefined;
     throw error;
   }
 };
+
+/** True when the write happened, false when its condition did not hold; other failures are rethrown. */
+export const conditionally = async (write: Promise<unknown>): Promise<boolean> => (await whenCondition(write.then(() => true))) ?? false;

@@ -22,6 +22,7 @@
 // positive integers throws RangeError at construction.
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { LockoutState, LoginThrottle, LoginThrottlePolicy } from '../../domain/identity/ports.js';
+import { isConditionFailure } from './conditional.js';
 import { keys } from './keys.js';
 
 /** Seconds the TTL is kept past the window and the lockout, for instances whose clocks disagree. */
@@ -32,8 +33,6 @@ const MAX_ATTEMPTS = 8;
 type Step = 'newWindow' | 'count' | 'lock';
 type RawItem = Record<string, { N?: string } | undefined> | undefined;
 
-const isConditionFailure = (error: unknown): error is Error & { Item?: RawItem } =>
-  error instanceof Error && error.name === 'ConditionalCheckFailedException';
 
 const rawNumber = (item: RawItem, name: string): number | undefined => {
   const value = item?.[name]?.N;

@@ -19,6 +19,7 @@
 // is treated as idle by step 1. If the item vanishes between the two steps, the take starts over.
 import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { RateDecision, RateLimiter, RatePolicy } from '../../domain/identity/ports.js';
+import { isConditionFailure } from './conditional.js';
 import { keys } from './keys.js';
 
 const US_PER_MS = 1_000;
@@ -30,8 +31,6 @@ const MAX_ROUNDS = 3;
 
 type RawItem = Record<string, { N?: string } | undefined> | undefined;
 
-const isConditionFailure = (error: unknown): error is Error & { Item?: RawItem } =>
-  error instanceof Error && error.name === 'ConditionalCheckFailedException';
 
 /** The `tat` of the item a failed condition returned (raw attribute values), in µs; undefined if absent. */
 const oldTatUs = (item: RawItem): number | undefined => {

@@ -2,7 +2,7 @@
 // exactly one wins), sessions whose refresh token is swapped by a conditional update. TTL removes leftovers.
 import { DeleteCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SseGrant, SseTokenRepository } from '../../domain/identity/ports.js';
-import { isConditionFailure } from './conditional.js';
+import { whenCondition } from './conditional.js';
 import { keys } from './keys.js';
 
 const ttlOf = (at: Date) => Math.ceil(at.getTime() / 1000) + 3600;
@@ -32,8 +32,8 @@ export class DynamoSseTokenRepository implements SseTokenRepository {
   }
 
   async consumeToken(tokenHash: string, now: Date): Promise<SseGrant | undefined> {
-    try {
-      const { Attributes } = await this.db.send(
+    const deleted = await whenCondition(
+      this.db.send(
         new DeleteCommand({
           TableName: this.tableName,
           Key: keys.sseToken(tokenHash),
@@ -41,12 +41,9 @@ export class DynamoSseTokenRepository implements SseTokenRepository {
           ExpressionAttributeValues: { ':now': now.getTime() },
           ReturnValues: 'ALL_OLD',
         }),
-      );
-      return Attributes === undefined ? undefined : grantOf(Attributes);
-    } catch (error) {
-      if (isConditionFailure(error)) return undefined;
-      throw error;
-    }
+      ),
+    );
+    return deleted?.Attributes === undefined ? undefined : grantOf(deleted.Attributes);
   }
 
   async putSession(grant: SseGrant, refreshHash: string, expiresAt: Date): Promise<void> {
@@ -60,8 +57,8 @@ export class DynamoSseTokenRepository implements SseTokenRepository {
   }
 
   async rotateSession(sessionId: string, oldRefreshHash: string, newRefreshHash: string, now: Date): Promise<SseGrant | undefined> {
-    try {
-      const { Attributes } = await this.db.send(
+    const updated = await whenCondition(
+      this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.sseSession(sessionId),
@@ -70,11 +67,8 @@ export class DynamoSseTokenRepository implements SseTokenRepository {
           ExpressionAttributeValues: { ':next': newRefreshHash, ':current': oldRefreshHash, ':now': now.getTime() },
           ReturnValues: 'ALL_NEW',
         }),
-      );
-      return Attributes === undefined ? undefined : grantOf(Attributes);
-    } catch (error) {
-      if (isConditionFailure(error)) return undefined;
-      throw error;
-    }
+      ),
+    );
+    return updated?.Attributes === undefined ? undefined : grantOf(updated.Attributes);
   }
 }

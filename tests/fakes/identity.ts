@@ -6,7 +6,7 @@ import { login } from '../../domain/identity/login.js';
 import type { IdentityDeps } from '../../domain/identity/deps.js';
 import { InvalidTokenError, TokenExpiredError } from '../../domain/identity/errors.js';
 import type { ApiKey, ApiKeyRepository, LockoutState, LoginThrottle, Role, RoleRepository, SseGrant, SseTokenRepository, UserDirectory, PasswordHasher, SessionRepository, TokenGenerator, TokenService, UserRepository } from '../../domain/identity/ports.js';
-import { systemRoleDirectory } from '../../domain/identity/roles.js';
+import { roleDirectory } from '../../domain/identity/roles-admin.js';
 import type { RefreshSession, TokenClaims, TwoFactor, User } from '../../domain/identity/types.js';
 import type { IdGenerator } from '../../domain/shared/ports.js';
 import { AesGcmSecretCipher } from '../../infra/crypto/secret-cipher.js';
@@ -114,10 +114,10 @@ export class FakeApiKeyRepository implements ApiKeyRepository {
   async get(id: string) {
     return this.keys.get(id);
   }
-  async revoke(id: string, at: Date) {
-    const key = this.keys.get(id);
+  async revoke(given: ApiKey, at: Date) {
+    const key = this.keys.get(given.id);
     if (!key || key.revokedAt) return false;
-    this.keys.set(id, { ...key, revokedAt: at.toISOString() });
+    this.keys.set(key.id, { ...key, revokedAt: at.toISOString() });
     return true;
   }
   readonly uses: string[] = [];
@@ -194,7 +194,7 @@ export const identityFakes = () => {
     users,
     sessions,
     tokens: new FakeTokenService(clock),
-    roles: systemRoleDirectory,
+    roles: roleDirectory(new FakeRoleRepository()),
     hasher: fakeHasher,
     random: fakeRandom(),
     throttle,

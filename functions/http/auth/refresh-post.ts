@@ -2,6 +2,7 @@
 import type { IdentityDeps } from '../../../domain/identity/deps.js';
 import { refreshSession } from '../../../domain/identity/refresh-session.js';
 import { InvalidTokenError } from '../../../domain/identity/errors.js';
+import { renderError } from '../../shared/errors.js';
 import { http } from '../../shared/http.js';
 import { ErrorEnvelopeSchema } from '../../shared/schemas.js';
 import { identityDeps } from '../../shared/identity-wiring.js';
@@ -27,7 +28,8 @@ export const makeHandler = (deps: () => IdentityDeps) =>
       } catch (error) {
         if (!(error instanceof InvalidTokenError)) throw error;
         // Answer the error and drop the dead cookie in the same response.
-        return { statusCode: 401, body: { error: { code: error.code, message: error.message } }, cookies: [clearedRefreshCookie(request)] };
+        const rendered = renderError(error, request.requestId);
+        return { statusCode: rendered.statusCode, body: rendered.body, cookies: [clearedRefreshCookie(request)] };
       }
     },
   );

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Permission } from '../../../../domain/identity/permissions.js';
 import { systemRole } from '../../../../domain/identity/permissions.js';
-import { roleDirectory } from '../../../../domain/identity/roles-admin.js';
 import type { Caller } from '../../../../domain/identity/types.js';
 import { createUser, deleteUser, listUsers, updateUser, type UsersDeps } from '../../../../domain/identity/users-admin.js';
 import { FakeClock } from '../../../fakes/clock.js';
@@ -15,7 +14,7 @@ const setup = () => {
   const roles = new FakeRoleRepository();
   const apiKeys = new FakeApiKeyRepository();
   const clock = new FakeClock(new Date('2026-11-22T10:00:00.000Z'));
-  const deps: UsersDeps = { users, roles, directory: roleDirectory(roles), apiKeys, hasher: fakeHasher, ids: fakeIds(), clock };
+  const deps: UsersDeps = { users, roles, apiKeys, hasher: fakeHasher, ids: fakeIds(), clock };
   return { deps, users, apiKeys, clock };
 };
 
