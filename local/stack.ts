@@ -134,7 +134,10 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
         : { BOOTSTRAP_ADMIN_EMAIL: options.bootstrapAdmin.email, BOOTSTRAP_ADMIN_PASSWORD: options.bootstrapAdmin.password }),
       ...options.env,
     };
-    Object.assign(process.env, env); // in-process handlers (pollers, streams) read the same configuration
+    // In-process handlers (pollers, streams, the bootstrap) read the same configuration. They parse it once per
+    // process (infra/config.ts), so a process serves one stack's tables: tests that need in-process handlers of
+    // a second stack must run it in another test file (vitest gives each file its own process).
+    Object.assign(process.env, env);
 
     // DynamoDB Local (a JVM) and serverless-offline (esbuild + the framework) start side by side.
     const offlineStarting = (async () => {

@@ -3,26 +3,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../local/stack.js';
 import { uniqueName } from '../support/aws.js';
+import { apiClient } from '../support/http.js';
 import { createUser } from '../support/users.js';
 
 const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 let stack: Stack;
 let admin: string;
 
-const call = async (method: string, path: string, token: string, body?: unknown) => {
-  const response = await fetch(`${stack.baseUrl}/api/v1${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, json: text === '' ? undefined : JSON.parse(text) };
-};
-
-const login = async (email: string, password: string): Promise<string> => {
-  const response = await fetch(`${stack.baseUrl}/api/v1/auth/login`, { method: 'POST', body: JSON.stringify({ email, password }) });
-  return ((await response.json()) as { access_token: string }).access_token;
-};
+const api = apiClient(() => stack.baseUrl);
+/** An admin API call: paths relative to /api/v1, a bearer token, a JSON body. */
+const call = (method: string, path: string, token: string, body?: unknown) => api.call(method, `/api/v1${path}`, { token, body });
+const login = async (email: string, password: string): Promise<string> => (await api.login({ email, password })).token;
 
 beforeAll(async () => {
   stack = await startStack({ port: 0, namePrefix: `${uniqueName('roles')}-`, bootstrapAdmin: ADMIN });
@@ -133,7 +124,7 @@ describe('users', () => {
     expect(updated.json.status).toBe('inactive');
     expect((await call('GET', '/auth/me', dave)).json.error.code).toBe('INVALID_TOKEN');
     expect((await call('GET', '/auth/api-keys', key)).json.error.code).toBe('INVALID_CREDENTIALS');
-    expect((await fetch(`${stack.baseUrl}/api/v1/auth/login`, { method: 'POST', body: JSON.stringify({ email: 'dave@example.com', password: 'dave-password' }) })).status).toBe(401);
+    expect((await api.call('POST', '/api/v1/auth/login', { body: { email: 'dave@example.com', password: 'dave-password' } })).status).toBe(401);
     // Reactivated, the old key stays revoked.
     await call('PATCH', `/admin/users/${made.json.id}`, admin, { status: 'active' });
     expect((await call('GET', '/auth/api-keys', key)).status).toBe(401);
@@ -164,7 +155,7 @@ describe('users', () => {
     const made = await call('POST', '/admin/users', admin, { email: 'frank@example.com', username: 'frank', password: 'frank-password', roles: [] });
     expect((await call('DELETE', `/admin/users/${made.json.id}`, admin)).status).toBe(204);
     expect((await call('GET', `/admin/users/${made.json.id}`, admin)).status).toBe(404);
-    expect((await fetch(`${stack.baseUrl}/api/v1/auth/login`, { method: 'POST', body: JSON.stringify({ email: 'frank@example.com', password: 'frank-password' }) })).status).toBe(401);
+    expect((await api.call('POST', '/api/v1/auth/login', { body: { email: 'frank@example.com', password: 'frank-password' } })).status).toBe(401);
     const me = (await call('GET', '/auth/me', admin)).json;
     expect((await call('DELETE', `/admin/users/${me.id}`, admin)).status).toBe(409);
   });

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allRoutes } from '../../functions/http/routes.js';
 import { startStack, type Stack } from '../../local/stack.js';
 import { uniqueName } from '../support/aws.js';
+import { apiClient } from '../support/http.js';
 import { createUser } from '../support/users.js';
 
 const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
@@ -20,33 +21,9 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-interface Reply {
-  status: number;
-  headers: Headers;
-  json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
-}
-
-const call = async (method: string, path: string, options: { token?: string; header?: string; body?: unknown; cookie?: string } = {}): Promise<Reply> => {
-  const headers: Record<string, string> = {};
-  if (options.token !== undefined) headers['authorization'] = `Bearer ${options.token}`;
-  if (options.header !== undefined) headers['authorization'] = options.header;
-  if (options.cookie !== undefined) headers['cookie'] = options.cookie;
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(`${stack.baseUrl}${path}`, {
-    method,
-    headers,
-    body: options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body),
-  });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, json: text === '' ? undefined : JSON.parse(text) };
-};
-
-const login = async (credentials = ADMIN) => {
-  const reply = await call('POST', '/api/v1/auth/login', { body: credentials });
-  expect(reply.status).toBe(200);
-  const setCookie = reply.headers.getSetCookie()[0] ?? '';
-  return { token: reply.json.access_token as string, cookie: setCookie.split(';')[0] ?? '', setCookie, body: reply.json };
-};
+const api = apiClient(() => stack.baseUrl);
+const call = api.call;
+const login = (credentials = ADMIN) => api.login(credentials);
 
 describe('login and the access token', () => {
   it('logs the bootstrap admin in and sets a strict, HttpOnly refresh cookie on the auth path', async () => {

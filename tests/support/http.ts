@@ -1,0 +1,43 @@
+// A small HTTP client for the end-to-end tests: the spec's JSON API over the stack's single origin.
+export interface Reply {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+export interface CallOptions {
+  /** Sent as `Authorization: Bearer <token>`. */
+  readonly token?: string;
+  /** The raw Authorization header (for malformed ones). */
+  readonly header?: string;
+  /** JSON-encoded unless already a string. */
+  readonly body?: unknown;
+  readonly cookie?: string;
+}
+
+export const apiClient = (baseUrl: () => string) => {
+  const call = async (method: string, path: string, options: CallOptions = {}): Promise<Reply> => {
+    const headers: Record<string, string> = {};
+    if (options.token !== undefined) headers['authorization'] = `Bearer ${options.token}`;
+    if (options.header !== undefined) headers['authorization'] = options.header;
+    if (options.cookie !== undefined) headers['cookie'] = options.cookie;
+    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    const response = await fetch(`${baseUrl()}${path}`, {
+      method,
+      headers,
+      body: options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body),
+    });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, json: text === '' ? undefined : JSON.parse(text) };
+  };
+
+  /** Logs in; the access token, the refresh cookie (`name=value`) and the whole answer. */
+  const login = async (credentials: { email: string; password: string }) => {
+    const reply = await call('POST', '/api/v1/auth/login', { body: credentials });
+    if (reply.status !== 200) throw new Error(`login of ${credentials.email} answered ${reply.status}: ${JSON.stringify(reply.json)}`);
+    const setCookie = reply.headers.getSetCookie()[0] ?? '';
+    return { token: reply.json.access_token as string, cookie: setCookie.split(';')[0] ?? '', setCookie, body: reply.json };
+  };
+
+  return { call, login };
+};
