@@ -5,9 +5,12 @@ import type { DocumentedRoute } from '../shared/openapi.js';
 import { streamRoutes } from '../streams/routes.js';
 import { adminRoutes } from './admin/routes.js';
 import { authRoutes } from './auth/routes.js';
+import { catalogRoutes } from './catalog/routes.js';
 import { docsRoutes } from './docs/routes.js';
 import { metaRoutes } from './meta/routes.js';
 import { oauthRoutes } from './oauth/routes.js';
+import { targetsRoutes } from './targets/routes.js';
+import { tenancyRoutes } from './tenancy/routes.js';
 
 /** Area name (the serverless.yml function) -> its routes. */
 export const areas: Readonly<Record<string, readonly Route[]>> = {
@@ -16,6 +19,9 @@ export const areas: Readonly<Record<string, readonly Route[]>> = {
   auth: authRoutes,
   oauth: oauthRoutes,
   admin: adminRoutes,
+  catalog: catalogRoutes,
+  tenancy: tenancyRoutes,
+  targets: targetsRoutes,
 };
 
 export const allRoutes = (): readonly Route[] => Object.values(areas).flat();

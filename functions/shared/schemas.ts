@@ -30,3 +30,25 @@ export const ErrorEnvelopeSchema = v.object({
     details: v.optional(v.record(v.string(), v.unknown())),
   }),
 });
+
+/** A path id: the UUID or the short id. */
+export const PathId = v.object({ id: v.pipe(v.string(), v.minLength(1), v.maxLength(64)) });
+
+/** `meta` of every `{data, meta}` list. */
+export const MetaSchema = v.object({
+  total: v.number(),
+  page: v.number(),
+  limit: v.number(),
+  total_pages: v.number(),
+  has_next: v.boolean(),
+  has_prev: v.boolean(),
+});
+
+/** The `{data, meta}` envelope of a list of `item`. */
+export const Paginated = <T extends v.GenericSchema>(item: T) => v.object({ data: v.array(item), meta: MetaSchema });
+
+/** A name: trimmed, 1 to 255 characters (the spec's typical bounds). */
+export const Name = v.pipe(v.string(), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(255, 'must be at most 255 characters'));
+
+/** A slug: lower-case letters, digits and dashes, 1 to 64, starting with a letter or digit. */
+export const Slug = v.pipe(v.string(), v.trim(), v.regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'must be 1 to 64 lower-case letters, digits or dashes'));

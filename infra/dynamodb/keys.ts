@@ -38,4 +38,41 @@ export const keys = {
   rateLimit: (key: string): Key => ({ pk: `RATE#${key}`, sk: 'RATE' }),
   /** Failed-login counting and lockout of one client address. */
   loginThrottle: (ip: string): Key => ({ pk: `LOGINTHROTTLE#${ip}`, sk: 'LOGINTHROTTLE' }),
+  // ---- catalog (domain/catalog): actions, versions, sequences, solutions ----
+  /** The action item; its versions share the partition (sk VERSION#<version>), so one query reads both. */
+  action: (id: string): Key => ({ pk: `ACTION#${id}`, sk: 'ACTION' }),
+  actionVersion: (actionId: string, version: string): Key => ({ pk: `ACTION#${actionId}`, sk: `VERSION#${version}` }),
+  /** Slug uniqueness within a scope: a tenant id, or GLOBAL. */
+  actionSlug: (tenantId: string | null, slug: string): Key => ({ pk: `ACTIONSLUG#${tenantId ?? 'GLOBAL'}#${slug.toLowerCase()}`, sk: 'CLAIM' }),
+  actionsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'ACTIONS', gsi1sk: `${createdAt}#${id}` }),
+  sequence: (id: string): Key => ({ pk: `SEQUENCE#${id}`, sk: 'SEQUENCE' }),
+  sequencesIndex: (createdAt: string, id: string) => ({ gsi1pk: 'SEQUENCES', gsi1sk: `${createdAt}#${id}` }),
+  solution: (id: string): Key => ({ pk: `SOLUTION#${id}`, sk: 'SOLUTION' }),
+  solutionsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'SOLUTIONS', gsi1sk: `${createdAt}#${id}` }),
+
+  // ---- tenancy (domain/tenancy): tenants, environments, deployment freezes ----
+  tenant: (id: string): Key => ({ pk: `TENANT#${id}`, sk: 'TENANT' }),
+  tenantSlug: (slug: string): Key => ({ pk: `TENANTSLUG#${slug.toLowerCase()}`, sk: 'CLAIM' }),
+  tenantsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'TENANTS', gsi1sk: `${createdAt}#${id}` }),
+  environment: (id: string): Key => ({ pk: `ENVIRONMENT#${id}`, sk: 'ENVIRONMENT' }),
+  environmentsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'ENVIRONMENTS', gsi1sk: `${createdAt}#${id}` }),
+  freeze: (id: string): Key => ({ pk: `FREEZE#${id}`, sk: 'FREEZE' }),
+  freezesIndex: (createdAt: string, id: string) => ({ gsi1pk: 'FREEZES', gsi1sk: `${createdAt}#${id}` }),
+
+  // ---- targets and agents (domain/targets) ----
+  target: (id: string): Key => ({ pk: `TARGET#${id}`, sk: 'TARGET' }),
+  targetsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'TARGETS', gsi1sk: `${createdAt}#${id}` }),
+  enrollmentToken: (tokenHash: string): Key => ({ pk: `ENROLLTOKEN#${tokenHash}`, sk: 'TOKEN' }),
+  agentToken: (tokenHash: string): Key => ({ pk: `AGENTTOKEN#${tokenHash}`, sk: 'TOKEN' }),
+  /** A command for an agent; its output chunks share the partition (sk OUTPUT#<seq>). */
+  command: (id: string): Key => ({ pk: `COMMAND#${id}`, sk: 'COMMAND' }),
+  commandOutput: (id: string, seq: number): Key => ({ pk: `COMMAND#${id}`, sk: `OUTPUT#${String(seq).padStart(10, '0')}` }),
+  /**
+   * A target's inbox on gsi1 (sparse: only while there is something to tell the agent): commands to run
+   * (RUN#...) and running commands to stop (CANCEL#...). Claiming an entry removes these attributes.
+   */
+  agentInbox: (targetId: string, kind: 'RUN' | 'CANCEL', createdAt: string, commandId: string) => ({
+    gsi1pk: `AGENTINBOX#${targetId}`,
+    gsi1sk: `${kind}#${createdAt}#${commandId}`,
+  }),
 } as const;

@@ -1,7 +1,6 @@
 import * as v from 'valibot';
 
-/** A path id: the UUID or the short id. */
-export const PathId = v.object({ id: v.pipe(v.string(), v.minLength(1), v.maxLength(64)) });
+export { MetaSchema, PathId } from '../../shared/schemas.js';
 
 export const RoleSchema = v.object({
   id: v.string(),
@@ -22,14 +21,6 @@ export const RoleBody = v.object({
 
 export const PermissionsBody = v.object({ permissions: v.pipe(v.array(v.pipe(v.string(), v.maxLength(100))), v.minLength(1, 'name at least one permission'), v.maxLength(57)) });
 
-export const MetaSchema = v.object({
-  total: v.number(),
-  page: v.number(),
-  limit: v.number(),
-  total_pages: v.number(),
-  has_next: v.boolean(),
-  has_prev: v.boolean(),
-});
 
 export const UserStatusSchema = v.picklist(['active', 'inactive', 'locked', 'pending'], 'must be one of active, inactive, locked, pending');
 

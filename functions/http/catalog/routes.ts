@@ -1,0 +1,3 @@
+import type { Route } from '../../shared/router.js';
+
+export const catalogRoutes: readonly Route[] = [];

@@ -1,0 +1,3 @@
+import type { Route } from '../../shared/router.js';
+
+export const tenancyRoutes: readonly Route[] = [];
