@@ -55,6 +55,8 @@ export const keys = {
   tenantSlug: (slug: string): Key => ({ pk: `TENANTSLUG#${slug.toLowerCase()}`, sk: 'CLAIM' }),
   tenantsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'TENANTS', gsi1sk: `${createdAt}#${id}` }),
   environment: (id: string): Key => ({ pk: `ENVIRONMENT#${id}`, sk: 'ENVIRONMENT' }),
+  /** Environment names are unique within their tenant (or among global environments). */
+  environmentName: (tenantId: string | null, name: string): Key => ({ pk: `ENVNAME#${tenantId ?? 'GLOBAL'}#${name.toLowerCase()}`, sk: 'CLAIM' }),
   environmentsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'ENVIRONMENTS', gsi1sk: `${createdAt}#${id}` }),
   freeze: (id: string): Key => ({ pk: `FREEZE#${id}`, sk: 'FREEZE' }),
   freezesIndex: (createdAt: string, id: string) => ({ gsi1pk: 'FREEZES', gsi1sk: `${createdAt}#${id}` }),

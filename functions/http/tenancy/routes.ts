@@ -1,3 +1,34 @@
-import type { Route } from '../../shared/router.js';
+import { route, type Route } from '../../shared/router.js';
+import * as freezeDelete from './deployment-freeze-delete.js';
+import * as freezeGet from './deployment-freeze-get.js';
+import * as freezePut from './deployment-freeze-put.js';
+import * as freezesGet from './deployment-freezes-get.js';
+import * as freezesPost from './deployment-freezes-post.js';
+import * as environmentDelete from './environment-delete.js';
+import * as environmentGet from './environment-get.js';
+import * as environmentPut from './environment-put.js';
+import * as environmentsGet from './environments-get.js';
+import * as environmentsPost from './environments-post.js';
+import * as tenantDelete from './tenant-delete.js';
+import * as tenantGet from './tenant-get.js';
+import * as tenantPut from './tenant-put.js';
+import * as tenantsGet from './tenants-get.js';
+import * as tenantsPost from './tenants-post.js';
 
-export const tenancyRoutes: readonly Route[] = [];
+export const tenancyRoutes: readonly Route[] = [
+  route('GET', '/api/v1/tenants', tenantsGet.handler),
+  route('POST', '/api/v1/tenants', tenantsPost.handler),
+  route('GET', '/api/v1/tenants/{id}', tenantGet.handler),
+  route('PUT', '/api/v1/tenants/{id}', tenantPut.handler),
+  route('DELETE', '/api/v1/tenants/{id}', tenantDelete.handler),
+  route('GET', '/api/v1/environments', environmentsGet.handler),
+  route('POST', '/api/v1/environments', environmentsPost.handler),
+  route('GET', '/api/v1/environments/{id}', environmentGet.handler),
+  route('PUT', '/api/v1/environments/{id}', environmentPut.handler),
+  route('DELETE', '/api/v1/environments/{id}', environmentDelete.handler),
+  route('GET', '/api/v1/deployment-freezes', freezesGet.handler),
+  route('POST', '/api/v1/deployment-freezes', freezesPost.handler),
+  route('GET', '/api/v1/deployment-freezes/{id}', freezeGet.handler),
+  route('PUT', '/api/v1/deployment-freezes/{id}', freezePut.handler),
+  route('DELETE', '/api/v1/deployment-freezes/{id}', freezeDelete.handler),
+];

@@ -1,0 +1,148 @@
+// TenantRepository on the single table: the tenant item (with a `refCount` of the records that reference it),
+// a claim on its lower-cased slug and a short-id alias, written in one transaction. Records that reference a
+// tenant add `tenantReference(...)` to their own transaction, so a tenant cannot be deleted while referenced
+// (the delete is conditioned on `refCount = 0`) and a record cannot reference a tenant deleted meanwhile.
+import { GetCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ConflictError, NotFoundError } from '../../domain/errors.js';
+import type { TenantRef } from '../../domain/shared/lookups.js';
+import type { TenantRepository } from '../../domain/tenancy/ports.js';
+import type { Tenant } from '../../domain/tenancy/types.js';
+import { aliasItem, resolveId } from './aliases.js';
+import { isConditionFailure } from './conditional.js';
+import { keys } from './keys.js';
+import { queryAll } from './query-all.js';
+
+type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
+
+const toTenant = (item: Record<string, unknown>): Tenant => ({
+  id: String(item['id']),
+  shortId: String(item['shortId']),
+  name: String(item['name']),
+  slug: String(item['slug']),
+  createdAt: String(item['createdAt']),
+  updatedAt: String(item['updatedAt']),
+});
+
+/**
+ * The transaction item that adds (+1) or removes (-1) one reference to a tenant. Adding fails the transaction
+ * when the tenant does not exist; callers turn that into their own error.
+ */
+export const tenantReference = (tableName: string, tenantId: string, delta: 1 | -1): TransactItem => ({
+  Update: {
+    TableName: tableName,
+    Key: keys.tenant(tenantId),
+    UpdateExpression: 'ADD refCount :delta',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeValues: { ':delta': delta },
+  },
+});
+
+/** Whether the transaction item at `index` is the one whose condition failed. */
+export const failedAt = (error: unknown, index: number): boolean =>
+  ((error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [])[index]?.Code === 'ConditionalCheckFailed';
+
+export class DynamoTenantRepository implements TenantRepository {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async findTenant(idOrShortId: string): Promise<TenantRef | undefined> {
+    const tenant = await this.get(idOrShortId);
+    return tenant === undefined ? undefined : { id: tenant.id, shortId: tenant.shortId, name: tenant.name, slug: tenant.slug };
+  }
+
+  async listAll(): Promise<readonly Tenant[]> {
+    const items = await queryAll(this.db, {
+      TableName: this.tableName,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :tenants',
+      ExpressionAttributeValues: { ':tenants': 'TENANTS' },
+    });
+    return items.map(toTenant);
+  }
+
+  async get(idOrShortId: string): Promise<Tenant | undefined> {
+    const id = await resolveId(this.db, this.tableName, 'tenant', idOrShortId);
+    if (id === undefined) return undefined;
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.tenant(id), ConsistentRead: true }));
+    return Item === undefined ? undefined : toTenant(Item);
+  }
+
+  async create(tenant: Tenant): Promise<void> {
+    const items: TransactItem[] = [
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: { ...keys.tenant(tenant.id), ...keys.tenantsIndex(tenant.createdAt, tenant.id), type: 'tenant', ...tenant, refCount: 0 },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      this.#claim(tenant),
+      { Put: { TableName: this.tableName, Item: aliasItem('tenant', tenant.shortId, tenant.id), ConditionExpression: 'attribute_not_exists(pk)' } },
+    ];
+    await this.#write(items, tenant.slug, 1);
+  }
+
+  async update(previous: Tenant, next: Tenant): Promise<void> {
+    const moved = previous.slug.toLowerCase() !== next.slug.toLowerCase();
+    const items: TransactItem[] = [
+      {
+        // An Update, not a Put: `refCount` changes without touching updatedAt and must be kept.
+        Update: {
+          TableName: this.tableName,
+          Key: keys.tenant(previous.id),
+          UpdateExpression: 'SET #name = :name, slug = :slug, updatedAt = :now',
+          ConditionExpression: 'updatedAt = :seen',
+          ExpressionAttributeNames: { '#name': 'name' },
+          ExpressionAttributeValues: { ':name': next.name, ':slug': next.slug, ':now': next.updatedAt, ':seen': previous.updatedAt },
+        },
+      },
+      ...(moved ? [this.#claim(next), { Delete: { TableName: this.tableName, Key: keys.tenantSlug(previous.slug) } }] : []),
+    ];
+    await this.#write(items, next.slug, moved ? 1 : -1);
+  }
+
+  async delete(tenant: Tenant): Promise<void> {
+    try {
+      await this.db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Delete: {
+                TableName: this.tableName,
+                Key: keys.tenant(tenant.id),
+                ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(refCount) OR refCount = :zero)',
+                ExpressionAttributeValues: { ':zero': 0 },
+              },
+            },
+            { Delete: { TableName: this.tableName, Key: keys.tenantSlug(tenant.slug) } },
+            { Delete: { TableName: this.tableName, Key: keys.shortId('tenant', tenant.shortId) } },
+          ],
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.tenant(tenant.id), ConsistentRead: true }));
+      if (Item === undefined) throw new NotFoundError('Tenant', tenant.id);
+      throw new ConflictError(`Tenant '${tenant.slug}' still has environments or deployment freezes; delete them first.`, {
+        references: Number(Item['refCount'] ?? 0),
+      });
+    }
+  }
+
+  #claim(tenant: Tenant): TransactItem {
+    return { Put: { TableName: this.tableName, Item: { ...keys.tenantSlug(tenant.slug), tenant_id: tenant.id }, ConditionExpression: 'attribute_not_exists(pk)' } };
+  }
+
+  /** Runs the transaction; the claim (at `claimIndex`, -1 for none) failing is a taken slug, anything else a race. */
+  async #write(items: TransactItem[], slug: string, claimIndex: number): Promise<void> {
+    try {
+      await this.db.send(new TransactWriteCommand({ TransactItems: items }));
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      if (claimIndex >= 0 && failedAt(error, claimIndex)) throw new ConflictError(`A tenant with slug '${slug}' already exists.`, { field: 'slug' });
+      throw new ConflictError('The tenant changed meanwhile; read it again and retry.');
+    }
+  }
+}
