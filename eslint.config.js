@@ -54,4 +54,18 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    files: ['agent/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...notLocalOrTests,
+            { group: ['**/domain/**', '**/functions/**', '**/infra/**'], message: 'The agent ships alone to managed hosts: it imports only agent/ and Node built-ins.' },
+          ],
+        },
+      ],
+    },
+  },
 );

@@ -1,8 +1,11 @@
 // `npm start`: the whole service on this machine. `npm start -- --in-memory` keeps nothing on disk;
 // `--verbose` shows serverless-offline's own request lines too. PORT overrides 3000.
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { RunningAgent } from '../agent/agent.js';
+import { LOCAL_AGENTS, startLocalAgents } from './agents.js';
 import { JavaMissingError } from './emulators.js';
 import { formatLogLine } from './log-format.js';
 import { localBootstrapAdmin } from './secrets.js';
@@ -86,6 +89,15 @@ const main = async (): Promise<void> => {
   }
   if (!inMemory) await writeFile(LOCK_FILE, JSON.stringify({ pid: process.pid, port: stack.port, children: [...stack.childPids] } satisfies Lock));
 
+  // The agents keep their state (agent token, command records) beside the data, or in a temporary folder.
+  const agentsDir = inMemory ? await mkdtemp(join(tmpdir(), 'deployer-agents-')) : join(DATA_DIR, 'agents');
+  let agents: readonly RunningAgent[] = [];
+  try {
+    agents = await startLocalAgents(stack, agentsDir, say);
+  } catch (error) {
+    say(`  The local agents did not start: ${(error as Error).message}`);
+  }
+
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   say(
     [
@@ -99,6 +111,7 @@ const main = async (): Promise<void> => {
       `  DynamoDB        ${stack.dynamoEndpoint}${stack.external ? ' (AWS_ENDPOINT_URL)' : ' (DynamoDB Local)'}`,
       `  SQS             ${stack.sqsEndpoint}${stack.external ? ' (AWS_ENDPOINT_URL)' : ' (local-aws-sqs)'}`,
       `  Running         HTTP functions (serverless-offline), stream function, ${Object.keys(stack.queues).length} queues`,
+      `  Agents          ${agents.length === LOCAL_AGENTS.length ? LOCAL_AGENTS.map((a) => `${a.name} (${a.tags.map((t) => `${t.key}=${t.value}`).join(', ')})`).join(', ') : 'not running (see above)'}; work in ${agentsDir}`,
       '',
       '  Ctrl-C stops everything.',
       '',
@@ -110,7 +123,9 @@ const main = async (): Promise<void> => {
     if (stopping) return;
     stopping = true;
     say(`\n${signal}: stopping...`);
+    await Promise.all(agents.map((a) => a.stop({ graceSeconds: 5 })));
     await stack.stop();
+    if (inMemory) await rm(agentsDir, { recursive: true, force: true });
     if (!inMemory) await rm(LOCK_FILE, { force: true });
     say('Stopped.');
     process.exit(0);

@@ -15,6 +15,7 @@ import { ForbiddenError } from '../../domain/identity/errors.js';
 import type { Permission } from '../../domain/identity/permissions.js';
 import type { RateDecision } from '../../domain/identity/ports.js';
 import type { Caller } from '../../domain/identity/types.js';
+import type { AgentCaller } from '../../domain/targets/types.js';
 import { renderError } from './errors.js';
 import { logger } from './logger.js';
 import { parseWith } from './validation.js';
@@ -35,8 +36,11 @@ export interface RouteSpec<B extends Schema | undefined = Schema | undefined, Q 
   readonly operationId: string;
   readonly summary: string;
   readonly tags: readonly string[];
-  /** `public`; `authenticated` (any valid credential); or the permission (`<resource>:<action>`) a caller needs. */
-  readonly permission: 'public' | 'authenticated' | Permission;
+  /**
+   * `public`; `authenticated` (any valid user credential); the permission (`<resource>:<action>`) a user caller
+   * needs; or `agent`: an agent token and nothing else (the agent protocol under /api/v1/agent/*).
+   */
+  readonly permission: 'public' | 'authenticated' | 'agent' | Permission;
   /** `user`: only a user's access token, not an API key (for example creating API keys). */
   readonly credentials?: 'user';
   readonly body?: B;
@@ -172,6 +176,7 @@ export type Authenticator = (authorization: string | undefined, ip: string) => P
 export interface HttpOptions {
   /** Defaults to the service's own (functions/shared/wiring.ts); tests pass theirs. */
   readonly authenticate?: Authenticator;
+  readonly authenticateAgent?: AgentAuthenticator;
   readonly rateGate?: RateGate;
 }
 
@@ -209,14 +214,28 @@ const rateLimited = async (event: APIGatewayProxyEventV2, options: HttpOptions):
   }
 };
 
+/** Authorization header value -> the agent, or a domain error (401 codes of the spec). */
+export type AgentAuthenticator = (authorization: string | undefined) => Promise<AgentCaller>;
+
+let defaultAgentAuthenticator: (() => AgentAuthenticator) | undefined;
+/** Set once by the composition root of the agent endpoints. */
+export const useDefaultAgentAuthenticator = (make: () => AgentAuthenticator): void => {
+  defaultAgentAuthenticator = make;
+};
+
 let defaultAuthenticator: (() => Authenticator) | undefined;
 /** Set once by the composition root, so this module does not import the infrastructure. */
 export const useDefaultAuthenticator = (make: () => Authenticator): void => {
   defaultAuthenticator = make;
 };
 
-const authenticateFor = async (spec: RouteSpec, event: APIGatewayProxyEventV2, options: HttpOptions): Promise<Caller | undefined> => {
+const authenticateFor = async (spec: RouteSpec, event: APIGatewayProxyEventV2, options: HttpOptions): Promise<Caller | AgentCaller | undefined> => {
   if (spec.permission === 'public') return undefined;
+  if (spec.permission === 'agent') {
+    const authenticateAgent = options.authenticateAgent ?? defaultAgentAuthenticator?.();
+    if (authenticateAgent === undefined) throw new Error('no agent authenticator is wired');
+    return authenticateAgent(event.headers?.['authorization']);
+  }
   const authenticate = options.authenticate ?? defaultAuthenticator?.();
   if (authenticate === undefined) throw new Error('no authenticator is wired');
   const caller = await authenticate(event.headers?.['authorization'], clientIp(event));
@@ -236,7 +255,7 @@ export const readCookies = (event: APIGatewayProxyEventV2): Record<string, strin
   return cookies;
 };
 
-type CallerOf<S> = S extends { permission: 'public' } ? undefined : Caller;
+type CallerOf<S> = S extends { permission: 'public' } ? undefined : S extends { permission: 'agent' } ? AgentCaller : Caller;
 
 export const http = <
   B extends Schema | undefined = undefined,

@@ -60,7 +60,7 @@ const operationOf = (route: DocumentedRoute): JsonObject => {
     summary: spec.summary,
     tags: spec.tags,
     'x-permission': spec.permission,
-    security: spec.permission === 'public' ? [] : route.streaming ? [{ sseToken: [] }] : [{ bearer: [] }],
+    security: spec.permission === 'public' ? [] : route.streaming ? [{ sseToken: [] }] : spec.permission === 'agent' ? [{ agentToken: [] }] : [{ bearer: [] }],
     parameters: [...parametersOf(spec.params, 'path'), ...parametersOf(spec.query, 'query')],
     ...(spec.body === undefined
       ? {}
@@ -87,6 +87,7 @@ export const buildOpenApi = (routes: readonly DocumentedRoute[], info: { version
       schemas: { ErrorEnvelope: schemaOf(ErrorEnvelopeSchema, 'output') },
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'A JWT access token or an API key (dpl_...)' },
+        agentToken: { type: 'http', scheme: 'bearer', description: 'An agent token (dpa_...), from POST /api/v1/agent/register; only for /api/v1/agent/*' },
         sseToken: { type: 'apiKey', in: 'query', name: 'sse_token', description: 'Single-use token from POST /api/v1/auth/sse-token' },
       },
     },

@@ -1,0 +1,239 @@
+// A command's output on its way to the server: secret values masked before anything leaves the host, then cut
+// into ordered chunks (one seq counter for both streams) and sent in batches, in order, each batch retried until
+// accepted before the next one goes.
+import type { OutputChunk, OutputStream } from './protocol.js';
+
+export const MASK = '***';
+export const MAX_CHUNK_BYTES = 64 * 1024;
+export const MAX_REQUEST_BYTES = 256 * 1024;
+export const BATCH_INTERVAL_MS = 250;
+
+/**
+ * Replaces every occurrence of a secret value with `***`. Output arrives in pieces, so a tail that could be the
+ * start of a secret is held back until the next piece (or the end) shows whether it is one.
+ */
+export class SecretMasker {
+  private readonly secrets: readonly string[];
+  private readonly longest: number;
+  private held = '';
+
+  constructor(secrets: Iterable<string>) {
+    // Longest first: where two secrets start at the same place, the longer one is masked whole.
+    this.secrets = [...new Set(secrets)].filter((s) => s.length > 0).sort((a, b) => b.length - a.length);
+    this.longest = this.secrets[0]?.length ?? 0;
+  }
+
+  /** The text that is safe to send now. */
+  push(text: string): string {
+    if (this.secrets.length === 0) return text;
+    return this.mask(this.held + text, false);
+  }
+
+  /** Everything still held back, masked: call once when the stream ends. */
+  end(): string {
+    const rest = this.held;
+    this.held = '';
+    return rest === '' ? '' : this.mask(rest, true);
+  }
+
+  private mask(text: string, final: boolean): string {
+    const hold = final ? -1 : this.holdFrom(text);
+    const limit = hold === -1 ? text.length : hold;
+    let out = '';
+    let pos = 0;
+    for (;;) {
+      const match = this.firstMatch(text, pos);
+      // A match that starts at or after the held tail waits too: a longer secret may begin there.
+      if (match === undefined || match.index >= limit) break;
+      out += `${text.slice(pos, match.index)}${MASK}`;
+      pos = match.index + match.length;
+    }
+    if (pos >= limit) {
+      this.held = final ? '' : text.slice(pos);
+      return out;
+    }
+    this.held = final ? '' : text.slice(limit);
+    return out + text.slice(pos, limit);
+  }
+
+  private firstMatch(text: string, from: number): { index: number; length: number } | undefined {
+    let best: { index: number; length: number } | undefined;
+    for (const secret of this.secrets) {
+      const index = text.indexOf(secret, from);
+      if (index !== -1 && (best === undefined || index < best.index)) best = { index, length: secret.length };
+    }
+    return best;
+  }
+
+  /** Where the tail that could be an unfinished secret starts, or -1. */
+  private holdFrom(text: string): number {
+    for (let i = Math.max(0, text.length - this.longest + 1); i < text.length; i++) {
+      const tail = text.slice(i);
+      if (this.secrets.some((s) => s.length > tail.length && s.startsWith(tail))) return i;
+    }
+    return -1;
+  }
+}
+
+export const utf8Bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
+
+/** Cuts text into pieces of at most `maxBytes` UTF-8 bytes each, never inside a character. */
+export const splitUtf8 = (text: string, maxBytes: number): string[] => {
+  if (utf8Bytes(text) <= maxBytes) return [text];
+  const pieces: string[] = [];
+  let start = 0;
+  let bytes = 0;
+  for (let i = 0; i < text.length; ) {
+    const code = text.codePointAt(i)!;
+    const width = code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
+    const units = code >= 0x10000 ? 2 : 1;
+    if (bytes + width > maxBytes) {
+      pieces.push(text.slice(start, i));
+      start = i;
+      bytes = 0;
+    }
+    bytes += width;
+    i += units;
+  }
+  pieces.push(text.slice(start));
+  return pieces;
+};
+
+export interface BatcherOptions {
+  readonly intervalMs?: number;
+  readonly maxChunkBytes?: number;
+  readonly maxRequestBytes?: number;
+}
+
+interface Pending {
+  chunk: OutputChunk;
+  bytes: number;
+}
+
+/**
+ * Orders output into chunks and sends them: a batch goes at most every `intervalMs`, or at once when more than
+ * `maxChunkBytes` are waiting. One request at a time, in seq order; `send` retries on its own and throws only
+ * when the output can no longer be delivered, after which the rest is dropped.
+ */
+export class OutputBatcher {
+  private readonly intervalMs: number;
+  private readonly maxChunkBytes: number;
+  private readonly maxRequestBytes: number;
+  private readonly queue: Pending[] = [];
+  private nextSeq = 0;
+  /** How many chunks at the head of the queue are being sent (they must not change any more). */
+  private inFlight = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private due = false;
+  private flushing = false;
+  private sending: Promise<void> | undefined;
+  private failure: unknown;
+  private dropped = 0;
+
+  constructor(
+    private readonly send: (chunks: OutputChunk[]) => Promise<void>,
+    options: BatcherOptions = {},
+  ) {
+    this.intervalMs = options.intervalMs ?? BATCH_INTERVAL_MS;
+    this.maxChunkBytes = options.maxChunkBytes ?? MAX_CHUNK_BYTES;
+    this.maxRequestBytes = options.maxRequestBytes ?? MAX_REQUEST_BYTES;
+  }
+
+  /** The error that stopped delivery, if any. */
+  get error(): unknown {
+    return this.failure;
+  }
+
+  /** Chunks given up on (delivery failed, or abandoned). */
+  get droppedChunks(): number {
+    return this.dropped;
+  }
+
+  /** Chunks numbered so far (the next seq). */
+  get chunkCount(): number {
+    return this.nextSeq;
+  }
+
+  append(stream: OutputStream, data: string): void {
+    if (data === '') return;
+    if (this.failure !== undefined) {
+      this.dropped += 1;
+      return;
+    }
+    for (const piece of splitUtf8(data, this.maxChunkBytes)) {
+      const bytes = utf8Bytes(piece);
+      const last = this.queue.length > this.inFlight ? this.queue[this.queue.length - 1] : undefined;
+      if (last !== undefined && last.chunk.stream === stream && last.bytes + bytes <= this.maxChunkBytes) {
+        last.chunk = { ...last.chunk, data: last.chunk.data + piece };
+        last.bytes += bytes;
+      } else {
+        this.queue.push({ chunk: { stream, data: piece, seq: this.nextSeq++ }, bytes });
+      }
+    }
+    if (this.waitingBytes() > this.maxChunkBytes) this.kick();
+    else this.timer ??= setTimeout(() => this.kick(), this.intervalMs);
+  }
+
+  /** Sends everything now; resolves when all of it was accepted, or delivery failed (see `error`). */
+  async flush(): Promise<void> {
+    this.flushing = true;
+    while (this.queue.length > 0 && this.failure === undefined) {
+      this.kick();
+      await this.sending;
+    }
+  }
+
+  /** Gives up on whatever is not sent yet (the caller could not wait any longer). */
+  abandon(reason: unknown): void {
+    this.failure ??= reason;
+    this.clearTimer();
+    this.dropped += this.queue.length - this.inFlight;
+    this.queue.splice(this.inFlight);
+  }
+
+  private waitingBytes(): number {
+    let total = 0;
+    for (let i = this.inFlight; i < this.queue.length; i++) total += this.queue[i]!.bytes;
+    return total;
+  }
+
+  private clearTimer(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private kick(): void {
+    this.clearTimer();
+    this.due = true;
+    this.sending ??= this.drain().finally(() => {
+      this.sending = undefined;
+      if (this.queue.length > 0 && this.failure === undefined) this.timer ??= setTimeout(() => this.kick(), this.intervalMs);
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0 && this.failure === undefined && (this.due || this.flushing)) {
+      this.due = false;
+      let bytes = 0;
+      let count = 0;
+      while (count < this.queue.length && (count === 0 || bytes + this.queue[count]!.bytes <= this.maxRequestBytes)) {
+        bytes += this.queue[count]!.bytes;
+        count += 1;
+      }
+      this.inFlight = count;
+      try {
+        await this.send(this.queue.slice(0, count).map((p) => p.chunk));
+      } catch (error) {
+        this.failure = error;
+        this.dropped += this.queue.length;
+        this.queue.length = 0;
+        this.clearTimer();
+        return;
+      } finally {
+        this.inFlight = 0;
+      }
+      this.queue.splice(0, count);
+      if (this.waitingBytes() > this.maxChunkBytes) this.due = true;
+    }
+  }
+}

@@ -1,0 +1,62 @@
+// The wire shapes of the agent protocol (decisions.md section 6), as the agent sends and receives them.
+
+export interface Tag {
+  readonly key: string;
+  readonly value: string;
+}
+
+export type Interpreter = 'sh' | 'bash' | 'node' | 'python3';
+export type OutputStream = 'stdout' | 'stderr';
+
+export interface RegisterRequest {
+  readonly enrollment_token: string;
+  readonly name: string;
+  readonly hostname: string;
+  readonly os: string;
+  readonly arch: string;
+  readonly agent_version: string;
+  readonly tags: readonly Tag[];
+}
+
+export interface RegisterResponse {
+  readonly target_id: string;
+  readonly agent_token: string;
+}
+
+/** One step attempt to run. Every attempt of a step is a distinct command id. */
+export interface AgentCommand {
+  readonly id: string;
+  readonly deployment_id: string;
+  readonly step_id: string;
+  readonly attempt: number;
+  readonly action: { readonly id: string; readonly slug: string; readonly version: string };
+  readonly script: string;
+  readonly interpreter: Interpreter;
+  readonly variables: Readonly<Record<string, string>>;
+  readonly secret_variables: readonly string[];
+  readonly timeout_seconds: number | null;
+  readonly created_at: string;
+}
+
+export interface PollResponse {
+  readonly commands: readonly AgentCommand[];
+  readonly cancel: readonly string[];
+}
+
+export interface OutputChunk {
+  readonly stream: OutputStream;
+  readonly data: string;
+  readonly seq: number;
+}
+
+export interface OutputResponse {
+  readonly accepted: number;
+  readonly cancel_requested: boolean;
+}
+
+export interface CompleteRequest {
+  readonly exit_code: number;
+  readonly started_at: string;
+  readonly completed_at: string;
+  readonly error_message?: string;
+}

@@ -1,0 +1,96 @@
+// The agent's side of the service (decisions.md section 6). Agents authenticate with their agent token only, and
+// only ever see or report commands of their own target: anything else answers 404, as if it did not exist.
+import { ConflictError, NotFoundError } from '../errors.js';
+import { InvalidTokenError } from '../identity/errors.js';
+import { bearerToken } from '../identity/authenticate.js';
+import type { TargetsDeps } from './deps.js';
+import { AGENT_TOKEN_PREFIX } from './enrollment.js';
+import type { AgentCaller, Command, OutputChunk } from './types.js';
+
+export const MAX_POLL_WAIT_SECONDS = 20;
+
+export const authenticateAgent = async (deps: Pick<TargetsDeps, 'targets' | 'random'>, authorization: string | undefined): Promise<AgentCaller> => {
+  const token = bearerToken(authorization);
+  if (!token.startsWith(AGENT_TOKEN_PREFIX)) throw new InvalidTokenError('Agent endpoints accept only agent tokens (dpa_...), not user credentials.');
+  const target = await deps.targets.findByAgentTokenHash(deps.random.hash(token));
+  if (target === undefined) throw new InvalidTokenError('The agent token is not valid (was the target deleted?); enroll the agent again.');
+  return { kind: 'agent', targetId: target.id, tenantId: target.tenantId };
+};
+
+export const heartbeat = async (deps: Pick<TargetsDeps, 'targets' | 'clock'>, agent: AgentCaller) => {
+  const now = deps.clock.now();
+  await deps.targets.recordHeartbeat(agent.targetId, now);
+  return { server_time: now.toISOString() };
+};
+
+/** What an agent receives for one command: everything needed to run one step. */
+export const commandForAgent = (command: Command) => ({
+  id: command.id,
+  deployment_id: command.deploymentId,
+  step_id: command.stepId,
+  attempt: command.attempt,
+  action: { ...command.action },
+  script: command.script,
+  interpreter: command.interpreter,
+  variables: { ...command.variables },
+  secret_variables: [...command.secretVariables],
+  timeout_seconds: command.timeoutSeconds,
+  created_at: command.createdAt,
+});
+
+/**
+ * The long poll: answers as soon as the target's inbox has commands (up to `max`) or cancel notices, else after
+ * `wait` seconds with nothing. Ends early, empty-handed, when `signal` aborts (the platform's time is running out).
+ */
+export const pollCommands = async (deps: TargetsDeps, agent: AgentCaller, request: { wait: number; max: number }, signal?: AbortSignal) => {
+  const deadline = deps.clock.now().getTime() + Math.min(request.wait, MAX_POLL_WAIT_SECONDS) * 1000;
+  for (;;) {
+    const { commands, cancel } = await deps.commands.claimInbox(agent.targetId, request.max, deps.clock.now());
+    if (commands.length > 0 || cancel.length > 0) return { commands: commands.map(commandForAgent), cancel: [...cancel] };
+    const left = deadline - deps.clock.now().getTime();
+    if (left <= 0 || signal?.aborted === true) return { commands: [], cancel: [] };
+    await deps.sleeper.sleep(Math.min(deps.settings.pollIntervalMs, left), signal);
+  }
+};
+
+const ownCommand = async (deps: Pick<TargetsDeps, 'commands'>, agent: AgentCaller, commandId: string): Promise<Command> => {
+  const command = await deps.commands.get(commandId);
+  if (command === undefined || command.targetId !== agent.targetId) throw new NotFoundError('Command', commandId);
+  return command;
+};
+
+/**
+ * Appends output. A retried chunk (a seq already stored) is ignored, so agents retry freely. Output for a command
+ * that already completed is accepted only as such a retry. The answer tells the agent when to stop the command.
+ */
+export const appendOutput = async (deps: TargetsDeps, agent: AgentCaller, commandId: string, chunks: readonly OutputChunk[]) => {
+  const command = await ownCommand(deps, agent, commandId);
+  if (command.status === 'queued') throw new ConflictError('The command has not been delivered to this agent yet.');
+  if (command.status !== 'delivered' && chunks.some((c) => c.seq > command.outputSeq)) {
+    throw new ConflictError(`The command is ${command.status}; it takes no more output.`, { status: command.status });
+  }
+  const accepted = command.status === 'delivered' ? await deps.commands.appendOutput(command, chunks, deps.clock.now()) : 0;
+  return { accepted, cancel_requested: command.cancelRequestedAt !== null || command.status === 'cancelled' };
+};
+
+export interface CompleteCommand {
+  readonly exit_code: number;
+  readonly started_at: string;
+  readonly completed_at: string;
+  readonly error_message?: string | undefined;
+}
+
+/** delivered -> completed, once; a repeat of the same report answers as the first did. */
+export const completeCommand = async (deps: TargetsDeps, agent: AgentCaller, commandId: string, report: CompleteCommand) => {
+  const command = await ownCommand(deps, agent, commandId);
+  const result = {
+    exitCode: report.exit_code,
+    startedAt: new Date(report.started_at).toISOString(),
+    completedAt: new Date(report.completed_at).toISOString(),
+    errorMessage: report.error_message ?? null,
+  };
+  if (command.status === 'delivered' && (await deps.commands.complete(command.id, result))) return { id: command.id, status: 'completed' as const };
+  const now = await deps.commands.get(command.id);
+  if (now?.status === 'completed') return { id: command.id, status: 'completed' as const };
+  throw new ConflictError(`The command is ${now?.status ?? command.status}; it cannot be completed.`, { status: now?.status ?? command.status });
+};

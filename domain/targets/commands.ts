@@ -1,0 +1,40 @@
+// Commands for agents, as the orchestrator (and, until it exists, the tests) creates and stops them.
+import type { Clock, IdGenerator } from '../shared/ports.js';
+import type { CommandRepository } from './ports.js';
+import type { Command, Interpreter } from './types.js';
+
+export interface NewCommand {
+  readonly targetId: string;
+  readonly deploymentId: string;
+  readonly stepId: string;
+  readonly attempt: number;
+  readonly action: { readonly id: string; readonly slug: string; readonly version: string };
+  readonly script: string;
+  readonly interpreter: Interpreter;
+  readonly variables: Readonly<Record<string, string>>;
+  readonly secretVariables: readonly string[];
+  readonly timeoutSeconds: number | null;
+}
+
+export const enqueueCommand = async (deps: { commands: CommandRepository; ids: IdGenerator; clock: Clock }, input: NewCommand): Promise<Command> => {
+  const { id } = await deps.ids.next('command');
+  const command: Command = {
+    ...input,
+    id,
+    status: 'queued',
+    createdAt: deps.clock.now().toISOString(),
+    deliveredAt: null,
+    cancelRequestedAt: null,
+    outputSeq: -1,
+    result: null,
+  };
+  await deps.commands.enqueue(command);
+  return command;
+};
+
+/** Stops a command: never delivered -> cancelled; running -> the agent is told to kill it. Done ones are left. */
+export const cancelCommand = async (deps: { commands: CommandRepository; clock: Clock }, commandId: string): Promise<void> => {
+  const command = await deps.commands.get(commandId);
+  if (command === undefined || command.status === 'completed' || command.status === 'cancelled' || command.cancelRequestedAt !== null) return;
+  await deps.commands.requestCancel(command, deps.clock.now());
+};

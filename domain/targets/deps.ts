@@ -1,0 +1,20 @@
+import type { EnvironmentLookup, TenantLookup } from '../shared/lookups.js';
+import type { Clock, IdGenerator } from '../shared/ports.js';
+import type { TokenGenerator } from '../identity/ports.js';
+import type { CommandRepository, EnrollmentTokenRepository, Sleeper, TargetRepository } from './ports.js';
+
+export interface TargetsDeps {
+  readonly targets: TargetRepository;
+  readonly enrollmentTokens: EnrollmentTokenRepository;
+  readonly commands: CommandRepository;
+  readonly tenants: TenantLookup;
+  readonly environments: EnvironmentLookup;
+  readonly random: TokenGenerator;
+  readonly ids: IdGenerator;
+  readonly clock: Clock;
+  readonly sleeper: Sleeper;
+  readonly settings: {
+    /** How often a long poll looks at the inbox again while it waits. */
+    readonly pollIntervalMs: number;
+  };
+}

@@ -1,0 +1,45 @@
+// Ports of the targets context. Adapters: infra/dynamodb/{target,command}-repository.ts.
+import type { Command, CommandResult, EnrollmentToken, OutputChunk, StoredChunk, Target } from './types.js';
+
+export interface TargetRepository {
+  /** Creates the target with its short-id alias and its agent-token lookup item. */
+  create(target: Target): Promise<void>;
+  get(id: string): Promise<Target | undefined>;
+  /** By UUID or short id. */
+  find(idOrShortId: string): Promise<Target | undefined>;
+  findByAgentTokenHash(tokenHash: string): Promise<Target | undefined>;
+  listAll(): Promise<readonly Target[]>;
+  /** Name and tags; false when the target changed meanwhile (optimistic check on updatedAt). */
+  update(previous: Target, next: Target): Promise<boolean>;
+  recordHeartbeat(id: string, at: Date): Promise<void>;
+  delete(target: Target): Promise<void>;
+}
+
+export interface EnrollmentTokenRepository {
+  /** Kept until it expires. */
+  create(token: EnrollmentToken): Promise<void>;
+  get(tokenHash: string): Promise<EnrollmentToken | undefined>;
+}
+
+export interface CommandRepository {
+  /** Stores the command and puts it in its target's inbox. */
+  enqueue(command: Command): Promise<void>;
+  get(id: string): Promise<Command | undefined>;
+  /**
+   * Moves up to `max` queued commands of the target to delivered (each a conditional write, so two polls never
+   * both get one) and takes the target's pending cancel notices; oldest first.
+   */
+  claimInbox(targetId: string, max: number, at: Date): Promise<{ commands: readonly Command[]; cancel: readonly string[] }>;
+  /** Stores chunks not stored yet (a retried seq is ignored) and returns how many were new. */
+  appendOutput(command: Command, chunks: readonly OutputChunk[], at: Date): Promise<number>;
+  output(commandId: string): Promise<readonly StoredChunk[]>;
+  /** delivered -> completed; false when it was not delivered (already completed, cancelled). */
+  complete(commandId: string, result: CommandResult): Promise<boolean>;
+  /** queued -> cancelled (never delivered), or delivered -> a cancel notice in the target's inbox. */
+  requestCancel(command: Command, at: Date): Promise<void>;
+}
+
+/** Waits without blocking (the long poll). */
+export interface Sleeper {
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}

@@ -1,0 +1,91 @@
+// Targets (hosts running the agent), their enrollment and agent tokens, and the commands agents run.
+
+export interface Tag {
+  readonly key: string;
+  readonly value: string;
+}
+
+export type TargetStatus = 'online' | 'stale' | 'offline';
+
+export interface Target {
+  readonly id: string;
+  readonly shortId: string;
+  readonly name: string;
+  readonly hostname: string;
+  readonly os: string;
+  readonly arch: string;
+  readonly agentVersion: string;
+  readonly tags: readonly Tag[];
+  readonly tenantId: string | null;
+  readonly environmentId: string | null;
+  /** The hash of the target's agent token (the token itself is shown once, at registration). */
+  readonly agentTokenHash: string;
+  readonly lastHeartbeatAt: string | null;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+}
+
+export interface EnrollmentToken {
+  readonly tokenHash: string;
+  readonly tenantId: string | null;
+  readonly environmentId: string | null;
+  readonly createdBy: string;
+  readonly createdAt: string;
+  readonly expiresAt: string;
+}
+
+/** An authenticated agent: it may act only for its own target. */
+export interface AgentCaller {
+  readonly kind: 'agent';
+  readonly targetId: string;
+  readonly tenantId: string | null;
+}
+
+/**
+ * queued: waiting in the target's inbox; delivered: handed to the agent; completed: the agent reported an exit code;
+ * cancelled: stopped before delivery. A delivered command may carry `cancelRequestedAt`: the agent is told to stop it.
+ */
+export type CommandStatus = 'queued' | 'delivered' | 'completed' | 'cancelled';
+export type Interpreter = 'sh' | 'bash' | 'node' | 'python3';
+
+export interface Command {
+  readonly id: string;
+  readonly targetId: string;
+  readonly deploymentId: string;
+  readonly stepId: string;
+  /** 1 for the first try of a step; every retry is a new command with the next attempt. */
+  readonly attempt: number;
+  readonly action: { readonly id: string; readonly slug: string; readonly version: string };
+  readonly script: string;
+  readonly interpreter: Interpreter;
+  readonly variables: Readonly<Record<string, string>>;
+  readonly secretVariables: readonly string[];
+  readonly timeoutSeconds: number | null;
+  readonly status: CommandStatus;
+  readonly createdAt: string;
+  readonly deliveredAt: string | null;
+  readonly cancelRequestedAt: string | null;
+  /** The highest output seq accepted so far (-1: none). */
+  readonly outputSeq: number;
+  readonly result: CommandResult | null;
+}
+
+export interface CommandResult {
+  readonly exitCode: number;
+  readonly startedAt: string;
+  readonly completedAt: string;
+  readonly errorMessage: string | null;
+}
+
+export type OutputStream = 'stdout' | 'stderr';
+
+export interface OutputChunk {
+  readonly stream: OutputStream;
+  readonly data: string;
+  readonly seq: number;
+}
+
+/** One stored output chunk, with the time the server accepted it. */
+export interface StoredChunk extends OutputChunk {
+  readonly receivedAt: string;
+}

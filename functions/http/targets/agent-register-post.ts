@@ -1,0 +1,35 @@
+// handler -> registerAgent (domain/targets/enrollment.ts) -> EnrollmentTokenRepository, TargetRepository
+import * as v from 'valibot';
+import type { TargetsDeps } from '../../../domain/targets/deps.js';
+import { registerAgent } from '../../../domain/targets/enrollment.js';
+import { http } from '../../shared/http.js';
+import { Name } from '../../shared/schemas.js';
+import { targetsDeps } from '../../shared/targets-wiring.js';
+import { HostField, Tags } from './schemas.js';
+
+const Body = v.object({
+  enrollment_token: v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(200)),
+  name: Name,
+  hostname: HostField,
+  os: HostField,
+  arch: HostField,
+  agent_version: v.pipe(HostField, v.maxLength(64)),
+  tags: v.optional(Tags, []),
+});
+
+const Registered = v.object({ target_id: v.string(), short_id: v.string(), agent_token: v.string() });
+
+export const makeHandler = (deps: () => TargetsDeps) =>
+  http(
+    {
+      operationId: 'agent_register',
+      summary: 'An agent enrolls its host with an enrollment token; the agent token is shown once',
+      tags: ['agent'],
+      permission: 'public',
+      body: Body,
+      responses: { 201: { description: 'The new target and its agent token', schema: Registered }, 401: { description: 'INVALID_CREDENTIALS: unknown or expired enrollment token' } },
+    },
+    async ({ body }) => ({ statusCode: 201, body: await registerAgent(deps(), body) }),
+  );
+
+export const handler = makeHandler(targetsDeps);

@@ -1,0 +1,30 @@
+// handler -> createEnrollmentToken (domain/targets/enrollment.ts) -> EnrollmentTokenRepository, lookups
+import * as v from 'valibot';
+import type { TargetsDeps } from '../../../domain/targets/deps.js';
+import { createEnrollmentToken } from '../../../domain/targets/enrollment.js';
+import { http } from '../../shared/http.js';
+import { targetsDeps } from '../../shared/targets-wiring.js';
+
+const Ref = v.pipe(v.string(), v.minLength(1), v.maxLength(64));
+const Body = v.object({
+  tenant_id: v.optional(v.nullable(Ref)),
+  environment_id: v.optional(v.nullable(Ref)),
+  expires_in_hours: v.optional(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(1, 'must be at least 1'), v.maxValue(720, 'must be at most 720 (30 days)'))),
+});
+
+const TokenSchema = v.object({ token: v.string(), expires_at: v.string(), tenant_id: v.nullable(v.string()), environment_id: v.nullable(v.string()) });
+
+export const makeHandler = (deps: () => TargetsDeps) =>
+  http(
+    {
+      operationId: 'create_enrollment_token',
+      summary: 'An enrollment token for agents (shown once; reusable until it expires, default 24 h)',
+      tags: ['targets'],
+      permission: 'targets:create',
+      body: Body,
+      responses: { 201: { description: 'The token, shown once', schema: TokenSchema } },
+    },
+    async ({ caller, body }) => ({ statusCode: 201, body: await createEnrollmentToken(deps(), caller, body) }),
+  );
+
+export const handler = makeHandler(targetsDeps);

@@ -1,0 +1,184 @@
+// Commands for agents. The command item sits in its target's inbox (gsi1, sparse) while the agent has something
+// to learn about it: RUN#... while queued, CANCEL#... once a delivered command must be stopped. Claiming an entry
+// is a conditional update that removes it, so two polls (or a retried poll) never both receive one command.
+// Output chunks share the command's partition, one item per seq, written only if absent: retries are harmless.
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { CommandRepository } from '../../domain/targets/ports.js';
+import type { Command, CommandResult, OutputChunk, StoredChunk } from '../../domain/targets/types.js';
+import { conditionally, whenCondition } from './conditional.js';
+import { keys } from './keys.js';
+import { queryAll } from './query-all.js';
+
+/** Inbox entries looked at per poll; more wait for the next one. */
+const INBOX_PAGE = 25;
+
+const toCommand = (item: Record<string, unknown>): Command => {
+  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, type: _t, ...command } = item;
+  return command as unknown as Command;
+};
+
+export class DynamoCommandRepository implements CommandRepository {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async enqueue(command: Command): Promise<void> {
+    await this.db.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { ...keys.command(command.id), ...keys.agentInbox(command.targetId, 'RUN', command.createdAt, command.id), type: 'command', ...command },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  }
+
+  async get(id: string): Promise<Command | undefined> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.command(id), ConsistentRead: true }));
+    return Item === undefined ? undefined : toCommand(Item);
+  }
+
+  async claimInbox(targetId: string, max: number, at: Date): Promise<{ commands: readonly Command[]; cancel: readonly string[] }> {
+    const inbox = keys.agentInbox(targetId, 'RUN', '', '').gsi1pk;
+    const { Items = [] } = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: 'gsi1',
+        // CANCEL# sorts before RUN#: stop notices come first; a busy agent (max 0) asks for those only.
+        KeyConditionExpression: max > 0 ? 'gsi1pk = :inbox' : 'gsi1pk = :inbox AND begins_with(gsi1sk, :cancel)',
+        ExpressionAttributeValues: { ':inbox': inbox, ...(max > 0 ? {} : { ':cancel': 'CANCEL#' }) },
+        Limit: INBOX_PAGE,
+      }),
+    );
+    const commands: Command[] = [];
+    const cancel: string[] = [];
+    for (const item of Items) {
+      const seen = String(item['gsi1sk']);
+      if (seen.startsWith('CANCEL#')) {
+        if (await this.takeEntry(String(item['id']), seen)) cancel.push(String(item['id']));
+      } else if (commands.length < max) {
+        const delivered = await this.deliver(String(item['id']), seen, at);
+        if (delivered !== undefined) commands.push(delivered);
+      }
+    }
+    return { commands, cancel };
+  }
+
+  private async deliver(id: string, seen: string, at: Date): Promise<Command | undefined> {
+    const result = await whenCondition(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.command(id),
+          UpdateExpression: 'SET #status = :delivered, deliveredAt = :at REMOVE gsi1pk, gsi1sk',
+          ConditionExpression: '#status = :queued AND gsi1sk = :seen',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':delivered': 'delivered', ':queued': 'queued', ':at': at.toISOString(), ':seen': seen },
+          ReturnValues: 'ALL_NEW',
+        }),
+      ),
+    );
+    return result?.Attributes === undefined ? undefined : toCommand(result.Attributes);
+  }
+
+  private takeEntry(id: string, seen: string): Promise<boolean> {
+    return conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.command(id),
+          UpdateExpression: 'REMOVE gsi1pk, gsi1sk',
+          ConditionExpression: 'gsi1sk = :seen',
+          ExpressionAttributeValues: { ':seen': seen },
+        }),
+      ),
+    );
+  }
+
+  async appendOutput(command: Command, chunks: readonly OutputChunk[], at: Date): Promise<number> {
+    const receivedAt = at.toISOString();
+    const stored = await Promise.all(
+      chunks.map((chunk) =>
+        conditionally(
+          this.db.send(
+            new PutCommand({
+              TableName: this.tableName,
+              Item: { ...keys.commandOutput(command.id, chunk.seq), type: 'command_output', stream: chunk.stream, data: chunk.data, seq: chunk.seq, receivedAt },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            }),
+          ),
+        ),
+      ),
+    );
+    const highest = Math.max(...chunks.map((c) => c.seq));
+    if (highest > command.outputSeq) {
+      await conditionally(
+        this.db.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: keys.command(command.id),
+            UpdateExpression: 'SET outputSeq = :seq',
+            ConditionExpression: 'outputSeq < :seq',
+            ExpressionAttributeValues: { ':seq': highest },
+          }),
+        ),
+      );
+    }
+    return stored.filter(Boolean).length;
+  }
+
+  async output(commandId: string): Promise<readonly StoredChunk[]> {
+    const items = await queryAll(this.db, {
+      TableName: this.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :output)',
+      ExpressionAttributeValues: { ':pk': keys.command(commandId).pk, ':output': 'OUTPUT#' },
+      ConsistentRead: true,
+    });
+    return items.map((i) => ({ stream: i['stream'], data: i['data'], seq: i['seq'], receivedAt: i['receivedAt'] }) as StoredChunk);
+  }
+
+  async complete(commandId: string, result: CommandResult): Promise<boolean> {
+    return conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.command(commandId),
+          UpdateExpression: 'SET #status = :completed, #result = :result REMOVE gsi1pk, gsi1sk',
+          ConditionExpression: '#status = :delivered',
+          ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
+          ExpressionAttributeValues: { ':completed': 'completed', ':delivered': 'delivered', ':result': result },
+        }),
+      ),
+    );
+  }
+
+  async requestCancel(command: Command, at: Date): Promise<void> {
+    const now = at.toISOString();
+    const neverDelivered = await conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.command(command.id),
+          UpdateExpression: 'SET #status = :cancelled, cancelRequestedAt = :now REMOVE gsi1pk, gsi1sk',
+          ConditionExpression: '#status = :queued',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':cancelled': 'cancelled', ':queued': 'queued', ':now': now },
+        }),
+      ),
+    );
+    if (neverDelivered) return;
+    const notice = keys.agentInbox(command.targetId, 'CANCEL', now, command.id);
+    await conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.command(command.id),
+          UpdateExpression: 'SET cancelRequestedAt = :now, gsi1pk = :pk, gsi1sk = :sk',
+          ConditionExpression: '#status = :delivered AND attribute_type(cancelRequestedAt, :null)',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':now': now, ':pk': notice.gsi1pk, ':sk': notice.gsi1sk, ':delivered': 'delivered', ':null': 'NULL' },
+        }),
+      ),
+    );
+  }
+}

@@ -1,0 +1,150 @@
+// Targets on the single table: the target item (listed on gsi1), its short-id alias and its agent-token lookup
+// item, written and deleted together in one transaction, which also counts the target as a reference on its
+// tenant and environment (so neither can be deleted while it has targets); enrollment tokens by hash until they
+// expire.
+import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { EnrollmentTokenRepository, TargetRepository } from '../../domain/targets/ports.js';
+import type { EnrollmentToken, Target } from '../../domain/targets/types.js';
+import { ConflictError } from '../../domain/errors.js';
+import { aliasItem, resolveId } from './aliases.js';
+import { environmentReference } from './environment-repository.js';
+import { failedAt, tenantReference } from './tenant-repository.js';
+import { conditionally } from './conditional.js';
+import { keys } from './keys.js';
+import { queryAll } from './query-all.js';
+
+const toTarget = (item: Record<string, unknown>): Target => {
+  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, type: _t, ...target } = item;
+  return target as unknown as Target;
+};
+
+const itemOf = (target: Target) => ({ ...keys.target(target.id), ...keys.targetsIndex(target.createdAt, target.id), type: 'target', ...target });
+
+export class DynamoTargetRepository implements TargetRepository {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async create(target: Target): Promise<void> {
+    const put = (Item: Record<string, unknown>) => ({ Put: { TableName: this.tableName, Item, ConditionExpression: 'attribute_not_exists(pk)' } });
+    const references = this.references(target, 1);
+    try {
+      await this.db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            put(itemOf(target)),
+            put(aliasItem('target', target.shortId, target.id)),
+            put({ ...keys.agentToken(target.agentTokenHash), target_id: target.id }),
+            ...references,
+          ],
+        }),
+      );
+    } catch (error) {
+      if (references.some((_, i) => failedAt(error, 3 + i))) throw new ConflictError('The tenant or environment of the enrollment token no longer exists.');
+      throw error;
+    }
+  }
+
+  private references(target: Target, delta: 1 | -1) {
+    return [
+      ...(target.tenantId === null ? [] : [tenantReference(this.tableName, target.tenantId, delta)]),
+      ...(target.environmentId === null ? [] : [environmentReference(this.tableName, target.environmentId, delta)]),
+    ];
+  }
+
+  async get(id: string): Promise<Target | undefined> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.target(id), ConsistentRead: true }));
+    return Item === undefined ? undefined : toTarget(Item);
+  }
+
+  async find(idOrShortId: string): Promise<Target | undefined> {
+    const id = await resolveId(this.db, this.tableName, 'target', idOrShortId);
+    return id === undefined ? undefined : this.get(id);
+  }
+
+  async findByAgentTokenHash(tokenHash: string): Promise<Target | undefined> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.agentToken(tokenHash) }));
+    return Item === undefined ? undefined : this.get(String(Item['target_id']));
+  }
+
+  async listAll(): Promise<readonly Target[]> {
+    const items = await queryAll(this.db, {
+      TableName: this.tableName,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :targets',
+      ExpressionAttributeValues: { ':targets': 'TARGETS' },
+    });
+    return items.map(toTarget);
+  }
+
+  async update(previous: Target, next: Target): Promise<boolean> {
+    return conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.target(previous.id),
+          UpdateExpression: 'SET #name = :name, tags = :tags, updatedAt = :now',
+          ConditionExpression: 'updatedAt = :seen',
+          ExpressionAttributeNames: { '#name': 'name' },
+          ExpressionAttributeValues: { ':name': next.name, ':tags': next.tags, ':now': next.updatedAt, ':seen': previous.updatedAt },
+        }),
+      ),
+    );
+  }
+
+  async recordHeartbeat(id: string, at: Date): Promise<void> {
+    // Heartbeats only move forward, and a deleted target is not brought back by a late one.
+    await conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.target(id),
+          UpdateExpression: 'SET lastHeartbeatAt = :at',
+          ConditionExpression: 'attribute_exists(pk) AND (attribute_type(lastHeartbeatAt, :null) OR lastHeartbeatAt < :at)',
+          ExpressionAttributeValues: { ':at': at.toISOString(), ':null': 'NULL' },
+        }),
+      ),
+    );
+  }
+
+  async delete(target: Target): Promise<void> {
+    try {
+      await this.db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Delete: { TableName: this.tableName, Key: keys.target(target.id), ConditionExpression: 'attribute_exists(pk)' } },
+            ...[keys.shortId('target', target.shortId), keys.agentToken(target.agentTokenHash)].map((Key) => ({ Delete: { TableName: this.tableName, Key } })),
+            ...this.references(target, -1),
+          ],
+        }),
+      );
+    } catch (error) {
+      if (!failedAt(error, 0)) throw error; // deleted meanwhile by someone else: done, and counted once
+    }
+  }
+}
+
+export class DynamoEnrollmentTokenRepository implements EnrollmentTokenRepository {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async create(token: EnrollmentToken): Promise<void> {
+    await this.db.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { ...keys.enrollmentToken(token.tokenHash), type: 'enrollment_token', ...token, ttl: Math.ceil(Date.parse(token.expiresAt) / 1000) + 3600 },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  }
+
+  async get(tokenHash: string): Promise<EnrollmentToken | undefined> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.enrollmentToken(tokenHash) }));
+    if (Item === undefined) return undefined;
+    const { pk: _pk, sk: _sk, type: _t, ttl: _ttl, ...token } = Item;
+    return token as EnrollmentToken;
+  }
+}

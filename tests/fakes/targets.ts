@@ -1,0 +1,126 @@
+// In-memory fakes of the targets context, for unit tests of its use cases.
+import type { TargetsDeps } from '../../domain/targets/deps.js';
+import type { CommandRepository, EnrollmentTokenRepository, Sleeper, TargetRepository } from '../../domain/targets/ports.js';
+import type { Command, CommandResult, EnrollmentToken, OutputChunk, StoredChunk, Target } from '../../domain/targets/types.js';
+import type { EnvironmentRef, TenantRef } from '../../domain/shared/lookups.js';
+import { FakeClock } from './clock.js';
+import { fakeIds, fakeRandom } from './identity.js';
+
+export class FakeTargetRepository implements TargetRepository {
+  readonly targets = new Map<string, Target>();
+  async create(target: Target) {
+    this.targets.set(target.id, target);
+  }
+  async get(id: string) {
+    return this.targets.get(id);
+  }
+  async find(idOrShortId: string) {
+    return this.targets.get(idOrShortId) ?? [...this.targets.values()].find((t) => t.shortId === idOrShortId);
+  }
+  async findByAgentTokenHash(hash: string) {
+    return [...this.targets.values()].find((t) => t.agentTokenHash === hash);
+  }
+  async listAll() {
+    return [...this.targets.values()];
+  }
+  async update(previous: Target, next: Target) {
+    if (this.targets.get(previous.id)?.updatedAt !== previous.updatedAt) return false;
+    this.targets.set(next.id, next);
+    return true;
+  }
+  async recordHeartbeat(id: string, at: Date) {
+    const target = this.targets.get(id);
+    if (target !== undefined) this.targets.set(id, { ...target, lastHeartbeatAt: at.toISOString() });
+  }
+  async delete(target: Target) {
+    this.targets.delete(target.id);
+  }
+}
+
+export class FakeEnrollmentTokenRepository implements EnrollmentTokenRepository {
+  readonly tokens = new Map<string, EnrollmentToken>();
+  async create(token: EnrollmentToken) {
+    this.tokens.set(token.tokenHash, token);
+  }
+  async get(hash: string) {
+    return this.tokens.get(hash);
+  }
+}
+
+export class FakeCommandRepository implements CommandRepository {
+  readonly commands = new Map<string, Command>();
+  readonly chunks = new Map<string, StoredChunk[]>();
+  /** Cancel notices not yet taken, per command id. */
+  readonly notices = new Set<string>();
+  async enqueue(command: Command) {
+    this.commands.set(command.id, command);
+  }
+  async get(id: string) {
+    return this.commands.get(id);
+  }
+  async claimInbox(targetId: string, max: number, at: Date) {
+    const cancel = [...this.notices].filter((id) => this.commands.get(id)?.targetId === targetId);
+    cancel.forEach((id) => this.notices.delete(id));
+    const queued = [...this.commands.values()].filter((c) => c.targetId === targetId && c.status === 'queued').slice(0, max);
+    const commands = queued.map((c) => {
+      const delivered: Command = { ...c, status: 'delivered', deliveredAt: at.toISOString() };
+      this.commands.set(c.id, delivered);
+      return delivered;
+    });
+    return { commands, cancel };
+  }
+  async appendOutput(command: Command, chunks: readonly OutputChunk[], at: Date) {
+    const stored = this.chunks.get(command.id) ?? [];
+    const fresh = chunks.filter((c) => !stored.some((s) => s.seq === c.seq));
+    stored.push(...fresh.map((c) => ({ ...c, receivedAt: at.toISOString() })));
+    this.chunks.set(command.id, stored);
+    const current = this.commands.get(command.id) as Command;
+    this.commands.set(command.id, { ...current, outputSeq: Math.max(current.outputSeq, ...chunks.map((c) => c.seq)) });
+    return fresh.length;
+  }
+  async output(id: string) {
+    return [...(this.chunks.get(id) ?? [])].sort((a, b) => a.seq - b.seq);
+  }
+  async complete(id: string, result: CommandResult) {
+    const command = this.commands.get(id);
+    if (command?.status !== 'delivered') return false;
+    this.commands.set(id, { ...command, status: 'completed', result });
+    this.notices.delete(id);
+    return true;
+  }
+  async requestCancel(command: Command, at: Date) {
+    const current = this.commands.get(command.id) as Command;
+    if (current.status === 'queued') this.commands.set(command.id, { ...current, status: 'cancelled', cancelRequestedAt: at.toISOString() });
+    else if (current.status === 'delivered' && current.cancelRequestedAt === null) {
+      this.commands.set(command.id, { ...current, cancelRequestedAt: at.toISOString() });
+      this.notices.add(command.id);
+    }
+  }
+}
+
+/** Sleeping advances the fake clock: long polls finish at once in fake time. */
+export const fakeSleeper = (clock: FakeClock): Sleeper => ({
+  sleep: async (ms) => clock.advance(ms),
+});
+
+export const targetsFakes = (options: { tenants?: TenantRef[]; environments?: EnvironmentRef[] } = {}) => {
+  const clock = new FakeClock(new Date('2026-11-22T10:00:00.000Z'));
+  const targets = new FakeTargetRepository();
+  const enrollmentTokens = new FakeEnrollmentTokenRepository();
+  const commands = new FakeCommandRepository();
+  const tenants = options.tenants ?? [];
+  const environments = options.environments ?? [];
+  const deps: TargetsDeps = {
+    targets,
+    enrollmentTokens,
+    commands,
+    tenants: { findTenant: async (id) => tenants.find((t) => t.id === id || t.shortId === id) },
+    environments: { findEnvironment: async (id) => environments.find((e) => e.id === id || e.shortId === id) },
+    random: fakeRandom(),
+    ids: fakeIds(),
+    clock,
+    sleeper: fakeSleeper(clock),
+    settings: { pollIntervalMs: 500 },
+  };
+  return { deps, clock, targets, enrollmentTokens, commands };
+};

@@ -1,0 +1,82 @@
+// The agent as a process, the way `npm run agent` starts it: help, bad options, and a clean stop on SIGTERM.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startFakeAgentServer, type FakeAgentServer } from '../../support/fake-agent-server.js';
+import { removeDir, tempDir, until } from './helpers.js';
+
+const root = fileURLToPath(new URL('../../..', import.meta.url));
+
+interface Run {
+  readonly child: ChildProcess;
+  readonly stdout: () => string;
+  readonly stderr: () => string;
+  readonly exit: Promise<number | null>;
+}
+
+const agentProcess = (args: string[], env: NodeJS.ProcessEnv = {}): Run => {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'agent/main.ts', ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, stdout: () => stdout, stderr: () => stderr, exit };
+};
+
+let server: FakeAgentServer;
+let dir: string;
+let run: Run | undefined;
+
+beforeEach(async () => {
+  server = await startFakeAgentServer();
+  dir = await tempDir('agent-cli-');
+});
+afterEach(async () => {
+  if (run !== undefined && run.child.exitCode === null) {
+    run.child.kill('SIGKILL');
+    await run.exit;
+  }
+  run = undefined;
+  await server.close();
+  await removeDir(dir);
+});
+
+describe('npm run agent', () => {
+  it('prints its usage with --help, and refuses unknown options with exit code 2', async () => {
+    // Act
+    const help = agentProcess(['--help']);
+    const bad = agentProcess(['--server', 'http://x', '--bogus']);
+    // Assess
+    expect(await help.exit).toBe(0);
+    expect(help.stdout()).toContain('Usage: npm run agent -- --server URL [--enroll TOKEN] [options]');
+    expect(await bad.exit).toBe(2);
+    expect(bad.stderr()).toContain("error: Unknown option '--bogus'");
+  });
+
+  it('stops on SIGTERM: polling ends, a running command is killed after the grace period and reported, exit 0', async () => {
+    // Prepare
+    run = agentProcess(
+      ['--server', server.url, '--name', 'cli-agent', '--tag', 'env=test', '--state-dir', join(dir, 'state'), '--poll-wait-seconds', '1',
+        '--heartbeat-seconds', '1', '--kill-grace-seconds', '1', '--shutdown-grace-seconds', '1'],
+      { DEPLOYER_AGENT_ENROLL_TOKEN: 'det_test-enrollment' },
+    );
+    await until('the agent to start', () => run!.stdout().includes('[cli-agent] started: target'), 20_000);
+    const command = server.backend.enqueue(server.backend.target.id, { script: 'echo "token=${DEPLOYER_AGENT_ENROLL_TOKEN:-none}"; sleep 30' });
+    await until('the command output', () => server.backend.output(command.id) !== '');
+    // Act
+    run.child.kill('SIGTERM');
+    const code = await run.exit;
+    // Assess
+    expect(code).toBe(0);
+    expect(server.backend.output(command.id)).toBe('token=none\n');
+    expect(server.backend.command(command.id).completion).toMatchObject({ exit_code: 130, error_message: 'Cancelled: the agent shut down before the command finished' });
+    expect(server.backend.target.registration.tags).toEqual([{ key: 'env', value: 'test' }]);
+    const out = run.stdout();
+    expect(out).toContain('[cli-agent] received SIGTERM; stopping');
+    expect(out).toMatch(/\[cli-agent\] stopped\n$/);
+    expect(out).not.toContain('det_test-enrollment');
+    expect(out).not.toContain(server.backend.target.token);
+  });
+});

@@ -1,0 +1,134 @@
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Command } from '../../../../domain/targets/types.js';
+import { DynamoCommandRepository } from '../../../../infra/dynamodb/command-repository.js';
+import { DynamoTargetRepository } from '../../../../infra/dynamodb/target-repository.js';
+import { createServiceTable, dynamoClient, uniqueName } from '../../../support/aws.js';
+
+const table = uniqueName('commands');
+const client = dynamoClient();
+const db = DynamoDBDocumentClient.from(client);
+const commands = new DynamoCommandRepository(db, table);
+const targets = new DynamoTargetRepository(db, table);
+let n = 0;
+
+const aCommand = (targetId: string, overrides: Partial<Command> = {}): Command => {
+  n += 1;
+  return {
+    id: `c-${n}`,
+    targetId,
+    deploymentId: 'd1',
+    stepId: `s${n}`,
+    attempt: 1,
+    action: { id: 'a1', slug: 'hello', version: '1.0.0' },
+    script: 'echo hi',
+    interpreter: 'sh',
+    variables: { A: '1' },
+    secretVariables: [],
+    timeoutSeconds: null,
+    status: 'queued',
+    createdAt: new Date(Date.UTC(2026, 10, 22, 10, 0, n)).toISOString(),
+    deliveredAt: null,
+    cancelRequestedAt: null,
+    outputSeq: -1,
+    result: null,
+    ...overrides,
+  };
+};
+
+beforeAll(async () => {
+  await createServiceTable(client, table);
+});
+
+describe('DynamoCommandRepository', () => {
+  it('delivers each queued command to exactly one of many concurrent polls, oldest first', async () => {
+    // Prepare
+    const queued = [aCommand('t-race'), aCommand('t-race'), aCommand('t-race')];
+    for (const c of queued) await commands.enqueue(c);
+    await commands.enqueue(aCommand('t-elsewhere'));
+    // Act
+    const polls = await Promise.all(Array.from({ length: 10 }, () => commands.claimInbox('t-race', 4, new Date())));
+    // Assess
+    const delivered = polls.flatMap((p) => p.commands.map((c) => c.id));
+    expect(delivered.sort()).toEqual(queued.map((c) => c.id).sort());
+    expect((await commands.get(queued[0]!.id))?.status).toBe('delivered');
+    expect((await commands.claimInbox('t-race', 4, new Date())).commands).toEqual([]);
+  });
+
+  it('stores output once per seq, in seq order, and raises outputSeq', async () => {
+    const command = aCommand('t-out');
+    await commands.enqueue(command);
+    const [delivered] = (await commands.claimInbox('t-out', 1, new Date())).commands;
+    const chunks = [{ stream: 'stdout' as const, data: 'one', seq: 0 }, { stream: 'stderr' as const, data: 'two', seq: 1 }];
+    expect(await commands.appendOutput(delivered!, chunks, new Date())).toBe(2);
+    expect(await commands.appendOutput(delivered!, [...chunks, { stream: 'stdout', data: 'three', seq: 2 }], new Date())).toBe(1);
+    expect((await commands.output(command.id)).map((c) => [c.seq, c.stream, c.data])).toEqual([[0, 'stdout', 'one'], [1, 'stderr', 'two'], [2, 'stdout', 'three']]);
+    expect((await commands.get(command.id))?.outputSeq).toBe(2);
+  });
+
+  it('completes a delivered command once', async () => {
+    const command = aCommand('t-done');
+    await commands.enqueue(command);
+    await commands.claimInbox('t-done', 1, new Date());
+    const result = { exitCode: 0, startedAt: '2026-11-22T10:00:00.000Z', completedAt: '2026-11-22T10:00:01.000Z', errorMessage: null };
+    const outcomes = await Promise.all([commands.complete(command.id, result), commands.complete(command.id, { ...result, exitCode: 1 })]);
+    expect(outcomes.filter(Boolean)).toHaveLength(1);
+    expect((await commands.get(command.id))?.status).toBe('completed');
+  });
+
+  it('cancels a queued command outright, and puts one cancel notice for a delivered one in the inbox', async () => {
+    const waiting = aCommand('t-cancel');
+    const running = aCommand('t-cancel');
+    await commands.enqueue(running);
+    await commands.claimInbox('t-cancel', 1, new Date());
+    await commands.enqueue(waiting);
+    await commands.requestCancel(waiting, new Date());
+    await commands.requestCancel(running, new Date());
+    await commands.requestCancel((await commands.get(running.id))!, new Date());
+    expect((await commands.get(waiting.id))?.status).toBe('cancelled');
+    const busy = await Promise.all([commands.claimInbox('t-cancel', 0, new Date()), commands.claimInbox('t-cancel', 0, new Date())]);
+    expect(busy.flatMap((b) => b.cancel)).toEqual([running.id]);
+    expect(await commands.claimInbox('t-cancel', 4, new Date())).toEqual({ commands: [], cancel: [] });
+  });
+});
+
+describe('DynamoTargetRepository', () => {
+  const target = {
+    id: '44444444-4444-4444-8444-444444444444',
+    shortId: 'tgt1',
+    name: 'web-1',
+    hostname: 'web-1',
+    os: 'linux',
+    arch: 'x64',
+    agentVersion: '1.0.0',
+    tags: [{ key: 'role', value: 'web' }],
+    tenantId: null,
+    environmentId: null,
+    agentTokenHash: 'hash-1',
+    lastHeartbeatAt: '2026-11-22T10:00:00.000Z',
+    createdAt: '2026-11-22T10:00:00.000Z',
+    updatedAt: '2026-11-22T10:00:00.000Z',
+  };
+
+  it('finds a target by id, short id and agent token; heartbeats only move forward; delete removes every lookup', async () => {
+    await targets.create(target);
+    expect((await targets.find('tgt1'))?.id).toBe(target.id);
+    expect((await targets.findByAgentTokenHash('hash-1'))?.name).toBe('web-1');
+    await targets.recordHeartbeat(target.id, new Date('2026-11-22T10:05:00.000Z'));
+    await targets.recordHeartbeat(target.id, new Date('2026-11-22T10:01:00.000Z'));
+    expect((await targets.get(target.id))?.lastHeartbeatAt).toBe('2026-11-22T10:05:00.000Z');
+    expect((await targets.listAll()).map((t) => t.id)).toContain(target.id);
+    await targets.delete(target);
+    await targets.recordHeartbeat(target.id, new Date('2026-11-22T10:06:00.000Z'));
+    expect([await targets.get(target.id), await targets.find('tgt1'), await targets.findByAgentTokenHash('hash-1')]).toEqual([undefined, undefined, undefined]);
+  });
+
+  it('updates only over the version it read', async () => {
+    const other = { ...target, id: '55555555-5555-4555-8555-555555555555', shortId: 'tgt2', agentTokenHash: 'hash-2' };
+    await targets.create(other);
+    const next = { ...other, name: 'renamed', updatedAt: '2026-11-22T11:00:00.000Z' };
+    expect(await targets.update(other, next)).toBe(true);
+    expect(await targets.update(other, { ...next, name: 'lost' })).toBe(false);
+    expect((await targets.get(other.id))?.name).toBe('renamed');
+  });
+});

@@ -1,0 +1,123 @@
+import { describe, expect, it } from 'vitest';
+import { appendOutput, authenticateAgent, completeCommand, pollCommands } from '../../../../domain/targets/agent-protocol.js';
+import { cancelCommand, enqueueCommand, type NewCommand } from '../../../../domain/targets/commands.js';
+import { createEnrollmentToken, registerAgent } from '../../../../domain/targets/enrollment.js';
+import type { Caller } from '../../../../domain/identity/types.js';
+import { targetsFakes } from '../../../fakes/targets.js';
+
+const admin: Caller = { kind: 'user', userId: 'u1', tenantId: null, roles: ['admin'], permissions: new Set(['targets:create']) };
+const host = { hostname: 'h', os: 'linux', arch: 'x64', agent_version: '1.0.0', tags: [] };
+
+const twoAgents = async () => {
+  const fakes = targetsFakes();
+  const { token } = await createEnrollmentToken(fakes.deps, admin, {});
+  const one = await registerAgent(fakes.deps, { ...host, name: 'one', enrollment_token: token });
+  const two = await registerAgent(fakes.deps, { ...host, name: 'two', enrollment_token: token });
+  const agentOne = await authenticateAgent(fakes.deps, `Bearer ${one.agent_token}`);
+  const agentTwo = await authenticateAgent(fakes.deps, `Bearer ${two.agent_token}`);
+  const command = (targetId: string, overrides: Partial<NewCommand> = {}): NewCommand => ({
+    targetId,
+    deploymentId: 'd1',
+    stepId: 's1',
+    attempt: 1,
+    action: { id: 'a1', slug: 'hello', version: '1.0.0' },
+    script: 'echo hi',
+    interpreter: 'sh',
+    variables: { GREETING: 'hi', TOKEN: 's3cret' },
+    secretVariables: ['TOKEN'],
+    timeoutSeconds: 30,
+    ...overrides,
+  });
+  return { ...fakes, agentOne, agentTwo, command };
+};
+
+const times = { started_at: '2026-11-22T10:00:00.000Z', completed_at: '2026-11-22T10:00:01.000Z' };
+
+describe('pollCommands', () => {
+  it('waits the whole wait when there is nothing, then answers empty', async () => {
+    const { deps, clock, agentOne } = await twoAgents();
+    const before = clock.now().getTime();
+    expect(await pollCommands(deps, agentOne, { wait: 20, max: 4 })).toEqual({ commands: [], cancel: [] });
+    expect(clock.now().getTime() - before).toBe(20_000);
+  });
+
+  it('hands a command to its own target only, once, with everything needed to run it', async () => {
+    // Prepare
+    const { deps, agentOne, agentTwo, command } = await twoAgents();
+    const queued = await enqueueCommand(deps, command(agentOne.targetId));
+    // Act
+    const other = await pollCommands(deps, agentTwo, { wait: 0, max: 4 });
+    const mine = await pollCommands(deps, agentOne, { wait: 0, max: 4 });
+    const again = await pollCommands(deps, agentOne, { wait: 0, max: 4 });
+    // Assess
+    expect(other.commands).toEqual([]);
+    expect(mine.commands).toEqual([
+      {
+        id: queued.id,
+        deployment_id: 'd1',
+        step_id: 's1',
+        attempt: 1,
+        action: { id: 'a1', slug: 'hello', version: '1.0.0' },
+        script: 'echo hi',
+        interpreter: 'sh',
+        variables: { GREETING: 'hi', TOKEN: 's3cret' },
+        secret_variables: ['TOKEN'],
+        timeout_seconds: 30,
+        created_at: queued.createdAt,
+      },
+    ]);
+    expect(again.commands).toEqual([]);
+  });
+
+  it('gives at most `max` commands and, with max 0, only cancel notices', async () => {
+    const { deps, agentOne, command } = await twoAgents();
+    for (let i = 0; i < 3; i += 1) await enqueueCommand(deps, command(agentOne.targetId, { stepId: `s${i}` }));
+    expect((await pollCommands(deps, agentOne, { wait: 0, max: 2 })).commands).toHaveLength(2);
+    expect((await pollCommands(deps, agentOne, { wait: 0, max: 0 })).commands).toHaveLength(0);
+    expect((await pollCommands(deps, agentOne, { wait: 0, max: 2 })).commands).toHaveLength(1);
+  });
+});
+
+describe('output and completion', () => {
+  const delivered = async () => {
+    const fakes = await twoAgents();
+    const queued = await enqueueCommand(fakes.deps, fakes.command(fakes.agentOne.targetId));
+    await pollCommands(fakes.deps, fakes.agentOne, { wait: 0, max: 1 });
+    return { ...fakes, id: queued.id };
+  };
+
+  it('stores each seq once, so a retried batch is harmless', async () => {
+    const { deps, agentOne, commands, id } = await delivered();
+    const batch = [{ stream: 'stdout' as const, data: 'a', seq: 0 }, { stream: 'stderr' as const, data: 'b', seq: 1 }];
+    expect(await appendOutput(deps, agentOne, id, batch)).toEqual({ accepted: 2, cancel_requested: false });
+    expect(await appendOutput(deps, agentOne, id, batch)).toEqual({ accepted: 0, cancel_requested: false });
+    expect((await commands.output(id)).map((c) => c.data)).toEqual(['a', 'b']);
+  });
+
+  it('never lets an agent touch another target’s command (404)', async () => {
+    const { deps, agentTwo, id } = await delivered();
+    await expect(appendOutput(deps, agentTwo, id, [{ stream: 'stdout', data: 'x', seq: 0 }])).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(completeCommand(deps, agentTwo, id, { exit_code: 0, ...times })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('completes once; a repeated report answers the same; later output is refused unless a retry', async () => {
+    const { deps, agentOne, commands, id } = await delivered();
+    await appendOutput(deps, agentOne, id, [{ stream: 'stdout', data: 'a', seq: 0 }]);
+    expect(await completeCommand(deps, agentOne, id, { exit_code: 3, ...times, error_message: 'boom' })).toEqual({ id, status: 'completed' });
+    expect(await completeCommand(deps, agentOne, id, { exit_code: 3, ...times })).toEqual({ id, status: 'completed' });
+    expect((await commands.get(id))?.result).toEqual({ exitCode: 3, ...{ startedAt: times.started_at, completedAt: times.completed_at }, errorMessage: 'boom' });
+    expect(await appendOutput(deps, agentOne, id, [{ stream: 'stdout', data: 'a', seq: 0 }])).toEqual({ accepted: 0, cancel_requested: false });
+    await expect(appendOutput(deps, agentOne, id, [{ stream: 'stdout', data: 'late', seq: 1 }])).rejects.toMatchObject({ code: 'CONFLICT' });
+  });
+
+  it('cancels a queued command outright and tells the agent to stop a delivered one', async () => {
+    const { deps, agentOne, command, id } = await delivered();
+    const waiting = await enqueueCommand(deps, command(agentOne.targetId, { stepId: 's2' }));
+    await cancelCommand(deps, waiting.id);
+    await cancelCommand(deps, id);
+    expect(await pollCommands(deps, agentOne, { wait: 0, max: 0 })).toEqual({ commands: [], cancel: [id] });
+    expect(await pollCommands(deps, agentOne, { wait: 0, max: 4 })).toEqual({ commands: [], cancel: [] });
+    expect(await appendOutput(deps, agentOne, id, [{ stream: 'stdout', data: 'x', seq: 0 }])).toMatchObject({ cancel_requested: true });
+    await expect(completeCommand(deps, agentOne, waiting.id, { exit_code: 0, ...times })).rejects.toMatchObject({ code: 'CONFLICT' });
+  });
+});

@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { authenticateAgent, heartbeat } from '../../../../domain/targets/agent-protocol.js';
+import { createEnrollmentToken, registerAgent } from '../../../../domain/targets/enrollment.js';
+import { deleteTarget, getTarget, listTargets, targetStatus, updateTarget } from '../../../../domain/targets/targets.js';
+import { PERMISSIONS } from '../../../../domain/identity/permissions.js';
+import type { Caller } from '../../../../domain/identity/types.js';
+import { targetsFakes } from '../../../fakes/targets.js';
+
+const TENANT = { id: '11111111-1111-4111-8111-111111111111', shortId: 'tA', name: 'Acme', slug: 'acme' };
+const OTHER = { id: '22222222-2222-4222-8222-222222222222', shortId: 'tB', name: 'Other', slug: 'other' };
+const ENV = { id: '33333333-3333-4333-8333-333333333333', shortId: 'eA', name: 'prod', tenantId: TENANT.id };
+
+const caller = (tenantId: string | null = null): Caller => ({ kind: 'user', userId: 'u1', tenantId, roles: ['admin'], permissions: new Set(PERMISSIONS.map((p) => p.name)) });
+const host = { name: 'web-1', hostname: 'web-1.local', os: 'linux', arch: 'x64', agent_version: '1.0.0', tags: [{ key: 'role', value: 'web' }] };
+
+describe('targetStatus', () => {
+  it('is online under 60 s, stale under 300 s, offline after or never seen', () => {
+    const now = new Date('2026-11-22T10:00:00.000Z');
+    const ago = (s: number) => new Date(now.getTime() - s * 1000).toISOString();
+    expect([targetStatus(ago(59.9), now), targetStatus(ago(60), now), targetStatus(ago(299.9), now), targetStatus(ago(300), now), targetStatus(null, now)]).toEqual([
+      'online',
+      'stale',
+      'stale',
+      'offline',
+      'offline',
+    ]);
+  });
+});
+
+describe('enrollment', () => {
+  it('registers any number of hosts with one token until it expires, each with its own agent token', async () => {
+    // Prepare
+    const { deps, clock, targets } = targetsFakes();
+    const { token, expires_at } = await createEnrollmentToken(deps, caller(), { expires_in_hours: 2 });
+    // Act
+    const first = await registerAgent(deps, { ...host, enrollment_token: token });
+    const second = await registerAgent(deps, { ...host, name: 'web-2', enrollment_token: token });
+    clock.advance(2 * 3_600_000);
+    // Assess
+    expect(expires_at).toBe('2026-11-22T12:00:00.000Z');
+    expect(first.agent_token).toMatch(/^dpa_/);
+    expect(first.agent_token).not.toBe(second.agent_token);
+    expect([...targets.targets.values()].map((t) => t.name)).toEqual(['web-1', 'web-2']);
+    expect(JSON.stringify([...targets.targets.values()])).not.toContain(first.agent_token);
+    await expect(registerAgent(deps, { ...host, enrollment_token: token })).rejects.toMatchObject({ code: 'INVALID_CREDENTIALS' });
+    await expect(registerAgent(deps, { ...host, enrollment_token: 'det_nope' })).rejects.toMatchObject({ code: 'INVALID_CREDENTIALS' });
+  });
+
+  it('gives targets the token’s tenant and environment, checked to exist and to agree', async () => {
+    const { deps } = targetsFakes({ tenants: [TENANT, OTHER], environments: [ENV] });
+    const scoped = await createEnrollmentToken(deps, caller(), { environment_id: 'eA' });
+    expect(scoped).toMatchObject({ tenant_id: TENANT.id, environment_id: ENV.id });
+    const { target_id } = await registerAgent(deps, { ...host, enrollment_token: scoped.token });
+    expect(await getTarget(deps, caller(), target_id)).toMatchObject({ tenant_id: TENANT.id, environment_id: ENV.id, status: 'online' });
+
+    await expect(createEnrollmentToken(deps, caller(), { tenant_id: 'missing' })).rejects.toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ field: 'tenant_id' }] } });
+    await expect(createEnrollmentToken(deps, caller(), { tenant_id: OTHER.id, environment_id: ENV.id })).rejects.toMatchObject({
+      details: { fields: [{ field: 'environment_id' }] },
+    });
+    await expect(createEnrollmentToken(deps, caller(TENANT.id), { tenant_id: OTHER.id })).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    expect(await createEnrollmentToken(deps, caller(TENANT.id), {})).toMatchObject({ tenant_id: TENANT.id });
+  });
+});
+
+describe('targets', () => {
+  const enrolled = async (tenantId: string | null = null) => {
+    const fakes = targetsFakes({ tenants: [TENANT] });
+    const { token } = await createEnrollmentToken(fakes.deps, caller(tenantId), {});
+    const registered = await registerAgent(fakes.deps, { ...host, enrollment_token: token });
+    return { ...fakes, ...registered };
+  };
+
+  it('goes stale then offline without heartbeats, and online again with one', async () => {
+    const { deps, clock, agent_token, target_id } = await enrolled();
+    const agent = await authenticateAgent(deps, `Bearer ${agent_token}`);
+    clock.advance(61_000);
+    expect((await getTarget(deps, caller(), target_id)).status).toBe('stale');
+    clock.advance(240_000);
+    expect((await listTargets(deps, caller(), { page: 1, limit: 50, status: 'offline' })).data).toHaveLength(1);
+    await heartbeat(deps, agent);
+    expect((await getTarget(deps, caller(), target_id)).status).toBe('online');
+  });
+
+  it('hides another tenant’s targets (404) and filters by tags (all pairs)', async () => {
+    const { deps, target_id } = await enrolled(TENANT.id);
+    await expect(getTarget(deps, caller(OTHER.id), target_id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(deleteTarget(deps, caller(OTHER.id), target_id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect((await listTargets(deps, caller(OTHER.id), { page: 1, limit: 50 })).meta.total).toBe(0);
+    expect((await listTargets(deps, caller(TENANT.id), { page: 1, limit: 50, tags: [{ key: 'role', value: 'web' }] })).meta.total).toBe(1);
+    expect((await listTargets(deps, caller(), { page: 1, limit: 50, tags: [{ key: 'role', value: 'web' }, { key: 'env', value: 'x' }] })).meta.total).toBe(0);
+  });
+
+  it('renames and retags (one value per key), and deleting revokes the agent token', async () => {
+    const { deps, agent_token, target_id } = await enrolled();
+    const updated = await updateTarget(deps, caller(), target_id, { name: 'web-one', tags: [{ key: 'a', value: '1' }, { key: 'a', value: '2' }] });
+    expect(updated).toMatchObject({ name: 'web-one', tags: [{ key: 'a', value: '2' }] });
+    await deleteTarget(deps, caller(), target_id);
+    await expect(authenticateAgent(deps, `Bearer ${agent_token}`)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+  });
+
+  it('refuses user credentials and malformed headers on agent endpoints', async () => {
+    const { deps } = await enrolled();
+    await expect(authenticateAgent(deps, 'Bearer eyJhbGciOiJFUzI1NiJ9.x.y')).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+    await expect(authenticateAgent(deps, 'Bearer dpl_userapikey')).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+    await expect(authenticateAgent(deps, undefined)).rejects.toMatchObject({ code: 'MISSING_AUTH_HEADER' });
+    await expect(authenticateAgent(deps, 'Token x')).rejects.toMatchObject({ code: 'INVALID_AUTH_HEADER' });
+  });
+});
