@@ -15,7 +15,11 @@ interface Entry {
 
 const SKIP = new Set(['level', 'message', 'timestamp', 'service', 'sampling_rate', 'xray_trace_id', 'cold_start', 'function_name', 'function_memory_size', 'function_arn', 'function_request_id']);
 
-export const formatLogLine = (line: string): string => {
+/** The agents' routine traffic (heartbeats every 15 s, long polls every 20 s) when it succeeds: hidden. */
+const ROUTINE = /^(POST \/api\/v1\/agent\/heartbeat|GET \/api\/v1\/agent\/commands)(\?|$)/;
+
+/** The line to show, or undefined for one not worth a person's attention (`--verbose` shows everything). */
+export const formatLogLine = (line: string): string | undefined => {
   if (!line.startsWith('{')) return line;
   let entry: Entry;
   try {
@@ -25,6 +29,7 @@ export const formatLogLine = (line: string): string => {
   }
   const time = entry.timestamp?.slice(11, 19) ?? '';
   if (entry.message === 'request' && entry.method !== undefined) {
+    if (ROUTINE.test(`${entry.method} ${entry.path}`) && (entry.status ?? 500) < 400) return undefined;
     return `${time} ${entry.method} ${entry.path} -> ${entry.status} (${entry.duration_ms} ms)`;
   }
   const fields = Object.entries(entry)

@@ -77,7 +77,10 @@ const main = async (): Promise<void> => {
     stack = await startStack({
       port,
       dataDir: inMemory ? undefined : join(DATA_DIR, 'dynamodb'),
-      log: (line) => say(values.verbose ? line : formatLogLine(line)),
+      log: (line) => {
+        const shown = values.verbose ? line : formatLogLine(line);
+        if (shown !== undefined) say(shown);
+      },
       secretsDir: inMemory ? undefined : DATA_DIR,
       bootstrapAdmin: admin,
       verbose: values.verbose ?? false,
