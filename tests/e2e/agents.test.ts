@@ -201,7 +201,8 @@ describe('npm start’s local agents', () => {
     // Assess
     expect(second.map((a) => a.targetId)).toEqual(first.map((a) => a.targetId));
     const targets = (await call('GET', '/targets?tag=env=local&limit=100', admin)).json.data;
-    expect(targets.map((t: { name: string; status: string; tags: unknown }) => [t.name, t.status, t.tags])).toEqual([
+    const byName = [...targets].sort((a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name));
+    expect(byName.map((t: { name: string; status: string; tags: unknown }) => [t.name, t.status, t.tags])).toEqual([
       ['local-1', 'online', [{ key: 'env', value: 'local' }, { key: 'role', value: 'web' }]],
       ['local-2', 'online', [{ key: 'env', value: 'local' }, { key: 'role', value: 'db' }]],
     ]);
