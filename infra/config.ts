@@ -42,6 +42,10 @@ const Env = v.object({
   LOGIN_LOCKOUT_SECONDS: Int(1, 86_400, 300),
   RATE_LIMIT_PER_SECOND: Decimal(0.001, 100_000, 100),
   RATE_LIMIT_BURST: Int(1, 100_000, 200),
+  /** Orchestration instances (concurrent running deployments) until an admin sets another number. */
+  ORCHESTRATION_INSTANCES: Int(0, 1000, 4),
+  /** How often the dispatcher retries a pending request whose dispatch failed before marking it failed. */
+  DISPATCH_MAX_RETRIES: Int(0, 100, 5),
   /** How often a waiting agent long poll looks at the target's inbox again (one DynamoDB query each time). */
   AGENT_POLL_INTERVAL_MS: Int(50, 10_000, 500),
   BOOTSTRAP_ADMIN_EMAIL: v.optional(v.pipe(NonEmpty, v.email('must be an email address'))),

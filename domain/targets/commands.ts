@@ -38,3 +38,10 @@ export const cancelCommand = async (deps: { commands: CommandRepository; clock: 
   if (command === undefined || command.status === 'completed' || command.status === 'cancelled' || command.cancelRequestedAt !== null) return;
   await deps.commands.requestCancel(command, deps.clock.now());
 };
+
+/** Stops every command of a deployment that is still waiting or running (cancel, deployment timeout). */
+export const cancelDeploymentCommands = async (deps: { commands: CommandRepository; clock: Clock }, deploymentId: string): Promise<number> => {
+  const open = (await deps.commands.listByDeployment(deploymentId)).filter((c) => c.status === 'queued' || (c.status === 'delivered' && c.cancelRequestedAt === null));
+  for (const command of open) await deps.commands.requestCancel(command, deps.clock.now());
+  return open.length;
+};

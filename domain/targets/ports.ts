@@ -25,6 +25,8 @@ export interface CommandRepository {
   /** Stores the command and puts it in its target's inbox. */
   enqueue(command: Command): Promise<void>;
   get(id: string): Promise<Command | undefined>;
+  /** Every command of one deployment, oldest first. */
+  listByDeployment(deploymentId: string): Promise<readonly Command[]>;
   /**
    * Moves up to `max` queued commands of the target to delivered (each a conditional write, so two polls never
    * both get one) and takes the target's pending cancel notices; oldest first.

@@ -6,6 +6,7 @@ import { streamRoutes } from '../streams/routes.js';
 import { adminRoutes } from './admin/routes.js';
 import { authRoutes } from './auth/routes.js';
 import { catalogRoutes } from './catalog/routes.js';
+import { deploymentsRoutes } from './deployments/routes.js';
 import { docsRoutes } from './docs/routes.js';
 import { metaRoutes } from './meta/routes.js';
 import { oauthRoutes } from './oauth/routes.js';
@@ -22,6 +23,7 @@ export const areas: Readonly<Record<string, readonly Route[]>> = {
   catalog: catalogRoutes,
   tenancy: tenancyRoutes,
   targets: targetsRoutes,
+  deployments: deploymentsRoutes,
 };
 
 export const allRoutes = (): readonly Route[] => Object.values(areas).flat();

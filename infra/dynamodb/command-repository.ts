@@ -13,7 +13,7 @@ import { queryAll } from './query-all.js';
 const INBOX_PAGE = 25;
 
 const toCommand = (item: Record<string, unknown>): Command => {
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, type: _t, ...command } = item;
+  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, gsi2pk: _h1, gsi2sk: _h2, type: _t, ...command } = item;
   return command as unknown as Command;
 };
 
@@ -27,7 +27,13 @@ export class DynamoCommandRepository implements CommandRepository {
     await this.db.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: { ...keys.command(command.id), ...keys.agentInbox(command.targetId, 'RUN', command.createdAt, command.id), type: 'command', ...command },
+        Item: {
+          ...keys.command(command.id),
+          ...keys.agentInbox(command.targetId, 'RUN', command.createdAt, command.id),
+          ...keys.deploymentCommands(command.deploymentId, command.createdAt, command.id),
+          type: 'command',
+          ...command,
+        },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );
@@ -36,6 +42,16 @@ export class DynamoCommandRepository implements CommandRepository {
   async get(id: string): Promise<Command | undefined> {
     const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.command(id), ConsistentRead: true }));
     return Item === undefined ? undefined : toCommand(Item);
+  }
+
+  async listByDeployment(deploymentId: string): Promise<readonly Command[]> {
+    const items = await queryAll(this.db, {
+      TableName: this.tableName,
+      IndexName: 'gsi2',
+      KeyConditionExpression: 'gsi2pk = :deployment',
+      ExpressionAttributeValues: { ':deployment': keys.deploymentCommands(deploymentId, '', '').gsi2pk },
+    });
+    return items.map(toCommand);
   }
 
   async claimInbox(targetId: string, max: number, at: Date): Promise<{ commands: readonly Command[]; cancel: readonly string[] }> {

@@ -77,4 +77,23 @@ export const keys = {
     gsi1pk: `AGENTINBOX#${targetId}`,
     gsi1sk: `${kind}#${createdAt}#${commandId}`,
   }),
+  // ---- deployments (domain/deployments) ----
+  deployment: (id: string): Key => ({ pk: `DEPLOYMENT#${id}`, sk: 'DEPLOYMENT' }),
+  deploymentsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'DEPLOYMENTS', gsi1sk: `${createdAt}#${id}` }),
+  /** The orchestration settings (capacity) and its instances share one small partition: one query reads all. */
+  orchestrationConfig: (): Key => ({ pk: 'ORCHESTRATION', sk: 'CONFIG' }),
+  orchestrationInstance: (instanceId: string): Key => ({ pk: 'ORCHESTRATION', sk: `INSTANCE#${instanceId}` }),
+  pendingRequest: (id: string): Key => ({ pk: `PENDING#${id}`, sk: 'PENDING' }),
+  /** Pending requests in dispatch order on gsi1 (sparse: only while pending): highest priority, then oldest. */
+  pendingQueue: (priority: number, queuedAt: string, id: string) => ({
+    gsi1pk: 'PENDINGQUEUE',
+    gsi1sk: `${String(100 - priority).padStart(3, '0')}#${queuedAt}#${id}`,
+  }),
+  /** Every pending request, any status, on gsi2. */
+  pendingRequestsIndex: (createdAt: string, id: string) => ({ gsi2pk: 'PENDINGREQUESTS', gsi2sk: `${createdAt}#${id}` }),
+  /** The commands of one deployment on gsi2 (to stop them all on cancel). */
+  deploymentCommands: (deploymentId: string, createdAt: string, commandId: string) => ({
+    gsi2pk: `DEPLOYMENTCOMMANDS#${deploymentId}`,
+    gsi2sk: `${createdAt}#${commandId}`,
+  }),
 } as const;

@@ -58,6 +58,9 @@ export class FakeCommandRepository implements CommandRepository {
   async get(id: string) {
     return this.commands.get(id);
   }
+  async listByDeployment(deploymentId: string) {
+    return [...this.commands.values()].filter((c) => c.deploymentId === deploymentId);
+  }
   async claimInbox(targetId: string, max: number, at: Date) {
     const cancel = [...this.notices].filter((id) => this.commands.get(id)?.targetId === targetId);
     cancel.forEach((id) => this.notices.delete(id));

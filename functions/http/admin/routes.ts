@@ -1,4 +1,6 @@
 import { route, type Route } from '../../shared/router.js';
+import * as orchestrationGet from './orchestration-get.js';
+import * as orchestrationPut from './orchestration-put.js';
 import * as permissionsGet from './permissions-get.js';
 import * as roleDelete from './role-delete.js';
 import * as roleGet from './role-get.js';
@@ -16,6 +18,8 @@ import * as usersGet from './users-get.js';
 import * as usersPost from './users-post.js';
 
 export const adminRoutes: readonly Route[] = [
+  route('GET', '/api/v1/admin/orchestration', orchestrationGet.handler),
+  route('PUT', '/api/v1/admin/orchestration', orchestrationPut.handler),
   route('GET', '/api/v1/admin/permissions', permissionsGet.handler),
   route('GET', '/api/v1/admin/roles', rolesGet.handler),
   route('POST', '/api/v1/admin/roles', rolesPost.handler),

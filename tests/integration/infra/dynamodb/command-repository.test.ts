@@ -132,3 +132,11 @@ describe('DynamoTargetRepository', () => {
     expect((await targets.get(other.id))?.name).toBe('renamed');
   });
 });
+
+describe('DynamoCommandRepository by deployment', () => {
+  it('lists the commands of one deployment only', async () => {
+    const mine = [aCommand('t-dep', { deploymentId: 'dep-x' }), aCommand('t-dep', { deploymentId: 'dep-x' })];
+    for (const c of [...mine, aCommand('t-dep', { deploymentId: 'dep-y' })]) await commands.enqueue(c);
+    expect((await commands.listByDeployment('dep-x')).map((c) => c.id).sort()).toEqual(mine.map((c) => c.id).sort());
+  });
+});

@@ -1,0 +1,60 @@
+// Ports of the deployments context. Adapters: infra/dynamodb/{deployment,orchestration,pending-request}-repository.ts,
+// infra/sqs/dispatch-queue.ts.
+import type { Deployment, PendingRequest } from './types.js';
+
+export interface DeploymentRepository {
+  get(id: string): Promise<Deployment | undefined>;
+  /** By UUID or short id. */
+  find(idOrShortId: string): Promise<Deployment | undefined>;
+  /** Every deployment (lists filter and page in memory; see docs/decisions.md). */
+  listAll(): Promise<readonly Deployment[]>;
+  /** Replaces the deployment if its revision is still `previous.revision`; false otherwise. */
+  update(previous: Deployment, next: Deployment): Promise<boolean>;
+}
+
+/** The orchestration instances (decisions.md section 7): one running deployment holds one. */
+export interface Orchestration {
+  /** The configured number of instances (ORCHESTRATION_INSTANCES until an admin sets it). */
+  capacity(): Promise<number>;
+  setCapacity(instances: number): Promise<void>;
+  /** Instance id -> the deployment holding it. */
+  holders(): Promise<ReadonlyMap<string, string>>;
+  /**
+   * Stores the new deployment holding a free instance, in one transaction (and, for a dispatched request, its
+   * move to dispatched). Returns the instance id, or undefined when every instance is taken.
+   */
+  start(deployment: Deployment, dispatched?: { readonly request: PendingRequest; readonly at: Date }): Promise<string | undefined>;
+  /**
+   * Moves a deployment to a terminal state and frees its instance in one transaction, conditioned on the
+   * revision it read; false when the deployment changed meanwhile.
+   */
+  finish(previous: Deployment, next: Deployment): Promise<boolean>;
+}
+
+export interface PendingRequestRepository {
+  /** Stores a new request (status pending), in the dispatch order. */
+  create(request: PendingRequest): Promise<void>;
+  get(id: string): Promise<PendingRequest | undefined>;
+  /** Every request, any status (the pending list filters in memory). */
+  listAll(): Promise<readonly PendingRequest[]>;
+  /** Pending requests in dispatch order: highest priority first, then oldest. */
+  queue(limit: number): Promise<readonly PendingRequest[]>;
+  /** pending -> processing; false when it was not pending. */
+  claim(request: PendingRequest, at: Date): Promise<boolean>;
+  /** processing -> pending (no instance after all, or a retry), recording an error when given. */
+  release(request: PendingRequest, error: { readonly message: string; readonly at: Date } | undefined): Promise<boolean>;
+  /** processing -> failed with the error. */
+  fail(request: PendingRequest, message: string, at: Date): Promise<boolean>;
+  /** pending or processing -> cancelled; false when it was in a terminal status. */
+  cancel(request: PendingRequest, at: Date): Promise<boolean>;
+}
+
+/** Wakes the dispatcher (an SQS message to its consumer). */
+export interface DispatchQueue {
+  wake(reason: string): Promise<void>;
+}
+
+/** Random UUIDs for records that need no short id (plan steps). */
+export interface Uuids {
+  uuid(): string;
+}

@@ -1,0 +1,83 @@
+// Starting deployments: a create (or redeploy, or dispatch) becomes a running deployment holding an orchestration
+// instance, or, when none is free, a pending dispatch request the dispatcher starts later (decisions.md section 7).
+import type { Clock, IdGenerator } from '../shared/ports.js';
+import type { DispatchQueue, Orchestration, PendingRequestRepository, Uuids } from './ports.js';
+import type { Deployment, DeploymentDraft, PendingRequest } from './types.js';
+
+export interface StartDeps {
+  readonly orchestration: Orchestration;
+  readonly pending: PendingRequestRepository;
+  readonly dispatch: DispatchQueue;
+  readonly ids: IdGenerator;
+  readonly uuids: Uuids;
+  readonly clock: Clock;
+}
+
+/** A draft made a running deployment (not stored yet). */
+export const newDeployment = async (deps: Pick<StartDeps, 'ids' | 'clock'>, draft: DeploymentDraft): Promise<Deployment> => {
+  const { id, shortId } = await deps.ids.next('deployment');
+  const now = deps.clock.now().toISOString();
+  return {
+    ...draft,
+    id,
+    shortId,
+    state: 'running',
+    progress: 0,
+    totalSteps: draft.plan.steps.length,
+    completedSteps: 0,
+    failedSteps: 0,
+    createdAt: now,
+    startedAt: now,
+    completedAt: null,
+    durationMs: null,
+    errorMessage: null,
+    analysisEnabled: true,
+    cancelReason: null,
+    instanceId: null,
+    revision: 1,
+  };
+};
+
+export type StartOutcome = { readonly kind: 'started'; readonly deployment: Deployment } | { readonly kind: 'queued'; readonly request: PendingRequest; readonly position: number };
+
+/**
+ * Starts the draft on a free instance, unless none is free or requests of the same or higher priority are waiting
+ * (they go first: a create never overtakes the queue, but a hotfix with a higher priority overtakes everything
+ * waiting). Otherwise stores a pending request and wakes the dispatcher, which also covers an instance freed
+ * between the two steps.
+ */
+export const startOrQueue = async (deps: StartDeps, draft: DeploymentDraft): Promise<StartOutcome> => {
+  const waiting = await deps.pending.queue(1);
+  const ahead = waiting[0] !== undefined && waiting[0].priority >= draft.config.priority;
+  if (!ahead) {
+    const deployment = await newDeployment(deps, draft);
+    const instanceId = await deps.orchestration.start(deployment);
+    if (instanceId !== undefined) return { kind: 'started', deployment: { ...deployment, instanceId } };
+  }
+  const now = deps.clock.now().toISOString();
+  const request: PendingRequest = {
+    id: deps.uuids.uuid(),
+    status: 'pending',
+    priority: draft.config.priority,
+    tenantId: draft.tenantId,
+    tenantName: draft.tenantName,
+    environmentId: draft.environmentId,
+    environmentName: draft.environmentName,
+    triggeredBy: draft.triggeredBy,
+    draft,
+    queuedAt: now,
+    createdAt: now,
+    retryCount: 0,
+    lastRetryAt: null,
+    errorMessage: null,
+    deploymentId: null,
+    dispatchedAt: null,
+    dispatchedToInstanceId: null,
+    processingSince: null,
+  };
+  await deps.pending.create(request);
+  await deps.dispatch.wake(`queued ${request.id}`);
+  const queue = await deps.pending.queue(1000);
+  const index = queue.findIndex((r) => r.id === request.id);
+  return { kind: 'queued', request, position: index === -1 ? queue.length + 1 : index + 1 };
+};

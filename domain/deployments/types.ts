@@ -1,0 +1,162 @@
+// Records of the deployments context (api.md "Deployment", "Pending dispatch request"; decisions.md section 7).
+import type { Interpreter } from '../catalog/types.js';
+import type { Tag } from '../targets/types.js';
+
+export const DEPLOYMENT_STATES = ['pending', 'queued', 'running', 'success', 'failed', 'cancelled', 'rolling_back', 'rolled_back'] as const;
+export type DeploymentState = (typeof DEPLOYMENT_STATES)[number];
+export const TERMINAL_STATES: ReadonlySet<DeploymentState> = new Set(['success', 'failed', 'cancelled', 'rolled_back']);
+
+export type SourceType = 'solution' | 'sequence' | 'action';
+export type TargetMode = 'sequential' | 'parallel' | { readonly rolling: { readonly batch_size: number } };
+export type FailureStrategy = 'stop_on_first_failure' | 'continue_on_failure' | 'ignore_failures';
+export type RollbackStrategy = 'none' | 'failed_target_only' | 'all_executed';
+
+/** The named source record: id, name and version (an action's version is the one chosen). */
+export interface SourceRef {
+  readonly id: string;
+  readonly name: string;
+  readonly version: string;
+}
+
+/** How a deployment runs: the create body's settings, defaults applied. */
+export interface DeploymentConfig {
+  readonly targetMode: TargetMode;
+  readonly failureStrategy: FailureStrategy;
+  readonly rollbackStrategy: RollbackStrategy;
+  readonly priority: number;
+  /** Per command, 1..86400. */
+  readonly timeoutSeconds: number;
+  readonly maxRetries: number;
+  /** Overall; 0 = none. */
+  readonly deploymentTimeoutSeconds: number;
+  /** As given (UUIDs or short ids); the plan holds the resolved targets. */
+  readonly targetIds: readonly string[];
+  readonly targetTags: readonly Tag[];
+  readonly targetTagsMatchAll: boolean;
+  /** Deployment variables as given; secret values encrypted (see PlanVariable). */
+  readonly variables: Readonly<Record<string, string>>;
+  readonly promptedValues: Readonly<Record<string, string>>;
+  readonly versionRequirement: string | null;
+  readonly tenantId: string | null;
+  readonly environmentId: string | null;
+  readonly bypassCache: boolean;
+}
+
+export type StepState = 'pending' | 'running' | 'completed' | 'failed' | 'skipped' | 'cancelled' | 'rolled_back';
+
+/** One step: one action on one target, as part of one sequence. */
+export interface PlanStep {
+  readonly id: string;
+  readonly targetId: string;
+  readonly targetName: string;
+  readonly sequenceId: string | null;
+  readonly sequenceName: string | null;
+  readonly sequenceOrder: number;
+  readonly actionId: string;
+  readonly actionName: string;
+  readonly actionSlug: string;
+  readonly actionOrder: number;
+  /** The action version the step runs (resolved at creation: a later version does not change a plan). */
+  readonly actionVersion: string;
+  readonly actionVersionId: string;
+  readonly state: StepState;
+  readonly startedAt: string | null;
+  readonly completedAt: string | null;
+  readonly exitCode: number | null;
+  readonly errorMessage: string | null;
+  readonly retryCount: number;
+  readonly durationMs: number | null;
+}
+
+/** A variable as resolved for the plan; a secret's value is kept encrypted and never shown. */
+export interface PlanVariable {
+  readonly value: string;
+  readonly secret: boolean;
+}
+
+export interface Plan {
+  readonly targetCount: number;
+  readonly steps: readonly PlanStep[];
+  /** Name -> value; secret values encrypted (SecretCipher, context `deployment-variable`). */
+  readonly resolvedVariables: Readonly<Record<string, PlanVariable>>;
+  readonly tenantName: string | null;
+  readonly environmentName: string | null;
+  readonly createdAt: string;
+}
+
+/** An active freeze a deployment was allowed past, recorded for audit. */
+export interface FreezeOverride {
+  readonly reason: string;
+  readonly by: string;
+  readonly freezes: readonly { readonly id: string; readonly name: string; readonly ends_at: string }[];
+}
+
+/** Everything a deployment is made of before it gets an id and a state (what a pending request waits with). */
+export interface DeploymentDraft {
+  readonly sourceType: SourceType;
+  readonly solution: SourceRef | null;
+  readonly sequence: SourceRef | null;
+  readonly action: SourceRef | null;
+  readonly tenantId: string | null;
+  readonly tenantName: string | null;
+  readonly environmentId: string | null;
+  readonly environmentName: string | null;
+  readonly triggeredBy: string;
+  readonly config: DeploymentConfig;
+  readonly plan: Plan;
+  readonly freezeOverride: FreezeOverride | null;
+  readonly sourceDeploymentId: string | null;
+}
+
+export interface Deployment extends DeploymentDraft {
+  readonly id: string;
+  readonly shortId: string;
+  readonly state: DeploymentState;
+  readonly progress: number;
+  readonly totalSteps: number;
+  readonly completedSteps: number;
+  readonly failedSteps: number;
+  readonly createdAt: string;
+  readonly startedAt: string | null;
+  readonly completedAt: string | null;
+  readonly durationMs: number | null;
+  readonly errorMessage: string | null;
+  readonly analysisEnabled: boolean;
+  readonly cancelReason: string | null;
+  /** The orchestration instance it holds while not terminal. */
+  readonly instanceId: string | null;
+  /** Moves on every change: state changes are conditioned on it. */
+  readonly revision: number;
+}
+
+export type PendingStatus = 'pending' | 'processing' | 'dispatched' | 'cancelled' | 'failed';
+export const PENDING_STATUSES: readonly PendingStatus[] = ['pending', 'processing', 'dispatched', 'cancelled', 'failed'];
+
+export interface PendingRequest {
+  readonly id: string;
+  readonly status: PendingStatus;
+  readonly priority: number;
+  readonly tenantId: string | null;
+  readonly tenantName: string | null;
+  readonly environmentId: string | null;
+  readonly environmentName: string | null;
+  readonly triggeredBy: string;
+  readonly draft: DeploymentDraft;
+  readonly queuedAt: string;
+  readonly createdAt: string;
+  readonly retryCount: number;
+  readonly lastRetryAt: string | null;
+  readonly errorMessage: string | null;
+  readonly deploymentId: string | null;
+  readonly dispatchedAt: string | null;
+  readonly dispatchedToInstanceId: string | null;
+  readonly processingSince: string | null;
+}
+
+/** Script details the executor needs per step (kept out of the plan the API shows). */
+export interface StepScript {
+  readonly script: string;
+  readonly interpreter: Interpreter;
+  readonly rollbackScript: string | null;
+  readonly timeoutSeconds: number | null;
+}

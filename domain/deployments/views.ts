@@ -1,0 +1,128 @@
+// How deployments and pending requests look on the wire (api.md "Resources and their fields").
+import type { Deployment, DeploymentConfig, PendingRequest, Plan, PlanStep, SourceRef } from './types.js';
+
+const source = (ref: SourceRef | null, prefix: 'solution' | 'sequence' | 'action') => ({
+  [`${prefix}_id`]: ref?.id ?? null,
+  [`${prefix}_name`]: ref?.name ?? null,
+  [`${prefix}_version`]: ref?.version ?? null,
+});
+
+/** The list item. */
+export const deploymentView = (d: Deployment) => ({
+  id: d.id,
+  short_id: d.shortId,
+  source_type: d.sourceType,
+  ...source(d.solution, 'solution'),
+  ...source(d.sequence, 'sequence'),
+  ...source(d.action, 'action'),
+  state: d.state,
+  progress: d.progress,
+  total_steps: d.totalSteps,
+  completed_steps: d.completedSteps,
+  failed_steps: d.failedSteps,
+  tenant_id: d.tenantId,
+  tenant_name: d.tenantName,
+  environment_id: d.environmentId,
+  environment_name: d.environmentName,
+  triggered_by: d.triggeredBy,
+  created_at: d.createdAt,
+  started_at: d.startedAt,
+  completed_at: d.completedAt,
+  duration_ms: d.durationMs,
+});
+
+export const configView = (c: DeploymentConfig) => ({
+  target_mode: c.targetMode,
+  failure_strategy: c.failureStrategy,
+  rollback_strategy: c.rollbackStrategy,
+  priority: c.priority,
+  timeout_seconds: c.timeoutSeconds,
+  max_retries: c.maxRetries,
+  deployment_timeout_seconds: c.deploymentTimeoutSeconds,
+  target_ids: [...c.targetIds],
+  target_tags: c.targetTags.map((t) => ({ key: t.key, value: t.value })),
+  target_tags_match_all: c.targetTagsMatchAll,
+  variables: maskedConfigVariables(c),
+  tenant_id: c.tenantId,
+  environment_id: c.environmentId,
+});
+
+/** Deployment variables as given; the values of secret ones (encrypted at rest) are never shown. */
+const maskedConfigVariables = (c: DeploymentConfig): Record<string, string> =>
+  Object.fromEntries(Object.entries(c.variables).map(([name, value]) => [name, value.startsWith(ENCRYPTED_PREFIX) ? SECRET_MASK : value]));
+
+export const SECRET_MASK = '***';
+/** Marks a stored value that is ciphertext (a secret variable). */
+export const ENCRYPTED_PREFIX = 'enc:';
+
+export const stepView = (s: PlanStep) => ({
+  id: s.id,
+  target_id: s.targetId,
+  target_name: s.targetName,
+  sequence_id: s.sequenceId,
+  sequence_name: s.sequenceName,
+  sequence_order: s.sequenceOrder,
+  action_id: s.actionId,
+  action_name: s.actionName,
+  action_version: s.actionVersion,
+  action_order: s.actionOrder,
+  state: s.state,
+  started_at: s.startedAt,
+  completed_at: s.completedAt,
+  exit_code: s.exitCode,
+  error_message: s.errorMessage,
+  retry_count: s.retryCount,
+  duration_ms: s.durationMs,
+});
+
+export const planView = (p: Plan) => ({
+  target_count: p.targetCount,
+  steps: p.steps.map(stepView),
+  resolved_variables: Object.fromEntries(Object.entries(p.resolvedVariables).map(([name, v]) => [name, v.secret ? SECRET_MASK : v.value])),
+  tenant_name: p.tenantName,
+  environment_name: p.environmentName,
+  created_at: p.createdAt,
+});
+
+/** The detail record; `plan: false` for cancel and redeploy answers (the spec's `plan: null`). */
+export const deploymentDetailView = (d: Deployment, options: { plan: boolean } = { plan: true }) => ({
+  ...deploymentView(d),
+  config: configView(d.config),
+  plan: options.plan ? planView(d.plan) : null,
+  error_message: d.errorMessage,
+  analysis_enabled: d.analysisEnabled,
+  ...(d.sourceDeploymentId === null ? {} : { source_deployment_id: d.sourceDeploymentId }),
+  ...(d.cancelReason === null ? {} : { cancel_reason: d.cancelReason }),
+  ...(d.freezeOverride === null ? {} : { freeze_override: { reason: d.freezeOverride.reason, by: d.freezeOverride.by, freezes: d.freezeOverride.freezes } }),
+});
+
+/** `YYYY-MM-DD HH:MM:SS`, UTC, no zone (the spec's pending-request format). */
+export const pendingTime = (iso: string): string => iso.slice(0, 19).replace('T', ' ');
+
+/** A pending dispatch request; unset optional fields are omitted. `position` (1 = next) only while pending. */
+export const pendingRequestView = (r: PendingRequest, position?: number) => {
+  const optional: Record<string, string | number> = {};
+  const put = (key: string, value: string | number | null) => {
+    if (value !== null) optional[key] = value;
+  };
+  put('tenant_id', r.tenantId);
+  put('tenant_name', r.tenantName);
+  put('environment_id', r.environmentId);
+  put('environment_name', r.environmentName);
+  put('triggered_by', r.triggeredBy);
+  put('last_retry_at', r.lastRetryAt === null ? null : pendingTime(r.lastRetryAt));
+  put('error_message', r.errorMessage);
+  put('deployment_id', r.deploymentId);
+  put('dispatched_at', r.dispatchedAt === null ? null : pendingTime(r.dispatchedAt));
+  put('dispatched_to_instance_id', r.dispatchedToInstanceId);
+  return {
+    id: r.id,
+    ...optional,
+    queued_at: pendingTime(r.queuedAt),
+    retry_count: r.retryCount,
+    status: r.status,
+    created_at: pendingTime(r.createdAt),
+    priority: r.priority,
+    ...(position === undefined ? {} : { queue_position: position }),
+  };
+};

@@ -1,0 +1,20 @@
+import { route, type Route } from '../../shared/router.js';
+import * as deploymentCancelPost from './deployment-cancel-post.js';
+import * as deploymentGet from './deployment-get.js';
+import * as deploymentRedeployPost from './deployment-redeploy-post.js';
+import * as deploymentsGet from './deployments-get.js';
+import * as deploymentsPost from './deployments-post.js';
+import * as deploymentsPreviewPost from './deployments-preview-post.js';
+import * as pendingDelete from './pending-delete.js';
+import * as pendingGet from './pending-get.js';
+
+export const deploymentsRoutes: readonly Route[] = [
+  route('GET', '/api/v1/deployments', deploymentsGet.handler),
+  route('POST', '/api/v1/deployments', deploymentsPost.handler),
+  route('POST', '/api/v1/deployments/preview', deploymentsPreviewPost.handler),
+  route('GET', '/api/v1/deployments/pending', pendingGet.handler),
+  route('DELETE', '/api/v1/deployments/pending/{id}', pendingDelete.handler),
+  route('GET', '/api/v1/deployments/{id}', deploymentGet.handler),
+  route('POST', '/api/v1/deployments/{id}/cancel', deploymentCancelPost.handler),
+  route('POST', '/api/v1/deployments/{id}/redeploy', deploymentRedeployPost.handler),
+];

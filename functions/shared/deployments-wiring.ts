@@ -1,0 +1,35 @@
+// The composition root, deployments part: deployments, orchestration instances, pending requests, the dispatch
+// queue, and (through targets-wiring) the commands a cancel stops.
+import type { CancelDeps } from '../../domain/deployments/cancel.js';
+import type { CreateDeps } from '../../domain/deployments/create.js';
+import type { DeploymentsDeps } from '../../domain/deployments/deps.js';
+import type { DispatchDeps } from '../../domain/deployments/dispatch.js';
+import { DynamoDeploymentRepository } from '../../infra/dynamodb/deployment-repository.js';
+import { DynamoOrchestration } from '../../infra/dynamodb/orchestration.js';
+import { DynamoPendingRequestRepository } from '../../infra/dynamodb/pending-request-repository.js';
+import { SqsDispatchQueue } from '../../infra/sqs/dispatch-queue.js';
+import { systemUuids } from '../../infra/system/uuids.js';
+import { planDeps } from './deployments-plan-wiring.js';
+import { once } from './once.js';
+import { targetsDeps } from './targets-wiring.js';
+import { ids, infra } from './wiring.js';
+
+export const deploymentsDeps = once((): DeploymentsDeps & DispatchDeps & CancelDeps => {
+  const { config: cfg, db, sqs, clock } = infra();
+  return {
+    deployments: new DynamoDeploymentRepository(db, cfg.TABLE_NAME),
+    orchestration: new DynamoOrchestration(db, cfg.TABLE_NAME, cfg.ORCHESTRATION_INSTANCES),
+    pending: new DynamoPendingRequestRepository(db, cfg.TABLE_NAME),
+    dispatch: new SqsDispatchQueue(sqs, cfg.DISPATCH_QUEUE_URL),
+    commands: targetsDeps().commands,
+    ids: ids(),
+    uuids: systemUuids,
+    clock,
+    settings: { maxRetries: cfg.DISPATCH_MAX_RETRIES },
+  };
+});
+
+export const dispatchDeps = (): DispatchDeps => deploymentsDeps();
+
+/** Create and redeploy also resolve plans (catalog, targets, tenancy, freezes). */
+export const createDeps = once((): CreateDeps => ({ ...deploymentsDeps(), plan: planDeps() }));

@@ -1,0 +1,152 @@
+// Orchestration instances on the single table (decisions.md section 7). The partition ORCHESTRATION holds the
+// capacity (CONFIG) and one item per instance that has ever been used (INSTANCE#<id>, `holder` = the deployment
+// holding it). Taking an instance is part of the transaction that stores the new deployment, conditioned on the
+// instance being free and within the capacity; freeing it is part of the transaction that ends the deployment. So
+// concurrent creates never exceed the capacity, and a crash cannot leave an instance held by a finished deployment.
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Orchestration } from '../../domain/deployments/ports.js';
+import type { Deployment, PendingRequest } from '../../domain/deployments/types.js';
+import { RequestNotProcessingError } from '../../domain/deployments/dispatch.js';
+import { aliasItem } from './aliases.js';
+import { isConditionFailure } from './conditional.js';
+import { deploymentItem } from './deployment-repository.js';
+import { keys } from './keys.js';
+import { failedAt } from './tenant-repository.js';
+
+/** `instance-1`, `instance-2`, ... */
+export const instanceId = (n: number): string => `instance-${n}`;
+const ATTEMPTS = 5;
+
+export class DynamoOrchestration implements Orchestration {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    private readonly defaultCapacity: number,
+  ) {}
+
+  async capacity(): Promise<number> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.orchestrationConfig(), ConsistentRead: true }));
+    return Item === undefined ? this.defaultCapacity : Number(Item['instances']);
+  }
+
+  async setCapacity(instances: number): Promise<void> {
+    await this.db.send(new PutCommand({ TableName: this.tableName, Item: { ...keys.orchestrationConfig(), type: 'orchestration_config', instances } }));
+  }
+
+  async holders(): Promise<ReadonlyMap<string, string>> {
+    const { Items = [] } = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :instance)',
+        ExpressionAttributeValues: { ':pk': keys.orchestrationConfig().pk, ':instance': 'INSTANCE#' },
+        ConsistentRead: true,
+      }),
+    );
+    return new Map(Items.filter((i) => typeof i['holder'] === 'string').map((i) => [String(i['instance_id']), String(i['holder'])]));
+  }
+
+  async start(deployment: Deployment, dispatched?: { readonly request: PendingRequest; readonly at: Date }): Promise<string | undefined> {
+    for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
+      const [capacity, held] = await Promise.all([this.capacity(), this.holders()]);
+      const free = Array.from({ length: capacity }, (_, i) => instanceId(i + 1)).filter((id) => !held.has(id));
+      // After a shrink, instances above the capacity may still be held: they count against it too.
+      if (free.length === 0 || held.size >= capacity) return undefined;
+      // A random free instance: concurrent creates rarely pick the same one.
+      const chosen = free[Math.floor(Math.random() * free.length)] as string;
+      try {
+        await this.db.send(new TransactWriteCommand({ TransactItems: this.startItems({ ...deployment, instanceId: chosen }, chosen, dispatched) }));
+        return chosen;
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+        if (dispatched !== undefined && failedAt(error, 4)) throw new RequestNotProcessingError(dispatched.request.id);
+        // The instance was taken (or the capacity lowered) meanwhile: look again.
+      }
+    }
+    return undefined;
+  }
+
+  private startItems(deployment: Deployment, chosen: string, dispatched: { readonly request: PendingRequest; readonly at: Date } | undefined) {
+    const n = Number(chosen.slice('instance-'.length));
+    return [
+      { Put: { TableName: this.tableName, Item: deploymentItem(deployment), ConditionExpression: 'attribute_not_exists(pk)' } },
+      { Put: { TableName: this.tableName, Item: aliasItem('deployment', deployment.shortId, deployment.id), ConditionExpression: 'attribute_not_exists(pk)' } },
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: keys.orchestrationInstance(chosen),
+          UpdateExpression: 'SET holder = :deployment, instance_id = :id, heldSince = :at',
+          ConditionExpression: 'attribute_not_exists(holder)',
+          ExpressionAttributeValues: { ':deployment': deployment.id, ':id': chosen, ':at': deployment.startedAt ?? deployment.createdAt },
+        },
+      },
+      {
+        ConditionCheck: {
+          TableName: this.tableName,
+          Key: keys.orchestrationConfig(),
+          // No settings item yet: the default capacity, which the caller already applied.
+          ConditionExpression: n <= this.defaultCapacity ? 'attribute_not_exists(pk) OR instances >= :n' : 'instances >= :n',
+          ExpressionAttributeValues: { ':n': n },
+        },
+      },
+      ...(dispatched === undefined
+        ? []
+        : [
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: keys.pendingRequest(dispatched.request.id),
+                UpdateExpression: 'SET #status = :dispatched, deploymentId = :deployment, dispatchedAt = :at, dispatchedToInstanceId = :instance, processingSince = :null',
+                ConditionExpression: '#status = :processing',
+                ExpressionAttributeNames: { '#status': 'status' },
+                ExpressionAttributeValues: {
+                  ':dispatched': 'dispatched',
+                  ':processing': 'processing',
+                  ':deployment': deployment.id,
+                  ':at': dispatched.at.toISOString(),
+                  ':instance': chosen,
+                  ':null': null,
+                },
+              },
+            },
+          ]),
+    ];
+  }
+
+  async finish(previous: Deployment, next: Deployment): Promise<boolean> {
+    const release =
+      previous.instanceId === null
+        ? []
+        : [
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: keys.orchestrationInstance(previous.instanceId),
+                UpdateExpression: 'REMOVE holder, heldSince',
+                ConditionExpression: 'attribute_not_exists(holder) OR holder = :deployment',
+                ExpressionAttributeValues: { ':deployment': previous.id },
+              },
+            },
+          ];
+    try {
+      await this.db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: deploymentItem({ ...next, instanceId: null }),
+                ConditionExpression: 'revision = :seen',
+                ExpressionAttributeValues: { ':seen': previous.revision },
+              },
+            },
+            ...release,
+          ],
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailure(error)) return false;
+      throw error;
+    }
+  }
+}

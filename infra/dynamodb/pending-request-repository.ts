@@ -1,0 +1,122 @@
+// Pending dispatch requests: one item each, every one on gsi2 (the list), and on gsi1 while pending (the dispatch
+// order: highest priority, then oldest). Each status change is a conditional update that also adds or removes the
+// gsi1 entry, so the queue holds exactly the pending requests.
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { PendingRequestRepository } from '../../domain/deployments/ports.js';
+import type { PendingRequest } from '../../domain/deployments/types.js';
+import { conditionally } from './conditional.js';
+import { keys } from './keys.js';
+import { queryAll } from './query-all.js';
+
+const toRequest = (item: Record<string, unknown>): PendingRequest => {
+  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, gsi2pk: _h1, gsi2sk: _h2, type: _t, ...request } = item;
+  return request as unknown as PendingRequest;
+};
+
+export class DynamoPendingRequestRepository implements PendingRequestRepository {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async create(request: PendingRequest): Promise<void> {
+    await this.db.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: {
+          ...keys.pendingRequest(request.id),
+          ...keys.pendingQueue(request.priority, request.queuedAt, request.id),
+          ...keys.pendingRequestsIndex(request.createdAt, request.id),
+          type: 'pending_request',
+          ...request,
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  }
+
+  async get(id: string): Promise<PendingRequest | undefined> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.pendingRequest(id), ConsistentRead: true }));
+    return Item === undefined ? undefined : toRequest(Item);
+  }
+
+  async listAll(): Promise<readonly PendingRequest[]> {
+    const items = await queryAll(this.db, {
+      TableName: this.tableName,
+      IndexName: 'gsi2',
+      KeyConditionExpression: 'gsi2pk = :all',
+      ExpressionAttributeValues: { ':all': 'PENDINGREQUESTS' },
+    });
+    return items.map(toRequest);
+  }
+
+  async queue(limit: number): Promise<readonly PendingRequest[]> {
+    const { Items = [] } = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :queue',
+        ExpressionAttributeValues: { ':queue': 'PENDINGQUEUE' },
+        Limit: limit,
+      }),
+    );
+    return Items.map(toRequest);
+  }
+
+  async claim(request: PendingRequest, at: Date): Promise<boolean> {
+    return this.move(request, 'pending', 'SET #status = :to, processingSince = :at REMOVE gsi1pk, gsi1sk', { ':to': 'processing', ':at': at.toISOString() });
+  }
+
+  async release(request: PendingRequest, error: { readonly message: string; readonly at: Date } | undefined): Promise<boolean> {
+    const queue = keys.pendingQueue(request.priority, request.queuedAt, request.id);
+    const base = { ':to': 'pending', ':g1': queue.gsi1pk, ':g2': queue.gsi1sk, ':null': null };
+    return error === undefined
+      ? this.move(request, 'processing', 'SET #status = :to, gsi1pk = :g1, gsi1sk = :g2, processingSince = :null', base)
+      : this.move(
+          request,
+          'processing',
+          'SET #status = :to, gsi1pk = :g1, gsi1sk = :g2, processingSince = :null, errorMessage = :error, lastRetryAt = :at ADD retryCount :one',
+          { ...base, ':error': error.message, ':at': error.at.toISOString(), ':one': 1 },
+        );
+  }
+
+  async fail(request: PendingRequest, message: string, at: Date): Promise<boolean> {
+    return this.move(request, 'processing', 'SET #status = :to, errorMessage = :error, lastRetryAt = :at, processingSince = :null ADD retryCount :one', {
+      ':to': 'failed',
+      ':error': message,
+      ':at': at.toISOString(),
+      ':one': 1,
+      ':null': null,
+    });
+  }
+
+  async cancel(request: PendingRequest, at: Date): Promise<boolean> {
+    return conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.pendingRequest(request.id),
+          UpdateExpression: 'SET #status = :cancelled, cancelledAt = :at, processingSince = :null REMOVE gsi1pk, gsi1sk',
+          ConditionExpression: '#status IN (:pending, :processing)',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':cancelled': 'cancelled', ':at': at.toISOString(), ':pending': 'pending', ':processing': 'processing', ':null': null },
+        }),
+      ),
+    );
+  }
+
+  private move(request: PendingRequest, from: string, update: string, values: Record<string, unknown>): Promise<boolean> {
+    return conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.pendingRequest(request.id),
+          UpdateExpression: update,
+          ConditionExpression: '#status = :from',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ...values, ':from': from },
+        }),
+      ),
+    );
+  }
+}

@@ -1,0 +1,223 @@
+// Deployments over HTTP as a user drives them, with the local agents enrolled: create (started, queued, dry run,
+// frozen, overridden), the dispatch queue draining as capacity returns, cancel and redeploy, and the capacity
+// holding under 20 concurrent creates.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningAgent } from '../../agent/agent.js';
+import { startLocalAgents } from '../../local/agents.js';
+import { startStack, type Stack } from '../../local/stack.js';
+import { uniqueName } from '../support/aws.js';
+import { apiClient } from '../support/http.js';
+import { createUser } from '../support/users.js';
+
+const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
+let stack: Stack;
+let admin: string;
+let dir: string;
+let agents: readonly RunningAgent[] = [];
+let actionId: string;
+
+const api = apiClient(() => stack.baseUrl);
+const call = (method: string, path: string, token: string, body?: unknown) => api.call(method, `/api/v1${path}`, { token, body });
+const setCapacity = async (instances: number) => expect((await call('PUT', '/admin/orchestration', admin, { instances })).status).toBe(200);
+const deployWeb = (extra: Record<string, unknown> = {}) =>
+  call('POST', '/deployments', admin, { action_id: actionId, target_tags: [{ key: 'role', value: 'web' }], variables: { WHO: 'ops' }, ...extra });
+
+/** Polls until `check` passes (the dispatcher runs asynchronously, woken through SQS). */
+const eventually = async <T>(read: () => Promise<T>, check: (value: T) => boolean, withinMs = 15_000): Promise<T> => {
+  const until = Date.now() + withinMs;
+  for (;;) {
+    const value = await read();
+    if (check(value)) return value;
+    if (Date.now() > until) throw new Error(`not reached in ${withinMs} ms: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+};
+
+/** Cancels every running deployment (frees the instances between tests). */
+const cancelAllRunning = async () => {
+  const list = await call('GET', '/deployments?status=running&limit=100', admin);
+  for (const d of list.json.data) await call('POST', `/deployments/${d.id}/cancel`, admin, { reason: 'test cleanup' });
+};
+
+beforeAll(async () => {
+  stack = await startStack({ port: 0, namePrefix: `${uniqueName('deploy')}-`, bootstrapAdmin: ADMIN });
+  admin = (await api.login(ADMIN)).token;
+  dir = await mkdtemp(join(tmpdir(), 'deployer-deploy-'));
+  agents = await startLocalAgents(stack, dir, () => undefined);
+  const action = await call('POST', '/actions', admin, {
+    slug: 'hello',
+    name: 'Say hello',
+    version: { version: '1.0.0', script: 'echo "hello $WHO"', variables: [{ name: 'WHO', default: 'world' }] },
+  });
+  expect([action.status, action.json]).toEqual([201, expect.anything()]);
+  actionId = action.json.id;
+  expect((await call('POST', `/actions/${actionId}/versions`, admin, { version: '1.1.0', script: 'echo "hi $WHO"', variables: [{ name: 'WHO', required: true }] })).status).toBe(201);
+});
+
+afterAll(async () => {
+  await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
+  await stack?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('create', () => {
+  it('starts a deployment of an action on local-1 (201) that can be listed, fetched by short id, and cancelled', async () => {
+    // Act
+    const created = await deployWeb({ version_requirement: '^1.0.0', variables: { WHO: 'team' } });
+    // Assess
+    expect(created.status).toBe(201);
+    expect(created.json).toMatchObject({ pending: false, deployment_id: expect.any(String), message: expect.any(String) });
+    const deployment = created.json.deployment;
+    expect(deployment).toMatchObject({
+      source_type: 'action',
+      action_id: actionId,
+      action_name: 'Say hello',
+      action_version: '1.1.0',
+      solution_id: null,
+      sequence_id: null,
+      state: 'running',
+      progress: 0,
+      total_steps: 1,
+      completed_steps: 0,
+      failed_steps: 0,
+      analysis_enabled: true,
+      error_message: null,
+      config: { priority: 0, target_tags: [{ key: 'role', value: 'web' }] },
+      plan: { target_count: 1, resolved_variables: { WHO: 'team' } },
+    });
+    expect(deployment.plan.steps[0]).toMatchObject({ target_name: 'local-1', action_order: 1, sequence_order: 1, state: 'pending', retry_count: 0 });
+    const fetched = await call('GET', `/deployments/${deployment.short_id}`, admin);
+    expect(fetched.json.id).toBe(deployment.id);
+    const list = await call('GET', '/deployments', admin);
+    expect(list.json.data[0].id).toBe(deployment.id);
+    expect(list.json.status_counts).toMatchObject({ all: 1, running: 1 });
+
+    const cancelled = await call('POST', `/deployments/${deployment.id}/cancel`, admin, { reason: 'just testing' });
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.json).toMatchObject({ state: 'cancelled', plan: null, completed_at: expect.any(String) });
+    expect((await call('POST', `/deployments/${deployment.id}/cancel`, admin, {})).json.error.code).toBe('CONFLICT');
+    expect((await call('GET', '/deployments?status=other', admin)).json.meta.total).toBe(1);
+  });
+
+  it('answers 400 naming the field for each broken rule, and a required variable without a value', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ target_tags: [{ key: 'role', value: 'web' }] }, 'action_id'],
+      [{ action_id: actionId }, 'target_ids'],
+      [{ action_id: actionId, target_ids: ['x'], priority: 101 }, 'priority'],
+      [{ action_id: actionId, target_ids: ['x'], timeout_seconds: 0 }, 'timeout_seconds'],
+      [{ action_id: actionId, target_ids: ['x'], max_retries: 11 }, 'max_retries'],
+      [{ action_id: actionId, target_ids: ['x'], tenant_id: 'acme' }, 'environment_id'],
+      [{ action_id: actionId, target_ids: ['x'], override_freeze: true }, 'override_reason'],
+      [{ action_id: actionId, target_tags: [{ key: 'role', value: 'web' }], version_requirement: '^1.1.0' }, 'variables.WHO'],
+      [{ action_id: actionId, target_tags: [{ key: 'role', value: 'web' }], version_requirement: '^9' }, 'version_requirement'],
+    ];
+    for (const [body, field] of cases) {
+      const reply = await call('POST', '/deployments', admin, body);
+      expect([reply.status, reply.json.error.details?.fields?.map((f: { field: string }) => f.field).join(',')]).toEqual([400, expect.stringContaining(field)]);
+    }
+  });
+
+  it('dry_run shows the plan and creates nothing', async () => {
+    const before = (await call('GET', '/deployments', admin)).json.meta.total;
+    const dry = await deployWeb({ dry_run: true });
+    expect(dry.status).toBe(200);
+    expect(dry.json).toMatchObject({ dry_run: true, plan: { target_count: 1 } });
+    expect((await call('GET', '/deployments', admin)).json.meta.total).toBe(before);
+  });
+
+  it('is refused during a freeze (409 DEPLOYMENT_FROZEN) unless an admin overrides with a reason', async () => {
+    // Prepare
+    const freeze = await call('POST', '/deployment-freezes', admin, {
+      name: 'release week',
+      start_time: new Date(Date.now() - 60_000).toISOString(),
+      end_time: new Date(Date.now() + 3_600_000).toISOString(),
+    });
+    expect(freeze.status).toBe(201);
+    await createUser('op@example.com', 'operator-password', ['operator']);
+    const operator = (await api.login({ email: 'op@example.com', password: 'operator-password' })).token;
+    try {
+      // Act + Assess
+      const frozen = await deployWeb();
+      expect(frozen.status).toBe(409);
+      expect(frozen.json.error).toMatchObject({ code: 'DEPLOYMENT_FROZEN', details: { can_override: true, active_freezes: [{ id: freeze.json.id, name: 'release week' }] } });
+      const asOperator = await call('POST', '/deployments', operator, { action_id: actionId, target_tags: [{ key: 'role', value: 'web' }], variables: { WHO: 'ops' } });
+      expect(asOperator.json.error.details.can_override).toBe(false);
+      expect((await call('POST', '/deployments', operator, { action_id: actionId, target_tags: [{ key: 'role', value: 'web' }], variables: { WHO: 'ops' }, override_freeze: true, override_reason: 'hotfix' })).status).toBe(403);
+      const overridden = await deployWeb({ override_freeze: true, override_reason: 'security hotfix' });
+      expect(overridden.status).toBe(201);
+      expect(overridden.json.deployment.freeze_override).toMatchObject({ reason: 'security hotfix', freezes: [{ id: freeze.json.id }] });
+    } finally {
+      await call('DELETE', `/deployment-freezes/${freeze.json.id}`, admin);
+      await cancelAllRunning();
+    }
+  });
+});
+
+describe('the dispatch queue', () => {
+  it('queues at capacity 0 (202, position), dispatches when capacity returns, then redeploys', async () => {
+    // Prepare
+    await setCapacity(0);
+    // Act
+    const queued = await deployWeb({ priority: 5 });
+    // Assess
+    expect(queued.status).toBe(202);
+    expect(queued.json).toMatchObject({ pending: true, pending_request_id: expect.any(String), queue_position: 1 });
+    const pending = await call('GET', '/deployments/pending?status=pending', admin);
+    expect(pending.json.find((p: { id: string }) => p.id === queued.json.pending_request_id)).toMatchObject({ status: 'pending', retry_count: 0, queued_at: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/) });
+
+    await setCapacity(1);
+    const dispatched = await eventually(
+      async () => (await call('GET', '/deployments/pending', admin)).json.find((p: { id: string }) => p.id === queued.json.pending_request_id),
+      (p) => p.status === 'dispatched',
+    );
+    expect(dispatched).toMatchObject({ deployment_id: expect.any(String), dispatched_to_instance_id: 'instance-1', dispatched_at: expect.any(String) });
+    expect((await call('GET', `/deployments/${dispatched.deployment_id}`, admin)).json).toMatchObject({ state: 'running', config: { priority: 5 } });
+    expect((await call('DELETE', `/deployments/pending/${dispatched.id}`, admin)).status).toBe(409);
+
+    // Redeploy: the same configuration, variables merged, a new deployment pointing at the original
+    await call('POST', `/deployments/${dispatched.deployment_id}/cancel`, admin, {});
+    const redeployed = await call('POST', `/deployments/${dispatched.deployment_id}/redeploy`, admin, { variables: { WHO: 'again' }, priority: 7 });
+    expect(redeployed.status).toBe(201);
+    expect(redeployed.json).toMatchObject({ source_deployment_id: dispatched.deployment_id, state: 'running', plan: null, config: { priority: 7, variables: { WHO: 'again' } } });
+    expect((await call('POST', '/deployments/nope/redeploy', admin, {})).status).toBe(404);
+    await cancelAllRunning();
+  });
+
+  it('runs exactly one of 20 concurrent creates with capacity 1, then each waiting one once, in priority order', async () => {
+    // Prepare
+    await setCapacity(1);
+    // Act
+    const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => deployWeb({ priority: i % 4 })));
+    // Assess
+    expect(replies.filter((r) => r.status === 201)).toHaveLength(1);
+    expect(replies.filter((r) => r.status === 202)).toHaveLength(19);
+    const waiting = (await call('GET', '/deployments/pending?status=pending', admin)).json;
+    expect(waiting).toHaveLength(19);
+
+    const order: string[] = [];
+    for (let round = 0; round < 3; round += 1) {
+      await cancelAllRunning();
+      const running = await eventually(
+        async () => (await call('GET', '/deployments?status=running', admin)).json.data as { id: string }[],
+        (data) => data.length === 1,
+      );
+      order.push(running[0]!.id);
+    }
+    const started = await Promise.all(order.map(async (id) => (await call('GET', `/deployments/${id}`, admin)).json.config.priority));
+    expect(started).toEqual([3, 3, 3]);
+    const requests = (await call('GET', '/deployments/pending', admin)).json.filter((p: { status: string }) => p.status === 'dispatched');
+    expect(new Set(requests.map((p: { deployment_id: string }) => p.deployment_id)).size).toBe(requests.length);
+
+    // A pending request can be deleted (200, empty body); a missing one answers 404
+    const next = (await call('GET', '/deployments/pending?status=pending', admin)).json[0];
+    const deleted = await call('DELETE', `/deployments/pending/${next.id}`, admin);
+    expect([deleted.status, deleted.json]).toEqual([200, undefined]);
+    expect((await call('DELETE', '/deployments/pending/3f1e5a4c-0000-4000-8000-000000000000', admin)).status).toBe(404);
+    for (const p of (await call('GET', '/deployments/pending?status=pending', admin)).json) await call('DELETE', `/deployments/pending/${p.id}`, admin);
+    await cancelAllRunning();
+    await setCapacity(4);
+  });
+});

@@ -1,0 +1,278 @@
+// In-memory fakes of the deployments context, for unit tests of its use cases. They keep the adapters'
+// conditions (revisions, statuses, free instances) so a use case that loses a race behaves as in production.
+import type { DeploymentsDeps } from '../../domain/deployments/deps.js';
+import type { DeploymentRepository, DispatchQueue, Orchestration, PendingRequestRepository } from '../../domain/deployments/ports.js';
+import type { Deployment, DeploymentDraft, PendingRequest, Plan } from '../../domain/deployments/types.js';
+import { RequestNotProcessingError } from '../../domain/deployments/dispatch.js';
+import { FakeClock } from './clock.js';
+import { fakeIds } from './identity.js';
+
+export class FakeDeploymentRepository implements DeploymentRepository {
+  readonly deployments = new Map<string, Deployment>();
+  /** Stores a deployment as is (test setup; production stores new deployments through Orchestration.start). */
+  put(deployment: Deployment): Deployment {
+    this.deployments.set(deployment.id, deployment);
+    return deployment;
+  }
+  async get(id: string) {
+    return this.deployments.get(id);
+  }
+  async find(idOrShortId: string) {
+    return this.deployments.get(idOrShortId) ?? [...this.deployments.values()].find((d) => d.shortId === idOrShortId);
+  }
+  async listAll() {
+    return [...this.deployments.values()];
+  }
+  async update(previous: Deployment, next: Deployment) {
+    if (this.deployments.get(previous.id)?.revision !== previous.revision) return false;
+    this.deployments.set(next.id, next);
+    return true;
+  }
+}
+
+export class FakePendingRequestRepository implements PendingRequestRepository {
+  readonly requests = new Map<string, PendingRequest>();
+  /** Stores a request in any status (test setup). */
+  put(request: PendingRequest): PendingRequest {
+    this.requests.set(request.id, request);
+    return request;
+  }
+  async create(request: PendingRequest) {
+    this.requests.set(request.id, request);
+  }
+  async get(id: string) {
+    return this.requests.get(id);
+  }
+  async listAll() {
+    return [...this.requests.values()];
+  }
+  async queue(limit: number) {
+    return [...this.requests.values()].filter((r) => r.status === 'pending').sort(dispatchOrder).slice(0, limit);
+  }
+  async claim(request: PendingRequest, at: Date) {
+    return this.move(request, ['pending'], (r) => ({ ...r, status: 'processing', processingSince: at.toISOString() }));
+  }
+  async release(request: PendingRequest, error: { readonly message: string; readonly at: Date } | undefined) {
+    return this.move(request, ['processing'], (r) => ({
+      ...r,
+      status: 'pending',
+      processingSince: null,
+      ...(error === undefined ? {} : { errorMessage: error.message, retryCount: r.retryCount + 1, lastRetryAt: error.at.toISOString() }),
+    }));
+  }
+  async fail(request: PendingRequest, message: string, at: Date) {
+    return this.move(request, ['processing'], (r) => ({
+      ...r,
+      status: 'failed',
+      errorMessage: message,
+      retryCount: r.retryCount + 1,
+      lastRetryAt: at.toISOString(),
+      processingSince: null,
+    }));
+  }
+  async cancel(request: PendingRequest, _at: Date) {
+    return this.move(request, ['pending', 'processing'], (r) => ({ ...r, status: 'cancelled', processingSince: null }));
+  }
+  /** Marks a processing request dispatched (what FakeOrchestration.start does in its transaction). */
+  dispatch(request: PendingRequest, deploymentId: string, instanceId: string, at: Date): boolean {
+    return this.move(request, ['processing'], (r) => ({
+      ...r,
+      status: 'dispatched',
+      deploymentId,
+      dispatchedAt: at.toISOString(),
+      dispatchedToInstanceId: instanceId,
+      processingSince: null,
+    }));
+  }
+  private move(request: PendingRequest, from: readonly PendingRequest['status'][], change: (r: PendingRequest) => PendingRequest): boolean {
+    const current = this.requests.get(request.id);
+    if (current === undefined || !from.includes(current.status)) return false;
+    this.requests.set(request.id, change(current));
+    return true;
+  }
+}
+
+/** Highest priority first, then oldest, then id (the dispatch order). */
+export const dispatchOrder = (a: PendingRequest, b: PendingRequest): number =>
+  b.priority - a.priority || a.queuedAt.localeCompare(b.queuedAt) || a.id.localeCompare(b.id);
+
+/**
+ * Instances `instance-1` .. `instance-<capacity>` (as infra/dynamodb/orchestration.ts). `start` takes the lowest
+ * free one (the adapter takes a random one) and stores the deployment holding it, with its `instanceId` set;
+ * `finish` stores the terminal deployment (`instanceId` null) and frees the instance `previous` held. Shrinking
+ * the capacity leaves holders above it in place until they finish; their instances are not taken again.
+ */
+export class FakeOrchestration implements Orchestration {
+  readonly held = new Map<string, string>();
+  constructor(
+    private instances: number,
+    private readonly deployments: FakeDeploymentRepository,
+    private readonly pending: FakePendingRequestRepository = new FakePendingRequestRepository(),
+  ) {}
+  async capacity() {
+    return this.instances;
+  }
+  async setCapacity(instances: number) {
+    this.instances = instances;
+  }
+  async holders(): Promise<ReadonlyMap<string, string>> {
+    return new Map(this.held);
+  }
+  async start(deployment: Deployment, dispatched?: { readonly request: PendingRequest; readonly at: Date }) {
+    const instanceId = this.freeInstance();
+    if (instanceId === undefined) return undefined;
+    if (this.deployments.deployments.has(deployment.id)) throw new Error(`deployment ${deployment.id} exists already`);
+    if (dispatched !== undefined && !this.pending.dispatch(dispatched.request, deployment.id, instanceId, dispatched.at)) {
+      throw new RequestNotProcessingError(dispatched.request.id);
+    }
+    this.held.set(instanceId, deployment.id);
+    this.deployments.put({ ...deployment, instanceId });
+    return instanceId;
+  }
+  async finish(previous: Deployment, next: Deployment) {
+    if (!(await this.deployments.update(previous, { ...next, instanceId: null }))) return false;
+    if (previous.instanceId !== null && this.held.get(previous.instanceId) === previous.id) this.held.delete(previous.instanceId);
+    return true;
+  }
+  private freeInstance(): string | undefined {
+    if (this.held.size >= this.instances) return undefined;
+    for (let n = 1; n <= this.instances; n += 1) if (!this.held.has(`instance-${n}`)) return `instance-${n}`;
+    return undefined;
+  }
+}
+
+export class FakeDispatchQueue implements DispatchQueue {
+  readonly reasons: string[] = [];
+  async wake(reason: string) {
+    this.reasons.push(reason);
+  }
+}
+
+const TARGET_ID = 'e0000000-0000-4000-8000-000000000001';
+const ACTION = { id: 'a0000000-0000-4000-8000-000000000001', name: 'restart-web', version: '1.0.0' } as const;
+
+export const aPlan = (overrides: Partial<Plan> = {}): Plan => ({
+  targetCount: 1,
+  steps: [
+    {
+      id: 'b0000000-0000-4000-8000-000000000001',
+      targetId: TARGET_ID,
+      targetName: 'web-1',
+      sequenceId: null,
+      sequenceName: null,
+      sequenceOrder: 1,
+      actionId: ACTION.id,
+      actionName: ACTION.name,
+      actionSlug: 'restart-web',
+      actionOrder: 1,
+      actionVersion: ACTION.version,
+      actionVersionId: 'a1000000-0000-4000-8000-000000000001',
+      state: 'pending',
+      startedAt: null,
+      completedAt: null,
+      exitCode: null,
+      errorMessage: null,
+      retryCount: 0,
+      durationMs: null,
+    },
+  ],
+  resolvedVariables: {},
+  tenantName: null,
+  environmentName: null,
+  createdAt: '2026-11-22T10:00:00.000Z',
+  ...overrides,
+});
+
+/** An action deployed to one target, global, with the create body's defaults. */
+export const aDraft = (overrides: Partial<DeploymentDraft> = {}): DeploymentDraft => ({
+  sourceType: 'action',
+  solution: null,
+  sequence: null,
+  action: { ...ACTION },
+  tenantId: null,
+  tenantName: null,
+  environmentId: null,
+  environmentName: null,
+  triggeredBy: 'c0000000-0000-4000-8000-000000000001',
+  config: {
+    targetMode: 'sequential',
+    failureStrategy: 'stop_on_first_failure',
+    rollbackStrategy: 'none',
+    priority: 0,
+    timeoutSeconds: 300,
+    maxRetries: 0,
+    deploymentTimeoutSeconds: 0,
+    targetIds: [TARGET_ID],
+    targetTags: [],
+    targetTagsMatchAll: false,
+    variables: {},
+    promptedValues: {},
+    versionRequirement: null,
+    tenantId: null,
+    environmentId: null,
+    bypassCache: false,
+  },
+  plan: aPlan(),
+  freezeOverride: null,
+  sourceDeploymentId: null,
+  ...overrides,
+});
+
+/** A running deployment of aDraft(), holding no instance unless told. */
+export const aDeployment = (overrides: Partial<Deployment> = {}): Deployment => ({
+  ...aDraft(),
+  id: 'd0000000-0000-4000-8000-000000000001',
+  shortId: 'd1',
+  state: 'running',
+  progress: 0,
+  totalSteps: 1,
+  completedSteps: 0,
+  failedSteps: 0,
+  createdAt: '2026-11-22T10:00:00.000Z',
+  startedAt: '2026-11-22T10:00:00.000Z',
+  completedAt: null,
+  durationMs: null,
+  errorMessage: null,
+  analysisEnabled: true,
+  cancelReason: null,
+  instanceId: null,
+  revision: 1,
+  ...overrides,
+});
+
+/** A pending request for aDraft(), priority 0. */
+export const aPendingRequest = (overrides: Partial<PendingRequest> = {}): PendingRequest => {
+  const draft = overrides.draft ?? aDraft();
+  return {
+    id: '90000000-0000-4000-8000-000000000001',
+    status: 'pending',
+    priority: draft.config.priority,
+    tenantId: draft.tenantId,
+    tenantName: draft.tenantName,
+    environmentId: draft.environmentId,
+    environmentName: draft.environmentName,
+    triggeredBy: draft.triggeredBy,
+    draft,
+    queuedAt: '2026-11-22T10:00:00.000Z',
+    createdAt: '2026-11-22T10:00:00.000Z',
+    retryCount: 0,
+    lastRetryAt: null,
+    errorMessage: null,
+    deploymentId: null,
+    dispatchedAt: null,
+    dispatchedToInstanceId: null,
+    processingSince: null,
+    ...overrides,
+  };
+};
+
+/** The deployments context's deps on fakes, wired together; `capacity` instances (default 4). */
+export const deploymentsFakes = (capacity = 4) => {
+  const clock = new FakeClock(new Date('2026-11-22T10:00:00.000Z'));
+  const deployments = new FakeDeploymentRepository();
+  const pending = new FakePendingRequestRepository();
+  const orchestration = new FakeOrchestration(capacity, deployments, pending);
+  const dispatch = new FakeDispatchQueue();
+  const deps: DeploymentsDeps = { deployments, orchestration, pending, dispatch, clock, ids: fakeIds() };
+  return { deps, clock, deployments, pending, orchestration, dispatch };
+};
