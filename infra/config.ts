@@ -22,6 +22,7 @@ const Env = v.object({
   AWS_REGION: v.optional(NonEmpty, 'us-east-1'),
   TABLE_NAME: NonEmpty,
   DISPATCH_QUEUE_URL: v.pipe(NonEmpty, v.url('must be a queue URL')),
+  ORCHESTRATOR_QUEUE_URL: v.pipe(NonEmpty, v.url('must be a queue URL')),
   /** Letters used to encode short ids; shuffle it per installation so short ids do not reveal counts. */
   SQIDS_ALPHABET: v.optional(
     v.pipe(NonEmpty, v.regex(/^[a-zA-Z0-9]{8,}$/, 'must be at least 8 distinct ASCII letters or digits')),

@@ -172,7 +172,7 @@ export const loadServiceDefinition = async (): Promise<ServiceDefinition> => {
   if (cached !== undefined) return extractDefinition(JSON.parse(cached) as Cfn);
   // Only the framework's own variables are wanted: clear the ones npm start sets for the handlers.
   const env: NodeJS.ProcessEnv = { ...process.env, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' };
-  for (const key of ['TABLE_NAME', 'DISPATCH_QUEUE_URL', 'ESBUILD_WORK_FOLDER'] as const) delete env[key];
+  for (const key of ['TABLE_NAME', 'DISPATCH_QUEUE_URL', 'ORCHESTRATOR_QUEUE_URL', 'ESBUILD_WORK_FOLDER'] as const) delete env[key];
   const { stdout } = await promisify(execFile)(process.execPath, [SERVERLESS_BIN, 'print', '--format', 'json', '--stage', 'local'], {
     cwd: ROOT,
     env,

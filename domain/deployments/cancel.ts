@@ -6,6 +6,7 @@ import type { Caller } from '../identity/types.js';
 import { cancelDeploymentCommands } from '../targets/commands.js';
 import type { CommandRepository } from '../targets/ports.js';
 import type { Clock } from '../shared/ports.js';
+import type { DeploymentEventStore } from './events.js';
 import type { DeploymentRepository, DispatchQueue, Orchestration } from './ports.js';
 import { TERMINAL_STATES, type Deployment, type PlanStep } from './types.js';
 import { deploymentDetailView } from './views.js';
@@ -16,6 +17,8 @@ export interface CancelDeps {
   readonly dispatch: DispatchQueue;
   readonly commands: CommandRepository;
   readonly clock: Clock;
+  /** When given, the cancel is recorded as the deployment's terminal state_change (ends its live stream). */
+  readonly events?: DeploymentEventStore;
 }
 
 export const visibleDeployment = async (deps: Pick<CancelDeps, 'deployments'>, caller: Caller, id: string): Promise<Deployment> => {
@@ -47,6 +50,9 @@ export const cancelDeployment = async (deps: CancelDeps, caller: Caller, id: str
       revision: deployment.revision + 1,
     };
     if (await deps.orchestration.finish(deployment, next)) {
+      await deps.events?.append(deployment.id, [
+        { at, event: { type: 'state_change', deployment_id: deployment.id, old_state: deployment.state, new_state: 'cancelled', message: next.errorMessage ?? 'Cancelled.' } },
+      ]);
       await cancelDeploymentCommands(deps, deployment.id);
       await deps.dispatch.wake(`instance freed by cancelled ${deployment.id}`);
       return deploymentDetailView(next, { plan: false });

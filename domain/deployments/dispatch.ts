@@ -4,7 +4,7 @@
 // dispatch one request twice. A failed start is recorded (error_message, retry_count) and retried up to a limit,
 // then the request is failed. A request left in processing by a consumer that died is put back after a minute.
 import type { PendingRequestRepository } from './ports.js';
-import { newDeployment, type StartDeps } from './start.js';
+import { engineStarted, newDeployment, type StartDeps } from './start.js';
 import type { PendingRequest } from './types.js';
 
 export const STALE_PROCESSING_MS = 60_000;
@@ -50,6 +50,7 @@ export const dispatchPending = async (deps: DispatchDeps): Promise<DispatchRepor
         break;
       }
       dispatched.push({ requestId: claimed.id, deploymentId: deployment.id, instanceId });
+      await engineStarted(deps, deployment.id);
     } catch (error) {
       if (error instanceof RequestNotProcessingError) continue; // cancelled while we worked
       const message = error instanceof Error ? error.message : String(error);

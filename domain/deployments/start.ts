@@ -2,6 +2,7 @@
 // instance, or, when none is free, a pending dispatch request the dispatcher starts later (decisions.md section 7).
 import type { Clock, IdGenerator } from '../shared/ports.js';
 import type { DispatchQueue, Orchestration, PendingRequestRepository, Uuids } from './ports.js';
+import { CHECK_EVERY_SECONDS, type EngineQueue } from './engine.js';
 import type { Deployment, DeploymentDraft, PendingRequest } from './types.js';
 
 export interface StartDeps {
@@ -11,7 +12,15 @@ export interface StartDeps {
   readonly ids: IdGenerator;
   readonly uuids: Uuids;
   readonly clock: Clock;
+  /** The execution engine, told about every started deployment (absent in tests of queueing alone). */
+  readonly engine?: EngineQueue;
 }
+
+/** A started deployment gets a first engine pass now and its periodic check chain. */
+export const engineStarted = async (deps: Pick<StartDeps, 'engine'>, deploymentId: string): Promise<void> => {
+  await deps.engine?.wake(deploymentId);
+  await deps.engine?.wake(deploymentId, { delaySeconds: CHECK_EVERY_SECONDS, check: true });
+};
 
 /** A draft made a running deployment (not stored yet). */
 export const newDeployment = async (deps: Pick<StartDeps, 'ids' | 'clock'>, draft: DeploymentDraft): Promise<Deployment> => {
@@ -52,7 +61,10 @@ export const startOrQueue = async (deps: StartDeps, draft: DeploymentDraft): Pro
   if (!ahead) {
     const deployment = await newDeployment(deps, draft);
     const instanceId = await deps.orchestration.start(deployment);
-    if (instanceId !== undefined) return { kind: 'started', deployment: { ...deployment, instanceId } };
+    if (instanceId !== undefined) {
+      await engineStarted(deps, deployment.id);
+      return { kind: 'started', deployment: { ...deployment, instanceId } };
+    }
   }
   const now = deps.clock.now().toISOString();
   const request: PendingRequest = {

@@ -66,6 +66,8 @@ export interface PlanStep {
   readonly errorMessage: string | null;
   readonly retryCount: number;
   readonly durationMs: number | null;
+  /** On a rollback step: the step whose action version's rollback_script it runs (added when a rollback starts). */
+  readonly rollbackOf?: string;
 }
 
 /** A variable as resolved for the plan; a secret's value is kept encrypted and never shown. */

@@ -73,6 +73,7 @@ export const stepView = (s: PlanStep) => ({
   error_message: s.errorMessage,
   retry_count: s.retryCount,
   duration_ms: s.durationMs,
+  ...(s.rollbackOf === undefined ? {} : { rollback_of: s.rollbackOf }),
 });
 
 export const planView = (p: Plan) => ({

@@ -69,8 +69,9 @@ export const appendOutput = async (deps: TargetsDeps, agent: AgentCaller, comman
   if (command.status !== 'delivered' && chunks.some((c) => c.seq > command.outputSeq)) {
     throw new ConflictError(`The command is ${command.status}; it takes no more output.`, { status: command.status });
   }
-  const accepted = command.status === 'delivered' ? await deps.commands.appendOutput(command, chunks, deps.clock.now()) : 0;
-  return { accepted, cancel_requested: command.cancelRequestedAt !== null || command.status === 'cancelled' };
+  const fresh = command.status === 'delivered' ? await deps.commands.appendOutput(command, chunks, deps.clock.now()) : [];
+  if (fresh.length > 0) await deps.listener?.output(command, [...fresh].sort((a, b) => a.seq - b.seq));
+  return { accepted: fresh.length, cancel_requested: command.cancelRequestedAt !== null || command.status === 'cancelled' };
 };
 
 export interface CompleteCommand {
@@ -89,7 +90,10 @@ export const completeCommand = async (deps: TargetsDeps, agent: AgentCaller, com
     completedAt: new Date(report.completed_at).toISOString(),
     errorMessage: report.error_message ?? null,
   };
-  if (command.status === 'delivered' && (await deps.commands.complete(command.id, result))) return { id: command.id, status: 'completed' as const };
+  if (command.status === 'delivered' && (await deps.commands.complete(command.id, result))) {
+    await deps.listener?.completed({ ...command, status: 'completed', result });
+    return { id: command.id, status: 'completed' as const };
+  }
   const now = await deps.commands.get(command.id);
   if (now?.status === 'completed') return { id: command.id, status: 'completed' as const };
   throw new ConflictError(`The command is ${now?.status ?? command.status}; it cannot be completed.`, { status: now?.status ?? command.status });

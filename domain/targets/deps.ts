@@ -1,7 +1,7 @@
 import type { EnvironmentLookup, TenantLookup } from '../shared/lookups.js';
 import type { Clock, IdGenerator } from '../shared/ports.js';
 import type { TokenGenerator } from '../identity/ports.js';
-import type { CommandRepository, EnrollmentTokenRepository, Sleeper, TargetRepository } from './ports.js';
+import type { CommandListener, CommandRepository, EnrollmentTokenRepository, Sleeper, TargetRepository } from './ports.js';
 
 export interface TargetsDeps {
   readonly targets: TargetRepository;
@@ -13,6 +13,8 @@ export interface TargetsDeps {
   readonly ids: IdGenerator;
   readonly clock: Clock;
   readonly sleeper: Sleeper;
+  /** Told about output and completions (the execution engine and the event stream). */
+  readonly listener?: CommandListener;
   readonly settings: {
     /** How often a long poll looks at the inbox again while it waits. */
     readonly pollIntervalMs: number;

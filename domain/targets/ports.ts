@@ -22,7 +22,7 @@ export interface EnrollmentTokenRepository {
 }
 
 export interface CommandRepository {
-  /** Stores the command and puts it in its target's inbox. */
+  /** Stores the command and puts it in its target's inbox; a command with that id already stored is left alone. */
   enqueue(command: Command): Promise<void>;
   get(id: string): Promise<Command | undefined>;
   /** Every command of one deployment, oldest first. */
@@ -32,8 +32,8 @@ export interface CommandRepository {
    * both get one) and takes the target's pending cancel notices; oldest first.
    */
   claimInbox(targetId: string, max: number, at: Date): Promise<{ commands: readonly Command[]; cancel: readonly string[] }>;
-  /** Stores chunks not stored yet (a retried seq is ignored) and returns how many were new. */
-  appendOutput(command: Command, chunks: readonly OutputChunk[], at: Date): Promise<number>;
+  /** Stores chunks not stored yet (a retried seq is ignored) and returns the new ones. */
+  appendOutput(command: Command, chunks: readonly OutputChunk[], at: Date): Promise<readonly OutputChunk[]>;
   output(commandId: string): Promise<readonly StoredChunk[]>;
   /** delivered -> completed; false when it was not delivered (already completed, cancelled). */
   complete(commandId: string, result: CommandResult): Promise<boolean>;
@@ -44,4 +44,11 @@ export interface CommandRepository {
 /** Waits without blocking (the long poll). */
 export interface Sleeper {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** Who is told what agents report (the deployments context: the event stream and the execution engine). */
+export interface CommandListener {
+  /** Chunks newly stored for a command (retries excluded), in seq order. */
+  output(command: Command, chunks: readonly OutputChunk[]): Promise<void>;
+  completed(command: Command): Promise<void>;
 }

@@ -11,6 +11,8 @@ import { SqsDispatchQueue } from '../../infra/sqs/dispatch-queue.js';
 import { systemUuids } from '../../infra/system/uuids.js';
 import { planDeps } from './deployments-plan-wiring.js';
 import { once } from './once.js';
+import { deploymentEvents } from './stream-wiring.js';
+import { engineQueue } from './queues-wiring.js';
 import { targetsDeps } from './targets-wiring.js';
 import { ids, infra } from './wiring.js';
 
@@ -22,10 +24,12 @@ export const deploymentsDeps = once((): DeploymentsDeps & DispatchDeps & CancelD
     pending: new DynamoPendingRequestRepository(db, cfg.TABLE_NAME),
     dispatch: new SqsDispatchQueue(sqs, cfg.DISPATCH_QUEUE_URL),
     commands: targetsDeps().commands,
+    events: deploymentEvents(),
     ids: ids(),
     uuids: systemUuids,
     clock,
     settings: { maxRetries: cfg.DISPATCH_MAX_RETRIES },
+    engine: engineQueue(),
   };
 });
 

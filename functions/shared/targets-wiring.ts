@@ -10,7 +10,10 @@ import { DynamoTenantRepository } from '../../infra/dynamodb/tenant-repository.j
 import { systemSleeper } from '../../infra/system/sleeper.js';
 import { useDefaultAgentAuthenticator } from './http.js';
 import './identity-wiring.js';
+import { outputToLogEvents } from '../../domain/deployments/publish.js';
 import { once } from './once.js';
+import { deploymentEvents } from './stream-wiring.js';
+import { engineQueue } from './queues-wiring.js';
 import { ids, infra } from './wiring.js';
 
 export const targetsDeps = once((): TargetsDeps => {
@@ -26,6 +29,15 @@ export const targetsDeps = once((): TargetsDeps => {
     clock,
     sleeper: systemSleeper,
     settings: { pollIntervalMs: cfg.AGENT_POLL_INTERVAL_MS },
+    listener: {
+      // Each line of output becomes a log event of the deployment's stream, as it arrives.
+      output: async (command, chunks) => {
+        const target = await targetsDeps().targets.get(command.targetId);
+        await deploymentEvents().append(command.deploymentId, outputToLogEvents(command, target?.name ?? null, chunks, infra().clock.now().toISOString()));
+      },
+      // A finished command moves its deployment on at once.
+      completed: async (command) => engineQueue().wake(command.deploymentId),
+    },
   };
 });
 

@@ -26,7 +26,17 @@ export const ids = once(
 );
 
 const rateLimiter = once(() => new DynamoRateLimiter(infra().db, infra().config.TABLE_NAME));
+/** A take that answered after this long judged the request by a stale clock: it is asked again once. */
+const STALE_TAKE_MS = 500;
+
 useDefaultRateGate(() => {
   const { RATE_LIMIT_PER_SECOND: ratePerSecond, RATE_LIMIT_BURST: burst } = infra().config;
-  return (ip) => rateLimiter().take(`ip#${ip}`, { ratePerSecond, burst }, systemClock.now());
+  return async (ip) => {
+    // GCRA compares the request's time with the bucket's: a request whose process stalled (a loaded machine, a
+    // long GC pause) between reading the clock and the write would be judged as early as it was stale, and refused.
+    const started = systemClock.now();
+    const decision = await rateLimiter().take(`ip#${ip}`, { ratePerSecond, burst }, started);
+    if (decision.allowed || systemClock.now().getTime() - started.getTime() < STALE_TAKE_MS) return decision;
+    return rateLimiter().take(`ip#${ip}`, { ratePerSecond, burst }, systemClock.now());
+  };
 });

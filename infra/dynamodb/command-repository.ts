@@ -24,7 +24,8 @@ export class DynamoCommandRepository implements CommandRepository {
   ) {}
 
   async enqueue(command: Command): Promise<void> {
-    await this.db.send(
+    // Created only if absent: an engine pass that is repeated enqueues the same command id again, harmlessly.
+    await whenCondition(this.db.send(
       new PutCommand({
         TableName: this.tableName,
         Item: {
@@ -36,7 +37,7 @@ export class DynamoCommandRepository implements CommandRepository {
         },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
-    );
+    ));
   }
 
   async get(id: string): Promise<Command | undefined> {
@@ -111,7 +112,7 @@ export class DynamoCommandRepository implements CommandRepository {
     );
   }
 
-  async appendOutput(command: Command, chunks: readonly OutputChunk[], at: Date): Promise<number> {
+  async appendOutput(command: Command, chunks: readonly OutputChunk[], at: Date): Promise<readonly OutputChunk[]> {
     const receivedAt = at.toISOString();
     const stored = await Promise.all(
       chunks.map((chunk) =>
@@ -140,7 +141,7 @@ export class DynamoCommandRepository implements CommandRepository {
         ),
       );
     }
-    return stored.filter(Boolean).length;
+    return chunks.filter((_, i) => stored[i] === true);
   }
 
   async output(commandId: string): Promise<readonly StoredChunk[]> {

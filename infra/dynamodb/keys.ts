@@ -96,4 +96,9 @@ export const keys = {
     gsi2pk: `DEPLOYMENTCOMMANDS#${deploymentId}`,
     gsi2sk: `${createdAt}#${commandId}`,
   }),
+  // ---- deployment events (domain/deployments/events.ts): one partition per deployment ----
+  /** The head of a deployment's event sequence (attribute `seq`: the last seq written). */
+  deploymentEventsHead: (deploymentId: string): Key => ({ pk: `DEPLOYMENTEVENTS#${deploymentId}`, sk: 'HEAD' }),
+  /** One event; the zero-padded seq makes the sort key order the sequence order. */
+  deploymentEvent: (deploymentId: string, seq: number): Key => ({ pk: `DEPLOYMENTEVENTS#${deploymentId}`, sk: `EVENT#${String(seq).padStart(10, '0')}` }),
 } as const;

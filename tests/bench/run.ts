@@ -95,7 +95,7 @@ const bundles = async () => {
       const script = `globalThis.awslambda ??= {}; awslambda.streamifyResponse ??= (h) => h;
         const s = performance.now(); await import(${JSON.stringify(outfile)}); console.log(performance.now() - s);`;
       const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
-        env: { ...process.env, TABLE_NAME: 't', DISPATCH_QUEUE_URL: 'http://127.0.0.1/q' },
+        env: { ...process.env, TABLE_NAME: 't', DISPATCH_QUEUE_URL: 'http://127.0.0.1/q', ORCHESTRATOR_QUEUE_URL: 'http://127.0.0.1/o' },
       });
       times.push(Number(stdout.trim()));
     }

@@ -43,18 +43,26 @@ const cancelAllRunning = async () => {
 };
 
 beforeAll(async () => {
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('deploy')}-`, bootstrapAdmin: ADMIN });
+  // This file bursts (20 concurrent creates, tight polling) from one address on a loaded machine: the general rate
+  // limit is not what it tests (tests/e2e/rate-limit.test.ts does), so it is raised here.
+  stack = await startStack({
+    port: 0,
+    namePrefix: `${uniqueName('deploy')}-`,
+    bootstrapAdmin: ADMIN,
+    env: { RATE_LIMIT_PER_SECOND: '1000', RATE_LIMIT_BURST: '2000' },
+  });
   admin = (await api.login(ADMIN)).token;
   dir = await mkdtemp(join(tmpdir(), 'deployer-deploy-'));
   agents = await startLocalAgents(stack, dir, () => undefined);
   const action = await call('POST', '/actions', admin, {
     slug: 'hello',
     name: 'Say hello',
-    version: { version: '1.0.0', script: 'echo "hello $WHO"', variables: [{ name: 'WHO', default: 'world' }] },
+    // Long enough to stay running while a test looks at it (the tests cancel what they start).
+    version: { version: '1.0.0', script: 'echo "hello $WHO"; sleep 60', variables: [{ name: 'WHO', default: 'world' }] },
   });
   expect([action.status, action.json]).toEqual([201, expect.anything()]);
   actionId = action.json.id;
-  expect((await call('POST', `/actions/${actionId}/versions`, admin, { version: '1.1.0', script: 'echo "hi $WHO"', variables: [{ name: 'WHO', required: true }] })).status).toBe(201);
+  expect((await call('POST', `/actions/${actionId}/versions`, admin, { version: '1.1.0', script: 'echo "hi $WHO"; sleep 60', variables: [{ name: 'WHO', required: true }] })).status).toBe(201);
 });
 
 afterAll(async () => {

@@ -53,7 +53,7 @@ export class FakeCommandRepository implements CommandRepository {
   /** Cancel notices not yet taken, per command id. */
   readonly notices = new Set<string>();
   async enqueue(command: Command) {
-    this.commands.set(command.id, command);
+    if (!this.commands.has(command.id)) this.commands.set(command.id, command);
   }
   async get(id: string) {
     return this.commands.get(id);
@@ -79,7 +79,7 @@ export class FakeCommandRepository implements CommandRepository {
     this.chunks.set(command.id, stored);
     const current = this.commands.get(command.id) as Command;
     this.commands.set(command.id, { ...current, outputSeq: Math.max(current.outputSeq, ...chunks.map((c) => c.seq)) });
-    return fresh.length;
+    return fresh;
   }
   async output(id: string) {
     return [...(this.chunks.get(id) ?? [])].sort((a, b) => a.seq - b.seq);

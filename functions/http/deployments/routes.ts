@@ -1,10 +1,12 @@
 import { route, type Route } from '../../shared/router.js';
+import * as analysisGet from './analysis-get.js';
 import * as deploymentCancelPost from './deployment-cancel-post.js';
 import * as deploymentGet from './deployment-get.js';
 import * as deploymentRedeployPost from './deployment-redeploy-post.js';
 import * as deploymentsGet from './deployments-get.js';
 import * as deploymentsPost from './deployments-post.js';
 import * as deploymentsPreviewPost from './deployments-preview-post.js';
+import * as logsHistoryGet from './logs-history-get.js';
 import * as pendingDelete from './pending-delete.js';
 import * as pendingGet from './pending-get.js';
 
@@ -17,4 +19,6 @@ export const deploymentsRoutes: readonly Route[] = [
   route('GET', '/api/v1/deployments/{id}', deploymentGet.handler),
   route('POST', '/api/v1/deployments/{id}/cancel', deploymentCancelPost.handler),
   route('POST', '/api/v1/deployments/{id}/redeploy', deploymentRedeployPost.handler),
+  route('GET', '/api/v1/deployments/{id}/analysis', analysisGet.handler),
+  route('GET', '/api/v1/deployments/{id}/logs/history', logsHistoryGet.handler),
 ];

@@ -77,7 +77,7 @@ describe('serverless package', () => {
     await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules', 'osls', 'bin', 'serverless.js'), 'package', '--stage', 'ci', '--package', out], {
       cwd: ROOT,
       // Its own build folder: packaging cleans the folder it builds in, and stacks of other tests build too.
-      env: { ...process.env, TABLE_NAME: '', DISPATCH_QUEUE_URL: '', ESBUILD_WORK_FOLDER: join('.build', `package-${process.pid}`), SLS_TELEMETRY_DISABLED: '1' },
+      env: { ...process.env, TABLE_NAME: '', DISPATCH_QUEUE_URL: '', ORCHESTRATOR_QUEUE_URL: '', ESBUILD_WORK_FOLDER: join('.build', `package-${process.pid}`), SLS_TELEMETRY_DISABLED: '1' },
     });
     template = JSON.parse(await readFile(join(out, 'cloudformation-template-update-stack.json'), 'utf8'));
     artifacts = await readdir(out);

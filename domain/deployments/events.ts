@@ -1,0 +1,140 @@
+// The events of a deployment (api.md "Events"): every log line, progress, step_update and state_change is stored
+// once, in order, with a per-deployment sequence 1, 2, 3, ... That store is the single source of the live stream
+// (GET /deployments/{id}/logs), the history (logs/history) and, later, the command results.
+import type { Deployment, DeploymentState } from './types.js';
+import { TERMINAL_STATES } from './types.js';
+
+/** One log entry from a target (the `log` member of a `log` event). */
+export interface LogEntry {
+  /** ISO 8601, UTC. */
+  readonly timestamp: string;
+  /** `debug`, `info`, `warn` or `error`. */
+  readonly level: string;
+  readonly step_id: string | null;
+  readonly target_id: string | null;
+  readonly target_name: string | null;
+  readonly message: string;
+  /** Free-form; command output lines carry `{stream: 'stdout' | 'stderr', command_id, ...}`. */
+  readonly metadata: Readonly<Record<string, unknown>> | null;
+}
+
+export interface LogEvent {
+  readonly type: 'log';
+  readonly log: LogEntry;
+}
+
+export interface ProgressEvent {
+  readonly type: 'progress';
+  readonly deployment_id: string;
+  /** 0.0 to 1.0. */
+  readonly progress: number;
+  readonly completed_steps: number;
+  readonly total_steps: number;
+  readonly message: string;
+}
+
+export interface StepUpdateEvent {
+  readonly type: 'step_update';
+  readonly step_id: string;
+  readonly state: string;
+  readonly exit_code: number | null;
+  readonly error_message: string | null;
+  /** The step's output (its tail) when it finished; null while it runs. */
+  readonly output: string | null;
+}
+
+export interface StateChangeEvent {
+  readonly type: 'state_change';
+  readonly deployment_id: string;
+  readonly old_state: DeploymentState;
+  readonly new_state: DeploymentState;
+  readonly message: string;
+}
+
+/** What a stream message carries in `data` (`data.type` is the message's `event`). */
+export type DeploymentEvent = LogEvent | ProgressEvent | StepUpdateEvent | StateChangeEvent;
+export type DeploymentEventType = DeploymentEvent['type'];
+
+/** An event to append, with the time it happened (ISO 8601, UTC). */
+export interface NewEvent {
+  readonly at: string;
+  readonly event: DeploymentEvent;
+}
+
+/** An event as stored: its place in the deployment's sequence (1, 2, 3, ... without gaps). */
+export interface StoredEvent extends NewEvent {
+  readonly seq: number;
+}
+
+/**
+ * The events of every deployment. Appends are serialised per deployment, so seqs are contiguous and a reader
+ * never sees seq N+1 committed before N. Adapter: infra/dynamodb/deployment-event-store.ts.
+ */
+export interface DeploymentEventStore {
+  /** Stores the events in the order given, after every event already stored; answers them with their seqs. */
+  append(deploymentId: string, events: readonly NewEvent[]): Promise<readonly StoredEvent[]>;
+  /** Up to `limit` events with seq > `seq`, in order, without gaps (a reader may stop at a gap and ask again). */
+  after(deploymentId: string, seq: number, limit: number): Promise<readonly StoredEvent[]>;
+  /** The events at positions offset+1 .. offset+limit (seqs are contiguous from 1, so offset n is seq > n). */
+  page(deploymentId: string, offset: number, limit: number): Promise<readonly StoredEvent[]>;
+  /** The last stored event, if any. */
+  last(deploymentId: string): Promise<StoredEvent | undefined>;
+}
+
+/** Longest text kept in one event (message, output): DynamoDB items are at most 400 KB. */
+export const MAX_EVENT_TEXT = 64 * 1024;
+
+const head = (text: string): string => (text.length <= MAX_EVENT_TEXT ? text : `${text.slice(0, MAX_EVENT_TEXT - 15)}… [truncated]`);
+const tail = (text: string): string => (text.length <= MAX_EVENT_TEXT ? text : `[truncated] …${text.slice(-(MAX_EVENT_TEXT - 15))}`);
+
+/** The event with over-long texts cut (messages keep their start, outputs their end). */
+export const boundedEvent = (event: DeploymentEvent): DeploymentEvent => {
+  switch (event.type) {
+    case 'log':
+      return { ...event, log: { ...event.log, message: head(event.log.message) } };
+    case 'step_update':
+      return { ...event, error_message: event.error_message === null ? null : head(event.error_message), output: event.output === null ? null : tail(event.output) };
+    default:
+      return { ...event, message: head(event.message) };
+  }
+};
+
+/** The spec's stream message: `{event, data}` with `data.type === event`. */
+export const streamMessage = (event: DeploymentEvent): { event: DeploymentEventType; data: DeploymentEvent } => ({ event: event.type, data: event });
+
+export const PING_MESSAGE = { event: 'ping', data: { type: 'ping' } } as const;
+
+/** The state_change that ends a deployment's stream (new_state success, failed, cancelled or rolled_back). */
+export const isTerminalEvent = (event: DeploymentEvent): event is StateChangeEvent => event.type === 'state_change' && TERMINAL_STATES.has(event.new_state);
+
+/**
+ * A finished deployment whose store holds no terminal state_change (it was cancelled before the engine existed,
+ * or the process died between the state change and its event): the final state_change, built from the record,
+ * numbered after the last stored event. Undefined while the deployment is not terminal or when the store has it.
+ */
+export const synthesizedEnd = (deployment: Deployment, last: StoredEvent | undefined): StoredEvent | undefined => {
+  if (!TERMINAL_STATES.has(deployment.state) || (last !== undefined && isTerminalEvent(last.event))) return undefined;
+  return {
+    seq: (last?.seq ?? 0) + 1,
+    at: deployment.completedAt ?? deployment.startedAt ?? deployment.createdAt,
+    event: {
+      type: 'state_change',
+      deployment_id: deployment.id,
+      old_state: deployment.startedAt === null ? 'pending' : 'running',
+      new_state: deployment.state,
+      message: deployment.errorMessage ?? `Deployment ${deployment.state}.`,
+    },
+  };
+};
+
+/** The events of `page` that follow `seq` without a gap (a reader never skips a seq it has not seen). */
+export const contiguousAfter = (seq: number, page: readonly StoredEvent[]): readonly StoredEvent[] => {
+  const out: StoredEvent[] = [];
+  let next = seq + 1;
+  for (const event of page) {
+    if (event.seq !== next) break;
+    out.push(event);
+    next += 1;
+  }
+  return out;
+};

@@ -1,0 +1,68 @@
+// What the execution engine and the agents' output become in the deployment's event store (events.ts): the
+// step_update, progress and state_change events of each engine pass, and one `log` event per line of output.
+import type { Command, OutputChunk } from '../targets/types.js';
+import type { EngineEvent } from './engine.js';
+import type { NewEvent } from './events.js';
+
+/** The output tail a finished step's step_update carries (the spec's output tails are 2000 characters). */
+export const OUTPUT_TAIL = 2000;
+
+export const engineEventsToNew = (events: readonly EngineEvent[], at: string, outputs: ReadonlyMap<string, string>): NewEvent[] =>
+  events.map((e): NewEvent => {
+    switch (e.type) {
+      case 'step_update':
+        return {
+          at,
+          event: {
+            type: 'step_update',
+            step_id: e.step.id,
+            state: e.step.state,
+            exit_code: e.step.exitCode,
+            error_message: e.step.errorMessage,
+            output: outputs.get(e.step.id) ?? null,
+          },
+        };
+      case 'progress':
+        return {
+          at,
+          event: {
+            type: 'progress',
+            deployment_id: e.deployment.id,
+            progress: e.deployment.progress,
+            completed_steps: e.deployment.completedSteps,
+            total_steps: e.deployment.totalSteps,
+            message: e.message,
+          },
+        };
+      case 'state_change':
+        return { at, event: { type: 'state_change', deployment_id: e.deploymentId, old_state: e.oldState, new_state: e.newState, message: e.message } };
+    }
+  });
+
+/** One `log` event per line of the chunks (a line split across two chunks stays two entries). */
+export const outputToLogEvents = (command: Command, targetName: string | null, chunks: readonly OutputChunk[], at: string): NewEvent[] =>
+  chunks.flatMap((chunk) =>
+    chunk.data
+      .replace(/\r?\n$/, '')
+      .split(/\r?\n/)
+      .map(
+        (line): NewEvent => ({
+          at,
+          event: {
+            type: 'log',
+            log: {
+              timestamp: at,
+              level: chunk.stream === 'stderr' ? 'warn' : 'info',
+              step_id: command.stepId,
+              target_id: command.targetId,
+              target_name: targetName,
+              message: line,
+              metadata: { stream: chunk.stream, command_id: command.id, attempt: command.attempt, seq: chunk.seq },
+            },
+          },
+        }),
+      ),
+  );
+
+/** The last `OUTPUT_TAIL` characters of a command's output, both streams in order. */
+export const outputTail = (chunks: readonly OutputChunk[]): string => chunks.map((c) => c.data).join('').slice(-OUTPUT_TAIL);

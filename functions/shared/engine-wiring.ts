@@ -1,0 +1,46 @@
+// The composition root, execution engine part: what `advance` needs (deployments, commands, targets, action
+// scripts, the secret cipher) and the queue that wakes it.
+import { commandIdOf, type EngineDeps, type StepScripts } from '../../domain/deployments/engine.js';
+import { engineEventsToNew, outputTail } from '../../domain/deployments/publish.js';
+import { catalogDeps } from './catalog-wiring.js';
+import { deploymentsDeps } from './deployments-wiring.js';
+import { secretCipher } from './identity-wiring.js';
+import { once } from './once.js';
+import { deploymentEvents } from './stream-wiring.js';
+import { engineQueue } from './queues-wiring.js';
+import { targetsDeps } from './targets-wiring.js';
+import { infra } from './wiring.js';
+
+const scripts = once((): StepScripts => ({
+  find: async (actionId, version) => {
+    const found = await catalogDeps().actions.find(actionId);
+    const v = found?.versions.find((candidate) => candidate.version === version);
+    return v === undefined ? undefined : { script: v.script, interpreter: v.interpreter, rollbackScript: v.rollbackScript, timeoutSeconds: v.timeoutSeconds };
+  },
+}));
+
+export const engineDeps = once((): EngineDeps => {
+  const deployments = deploymentsDeps();
+  const targets = targetsDeps();
+  return {
+    deployments: deployments.deployments,
+    orchestration: deployments.orchestration,
+    dispatch: deployments.dispatch,
+    commands: targets.commands,
+    targets: targets.targets,
+    scripts: scripts(),
+    cipher: secretCipher(),
+    engine: engineQueue(),
+    clock: infra().clock,
+    // Each pass's step_update, progress and state_change go to the event store; finished steps carry their output tail.
+    publish: async (deploymentId, events) => {
+      const outputs = new Map<string, string>();
+      for (const e of events) {
+        if (e.type === 'step_update' && (e.step.state === 'completed' || e.step.state === 'failed')) {
+          outputs.set(e.step.id, outputTail(await targets.commands.output(commandIdOf(e.step.id, e.step.retryCount + 1))));
+        }
+      }
+      await deploymentEvents().append(deploymentId, engineEventsToNew(events, infra().clock.now().toISOString(), outputs));
+    },
+  };
+});

@@ -1,0 +1,7 @@
+// The queue that wakes the execution engine, shared by the functions that start deployments (create, dispatch),
+// receive agent results (targets) and run the engine (orchestrator).
+import { SqsEngineQueue } from '../../infra/sqs/engine-queue.js';
+import { once } from './once.js';
+import { infra } from './wiring.js';
+
+export const engineQueue = once(() => new SqsEngineQueue(infra().sqs, infra().config.ORCHESTRATOR_QUEUE_URL));

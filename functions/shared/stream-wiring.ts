@@ -1,0 +1,32 @@
+// The composition root, events part: the deployment event store (written by cancel and the execution engine,
+// read by the history endpoint and the streaming function), the deployment log stream's dependencies and the
+// resource streams' (the repositories they poll). Kept apart from deployments-wiring and targets-wiring so the
+// streaming function does not load the dispatcher, SQS or the agent protocol.
+import type { DeploymentEventStore } from '../../domain/deployments/events.js';
+import { verifySseToken } from '../../domain/identity/sse-tokens.js';
+import { DynamoDeploymentEventStore } from '../../infra/dynamodb/deployment-event-store.js';
+import { DynamoDeploymentRepository } from '../../infra/dynamodb/deployment-repository.js';
+import { DynamoPendingRequestRepository } from '../../infra/dynamodb/pending-request-repository.js';
+import { DynamoTargetRepository } from '../../infra/dynamodb/target-repository.js';
+import type { LogStreamDeps } from '../streams/deployment-logs.js';
+import type { ResourceStreamDeps } from '../streams/resource-streams.js';
+import { identityDeps } from './identity-wiring.js';
+import { once } from './once.js';
+import { infra } from './wiring.js';
+
+export const deploymentEvents = once((): DeploymentEventStore => new DynamoDeploymentEventStore(infra().db, infra().config.TABLE_NAME));
+
+export const logStreamDeps = once((): LogStreamDeps => ({
+  verify: (token) => verifySseToken(identityDeps(), token),
+  deployments: new DynamoDeploymentRepository(infra().db, infra().config.TABLE_NAME),
+  events: deploymentEvents(),
+  clock: infra().clock,
+}));
+
+export const resourceStreamDeps = once((): ResourceStreamDeps => ({
+  verify: (token) => verifySseToken(identityDeps(), token),
+  deployments: logStreamDeps().deployments,
+  pending: new DynamoPendingRequestRepository(infra().db, infra().config.TABLE_NAME),
+  targets: new DynamoTargetRepository(infra().db, infra().config.TABLE_NAME),
+  clock: infra().clock,
+}));

@@ -1,0 +1,231 @@
+// stream -> verifySseToken -> list the resource (polled) -> diffViews
+//
+// GET /api/v1/sse/{resource_type}?sse_token=... (decisions.md "Events and live streams"): the changes of
+// `deployments`, `pending_deployments` or `targets` the caller may see, as a change feed built by polling. Each
+// message is one `data:` line of {event, data}, `event` one of ping, created, updated, deleted and `data`
+// {type: event, resource_type, id, record} (`record` = the resource's list view; for deleted, the last one seen).
+// The first listing is taken before the ping, so every change after the ping is reported; `?snapshot=true` sends
+// the records of that listing as `created` first. `id:` counts the connection's messages (no resuming).
+import { setTimeout as pause } from 'node:timers/promises';
+import * as v from 'valibot';
+import type { PendingRequestRepository, DeploymentRepository } from '../../domain/deployments/ports.js';
+import { listPendingRequests } from '../../domain/deployments/queries.js';
+import { deploymentView } from '../../domain/deployments/views.js';
+import { NotFoundError } from '../../domain/errors.js';
+import { authorize } from '../../domain/identity/authenticate.js';
+import { InvalidTokenError } from '../../domain/identity/errors.js';
+import type { Permission } from '../../domain/identity/permissions.js';
+import type { Caller } from '../../domain/identity/types.js';
+import type { Clock } from '../../domain/shared/ports.js';
+import type { TargetRepository } from '../../domain/targets/ports.js';
+import { targetView } from '../../domain/targets/targets.js';
+import { logger } from '../shared/logger.js';
+import { Uuid } from '../shared/schemas.js';
+import { eventStream, sseComment, sseMessage, sseRetry, SSE_HEADERS } from '../shared/sse.js';
+import { stream } from '../shared/stream.js';
+import { resourceStreamDeps } from '../shared/stream-wiring.js';
+import { diffViews, stableJson, type ResourceChange } from './resource-diff.js';
+
+export interface ResourceStreamDeps {
+  /** `?sse_token=` -> the caller, once (the token is single use). */
+  readonly verify: (token: string | undefined) => Promise<Caller>;
+  readonly deployments: Pick<DeploymentRepository, 'listAll'>;
+  readonly pending: PendingRequestRepository;
+  readonly targets: Pick<TargetRepository, 'listAll'>;
+  readonly clock: Clock;
+}
+
+export const RESOURCE_TYPES = ['deployments', 'pending_deployments', 'targets'] as const;
+export type ResourceType = (typeof RESOURCE_TYPES)[number];
+
+export const isResourceType = (value: string): value is ResourceType => (RESOURCE_TYPES as readonly string[]).includes(value);
+
+/** A record as the stream sends it: the resource's list view. */
+export type ResourceView = Readonly<Record<string, unknown>> & { readonly id: string };
+
+/** Who is watching: the caller, and (global callers only) the `?tenant_id=` they narrowed the stream to. */
+export interface Watcher {
+  readonly caller: Caller;
+  readonly tenantId?: string | undefined;
+}
+
+/** A tenant-scoped caller sees only its tenant's records (not global ones); a global caller all, or one tenant's. */
+export const watches = (watcher: Watcher, record: { readonly tenantId: string | null }): boolean =>
+  watcher.caller.tenantId === null
+    ? watcher.tenantId === undefined || record.tenantId === watcher.tenantId
+    : record.tenantId === watcher.caller.tenantId;
+
+const byCreation = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }): number =>
+  a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id);
+
+const keyed = (views: readonly ResourceView[]): ReadonlyMap<string, ResourceView> => new Map(views.map((view) => [view.id, view]));
+
+interface ResourceSource {
+  readonly permission: Permission;
+  /** The views the watcher may see, oldest first. */
+  readonly list: (deps: ResourceStreamDeps, watcher: Watcher) => Promise<ReadonlyMap<string, ResourceView>>;
+  /** What counts as a change (the default: the whole view). */
+  readonly fingerprint?: (view: ResourceView) => string;
+}
+
+export const RESOURCE_SOURCES: Readonly<Record<ResourceType, ResourceSource>> = {
+  deployments: {
+    permission: 'deployments:read',
+    list: async (deps, watcher) =>
+      keyed((await deps.deployments.listAll()).filter((d) => watches(watcher, d)).sort(byCreation).map(deploymentView)),
+  },
+  pending_deployments: {
+    permission: 'pending_deployments:read',
+    // The list endpoint's views and tenant rule (queue_position while pending), oldest first.
+    list: async (deps, watcher) =>
+      keyed((await listPendingRequests(deps, watcher.caller, { tenant_id: watcher.tenantId })).reverse()),
+  },
+  targets: {
+    permission: 'targets:read',
+    // `status` follows the clock, so a target going stale or offline is an update.
+    list: async (deps, watcher) => {
+      const now = deps.clock.now();
+      return keyed((await deps.targets.listAll()).filter((t) => watches(watcher, t)).sort(byCreation).map((t) => targetView(t, now)));
+    },
+    // A heartbeat alone (every 15 s per agent) is not a change; the status it keeps or moves is.
+    fingerprint: ({ last_heartbeat_at: _heartbeat, ...rest }) => stableJson(rest),
+  },
+};
+
+/** The message of one change: {event, data: {type, resource_type, id, record}}. */
+export const changeMessage = (resourceType: ResourceType, change: ResourceChange<ResourceView>) => ({
+  event: change.event,
+  data: { type: change.event, resource_type: resourceType, id: change.id, record: change.record },
+});
+
+export const PING = { event: 'ping', data: { type: 'ping' } } as const;
+
+export interface ResourceStreamTiming {
+  /** How often the resource is listed. */
+  readonly pollMs: number;
+  /** A ping after this much silence. */
+  readonly pingMs: number;
+  /** The stream ends itself after this long (the function may run 900 s). */
+  readonly maxMs: number;
+  /** The `retry:` hint: how long a client waits before reconnecting. */
+  readonly retryMs: number;
+}
+
+export const RESOURCE_STREAM_TIMING: ResourceStreamTiming = { pollMs: 1_000, pingMs: 15_000, maxMs: 14 * 60_000, retryMs: 2_000 };
+
+/** Consecutive listing failures an open stream rides out (with backoff) before it ends and lets the client reconnect. */
+const MAX_FAILURES = 5;
+
+export type Sleep = (milliseconds: number, signal: AbortSignal) => Promise<void>;
+const sleep: Sleep = (milliseconds, signal) => pause(milliseconds, undefined, { signal });
+
+export interface ResourceFeed {
+  readonly resourceType: ResourceType;
+  /** The listing the stream starts from (taken before the ping). */
+  readonly initial: ReadonlyMap<string, ResourceView>;
+  /** Lists again. */
+  readonly list: () => Promise<ReadonlyMap<string, ResourceView>>;
+  readonly fingerprint?: ((view: ResourceView) => string) | undefined;
+  /** Send `initial` as `created` messages after the ping. */
+  readonly snapshot: boolean;
+}
+
+/**
+ * The frames of one resource stream: the retry hint and a ping, the snapshot if asked, then the changes of each
+ * listing against the one before. Ends at `timing.maxMs` (with a retry hint), after MAX_FAILURES failed listings
+ * in a row, or when `signal` aborts.
+ */
+export async function* resourceFrames(
+  clock: Clock,
+  feed: ResourceFeed,
+  signal: AbortSignal,
+  timing: ResourceStreamTiming = RESOURCE_STREAM_TIMING,
+  wait: Sleep = sleep,
+): AsyncGenerator<string> {
+  const now = () => clock.now().getTime();
+  const started = now();
+  let lastWrite = started;
+  let messageId = 0;
+  let failures = 0;
+  let previous = feed.initial;
+  const send = (change: ResourceChange<ResourceView>) => {
+    messageId += 1;
+    lastWrite = now();
+    return sseMessage(changeMessage(feed.resourceType, change), messageId);
+  };
+  yield sseRetry(timing.retryMs);
+  yield sseMessage(PING);
+  if (feed.snapshot) for (const [id, record] of previous) yield send({ event: 'created', id, record });
+  while (!signal.aborted) {
+    if (now() - started >= timing.maxMs) {
+      yield sseRetry(timing.retryMs);
+      yield sseComment('this stream ends before the platform limit: reconnect with a new sse_token (and snapshot=true)');
+      return;
+    }
+    if (now() - lastWrite >= timing.pingMs) {
+      yield sseMessage(PING);
+      lastWrite = now();
+    }
+    try {
+      await wait(timing.pollMs * 2 ** failures, signal);
+      const next = await feed.list();
+      failures = 0;
+      const changes = diffViews(previous, next, feed.fingerprint);
+      previous = next;
+      for (const change of changes) yield send(change);
+    } catch (error) {
+      if (signal.aborted) return;
+      failures += 1;
+      logger.warn('resource stream: listing failed', { resource_type: feed.resourceType, failures, error: error instanceof Error ? error.message : String(error) });
+      if (failures >= MAX_FAILURES) {
+        yield sseRetry(timing.retryMs);
+        return;
+      }
+    }
+  }
+}
+
+const Params = v.object({ resource_type: v.pipe(v.string(), v.minLength(1), v.maxLength(64)) });
+
+const Query = v.object({
+  sse_token: v.optional(v.string()),
+  snapshot: v.optional(v.pipe(v.picklist(['true', 'false'], 'must be true or false'), v.transform((value) => value === 'true'))),
+  tenant_id: v.optional(Uuid),
+});
+
+export const makeHandler = (deps: () => ResourceStreamDeps, timing: ResourceStreamTiming = RESOURCE_STREAM_TIMING) =>
+  stream(
+    {
+      operationId: 'stream_resource_changes',
+      summary: 'Changes of deployments, pending_deployments or targets live (Server-Sent Events); ?sse_token= only, ?snapshot=true sends the current records first',
+      tags: ['events'],
+      permission: 'authenticated',
+      params: Params,
+      query: Query,
+      responses: {
+        200: { description: 'An event stream: one `data:` line of {event, data} per message (ping, created, updated, deleted), `id:` a per-connection counter' },
+        401: { description: 'INVALID_TOKEN: no, unknown, expired or used sse_token (the Authorization header is not accepted)' },
+        403: { description: 'INSUFFICIENT_PERMISSIONS: deployments:read, pending_deployments:read or targets:read, by resource type' },
+        404: { description: 'NOT_FOUND: resource_type is not deployments, pending_deployments or targets' },
+      },
+    },
+    async ({ params, query, headers }) => {
+      // An unknown type is checked first, so a mistyped path does not use up the single-use token.
+      const resourceType = params.resource_type;
+      if (!isResourceType(resourceType)) throw new NotFoundError('Resource stream', resourceType);
+      if (query.sse_token === undefined && headers['authorization'] !== undefined) {
+        throw new InvalidTokenError('Event streams do not accept the Authorization header: pass ?sse_token= from POST /api/v1/auth/sse-token.');
+      }
+      const caller = await deps().verify(query.sse_token);
+      const source = RESOURCE_SOURCES[resourceType];
+      authorize(caller, source.permission);
+      const watcher: Watcher = { caller, tenantId: caller.tenantId === null ? query.tenant_id : undefined };
+      const list = () => source.list(deps(), watcher);
+      // Listed before the stream opens: a failure here is a JSON envelope, and the ping means "watching".
+      const initial = await list();
+      const feed: ResourceFeed = { resourceType, initial, list, fingerprint: source.fingerprint, snapshot: query.snapshot ?? false };
+      return { statusCode: 200, headers: SSE_HEADERS, body: eventStream((signal) => resourceFrames(deps().clock, feed, signal, timing)) };
+    },
+  );
+
+export const handler = makeHandler(resourceStreamDeps);

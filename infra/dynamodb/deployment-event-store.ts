@@ -1,0 +1,156 @@
+// The events of each deployment in its own partition: a head item (sk HEAD, attribute `seq`: the last seq
+// written) and one item per event (sk EVENT#<seq, 10 digits>). An append is ONE transaction: the head moves from
+// the seq it read to seq + n (conditioned on still being what it read) and each event is put under its seq. So
+// writers are serialised per deployment: seqs are contiguous, each event is stored once, and seq N+1 is never
+// committed before N. A writer that loses the race re-reads the head and tries again (bounded, with jitter).
+import { setTimeout as sleep } from 'node:timers/promises';
+import { GetCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { boundedEvent, contiguousAfter, type DeploymentEventStore, type NewEvent, type StoredEvent } from '../../domain/deployments/events.js';
+import { isConditionFailure } from './conditional.js';
+import { keys } from './keys.js';
+
+/** DynamoDB allows 100 items per transaction; one is the head. */
+const MAX_EVENTS_PER_TRANSACTION = 99;
+/** A transaction carries at most 4 MB; keep well under it (the estimate counts JSON characters). */
+const MAX_BYTES_PER_TRANSACTION = 3_000_000;
+const MAX_ATTEMPTS = 100;
+const LAST_SEQ = 9_999_999_999;
+
+export interface EventStoreOptions {
+  /** Attempts per transaction before giving up (each lost race re-reads the head). */
+  readonly maxAttempts?: number;
+}
+
+const toStored = (item: Record<string, unknown>): StoredEvent => ({
+  seq: Number(item['seq']),
+  at: String(item['at']),
+  event: JSON.parse(String(item['body'])) as StoredEvent['event'],
+});
+
+/** Splits an append into transactions: at most 99 events and about 3 MB each, order kept. */
+export const transactionBatches = (events: readonly { readonly size: number }[]): number[][] => {
+  const batches: number[][] = [];
+  let current: number[] = [];
+  let bytes = 0;
+  events.forEach((event, index) => {
+    if (current.length > 0 && (current.length === MAX_EVENTS_PER_TRANSACTION || bytes + event.size > MAX_BYTES_PER_TRANSACTION)) {
+      batches.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(index);
+    bytes += event.size;
+  });
+  if (current.length > 0) batches.push(current);
+  return batches;
+};
+
+export class DynamoDeploymentEventStore implements DeploymentEventStore {
+  private readonly maxAttempts: number;
+
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly tableName: string,
+    options: EventStoreOptions = {},
+  ) {
+    this.maxAttempts = options.maxAttempts ?? MAX_ATTEMPTS;
+  }
+
+  async append(deploymentId: string, events: readonly NewEvent[]): Promise<readonly StoredEvent[]> {
+    const prepared = events.map((e) => {
+      const body = JSON.stringify(boundedEvent(e.event));
+      return { at: e.at, body, size: body.length + 100 };
+    });
+    const stored: StoredEvent[] = [];
+    // A bigger append is several transactions, each contiguous; another writer's events may fall between them.
+    for (const batch of transactionBatches(prepared)) {
+      stored.push(...(await this.appendBatch(deploymentId, batch.map((i) => prepared[i]!))));
+    }
+    return stored;
+  }
+
+  private async appendBatch(deploymentId: string, batch: readonly { at: string; body: string }[]): Promise<StoredEvent[]> {
+    for (let attempt = 1; ; attempt += 1) {
+      const seen = await this.headSeq(deploymentId);
+      try {
+        await this.db.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Update: {
+                  TableName: this.tableName,
+                  Key: keys.deploymentEventsHead(deploymentId),
+                  UpdateExpression: 'SET #seq = :next',
+                  ConditionExpression: 'attribute_not_exists(#seq) OR #seq = :seen',
+                  ExpressionAttributeNames: { '#seq': 'seq' },
+                  ExpressionAttributeValues: { ':seen': seen, ':next': seen + batch.length },
+                },
+              },
+              ...batch.map((e, i) => ({
+                Put: {
+                  TableName: this.tableName,
+                  Item: { ...keys.deploymentEvent(deploymentId, seen + 1 + i), type: 'deployment_event', seq: seen + 1 + i, at: e.at, body: e.body },
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                },
+              })),
+            ],
+          }),
+        );
+        return batch.map((e, i) => ({ seq: seen + 1 + i, at: e.at, event: JSON.parse(e.body) as StoredEvent['event'] }));
+      } catch (error) {
+        // A lost race (the head moved) or a transaction conflict with another writer: read the head again.
+        if (!isConditionFailure(error) || attempt >= this.maxAttempts) throw error;
+        await sleep(Math.random() * Math.min(100, 5 * 2 ** Math.min(attempt, 5)));
+      }
+    }
+  }
+
+  private async headSeq(deploymentId: string): Promise<number> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.deploymentEventsHead(deploymentId), ConsistentRead: true }));
+    return Item === undefined ? 0 : Number(Item['seq'] ?? 0);
+  }
+
+  async after(deploymentId: string, seq: number, limit: number): Promise<readonly StoredEvent[]> {
+    if (limit <= 0) return [];
+    const items: Record<string, unknown>[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+          ExpressionAttributeValues: {
+            ':pk': keys.deploymentEvent(deploymentId, 0).pk,
+            ':from': keys.deploymentEvent(deploymentId, seq + 1).sk,
+            ':to': keys.deploymentEvent(deploymentId, LAST_SEQ).sk,
+          },
+          ConsistentRead: true,
+          Limit: limit - items.length,
+          ExclusiveStartKey: start,
+        }),
+      );
+      items.push(...(page.Items ?? []));
+      start = page.LastEvaluatedKey;
+    } while (start !== undefined && items.length < limit);
+    // A query is read-committed, not serialisable with transactions: never hand out a seq past a gap.
+    return contiguousAfter(seq, items.map(toStored));
+  }
+
+  async page(deploymentId: string, offset: number, limit: number): Promise<readonly StoredEvent[]> {
+    return this.after(deploymentId, offset, limit);
+  }
+
+  async last(deploymentId: string): Promise<StoredEvent | undefined> {
+    const { Items = [] } = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :event)',
+        ExpressionAttributeValues: { ':pk': keys.deploymentEvent(deploymentId, 0).pk, ':event': 'EVENT#' },
+        ConsistentRead: true,
+        ScanIndexForward: false,
+        Limit: 1,
+      }),
+    );
+    return Items[0] === undefined ? undefined : toStored(Items[0]);
+  }
+}

@@ -1,0 +1,216 @@
+// The engine's decisions on fakes: which steps start per target mode and failure strategy, retries, results,
+// targets that stop answering, the overall timeout, and the end of a deployment.
+import { describe, expect, it } from 'vitest';
+import { advance, commandIdOf, type EngineDeps } from '../../../../domain/deployments/engine.js';
+import type { Deployment, DeploymentConfig, PlanStep } from '../../../../domain/deployments/types.js';
+import type { Target } from '../../../../domain/targets/types.js';
+import { aDeployment, aPlan, deploymentsFakes } from '../../../fakes/deployments.js';
+import { FakeCommandRepository } from '../../../fakes/targets.js';
+
+const T = ['t1', 't2', 't3', 't4'];
+const target = (id: string, lastHeartbeatAt: string | null): Target => ({
+  id, shortId: id, name: `host-${id}`, hostname: id, os: 'linux', arch: 'x64', agentVersion: '1.0.0', tags: [], tenantId: null, environmentId: null,
+  agentTokenHash: `h-${id}`, lastHeartbeatAt, createdAt: '2026-11-22T09:00:00.000Z', updatedAt: '2026-11-22T09:00:00.000Z',
+});
+const step = (targetId: string, order: number): PlanStep => ({
+  ...aPlan().steps[0]!,
+  id: `${targetId}-s${order}`,
+  targetId,
+  targetName: `host-${targetId}`,
+  actionOrder: order,
+});
+
+const setup = (targets: readonly string[], stepsPerTarget: number, config: Partial<DeploymentConfig> = {}) => {
+  const fakes = deploymentsFakes(4);
+  const commands = new FakeCommandRepository();
+  const heartbeats = new Map(T.map((id) => [id, fakes.clock.now().toISOString()] as const));
+  const wakes: { id: string; check: boolean }[] = [];
+  const deps: EngineDeps = {
+    deployments: fakes.deployments,
+    orchestration: fakes.orchestration,
+    dispatch: fakes.dispatch,
+    commands,
+    targets: { get: async (id) => target(id, heartbeats.get(id) ?? null) },
+    scripts: { find: async () => ({ script: 'echo hi', interpreter: 'sh', rollbackScript: 'echo undo', timeoutSeconds: null }) },
+    cipher: { encrypt: (v) => v, decrypt: (v) => v },
+    engine: { wake: async (id, options) => void wakes.push({ id, check: options?.check === true }) },
+    clock: fakes.clock,
+  };
+  const steps = targets.flatMap((t) => Array.from({ length: stepsPerTarget }, (_, i) => step(t, i + 1)));
+  const base = aDeployment();
+  const deployment: Deployment = { ...base, totalSteps: steps.length, plan: aPlan({ steps, targetCount: targets.length }), config: { ...base.config, ...config } };
+  return { ...fakes, deps, commands, heartbeats, wakes, deployment };
+};
+
+type Setup = ReturnType<typeof setup>;
+const start = async (s: Setup) => {
+  await s.orchestration.start(s.deployment);
+  await advance(s.deps, s.deployment.id);
+};
+const states = async (s: Setup) => (await s.deployments.get(s.deployment.id))!.plan.steps.map((p) => p.state);
+/** The agent reports the latest attempt of `stepId` with `exitCode`, then the engine is woken. */
+const report = async (s: Setup, stepId: string, exitCode: number) => {
+  const latest = (await s.commands.listByDeployment(s.deployment.id)).filter((c) => c.stepId === stepId).sort((a, b) => b.attempt - a.attempt)[0]!;
+  await s.commands.claimInbox(latest.targetId, 25, s.clock.now());
+  await s.commands.complete(latest.id, { exitCode, startedAt: s.clock.now().toISOString(), completedAt: s.clock.now().toISOString(), errorMessage: null });
+  await advance(s.deps, s.deployment.id);
+};
+
+describe('target modes', () => {
+  it('sequential: one target at a time, its steps in order', async () => {
+    const s = setup(['t1', 't2'], 2, { targetMode: 'sequential' });
+    await start(s);
+    expect(await states(s)).toEqual(['running', 'pending', 'pending', 'pending']);
+    await report(s, 't1-s1', 0);
+    expect(await states(s)).toEqual(['completed', 'running', 'pending', 'pending']);
+    await report(s, 't1-s2', 0);
+    expect(await states(s)).toEqual(['completed', 'completed', 'running', 'pending']);
+  });
+
+  it('parallel: every target at once, each target’s steps in order', async () => {
+    const s = setup(['t1', 't2', 't3'], 2, { targetMode: 'parallel' });
+    await start(s);
+    expect(await states(s)).toEqual(['running', 'pending', 'running', 'pending', 'running', 'pending']);
+  });
+
+  it('rolling: the next batch only after the previous one finished', async () => {
+    const s = setup(['t1', 't2', 't3', 't4'], 1, { targetMode: { rolling: { batch_size: 2 } } });
+    await start(s);
+    expect(await states(s)).toEqual(['running', 'running', 'pending', 'pending']);
+    await report(s, 't1-s1', 0);
+    expect(await states(s)).toEqual(['completed', 'running', 'pending', 'pending']);
+    await report(s, 't2-s1', 0);
+    expect(await states(s)).toEqual(['completed', 'completed', 'running', 'running']);
+  });
+});
+
+describe('failure strategies', () => {
+  it('stop_on_first_failure: nothing new starts; the deployment fails when the running ones end', async () => {
+    const s = setup(['t1', 't2'], 2, { targetMode: 'parallel', failureStrategy: 'stop_on_first_failure' });
+    await start(s);
+    await report(s, 't1-s1', 2);
+    expect(await states(s)).toEqual(['failed', 'pending', 'running', 'pending']);
+    await report(s, 't2-s1', 0);
+    const done = (await s.deployments.get(s.deployment.id))!;
+    expect(done).toMatchObject({ state: 'failed', failedSteps: 1, completedSteps: 1, progress: 1 });
+    expect(done.plan.steps.map((p) => p.state)).toEqual(['failed', 'skipped', 'completed', 'skipped']);
+    expect((await s.orchestration.holders()).size).toBe(0);
+    expect(s.dispatch.reasons.at(-1)).toMatch(/freed/);
+  });
+
+  it('continue_on_failure: the failed target stops, the others go on; the deployment fails at the end', async () => {
+    const s = setup(['t1', 't2'], 2, { targetMode: 'sequential', failureStrategy: 'continue_on_failure' });
+    await start(s);
+    await report(s, 't1-s1', 1);
+    expect(await states(s)).toEqual(['failed', 'skipped', 'running', 'pending']);
+    await report(s, 't2-s1', 0);
+    await report(s, 't2-s2', 0);
+    expect((await s.deployments.get(s.deployment.id))).toMatchObject({ state: 'failed', completedSteps: 2, failedSteps: 1 });
+  });
+
+  it('ignore_failures: everything runs; success with failed_steps counted', async () => {
+    const s = setup(['t1'], 2, { failureStrategy: 'ignore_failures' });
+    await start(s);
+    await report(s, 't1-s1', 1);
+    await report(s, 't1-s2', 0);
+    expect((await s.deployments.get(s.deployment.id))).toMatchObject({ state: 'success', completedSteps: 1, failedSteps: 1 });
+  });
+});
+
+describe('commands', () => {
+  it('retries up to max_retries with a new command per attempt, then fails', async () => {
+    const s = setup(['t1'], 1, { maxRetries: 2 });
+    await start(s);
+    await report(s, 't1-s1', 1);
+    await report(s, 't1-s1', 1);
+    expect((await s.deployments.get(s.deployment.id))!.plan.steps[0]).toMatchObject({ state: 'running', retryCount: 2 });
+    await report(s, 't1-s1', 1);
+    expect((await s.deployments.get(s.deployment.id))!.plan.steps[0]).toMatchObject({ state: 'failed', retryCount: 2, exitCode: 1 });
+    expect((await s.commands.listByDeployment(s.deployment.id)).map((c) => c.id)).toEqual([1, 2, 3].map((a) => commandIdOf('t1-s1', a)));
+  });
+
+  it('a repeated wake-up changes nothing and enqueues nothing twice', async () => {
+    const s = setup(['t1'], 1);
+    await start(s);
+    const before = await s.deployments.get(s.deployment.id);
+    await advance(s.deps, s.deployment.id);
+    await advance(s.deps, s.deployment.id);
+    expect(await s.deployments.get(s.deployment.id)).toEqual(before);
+    expect(await s.commands.listByDeployment(s.deployment.id)).toHaveLength(1);
+  });
+
+  it('fails the step of a target without a heartbeat for 60 s, and stops its command', async () => {
+    const s = setup(['t1'], 1);
+    await start(s);
+    s.clock.advance(61_000);
+    await advance(s.deps, s.deployment.id);
+    const done = (await s.deployments.get(s.deployment.id))!;
+    expect(done.state).toBe('failed');
+    expect(done.plan.steps[0]!.errorMessage).toMatch(/host-t1 is not answering/);
+    expect((await s.commands.listByDeployment(s.deployment.id))[0]!.status).toBe('cancelled');
+  });
+
+  it('fails the deployment at deployment_timeout_seconds, skipping what did not start', async () => {
+    const s = setup(['t1'], 2, { deploymentTimeoutSeconds: 30 });
+    await start(s);
+    s.clock.advance(30_000);
+    s.heartbeats.set('t1', s.clock.now().toISOString());
+    await advance(s.deps, s.deployment.id, { check: true });
+    const done = (await s.deployments.get(s.deployment.id))!;
+    expect(done).toMatchObject({ state: 'failed', errorMessage: expect.stringMatching(/timed out after 30 s/) });
+    expect(done.plan.steps.map((p) => p.state)).toEqual(['failed', 'skipped']);
+  });
+
+  it('keeps one periodic check chain while running, none after the end', async () => {
+    const s = setup(['t1'], 1);
+    await start(s);
+    await advance(s.deps, s.deployment.id, { check: true });
+    expect(s.wakes.filter((w) => w.check)).toHaveLength(1);
+    await report(s, 't1-s1', 0);
+    await advance(s.deps, s.deployment.id, { check: true });
+    expect(s.wakes.filter((w) => w.check)).toHaveLength(1);
+  });
+});
+
+describe('rollback', () => {
+  const stepStates = async (s: Setup) => (await s.deployments.get(s.deployment.id))!.plan.steps.map((p) => `${p.id}:${p.state}`);
+
+  it('failed_target_only: rolls back the executed steps of the failed target, newest first, then rolled_back', async () => {
+    const s = setup(['t1', 't2'], 2, { targetMode: 'sequential', failureStrategy: 'continue_on_failure', rollbackStrategy: 'failed_target_only' });
+    await start(s);
+    await report(s, 't1-s1', 0);
+    s.clock.advance(1000);
+    await report(s, 't1-s2', 1);
+    await report(s, 't2-s1', 0);
+    await report(s, 't2-s2', 0);
+    expect((await s.deployments.get(s.deployment.id))!.state).toBe('rolling_back');
+    expect(await stepStates(s)).toEqual(['t1-s1:completed', 't1-s2:failed', 't2-s1:completed', 't2-s2:completed', 't1-s2-rollback:running', 't1-s1-rollback:pending']);
+    const rollback = (await s.commands.listByDeployment(s.deployment.id)).find((c) => c.stepId === 't1-s2-rollback');
+    expect(rollback?.script).toBe('echo undo');
+    await report(s, 't1-s2-rollback', 0);
+    await report(s, 't1-s1-rollback', 0);
+    const done = (await s.deployments.get(s.deployment.id))!;
+    expect(done).toMatchObject({ state: 'rolled_back', failedSteps: 1, completedSteps: 3, errorMessage: '1 step(s) failed.' });
+    expect((await s.orchestration.holders()).size).toBe(0);
+  });
+
+  it('all_executed: every executed step of every target; a failed rollback leaves the deployment failed', async () => {
+    const s = setup(['t1', 't2'], 1, { targetMode: 'parallel', failureStrategy: 'continue_on_failure', rollbackStrategy: 'all_executed' });
+    await start(s);
+    await report(s, 't1-s1', 0);
+    await report(s, 't2-s1', 9);
+    expect((await s.deployments.get(s.deployment.id))!.plan.steps.filter((p) => p.rollbackOf !== undefined)).toHaveLength(2);
+    const [first] = (await s.deployments.get(s.deployment.id))!.plan.steps.filter((p) => p.state === 'running');
+    await report(s, first!.id, 1);
+    const second = (await s.deployments.get(s.deployment.id))!.plan.steps.find((p) => p.state === 'running');
+    await report(s, second!.id, 0);
+    expect((await s.deployments.get(s.deployment.id))).toMatchObject({ state: 'failed', errorMessage: expect.stringMatching(/rollback failed/) });
+  });
+
+  it('none: a failure ends failed without rolling back', async () => {
+    const s = setup(['t1'], 1, { rollbackStrategy: 'none' });
+    await start(s);
+    await report(s, 't1-s1', 1);
+    expect((await s.deployments.get(s.deployment.id))!.state).toBe('failed');
+  });
+});
