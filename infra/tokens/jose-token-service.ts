@@ -131,7 +131,8 @@ export class JoseTokenService implements TokenService {
     let key = this.#publicKeys.get(kid);
     if (key === undefined) {
       key = (async () => {
-        const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.signingKey(kid) }));
+        // Consistent: a key created a moment ago by another instance (a fresh service's first login) must be found.
+        const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.signingKey(kid), ConsistentRead: true }));
         return Item === undefined ? undefined : ((await importJWK(Item['publicJwk'] as JWK, ALG)) as CryptoKey);
       })();
       this.#publicKeys.set(kid, key);
