@@ -1,11 +1,13 @@
 // What the catalog use cases need, and the pieces they share: tenancy scope and retries of optimistic writes.
-import { ValidationError } from '../errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import { ForbiddenError } from '../identity/errors.js';
 import type { Caller } from '../identity/types.js';
+import { pageOf, type PageRequest } from '../shared/pagination.js';
 import type { TenantLookup } from '../shared/lookups.js';
 import type { Clock, IdGenerator } from '../shared/ports.js';
 import { ConcurrentChangeError } from './errors.js';
 import type { ActionRepository, SequenceRepository, SolutionRepository } from './ports.js';
+import { isVisibleTo } from './resolve.js';
 
 export interface CatalogDeps {
   readonly actions: ActionRepository;
@@ -82,3 +84,50 @@ export const ordersOf = (items: readonly { readonly order?: number | undefined }
   if (problems.length > 0) throw new ValidationError('Invalid orders.', problems);
   return items.map((item) => item.order as number);
 };
+
+/** A catalog record a tenant may own (a sequence, a solution). */
+interface OwnedRecord {
+  readonly tenantId: string | null;
+}
+
+/** The record by UUID or short id when the caller may see it; NotFoundError (as `what`) otherwise. */
+export const findVisible = async <T extends OwnedRecord>(find: (id: string) => Promise<T | undefined>, caller: Caller, id: string, what: string): Promise<T> => {
+  const record = await find(id);
+  if (record === undefined || !isVisibleTo(caller.tenantId, record)) throw new NotFoundError(what, id);
+  return record;
+};
+
+/** One page of the records the caller lists (see listedFor), as views. */
+export const listPage = <T extends OwnedRecord, V>(records: readonly T[], caller: Caller, query: PageRequest & { readonly tenant_id?: string | undefined }, view: (record: T) => V) => {
+  const page = pageOf(records.filter(listedFor(caller, query.tenant_id)), query);
+  return { data: page.data.map(view), meta: page.meta };
+};
+
+/** The fields a versioned record's create command and update command share. */
+interface RecordCommand {
+  readonly name?: string | undefined;
+  readonly description?: string | null | undefined;
+}
+
+/** The fields every new versioned record starts with: revision 1, no references, created now. */
+export const newRecord = (ids: { readonly id: string; readonly shortId: string }, command: RecordCommand & { readonly name: string }, version: string, tenantId: string | null, now: string) => ({
+  id: ids.id,
+  shortId: ids.shortId,
+  name: command.name,
+  description: command.description ?? null,
+  version,
+  tenantId,
+  revision: 1,
+  refCount: 0,
+  createdAt: now,
+  updatedAt: now,
+});
+
+/** The fields an update moves on a versioned record: the given name and description, the version, the next revision. */
+export const revisedRecord = (record: { readonly name: string; readonly description: string | null; readonly revision: number }, command: RecordCommand, version: string, now: string) => ({
+  name: command.name ?? record.name,
+  description: command.description === undefined ? record.description : command.description,
+  version,
+  revision: record.revision + 1,
+  updatedAt: now,
+});

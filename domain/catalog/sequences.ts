@@ -2,12 +2,12 @@
 // may use (global, or of the sequence's own tenant; a global sequence uses only global actions) and a
 // requirement at least one of its versions satisfies (none: the latest). A sequence cannot be deleted while a
 // solution uses it (409). Steps keep the order given (`order` on every step, 1..n) or their array positions.
-import { ConflictError, NotFoundError, ValidationError, type FieldProblem } from '../errors.js';
+import { ConflictError, ValidationError, type FieldProblem } from '../errors.js';
 import type { Caller } from '../identity/types.js';
-import { pageOf, type PageRequest } from '../shared/pagination.js';
-import { assertCanChange, listedFor, mayUse, ordersOf, ownerTenant, retrying, type CatalogDeps } from './deps.js';
+import type { PageRequest } from '../shared/pagination.js';
+import { assertCanChange, findVisible as findVisibleRecord, listPage, mayUse, newRecord, ordersOf, ownerTenant, retrying, revisedRecord, type CatalogDeps } from './deps.js';
 import type { ReferenceChange } from './ports.js';
-import { findActionWithVersions, isVersionRange, isVisibleTo, normalizeVersion, pickVersion } from './resolve.js';
+import { findActionWithVersions, isVersionRange, normalizeVersion, pickVersion } from './resolve.js';
 import type { Sequence, SequenceStep } from './types.js';
 import { sequenceView } from './views.js';
 
@@ -97,16 +97,9 @@ const referenceChanges = (before: readonly SequenceStep[], after: ResolvedSteps)
 
 const releaseAll = (sequence: Sequence): ReferenceChange[] => [...new Set(sequence.steps.map((s) => s.actionId))].map((id) => ({ id, delta: -1 }));
 
-const findVisible = async (deps: CatalogDeps, caller: Caller, id: string): Promise<Sequence> => {
-  const sequence = await deps.sequences.find(id);
-  if (sequence === undefined || !isVisibleTo(caller.tenantId, sequence)) throw new NotFoundError('Sequence', id);
-  return sequence;
-};
+const findVisible = (deps: CatalogDeps, caller: Caller, id: string): Promise<Sequence> => findVisibleRecord((i) => deps.sequences.find(i), caller, id, 'Sequence');
 
-export const listSequences = async (deps: CatalogDeps, caller: Caller, query: ListSequencesQuery) => {
-  const page = pageOf((await deps.sequences.listAll()).filter(listedFor(caller, query.tenant_id)), query);
-  return { data: page.data.map(sequenceView), meta: page.meta };
-};
+export const listSequences = async (deps: CatalogDeps, caller: Caller, query: ListSequencesQuery) => listPage(await deps.sequences.listAll(), caller, query, sequenceView);
 
 export const createSequence = async (deps: CatalogDeps, caller: Caller, command: CreateSequenceCommand) => {
   const tenantId = await ownerTenant(deps, caller, command.tenant_id, 'sequence');
@@ -114,20 +107,7 @@ export const createSequence = async (deps: CatalogDeps, caller: Caller, command:
   const { id, shortId } = await deps.ids.next('sequence');
   return retrying(async () => {
     const resolved = await resolveSteps(deps, tenantId, command.steps);
-    const now = deps.clock.now().toISOString();
-    const sequence: Sequence = {
-      id,
-      shortId,
-      name: command.name,
-      description: command.description ?? null,
-      version,
-      tenantId,
-      steps: resolved.steps,
-      revision: 1,
-      refCount: 0,
-      createdAt: now,
-      updatedAt: now,
-    };
+    const sequence: Sequence = { ...newRecord({ id, shortId }, command, version, tenantId, deps.clock.now().toISOString()), steps: resolved.steps };
     await deps.sequences.create(sequence, referenceChanges([], resolved));
     return sequenceView(sequence);
   });
@@ -141,15 +121,7 @@ export const updateSequence = async (deps: CatalogDeps, caller: Caller, id: stri
     assertCanChange(caller, sequence, 'sequence');
     const version = command.version === undefined ? sequence.version : recordVersion(command.version);
     const resolved = command.steps === undefined ? undefined : await resolveSteps(deps, sequence.tenantId, command.steps);
-    const next: Sequence = {
-      ...sequence,
-      name: command.name ?? sequence.name,
-      description: command.description === undefined ? sequence.description : command.description,
-      version,
-      steps: resolved?.steps ?? sequence.steps,
-      revision: sequence.revision + 1,
-      updatedAt: deps.clock.now().toISOString(),
-    };
+    const next: Sequence = { ...sequence, ...revisedRecord(sequence, command, version, deps.clock.now().toISOString()), steps: resolved?.steps ?? sequence.steps };
     await deps.sequences.update(sequence, next, resolved === undefined ? [] : referenceChanges(sequence.steps, resolved));
     return sequenceView(next);
   });

@@ -1,12 +1,11 @@
 // Solutions: ordered sequences. Each entry names a sequence the solution may use (global, or of the solution's
 // own tenant; a global solution uses only global sequences). Orders as for sequence steps. A solution cannot be
 // deleted while another record references it (409).
-import { ConflictError, NotFoundError, ValidationError, type FieldProblem } from '../errors.js';
+import { ConflictError, ValidationError, type FieldProblem } from '../errors.js';
 import type { Caller } from '../identity/types.js';
-import { pageOf, type PageRequest } from '../shared/pagination.js';
-import { assertCanChange, listedFor, mayUse, ordersOf, ownerTenant, retrying, type CatalogDeps } from './deps.js';
+import type { PageRequest } from '../shared/pagination.js';
+import { assertCanChange, findVisible as findVisibleRecord, listPage, mayUse, newRecord, ordersOf, ownerTenant, retrying, revisedRecord, type CatalogDeps } from './deps.js';
 import type { ReferenceChange } from './ports.js';
-import { isVisibleTo } from './resolve.js';
 import { recordVersion } from './sequences.js';
 import type { Solution, SolutionEntry } from './types.js';
 import { solutionView } from './views.js';
@@ -67,16 +66,9 @@ const referenceChanges = (before: readonly SolutionEntry[], after: readonly Solu
   ];
 };
 
-const findVisible = async (deps: CatalogDeps, caller: Caller, id: string): Promise<Solution> => {
-  const solution = await deps.solutions.find(id);
-  if (solution === undefined || !isVisibleTo(caller.tenantId, solution)) throw new NotFoundError('Solution', id);
-  return solution;
-};
+const findVisible = (deps: CatalogDeps, caller: Caller, id: string): Promise<Solution> => findVisibleRecord((i) => deps.solutions.find(i), caller, id, 'Solution');
 
-export const listSolutions = async (deps: CatalogDeps, caller: Caller, query: ListSolutionsQuery) => {
-  const page = pageOf((await deps.solutions.listAll()).filter(listedFor(caller, query.tenant_id)), query);
-  return { data: page.data.map(solutionView), meta: page.meta };
-};
+export const listSolutions = async (deps: CatalogDeps, caller: Caller, query: ListSolutionsQuery) => listPage(await deps.solutions.listAll(), caller, query, solutionView);
 
 export const createSolution = async (deps: CatalogDeps, caller: Caller, command: CreateSolutionCommand) => {
   const tenantId = await ownerTenant(deps, caller, command.tenant_id, 'solution');
@@ -84,20 +76,7 @@ export const createSolution = async (deps: CatalogDeps, caller: Caller, command:
   const { id, shortId } = await deps.ids.next('solution');
   return retrying(async () => {
     const sequences = await resolveEntries(deps, tenantId, command.sequences);
-    const now = deps.clock.now().toISOString();
-    const solution: Solution = {
-      id,
-      shortId,
-      name: command.name,
-      description: command.description ?? null,
-      version,
-      tenantId,
-      sequences,
-      revision: 1,
-      refCount: 0,
-      createdAt: now,
-      updatedAt: now,
-    };
+    const solution: Solution = { ...newRecord({ id, shortId }, command, version, tenantId, deps.clock.now().toISOString()), sequences };
     await deps.solutions.create(solution, referenceChanges([], sequences));
     return solutionView(solution);
   });
@@ -111,15 +90,7 @@ export const updateSolution = async (deps: CatalogDeps, caller: Caller, id: stri
     assertCanChange(caller, solution, 'solution');
     const version = command.version === undefined ? solution.version : recordVersion(command.version);
     const sequences = command.sequences === undefined ? solution.sequences : await resolveEntries(deps, solution.tenantId, command.sequences);
-    const next: Solution = {
-      ...solution,
-      name: command.name ?? solution.name,
-      description: command.description === undefined ? solution.description : command.description,
-      version,
-      sequences,
-      revision: solution.revision + 1,
-      updatedAt: deps.clock.now().toISOString(),
-    };
+    const next: Solution = { ...solution, ...revisedRecord(solution, command, version, deps.clock.now().toISOString()), sequences };
     await deps.solutions.update(solution, next, referenceChanges(solution.sequences, sequences));
     return solutionView(next);
   });

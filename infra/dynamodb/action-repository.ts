@@ -13,6 +13,7 @@ import { aliasItem, resolveId } from './aliases.js';
 import { isConditionFailure } from './conditional.js';
 import { keys } from './keys.js';
 import { queryAll } from './query-all.js';
+import { listPartition } from './records.js';
 import { failedAt, tenantReference } from './tenant-repository.js';
 
 export type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
@@ -58,13 +59,7 @@ export class DynamoActionRepository implements ActionRepository {
   ) {}
 
   async listAll(): Promise<readonly Action[]> {
-    const items = await queryAll(this.db, {
-      TableName: this.tableName,
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :actions',
-      ExpressionAttributeValues: { ':actions': 'ACTIONS' },
-    });
-    return items.map(toAction);
+    return listPartition(this.db, this.tableName, 'gsi1', 'ACTIONS', toAction);
   }
 
   async find(idOrShortId: string): Promise<ActionWithVersions | undefined> {

@@ -1,17 +1,13 @@
 // Deployments on the single table: one item per deployment (with its plan), listed on gsi1, with a short-id alias.
 // Creation happens in DynamoOrchestration.start (in the same transaction as the instance it holds).
-import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DeploymentRepository } from '../../domain/deployments/ports.js';
 import type { Deployment } from '../../domain/deployments/types.js';
-import { resolveId } from './aliases.js';
 import { conditionally } from './conditional.js';
 import { keys } from './keys.js';
-import { queryAll } from './query-all.js';
+import { findRecord, getRecord, listPartition, stripKeys, type Item } from './records.js';
 
-export const toDeployment = (item: Record<string, unknown>): Deployment => {
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, type: _t, ...deployment } = item;
-  return deployment as unknown as Deployment;
-};
+export const toDeployment = (item: Item): Deployment => stripKeys<Deployment>(item);
 
 export const deploymentItem = (deployment: Deployment) => ({
   ...keys.deployment(deployment.id),
@@ -27,23 +23,15 @@ export class DynamoDeploymentRepository implements DeploymentRepository {
   ) {}
 
   async get(id: string): Promise<Deployment | undefined> {
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.deployment(id), ConsistentRead: true }));
-    return Item === undefined ? undefined : toDeployment(Item);
+    return getRecord(this.db, this.tableName, keys.deployment(id), toDeployment);
   }
 
   async find(idOrShortId: string): Promise<Deployment | undefined> {
-    const id = await resolveId(this.db, this.tableName, 'deployment', idOrShortId);
-    return id === undefined ? undefined : this.get(id);
+    return findRecord(this.db, this.tableName, 'deployment', keys.deployment, idOrShortId, toDeployment);
   }
 
   async listAll(): Promise<readonly Deployment[]> {
-    const items = await queryAll(this.db, {
-      TableName: this.tableName,
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :deployments',
-      ExpressionAttributeValues: { ':deployments': 'DEPLOYMENTS' },
-    });
-    return items.map(toDeployment);
+    return listPartition(this.db, this.tableName, 'gsi1', 'DEPLOYMENTS', toDeployment);
   }
 
   async update(previous: Deployment, next: Deployment): Promise<boolean> {

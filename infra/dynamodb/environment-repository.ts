@@ -1,19 +1,17 @@
 // EnvironmentRepository on the single table: the environment item (with a `refCount` of the freezes that name
 // it), a claim on its lower-cased name within its tenant scope, a short-id alias and, for a tenant's
 // environment, one reference on the tenant, all in one transaction.
-import { GetCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConflictError, NotFoundError, ValidationError } from '../../domain/errors.js';
 import type { EnvironmentRef } from '../../domain/shared/lookups.js';
 import type { EnvironmentRepository } from '../../domain/tenancy/ports.js';
 import type { Environment } from '../../domain/tenancy/types.js';
-import { aliasItem, resolveId } from './aliases.js';
+import type { TransactItem } from './action-repository.js';
+import { aliasItem } from './aliases.js';
 import { isConditionFailure } from './conditional.js';
 import { keys } from './keys.js';
-import { queryAll } from './query-all.js';
-import { failedAt, tenantReference } from './tenant-repository.js';
-
-type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
-
+import { findRecord, listPartition } from './records.js';
+import { failedAt, referenceItem, referencesOf, tenantReference } from './tenant-repository.js';
 
 const toEnvironment = (item: Record<string, unknown>): Environment => ({
   id: String(item['id']),
@@ -25,15 +23,7 @@ const toEnvironment = (item: Record<string, unknown>): Environment => ({
 });
 
 /** The transaction item that adds (+1) or removes (-1) one reference to an environment; adding fails when it does not exist. */
-export const environmentReference = (tableName: string, environmentId: string, delta: 1 | -1): TransactItem => ({
-  Update: {
-    TableName: tableName,
-    Key: keys.environment(environmentId),
-    UpdateExpression: 'ADD refCount :delta',
-    ConditionExpression: 'attribute_exists(pk)',
-    ExpressionAttributeValues: { ':delta': delta },
-  },
-});
+export const environmentReference = (tableName: string, environmentId: string, delta: 1 | -1): TransactItem => referenceItem(tableName, keys.environment(environmentId), delta);
 
 export class DynamoEnvironmentRepository implements EnvironmentRepository {
   constructor(
@@ -47,20 +37,11 @@ export class DynamoEnvironmentRepository implements EnvironmentRepository {
   }
 
   async listAll(): Promise<readonly Environment[]> {
-    const items = await queryAll(this.db, {
-      TableName: this.tableName,
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :environments',
-      ExpressionAttributeValues: { ':environments': 'ENVIRONMENTS' },
-    });
-    return items.map(toEnvironment);
+    return listPartition(this.db, this.tableName, 'gsi1', 'ENVIRONMENTS', toEnvironment);
   }
 
   async get(idOrShortId: string): Promise<Environment | undefined> {
-    const id = await resolveId(this.db, this.tableName, 'environment', idOrShortId);
-    if (id === undefined) return undefined;
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.environment(id), ConsistentRead: true }));
-    return Item === undefined ? undefined : toEnvironment(Item);
+    return findRecord(this.db, this.tableName, 'environment', keys.environment, idOrShortId, toEnvironment);
   }
 
   async create(environment: Environment): Promise<void> {
@@ -132,11 +113,9 @@ export class DynamoEnvironmentRepository implements EnvironmentRepository {
       );
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
-      const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.environment(environment.id), ConsistentRead: true }));
-      if (Item === undefined) throw new NotFoundError('Environment', environment.id);
-      throw new ConflictError(`Environment '${environment.name}' is still named by deployment freezes; delete them first.`, {
-        references: Number(Item['refCount'] ?? 0),
-      });
+      const references = await referencesOf(this.db, this.tableName, keys.environment(environment.id));
+      if (references === undefined) throw new NotFoundError('Environment', environment.id);
+      throw new ConflictError(`Environment '${environment.name}' is still named by deployment freezes; delete them first.`, { references });
     }
   }
 

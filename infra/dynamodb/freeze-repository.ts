@@ -1,18 +1,17 @@
 // FreezeRepository on the single table: the freeze item, a short-id alias and one reference on each of its
 // tenant and environment (when set), all in one transaction, so neither can be deleted while the freeze names it.
 // The solution is not referenced: a freeze naming a deleted solution simply never matches a deployment again.
-import { GetCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConflictError, NotFoundError, ValidationError } from '../../domain/errors.js';
 import type { FreezeRepository } from '../../domain/tenancy/ports.js';
 import type { Freeze } from '../../domain/tenancy/types.js';
-import { aliasItem, resolveId } from './aliases.js';
+import type { TransactItem } from './action-repository.js';
+import { aliasItem } from './aliases.js';
 import { isConditionFailure } from './conditional.js';
 import { environmentReference } from './environment-repository.js';
 import { keys } from './keys.js';
-import { queryAll } from './query-all.js';
+import { findRecord, listPartition, type Filter } from './records.js';
 import { failedAt, tenantReference } from './tenant-repository.js';
-
-type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
 
 const nullable = (value: unknown): string | null => (value === undefined || value === null ? null : String(value));
 
@@ -57,10 +56,7 @@ export class DynamoFreezeRepository implements FreezeRepository {
   }
 
   async get(idOrShortId: string): Promise<Freeze | undefined> {
-    const id = await resolveId(this.db, this.tableName, 'freeze', idOrShortId);
-    if (id === undefined) return undefined;
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.freeze(id), ConsistentRead: true }));
-    return Item === undefined ? undefined : toFreeze(Item);
+    return findRecord(this.db, this.tableName, 'freeze', keys.freeze, idOrShortId, toFreeze);
   }
 
   async create(freeze: Freeze): Promise<void> {
@@ -136,13 +132,7 @@ export class DynamoFreezeRepository implements FreezeRepository {
     }
   }
 
-  async #query(filter: { FilterExpression: string; ExpressionAttributeValues: Record<string, unknown> } | undefined = undefined): Promise<Freeze[]> {
-    const items = await queryAll(this.db, {
-      TableName: this.tableName,
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :freezes',
-      ...(filter === undefined ? { ExpressionAttributeValues: { ':freezes': 'FREEZES' } } : { FilterExpression: filter.FilterExpression, ExpressionAttributeValues: { ':freezes': 'FREEZES', ...filter.ExpressionAttributeValues } }),
-    });
-    return items.map(toFreeze);
+  async #query(filter: Filter | undefined = undefined): Promise<Freeze[]> {
+    return listPartition(this.db, this.tableName, 'gsi1', 'FREEZES', toFreeze, filter);
   }
 }

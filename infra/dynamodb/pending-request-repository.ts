@@ -1,17 +1,14 @@
 // Pending dispatch requests: one item each, every one on gsi2 (the list), and on gsi1 while pending (the dispatch
 // order: highest priority, then oldest). Each status change is a conditional update that also adds or removes the
 // gsi1 entry, so the queue holds exactly the pending requests.
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { PendingRequestRepository } from '../../domain/deployments/ports.js';
 import type { PendingRequest } from '../../domain/deployments/types.js';
 import { conditionally } from './conditional.js';
 import { keys } from './keys.js';
-import { queryAll } from './query-all.js';
+import { getRecord, listPartition, stripKeys, type Item } from './records.js';
 
-const toRequest = (item: Record<string, unknown>): PendingRequest => {
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, gsi2pk: _h1, gsi2sk: _h2, type: _t, ...request } = item;
-  return request as unknown as PendingRequest;
-};
+const toRequest = (item: Item): PendingRequest => stripKeys<PendingRequest>(item);
 
 export class DynamoPendingRequestRepository implements PendingRequestRepository {
   constructor(
@@ -36,18 +33,11 @@ export class DynamoPendingRequestRepository implements PendingRequestRepository 
   }
 
   async get(id: string): Promise<PendingRequest | undefined> {
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.pendingRequest(id), ConsistentRead: true }));
-    return Item === undefined ? undefined : toRequest(Item);
+    return getRecord(this.db, this.tableName, keys.pendingRequest(id), toRequest);
   }
 
   async listAll(): Promise<readonly PendingRequest[]> {
-    const items = await queryAll(this.db, {
-      TableName: this.tableName,
-      IndexName: 'gsi2',
-      KeyConditionExpression: 'gsi2pk = :all',
-      ExpressionAttributeValues: { ':all': 'PENDINGREQUESTS' },
-    });
-    return items.map(toRequest);
+    return listPartition(this.db, this.tableName, 'gsi2', 'PENDINGREQUESTS', toRequest);
   }
 
   async queue(limit: number): Promise<readonly PendingRequest[]> {

@@ -6,17 +6,14 @@ import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand, type Dynam
 import type { EnrollmentTokenRepository, TargetRepository } from '../../domain/targets/ports.js';
 import type { EnrollmentToken, Target } from '../../domain/targets/types.js';
 import { ConflictError } from '../../domain/errors.js';
-import { aliasItem, resolveId } from './aliases.js';
+import { aliasItem } from './aliases.js';
 import { environmentReference } from './environment-repository.js';
 import { failedAt, tenantReference } from './tenant-repository.js';
 import { conditionally } from './conditional.js';
 import { keys } from './keys.js';
-import { queryAll } from './query-all.js';
+import { findRecord, getRecord, listPartition, stripKeys, type Item } from './records.js';
 
-const toTarget = (item: Record<string, unknown>): Target => {
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, type: _t, ...target } = item;
-  return target as unknown as Target;
-};
+const toTarget = (item: Item): Target => stripKeys<Target>(item);
 
 const itemOf = (target: Target) => ({ ...keys.target(target.id), ...keys.targetsIndex(target.createdAt, target.id), type: 'target', ...target });
 
@@ -54,13 +51,11 @@ export class DynamoTargetRepository implements TargetRepository {
   }
 
   async get(id: string): Promise<Target | undefined> {
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.target(id), ConsistentRead: true }));
-    return Item === undefined ? undefined : toTarget(Item);
+    return getRecord(this.db, this.tableName, keys.target(id), toTarget);
   }
 
   async find(idOrShortId: string): Promise<Target | undefined> {
-    const id = await resolveId(this.db, this.tableName, 'target', idOrShortId);
-    return id === undefined ? undefined : this.get(id);
+    return findRecord(this.db, this.tableName, 'target', keys.target, idOrShortId, toTarget);
   }
 
   async findByAgentTokenHash(tokenHash: string): Promise<Target | undefined> {
@@ -69,13 +64,7 @@ export class DynamoTargetRepository implements TargetRepository {
   }
 
   async listAll(): Promise<readonly Target[]> {
-    const items = await queryAll(this.db, {
-      TableName: this.tableName,
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :targets',
-      ExpressionAttributeValues: { ':targets': 'TARGETS' },
-    });
-    return items.map(toTarget);
+    return listPartition(this.db, this.tableName, 'gsi1', 'TARGETS', toTarget);
   }
 
   async update(previous: Target, next: Target): Promise<boolean> {

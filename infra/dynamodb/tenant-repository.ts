@@ -2,17 +2,16 @@
 // a claim on its lower-cased slug and a short-id alias, written in one transaction. Records that reference a
 // tenant add `tenantReference(...)` to their own transaction, so a tenant cannot be deleted while referenced
 // (the delete is conditioned on `refCount = 0`) and a record cannot reference a tenant deleted meanwhile.
-import { GetCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConflictError, NotFoundError } from '../../domain/errors.js';
 import type { TenantRef } from '../../domain/shared/lookups.js';
 import type { TenantRepository } from '../../domain/tenancy/ports.js';
 import type { Tenant } from '../../domain/tenancy/types.js';
-import { aliasItem, resolveId } from './aliases.js';
+import type { TransactItem } from './action-repository.js';
+import { aliasItem } from './aliases.js';
 import { isConditionFailure } from './conditional.js';
-import { keys } from './keys.js';
-import { queryAll } from './query-all.js';
-
-type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
+import { keys, type Key } from './keys.js';
+import { findRecord, getRecord, listPartition } from './records.js';
 
 const toTenant = (item: Record<string, unknown>): Tenant => ({
   id: String(item['id']),
@@ -24,18 +23,25 @@ const toTenant = (item: Record<string, unknown>): Tenant => ({
 });
 
 /**
- * The transaction item that adds (+1) or removes (-1) one reference to a tenant. Adding fails the transaction
- * when the tenant does not exist; callers turn that into their own error.
+ * The transaction item that adds (+1) or removes (-1) one reference to the record at `key` (its `refCount`).
+ * Adding fails the transaction when the record does not exist; callers turn that into their own error.
  */
-export const tenantReference = (tableName: string, tenantId: string, delta: 1 | -1): TransactItem => ({
+export const referenceItem = (tableName: string, key: Key, delta: 1 | -1): TransactItem => ({
   Update: {
     TableName: tableName,
-    Key: keys.tenant(tenantId),
+    Key: key,
     UpdateExpression: 'ADD refCount :delta',
     ConditionExpression: 'attribute_exists(pk)',
     ExpressionAttributeValues: { ':delta': delta },
   },
 });
+
+/** One reference to a tenant (see referenceItem). */
+export const tenantReference = (tableName: string, tenantId: string, delta: 1 | -1): TransactItem => referenceItem(tableName, keys.tenant(tenantId), delta);
+
+/** The `refCount` of the record at `key`, read after a delete conditioned on it failed; undefined when the record is gone. */
+export const referencesOf = (db: DynamoDBDocumentClient, tableName: string, key: Key): Promise<number | undefined> =>
+  getRecord(db, tableName, key, (item) => Number(item['refCount'] ?? 0));
 
 /** Whether the transaction item at `index` is the one whose condition failed. */
 export const failedAt = (error: unknown, index: number): boolean =>
@@ -53,20 +59,11 @@ export class DynamoTenantRepository implements TenantRepository {
   }
 
   async listAll(): Promise<readonly Tenant[]> {
-    const items = await queryAll(this.db, {
-      TableName: this.tableName,
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :tenants',
-      ExpressionAttributeValues: { ':tenants': 'TENANTS' },
-    });
-    return items.map(toTenant);
+    return listPartition(this.db, this.tableName, 'gsi1', 'TENANTS', toTenant);
   }
 
   async get(idOrShortId: string): Promise<Tenant | undefined> {
-    const id = await resolveId(this.db, this.tableName, 'tenant', idOrShortId);
-    if (id === undefined) return undefined;
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.tenant(id), ConsistentRead: true }));
-    return Item === undefined ? undefined : toTenant(Item);
+    return findRecord(this.db, this.tableName, 'tenant', keys.tenant, idOrShortId, toTenant);
   }
 
   async create(tenant: Tenant): Promise<void> {
@@ -123,11 +120,9 @@ export class DynamoTenantRepository implements TenantRepository {
       );
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
-      const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.tenant(tenant.id), ConsistentRead: true }));
-      if (Item === undefined) throw new NotFoundError('Tenant', tenant.id);
-      throw new ConflictError(`Tenant '${tenant.slug}' still has environments or deployment freezes; delete them first.`, {
-        references: Number(Item['refCount'] ?? 0),
-      });
+      const references = await referencesOf(this.db, this.tableName, keys.tenant(tenant.id));
+      if (references === undefined) throw new NotFoundError('Tenant', tenant.id);
+      throw new ConflictError(`Tenant '${tenant.slug}' still has environments or deployment freezes; delete them first.`, { references });
     }
   }
 

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { CreateTableCommand, DynamoDBClient, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, GetCommand, type TranslateConfig } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.js';
 
@@ -43,4 +44,17 @@ export const createServiceTable = async (client: DynamoDBClient, name: string): 
     }),
   );
   await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: name });
+};
+
+/**
+ * A repository test's table: a unique name, a client and a document client on it. The test file creates it
+ * (`createServiceTable(client, table)`) in its beforeAll.
+ */
+export const serviceTableFixture = (label: string, translate?: TranslateConfig) => {
+  const table = uniqueName(label);
+  const client = dynamoClient();
+  const db = DynamoDBDocumentClient.from(client, translate);
+  /** The `refCount` attribute of the item at `key`, read consistently. */
+  const refCountOf = async (key: { pk: string; sk: string }) => (await db.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item?.['refCount'];
+  return { table, client, db, refCountOf };
 };

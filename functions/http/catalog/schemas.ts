@@ -74,40 +74,20 @@ const StepBody = v.object({
 });
 const Steps = v.pipe(v.array(StepBody), v.minLength(1, 'a sequence needs at least one step'), v.maxLength(40, 'at most 40 steps'));
 
-export const CreateSequenceBody = v.object({
-  name: Name,
-  description: v.optional(Description),
-  version: v.optional(VersionText),
-  tenant_id: v.optional(TenantRef),
-  steps: Steps,
-});
+/** The fields sequences and solutions share, as created and as changed (each then adds its list and the tenant). */
+const recordFields = { name: Name, description: v.optional(Description), version: v.optional(VersionText) };
+const recordPatchFields = { name: v.optional(Name), description: v.optional(Description), version: v.optional(VersionText) };
 
-export const UpdateSequenceBody = v.object({
-  name: v.optional(Name),
-  description: v.optional(Description),
-  version: v.optional(VersionText),
-  steps: v.optional(Steps),
-  tenant_id: Unchangeable('tenant_id'),
-});
+export const CreateSequenceBody = v.object({ ...recordFields, tenant_id: v.optional(TenantRef), steps: Steps });
+
+export const UpdateSequenceBody = v.object({ ...recordPatchFields, steps: v.optional(Steps), tenant_id: Unchangeable('tenant_id') });
 
 const EntryBody = v.object({ order: v.optional(Order), sequence_id: RefId });
 const Entries = v.pipe(v.array(EntryBody), v.minLength(1, 'a solution needs at least one sequence'), v.maxLength(40, 'at most 40 sequences'));
 
-export const CreateSolutionBody = v.object({
-  name: Name,
-  description: v.optional(Description),
-  version: v.optional(VersionText),
-  tenant_id: v.optional(TenantRef),
-  sequences: Entries,
-});
+export const CreateSolutionBody = v.object({ ...recordFields, tenant_id: v.optional(TenantRef), sequences: Entries });
 
-export const UpdateSolutionBody = v.object({
-  name: v.optional(Name),
-  description: v.optional(Description),
-  version: v.optional(VersionText),
-  sequences: v.optional(Entries),
-  tenant_id: Unchangeable('tenant_id'),
-});
+export const UpdateSolutionBody = v.object({ ...recordPatchFields, sequences: v.optional(Entries), tenant_id: Unchangeable('tenant_id') });
 
 /** page, limit, and for global callers the tenant whose view to list (its records and global ones). */
 export const CatalogListQuery = v.object({ ...PageQuery(50).entries, tenant_id: v.optional(Uuid) });
@@ -146,26 +126,14 @@ export const ActionSchema = v.object({
 
 export const ActionDetailSchema = v.object({ ...ActionSchema.entries, versions: v.array(ActionVersionSchema) });
 
+/** The response fields sequences and solutions share, around their list (steps, sequences). */
+const recordHead = { id: v.string(), short_id: v.string(), name: v.string(), description: v.nullable(v.string()), version: v.string(), tenant_id: v.nullable(v.string()) };
+const recordTail = { created_at: v.string(), updated_at: v.string() };
+
 export const SequenceSchema = v.object({
-  id: v.string(),
-  short_id: v.string(),
-  name: v.string(),
-  description: v.nullable(v.string()),
-  version: v.string(),
-  tenant_id: v.nullable(v.string()),
+  ...recordHead,
   steps: v.array(v.object({ order: v.number(), action_id: v.string(), version_requirement: v.nullable(v.string()) })),
-  created_at: v.string(),
-  updated_at: v.string(),
+  ...recordTail,
 });
 
-export const SolutionSchema = v.object({
-  id: v.string(),
-  short_id: v.string(),
-  name: v.string(),
-  description: v.nullable(v.string()),
-  version: v.string(),
-  tenant_id: v.nullable(v.string()),
-  sequences: v.array(v.object({ order: v.number(), sequence_id: v.string() })),
-  created_at: v.string(),
-  updated_at: v.string(),
-});
+export const SolutionSchema = v.object({ ...recordHead, sequences: v.array(v.object({ order: v.number(), sequence_id: v.string() })), ...recordTail });

@@ -1,7 +1,7 @@
 // DynamoActionRepository against DynamoDB Local: one partition per action, slug claims per scope, tenant
 // references, revision-conditioned version changes, and deletes that wait for refCount 0.
 import { randomUUID } from 'node:crypto';
-import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ConcurrentChangeError } from '../../../../domain/catalog/errors.js';
 import type { Action, ActionVersion } from '../../../../domain/catalog/types.js';
@@ -9,11 +9,9 @@ import { ConflictError, ValidationError } from '../../../../domain/errors.js';
 import { DynamoActionRepository } from '../../../../infra/dynamodb/action-repository.js';
 import { keys } from '../../../../infra/dynamodb/keys.js';
 import { DynamoTenantRepository } from '../../../../infra/dynamodb/tenant-repository.js';
-import { createServiceTable, dynamoClient, uniqueName } from '../../../support/aws.js';
+import { createServiceTable, serviceTableFixture } from '../../../support/aws.js';
 
-const table = uniqueName('actions');
-const client = dynamoClient();
-const db = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+const { table, client, db } = serviceTableFixture('actions', { marshallOptions: { removeUndefinedValues: true } });
 const actions = new DynamoActionRepository(db, table);
 const tenants = new DynamoTenantRepository(db, table);
 

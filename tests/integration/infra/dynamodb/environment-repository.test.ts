@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Environment, Tenant } from '../../../../domain/tenancy/types.js';
 import { DynamoEnvironmentRepository } from '../../../../infra/dynamodb/environment-repository.js';
@@ -7,11 +6,9 @@ import { DynamoFreezeRepository } from '../../../../infra/dynamodb/freeze-reposi
 import { keys } from '../../../../infra/dynamodb/keys.js';
 import { DynamoTenantRepository } from '../../../../infra/dynamodb/tenant-repository.js';
 import { aFreeze } from '../../../fakes/tenancy.js';
-import { createServiceTable, dynamoClient, uniqueName } from '../../../support/aws.js';
+import { createServiceTable, serviceTableFixture } from '../../../support/aws.js';
 
-const table = uniqueName('environments');
-const client = dynamoClient();
-const db = DynamoDBDocumentClient.from(client);
+const { table, client, db, refCountOf } = serviceTableFixture('environments');
 const tenants = new DynamoTenantRepository(db, table);
 const environments = new DynamoEnvironmentRepository(db, table);
 const freezes = new DynamoFreezeRepository(db, table);
@@ -26,7 +23,6 @@ const anEnvironment = (overrides: Partial<Environment> = {}): Environment => {
   const n = next();
   return { id: randomUUID(), shortId: `e${n}`, name: `env-${n}`, tenantId: null, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z', ...overrides };
 };
-const refCountOf = async (key: { pk: string; sk: string }) => (await db.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item?.['refCount'];
 
 let tenant: Tenant;
 let otherTenant: Tenant;

@@ -1,6 +1,5 @@
 // DynamoSequenceRepository against DynamoDB Local, and the catalog's reference rules under real concurrency:
 // a sequence write and an action delete (or a version delete) racing each other never leave a dangling step.
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createAction, createVersion, deleteAction, deleteVersion, getAction } from '../../../../domain/catalog/actions.js';
 import type { CatalogDeps } from '../../../../domain/catalog/deps.js';
@@ -15,11 +14,9 @@ import { DynamoSolutionRepository } from '../../../../infra/dynamodb/solution-re
 import { DynamoTenantRepository } from '../../../../infra/dynamodb/tenant-repository.js';
 import { systemClock } from '../../../../infra/system/clock.js';
 import { catalogCaller } from '../../../fakes/catalog.js';
-import { createServiceTable, dynamoClient, uniqueName } from '../../../support/aws.js';
+import { createServiceTable, serviceTableFixture } from '../../../support/aws.js';
 
-const table = uniqueName('sequences');
-const client = dynamoClient();
-const db = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+const { table, client, db } = serviceTableFixture('sequences', { marshallOptions: { removeUndefinedValues: true } });
 const deps: CatalogDeps = {
   actions: new DynamoActionRepository(db, table),
   sequences: new DynamoSequenceRepository(db, table),

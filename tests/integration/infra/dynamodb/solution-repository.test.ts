@@ -1,6 +1,6 @@
 // DynamoSolutionRepository against DynamoDB Local: sequence reference counts, the SolutionLookup port, and
 // references from other contexts (solutionReference) that block a delete.
-import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createAction } from '../../../../domain/catalog/actions.js';
 import type { CatalogDeps } from '../../../../domain/catalog/deps.js';
@@ -15,11 +15,9 @@ import { DynamoSolutionRepository, solutionReference } from '../../../../infra/d
 import { DynamoTenantRepository } from '../../../../infra/dynamodb/tenant-repository.js';
 import { systemClock } from '../../../../infra/system/clock.js';
 import { catalogCaller } from '../../../fakes/catalog.js';
-import { createServiceTable, dynamoClient, uniqueName } from '../../../support/aws.js';
+import { createServiceTable, serviceTableFixture } from '../../../support/aws.js';
 
-const table = uniqueName('solutions');
-const client = dynamoClient();
-const db = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
+const { table, client, db } = serviceTableFixture('solutions', { marshallOptions: { removeUndefinedValues: true } });
 const solutions = new DynamoSolutionRepository(db, table);
 const deps: CatalogDeps = {
   actions: new DynamoActionRepository(db, table),

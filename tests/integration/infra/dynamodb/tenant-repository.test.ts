@@ -1,14 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Tenant } from '../../../../domain/tenancy/types.js';
 import { DynamoEnvironmentRepository } from '../../../../infra/dynamodb/environment-repository.js';
 import { DynamoTenantRepository } from '../../../../infra/dynamodb/tenant-repository.js';
-import { createServiceTable, dynamoClient, uniqueName } from '../../../support/aws.js';
+import { createServiceTable, serviceTableFixture } from '../../../support/aws.js';
 
-const table = uniqueName('tenants');
-const client = dynamoClient();
-const db = DynamoDBDocumentClient.from(client);
+const { table, client, db } = serviceTableFixture('tenants');
 const tenants = new DynamoTenantRepository(db, table);
 const environments = new DynamoEnvironmentRepository(db, table);
 

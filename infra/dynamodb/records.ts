@@ -1,0 +1,58 @@
+// Read patterns every record repository shares: one record by key (consistent), one by UUID or short id, every
+// record of a gsi partition, and an item without its table attributes. Writes stay in each repository: their
+// transactions and conditions are what make them race-safe.
+import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { resolveId } from './aliases.js';
+import type { Key } from './keys.js';
+import { queryAll } from './query-all.js';
+
+export type Item = Record<string, unknown>;
+
+/** The record at `key` (a consistent read), mapped; undefined when it does not exist. */
+export const getRecord = async <T>(db: DynamoDBDocumentClient, tableName: string, key: Key, map: (item: Item) => T): Promise<T | undefined> => {
+  const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
+  return Item === undefined ? undefined : map(Item);
+};
+
+/** The record of `entity` named by its UUID or short id (see aliases.ts), mapped; undefined when either is missing. */
+export const findRecord = async <T>(
+  db: DynamoDBDocumentClient,
+  tableName: string,
+  entity: string,
+  keyOf: (id: string) => Key,
+  idOrShortId: string,
+  map: (item: Item) => T,
+): Promise<T | undefined> => {
+  const id = await resolveId(db, tableName, entity, idOrShortId);
+  return id === undefined ? undefined : getRecord(db, tableName, keyOf(id), map);
+};
+
+/** An optional filter on a partition's items; its placeholders must not be `:pk`. */
+export interface Filter {
+  readonly FilterExpression: string;
+  readonly ExpressionAttributeValues: Record<string, unknown>;
+}
+
+/** Every item of the partition `pk` of a gsi (in its sort order), optionally filtered, mapped. */
+export const listPartition = async <T>(
+  db: DynamoDBDocumentClient,
+  tableName: string,
+  index: 'gsi1' | 'gsi2',
+  pk: string,
+  map: (item: Item) => T,
+  filter: Filter | undefined = undefined,
+): Promise<T[]> => {
+  const items = await queryAll(db, {
+    TableName: tableName,
+    IndexName: index,
+    KeyConditionExpression: `${index}pk = :pk`,
+    ...(filter === undefined ? {} : { FilterExpression: filter.FilterExpression }),
+    ExpressionAttributeValues: { ':pk': pk, ...filter?.ExpressionAttributeValues },
+  });
+  return items.map(map);
+};
+
+const TABLE_ATTRIBUTE = /^(pk|sk|type|gsi\d+(pk|sk))$/;
+
+/** The item without its table attributes (pk, sk, type, gsi keys): the record as the domain wrote it. */
+export const stripKeys = <T>(item: Item): T => Object.fromEntries(Object.entries(item).filter(([name]) => !TABLE_ATTRIBUTE.test(name))) as T;
