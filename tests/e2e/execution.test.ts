@@ -84,6 +84,51 @@ describe('the execution engine', () => {
     expect(Date.parse(b.started_at)).toBeGreaterThanOrEqual(Date.parse(a.completed_at));
   });
 
+  it('runs batch after batch in rolling mode', async () => {
+    const id = await deploy({ action_id: await action('sleep 1'), ...both, target_mode: { rolling: { batch_size: 1 } } });
+    const done = await finished(id);
+    expect(done).toMatchObject({ state: 'success', completed_steps: 2 });
+    const [a, b] = done.plan.steps;
+    expect(Date.parse(b.started_at)).toBeGreaterThanOrEqual(Date.parse(a.completed_at));
+  });
+
+  // An agent runs each command in <state dir>/work/<command id>, and the state dir is named after the agent: a
+  // script can tell local-1 from local-2 by its working directory.
+  const failOnLocal2 = (code: number) => `case "$PWD" in */local-2/*) exit ${code};; esac; echo ok`;
+
+  it('continue_on_failure: the failing target stops, the other goes on, the deployment fails at the end', async () => {
+    const id = await deploy({
+      sequence_id: await sequence([await action(failOnLocal2(5)), await action('echo second')]),
+      ...both,
+      target_mode: 'parallel',
+      failure_strategy: 'continue_on_failure',
+    });
+    const done = await finished(id);
+    const byTarget = (name: string) => done.plan.steps.filter((s: { target_name: string }) => s.target_name === name).map((s: { state: string }) => s.state);
+    expect([done.state, done.failed_steps, byTarget('local-1'), byTarget('local-2')]).toEqual(['failed', 1, ['completed', 'completed'], ['failed', 'skipped']]);
+  });
+
+  it('failed_target_only: rolls back only on the target that failed', { timeout: 60_000 }, async () => {
+    const log = join(dir, `rollback-target-${Date.now()}.log`);
+    n += 1;
+    const undoable = await call('POST', '/actions', {
+      slug: `undo-target-${n}`,
+      name: 'Undoable',
+      version: { version: '1.0.0', script: 'echo do', rollback_script: `basename "$(dirname "$(dirname "$PWD")")" >> ${log}` },
+    });
+    const id = await deploy({
+      sequence_id: await sequence([undoable.json.id, await action(failOnLocal2(6))]),
+      ...both,
+      target_mode: 'parallel',
+      failure_strategy: 'continue_on_failure',
+      rollback_strategy: 'failed_target_only',
+    });
+    const done = await finished(id);
+    expect(done.state).toBe('rolled_back');
+    const { readFile } = await import('node:fs/promises');
+    expect((await readFile(log, 'utf8')).trim().split('\n')).toEqual(['local-2']);
+  });
+
   it('stop_on_first_failure: the failed step ends the deployment and later steps are skipped', async () => {
     const id = await deploy({ sequence_id: await sequence([await action('echo broken >&2; exit 3'), await action('echo never')]), ...web });
     const done = await finished(id);
