@@ -43,6 +43,9 @@ export const commandForAgent = (command: Command) => ({
  * `wait` seconds with nothing. Ends early, empty-handed, when `signal` aborts (the platform's time is running out).
  */
 export const pollCommands = async (deps: TargetsDeps, agent: AgentCaller, request: { wait: number; max: number }, signal?: AbortSignal) => {
+  // A poll proves the agent alive as much as a heartbeat does: on a loaded server a late heartbeat must not make a
+  // working agent look dead to the execution engine.
+  await deps.targets.recordHeartbeat(agent.targetId, deps.clock.now());
   const deadline = deps.clock.now().getTime() + Math.min(request.wait, MAX_POLL_WAIT_SECONDS) * 1000;
   for (;;) {
     const { commands, cancel } = await deps.commands.claimInbox(agent.targetId, request.max, deps.clock.now());
@@ -90,6 +93,7 @@ export const completeCommand = async (deps: TargetsDeps, agent: AgentCaller, com
     completedAt: new Date(report.completed_at).toISOString(),
     errorMessage: report.error_message ?? null,
   };
+  await deps.targets.recordHeartbeat(agent.targetId, deps.clock.now());
   if (command.status === 'delivered' && (await deps.commands.complete(command.id, result))) {
     await deps.listener?.completed({ ...command, status: 'completed', result });
     return { id: command.id, status: 'completed' as const };

@@ -121,3 +121,12 @@ describe('output and completion', () => {
     await expect(completeCommand(deps, agentOne, waiting.id, { exit_code: 0, ...times })).rejects.toMatchObject({ code: 'CONFLICT' });
   });
 });
+
+describe('liveness', () => {
+  it('counts a poll and a completion as a sign of life, like a heartbeat', async () => {
+    const { deps, clock, agentOne, targets } = await twoAgents();
+    clock.advance(120_000);
+    await pollCommands(deps, agentOne, { wait: 0, max: 1 });
+    expect((await targets.get(agentOne.targetId))?.lastHeartbeatAt).toBe(clock.now().toISOString());
+  });
+});

@@ -1,0 +1,228 @@
+// Benchmark (figures printed, nothing asserted): a one-command `parallel` deployment to N agents, from the create
+// request to the terminal state. Run with `npm run bench:fanout [-- N [POLL_INTERVAL_MS]]` (default 100 agents and
+// the service's AGENT_POLL_INTERVAL_MS, 500).
+//
+// N real agents (agent/agent.ts, the agent protocol over HTTP) run in this process, each with its own state folder,
+// all enrolled with one enrollment token and tagged bench=fanout. They share one loopback address, so this stack's
+// general rate limit is raised. The deployment runs `echo ok` on every one of them; the client polls it every
+// 100 ms. The timeline then splits the time with the server's own timestamps (same host clock):
+//   create -> the engine marks each step running (its command put in the target's inbox)
+//          -> the agent's long poll sees it (the poll handler looks at the inbox every 500 ms)
+//          -> the agent runs it, delivers its output, then reports completion (the agent's completed_at is taken
+//             after the output was delivered) -> an engine pass per completion message finishes the deployment.
+// Everything (stack handlers in serverless-offline worker threads, the SQS pollers, the N agents) shares 2 cores
+// on the development machine, so the figures are an upper bound of what the protocol itself costs.
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { startAgent, type RunningAgent } from '../../agent/agent.js';
+import { logger } from '../../functions/shared/logger.js';
+import { startStack, type Stack } from '../../local/stack.js';
+import { apiClient } from '../support/http.js';
+
+process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
+
+const N = Number(process.argv[2] ?? 100);
+if (!Number.isInteger(N) || N < 1 || N > 500) throw new Error(`N must be a whole number from 1 to 500 (got ${process.argv[2]})`);
+/** How often a waiting long poll looks at its inbox (AGENT_POLL_INTERVAL_MS); the service's default unless given. */
+const POLL_INTERVAL_MS = process.argv[3] === undefined ? undefined : Number(process.argv[3]);
+if (POLL_INTERVAL_MS !== undefined && !(Number.isInteger(POLL_INTERVAL_MS) && POLL_INTERVAL_MS >= 50)) throw new Error(`the poll interval must be a whole number of ms >= 50 (got ${process.argv[3]})`);
+/** Agents enrolling at once (each enrollment is a request plus a state file). */
+const ENROLL_BATCH = 10;
+/** Past this, no more agents are started: the machine cannot carry N of them. */
+const ENROLL_DEADLINE_MS = 240_000;
+const ADMIN = { email: 'bench@example.com', password: 'bench-password' };
+const TERMINAL = ['success', 'failed', 'cancelled', 'rolled_back'];
+
+const percentile = (sorted: readonly number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+const ms = (n: number) => (Number.isNaN(n) ? '-' : `${n.toFixed(0)} ms`).padStart(9);
+const spread = (label: string, samples: readonly number[]) => {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return `   ${label.padEnd(44)} ${String(sorted.length).padStart(5)} ${ms(sorted[0] ?? NaN)} ${ms(percentile(sorted, 50))} ${ms(percentile(sorted, 95))} ${ms(sorted.at(-1) ?? NaN)}`;
+};
+const header = (title: string) => `   ${title.padEnd(44)} ${'count'.padStart(5)} ${['min', 'p50', 'p95', 'max'].map((h) => h.padStart(9)).join(' ')}`;
+const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis));
+/** The resident memory of a process, from /proc (Linux); undefined elsewhere or once it is gone. */
+const rssMiB = async (pid: number): Promise<number | undefined> => {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  const kb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
+  return kb === undefined ? undefined : Number(kb) / 1024;
+};
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** The agents' requests, counted by path kind and status; the first refusals kept with their Retry-After. */
+const traffic = new Map<string, number>();
+const refusals: string[] = [];
+const countingFetch: typeof fetch = async (input, init) => {
+  const response = await fetch(input, init);
+  const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+  const kind = url.pathname.replace(/^\/api\/v1\/agent\//, '').replace(/commands\/[^/]+\//, 'commands/{id}/');
+  traffic.set(`${kind} ${response.status}`, (traffic.get(`${kind} ${response.status}`) ?? 0) + 1);
+  if (response.status >= 400 && refusals.length < 5) refusals.push(`${new Date().toISOString()} ${init?.method ?? 'GET'} ${kind} ${response.status} retry-after ${response.headers.get('retry-after')}`);
+  if (kind === 'register' && response.status !== 201) refusals.push(`register ${response.status}: ${JSON.stringify([...response.headers])} ${(await response.clone().text()).slice(0, 300)}`);
+  return response;
+};
+
+/** What the commands of the agents start from: the basics of a login shell, not this process's environment. */
+const commandEnvironment = (): NodeJS.ProcessEnv =>
+  Object.fromEntries(['PATH', 'HOME', 'USER', 'LANG', 'TMPDIR'].flatMap((k) => (process.env[k] === undefined ? [] : [[k, process.env[k]]])));
+
+const main = async () => {
+  const cores = cpus();
+  console.log(`Fan-out: one \`echo ok\` command, target_mode parallel, to ${N} agents in one process (long polls look at the inbox every ${POLL_INTERVAL_MS ?? 'default (500)'} ms)`);
+  console.log(`   machine: ${cores.length} cores (${cores[0]?.model.trim() ?? 'unknown'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, load ${loadavg().map((l) => l.toFixed(1)).join(' ')} at start`);
+  let stack: Stack | undefined;
+  const agents: RunningAgent[] = [];
+  const dir = await mkdtemp(join(tmpdir(), 'deployer-bench-fanout-'));
+  const agentProblems: string[] = [];
+  let stopping: Promise<void> | undefined;
+  const stopEverything = () =>
+    (stopping ??= (async () => {
+      await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
+      await stack?.stop();
+      await rm(dir, { recursive: true, force: true });
+    })());
+  // Ctrl-C stops the agents and the stack (DynamoDB Local, serverless-offline) instead of leaving them behind.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stopEverything().finally(() => (console.log(`   ${signal}: agents and stack stopped`), process.exit(130))));
+  try {
+    stack = await startStack({
+      port: 0,
+      namePrefix: `bench-fanout-${randomUUID().slice(0, 8)}-`,
+      bootstrapAdmin: ADMIN,
+      // N agents share one loopback address: the general limit (per address) would throttle their polls.
+      env: {
+        RATE_LIMIT_PER_SECOND: '10000',
+        RATE_LIMIT_BURST: '20000',
+        ...(POLL_INTERVAL_MS === undefined ? {} : { AGENT_POLL_INTERVAL_MS: String(POLL_INTERVAL_MS) }),
+      },
+    });
+    logger.setLogLevel('WARN'); // the in-process handlers' access lines
+    const baseUrl = stack.baseUrl;
+    const api = apiClient(() => baseUrl);
+    const token = (await api.login(ADMIN)).token;
+    const call = async (method: string, path: string, body?: unknown) => {
+      const reply = await api.call(method, `/api/v1${path}`, { token, body });
+      if (reply.status >= 300) throw new Error(`${method} ${path} answered ${reply.status}: ${JSON.stringify(reply.json)}`);
+      return reply.json;
+    };
+
+    // Prepare: N agents, enrolled with one token, ENROLL_BATCH at a time
+    const enrollment = (await call('POST', '/targets/enrollment-tokens', { expires_in_hours: 1 })).token as string;
+    const enrollStarted = Date.now();
+    for (let first = 0; first < N; first += ENROLL_BATCH) {
+      if (Date.now() - enrollStarted > ENROLL_DEADLINE_MS) {
+        throw new Error(`only ${agents.length} of ${N} agents enrolled within ${ENROLL_DEADLINE_MS / 1000} s (load ${loadavg()[0]!.toFixed(1)}): try a smaller N or a longer poll interval`);
+      }
+      const batch = Array.from({ length: Math.min(ENROLL_BATCH, N - first) }, (_, i) => first + i);
+      const started = await Promise.allSettled(
+        batch.map((i) => {
+          const name = `bench-${String(i + 1).padStart(3, '0')}`;
+          return startAgent({
+            server: baseUrl,
+            name,
+            tags: [{ key: 'bench', value: 'fanout' }],
+            enrollToken: enrollment,
+            stateDir: join(dir, name),
+            pollWaitSeconds: 20,
+            fetch: countingFetch,
+            env: commandEnvironment(),
+            log: (line) => {
+              if (/error|fail|refused|unavailable|retry/i.test(line)) agentProblems.push(`${name}: ${line}`);
+            },
+          });
+        }),
+      );
+      for (const result of started) {
+        if (result.status === 'fulfilled') agents.push(result.value);
+        else agentProblems.push(`enrollment failed: ${String(result.reason)}`);
+      }
+      console.log(`   ... ${agents.length} agents enrolled after ${((Date.now() - enrollStarted) / 1000).toFixed(1)} s (load ${loadavg()[0]!.toFixed(1)})`);
+    }
+    const enrollMs = Date.now() - enrollStarted;
+    let online = 0;
+    for (const until = Date.now() + 60_000; Date.now() < until; await sleep(1000)) {
+      const targets = (await call('GET', '/targets?tag=bench=fanout&status=online&limit=1')).meta.total as number;
+      online = targets;
+      if (online >= agents.length) break;
+    }
+    console.log(`   agents enrolled: ${agents.length} of ${N} in ${(enrollMs / 1000).toFixed(1)} s (${ENROLL_BATCH} at a time); online: ${online}`);
+    await sleep(5000); // every agent is in its long poll
+
+    const action = await call('POST', '/actions', { slug: 'echo-ok', name: 'Echo ok', version: { version: '1.0.0', script: 'echo ok' } });
+    if (typeof action.id !== 'string') throw new Error(`POST /actions answered ${JSON.stringify(action)}`);
+
+    /** One deployment: create, poll it every 100 ms until it is terminal, print its timeline. */
+    const round = async (label: string) => {
+      // Act
+      const createdAt = Date.now();
+      const created = await call('POST', '/deployments', { action_id: action.id, target_tags: [{ key: 'bench', value: 'fanout' }], target_mode: 'parallel' });
+      const answeredAt = Date.now();
+      const id = created.deployment_id as string;
+      let deployment = created.deployment;
+      let endedAt = NaN;
+      for (const until = createdAt + 300_000; Date.now() < until; await sleep(100)) {
+        deployment = await call('GET', `/deployments/${id}`);
+        if (TERMINAL.includes(deployment.state)) {
+          endedAt = Date.now();
+          break;
+        }
+      }
+      // Assess: the timeline, relative to the create request
+      const steps = deployment.plan.steps as { state: string; started_at: string | null; completed_at: string | null; error_message: string | null }[];
+      const results = (await call('GET', `/deployments/${id}/analysis`)) as { status: string; started_at: string | null; completed_at: string | null }[];
+      const history = (await call('GET', `/deployments/${id}/logs/history?limit=1000`)) as { event_type: string; timestamp: string }[];
+      const since = (iso: string | null) => (iso === null ? NaN : Date.parse(iso) - createdAt);
+      const times = (values: readonly (string | null)[]) => values.map(since).filter((n) => !Number.isNaN(n));
+      const states = (items: readonly { state?: string; status?: string }[]) =>
+        Object.entries(items.reduce<Record<string, number>>((counts, s) => ({ ...counts, [s.state ?? s.status ?? '?']: (counts[s.state ?? s.status ?? '?'] ?? 0) + 1 }), {}))
+          .map(([state, count]) => `${count} ${state}`)
+          .join(', ');
+      console.log(`\n   ${label}: deployment ${deployment.state}, ${steps.length} steps (${states(steps)}); commands: ${states(results)}`);
+      const errors = new Map<string, number>();
+      for (const step of steps) if (step.error_message !== null) errors.set(step.error_message, (errors.get(step.error_message) ?? 0) + 1);
+      for (const [message, count] of errors) console.log(`   ${count} step(s) failed: ${message}`);
+      console.log(`   TOTAL, create request sent -> terminal state seen by the client: ${Number.isNaN(endedAt) ? 'not terminal within 300 s' : `${((endedAt - createdAt) / 1000).toFixed(2)} s`} (server duration_ms ${deployment.duration_ms ?? '-'})`);
+      console.log(header('after the create request was sent'));
+      console.log(spread('create answered (201)', [answeredAt - createdAt]));
+      console.log(spread('deployment started_at (instance taken)', times([deployment.started_at])));
+      console.log(spread('step marked running (command in the inbox)', times(steps.map((s) => s.started_at))));
+      console.log(spread('command started on its agent', times(results.map((r) => r.started_at))));
+      console.log(spread('its output line stored (log event)', times(history.filter((e) => e.event_type === 'log').map((e) => e.timestamp))));
+      console.log(spread('command done on its agent, output delivered', times(results.map((r) => r.completed_at))));
+      console.log(spread('step completed (engine pass after complete)', times(steps.map((s) => s.completed_at))));
+      console.log(spread('deployment completed_at', times([deployment.completed_at])));
+    };
+    // The first round also pays serverless-offline's cold starts: a worker thread per concurrent request, so the
+    // agents' output and complete calls (beside their N open long polls) each start one. The second runs warm.
+    await round('round 1 (cold: new serverless-offline worker threads)');
+    await sleep(3000);
+    await round('round 2 (warm)');
+
+    const offlineRss = await Promise.all(stack.childPids.map(rssMiB));
+    console.log(`\n   resident memory: this process ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB; stack children ${offlineRss.map((r) => (r === undefined ? '?' : `${r.toFixed(0)} MiB`)).join(', ')} (DynamoDB Local, serverless-offline with its worker threads)`);
+    console.log(`   agent requests by kind and status: ${[...traffic].sort().map(([k, n]) => `${k}: ${n}`).join(', ')}`);
+    if (refusals.length > 0) console.log(`   first refusals: ${refusals.join('; ')}`);
+    console.log(`   load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  } finally {
+    await stopEverything();
+    if (agentProblems.length > 0) console.log(`   agent log lines about problems: ${agentProblems.length}, e.g.\n     ${agentProblems.slice(0, 5).join('\n     ')}`);
+    const left = (stack?.childPids ?? []).filter(alive);
+    console.log(`   stopped; child processes left: ${left.length === 0 ? 'none' : left.join(', ')}`);
+  }
+};
+
+try {
+  await main();
+  process.exit(0);
+} catch (error) {
+  console.error(error);
+  process.exit(1);
+}
