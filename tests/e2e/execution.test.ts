@@ -242,6 +242,23 @@ describe('the execution engine', () => {
     expect((await call('GET', '/deployments/nope/analysis')).status).toBe(404);
   });
 
+  it('fails the step of a target whose agent never answers, within about a minute, naming it', { timeout: 150_000 }, async () => {
+    // Prepare: a target enrolled by hand whose agent never polls (its registration counts as its last heartbeat)
+    const { token } = (await call('POST', '/targets/enrollment-tokens', {})).json;
+    const ghost = await api.call('POST', '/api/v1/agent/register', {
+      body: { enrollment_token: token, name: 'ghost', hostname: 'ghost', os: 'linux', arch: 'x64', agent_version: '1.0.0', tags: [{ key: 'role', value: 'ghost' }] },
+    });
+    expect(ghost.status).toBe(201);
+    const started = Date.now();
+    // Act
+    const id = await deploy({ action_id: await action('echo never runs'), target_tags: [{ key: 'role', value: 'ghost' }] });
+    const done = await finished(id, 120_000);
+    // Assess: 60 s without a heartbeat, plus at most one 10 s engine check
+    expect(done).toMatchObject({ state: 'failed' });
+    expect(done.plan.steps[0].error_message).toMatch(/Target ghost is not answering: no heartbeat for 60 s/);
+    expect(Date.now() - started).toBeLessThan(90_000);
+  });
+
   it('fails the deployment at its overall timeout and stops the command', async () => {
     const id = await deploy({ action_id: await action('sleep 60'), ...web, deployment_timeout_seconds: 2 });
     const done = await finished(id, 40_000);
