@@ -7,15 +7,13 @@ import type { CommandRepository } from '../../domain/targets/ports.js';
 import type { Command, CommandResult, OutputChunk, StoredChunk } from '../../domain/targets/types.js';
 import { conditionally, whenCondition } from './conditional.js';
 import { keys } from './keys.js';
+import { stripKeys } from './records.js';
 import { queryAll } from './query-all.js';
 
 /** Inbox entries looked at per poll; more wait for the next one. */
 const INBOX_PAGE = 25;
 
-const toCommand = (item: Record<string, unknown>): Command => {
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, gsi2pk: _h1, gsi2sk: _h2, type: _t, ...command } = item;
-  return command as unknown as Command;
-};
+const toCommand = (item: Record<string, unknown>): Command => stripKeys<Command>(item);
 
 export class DynamoCommandRepository implements CommandRepository {
   constructor(

@@ -6,16 +6,13 @@ import type { UserDirectory, UserRepository } from '../../domain/identity/ports.
 import type { TwoFactor, User } from '../../domain/identity/types.js';
 import { conditionally } from './conditional.js';
 import { keys } from './keys.js';
+import { stripKeys } from './records.js';
 import { queryAll } from './query-all.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-type Item = User & { pk: string; sk: string; gsi1pk: string; gsi1sk: string; type: 'user' };
 
-const toUser = (item: Record<string, unknown>): User => {
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, type: _t, ...user } = item as unknown as Item;
-  return user;
-};
+const toUser = (item: Record<string, unknown>): User => stripKeys<User>(item);
 
 export class DynamoUserRepository implements UserRepository, UserDirectory {
   constructor(
