@@ -86,22 +86,25 @@ export interface CreateDeploymentCommand {
 }
 
 /** The redeploy body as parsed: every field optional. */
-export interface RedeployOverrides {
-  readonly variables?: Readonly<Record<string, string>> | undefined;
+export type RedeployOverrides = Pick<
+  CreateDeploymentCommand,
+  | 'variables'
+  | 'target_ids'
+  | 'target_tags'
+  | 'target_mode'
+  | 'failure_strategy'
+  | 'rollback_strategy'
+  | 'priority'
+  | 'timeout_seconds'
+  | 'max_retries'
+  | 'prompted_values'
+  | 'bypass_cache'
+  | 'override_freeze'
+  | 'override_reason'
+> & {
+  /** Never null in a redeploy: the original's environment is kept unless another is named. */
   readonly environment_id?: string | undefined;
-  readonly target_ids?: readonly string[] | undefined;
-  readonly target_tags?: readonly Tag[] | undefined;
-  readonly target_mode?: TargetMode | undefined;
-  readonly failure_strategy?: FailureStrategy | undefined;
-  readonly rollback_strategy?: RollbackStrategy | undefined;
-  readonly priority?: number | undefined;
-  readonly timeout_seconds?: number | undefined;
-  readonly max_retries?: number | undefined;
-  readonly prompted_values?: Readonly<Record<string, string>> | undefined;
-  readonly bypass_cache?: boolean | undefined;
-  readonly override_freeze?: boolean | undefined;
-  readonly override_reason?: string | null | undefined;
-}
+};
 
 export interface TargetSummary {
   readonly total: number;
