@@ -16,6 +16,20 @@ import { deploymentEvents } from './stream-wiring.js';
 import { engineQueue } from './queues-wiring.js';
 import { ids, infra } from './wiring.js';
 
+/**
+ * Target names for output log lines. Output arrives every 250 ms per running command: the name is read once a
+ * minute per target and container, not on every batch (a rename shows on log lines within a minute).
+ */
+const names = new Map<string, { name: string | null; until: number }>();
+const targetName = async (targetId: string): Promise<string | null> => {
+  const now = Date.now();
+  const cached = names.get(targetId);
+  if (cached !== undefined && cached.until > now) return cached.name;
+  const name = (await targetsDeps().targets.get(targetId))?.name ?? null;
+  names.set(targetId, { name, until: now + 60_000 });
+  return name;
+};
+
 export const targetsDeps = once((): TargetsDeps => {
   const { config: cfg, db, clock } = infra();
   return {
@@ -32,8 +46,7 @@ export const targetsDeps = once((): TargetsDeps => {
     listener: {
       // Each line of output becomes a log event of the deployment's stream, as it arrives.
       output: async (command, chunks) => {
-        const target = await targetsDeps().targets.get(command.targetId);
-        await deploymentEvents().append(command.deploymentId, outputToLogEvents(command, target?.name ?? null, chunks, infra().clock.now().toISOString()));
+        await deploymentEvents().append(command.deploymentId, outputToLogEvents(command, await targetName(command.targetId), chunks, infra().clock.now().toISOString()));
       },
       // A finished command moves its deployment on at once.
       completed: async (command) => engineQueue().wake(command.deploymentId),
