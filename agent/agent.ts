@@ -111,6 +111,8 @@ class Agent {
   private readonly queued: AgentCommand[] = [];
   /** Command ids this process is handling right now (queued, running, or re-sending a completion). */
   private readonly busy = new Set<string>();
+  /** Commands delivered again while this process still handled them: looked at again once it is done. */
+  private readonly redelivered = new Map<string, AgentCommand>();
   private readonly tasks = new Set<Promise<void>>();
   private readonly stopController = new AbortController();
   private readonly deliveryController = new AbortController();
@@ -304,6 +306,11 @@ class Agent {
       .finally(() => {
         this.busy.delete(id);
         this.tasks.delete(tracked);
+        const again = this.redelivered.get(id);
+        if (again !== undefined) {
+          this.redelivered.delete(id);
+          void this.receive(again);
+        }
       });
     this.tasks.add(tracked);
   }
@@ -374,7 +381,12 @@ class Agent {
       this.log(`ignored a command with an unusable id ${JSON.stringify(id)}`);
       return;
     }
-    if (this.busy.has(id)) return; // delivered again while this process handles it
+    if (this.busy.has(id)) {
+      // Delivered again while this process still handles it (for example while its completion is being sent):
+      // looked at once that is done, so the server still gets its completion again.
+      this.redelivered.set(id, command);
+      return;
+    }
     this.busy.add(id);
     let record: CommandRecord | undefined;
     try {

@@ -177,6 +177,21 @@ describe('running commands', () => {
     expect(await readdir(join(dir, 'state', 'work'))).toEqual([command.id]);
   });
 
+  it('never runs a command twice: one delivered again while its completion is still being sent is not run, its completion is sent again', async () => {
+    // Prepare: the first completion is refused (503, Retry-After 1 s) so the agent still handles the command
+    const { lines } = await start();
+    const ran = join(dir, 'ran');
+    server.backend.failNext(1, 503, { path: /\/complete$/, retryAfter: '1' });
+    const command = enqueue({ script: `echo once >> ${ran}` });
+    await until('the refused completion', () => lines.some((l) => l.includes(`finished ${command.id}`)));
+    // Act: delivered again before the completion got through
+    server.backend.redeliver(command.id);
+    await until('the completion to be sent again', () => server.backend.command(command.id).completeCalls === 2, 15_000);
+    // Assess
+    expect(await readFile(ran, 'utf8')).toBe('once\n');
+    expect(server.backend.command(command.id).deliveries).toBe(2);
+  });
+
   it('drops a command the server no longer knows, stopping it', async () => {
     // Prepare
     const { lines } = await start();
