@@ -143,6 +143,8 @@ export const readBody = (event: APIGatewayProxyEventV2): unknown => {
   }
 };
 
+const NOT_AN_OBJECT = 'The body must be a JSON object.';
+
 export const parseBody = (schema: Schema, event: APIGatewayProxyEventV2): unknown => {
   const raw = readBody(event);
   if (raw === undefined && !v.safeParse(schema, undefined).success) {
@@ -150,7 +152,43 @@ export const parseBody = (schema: Schema, event: APIGatewayProxyEventV2): unknow
       { field: 'body', code: 'MISSING_FIELD', message: 'A JSON body is required.' },
     ]);
   }
+  // Every body the spec shows is an object: `0`, `false`, `"x"`, `null` or `[]` is refused here, before any schema
+  // (or a refinement written for objects) sees it.
+  if (raw !== undefined && (typeof raw !== 'object' || raw === null || Array.isArray(raw))) {
+    throw new ValidationError(NOT_AN_OBJECT, [{ field: 'body', code: 'VALIDATION_ERROR', message: NOT_AN_OBJECT }]);
+  }
   return parseWith(schema, raw, 'body');
+};
+
+/** The names a query schema knows (its object entries), or none. */
+const queryNames = (schema: Schema): readonly string[] => {
+  const shape = schema as { entries?: Record<string, unknown>; pipe?: readonly Schema[]; wrapped?: Schema };
+  if (shape.entries !== undefined) return Object.keys(shape.entries);
+  const inner = shape.pipe?.[0] ?? shape.wrapped;
+  return inner === undefined || inner === schema ? [] : queryNames(inner);
+};
+
+/**
+ * Query parameters: each one the route knows takes a single value. Repeated (`?wait=1&wait=2`, which API Gateway
+ * would join as `1,2`) or array-style (`?wait[]=1`) forms of a known name are a 400 naming it; unknown names are
+ * ignored as before.
+ */
+export const parseQuery = (schema: Schema, event: APIGatewayProxyEventV2): unknown => {
+  const known = new Set(queryNames(schema));
+  const counts = new Map<string, number>();
+  for (const key of new URLSearchParams(event.rawQueryString ?? '').keys()) {
+    const bracket = key.indexOf('[');
+    const name = bracket === -1 ? key : key.slice(0, bracket);
+    if (!known.has(name)) continue;
+    counts.set(name, (counts.get(name) ?? 0) + (bracket === -1 ? 1 : 2));
+  }
+  const repeated = [...counts].filter(([, count]) => count > 1).map(([name]) => name);
+  if (repeated.length > 0) {
+    throw new ValidationError(`Invalid query: ${repeated.join(', ')}.`, repeated.map((name) => ({
+      field: name, code: 'VALIDATION_ERROR', message: `${name} takes a single value (given more than once or as an array).`,
+    })));
+  }
+  return parseWith(schema, event.queryStringParameters ?? {}, 'query');
 };
 
 export const renderResult = (result: HttpResult): APIGatewayProxyStructuredResultV2 => {
@@ -281,7 +319,7 @@ export const http = <
         method: event.requestContext?.http?.method ?? '',
         path: event.rawPath,
         body: (spec.body === undefined ? undefined : parseBody(spec.body, event)) as Out<B>,
-        query: (spec.query === undefined ? undefined : parseWith(spec.query, event.queryStringParameters ?? {}, 'query')) as Out<Q>,
+        query: (spec.query === undefined ? undefined : parseQuery(spec.query, event)) as Out<Q>,
         params: (spec.params === undefined ? undefined : parseWith(spec.params, event.pathParameters ?? {}, 'path')) as Out<P>,
         requestId: timings.get(event)?.requestId ?? randomUUID(),
         sourceIp: clientIp(event),

@@ -53,6 +53,40 @@ describe('http shell', () => {
     expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it.each(['0', 'false', '-0', '0.0', '"x"', 'null', '[]', '[{}]', '12', 'true'])('refuses the JSON body %s with a 400 saying the body must be an object', async (body) => {
+    // Act
+    const response = await call(echo, post(body));
+    // Assess
+    expect(response.statusCode).toBe(400);
+    expect(response.json.error).toEqual({
+      code: 'VALIDATION_ERROR',
+      message: 'The body must be a JSON object.',
+      details: { fields: [{ field: 'body', code: 'VALIDATION_ERROR', message: 'The body must be a JSON object.' }] },
+    });
+  });
+
+  it.each([
+    ['page=1&page=2', 'page'],
+    ['limit[]=5', 'limit'],
+    ['page=1&limit=2&limit[0]=3', 'limit'],
+  ])('refuses the repeated or array query %s with a 400 naming the parameter', async (query, name) => {
+    // Prepare
+    const event = { ...post(valid), rawQueryString: query, queryStringParameters: Object.fromEntries(new URLSearchParams(query)) };
+    // Act
+    const response = await call(echo, event);
+    // Assess
+    expect(response.statusCode).toBe(400);
+    expect(response.json.error.code).toBe('VALIDATION_ERROR');
+    expect(response.json.error.details.fields).toEqual([expect.objectContaining({ field: name })]);
+  });
+
+  it('ignores repeated query parameters the route does not know', async () => {
+    const event = { ...post(valid), rawQueryString: 'utm=1&utm=2&page=2', queryStringParameters: { utm: '1,2', page: '2' } };
+    const response = await call(echo, event);
+    expect(response.statusCode).toBe(200);
+    expect(response.json.page).toBe(2);
+  });
+
   it('gives every request its own request id', async () => {
     const first = await call(echo, post(valid));
     const second = await call(echo, post(valid));
