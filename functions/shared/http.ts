@@ -9,7 +9,7 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import * as v from 'valibot';
-import { InvalidBodyError, ValidationError } from '../../domain/errors.js';
+import { InvalidBodyError, PayloadTooLargeError, ValidationError } from '../../domain/errors.js';
 import { authorize } from '../../domain/identity/authenticate.js';
 import { ForbiddenError } from '../../domain/identity/errors.js';
 import type { Permission } from '../../domain/identity/permissions.js';
@@ -132,9 +132,21 @@ export const errorEnvelope = (): MiddlewareObj<APIGatewayProxyEventV2, APIGatewa
   },
 });
 
+/**
+ * The largest request body taken (bytes, after base64 decoding): 8 MiB, above the agent's largest output batch
+ * (100 chunks of up to 64 KiB, JSON-escaped) and far above any other body. API Gateway's own limit is 10 MB.
+ */
+export const MAX_BODY_BYTES = 8 * 1024 * 1024;
+
 export const readBody = (event: APIGatewayProxyEventV2): unknown => {
-  if (event.body === undefined || event.body === null || event.body === '') return undefined;
-  const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  // API Gateway always passes the body as text; serverless-offline passes an already-parsed JSON scalar
+  // (`0`, `false`) for `application/json` requests: read it back as the text it was.
+  const body: unknown = event.body;
+  if (body === undefined || body === null || body === '') return undefined;
+  const given = typeof body === 'string' ? body : JSON.stringify(body);
+  const size = event.isBase64Encoded ? Math.floor((given.length * 3) / 4) : Buffer.byteLength(given, 'utf8');
+  if (size > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
+  const text = event.isBase64Encoded ? Buffer.from(given, 'base64').toString('utf8') : given;
   if (text.trim() === '') return undefined;
   try {
     return JSON.parse(text) as unknown;

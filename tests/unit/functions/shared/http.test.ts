@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConflictError, DatabaseError, NotFoundError, ServiceUnavailableError } from '../../../../domain/errors.js';
-import { http } from '../../../../functions/shared/http.js';
+import { http, MAX_BODY_BYTES } from '../../../../functions/shared/http.js';
 import { logger } from '../../../../functions/shared/logger.js';
 import { PageQuery } from '../../../../functions/shared/schemas.js';
 import { httpEvent, lambdaContext, parseResponse } from '../../../fakes/lambda.js';
@@ -78,6 +78,16 @@ describe('http shell', () => {
     expect(response.statusCode).toBe(400);
     expect(response.json.error.code).toBe('VALIDATION_ERROR');
     expect(response.json.error.details.fields).toEqual([expect.objectContaining({ field: name })]);
+  });
+
+  it('refuses a body over the limit with a 413 envelope before parsing it', async () => {
+    // Prepare: valid JSON, just too big
+    const big = JSON.stringify({ name: 'x'.repeat(MAX_BODY_BYTES), password: 'p', version: { number: '1', script: 's' } });
+    // Act
+    const response = await call(echo, post(big));
+    // Assess
+    expect(response.statusCode).toBe(413);
+    expect(response.json.error).toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ field: 'body' }], limit_bytes: MAX_BODY_BYTES } });
   });
 
   it('ignores repeated query parameters the route does not know', async () => {
