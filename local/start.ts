@@ -112,6 +112,7 @@ const main = async (): Promise<void> => {
       secretsDir: inMemory ? undefined : DATA_DIR,
       bootstrapAdmin: admin,
       verbose: values.verbose ?? false,
+      detachEmulators: true,
     });
   } catch (error) {
     if (!inMemory) await rm(LOCK_FILE, { force: true });
@@ -149,11 +150,21 @@ const main = async (): Promise<void> => {
     ].join('\n'),
   );
 
-  let stopping = false;
+  // In order: the agents first (a running command gets 5 s, its output and completion still reach the service),
+  // then the functions and pollers, then the emulators (DynamoDB Local runs in its own process group, so a
+  // terminal's Ctrl-C reaches only this process). A second signal, a second or more later, kills running commands
+  // at once (the same signal often arrives twice at once: from the terminal's process group and relayed by tsx).
+  let stoppingSince: number | undefined;
   const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    say(`\n${signal}: stopping...`);
+    if (stoppingSince !== undefined) {
+      if (Date.now() - stoppingSince > 1000) {
+        say(`${signal} again: killing running commands now`);
+        await Promise.all(agents.map((a) => a.stop({ graceSeconds: 0 })));
+      }
+      return;
+    }
+    stoppingSince = Date.now();
+    say(`\n${signal}: stopping the agents (running commands get 5 s), then the functions, then the emulators...`);
     await Promise.all(agents.map((a) => a.stop({ graceSeconds: 5 })));
     await stack.stop();
     if (inMemory) await rm(agentsDir, { recursive: true, force: true });
