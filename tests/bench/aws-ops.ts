@@ -12,12 +12,11 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunningAgent } from '../../agent/agent.js';
-import { logger } from '../../functions/shared/logger.js';
 import { startLocalAgents } from '../../local/agents.js';
 import { startDynamo, startSqs, type Emulator } from '../../local/emulators.js';
 import { freePort } from '../../local/ports.js';
 import { startStack, type Stack } from '../../local/stack.js';
-import { apiClient } from '../support/http.js';
+import { signedIn } from './support.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
@@ -133,15 +132,7 @@ const main = async () => {
   let agents: readonly RunningAgent[] = [];
   try {
     stack = await startStack({ port: 0, namePrefix: `bench-ops-${randomUUID().slice(0, 8)}-`, bootstrapAdmin: ADMIN });
-    logger.setLogLevel('WARN');
-    const baseUrl = stack.baseUrl;
-    const api = apiClient(() => baseUrl);
-    const token = (await api.login(ADMIN)).token;
-    const call = async (method: string, path: string, body?: unknown) => {
-      const reply = await api.call(method, `/api/v1${path}`, { token, body });
-      if (reply.status >= 300) throw new Error(`${method} ${path} answered ${reply.status}: ${JSON.stringify(reply.json)}`);
-      return reply.json;
-    };
+    const { baseUrl, call } = await signedIn(stack, ADMIN);
     agents = await startLocalAgents({ ...stack, dynamoEndpoint: dynamo.endpoint }, dir, () => undefined);
     const action = await call('POST', '/actions', { slug: 'echo', name: 'Echo', version: { version: '1.0.0', script: 'echo ok' } });
     await sleep(3000); // start-up traffic settles
