@@ -16,7 +16,7 @@ import { startLocalAgents } from '../../local/agents.js';
 import { startDynamo, startSqs, type Emulator } from '../../local/emulators.js';
 import { freePort } from '../../local/ports.js';
 import { startStack, type Stack } from '../../local/stack.js';
-import { signedIn } from './support.js';
+import { runBench, signedIn } from './support.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
@@ -202,10 +202,4 @@ const main = async () => {
   }
 };
 
-try {
-  await main();
-  process.exit(0);
-} catch (error) {
-  console.error(error);
-  process.exit(1);
-}
+await runBench(main);

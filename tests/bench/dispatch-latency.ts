@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import type { RunningAgent } from '../../agent/agent.js';
 import { startLocalAgents } from '../../local/agents.js';
 import { startStack, type Stack } from '../../local/stack.js';
-import { signedIn } from './support.js';
+import { runBench, signedIn } from './support.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
@@ -145,10 +145,4 @@ const main = async () => {
   }
 };
 
-try {
-  await main();
-  process.exit(0);
-} catch (error) {
-  console.error(error);
-  process.exit(1);
-}
+await runBench(main);

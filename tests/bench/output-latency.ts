@@ -19,7 +19,7 @@ import { performance } from 'node:perf_hooks';
 import type { RunningAgent } from '../../agent/agent.js';
 import { startLocalAgents } from '../../local/agents.js';
 import { startStack, type Stack } from '../../local/stack.js';
-import { signedIn } from './support.js';
+import { runBench, signedIn } from './support.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
@@ -134,10 +134,4 @@ const main = async () => {
   console.log(`\n   whole run (stack start included): ${((performance.now() - startedAt) / 1000).toFixed(1)} s`);
 };
 
-try {
-  await main();
-  process.exit(0);
-} catch (error) {
-  console.error(error);
-  process.exit(1);
-}
+await runBench(main);

@@ -16,3 +16,14 @@ export const signedIn = async (stack: Pick<Stack, 'baseUrl'>, admin: { email: st
   };
   return { baseUrl, token, call };
 };
+
+/** Runs a benchmark's main and exits: 0 when it finished, 1 (with the error) when it threw. */
+export const runBench = async (main: () => Promise<void>): Promise<never> => {
+  try {
+    await main();
+    process.exit(0);
+  } catch (error) {
+    console.error(error);
+    process.exit(1);
+  }
+};
