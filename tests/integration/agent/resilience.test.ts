@@ -50,13 +50,8 @@ describe('agent resilience', () => {
     expect(state.deliveries).toBe(1);
     expect(await readFile(ran, 'utf8')).toBe('run\n');
     const log = running.lines.join('\n');
-    // The outage is logged when it starts and when it ends, not per failed request. A request already in flight
-    // when the 503s began may still succeed after the first failure (a busy machine), which ends that outage and
-    // starts the next: so at most a few outages, each closed by a reconnection.
-    const outages = log.match(/cannot reach the server/g)?.length ?? 0;
-    expect(outages).toBeGreaterThanOrEqual(1);
-    expect(outages).toBeLessThanOrEqual(3);
-    expect(log.match(/reconnected to the server after \d+\.\d s/g)).toHaveLength(outages);
+    expect(log.match(/cannot reach the server/g)).toHaveLength(1);
+    expect(log.match(/reconnected to the server after \d+\.\d s/g)).toHaveLength(1);
     // Assess: it keeps working afterwards
     const next = backend.enqueue(backend.target.id, { script: 'echo after' });
     await until('the next command', () => backend.command(next.id).completion !== undefined);
