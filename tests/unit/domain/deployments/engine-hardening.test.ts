@@ -149,7 +149,7 @@ describe('the outbox', () => {
     await advance(s.deps, d.id);
     const failing = { wake: async () => { throw new Error('the process died'); } };
     // Act
-    await expect(cancelDeployment({ ...s.deps, dispatch: failing }, admin, d.id, undefined)).rejects.toThrow('the process died');
+    await expect(cancelDeployment({ ...s.deps, events: undefined, dispatch: failing }, admin, d.id, undefined)).rejects.toThrow('the process died');
     const left = [...s.orchestration.owed.values()];
     await advance(s.deps, d.id); // a retried pass of the (now cancelled) deployment
     // Assess
