@@ -105,6 +105,8 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
 
   async appendOnce(deploymentId: string, groups: readonly KeyedEvents[]): Promise<readonly StoredEvent[]> {
     const stored: StoredEvent[] = [];
+    const tooBig = groups.find((g) => g.events.length > MAX_EVENTS_PER_TRANSACTION - 1);
+    if (tooBig !== undefined) throw new Error(`keyed group ${tooBig.key} has ${tooBig.events.length} events; at most ${MAX_EVENTS_PER_TRANSACTION - 1} fit one transaction`);
     let remaining = groups.filter((g) => g.events.length > 0).map((g) => ({ key: g.key, events: g.events.map(prepare) }));
     for (let attempt = 1; remaining.length > 0; attempt += 1) {
       const done = await this.markedKeys(deploymentId, remaining.map((g) => g.key));
