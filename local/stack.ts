@@ -34,7 +34,7 @@ export interface StackOptions {
   readonly streamPatterns?: readonly string[];
   /** Where local secrets (the encryption keyring) are kept; undefined makes new ones. */
   readonly secretsDir?: string | undefined;
-  /** More handler environment (limits, lifetimes) over the defaults; `SWEEP_INTERVAL_MS` sets the local sweep's timer. */
+  /** More handler environment (limits, lifetimes) over the defaults. */
   readonly env?: Readonly<Record<string, string>>;
   /** The first admin; nothing is created without it. */
   readonly bootstrapAdmin?: { readonly email: string; readonly password: string };
