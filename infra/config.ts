@@ -47,6 +47,10 @@ const Env = v.object({
   ORCHESTRATION_INSTANCES: Int(0, 1000, 4),
   /** How often the dispatcher retries a pending request whose dispatch failed before marking it failed. */
   DISPATCH_MAX_RETRIES: Int(0, 100, 5),
+  /** Engine passes failing the same way in a row before the deployment is failed and its instance freed. */
+  ENGINE_MAX_FAILED_PASSES: Int(1, 100, 5),
+  /** The longest a deployment without deployment_timeout_seconds may run (the largest timeout one may ask for). */
+  DEPLOYMENT_MAX_SECONDS: Int(1, 604_800, 604_800),
   /** How often a waiting agent long poll looks at the target's inbox again (one DynamoDB query each time). */
   AGENT_POLL_INTERVAL_MS: Int(50, 10_000, 500),
   BOOTSTRAP_ADMIN_EMAIL: v.optional(v.pipe(NonEmpty, v.email('must be an email address'))),

@@ -12,6 +12,7 @@ import { startFront } from './front.js';
 import { installLambdaStreamingShim } from './lambda-streaming.js';
 import { startOffline } from './offline.js';
 import { startPoller, type Poller, type SqsHandler } from './poller.js';
+import { startSchedule, type ScheduledHandler } from './scheduler.js';
 import { freePort } from './ports.js';
 import { localKeyring } from './secrets.js';
 import { loadServiceDefinition, ROOT, type ServiceDefinition } from './service-definition.js';
@@ -165,6 +166,13 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
       pollers.push(startPoller({ ...consumer, sqs: sqsClient, queueUrl: queue.url, queueArn: queue.arn, handler, log }));
     }
     stops.push(async () => void (await Promise.all(pollers.map((p) => p.stop()))));
+    // Scheduled functions (the sweep) run on a timer: every SWEEP_INTERVAL_MS (default 60000, the cloud's rate).
+    const intervalMs = Number(options.env?.['SWEEP_INTERVAL_MS'] ?? process.env['SWEEP_INTERVAL_MS'] ?? 60_000);
+    for (const schedule of definition.schedules) {
+      const handler = await importExport<ScheduledHandler>(schedule.module, schedule.exportName);
+      const running = startSchedule({ functionName: schedule.functionName, handler, intervalMs, log });
+      stops.push(() => running.stop());
+    }
 
     installLambdaStreamingShim();
     const streamHandler =

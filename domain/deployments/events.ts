@@ -82,6 +82,18 @@ export interface DeploymentEventStore {
   last(deploymentId: string): Promise<StoredEvent | undefined>;
 }
 
+/** Events appended at most once: the store keeps `key` with them and skips a group whose key it has. */
+export interface KeyedEvents {
+  readonly key: string;
+  readonly events: readonly NewEvent[];
+}
+
+/** The idempotent append (adapter: infra/dynamodb/deployment-event-store.ts). */
+export interface KeyedEventAppender {
+  /** Appends every group not appended before (each group whole, in one transaction); answers what it stored. */
+  appendOnce(deploymentId: string, groups: readonly KeyedEvents[]): Promise<readonly StoredEvent[]>;
+}
+
 /** Longest text kept in one event (message, output): DynamoDB items are at most 400 KB. */
 export const MAX_EVENT_TEXT = 64 * 1024;
 

@@ -2,7 +2,7 @@
 // read by the history endpoint and the streaming function), the deployment log stream's dependencies and the
 // resource streams' (the repositories they poll). Kept apart from deployments-wiring and targets-wiring so the
 // streaming function does not load the dispatcher, SQS or the agent protocol.
-import type { DeploymentEventStore } from '../../domain/deployments/events.js';
+import type { DeploymentEventStore, KeyedEventAppender } from '../../domain/deployments/events.js';
 import { verifySseToken } from '../../domain/identity/sse-tokens.js';
 import { DynamoDeploymentEventStore } from '../../infra/dynamodb/deployment-event-store.js';
 import { DynamoDeploymentRepository } from '../../infra/dynamodb/deployment-repository.js';
@@ -14,7 +14,7 @@ import { identityDeps } from './identity-wiring.js';
 import { once } from './once.js';
 import { infra } from './wiring.js';
 
-export const deploymentEvents = once((): DeploymentEventStore => new DynamoDeploymentEventStore(infra().db, infra().config.TABLE_NAME));
+export const deploymentEvents = once((): DeploymentEventStore & KeyedEventAppender => new DynamoDeploymentEventStore(infra().db, infra().config.TABLE_NAME));
 
 export const logStreamDeps = once((): LogStreamDeps => ({
   verify: (token) => verifySseToken(identityDeps(), token),

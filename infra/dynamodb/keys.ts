@@ -84,6 +84,13 @@ export const keys = {
   orchestrationConfig: (): Key => ({ pk: 'ORCHESTRATION', sk: 'CONFIG' }),
   orchestrationInstance: (instanceId: string): Key => ({ pk: 'ORCHESTRATION', sk: `INSTANCE#${instanceId}` }),
   pendingRequest: (id: string): Key => ({ pk: `PENDING#${id}`, sk: 'PENDING' }),
+  /** Requests being dispatched on gsi1 (sparse: only while processing), oldest claim first: the sweep's recovery. */
+  pendingProcessing: (processingSince: string, id: string) => ({ gsi1pk: 'PENDINGPROCESSING', gsi1sk: `${processingSince}#${id}` }),
+  /**
+   * The outbox: side effects a terminal transaction still owes (cancel notices, the dispatcher's wake-up, the final
+   * event). One small partition, oldest first; an entry lives from the terminal write until its effects are done.
+   */
+  outboxEntry: (at: string, deploymentId: string): Key => ({ pk: 'OUTBOX', sk: `${at}#${deploymentId}` }),
   /** Pending requests in dispatch order on gsi1 (sparse: only while pending): highest priority, then oldest. */
   pendingQueue: (priority: number, queuedAt: string, id: string) => ({
     gsi1pk: 'PENDINGQUEUE',
@@ -101,4 +108,6 @@ export const keys = {
   deploymentEventsHead: (deploymentId: string): Key => ({ pk: `DEPLOYMENTEVENTS#${deploymentId}`, sk: 'HEAD' }),
   /** One event; the zero-padded seq makes the sort key order the sequence order. */
   deploymentEvent: (deploymentId: string, seq: number): Key => ({ pk: `DEPLOYMENTEVENTS#${deploymentId}`, sk: `EVENT#${String(seq).padStart(10, '0')}` }),
+  /** Marks that the events of one keyed group (a part of a command's output chunk) were appended: written with them. */
+  deploymentEventsMarker: (deploymentId: string, groupKey: string): Key => ({ pk: `DEPLOYMENTEVENTS#${deploymentId}`, sk: `MARK#${groupKey}` }),
 } as const;
