@@ -59,9 +59,12 @@ export class ForbiddenError extends Forbidden {
   }
 }
 
+/** `details.required` names the first permission missing, `details.missing` every one of them. */
 export class InsufficientPermissionsError extends Forbidden {
-  constructor(permission: string) {
-    super('INSUFFICIENT_PERMISSIONS', `This needs the permission ${permission}.`, { required: permission });
+  constructor(permissions: string | readonly string[]) {
+    const missing = typeof permissions === 'string' ? [permissions] : [...permissions];
+    const message = missing.length === 1 ? `This needs the permission ${missing[0]}.` : `This needs the permissions ${missing.join(', ')}.`;
+    super('INSUFFICIENT_PERMISSIONS', message, { required: missing[0], missing });
   }
 }
 

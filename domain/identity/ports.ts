@@ -1,7 +1,7 @@
 // Ports of the identity context. Adapters: infra/crypto/ (hashing, encryption, TOTP, random tokens) and
 // infra/dynamodb/ (repositories, rate limits).
 import type { Permission } from './permissions.js';
-import type { RefreshSession, TokenClaims, TwoFactor, User } from './types.js';
+import type { RefreshSession, TokenClaims, TwoFactor, User, UserChanges } from './types.js';
 
 /** Argon2id password hashes. */
 export interface PasswordHasher {
@@ -193,8 +193,11 @@ export interface UserDirectory {
   listAll(): Promise<readonly User[]>;
   /** By UUID or short id. */
   find(idOrShortId: string): Promise<User | undefined>;
-  /** Saves `next` if the stored user is still `previous` (same updatedAt); ConflictError for a taken email/username. */
-  update(previous: User, next: User): Promise<boolean>;
+  /**
+   * Writes only `changes` (and updatedAt), if the stored user is still at `previous.revision`; false otherwise
+   * (another write came first: read again). Increments the revision.
+   */
+  update(previous: User, changes: UserChanges, at: Date): Promise<boolean>;
   /** Deletes the user and its email, username and short-id claims. */
   delete(user: User): Promise<void>;
   /** Replaces the role names of a user (rename or removal of a role). */

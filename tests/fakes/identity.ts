@@ -7,7 +7,7 @@ import type { IdentityDeps } from '../../domain/identity/deps.js';
 import { InvalidTokenError, TokenExpiredError } from '../../domain/identity/errors.js';
 import type { ApiKey, ApiKeyRepository, LockoutState, LoginThrottle, Role, RoleRepository, SseGrant, SseTokenRepository, UserDirectory, PasswordHasher, SessionRepository, TokenGenerator, TokenService, UserRepository } from '../../domain/identity/ports.js';
 import { roleDirectory } from '../../domain/identity/roles-admin.js';
-import type { RefreshSession, TokenClaims, TwoFactor, User } from '../../domain/identity/types.js';
+import type { RefreshSession, TokenClaims, TwoFactor, User, UserChanges } from '../../domain/identity/types.js';
 import type { IdGenerator } from '../../domain/shared/ports.js';
 import { AesGcmSecretCipher } from '../../infra/crypto/secret-cipher.js';
 import { otplibTotp } from '../../infra/crypto/totp.js';
@@ -33,23 +33,23 @@ export class FakeUserRepository implements UserRepository {
   }
   async recordLogin(id: string, at: Date) {
     const user = this.users.get(id);
-    if (user) this.users.set(id, { ...user, lastLoginAt: at.toISOString() });
+    if (user) this.users.set(id, { ...user, lastLoginAt: at.toISOString(), revision: user.revision + 1 });
   }
   async setTwoFactor(id: string, next: TwoFactor, expected: Pick<TwoFactor, 'enabled' | 'lastStep'>) {
     const user = this.users.get(id);
     if (!user || user.twoFactor.enabled !== expected.enabled || user.twoFactor.lastStep !== expected.lastStep) return false;
-    this.users.set(id, { ...user, twoFactor: next });
+    this.users.set(id, { ...user, twoFactor: next, revision: user.revision + 1 });
     return true;
   }
   async acceptTwoFactorStep(id: string, step: number) {
     const user = this.users.get(id);
     if (!user || (user.twoFactor.lastStep !== null && user.twoFactor.lastStep >= step)) return false;
-    this.users.set(id, { ...user, twoFactor: { ...user.twoFactor, lastStep: step } });
+    this.users.set(id, { ...user, twoFactor: { ...user.twoFactor, lastStep: step }, revision: user.revision + 1 });
     return true;
   }
   async revokeTokens(id: string, at: Date) {
     const user = this.users.get(id);
-    if (user && user.tokensValidAfter < at.getTime()) this.users.set(id, { ...user, tokensValidAfter: at.getTime() });
+    if (user && user.tokensValidAfter < at.getTime()) this.users.set(id, { ...user, tokensValidAfter: at.getTime(), revision: user.revision + 1 });
   }
 }
 
@@ -217,7 +217,7 @@ export const aUser = (overrides: Partial<User> = {}): User => ({
   passwordHash: 'hashed:correct horse',
   twoFactor: { enabled: false, secret: null, lastStep: null },
   emailVerified: true,
-  tokensValidAfter: 0,
+  tokensValidAfter: 0, revision: 0,
   createdAt: '2026-01-01T00:00:00.000Z',
   updatedAt: '2026-01-01T00:00:00.000Z',
   lastLoginAt: null,
@@ -256,9 +256,10 @@ export class FakeUserStore extends FakeUserRepository implements UserDirectory {
   async find(idOrShortId: string) {
     return [...this.users.values()].find((u) => u.id === idOrShortId || u.shortId === idOrShortId);
   }
-  async update(previous: User, next: User) {
-    if (this.users.get(previous.id)?.updatedAt !== previous.updatedAt) return false;
-    this.users.set(next.id, next);
+  async update(previous: User, changes: UserChanges, at: Date) {
+    const stored = this.users.get(previous.id);
+    if (stored === undefined || stored.revision !== previous.revision) return false;
+    this.users.set(stored.id, { ...stored, ...changes, updatedAt: at.toISOString(), revision: stored.revision + 1 });
     return true;
   }
   async delete(user: User) {
@@ -266,7 +267,7 @@ export class FakeUserStore extends FakeUserRepository implements UserDirectory {
   }
   async replaceRoles(id: string, roles: readonly string[]) {
     const user = this.users.get(id);
-    if (user) this.users.set(id, { ...user, roles });
+    if (user) this.users.set(id, { ...user, roles, revision: user.revision + 1 });
   }
 }
 

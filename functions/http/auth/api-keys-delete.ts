@@ -13,6 +13,7 @@ export const makeHandler = (deps: () => IdentityDeps) =>
       summary: 'Revoke one of your API keys',
       tags: ['auth'],
       permission: 'api_keys:delete',
+      credentials: 'user',
       params: v.object({ id: Uuid }),
       responses: { 200: { description: 'Revoked', schema: v.object({ message: v.string() }) }, 404: { description: 'No such key of yours' } },
     },

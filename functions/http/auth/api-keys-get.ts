@@ -13,6 +13,7 @@ export const makeHandler = (deps: () => IdentityDeps) =>
       summary: 'Your API keys',
       tags: ['auth'],
       permission: 'api_keys:read',
+      credentials: 'user',
       responses: { 200: { description: 'Your keys', schema: v.object({ api_keys: v.array(ApiKeySchema) }) } },
     },
     async ({ caller }) => ({ statusCode: 200, body: await listApiKeys(deps(), caller) }),

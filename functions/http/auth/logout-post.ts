@@ -13,6 +13,7 @@ export const makeHandler = (deps: () => IdentityDeps) =>
       summary: 'Revoke every token of the current user',
       tags: ['auth'],
       permission: 'authenticated',
+      credentials: 'user',
       responses: { 200: { description: 'Logged out', schema: v.object({ message: v.string() }) } },
     },
     async (request) => ({ statusCode: 200, body: await logout(deps(), request.caller), cookies: [clearedRefreshCookie(request)] }),
