@@ -77,6 +77,23 @@ export interface LoginThrottle {
   recordFailure(ip: string, now: Date): Promise<LockoutState>;
 }
 
+/** Wrong two-factor codes per user, across pending tokens, enable and disable; a lockout after too many. */
+export interface TwoFactorThrottle extends LoginThrottle {
+  /**
+   * Takes back one failure: attempts are recorded before their code is checked (so concurrent guesses never
+   * exceed the limit), and a right code is no failure.
+   */
+  release(userId: string, now: Date): Promise<void>;
+}
+
+/** The attempts of one pending two-factor token (by its hash): a few codes, and one success. */
+export interface PendingTwoFactorAttempts {
+  /** Takes one of `max` code attempts; false when the token has used them all or was used. */
+  reserve(tokenHash: string, max: number, expiresAt: Date): Promise<boolean>;
+  /** Marks the token used after a right code; false when it was used already. */
+  consume(tokenHash: string): Promise<boolean>;
+}
+
 // --- Records and tokens -------------------------------------------------------------------------------------
 
 export interface UserRepository {

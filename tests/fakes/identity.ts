@@ -5,7 +5,7 @@ import { authenticate } from '../../domain/identity/authenticate.js';
 import { login } from '../../domain/identity/login.js';
 import type { IdentityDeps } from '../../domain/identity/deps.js';
 import { InvalidTokenError, TokenExpiredError } from '../../domain/identity/errors.js';
-import type { ApiKey, ApiKeyRepository, LockoutState, LoginThrottle, Role, RoleRepository, SseGrant, SseTokenRepository, UserDirectory, PasswordHasher, SessionRepository, TokenGenerator, TokenService, UserRepository } from '../../domain/identity/ports.js';
+import type { ApiKey, ApiKeyRepository, LockoutState, PendingTwoFactorAttempts, Role, TwoFactorThrottle, RoleRepository, SseGrant, SseTokenRepository, UserDirectory, PasswordHasher, SessionRepository, TokenGenerator, TokenService, UserRepository } from '../../domain/identity/ports.js';
 import { roleDirectory } from '../../domain/identity/roles-admin.js';
 import type { RefreshSession, TokenClaims, TwoFactor, User, UserChanges } from '../../domain/identity/types.js';
 import type { IdGenerator } from '../../domain/shared/ports.js';
@@ -151,7 +151,24 @@ export class FakeSseTokenRepository implements SseTokenRepository {
   }
 }
 
-export class FakeLoginThrottle implements LoginThrottle {
+/** Pending two-factor tokens: attempts and single use, as DynamoPendingTwoFactorAttempts keeps them. */
+export class FakePendingTwoFactorAttempts implements PendingTwoFactorAttempts {
+  readonly tokens = new Map<string, { attempts: number; used: boolean }>();
+  async reserve(tokenHash: string, max: number) {
+    const state = this.tokens.get(tokenHash) ?? { attempts: 0, used: false };
+    if (state.used || state.attempts >= max) return false;
+    this.tokens.set(tokenHash, { ...state, attempts: state.attempts + 1 });
+    return true;
+  }
+  async consume(tokenHash: string) {
+    const state = this.tokens.get(tokenHash);
+    if (state === undefined || state.used) return false;
+    this.tokens.set(tokenHash, { ...state, used: true });
+    return true;
+  }
+}
+
+export class FakeLoginThrottle implements TwoFactorThrottle {
   readonly failures = new Map<string, number[]>();
   readonly lockedUntil = new Map<string, number>();
   constructor(private readonly policy = { maxFailures: 10, windowSeconds: 60, lockoutSeconds: 300 }) {}
@@ -166,6 +183,9 @@ export class FakeLoginThrottle implements LoginThrottle {
     if (recent.length > this.policy.maxFailures) this.lockedUntil.set(ip, now.getTime() + this.policy.lockoutSeconds * 1000);
     return this.check(ip, now);
   }
+  async release(subject: string) {
+    this.failures.set(subject, (this.failures.get(subject) ?? []).slice(0, -1));
+  }
 }
 
 export const fakeIds = (): IdGenerator => {
@@ -178,6 +198,8 @@ export const identityFakes = () => {
   const users = new FakeUserRepository();
   const sessions = new FakeSessionRepository();
   const throttle = new FakeLoginThrottle();
+  const twoFactorThrottle = new FakeLoginThrottle({ maxFailures: 10, windowSeconds: 900, lockoutSeconds: 900 });
+  const pendingTwoFactor = new FakePendingTwoFactorAttempts();
   const apiKeys = new FakeApiKeyRepository();
   let keyNumber = 0;
   const deps: IdentityDeps = {
@@ -198,11 +220,13 @@ export const identityFakes = () => {
     hasher: fakeHasher,
     random: fakeRandom(),
     throttle,
+    twoFactorThrottle,
+    pendingTwoFactor,
     ids: fakeIds(),
     clock,
-    settings: { accessTokenTtlSeconds: 3600, refreshTokenTtlSeconds: 14 * 86_400, twoFactorPendingTtlSeconds: 300, sseTokenTtlSeconds: 60, sseSessionTtlSeconds: 12 * 3600 },
+    settings: { accessTokenTtlSeconds: 3600, refreshTokenTtlSeconds: 14 * 86_400, twoFactorPendingTtlSeconds: 300, twoFactorCodesPerToken: 5, sseTokenTtlSeconds: 60, sseSessionTtlSeconds: 12 * 3600 },
   };
-  return { deps, clock, users, sessions, throttle, apiKeys };
+  return { deps, clock, users, sessions, throttle, twoFactorThrottle, pendingTwoFactor, apiKeys };
 };
 
 export const aUser = (overrides: Partial<User> = {}): User => ({
