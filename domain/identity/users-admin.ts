@@ -64,10 +64,11 @@ const checkStronger = async (deps: UsersDeps, caller: Caller, target: User): Pro
 const ADMIN_ROLE = 'admin';
 const activeAdmin = (user: User): boolean => user.status === 'active' && user.roles.includes(ADMIN_ROLE);
 
-/** An active admin stops being one only while another active admin remains. */
+/** An active admin stops being one (or leaves its scope) only while another active admin of that scope remains: for a global admin, another global one. */
 const keepAnAdmin = async (deps: UsersDeps, user: User, next: User | undefined): Promise<void> => {
-  if (!activeAdmin(user) || (next !== undefined && activeAdmin(next))) return;
-  const others = (await deps.users.listAll()).filter((u) => u.id !== user.id && activeAdmin(u));
+  if (!activeAdmin(user) || (next !== undefined && activeAdmin(next) && next.tenantId === user.tenantId)) return;
+  const covers = (u: User) => u.tenantId === null || u.tenantId === user.tenantId;
+  const others = (await deps.users.listAll()).filter((u) => u.id !== user.id && activeAdmin(u) && covers(u));
   if (others.length === 0) throw new ConflictError('This is the last active admin: make another user an active admin first.', { reason: 'last_admin' });
 };
 

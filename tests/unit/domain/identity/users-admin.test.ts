@@ -111,6 +111,9 @@ describe('user administration', () => {
     await expect(updateUser(deps, other, 'last', { status: 'inactive' })).rejects.toMatchObject({ code: 'CONFLICT', details: { reason: 'last_admin' } });
     await expect(updateUser(deps, other, 'last', { roles: ['operator'] })).rejects.toMatchObject({ code: 'CONFLICT' });
     await expect(deleteUser(deps, other, 'last')).rejects.toMatchObject({ code: 'CONFLICT' });
+    // A tenant's admin does not stand in for the last global one.
+    await users.create(aUser({ id: 'tenant-admin', shortId: 't', email: 't@x.com', username: 't', roles: ['admin'], tenantId: TENANT_A }));
+    await expect(updateUser(deps, other, 'last', { status: 'inactive' })).rejects.toMatchObject({ code: 'CONFLICT' });
     await users.create(aUser({ id: 'second', shortId: 's2', email: 's@x.com', username: 's', roles: ['admin'] }));
     await expect(updateUser(deps, other, 'last', { status: 'inactive' })).resolves.toMatchObject({ status: 'inactive' });
   });
