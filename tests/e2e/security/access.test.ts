@@ -146,6 +146,33 @@ describe('nobody grants what they do not hold', () => {
   });
 });
 
+describe('nobody grants roles wider than they hold', () => {
+  it('neither a custom role nor an API key narrower than its user grants more than it holds', async () => {
+    // Prepare: a custom role granting tenants:delete, a user manager without it, and an admin's key scoped to users:create
+    const power = await call('POST', '/admin/roles', admin, { name: 'tenant-remover' });
+    await call('POST', `/admin/roles/${power.json.id}/permissions`, admin, { permissions: ['tenants:delete'] });
+    const manager = await call('POST', '/admin/roles', admin, { name: 'user-creator' });
+    await call('POST', `/admin/roles/${manager.json.id}/permissions`, admin, { permissions: ['users:read', 'users:create', 'users:update'] });
+    await createUser('uma-manager@example.com', 'uma-password', ['user-creator']);
+    const uma = await login('uma-manager@example.com', 'uma-password');
+    const key = (await call('POST', '/auth/api-keys', admin, { name: 'provisioning', scopes: ['users:create', 'users:read'] })).json.full_key as string;
+    const plain = await createUser('pete@example.com', 'pete-password', []);
+    // Act
+    const viaCustomRole = await call('POST', '/admin/users', uma, { email: 'x1@example.com', username: 'x1', password: 'x1-password', roles: ['tenant-remover'] });
+    const viaUpdate = await call('PATCH', `/admin/users/${plain}`, uma, { roles: ['tenant-remover'] });
+    const viaKey = await call('POST', '/admin/users', key, { email: 'x2@example.com', username: 'x2', password: 'x2-password', roles: ['admin'] });
+    // Assess
+    expect([viaCustomRole.status, viaCustomRole.json.error.code, viaCustomRole.json.error.details.missing]).toEqual([403, 'INSUFFICIENT_PERMISSIONS', ['tenants:delete']]);
+    expect([viaUpdate.status, viaUpdate.json.error.code]).toEqual([403, 'INSUFFICIENT_PERMISSIONS']);
+    expect([viaKey.status, viaKey.json.error.code]).toEqual([403, 'INSUFFICIENT_PERMISSIONS']);
+    expect((await call('GET', `/admin/users/${plain}`, admin)).json.roles).toEqual([]);
+    expect((await call('GET', '/admin/users?search=x1', admin)).json.meta.total).toBe(0);
+    expect((await call('GET', '/admin/users?search=x2', admin)).json.meta.total).toBe(0);
+    // Within what it holds, the key creates users.
+    expect((await call('POST', '/admin/users', key, { email: 'x3@example.com', username: 'x3', password: 'x3-password', roles: [] })).status).toBe(201);
+  });
+});
+
 describe('nobody manages a stronger user', () => {
   it('an operator who may manage users cannot deactivate, lock, edit or delete an admin', async () => {
     // Prepare: operator plus a custom role with users:read/update/delete
