@@ -1,7 +1,7 @@
 // Event streams take no Authorization header: a caller trades its credential for a single-use token that lives
 // 60 s (consumed atomically when a stream opens), plus a session id and refresh token to get the next one
-// without the original credential (user logins only: a session an API key started is not renewed, 403). Every use re-checks the account (and the API key), so logout, deactivation
-// or revocation end stream access too.
+// without the original credential (user logins only: a session an API key started is not renewed, 403).
+// Every use re-checks the account (and the API key), so logout, deactivation or revocation end stream access too.
 import type { IdentityDeps } from './deps.js';
 import { callerOfApiKey } from './api-keys.js';
 import { ForbiddenError, InvalidTokenError } from './errors.js';

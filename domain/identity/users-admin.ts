@@ -64,7 +64,10 @@ const checkStronger = async (deps: UsersDeps, caller: Caller, target: User): Pro
 const ADMIN_ROLE = 'admin';
 const activeAdmin = (user: User): boolean => user.status === 'active' && user.roles.includes(ADMIN_ROLE);
 
-/** An active admin stops being one (or leaves its scope) only while another active admin of that scope remains: for a global admin, another global one. */
+/**
+ * An active admin stops being one (or leaves its scope) only while another active admin of that scope remains:
+ * for a global admin, another global one. A read-then-write check: two concurrent demotions can both pass.
+ */
 const keepAnAdmin = async (deps: UsersDeps, user: User, next: User | undefined): Promise<void> => {
   if (!activeAdmin(user) || (next !== undefined && activeAdmin(next) && next.tenantId === user.tenantId)) return;
   const covers = (u: User) => u.tenantId === null || u.tenantId === user.tenantId;
