@@ -290,7 +290,7 @@ const authenticateFor = async (spec: RouteSpec, event: APIGatewayProxyEventV2, o
   if (authenticate === undefined) throw new Error('no authenticator is wired');
   const caller = await authenticate(event.headers?.['authorization'], clientIp(event));
   if (spec.permission !== 'authenticated') authorize(caller, spec.permission);
-  if (spec.credentials === 'user' && caller.kind !== 'user') throw new ForbiddenError('This needs a user login; API keys cannot do it.', { reason: 'user_token_required' });
+  if (spec.credentials === 'user' && caller.kind !== 'user') throw new ForbiddenError('This needs a user login; API keys cannot do it.', { reason: 'user_credentials_required' });
   return caller;
 };
 
