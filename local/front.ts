@@ -88,15 +88,18 @@ const forward = (req: IncomingMessage, res: ServerResponse, target: URL, what: s
       // serverless-offline (hapi) refuses some requests before any handler runs (bad percent-encoding, a cookie
       // or content-type header it cannot parse) with its own `{statusCode, error, message}`: answer those with
       // the service's envelope, as a handler would.
-      if (status >= 400 && status < 500 && String(upstreamRes.headers['content-type'] ?? '').startsWith('application/json')) {
+      // (Only uncompressed answers are looked at: the function's own, compressed for a client that accepts it,
+      // pass through byte for byte.)
+      const encoded = (upstreamRes.headers['content-encoding'] ?? 'identity') !== 'identity';
+      if (status >= 400 && status < 500 && !encoded && String(upstreamRes.headers['content-type'] ?? '').startsWith('application/json')) {
         const parts: Buffer[] = [];
         upstreamRes.on('data', (c: Buffer) => parts.push(c));
         upstreamRes.on('end', () => {
-          const body = Buffer.concat(parts).toString('utf8');
-          const rewritten = platformAnswer(status, body);
+          const bytes = Buffer.concat(parts);
+          const rewritten = platformAnswer(status, bytes.toString('utf8'));
           if (rewritten === undefined) {
             res.writeHead(status, upstreamRes.headers);
-            res.end(body);
+            res.end(bytes);
           } else {
             res.writeHead(status, { ...ENVELOPE_HEADERS, 'content-length': String(Buffer.byteLength(rewritten)) });
             res.end(rewritten);

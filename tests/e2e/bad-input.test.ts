@@ -110,6 +110,10 @@ describe('requests the HTTP layer cannot read', () => {
       expect(reply.contentType).toBe('application/json; charset=utf-8');
       isEnvelope(reply.json);
     }
+    // A large error answer of the service itself (compressed for a client that accepts gzip) passes unchanged
+    const long404 = await api.call('GET', `/api/v1/${'x'.repeat(3000)}`, { token: admin });
+    expect(long404.status).toBe(404);
+    expect(long404.json.error.code).toBe('NOT_FOUND');
     // Assess: still healthy
     expect((await api.call('GET', '/api/v1/health')).status).toBe(200);
   });
