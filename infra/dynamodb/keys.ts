@@ -65,6 +65,9 @@ export const keys = {
   target: (id: string): Key => ({ pk: `TARGET#${id}`, sk: 'TARGET' }),
   targetsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'TARGETS', gsi1sk: `${createdAt}#${id}` }),
   enrollmentToken: (tokenHash: string): Key => ({ pk: `ENROLLTOKEN#${tokenHash}`, sk: 'TOKEN' }),
+  /** Every enrollment token on gsi1 (the list), and one by id on gsi2 (revocation). */
+  enrollmentTokensIndex: (createdAt: string, id: string) => ({ gsi1pk: 'ENROLLTOKENS', gsi1sk: `${createdAt}#${id}` }),
+  enrollmentTokenById: (id: string) => ({ gsi2pk: `ENROLLTOKENID#${id}`, gsi2sk: 'TOKEN' }),
   agentToken: (tokenHash: string): Key => ({ pk: `AGENTTOKEN#${tokenHash}`, sk: 'TOKEN' }),
   /** A command for an agent; its output chunks share the partition (sk OUTPUT#<seq>). */
   command: (id: string): Key => ({ pk: `COMMAND#${id}`, sk: 'COMMAND' }),
