@@ -45,6 +45,8 @@ const Env = v.object({
   LOGIN_LOCKOUT_SECONDS: Int(1, 86_400, 300),
   RATE_LIMIT_PER_SECOND: Decimal(0.001, 100_000, 100),
   RATE_LIMIT_BURST: Int(1, 100_000, 200),
+  /** Event streams one user may have open at once; the next answers 429. */
+  STREAMS_PER_USER: Int(1, 1000, 10),
   /** Orchestration instances (concurrent running deployments) until an admin sets another number. */
   ORCHESTRATION_INSTANCES: Int(0, 1000, 4),
   /** How often the dispatcher retries a pending request whose dispatch failed before marking it failed. */

@@ -36,6 +36,9 @@ export const keys = {
   rolesIndex: (name: string) => ({ gsi1pk: 'ROLES', gsi1sk: name.toLowerCase() }),
   /** The state of one general rate-limit key (a client address). */
   rateLimit: (key: string): Key => ({ pk: `RATE#${key}`, sk: 'RATE' }),
+  /** The open-stream slots of one user (STREAMS_PER_USER of them), each holding at most one lease. */
+  streamSlots: (userId: string) => `STREAMSLOTS#${userId}`,
+  streamSlot: (userId: string, slot: number): Key => ({ pk: `STREAMSLOTS#${userId}`, sk: `SLOT#${String(slot).padStart(4, '0')}` }),
   /** Failed-login counting and lockout of one client address. */
   loginThrottle: (ip: string): Key => ({ pk: `LOGINTHROTTLE#${ip}`, sk: 'LOGINTHROTTLE' }),
   // ---- catalog (domain/catalog): actions, versions, sequences, solutions ----
