@@ -173,6 +173,7 @@ export const makeHandler = (deps: () => LogStreamDeps, timing: LogStreamTiming =
         401: { description: 'INVALID_TOKEN: no, unknown, expired or used sse_token (the Authorization header is not accepted)' },
         403: { description: 'INSUFFICIENT_PERMISSIONS: deployments:read' },
         404: { description: 'NOT_FOUND (also another tenant’s)' },
+        429: { description: 'Plain text, Retry-After: the general rate limit, or STREAMS_PER_USER streams already open' },
       },
     },
     async ({ params, query, headers }) => {

@@ -210,6 +210,7 @@ export const makeHandler = (deps: () => ResourceStreamDeps, timing: ResourceStre
         401: { description: 'INVALID_TOKEN: no, unknown, expired or used sse_token (the Authorization header is not accepted)' },
         403: { description: 'INSUFFICIENT_PERMISSIONS: deployments:read, pending_deployments:read or targets:read, by resource type' },
         404: { description: 'NOT_FOUND: resource_type is not deployments, pending_deployments or targets' },
+        429: { description: 'Plain text, Retry-After: the general rate limit, or STREAMS_PER_USER streams already open' },
       },
     },
     async ({ params, query, headers }) => {
