@@ -1,12 +1,40 @@
 // A command's output on its way to the server: secret values masked before anything leaves the host, then cut
 // into ordered chunks (one seq counter for both streams) and sent in batches, in order, each batch retried until
-// accepted before the next one goes.
+// accepted before the next one goes. A batch never exceeds what the server takes in one request: 100 chunks,
+// 5000 lines (a chunk with more lines is cut at line breaks) and 256 KiB of data (the server allows 1 MiB).
 import type { OutputChunk, OutputStream } from './protocol.js';
 
 export const MASK = '***';
 export const MAX_CHUNK_BYTES = 64 * 1024;
 export const MAX_REQUEST_BYTES = 256 * 1024;
 export const BATCH_INTERVAL_MS = 250;
+/** The server's limits per output request (domain/targets/output-limits.ts). */
+export const MAX_REQUEST_CHUNKS = 100;
+export const MAX_REQUEST_LINES = 5000;
+
+/** Log lines the server makes of a chunk's data (a final line break ends the last line). */
+export const lineCount = (data: string): number => {
+  let breaks = 0;
+  for (let i = data.indexOf('\n'); i !== -1; i = data.indexOf('\n', i + 1)) breaks += 1;
+  return data.endsWith('\n') ? Math.max(1, breaks) : breaks + 1;
+};
+
+/** Cuts text after every `maxLines`-th line break, so no piece has more than `maxLines` lines. */
+export const splitLines = (text: string, maxLines: number): string[] => {
+  const pieces: string[] = [];
+  let start = 0;
+  let breaks = 0;
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) {
+    breaks += 1;
+    if (breaks === maxLines) {
+      pieces.push(text.slice(start, i + 1));
+      start = i + 1;
+      breaks = 0;
+    }
+  }
+  if (start < text.length || pieces.length === 0) pieces.push(text.slice(start));
+  return pieces;
+};
 
 /**
  * Replaces every occurrence of a secret value with `***`. Output arrives in pieces, so a tail that could be the
@@ -103,11 +131,14 @@ export interface BatcherOptions {
   readonly intervalMs?: number;
   readonly maxChunkBytes?: number;
   readonly maxRequestBytes?: number;
+  readonly maxRequestChunks?: number;
+  readonly maxRequestLines?: number;
 }
 
 interface Pending {
   chunk: OutputChunk;
   bytes: number;
+  lines: number;
 }
 
 /**
@@ -119,6 +150,8 @@ export class OutputBatcher {
   private readonly intervalMs: number;
   private readonly maxChunkBytes: number;
   private readonly maxRequestBytes: number;
+  private readonly maxRequestChunks: number;
+  private readonly maxRequestLines: number;
   private readonly queue: Pending[] = [];
   private nextSeq = 0;
   /** How many chunks at the head of the queue are being sent (they must not change any more). */
@@ -137,6 +170,8 @@ export class OutputBatcher {
     this.intervalMs = options.intervalMs ?? BATCH_INTERVAL_MS;
     this.maxChunkBytes = options.maxChunkBytes ?? MAX_CHUNK_BYTES;
     this.maxRequestBytes = options.maxRequestBytes ?? MAX_REQUEST_BYTES;
+    this.maxRequestChunks = options.maxRequestChunks ?? MAX_REQUEST_CHUNKS;
+    this.maxRequestLines = options.maxRequestLines ?? MAX_REQUEST_LINES;
   }
 
   /** The error that stopped delivery, if any. */
@@ -160,14 +195,16 @@ export class OutputBatcher {
       this.dropped += 1;
       return;
     }
-    for (const piece of splitUtf8(data, this.maxChunkBytes)) {
+    for (const piece of splitUtf8(data, this.maxChunkBytes).flatMap((p) => splitLines(p, this.maxRequestLines))) {
       const bytes = utf8Bytes(piece);
       const last = this.queue.length > this.inFlight ? this.queue[this.queue.length - 1] : undefined;
-      if (last !== undefined && last.chunk.stream === stream && last.bytes + bytes <= this.maxChunkBytes) {
+      const merged = last === undefined || last.chunk.stream !== stream || last.bytes + bytes > this.maxChunkBytes ? undefined : lineCount(last.chunk.data + piece);
+      if (last !== undefined && merged !== undefined && merged <= this.maxRequestLines) {
         last.chunk = { ...last.chunk, data: last.chunk.data + piece };
         last.bytes += bytes;
+        last.lines = merged;
       } else {
-        this.queue.push({ chunk: { stream, data: piece, seq: this.nextSeq++ }, bytes });
+        this.queue.push({ chunk: { stream, data: piece, seq: this.nextSeq++ }, bytes, lines: lineCount(piece) });
       }
     }
     if (this.waitingBytes() > this.maxChunkBytes) this.kick();
@@ -215,9 +252,12 @@ export class OutputBatcher {
     while (this.queue.length > 0 && this.failure === undefined && (this.due || this.flushing)) {
       this.due = false;
       let bytes = 0;
+      let lines = 0;
       let count = 0;
-      while (count < this.queue.length && (count === 0 || bytes + this.queue[count]!.bytes <= this.maxRequestBytes)) {
+      const fits = (next: Pending) => bytes + next.bytes <= this.maxRequestBytes && lines + next.lines <= this.maxRequestLines && count < this.maxRequestChunks;
+      while (count < this.queue.length && (count === 0 || fits(this.queue[count]!))) {
         bytes += this.queue[count]!.bytes;
+        lines += this.queue[count]!.lines;
         count += 1;
       }
       this.inFlight = count;

@@ -43,6 +43,12 @@ const Env = v.object({
   LOGIN_MAX_FAILURES: Int(1, 1000, 10),
   LOGIN_WINDOW_SECONDS: Int(1, 3600, 60),
   LOGIN_LOCKOUT_SECONDS: Int(1, 86_400, 300),
+  /** Wrong two-factor codes per user (all pending tokens, enable, disable) in the window before the lockout. */
+  TWO_FACTOR_MAX_FAILURES: Int(1, 1000, 10),
+  TWO_FACTOR_WINDOW_SECONDS: Int(1, 86_400, 900),
+  TWO_FACTOR_LOCKOUT_SECONDS: Int(1, 86_400, 900),
+  /** Code attempts one pending two-factor token allows (it dies after them, and after one success). */
+  TWO_FACTOR_CODES_PER_TOKEN: Int(1, 100, 5),
   RATE_LIMIT_PER_SECOND: Decimal(0.001, 100_000, 100),
   RATE_LIMIT_BURST: Int(1, 100_000, 200),
   /** Event streams one user may have open at once; the next answers 429. */
@@ -51,6 +57,10 @@ const Env = v.object({
   ORCHESTRATION_INSTANCES: Int(0, 1000, 4),
   /** How often the dispatcher retries a pending request whose dispatch failed before marking it failed. */
   DISPATCH_MAX_RETRIES: Int(0, 100, 5),
+  /** Engine passes failing the same way in a row before the deployment is failed and its instance freed. */
+  ENGINE_MAX_FAILED_PASSES: Int(1, 100, 5),
+  /** The longest a deployment without deployment_timeout_seconds may run (the largest timeout one may ask for). */
+  DEPLOYMENT_MAX_SECONDS: Int(1, 604_800, 604_800),
   /** How often a waiting agent long poll looks at the target's inbox again (one DynamoDB query each time). */
   AGENT_POLL_INTERVAL_MS: Int(50, 10_000, 500),
   BOOTSTRAP_ADMIN_EMAIL: v.optional(v.pipe(NonEmpty, v.email('must be an email address'))),

@@ -46,6 +46,15 @@ export interface ConsumerDefinition {
   readonly reportBatchItemFailures: boolean;
 }
 
+/** A function run on a schedule (an EventBridge `schedule` event); locally a timer of the stack. */
+export interface ScheduleDefinition {
+  readonly functionName: string;
+  readonly module: string;
+  readonly exportName: string;
+  /** As written, e.g. `rate(1 minute)`. */
+  readonly rate: string;
+}
+
 export interface HttpEventDefinition {
   readonly functionName: string;
   /** `ANY` or a method. */
@@ -67,6 +76,7 @@ export interface ServiceDefinition {
   readonly tables: readonly TableDefinition[];
   readonly queues: readonly QueueDefinition[];
   readonly consumers: readonly ConsumerDefinition[];
+  readonly schedules: readonly ScheduleDefinition[];
   /** provider.environment as resolved: strings, or CloudFormation intrinsics such as {Ref: X}. */
   readonly environment: Readonly<Record<string, unknown>>;
   readonly streamFunction: { readonly module: string; readonly exportName: string } | undefined;
@@ -122,6 +132,7 @@ export const extractDefinition = (resolved: Cfn): ServiceDefinition => {
     }
   }
   const consumers: ConsumerDefinition[] = [];
+  const schedules: ScheduleDefinition[] = [];
   const httpEvents: HttpEventDefinition[] = [];
   const functions: FunctionDefinition[] = [];
   let streamFunction: ServiceDefinition['streamFunction'];
@@ -135,6 +146,8 @@ export const extractDefinition = (resolved: Cfn): ServiceDefinition => {
         const [method, path] = typeof httpApi === 'string' ? (httpApi === '*' ? ['ANY', '*'] : httpApi.split(' ')) : [String(httpApi['method']), String(httpApi['path'])];
         httpEvents.push({ functionName, method: String(method).toUpperCase(), path: String(path) });
       }
+      const schedule = event['schedule'] as Cfn | string | undefined;
+      if (schedule !== undefined) schedules.push({ functionName, ...handler, rate: String(typeof schedule === 'string' ? schedule : schedule['rate']) });
       const sqs = event['sqs'] as Cfn | string | undefined;
       if (sqs === undefined) continue;
       const mapping = typeof sqs === 'string' ? { arn: sqs } : sqs;
@@ -158,6 +171,7 @@ export const extractDefinition = (resolved: Cfn): ServiceDefinition => {
     tables,
     queues,
     consumers,
+    schedules,
     environment: (provider['environment'] ?? {}) as Record<string, unknown>,
     streamFunction,
   };

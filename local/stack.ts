@@ -12,6 +12,7 @@ import { startFront } from './front.js';
 import { installLambdaStreamingShim } from './lambda-streaming.js';
 import { startOffline } from './offline.js';
 import { startPoller, type Poller, type SqsHandler } from './poller.js';
+import { startSchedule, type ScheduledHandler } from './scheduler.js';
 import { freePort } from './ports.js';
 import { localKeyring } from './secrets.js';
 import { loadServiceDefinition, ROOT, type ServiceDefinition } from './service-definition.js';
@@ -33,6 +34,8 @@ export interface StackOptions {
   readonly streamPatterns?: readonly string[];
   /** Where local secrets (the encryption keyring) are kept; undefined makes new ones. */
   readonly secretsDir?: string | undefined;
+  /** Run DynamoDB Local in its own process group (npm start: a terminal's Ctrl-C must not stop it first). */
+  readonly detachEmulators?: boolean;
   /** More handler environment (limits, lifetimes) over the defaults. */
   readonly env?: Readonly<Record<string, string>>;
   /** The first admin; nothing is created without it. */
@@ -112,7 +115,7 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
       stops.push(() => sqs!.stop());
       const dynamoPort = options.dynamoPort ?? (await freePort());
       dynamoEndpoint = `http://127.0.0.1:${dynamoPort}`;
-      dynamoStarting = startDynamo({ port: dynamoPort, dataDir: options.dataDir }).then((emulator) => {
+      dynamoStarting = startDynamo({ port: dynamoPort, dataDir: options.dataDir, detached: options.detachEmulators ?? false }).then((emulator) => {
         stops.push(() => emulator.stop());
         return emulator;
       });
@@ -163,6 +166,13 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
       pollers.push(startPoller({ ...consumer, sqs: sqsClient, queueUrl: queue.url, queueArn: queue.arn, handler, log }));
     }
     stops.push(async () => void (await Promise.all(pollers.map((p) => p.stop()))));
+    // Scheduled functions (the sweep) run on a timer: every SWEEP_INTERVAL_MS (default 60000, the cloud's rate).
+    const intervalMs = Number(options.env?.['SWEEP_INTERVAL_MS'] ?? process.env['SWEEP_INTERVAL_MS'] ?? 60_000);
+    for (const schedule of definition.schedules) {
+      const handler = await importExport<ScheduledHandler>(schedule.module, schedule.exportName);
+      const running = startSchedule({ functionName: schedule.functionName, handler, intervalMs, log });
+      stops.push(() => running.stop());
+    }
 
     installLambdaStreamingShim();
     const streamHandler =

@@ -1,12 +1,13 @@
 // Cancel: a deployment that is not terminal becomes cancelled (reason kept for audit), its waiting steps are
 // marked cancelled, its instance is freed in the same transaction, the agents are told to stop its commands, and
-// the dispatcher is woken for the next waiting request. A terminal deployment answers 409.
+// the dispatcher is woken for the next waiting request: those two (and the final event) through the outbox, so a
+// crash after the transaction loses none of them (outbox.ts). A terminal deployment answers 409.
 import { ConflictError, NotFoundError } from '../errors.js';
 import type { Caller } from '../identity/types.js';
-import { cancelDeploymentCommands } from '../targets/commands.js';
 import type { CommandRepository } from '../targets/ports.js';
 import type { Clock } from '../shared/ports.js';
 import type { DeploymentEventStore } from './events.js';
+import { owedBy, settleOutbox } from './outbox.js';
 import type { DeploymentRepository, DispatchQueue, Orchestration } from './ports.js';
 import { TERMINAL_STATES, type Deployment, type PlanStep } from './types.js';
 import { deploymentDetailView } from './views.js';
@@ -49,12 +50,9 @@ export const cancelDeployment = async (deps: CancelDeps, caller: Caller, id: str
       instanceId: null,
       revision: deployment.revision + 1,
     };
-    if (await deps.orchestration.finish(deployment, next)) {
-      await deps.events?.append(deployment.id, [
-        { at, event: { type: 'state_change', deployment_id: deployment.id, old_state: deployment.state, new_state: 'cancelled', message: next.errorMessage ?? 'Cancelled.' } },
-      ]);
-      await cancelDeploymentCommands(deps, deployment.id);
-      await deps.dispatch.wake(`instance freed by cancelled ${deployment.id}`);
+    const owed = owedBy(deployment, next);
+    if (await deps.orchestration.finish(deployment, next, owed)) {
+      await settleOutbox(deps, owed);
       return deploymentDetailView(next, { plan: false });
     }
   }

@@ -6,12 +6,18 @@
 // Per wake-up: collect finished commands (success, retry, or failure), fail steps whose target stopped answering
 // (no heartbeat for 60 s) and everything at the overall deployment timeout, start the next steps the target mode and
 // failure strategy allow, and finish the deployment when nothing is left (its instance freed in the same write).
+//
+// Nothing holds an instance forever: without a deployment_timeout_seconds the ceiling DEPLOYMENT_MAX_SECONDS applies,
+// and a deployment whose passes keep failing the same way (ENGINE_MAX_FAILED_PASSES in a row) is failed, its
+// instance freed. What an end owes (cancel notices, the dispatcher's wake-up) goes through the outbox (outbox.ts).
 import type { SecretCipher } from '../identity/ports.js';
 import type { Clock } from '../shared/ports.js';
 import { cancelCommand } from '../targets/commands.js';
 import type { CommandRepository, TargetRepository } from '../targets/ports.js';
 import { ONLINE_WITHIN_MS, targetStatus } from '../targets/targets.js';
 import type { Command } from '../targets/types.js';
+import type { DeploymentEventStore } from './events.js';
+import { owedBy, settleOutbox } from './outbox.js';
 import { openVariable } from './plan.js';
 import type { DeploymentRepository, DispatchQueue, Orchestration } from './ports.js';
 import { TERMINAL_STATES, type Deployment, type DeploymentState, type PlanStep, type StepScript } from './types.js';
@@ -19,6 +25,18 @@ import { TERMINAL_STATES, type Deployment, type DeploymentState, type PlanStep, 
 /** While anything runs, the engine looks again this often (offline targets, the overall timeout). */
 export const CHECK_EVERY_SECONDS = 10;
 export const TIMEOUT_EXIT_CODE = 124;
+/** A second periodic check chain of one deployment (a re-arm by the sweep while the first was only late) ends itself. */
+export const CHECK_MIN_GAP_MS = CHECK_EVERY_SECONDS * 800;
+/** The ceiling of a deployment without deployment_timeout_seconds: the largest timeout one may ask for (7 days). */
+export const DEPLOYMENT_MAX_SECONDS = 604_800;
+export const ENGINE_MAX_FAILED_PASSES = 5;
+
+export interface EngineLimits {
+  /** Passes failing the same way in a row before the deployment is failed (ENGINE_MAX_FAILED_PASSES). */
+  readonly maxFailedPasses: number;
+  /** The ceiling applied when deployment_timeout_seconds is 0 (DEPLOYMENT_MAX_SECONDS). */
+  readonly maxDeploymentSeconds: number;
+}
 
 export interface EngineQueue {
   /**
@@ -50,6 +68,12 @@ export interface EngineDeps {
   readonly engine: EngineQueue;
   readonly clock: Clock;
   readonly publish?: (deploymentId: string, events: readonly EngineEvent[]) => Promise<void>;
+  /** The event store, for the final state_change an outbox entry may still owe. */
+  readonly events?: Pick<DeploymentEventStore, 'last' | 'append'>;
+  /** Defaults: ENGINE_MAX_FAILED_PASSES, DEPLOYMENT_MAX_SECONDS. */
+  readonly limits?: EngineLimits;
+  /** Failures that say nothing about the deployment (throttling, a network error): retried, never counted. */
+  readonly isTransient?: (error: unknown) => boolean;
 }
 
 export const commandIdOf = (stepId: string, attempt: number): string => `${stepId}-a${attempt}`;
@@ -71,17 +95,94 @@ const latestCommands = (commands: readonly Command[]): Map<string, Command> => {
 
 const elapsed = (from: string | null, to: Date): number | null => (from === null ? null : to.getTime() - Date.parse(from));
 
+/** The error_message of a deployment the engine gave up on: generic on purpose (the details are in the logs). */
+export const gaveUpMessage = (passes: number): string =>
+  `The execution engine failed ${passes} times in a row: the deployment could not be moved on because of an internal error (details are in the service's logs). Its running steps were stopped and its instance freed.`;
+
+/** What a failed pass counts as: the same kind of error again is "failing the same way". */
+export const failureKind = (error: unknown): string => (error instanceof Error ? error.name : typeof error);
+
+/**
+ * Advances the deployment. A pass that throws is counted; at `maxFailedPasses` failures of the same kind in a row
+ * the deployment is failed (instance freed, commands stopped, dispatcher woken) and the call returns normally, so
+ * the message that carried it is consumed. Below that, or for a transient error, it throws (the message is retried).
+ */
 export const advance = async (deps: EngineDeps, deploymentId: string, options: { readonly check?: boolean } = {}): Promise<void> => {
+  try {
+    await advancePasses(deps, deploymentId, options);
+  } catch (error) {
+    if (deps.isTransient?.(error) === true) throw error;
+    const passes = await deps.deployments.recordFailedPass(deploymentId, failureKind(error));
+    if (passes === undefined || passes < (deps.limits?.maxFailedPasses ?? ENGINE_MAX_FAILED_PASSES)) throw error;
+    await giveUp(deps, deploymentId, passes);
+  }
+};
+
+const advancePasses = async (deps: EngineDeps, deploymentId: string, options: { readonly check?: boolean }): Promise<void> => {
+  let deployment: Deployment | undefined;
   for (let attempt = 0; attempt < 5; attempt += 1) {
-    const deployment = await deps.deployments.get(deploymentId);
-    if (deployment === undefined || TERMINAL_STATES.has(deployment.state)) return;
+    deployment = await deps.deployments.get(deploymentId);
+    if (deployment === undefined) return;
+    if (TERMINAL_STATES.has(deployment.state)) {
+      // A retried pass re-does what the end still owes, if a process died before doing it.
+      const owed = deployment.completedAt === null ? undefined : await deps.orchestration.outboxEntry(deployment.id, deployment.completedAt);
+      if (owed !== undefined) await settleOutbox(deps, owed);
+      return;
+    }
     const over = await advanceOnce(deps, deployment);
     if (over === undefined) continue;
-    if (!over && options.check === true) await deps.engine.wake(deploymentId, { delaySeconds: CHECK_EVERY_SECONDS, check: true });
+    if (!over && deployment.passFailures !== undefined) await deps.deployments.clearFailedPasses(deployment);
+    if (!over && options.check === true) await rearm(deps, deployment);
     return;
   }
   // Every attempt lost a race: other passes are moving the deployment on. A check keeps its chain alive all the same.
-  if (options.check === true) await deps.engine.wake(deploymentId, { delaySeconds: CHECK_EVERY_SECONDS, check: true });
+  if (options.check === true && deployment !== undefined) await rearm(deps, deployment);
+};
+
+/** The next periodic check, unless another chain of checks ran within CHECK_MIN_GAP_MS (then this one ends). */
+const rearm = async (deps: EngineDeps, deployment: Deployment): Promise<void> => {
+  if (deployment.instanceId !== null && !(await deps.orchestration.recordCheck(deployment.instanceId, deployment.id, deps.clock.now(), CHECK_MIN_GAP_MS))) return;
+  await deps.engine.wake(deployment.id, { delaySeconds: CHECK_EVERY_SECONDS, check: true });
+};
+
+/**
+ * Fails a deployment the engine cannot move on: running steps failed, waiting ones skipped (when its plan can be
+ * read at all), the instance freed, and through the outbox its commands stopped and the dispatcher woken.
+ */
+const giveUp = async (deps: EngineDeps, deploymentId: string, passes: number): Promise<void> => {
+  for (let attempt = 0; attempt < 5; attempt += 1) {
+    const deployment = await deps.deployments.get(deploymentId);
+    if (deployment === undefined || TERMINAL_STATES.has(deployment.state)) return;
+    const now = deps.clock.now();
+    const at = now.toISOString();
+    let plan = deployment.plan;
+    try {
+      plan = {
+        ...deployment.plan,
+        steps: deployment.plan.steps.map((s): PlanStep =>
+          s.state === 'running' ? { ...s, state: 'failed', completedAt: at, errorMessage: 'Stopped: the execution engine gave up on the deployment.' } : s.state === 'pending' ? { ...s, state: 'skipped' } : s,
+        ),
+      };
+    } catch {
+      // The stored plan cannot be read (that may be why every pass failed): it is kept as it is.
+    }
+    const next: Deployment = {
+      ...deployment,
+      plan,
+      state: 'failed',
+      completedAt: at,
+      durationMs: elapsed(deployment.startedAt, now),
+      errorMessage: gaveUpMessage(passes),
+      revision: deployment.revision + 1,
+      passFailures: undefined,
+    };
+    const owed = owedBy(deployment, next);
+    if (await deps.orchestration.finish(deployment, next, owed)) {
+      await settleOutbox(deps, owed);
+      return;
+    }
+  }
+  throw new Error(`deployment ${deploymentId} kept changing while the engine gave up on it`);
 };
 
 /** One pass: whether the deployment is over now; undefined when it changed meanwhile (the caller reads it again). */
@@ -122,15 +223,20 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
     }
   }
 
-  // 2. The overall timeout.
-  const timedOut = config.deploymentTimeoutSeconds > 0 && deployment.startedAt !== null && now.getTime() - Date.parse(deployment.startedAt) >= config.deploymentTimeoutSeconds * 1000;
+  // 2. The overall timeout: the deployment's own, else the service's ceiling.
+  const ceiling = config.deploymentTimeoutSeconds === 0;
+  const limitSeconds = ceiling ? (deps.limits?.maxDeploymentSeconds ?? DEPLOYMENT_MAX_SECONDS) : config.deploymentTimeoutSeconds;
+  const timedOut = deployment.startedAt !== null && now.getTime() - Date.parse(deployment.startedAt) >= limitSeconds * 1000;
+  const timeoutMessage = ceiling
+    ? `The deployment reached the service's ceiling of ${limitSeconds} s (DEPLOYMENT_MAX_SECONDS; it set no deployment_timeout_seconds); running commands were stopped.`
+    : `The deployment timed out after ${limitSeconds} s; running commands were stopped.`;
   if (timedOut) {
-    errorMessage = `The deployment timed out after ${config.deploymentTimeoutSeconds} s; running commands were stopped.`;
+    errorMessage = timeoutMessage;
     for (const step of [...steps.values()]) {
       if (step.state === 'running') {
         const command = commands.get(step.id);
         if (command !== undefined) await cancelCommand(deps, command.id);
-        finishStep(step, 'failed', TIMEOUT_EXIT_CODE, 'Stopped: the deployment timed out.');
+        finishStep(step, 'failed', TIMEOUT_EXIT_CODE, ceiling ? "Stopped: the deployment reached the service's time ceiling." : 'Stopped: the deployment timed out.');
       } else if (step.state === 'pending') set({ ...step, state: 'skipped' });
     }
   }
@@ -224,8 +330,12 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
   let nextState: DeploymentState = over ? (failed || timedOut ? 'failed' : 'success') : deployment.state;
   if (over && rollingBack) {
     const rollbackFailed = final.some((s) => s.rollbackOf !== undefined && s.state === 'failed');
-    nextState = rollbackFailed ? 'failed' : 'rolled_back';
-    errorMessage = rollbackFailed ? `${deployment.errorMessage ?? 'The deployment failed'}; the rollback failed too.` : deployment.errorMessage;
+    nextState = rollbackFailed || timedOut ? 'failed' : 'rolled_back';
+    errorMessage = timedOut
+      ? `${deployment.errorMessage ?? 'The deployment failed'}; during the rollback: ${timeoutMessage}`
+      : rollbackFailed
+        ? `${deployment.errorMessage ?? 'The deployment failed'}; the rollback failed too.`
+        : deployment.errorMessage;
   } else if (over && nextState === 'failed' && !timedOut && config.rollbackStrategy !== 'none') {
     const rollbackSteps = await rollbackPlan(deps, final, config.rollbackStrategy);
     if (rollbackSteps.length > 0) {
@@ -252,8 +362,10 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
     durationMs: over ? elapsed(deployment.startedAt, now) : null,
     errorMessage: (over || nextState === 'rolling_back') && failed ? (errorMessage ?? `${counts.failedSteps} step(s) failed.`) : errorMessage,
     revision: deployment.revision + 1,
+    passFailures: undefined,
   };
-  const written = over ? await deps.orchestration.finish(deployment, next) : await deps.deployments.update(deployment, next);
+  const owed = over ? owedBy(deployment, next) : undefined;
+  const written = owed !== undefined ? await deps.orchestration.finish(deployment, next, owed) : await deps.deployments.update(deployment, next);
   if (!written) return undefined;
   const events: EngineEvent[] = [
     // The first pass of a new deployment announces it.
@@ -267,7 +379,7 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
       : []),
   ];
   await deps.publish?.(deployment.id, events);
-  if (over) await deps.dispatch.wake(`instance freed by ${nextState} ${deployment.id}`);
+  if (owed !== undefined) await settleOutbox(deps, owed);
   return over;
 };
 

@@ -1,6 +1,7 @@
 // The events of a deployment (api.md "Events"): every log line, progress, step_update and state_change is stored
 // once, in order, with a per-deployment sequence 1, 2, 3, ... That store is the single source of the live stream
 // (GET /deployments/{id}/logs), the history (logs/history) and, later, the command results.
+import { offsetTime } from '../shared/time-format.js';
 import type { Deployment, DeploymentState } from './types.js';
 import { TERMINAL_STATES } from './types.js';
 
@@ -81,6 +82,18 @@ export interface DeploymentEventStore {
   last(deploymentId: string): Promise<StoredEvent | undefined>;
 }
 
+/** Events appended at most once: the store keeps `key` with them and skips a group whose key it has. */
+export interface KeyedEvents {
+  readonly key: string;
+  readonly events: readonly NewEvent[];
+}
+
+/** The idempotent append (adapter: infra/dynamodb/deployment-event-store.ts). */
+export interface KeyedEventAppender {
+  /** Appends every group not appended before (each group whole, in one transaction); answers what it stored. */
+  appendOnce(deploymentId: string, groups: readonly KeyedEvents[]): Promise<readonly StoredEvent[]>;
+}
+
 /** Longest text kept in one event (message, output): DynamoDB items are at most 400 KB. */
 export const MAX_EVENT_TEXT = 64 * 1024;
 
@@ -100,7 +113,11 @@ export const boundedEvent = (event: DeploymentEvent): DeploymentEvent => {
 };
 
 /** The spec's stream message: `{event, data}` with `data.type === event`. */
-export const streamMessage = (event: DeploymentEvent): { event: DeploymentEventType; data: DeploymentEvent } => ({ event: event.type, data: event });
+export const streamMessage = (event: DeploymentEvent): { event: DeploymentEventType; data: DeploymentEvent } => ({
+  event: event.type,
+  // A `log` member is a log record: its timestamp takes the spec's `+00:00` form (stored with `Z`).
+  data: event.type === 'log' ? { ...event, log: { ...event.log, timestamp: offsetTime(event.log.timestamp) } } : event,
+});
 
 export const PING_MESSAGE = { event: 'ping', data: { type: 'ping' } } as const;
 

@@ -1,6 +1,6 @@
 // Ports of the deployments context. Adapters: infra/dynamodb/{deployment,orchestration,pending-request}-repository.ts,
 // infra/sqs/dispatch-queue.ts.
-import type { Deployment, PendingRequest } from './types.js';
+import type { Deployment, HeldInstance, OutboxEntry, PendingRequest } from './types.js';
 
 export interface DeploymentRepository {
   get(id: string): Promise<Deployment | undefined>;
@@ -10,6 +10,13 @@ export interface DeploymentRepository {
   listAll(): Promise<readonly Deployment[]>;
   /** Replaces the deployment if its revision is still `previous.revision`; false otherwise. */
   update(previous: Deployment, next: Deployment): Promise<boolean>;
+  /**
+   * Counts a failed engine pass of a deployment that is not terminal: one more when the last failure was of the
+   * same `kind`, else 1. Answers the count, or undefined when the deployment is gone or terminal.
+   */
+  recordFailedPass(id: string, kind: string): Promise<number | undefined>;
+  /** Clears the count after a pass that succeeded without writing (a write clears it anyway). */
+  clearFailedPasses(deployment: Deployment): Promise<void>;
 }
 
 /** The orchestration instances (decisions.md section 7): one running deployment holds one. */
@@ -26,9 +33,24 @@ export interface Orchestration {
   start(deployment: Deployment, dispatched?: { readonly request: PendingRequest; readonly at: Date }): Promise<string | undefined>;
   /**
    * Moves a deployment to a terminal state and frees its instance in one transaction, conditioned on the
-   * revision it read; false when the deployment changed meanwhile.
+   * revision it read, and writes `owed` to the outbox in the same transaction; false when the deployment changed
+   * meanwhile.
    */
-  finish(previous: Deployment, next: Deployment): Promise<boolean>;
+  finish(previous: Deployment, next: Deployment, owed?: OutboxEntry): Promise<boolean>;
+  /** Outbox entries written before `before`, oldest first, at most `limit`. */
+  outbox(before: Date, limit: number): Promise<readonly OutboxEntry[]>;
+  /** The outbox entry of a deployment that ended at `at`, if still there. */
+  outboxEntry(deploymentId: string, at: string): Promise<OutboxEntry | undefined>;
+  /** Removes a done outbox entry (absent already: nothing happens). */
+  settled(entry: OutboxEntry): Promise<void>;
+  /** Every held instance, with when its holder's periodic check last ran. */
+  heldInstances(): Promise<readonly HeldInstance[]>;
+  /**
+   * Records that the periodic check of the deployment holding `instanceId` runs at `at`, only if the last one was
+   * at least `minGapMs` before (and the deployment still holds the instance): false means another check chain ran
+   * recently, or the instance is not the deployment's any more.
+   */
+  recordCheck(instanceId: string, deploymentId: string, at: Date, minGapMs: number): Promise<boolean>;
 }
 
 export interface PendingRequestRepository {
@@ -47,6 +69,10 @@ export interface PendingRequestRepository {
   fail(request: PendingRequest, message: string, at: Date): Promise<boolean>;
   /** pending or processing -> cancelled; false when it was in a terminal status. */
   cancel(request: PendingRequest, at: Date): Promise<boolean>;
+  /** Requests in processing, the oldest claim first, at most `limit` (a narrow index: only processing ones). */
+  processing(limit: number): Promise<readonly PendingRequest[]>;
+  /** Records why a pending request waits (null, null: it no longer does); false when it is not pending. */
+  setWaiting(request: PendingRequest, reason: string | null, until: string | null): Promise<boolean>;
 }
 
 /** Wakes the dispatcher (an SQS message to its consumer). */

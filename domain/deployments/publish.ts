@@ -2,7 +2,8 @@
 // step_update, progress and state_change events of each engine pass, and one `log` event per line of output.
 import type { Command, OutputChunk } from '../targets/types.js';
 import type { EngineEvent } from './engine.js';
-import type { NewEvent } from './events.js';
+import { outputLines } from '../targets/output-limits.js';
+import type { KeyedEvents, NewEvent } from './events.js';
 
 /** The output tail a finished step's step_update carries (the spec's output tails are 2000 characters). */
 export const OUTPUT_TAIL = 2000;
@@ -42,9 +43,7 @@ export const engineEventsToNew = (events: readonly EngineEvent[], at: string, ou
 /** One `log` event per line of the chunks (a line split across two chunks stays two entries). */
 export const outputToLogEvents = (command: Command, targetName: string | null, chunks: readonly OutputChunk[], at: string): NewEvent[] =>
   chunks.flatMap((chunk) =>
-    chunk.data
-      .replace(/\r?\n$/, '')
-      .split(/\r?\n/)
+    outputLines(chunk.data)
       .map(
         (line): NewEvent => ({
           at,
@@ -66,3 +65,19 @@ export const outputToLogEvents = (command: Command, targetName: string | null, c
 
 /** The last `OUTPUT_TAIL` characters of a command's output, both streams in order. */
 export const outputTail = (chunks: readonly OutputChunk[]): string => chunks.map((c) => c.data).join('').slice(-OUTPUT_TAIL);
+
+/** Log events per keyed group: a group and its marker must fit one DynamoDB transaction with the head. */
+export const EVENTS_PER_GROUP = 90;
+
+/**
+ * The log events of the chunks in groups keyed `<command id>#<seq>#<part>`: the event store appends each group at
+ * most once, so a retried output post re-adds exactly the lines a crash lost, and never a line twice.
+ */
+export const outputToKeyedEvents = (command: Command, targetName: string | null, chunks: readonly OutputChunk[], at: string): KeyedEvents[] =>
+  chunks.flatMap((chunk) => {
+    const events = outputToLogEvents(command, targetName, [chunk], at);
+    return Array.from({ length: Math.ceil(events.length / EVENTS_PER_GROUP) }, (_, part) => ({
+      key: `${command.id}#${chunk.seq}#${part}`,
+      events: events.slice(part * EVENTS_PER_GROUP, (part + 1) * EVENTS_PER_GROUP),
+    }));
+  });

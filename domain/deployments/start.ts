@@ -86,6 +86,8 @@ export const startOrQueue = async (deps: StartDeps, draft: DeploymentDraft): Pro
     dispatchedAt: null,
     dispatchedToInstanceId: null,
     processingSince: null,
+    waitingReason: null,
+    waitingUntil: null,
   };
   await deps.pending.create(request);
   await deps.dispatch.wake(`queued ${request.id}`);

@@ -129,6 +129,38 @@ export interface Deployment extends DeploymentDraft {
   readonly instanceId: string | null;
   /** Moves on every change: state changes are conditioned on it. */
   readonly revision: number;
+  /**
+   * Engine passes that failed in a row the same way (`kind`: the error's class), kept by the engine; a pass that
+   * succeeds clears it. Absent when the last pass succeeded.
+   */
+  readonly passFailures?: PassFailures | undefined;
+}
+
+export interface PassFailures {
+  readonly count: number;
+  readonly kind: string;
+}
+
+/**
+ * The side effects a terminal transaction still owes, written in that transaction (the outbox) and removed once
+ * done: the agents' cancel notices, the dispatcher's wake-up, the final state_change of the event stream.
+ */
+export interface OutboxEntry {
+  readonly deploymentId: string;
+  /** When the terminal write happened (the deployment's completed_at): the entry's place in the outbox. */
+  readonly at: string;
+  readonly cancelCommands: boolean;
+  readonly wakeDispatcher: boolean;
+  /** Appended to the event store unless the stream already ends with a terminal state_change. */
+  readonly finalEvent: { readonly oldState: DeploymentState; readonly newState: DeploymentState; readonly message: string } | null;
+}
+
+/** An orchestration instance and the deployment holding it, with when the engine's periodic check last ran. */
+export interface HeldInstance {
+  readonly instanceId: string;
+  readonly deploymentId: string;
+  readonly heldSince: string | null;
+  readonly checkedAt: string | null;
 }
 
 export type PendingStatus = 'pending' | 'processing' | 'dispatched' | 'cancelled' | 'failed';
@@ -153,6 +185,9 @@ export interface PendingRequest {
   readonly dispatchedAt: string | null;
   readonly dispatchedToInstanceId: string | null;
   readonly processingSince: string | null;
+  /** Why a pending request is passed over at dispatch (an active freeze) and until when; null otherwise. */
+  readonly waitingReason?: string | null;
+  readonly waitingUntil?: string | null;
 }
 
 /** Script details the executor needs per step (kept out of the plan the API shows). */

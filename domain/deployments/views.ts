@@ -116,6 +116,11 @@ export const pendingRequestView = (r: PendingRequest, position?: number) => {
   put('deployment_id', r.deploymentId);
   put('dispatched_at', r.dispatchedAt === null ? null : pendingTime(r.dispatchedAt));
   put('dispatched_to_instance_id', r.dispatchedToInstanceId);
+  // Why a pending request is passed over at dispatch (an active freeze), and until when (ISO 8601, +00:00).
+  if (r.status === 'pending') {
+    put('waiting_reason', r.waitingReason ?? null);
+    put('waiting_until', r.waitingUntil ?? null);
+  }
   return {
     id: r.id,
     ...optional,

@@ -63,8 +63,10 @@ const ownCommand = async (deps: Pick<TargetsDeps, 'commands'>, agent: AgentCalle
 };
 
 /**
- * Appends output. A retried chunk (a seq already stored) is ignored, so agents retry freely. Output for a command
- * that already completed is accepted only as such a retry. The answer tells the agent when to stop the command.
+ * Appends output. A retried chunk (a seq already stored) is not stored again, so agents retry freely; its log
+ * lines are handed on again all the same, and the listener adds only those a crash lost (log events are kept once
+ * per (command, seq)). Output for a command that already completed is accepted only as such a retry. The answer
+ * tells the agent when to stop the command.
  */
 export const appendOutput = async (deps: TargetsDeps, agent: AgentCaller, commandId: string, chunks: readonly OutputChunk[]) => {
   const command = await ownCommand(deps, agent, commandId);
@@ -73,7 +75,7 @@ export const appendOutput = async (deps: TargetsDeps, agent: AgentCaller, comman
     throw new ConflictError(`The command is ${command.status}; it takes no more output.`, { status: command.status });
   }
   const fresh = command.status === 'delivered' ? await deps.commands.appendOutput(command, chunks, deps.clock.now()) : [];
-  if (fresh.length > 0) await deps.listener?.output(command, [...fresh].sort((a, b) => a.seq - b.seq));
+  await deps.listener?.output(command, [...chunks].sort((a, b) => a.seq - b.seq));
   return { accepted: fresh.length, cancel_requested: command.cancelRequestedAt !== null || command.status === 'cancelled' };
 };
 

@@ -4,9 +4,11 @@ import type { CancelDeps } from '../../domain/deployments/cancel.js';
 import type { CreateDeps } from '../../domain/deployments/create.js';
 import type { DeploymentsDeps } from '../../domain/deployments/deps.js';
 import type { DispatchDeps } from '../../domain/deployments/dispatch.js';
+import type { SweepDeps } from '../../domain/deployments/sweep.js';
 import { DynamoDeploymentRepository } from '../../infra/dynamodb/deployment-repository.js';
 import { DynamoOrchestration } from '../../infra/dynamodb/orchestration.js';
 import { DynamoPendingRequestRepository } from '../../infra/dynamodb/pending-request-repository.js';
+import { DynamoUserRepository } from '../../infra/dynamodb/user-repository.js';
 import { SqsDispatchQueue } from '../../infra/sqs/dispatch-queue.js';
 import { systemUuids } from '../../infra/system/uuids.js';
 import { planDeps } from './deployments-plan-wiring.js';
@@ -14,6 +16,7 @@ import { once } from './once.js';
 import { deploymentEvents } from './stream-wiring.js';
 import { engineQueue } from './queues-wiring.js';
 import { targetsDeps } from './targets-wiring.js';
+import { tenancyDeps } from './tenancy-wiring.js';
 import { ids, infra } from './wiring.js';
 
 export const deploymentsDeps = once((): DeploymentsDeps & DispatchDeps & CancelDeps => {
@@ -33,7 +36,14 @@ export const deploymentsDeps = once((): DeploymentsDeps & DispatchDeps & CancelD
   };
 });
 
-export const dispatchDeps = (): DispatchDeps => deploymentsDeps();
+/** The dispatcher also checks queued work again: active freezes and the triggering user's status. */
+export const dispatchDeps = once((): DispatchDeps => ({
+  ...deploymentsDeps(),
+  recheck: { freezes: tenancyDeps().freezes, users: new DynamoUserRepository(infra().db, infra().config.TABLE_NAME) },
+}));
 
 /** Create and redeploy also resolve plans (catalog, targets, tenancy, freezes). */
 export const createDeps = once((): CreateDeps => ({ ...deploymentsDeps(), plan: planDeps() }));
+
+/** The sweep: outbox, stuck requests, lost checks, lost wake-ups. */
+export const sweepDeps = once((): SweepDeps => ({ ...deploymentsDeps(), engine: engineQueue() }));

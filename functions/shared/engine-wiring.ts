@@ -2,6 +2,7 @@
 // scripts, the secret cipher) and the queue that wakes it.
 import { commandIdOf, type EngineDeps, type StepScripts } from '../../domain/deployments/engine.js';
 import { engineEventsToNew, outputTail } from '../../domain/deployments/publish.js';
+import { isTransientError } from '../../infra/transient.js';
 import { catalogDeps } from './catalog-wiring.js';
 import { deploymentsDeps } from './deployments-wiring.js';
 import { secretCipher } from './identity-wiring.js';
@@ -32,6 +33,9 @@ export const engineDeps = once((): EngineDeps => {
     cipher: secretCipher(),
     engine: engineQueue(),
     clock: infra().clock,
+    events: deploymentEvents(),
+    limits: { maxFailedPasses: infra().config.ENGINE_MAX_FAILED_PASSES, maxDeploymentSeconds: infra().config.DEPLOYMENT_MAX_SECONDS },
+    isTransient: isTransientError,
     // Each pass's step_update, progress and state_change go to the event store; finished steps carry their output tail.
     publish: async (deploymentId, events) => {
       const outputs = new Map<string, string>();

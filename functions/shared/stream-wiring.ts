@@ -2,8 +2,8 @@
 // read by the history endpoint and the streaming function), the deployment log stream's dependencies and the
 // resource streams' (the repositories they poll). Kept apart from deployments-wiring and targets-wiring so the
 // streaming function does not load the dispatcher, SQS or the agent protocol.
-import type { DeploymentEventStore } from '../../domain/deployments/events.js';
 import { randomUUID } from 'node:crypto';
+import type { DeploymentEventStore, KeyedEventAppender } from '../../domain/deployments/events.js';
 import { sseGrantStillValid, verifySseGrant } from '../../domain/identity/sse-tokens.js';
 import { DynamoStreamLeaseStore } from '../../infra/dynamodb/stream-lease-repository.js';
 import { DynamoDeploymentEventStore } from '../../infra/dynamodb/deployment-event-store.js';
@@ -17,7 +17,7 @@ import type { StreamCaller, StreamGuardDeps } from './stream-guard.js';
 import { once } from './once.js';
 import { infra } from './wiring.js';
 
-export const deploymentEvents = once((): DeploymentEventStore => new DynamoDeploymentEventStore(infra().db, infra().config.TABLE_NAME));
+export const deploymentEvents = once((): DeploymentEventStore & KeyedEventAppender => new DynamoDeploymentEventStore(infra().db, infra().config.TABLE_NAME));
 
 /** The caller of `?sse_token=`, with the re-check of its account or API key that an open stream repeats. */
 const verifyStreamCaller = async (token: string | undefined): Promise<StreamCaller> => {

@@ -10,7 +10,7 @@ import { DynamoTenantRepository } from '../../infra/dynamodb/tenant-repository.j
 import { systemSleeper } from '../../infra/system/sleeper.js';
 import { useDefaultAgentAuthenticator } from './http.js';
 import './identity-wiring.js';
-import { outputToLogEvents } from '../../domain/deployments/publish.js';
+import { outputToKeyedEvents } from '../../domain/deployments/publish.js';
 import { once } from './once.js';
 import { deploymentEvents } from './stream-wiring.js';
 import { engineQueue } from './queues-wiring.js';
@@ -44,9 +44,9 @@ export const targetsDeps = once((): TargetsDeps => {
     sleeper: systemSleeper,
     settings: { pollIntervalMs: cfg.AGENT_POLL_INTERVAL_MS },
     listener: {
-      // Each line of output becomes a log event of the deployment's stream, as it arrives.
+      // Each line of output becomes a log event of the deployment's stream, as it arrives; once per (command, seq).
       output: async (command, chunks) => {
-        await deploymentEvents().append(command.deploymentId, outputToLogEvents(command, await targetName(command.targetId), chunks, infra().clock.now().toISOString()));
+        await deploymentEvents().appendOnce(command.deploymentId, outputToKeyedEvents(command, await targetName(command.targetId), chunks, infra().clock.now().toISOString()));
       },
       // A finished command moves its deployment on at once.
       completed: async (command) => engineQueue().wake(command.deploymentId),

@@ -3,9 +3,20 @@
 // the seq it read to seq + n (conditioned on still being what it read) and each event is put under its seq. So
 // writers are serialised per deployment: seqs are contiguous, each event is stored once, and seq N+1 is never
 // committed before N. A writer that loses the race re-reads the head and tries again (bounded, with jitter).
+// Keyed groups (a part of a command's output chunk) are appended at most once: a marker item (sk MARK#<key>) is put
+// in the same transaction as the group's events, conditioned on being absent, and markers are read (one batch
+// read) before appending, so a retry adds exactly the groups a crash lost.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { GetCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { boundedEvent, contiguousAfter, type DeploymentEventStore, type NewEvent, type StoredEvent } from '../../domain/deployments/events.js';
+import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  boundedEvent,
+  contiguousAfter,
+  type DeploymentEventStore,
+  type KeyedEventAppender,
+  type KeyedEvents,
+  type NewEvent,
+  type StoredEvent,
+} from '../../domain/deployments/events.js';
 import { isConditionFailure } from './conditional.js';
 import { keys } from './keys.js';
 
@@ -45,7 +56,33 @@ export const transactionBatches = (events: readonly { readonly size: number }[])
   return batches;
 };
 
-export class DynamoDeploymentEventStore implements DeploymentEventStore {
+/** Keyed groups packed into transactions: with the head, at most 100 items (a marker + events per group) and about 3 MB. */
+export const groupBatches = (groups: readonly { readonly events: number; readonly size: number }[]): number[][] => {
+  const batches: number[][] = [];
+  let current: number[] = [];
+  let items = 1;
+  let bytes = 0;
+  groups.forEach((group, index) => {
+    if (current.length > 0 && (items + 1 + group.events > MAX_EVENTS_PER_TRANSACTION + 1 || bytes + group.size > MAX_BYTES_PER_TRANSACTION)) {
+      batches.push(current);
+      current = [];
+      items = 1;
+      bytes = 0;
+    }
+    current.push(index);
+    items += 1 + group.events;
+    bytes += group.size;
+  });
+  if (current.length > 0) batches.push(current);
+  return batches;
+};
+
+const prepare = (e: NewEvent) => {
+  const body = JSON.stringify(boundedEvent(e.event));
+  return { at: e.at, body, size: body.length + 100 };
+};
+
+export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEventAppender {
   private readonly maxAttempts: number;
 
   constructor(
@@ -57,15 +94,93 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore {
   }
 
   async append(deploymentId: string, events: readonly NewEvent[]): Promise<readonly StoredEvent[]> {
-    const prepared = events.map((e) => {
-      const body = JSON.stringify(boundedEvent(e.event));
-      return { at: e.at, body, size: body.length + 100 };
-    });
+    const prepared = events.map(prepare);
     const stored: StoredEvent[] = [];
     // A bigger append is several transactions, each contiguous; another writer's events may fall between them.
     for (const batch of transactionBatches(prepared)) {
       stored.push(...(await this.appendBatch(deploymentId, batch.map((i) => prepared[i]!))));
     }
+    return stored;
+  }
+
+  async appendOnce(deploymentId: string, groups: readonly KeyedEvents[]): Promise<readonly StoredEvent[]> {
+    const stored: StoredEvent[] = [];
+    const tooBig = groups.find((g) => g.events.length > MAX_EVENTS_PER_TRANSACTION - 1);
+    if (tooBig !== undefined) throw new Error(`keyed group ${tooBig.key} has ${tooBig.events.length} events; at most ${MAX_EVENTS_PER_TRANSACTION - 1} fit one transaction`);
+    let remaining = groups.filter((g) => g.events.length > 0).map((g) => ({ key: g.key, events: g.events.map(prepare) }));
+    for (let attempt = 1; remaining.length > 0; attempt += 1) {
+      const done = await this.markedKeys(deploymentId, remaining.map((g) => g.key));
+      remaining = remaining.filter((g) => !done.has(g.key));
+      try {
+        while (remaining.length > 0) {
+          const [batch = []] = groupBatches(remaining.map((g) => ({ events: g.events.length, size: g.events.reduce((n, e) => n + e.size, 100) })));
+          stored.push(...(await this.appendGroups(deploymentId, batch.map((i) => remaining[i]!))));
+          remaining = remaining.slice(batch.length);
+        }
+      } catch (error) {
+        // The head moved (another writer) or a marker appeared (a concurrent retry): read both again.
+        if (!isConditionFailure(error) || attempt >= this.maxAttempts) throw error;
+        await sleep(Math.random() * Math.min(100, 5 * 2 ** Math.min(attempt, 5)));
+      }
+    }
+    return stored;
+  }
+
+  /** Which of the keys have a marker (batch reads of at most 100 keys). */
+  private async markedKeys(deploymentId: string, groupKeys: readonly string[]): Promise<Set<string>> {
+    const found = new Set<string>();
+    for (let i = 0; i < groupKeys.length; i += 100) {
+      let request: NonNullable<ConstructorParameters<typeof BatchGetCommand>[0]['RequestItems']> | undefined = {
+        [this.tableName]: { Keys: groupKeys.slice(i, i + 100).map((k) => keys.deploymentEventsMarker(deploymentId, k)), ConsistentRead: true },
+      };
+      while (request !== undefined && Object.keys(request).length > 0) {
+        const answer = await this.db.send(new BatchGetCommand({ RequestItems: request }));
+        for (const item of answer.Responses?.[this.tableName] ?? []) found.add(String(item['groupKey']));
+        request = answer.UnprocessedKeys as typeof request;
+      }
+    }
+    return found;
+  }
+
+  /** One transaction: the head moves past the groups' events; each group's marker (absent before) and events are put. */
+  private async appendGroups(deploymentId: string, groups: readonly { key: string; events: readonly { at: string; body: string }[] }[]): Promise<StoredEvent[]> {
+    const seen = await this.headSeq(deploymentId);
+    const total = groups.reduce((n, g) => n + g.events.length, 0);
+    const items: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']> = [
+      {
+        Update: {
+          TableName: this.tableName,
+          Key: keys.deploymentEventsHead(deploymentId),
+          UpdateExpression: 'SET #seq = :next',
+          ConditionExpression: 'attribute_not_exists(#seq) OR #seq = :seen',
+          ExpressionAttributeNames: { '#seq': 'seq' },
+          ExpressionAttributeValues: { ':seen': seen, ':next': seen + total },
+        },
+      },
+    ];
+    const stored: StoredEvent[] = [];
+    let seq = seen;
+    for (const group of groups) {
+      items.push({
+        Put: {
+          TableName: this.tableName,
+          Item: { ...keys.deploymentEventsMarker(deploymentId, group.key), type: 'deployment_event_marker', groupKey: group.key, firstSeq: seq + 1 },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      });
+      for (const e of group.events) {
+        seq += 1;
+        items.push({
+          Put: {
+            TableName: this.tableName,
+            Item: { ...keys.deploymentEvent(deploymentId, seq), type: 'deployment_event', seq, at: e.at, body: e.body },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        });
+        stored.push({ seq, at: e.at, event: JSON.parse(e.body) as StoredEvent['event'] });
+      }
+    }
+    await this.db.send(new TransactWriteCommand({ TransactItems: items }));
     return stored;
   }
 

@@ -1,9 +1,10 @@
 // Deployments on the single table: one item per deployment (with its plan), listed on gsi1, with a short-id alias.
-// Creation happens in DynamoOrchestration.start (in the same transaction as the instance it holds).
-import { PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+// Creation happens in DynamoOrchestration.start (in the same transaction as the instance it holds). The engine's
+// count of failed passes (`passFailures`) lives on the item and is written without moving the revision.
+import { PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DeploymentRepository } from '../../domain/deployments/ports.js';
 import type { Deployment } from '../../domain/deployments/types.js';
-import { conditionally } from './conditional.js';
+import { conditionally, whenCondition } from './conditional.js';
 import { keys } from './keys.js';
 import { findRecord, getRecord, listPartition, stripKeys, type Item } from './records.js';
 
@@ -42,6 +43,53 @@ export class DynamoDeploymentRepository implements DeploymentRepository {
           Item: deploymentItem(next),
           ConditionExpression: 'revision = :seen',
           ExpressionAttributeValues: { ':seen': previous.revision },
+        }),
+      ),
+    );
+  }
+
+  async recordFailedPass(id: string, kind: string): Promise<number | undefined> {
+    const open = 'attribute_exists(pk) AND NOT (#state IN (:success, :failed, :cancelled, :rolled_back))';
+    const states = { ':success': 'success', ':failed': 'failed', ':cancelled': 'cancelled', ':rolled_back': 'rolled_back' };
+    // Same kind as the last failure: one more; otherwise (or none yet) the count starts again at 1.
+    const more = await whenCondition(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.deployment(id),
+          UpdateExpression: 'SET passFailures.#count = passFailures.#count + :one',
+          ConditionExpression: `${open} AND passFailures.#kind = :kind`,
+          ExpressionAttributeNames: { '#state': 'state', '#count': 'count', '#kind': 'kind' },
+          ExpressionAttributeValues: { ...states, ':one': 1, ':kind': kind },
+          ReturnValues: 'ALL_NEW',
+        }),
+      ),
+    );
+    if (more?.Attributes !== undefined) return Number((more.Attributes['passFailures'] as { count: number }).count);
+    const first = await conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.deployment(id),
+          UpdateExpression: 'SET passFailures = :first',
+          ConditionExpression: open,
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: { ...states, ':first': { count: 1, kind } },
+        }),
+      ),
+    );
+    return first ? 1 : undefined;
+  }
+
+  async clearFailedPasses(deployment: Deployment): Promise<void> {
+    await conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.deployment(deployment.id),
+          UpdateExpression: 'REMOVE passFailures',
+          ConditionExpression: 'revision = :seen',
+          ExpressionAttributeValues: { ':seen': deployment.revision },
         }),
       ),
     );

@@ -41,6 +41,10 @@ export const keys = {
   streamSlot: (userId: string, slot: number): Key => ({ pk: `STREAMSLOTS#${userId}`, sk: `SLOT#${String(slot).padStart(4, '0')}` }),
   /** Failed-login counting and lockout of one client address. */
   loginThrottle: (ip: string): Key => ({ pk: `LOGINTHROTTLE#${ip}`, sk: 'LOGINTHROTTLE' }),
+  /** Wrong two-factor codes of one user and the lockout (the login throttle's item shape). */
+  twoFactorThrottle: (userId: string): Key => ({ pk: `TWOFACTORTHROTTLE#${userId}`, sk: 'LOGINTHROTTLE' }),
+  /** Code attempts and single use of one pending two-factor token (by the token's hash). */
+  twoFactorPending: (tokenHash: string): Key => ({ pk: `TWOFACTORPENDING#${tokenHash}`, sk: 'ATTEMPTS' }),
   // ---- catalog (domain/catalog): actions, versions, sequences, solutions ----
   /** The action item; its versions share the partition (sk VERSION#<version>), so one query reads both. */
   action: (id: string): Key => ({ pk: `ACTION#${id}`, sk: 'ACTION' }),
@@ -90,6 +94,13 @@ export const keys = {
   orchestrationConfig: (): Key => ({ pk: 'ORCHESTRATION', sk: 'CONFIG' }),
   orchestrationInstance: (instanceId: string): Key => ({ pk: 'ORCHESTRATION', sk: `INSTANCE#${instanceId}` }),
   pendingRequest: (id: string): Key => ({ pk: `PENDING#${id}`, sk: 'PENDING' }),
+  /** Requests being dispatched on gsi1 (sparse: only while processing), oldest claim first: the sweep's recovery. */
+  pendingProcessing: (processingSince: string, id: string) => ({ gsi1pk: 'PENDINGPROCESSING', gsi1sk: `${processingSince}#${id}` }),
+  /**
+   * The outbox: side effects a terminal transaction still owes (cancel notices, the dispatcher's wake-up, the final
+   * event). One small partition, oldest first; an entry lives from the terminal write until its effects are done.
+   */
+  outboxEntry: (at: string, deploymentId: string): Key => ({ pk: 'OUTBOX', sk: `${at}#${deploymentId}` }),
   /** Pending requests in dispatch order on gsi1 (sparse: only while pending): highest priority, then oldest. */
   pendingQueue: (priority: number, queuedAt: string, id: string) => ({
     gsi1pk: 'PENDINGQUEUE',
@@ -107,4 +118,6 @@ export const keys = {
   deploymentEventsHead: (deploymentId: string): Key => ({ pk: `DEPLOYMENTEVENTS#${deploymentId}`, sk: 'HEAD' }),
   /** One event; the zero-padded seq makes the sort key order the sequence order. */
   deploymentEvent: (deploymentId: string, seq: number): Key => ({ pk: `DEPLOYMENTEVENTS#${deploymentId}`, sk: `EVENT#${String(seq).padStart(10, '0')}` }),
+  /** Marks that the events of one keyed group (a part of a command's output chunk) were appended: written with them. */
+  deploymentEventsMarker: (deploymentId: string, groupKey: string): Key => ({ pk: `DEPLOYMENTEVENTS#${deploymentId}`, sk: `MARK#${groupKey}` }),
 } as const;

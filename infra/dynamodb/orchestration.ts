@@ -3,12 +3,14 @@
 // holding it). Taking an instance is part of the transaction that stores the new deployment, conditioned on the
 // instance being free and within the capacity; freeing it is part of the transaction that ends the deployment. So
 // concurrent creates never exceed the capacity, and a crash cannot leave an instance held by a finished deployment.
-import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+// The same transaction writes the outbox entry of what the end still owes (partition OUTBOX, see outbox.ts), and
+// instance items carry `checkedAt`, the last run of their holder's periodic engine check (what the sweep reads).
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Orchestration } from '../../domain/deployments/ports.js';
-import type { Deployment, PendingRequest } from '../../domain/deployments/types.js';
+import type { Deployment, HeldInstance, OutboxEntry, PendingRequest } from '../../domain/deployments/types.js';
 import { RequestNotProcessingError } from '../../domain/deployments/dispatch.js';
 import { aliasItem } from './aliases.js';
-import { isConditionFailure } from './conditional.js';
+import { conditionally, isConditionFailure } from './conditional.js';
 import { deploymentItem } from './deployment-repository.js';
 import { keys } from './keys.js';
 import { failedAt } from './tenant-repository.js';
@@ -16,6 +18,13 @@ import { failedAt } from './tenant-repository.js';
 /** `instance-1`, `instance-2`, ... */
 export const instanceId = (n: number): string => `instance-${n}`;
 const ATTEMPTS = 5;
+const toEntry = (item: Record<string, unknown>): OutboxEntry => ({
+  deploymentId: String(item['deploymentId']),
+  at: String(item['at']),
+  cancelCommands: item['cancelCommands'] === true,
+  wakeDispatcher: item['wakeDispatcher'] === true,
+  finalEvent: (item['finalEvent'] ?? null) as OutboxEntry['finalEvent'],
+});
 
 export class DynamoOrchestration implements Orchestration {
   constructor(
@@ -95,7 +104,8 @@ export class DynamoOrchestration implements Orchestration {
               Update: {
                 TableName: this.tableName,
                 Key: keys.pendingRequest(dispatched.request.id),
-                UpdateExpression: 'SET #status = :dispatched, deploymentId = :deployment, dispatchedAt = :at, dispatchedToInstanceId = :instance, processingSince = :null',
+                UpdateExpression:
+                  'SET #status = :dispatched, deploymentId = :deployment, dispatchedAt = :at, dispatchedToInstanceId = :instance, processingSince = :null, waitingReason = :null, waitingUntil = :null REMOVE gsi1pk, gsi1sk',
                 ConditionExpression: '#status = :processing',
                 ExpressionAttributeNames: { '#status': 'status' },
                 ExpressionAttributeValues: {
@@ -112,7 +122,7 @@ export class DynamoOrchestration implements Orchestration {
     ];
   }
 
-  async finish(previous: Deployment, next: Deployment): Promise<boolean> {
+  async finish(previous: Deployment, next: Deployment, owed?: OutboxEntry): Promise<boolean> {
     const release =
       previous.instanceId === null
         ? []
@@ -121,7 +131,7 @@ export class DynamoOrchestration implements Orchestration {
               Update: {
                 TableName: this.tableName,
                 Key: keys.orchestrationInstance(previous.instanceId),
-                UpdateExpression: 'REMOVE holder, heldSince',
+                UpdateExpression: 'REMOVE holder, heldSince, checkedAt',
                 ConditionExpression: 'attribute_not_exists(holder) OR holder = :deployment',
                 ExpressionAttributeValues: { ':deployment': previous.id },
               },
@@ -140,6 +150,7 @@ export class DynamoOrchestration implements Orchestration {
               },
             },
             ...release,
+            ...(owed === undefined ? [] : [{ Put: { TableName: this.tableName, Item: { ...keys.outboxEntry(owed.at, owed.deploymentId), type: 'outbox', ...owed } } }]),
           ],
         }),
       );
@@ -148,5 +159,58 @@ export class DynamoOrchestration implements Orchestration {
       if (isConditionFailure(error)) return false;
       throw error;
     }
+  }
+
+  async outbox(before: Date, limit: number): Promise<readonly OutboxEntry[]> {
+    const { Items = [] } = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND sk < :before',
+        ExpressionAttributeValues: { ':pk': keys.outboxEntry('', '').pk, ':before': before.toISOString() },
+        ConsistentRead: true,
+        Limit: limit,
+      }),
+    );
+    return Items.map(toEntry);
+  }
+
+  async outboxEntry(deploymentId: string, at: string): Promise<OutboxEntry | undefined> {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.outboxEntry(at, deploymentId), ConsistentRead: true }));
+    return Item === undefined ? undefined : toEntry(Item);
+  }
+
+  async settled(entry: OutboxEntry): Promise<void> {
+    await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: keys.outboxEntry(entry.at, entry.deploymentId) }));
+  }
+
+  async heldInstances(): Promise<readonly HeldInstance[]> {
+    const { Items = [] } = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :instance)',
+        ExpressionAttributeValues: { ':pk': keys.orchestrationConfig().pk, ':instance': 'INSTANCE#' },
+        ConsistentRead: true,
+      }),
+    );
+    return Items.filter((i) => typeof i['holder'] === 'string').map((i) => ({
+      instanceId: String(i['instance_id']),
+      deploymentId: String(i['holder']),
+      heldSince: typeof i['heldSince'] === 'string' ? i['heldSince'] : null,
+      checkedAt: typeof i['checkedAt'] === 'string' ? i['checkedAt'] : null,
+    }));
+  }
+
+  async recordCheck(instance: string, deploymentId: string, at: Date, minGapMs: number): Promise<boolean> {
+    return conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.orchestrationInstance(instance),
+          UpdateExpression: 'SET checkedAt = :at',
+          ConditionExpression: 'holder = :deployment AND (attribute_not_exists(checkedAt) OR checkedAt <= :latest)',
+          ExpressionAttributeValues: { ':at': at.toISOString(), ':deployment': deploymentId, ':latest': new Date(at.getTime() - minGapMs).toISOString() },
+        }),
+      ),
+    );
   }
 }

@@ -1,6 +1,7 @@
 // Pending dispatch requests: one item each, every one on gsi2 (the list), and on gsi1 while pending (the dispatch
 // order: highest priority, then oldest). Each status change is a conditional update that also adds or removes the
-// gsi1 entry, so the queue holds exactly the pending requests.
+// gsi1 entry, so the queue holds exactly the pending requests. While processing, gsi1 holds the request under
+// PENDINGPROCESSING instead (oldest claim first), so the recovery of requests stuck there reads only those.
 import { PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { PendingRequestRepository } from '../../domain/deployments/ports.js';
 import type { PendingRequest } from '../../domain/deployments/types.js';
@@ -54,7 +55,30 @@ export class DynamoPendingRequestRepository implements PendingRequestRepository 
   }
 
   async claim(request: PendingRequest, at: Date): Promise<boolean> {
-    return this.move(request, 'pending', 'SET #status = :to, processingSince = :at REMOVE gsi1pk, gsi1sk', { ':to': 'processing', ':at': at.toISOString() });
+    const processing = keys.pendingProcessing(at.toISOString(), request.id);
+    return this.move(request, 'pending', 'SET #status = :to, processingSince = :at, gsi1pk = :g1, gsi1sk = :g2', {
+      ':to': 'processing',
+      ':at': at.toISOString(),
+      ':g1': processing.gsi1pk,
+      ':g2': processing.gsi1sk,
+    });
+  }
+
+  async processing(limit: number): Promise<readonly PendingRequest[]> {
+    const { Items = [] } = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :processing',
+        ExpressionAttributeValues: { ':processing': keys.pendingProcessing('', '').gsi1pk },
+        Limit: limit,
+      }),
+    );
+    return Items.map(toRequest);
+  }
+
+  async setWaiting(request: PendingRequest, reason: string | null, until: string | null): Promise<boolean> {
+    return this.move(request, 'pending', 'SET waitingReason = :reason, waitingUntil = :until', { ':reason': reason, ':until': until });
   }
 
   async release(request: PendingRequest, error: { readonly message: string; readonly at: Date } | undefined): Promise<boolean> {
@@ -71,7 +95,7 @@ export class DynamoPendingRequestRepository implements PendingRequestRepository 
   }
 
   async fail(request: PendingRequest, message: string, at: Date): Promise<boolean> {
-    return this.move(request, 'processing', 'SET #status = :to, errorMessage = :error, lastRetryAt = :at, processingSince = :null ADD retryCount :one', {
+    return this.move(request, 'processing', 'SET #status = :to, errorMessage = :error, lastRetryAt = :at, processingSince = :null ADD retryCount :one REMOVE gsi1pk, gsi1sk', {
       ':to': 'failed',
       ':error': message,
       ':at': at.toISOString(),

@@ -2,7 +2,8 @@
 // conditions (revisions, statuses, free instances) so a use case that loses a race behaves as in production.
 import type { DeploymentsDeps } from '../../domain/deployments/deps.js';
 import type { DeploymentRepository, DispatchQueue, Orchestration, PendingRequestRepository } from '../../domain/deployments/ports.js';
-import type { Deployment, DeploymentDraft, PendingRequest, Plan } from '../../domain/deployments/types.js';
+import type { Deployment, DeploymentDraft, HeldInstance, OutboxEntry, PendingRequest, Plan } from '../../domain/deployments/types.js';
+import { TERMINAL_STATES } from '../../domain/deployments/types.js';
 import { RequestNotProcessingError } from '../../domain/deployments/dispatch.js';
 import { FakeClock } from './clock.js';
 import { fakeIds } from './identity.js';
@@ -27,6 +28,17 @@ export class FakeDeploymentRepository implements DeploymentRepository {
     if (this.deployments.get(previous.id)?.revision !== previous.revision) return false;
     this.deployments.set(next.id, next);
     return true;
+  }
+  async recordFailedPass(id: string, kind: string) {
+    const current = this.deployments.get(id);
+    if (current === undefined || TERMINAL_STATES.has(current.state)) return undefined;
+    const count = current.passFailures?.kind === kind ? current.passFailures.count + 1 : 1;
+    this.deployments.set(id, { ...current, passFailures: { count, kind } });
+    return count;
+  }
+  async clearFailedPasses(deployment: Deployment) {
+    const current = this.deployments.get(deployment.id);
+    if (current?.revision === deployment.revision) this.deployments.set(deployment.id, { ...current, passFailures: undefined });
   }
 }
 
@@ -73,6 +85,15 @@ export class FakePendingRequestRepository implements PendingRequestRepository {
   async cancel(request: PendingRequest, _at: Date) {
     return this.move(request, ['pending', 'processing'], (r) => ({ ...r, status: 'cancelled', processingSince: null }));
   }
+  async processing(limit: number) {
+    return [...this.requests.values()]
+      .filter((r) => r.status === 'processing')
+      .sort((a, b) => (a.processingSince ?? '').localeCompare(b.processingSince ?? ''))
+      .slice(0, limit);
+  }
+  async setWaiting(request: PendingRequest, reason: string | null, until: string | null) {
+    return this.move(request, ['pending'], (r) => ({ ...r, waitingReason: reason, waitingUntil: until }));
+  }
   /** Marks a processing request dispatched (what FakeOrchestration.start does in its transaction). */
   dispatch(request: PendingRequest, deploymentId: string, instanceId: string, at: Date): boolean {
     return this.move(request, ['processing'], (r) => ({
@@ -82,6 +103,8 @@ export class FakePendingRequestRepository implements PendingRequestRepository {
       dispatchedAt: at.toISOString(),
       dispatchedToInstanceId: instanceId,
       processingSince: null,
+      waitingReason: null,
+      waitingUntil: null,
     }));
   }
   private move(request: PendingRequest, from: readonly PendingRequest['status'][], change: (r: PendingRequest) => PendingRequest): boolean {
@@ -104,6 +127,10 @@ export const dispatchOrder = (a: PendingRequest, b: PendingRequest): number =>
  */
 export class FakeOrchestration implements Orchestration {
   readonly held = new Map<string, string>();
+  /** Instance id -> when its holder's periodic check last ran (epoch ms). */
+  readonly checkedAt = new Map<string, number>();
+  /** The outbox, by `<at>#<deployment id>`. */
+  readonly owed = new Map<string, OutboxEntry>();
   constructor(
     private instances: number,
     private readonly deployments: FakeDeploymentRepository,
@@ -129,9 +156,35 @@ export class FakeOrchestration implements Orchestration {
     this.deployments.put({ ...deployment, instanceId });
     return instanceId;
   }
-  async finish(previous: Deployment, next: Deployment) {
+  async finish(previous: Deployment, next: Deployment, owed?: OutboxEntry) {
     if (!(await this.deployments.update(previous, { ...next, instanceId: null }))) return false;
-    if (previous.instanceId !== null && this.held.get(previous.instanceId) === previous.id) this.held.delete(previous.instanceId);
+    if (previous.instanceId !== null && this.held.get(previous.instanceId) === previous.id) {
+      this.held.delete(previous.instanceId);
+      this.checkedAt.delete(previous.instanceId);
+    }
+    if (owed !== undefined) this.owed.set(`${owed.at}#${owed.deploymentId}`, owed);
+    return true;
+  }
+  async outbox(before: Date, limit: number) {
+    return [...this.owed.entries()].filter(([key]) => key < before.toISOString()).sort(([a], [b]) => a.localeCompare(b)).slice(0, limit).map(([, e]) => e);
+  }
+  async outboxEntry(deploymentId: string, at: string) {
+    return this.owed.get(`${at}#${deploymentId}`);
+  }
+  async settled(entry: OutboxEntry) {
+    this.owed.delete(`${entry.at}#${entry.deploymentId}`);
+  }
+  async heldInstances(): Promise<readonly HeldInstance[]> {
+    return [...this.held].map(([instanceId, deploymentId]) => {
+      const checked = this.checkedAt.get(instanceId);
+      return { instanceId, deploymentId, heldSince: null, checkedAt: checked === undefined ? null : new Date(checked).toISOString() };
+    });
+  }
+  async recordCheck(instanceId: string, deploymentId: string, at: Date, minGapMs: number) {
+    if (this.held.get(instanceId) !== deploymentId) return false;
+    const last = this.checkedAt.get(instanceId);
+    if (last !== undefined && last > at.getTime() - minGapMs) return false;
+    this.checkedAt.set(instanceId, at.getTime());
     return true;
   }
   private freeInstance(): string | undefined {

@@ -1,0 +1,44 @@
+// The outbox of terminal transactions: a deployment that ends (success, failed, cancelled, rolled_back) writes,
+// in the same transaction as its final state and the freed instance, an entry naming the side effects it still
+// owes. They are done right after the transaction, then the entry is removed. A process that dies in between
+// leaves the entry: the next pass for the deployment, or the sweep, does them again. Every effect is idempotent
+// (a cancel notice is a conditional write, the final event is appended only when the stream has none, a
+// dispatcher wake-up means "look at the queue").
+import { cancelDeploymentCommands } from '../targets/commands.js';
+import type { CommandRepository } from '../targets/ports.js';
+import type { Clock } from '../shared/ports.js';
+import { isTerminalEvent, type DeploymentEventStore } from './events.js';
+import type { DispatchQueue, Orchestration } from './ports.js';
+import type { Deployment, OutboxEntry } from './types.js';
+
+export interface OutboxDeps {
+  readonly orchestration: Pick<Orchestration, 'settled'>;
+  readonly dispatch: DispatchQueue;
+  readonly commands: CommandRepository;
+  readonly clock: Clock;
+  /** Where the final state_change goes; without it, that effect is left to the caller. */
+  readonly events?: Pick<DeploymentEventStore, 'last' | 'append'> | undefined;
+}
+
+/** What ending `previous` as `next` owes: the agents told to stop (unless it succeeded), the dispatcher woken. */
+export const owedBy = (previous: Deployment, next: Deployment): OutboxEntry => ({
+  deploymentId: next.id,
+  at: next.completedAt ?? next.startedAt ?? next.createdAt,
+  cancelCommands: next.state !== 'success',
+  wakeDispatcher: true,
+  finalEvent: { oldState: previous.state, newState: next.state, message: next.errorMessage ?? 'All steps completed.' },
+});
+
+/** Does the entry's effects (again) and removes it. Throws when one fails: the entry stays for the next try. */
+export const settleOutbox = async (deps: OutboxDeps, entry: OutboxEntry): Promise<void> => {
+  if (entry.cancelCommands) await cancelDeploymentCommands(deps, entry.deploymentId);
+  if (entry.finalEvent !== null && deps.events !== undefined) {
+    const last = await deps.events.last(entry.deploymentId);
+    if (last === undefined || !isTerminalEvent(last.event)) {
+      const { oldState, newState, message } = entry.finalEvent;
+      await deps.events.append(entry.deploymentId, [{ at: entry.at, event: { type: 'state_change', deployment_id: entry.deploymentId, old_state: oldState, new_state: newState, message } }]);
+    }
+  }
+  if (entry.wakeDispatcher) await deps.dispatch.wake(`instance freed by ${entry.finalEvent?.newState ?? 'finished'} ${entry.deploymentId}`);
+  await deps.orchestration.settled(entry);
+};
