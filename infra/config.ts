@@ -21,6 +21,8 @@ const Env = v.object({
   STAGE: v.optional(NonEmpty, 'local'),
   AWS_REGION: v.optional(NonEmpty, 'us-east-1'),
   TABLE_NAME: NonEmpty,
+  /** Where the general rate limiter keeps its buckets; TABLE_NAME unless set (tests point it nowhere). */
+  RATE_LIMIT_TABLE_NAME: v.optional(NonEmpty),
   DISPATCH_QUEUE_URL: v.pipe(NonEmpty, v.url('must be a queue URL')),
   ORCHESTRATOR_QUEUE_URL: v.pipe(NonEmpty, v.url('must be a queue URL')),
   /** Letters used to encode short ids; shuffle it per installation so short ids do not reveal counts. */
@@ -49,6 +51,8 @@ const Env = v.object({
   TWO_FACTOR_CODES_PER_TOKEN: Int(1, 100, 5),
   RATE_LIMIT_PER_SECOND: Decimal(0.001, 100_000, 100),
   RATE_LIMIT_BURST: Int(1, 100_000, 200),
+  /** Event streams one user may have open at once; the next answers 429. */
+  STREAMS_PER_USER: Int(1, 1000, 10),
   /** Orchestration instances (concurrent running deployments) until an admin sets another number. */
   ORCHESTRATION_INSTANCES: Int(0, 1000, 4),
   /** How often the dispatcher retries a pending request whose dispatch failed before marking it failed. */
@@ -85,6 +89,20 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>): 
     );
   }
   return Object.freeze(result.output);
+};
+
+/** Variables the service must not default outside the local stage (a guessed issuer, an open origin). */
+export const REQUIRED_IN_CLOUD = ['PUBLIC_BASE_URL', 'EDGE_ORIGIN_SECRET'] as const;
+
+/**
+ * What keeps a cold start outside the local stage from serving: each required variable that is unset or empty,
+ * named. STAGE is `${sls:stage}` in serverless.yml and `local` for `npm start` and the tests; unset counts as local.
+ */
+export const missingCloudSettings = (env: Readonly<Record<string, string | undefined>>): readonly string[] => {
+  const stage = (env['STAGE'] ?? '').trim();
+  if (stage === '' || stage === 'local') return [];
+  const missing = REQUIRED_IN_CLOUD.filter((name) => (env[name] ?? '').trim() === '');
+  return missing.length === 0 ? [] : [`${missing.join(' and ')} ${missing.length === 1 ? 'is' : 'are'} not set (required outside the local stage, STAGE=${stage})`];
 };
 
 let cached: Config | undefined;

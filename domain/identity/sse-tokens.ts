@@ -59,12 +59,29 @@ const callerOf = async (deps: IdentityDeps, grant: SseGrant): Promise<Caller | u
   return { kind: 'user', userId: user.id, tenantId: user.tenantId, roles: user.roles, permissions: await deps.roles.permissionsOf(user.roles) };
 };
 
-/** What a streaming endpoint calls with `?sse_token=`: the caller, once; INVALID_TOKEN for anything else. */
-export const verifySseToken = async (deps: IdentityDeps, token: string | undefined): Promise<Caller> => {
+/** What a streaming endpoint calls with `?sse_token=`: the caller and its grant, once; INVALID_TOKEN for anything else. */
+export const verifySseGrant = async (deps: IdentityDeps, token: string | undefined): Promise<{ caller: Caller; grant: SseGrant }> => {
   if (token === undefined || token === '') throw new InvalidTokenError('Event streams need ?sse_token= from POST /api/v1/auth/sse-token.');
   const grant = await deps.sseTokens.consumeToken(deps.random.hash(token), deps.clock.now());
   if (grant === undefined) throw new InvalidTokenError('The SSE token is unknown, expired or already used: request a new one.');
   const caller = await callerOf(deps, grant);
   if (caller === undefined) throw new InvalidTokenError('The credential behind this SSE token is no longer valid.');
-  return caller;
+  return { caller, grant };
+};
+
+export const verifySseToken = async (deps: IdentityDeps, token: string | undefined): Promise<Caller> => (await verifySseGrant(deps, token)).caller;
+
+/**
+ * What an open stream re-checks every few seconds, with one read: a user's account is still active and its tokens
+ * were not invalidated after the grant (logout, deactivation, password change); an API key still exists, unrevoked
+ * and unexpired. False ends the stream.
+ */
+export const sseGrantStillValid = async (deps: Pick<IdentityDeps, 'users' | 'apiKeys' | 'clock'>, grant: SseGrant): Promise<boolean> => {
+  if (grant.kind === 'api_key') {
+    const key = grant.apiKeyId === null ? undefined : await deps.apiKeys.get(grant.apiKeyId);
+    const now = deps.clock.now().getTime();
+    return key !== undefined && key.revokedAt === null && (key.expiresAt === null || Date.parse(key.expiresAt) > now);
+  }
+  const user = await deps.users.get(grant.userId);
+  return user !== undefined && user.status === 'active' && grant.sessionStartedAt > user.tokensValidAfter;
 };

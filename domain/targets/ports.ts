@@ -16,9 +16,15 @@ export interface TargetRepository {
 }
 
 export interface EnrollmentTokenRepository {
-  /** Kept until it expires. */
+  /** Kept until it expires or is revoked. */
   create(token: EnrollmentToken): Promise<void>;
   get(tokenHash: string): Promise<EnrollmentToken | undefined>;
+  findById(id: string): Promise<EnrollmentToken | undefined>;
+  listAll(): Promise<readonly EnrollmentToken[]>;
+  /** Takes one use when the token still exists, is unexpired at `at` and has uses left (one conditional write). */
+  takeUse(tokenHash: string, at: Date): Promise<boolean>;
+  /** Revokes: the token stops working at once. */
+  delete(token: EnrollmentToken): Promise<void>;
 }
 
 export interface CommandRepository {

@@ -26,7 +26,13 @@ export interface Target {
 }
 
 export interface EnrollmentToken {
+  readonly id: string;
   readonly tokenHash: string;
+  /** Given to every target that enrolls with the token (the tags an agent sends are not applied). */
+  readonly tags: readonly Tag[];
+  /** How many registrations the token allows, and how many it has had (taken one at a time, conditionally). */
+  readonly maxUses: number;
+  readonly uses: number;
   readonly tenantId: string | null;
   readonly environmentId: string | null;
   readonly createdBy: string;

@@ -31,10 +31,39 @@ export interface RenderedError {
 const GENERIC_500 = 'An unexpected error occurred. Quote the request id when reporting it.';
 
 /**
+ * DynamoDB (and SDK) errors that mean "too much at once, try again shortly": answered 503 SERVICE_UNAVAILABLE
+ * with Retry-After: 1 instead of a 500. The SDK has already retried them (its standard retry mode) when they
+ * reach us; a TransactionCanceledException counts when one of its reasons is a conflict or throttling.
+ */
+const THROTTLING = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'TransactionConflictException',
+  'TransactionInProgressException',
+  'LimitExceededException',
+]);
+const THROTTLING_REASONS = new Set(['TransactionConflict', 'ProvisionedThroughputExceeded', 'ThrottlingError', 'RequestLimitExceeded']);
+
+export const isThrottling = (error: unknown): boolean => {
+  if (!(error instanceof Error)) return false;
+  if (THROTTLING.has(error.name)) return true;
+  if (error.name !== 'TransactionCanceledException') return false;
+  const reasons = (error as { CancellationReasons?: readonly ({ Code?: string } | undefined)[] }).CancellationReasons ?? [];
+  return reasons.some((r) => r?.Code !== undefined && THROTTLING_REASONS.has(r.Code)) && !reasons.some((r) => r?.Code === 'ConditionalCheckFailed');
+};
+
+export const RETRY_SOON = 'The service is busy; retry in a second.';
+
+/**
  * Renders any thrown value. Domain errors keep their code; below 500 their message and details are shown.
  * Everything else is logged whole and answered with a generic INTERNAL_ERROR that leaks nothing.
  */
 export const renderError = (error: unknown, requestId: string): RenderedError => {
+  if (isThrottling(error) || (error instanceof DomainError && error.kind === 'internal' && isThrottling(error.cause))) {
+    logger.warn('throttled', { error: error instanceof Error ? error.name : String(error) });
+    return { statusCode: 503, body: envelope('SERVICE_UNAVAILABLE', RETRY_SOON, { request_id: requestId }), headers: { 'retry-after': '1' } };
+  }
   if (error instanceof DomainError) {
     const statusCode = STATUS_BY_KIND[error.kind];
     if (statusCode < 500) {
@@ -42,7 +71,7 @@ export const renderError = (error: unknown, requestId: string): RenderedError =>
     }
     logger.error('request failed', { code: error.code, error });
     const message = statusCode === 503 ? error.message : GENERIC_500;
-    return { statusCode, body: envelope(error.code, message, { request_id: requestId }) };
+    return { statusCode, body: envelope(error.code, message, { request_id: requestId }), ...(error.headers === undefined ? {} : { headers: error.headers }) };
   }
   logger.error('unhandled error', { error: error instanceof Error ? error : String(error) });
   return { statusCode: 500, body: envelope('INTERNAL_ERROR', GENERIC_500, { request_id: requestId }) };

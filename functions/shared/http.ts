@@ -16,7 +16,7 @@ import type { Permission } from '../../domain/identity/permissions.js';
 import type { RateDecision } from '../../domain/identity/ports.js';
 import type { Caller } from '../../domain/identity/types.js';
 import type { AgentCaller } from '../../domain/targets/types.js';
-import { renderError } from './errors.js';
+import { envelope, renderError } from './errors.js';
 import { logger } from './logger.js';
 import { parseWith } from './validation.js';
 import { clientIp } from './client-ip.js';
@@ -43,6 +43,11 @@ export interface RouteSpec<B extends Schema | undefined = Schema | undefined, Q 
   readonly permission: 'public' | 'authenticated' | 'agent' | Permission;
   /** `user`: only a user's access token, not an API key (for example creating API keys). */
   readonly credentials?: 'user';
+  /**
+   * `refuse`: when the general limiter's store cannot answer, answer 503 SERVICE_UNAVAILABLE (Retry-After) instead
+   * of letting the request through (the auth routes: guessing passwords must not get faster when the store fails).
+   */
+  readonly limiterDown?: 'refuse';
   readonly body?: B;
   readonly query?: Q;
   readonly params?: P;
@@ -228,6 +233,8 @@ export interface HttpOptions {
   readonly authenticate?: Authenticator;
   readonly authenticateAgent?: AgentAuthenticator;
   readonly rateGate?: RateGate;
+  /** What the cold start found missing (see useStartupCheck); tests pass theirs. */
+  readonly startupProblems?: () => readonly string[];
 }
 
 /** Client address -> whether the general rate limit (per address, shared by every instance) lets it through. */
@@ -251,17 +258,52 @@ const tooManyRequests = (decision: RateDecision): APIGatewayProxyStructuredResul
   body: 'Too Many Requests: slow down and retry after the Retry-After seconds.',
 });
 
-/** Fails open: when the limiter's store cannot answer, the request goes through (and the failure is logged). */
-const rateLimited = async (event: APIGatewayProxyEventV2, options: HttpOptions): Promise<APIGatewayProxyStructuredResultV2 | undefined> => {
+/** A 503 in the spec's envelope, with Retry-After. */
+export const serviceUnavailable = (message: string, retryAfterSeconds: number): APIGatewayProxyStructuredResultV2 => ({
+  statusCode: 503,
+  headers: { ...BASE_HEADERS, 'content-type': JSON_TYPE, 'retry-after': String(retryAfterSeconds) },
+  body: JSON.stringify(envelope('SERVICE_UNAVAILABLE', message)),
+});
+
+/** Seconds an auth route asks the client to wait when the limiter's store is down. */
+export const LIMITER_DOWN_RETRY_SECONDS = 5;
+
+/**
+ * Fails open: when the limiter's store cannot answer, the request goes through (and the failure is logged);
+ * except on routes marked `limiterDown: 'refuse'`, which answer 503 with Retry-After.
+ */
+export const rateLimited = async (
+  event: APIGatewayProxyEventV2,
+  options: HttpOptions,
+  spec?: Pick<RouteSpec, 'limiterDown'>,
+): Promise<APIGatewayProxyStructuredResultV2 | undefined> => {
   try {
     const gate = options.rateGate ?? defaultRateGate?.();
     if (gate === undefined) return undefined;
     const decision = await gate(clientIp(event));
     return decision.allowed ? undefined : tooManyRequests(decision);
   } catch (error) {
-    logger.warn('rate limiter unavailable; request allowed', { error: error instanceof Error ? error.message : String(error) });
+    const message = error instanceof Error ? error.message : String(error);
+    if (spec?.limiterDown === 'refuse') {
+      logger.warn('rate limiter unavailable; auth request refused', { error: message });
+      return serviceUnavailable('The service cannot check its rate limits right now; retry shortly.', LIMITER_DOWN_RETRY_SECONDS);
+    }
+    logger.warn('rate limiter unavailable; request allowed', { error: message });
     return undefined;
   }
+};
+
+let startupCheck: (() => readonly string[]) | undefined;
+/** Set once by the composition root: what the cold start found missing (empty when the service may serve). */
+export const useStartupCheck = (check: () => readonly string[]): void => {
+  startupCheck = check;
+};
+
+/** 503 naming what is missing, while the cold start's configuration is incomplete. */
+export const refusedAtStartup = (options: HttpOptions): APIGatewayProxyStructuredResultV2 | undefined => {
+  const problems = (options.startupProblems ?? startupCheck)?.() ?? [];
+  if (problems.length === 0) return undefined;
+  return serviceUnavailable(`The service is not configured: ${problems.join('; ')}.`, 60);
 };
 
 /** Authorization header value -> the agent, or a domain error (401 codes of the spec). */
@@ -322,7 +364,9 @@ export const http = <
     .use(errorEnvelope())
     .use(httpHeaderNormalizer())
     .handler(async function endpoint(event) {
-      const limited = await rateLimited(event, options);
+      const refused = refusedAtStartup(options);
+      if (refused !== undefined) return refused;
+      const limited = await rateLimited(event, options, spec as RouteSpec);
       if (limited !== undefined) return limited;
       const caller = await authenticateFor(spec as RouteSpec, event, options);
       const request: HttpRequest<Out<B>, Out<Q>, Out<P>, CallerOf<S>> = {

@@ -2,8 +2,10 @@
 // read by the history endpoint and the streaming function), the deployment log stream's dependencies and the
 // resource streams' (the repositories they poll). Kept apart from deployments-wiring and targets-wiring so the
 // streaming function does not load the dispatcher, SQS or the agent protocol.
+import { randomUUID } from 'node:crypto';
 import type { DeploymentEventStore, KeyedEventAppender } from '../../domain/deployments/events.js';
-import { verifySseToken } from '../../domain/identity/sse-tokens.js';
+import { sseGrantStillValid, verifySseGrant } from '../../domain/identity/sse-tokens.js';
+import { DynamoStreamLeaseStore } from '../../infra/dynamodb/stream-lease-repository.js';
 import { DynamoDeploymentEventStore } from '../../infra/dynamodb/deployment-event-store.js';
 import { DynamoDeploymentRepository } from '../../infra/dynamodb/deployment-repository.js';
 import { DynamoPendingRequestRepository } from '../../infra/dynamodb/pending-request-repository.js';
@@ -11,20 +13,38 @@ import { DynamoTargetRepository } from '../../infra/dynamodb/target-repository.j
 import type { LogStreamDeps } from '../streams/deployment-logs.js';
 import type { ResourceStreamDeps } from '../streams/resource-streams.js';
 import { identityDeps } from './identity-wiring.js';
+import type { StreamCaller, StreamGuardDeps } from './stream-guard.js';
 import { once } from './once.js';
 import { infra } from './wiring.js';
 
 export const deploymentEvents = once((): DeploymentEventStore & KeyedEventAppender => new DynamoDeploymentEventStore(infra().db, infra().config.TABLE_NAME));
 
+/** The caller of `?sse_token=`, with the re-check of its account or API key that an open stream repeats. */
+const verifyStreamCaller = async (token: string | undefined): Promise<StreamCaller> => {
+  const { caller, grant } = await verifySseGrant(identityDeps(), token);
+  return { ...caller, stillValid: () => sseGrantStillValid(identityDeps(), grant) };
+};
+
+const streamGuard = once(
+  (): StreamGuardDeps => ({
+    leases: new DynamoStreamLeaseStore(infra().db, infra().config.TABLE_NAME),
+    limit: infra().config.STREAMS_PER_USER,
+    clock: infra().clock,
+    newLeaseId: randomUUID,
+  }),
+);
+
 export const logStreamDeps = once((): LogStreamDeps => ({
-  verify: (token) => verifySseToken(identityDeps(), token),
+  verify: verifyStreamCaller,
+  guard: streamGuard(),
   deployments: new DynamoDeploymentRepository(infra().db, infra().config.TABLE_NAME),
   events: deploymentEvents(),
   clock: infra().clock,
 }));
 
 export const resourceStreamDeps = once((): ResourceStreamDeps => ({
-  verify: (token) => verifySseToken(identityDeps(), token),
+  verify: verifyStreamCaller,
+  guard: streamGuard(),
   deployments: logStreamDeps().deployments,
   pending: new DynamoPendingRequestRepository(infra().db, infra().config.TABLE_NAME),
   targets: new DynamoTargetRepository(infra().db, infra().config.TABLE_NAME),

@@ -8,7 +8,7 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type * as v from 'valibot';
 import { RouteNotFoundError } from '../../domain/errors.js';
-import { errorEnvelope, parseQuery, readCookies, requestLog, type HttpMethod, type HttpRequest, type RouteSpec } from './http.js';
+import { errorEnvelope, parseQuery, rateLimited, readCookies, refusedAtStartup, requestLog, type HttpMethod, type HttpOptions, type HttpRequest, type RouteSpec } from './http.js';
 import { matchRoute } from './router.js';
 import { parseWith } from './validation.js';
 import { clientIp } from './client-ip.js';
@@ -41,6 +41,7 @@ export interface StreamRoute {
 export const stream = <Q extends Schema | undefined = undefined, P extends Schema | undefined = undefined>(
   spec: RouteSpec<undefined, Q, P>,
   fn: (request: HttpRequest<undefined, Out<Q>, Out<P>, undefined>) => Promise<StreamResult>,
+  options: Pick<HttpOptions, 'rateGate' | 'startupProblems'> = {},
 ): StreamEndpoint => {
   // Built on first call: middy's streamify mode needs the runtime's `awslambda` global, which exists in a
   // Lambda (and in local/stream-runner.ts) but not where routes are only read (OpenAPI, tests).
@@ -51,6 +52,9 @@ export const stream = <Q extends Schema | undefined = undefined, P extends Schem
     .use(errorEnvelope())
     .use(httpHeaderNormalizer())
     .handler(async function streamEndpoint(event, context) {
+      // The same gates as every other endpoint: an incomplete cloud configuration, then the general rate limit.
+      const refused = refusedAtStartup(options) ?? (await rateLimited(event, options, spec));
+      if (refused !== undefined) return refused;
       const result = await fn({
         caller: undefined,
         cookies: readCookies(event),

@@ -3,12 +3,13 @@
 // identity-wiring.ts, so light public functions (health, unknown paths) do not load them at cold start.
 import type { HealthDeps } from '../../domain/health/check-health.js';
 import { makeDynamoClient, makeSqsClient } from '../../infra/aws-clients.js';
-import { config } from '../../infra/config.js';
+import { config, missingCloudSettings } from '../../infra/config.js';
 import { DynamoIdGenerator } from '../../infra/dynamodb/id-generator.js';
 import { DynamoRateLimiter } from '../../infra/dynamodb/rate-limiter.js';
 import { dynamoProbe, sqsProbe } from '../../infra/health-probes.js';
 import { systemClock } from '../../infra/system/clock.js';
-import { useDefaultRateGate } from './http.js';
+import { useDefaultRateGate, useStartupCheck } from './http.js';
+import { logger } from './logger.js';
 import { once } from './once.js';
 
 export const infra = once(() => {
@@ -25,7 +26,7 @@ export const ids = once(
   () => new DynamoIdGenerator(infra().db, infra().config.TABLE_NAME, { alphabet: infra().config.SQIDS_ALPHABET, minLength: infra().config.SHORT_ID_MIN_LENGTH }),
 );
 
-const rateLimiter = once(() => new DynamoRateLimiter(infra().db, infra().config.TABLE_NAME));
+const rateLimiter = once(() => new DynamoRateLimiter(infra().db, infra().config.RATE_LIMIT_TABLE_NAME ?? infra().config.TABLE_NAME));
 /** A take that answered after this long judged the request by a stale clock: it is asked again once. */
 const STALE_TAKE_MS = 500;
 
@@ -40,3 +41,13 @@ useDefaultRateGate(() => {
     return rateLimiter().take(`ip#${ip}`, { ratePerSecond, burst }, systemClock.now());
   };
 });
+
+// No silent defaults in the cloud: outside the local stage a cold start missing PUBLIC_BASE_URL or
+// EDGE_ORIGIN_SECRET answers every request 503 naming them (logged once per container).
+useStartupCheck(
+  once(() => {
+    const problems = missingCloudSettings(process.env);
+    if (problems.length > 0) logger.error('refusing to serve: incomplete configuration', { problems });
+    return problems;
+  }),
+);

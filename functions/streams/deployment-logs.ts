@@ -19,17 +19,19 @@ import type { DeploymentRepository } from '../../domain/deployments/ports.js';
 import { TERMINAL_STATES, type Deployment } from '../../domain/deployments/types.js';
 import { authorize } from '../../domain/identity/authenticate.js';
 import { InvalidTokenError } from '../../domain/identity/errors.js';
-import type { Caller } from '../../domain/identity/types.js';
 import type { Clock } from '../../domain/shared/ports.js';
 import { logger } from '../shared/logger.js';
 import { PathId } from '../shared/schemas.js';
-import { eventStream, sseComment, sseMessage, sseRetry, SSE_HEADERS } from '../shared/sse.js';
+import { sseComment, sseMessage, sseRetry } from '../shared/sse.js';
 import { stream } from '../shared/stream.js';
+import { guardedStream, type StreamCaller, type StreamGuardDeps } from '../shared/stream-guard.js';
 import { logStreamDeps } from '../shared/stream-wiring.js';
 
 export interface LogStreamDeps {
-  /** `?sse_token=` -> the caller, once (the token is single use). */
-  readonly verify: (token: string | undefined) => Promise<Caller>;
+  /** `?sse_token=` -> the caller, once (the token is single use), with the re-check an open stream repeats. */
+  readonly verify: (token: string | undefined) => Promise<StreamCaller>;
+  /** Open streams per user and the re-check; absent in tests that do not need them. */
+  readonly guard?: StreamGuardDeps;
   readonly deployments: DeploymentRepository;
   readonly events: DeploymentEventStore;
   readonly clock: Clock;
@@ -171,6 +173,7 @@ export const makeHandler = (deps: () => LogStreamDeps, timing: LogStreamTiming =
         401: { description: 'INVALID_TOKEN: no, unknown, expired or used sse_token (the Authorization header is not accepted)' },
         403: { description: 'INSUFFICIENT_PERMISSIONS: deployments:read' },
         404: { description: 'NOT_FOUND (also another tenant’s)' },
+        429: { description: 'Plain text, Retry-After: the general rate limit, or STREAMS_PER_USER streams already open' },
       },
     },
     async ({ params, query, headers }) => {
@@ -181,7 +184,7 @@ export const makeHandler = (deps: () => LogStreamDeps, timing: LogStreamTiming =
       const caller = await deps().verify(query.sse_token);
       authorize(caller, 'deployments:read');
       const deployment = await visibleDeployment(deps(), caller, params.id);
-      return { statusCode: 200, headers: SSE_HEADERS, body: eventStream((signal) => deploymentLogFrames(deps(), deployment, from, signal, timing)) };
+      return guardedStream(deps().guard, caller, (signal) => deploymentLogFrames(deps(), deployment, from, signal, timing));
     },
   );
 

@@ -21,14 +21,17 @@ import type { TargetRepository } from '../../domain/targets/ports.js';
 import { targetView } from '../../domain/targets/targets.js';
 import { logger } from '../shared/logger.js';
 import { Uuid } from '../shared/schemas.js';
-import { eventStream, sseComment, sseMessage, sseRetry, SSE_HEADERS } from '../shared/sse.js';
+import { sseComment, sseMessage, sseRetry } from '../shared/sse.js';
 import { stream } from '../shared/stream.js';
+import { guardedStream, type StreamCaller, type StreamGuardDeps } from '../shared/stream-guard.js';
 import { resourceStreamDeps } from '../shared/stream-wiring.js';
 import { diffViews, stableJson, type ResourceChange } from './resource-diff.js';
 
 export interface ResourceStreamDeps {
-  /** `?sse_token=` -> the caller, once (the token is single use). */
-  readonly verify: (token: string | undefined) => Promise<Caller>;
+  /** `?sse_token=` -> the caller, once (the token is single use), with the re-check an open stream repeats. */
+  readonly verify: (token: string | undefined) => Promise<StreamCaller>;
+  /** Open streams per user and the re-check; absent in tests that do not need them. */
+  readonly guard?: StreamGuardDeps;
   readonly deployments: Pick<DeploymentRepository, 'listAll'>;
   readonly pending: PendingRequestRepository;
   readonly targets: Pick<TargetRepository, 'listAll'>;
@@ -207,6 +210,7 @@ export const makeHandler = (deps: () => ResourceStreamDeps, timing: ResourceStre
         401: { description: 'INVALID_TOKEN: no, unknown, expired or used sse_token (the Authorization header is not accepted)' },
         403: { description: 'INSUFFICIENT_PERMISSIONS: deployments:read, pending_deployments:read or targets:read, by resource type' },
         404: { description: 'NOT_FOUND: resource_type is not deployments, pending_deployments or targets' },
+        429: { description: 'Plain text, Retry-After: the general rate limit, or STREAMS_PER_USER streams already open' },
       },
     },
     async ({ params, query, headers }) => {
@@ -224,7 +228,7 @@ export const makeHandler = (deps: () => ResourceStreamDeps, timing: ResourceStre
       // Listed before the stream opens: a failure here is a JSON envelope, and the ping means "watching".
       const initial = await list();
       const feed: ResourceFeed = { resourceType, initial, list, fingerprint: source.fingerprint, snapshot: query.snapshot ?? false };
-      return { statusCode: 200, headers: SSE_HEADERS, body: eventStream((signal) => resourceFrames(deps().clock, feed, signal, timing)) };
+      return guardedStream(deps().guard, caller, (signal) => resourceFrames(deps().clock, feed, signal, timing));
     },
   );
 

@@ -36,6 +36,9 @@ export const keys = {
   rolesIndex: (name: string) => ({ gsi1pk: 'ROLES', gsi1sk: name.toLowerCase() }),
   /** The state of one general rate-limit key (a client address). */
   rateLimit: (key: string): Key => ({ pk: `RATE#${key}`, sk: 'RATE' }),
+  /** The open-stream slots of one user (STREAMS_PER_USER of them), each holding at most one lease. */
+  streamSlots: (userId: string) => `STREAMSLOTS#${userId}`,
+  streamSlot: (userId: string, slot: number): Key => ({ pk: `STREAMSLOTS#${userId}`, sk: `SLOT#${String(slot).padStart(4, '0')}` }),
   /** Failed-login counting and lockout of one client address. */
   loginThrottle: (ip: string): Key => ({ pk: `LOGINTHROTTLE#${ip}`, sk: 'LOGINTHROTTLE' }),
   /** Wrong two-factor codes of one user and the lockout (the login throttle's item shape). */
@@ -69,6 +72,9 @@ export const keys = {
   target: (id: string): Key => ({ pk: `TARGET#${id}`, sk: 'TARGET' }),
   targetsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'TARGETS', gsi1sk: `${createdAt}#${id}` }),
   enrollmentToken: (tokenHash: string): Key => ({ pk: `ENROLLTOKEN#${tokenHash}`, sk: 'TOKEN' }),
+  /** Every enrollment token on gsi1 (the list), and one by id on gsi2 (revocation). */
+  enrollmentTokensIndex: (createdAt: string, id: string) => ({ gsi1pk: 'ENROLLTOKENS', gsi1sk: `${createdAt}#${id}` }),
+  enrollmentTokenById: (id: string) => ({ gsi2pk: `ENROLLTOKENID#${id}`, gsi2sk: 'TOKEN' }),
   agentToken: (tokenHash: string): Key => ({ pk: `AGENTTOKEN#${tokenHash}`, sk: 'TOKEN' }),
   /** A command for an agent; its output chunks share the partition (sk OUTPUT#<seq>). */
   command: (id: string): Key => ({ pk: `COMMAND#${id}`, sk: 'COMMAND' }),

@@ -1,8 +1,8 @@
 // Targets on the single table: the target item (listed on gsi1), its short-id alias and its agent-token lookup
 // item, written and deleted together in one transaction, which also counts the target as a reference on its
 // tenant and environment (so neither can be deleted while it has targets); enrollment tokens by hash until they
-// expire.
-import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+// expire or are revoked (listed on gsi1, found by id on gsi2; each registration takes one use conditionally).
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { EnrollmentTokenRepository, TargetRepository } from '../../domain/targets/ports.js';
 import type { EnrollmentToken, Target } from '../../domain/targets/types.js';
 import { ConflictError } from '../../domain/errors.js';
@@ -114,6 +114,11 @@ export class DynamoTargetRepository implements TargetRepository {
   }
 }
 
+const toEnrollmentToken = (item: Item): EnrollmentToken => {
+  const { ttl: _ttl, ...rest } = item;
+  return stripKeys<EnrollmentToken>(rest);
+};
+
 export class DynamoEnrollmentTokenRepository implements EnrollmentTokenRepository {
   constructor(
     private readonly db: DynamoDBDocumentClient,
@@ -124,16 +129,52 @@ export class DynamoEnrollmentTokenRepository implements EnrollmentTokenRepositor
     await this.db.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: { ...keys.enrollmentToken(token.tokenHash), type: 'enrollment_token', ...token, ttl: Math.ceil(Date.parse(token.expiresAt) / 1000) + 3600 },
+        Item: {
+          ...keys.enrollmentToken(token.tokenHash),
+          ...keys.enrollmentTokensIndex(token.createdAt, token.id),
+          ...keys.enrollmentTokenById(token.id),
+          type: 'enrollment_token',
+          ...token,
+          ttl: Math.ceil(Date.parse(token.expiresAt) / 1000) + 3600,
+        },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );
   }
 
   async get(tokenHash: string): Promise<EnrollmentToken | undefined> {
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.enrollmentToken(tokenHash) }));
-    if (Item === undefined) return undefined;
-    const { pk: _pk, sk: _sk, type: _t, ttl: _ttl, ...token } = Item;
-    return token as EnrollmentToken;
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.enrollmentToken(tokenHash), ConsistentRead: true }));
+    return Item === undefined ? undefined : toEnrollmentToken(Item);
+  }
+
+  async findById(id: string): Promise<EnrollmentToken | undefined> {
+    const { gsi2pk } = keys.enrollmentTokenById(id);
+    const { Items } = await this.db.send(
+      new QueryCommand({ TableName: this.tableName, IndexName: 'gsi2', KeyConditionExpression: 'gsi2pk = :id', ExpressionAttributeValues: { ':id': gsi2pk } }),
+    );
+    const item = Items?.[0];
+    return item === undefined ? undefined : toEnrollmentToken(item);
+  }
+
+  async listAll(): Promise<readonly EnrollmentToken[]> {
+    return listPartition(this.db, this.tableName, 'gsi1', 'ENROLLTOKENS', toEnrollmentToken);
+  }
+
+  async takeUse(tokenHash: string, at: Date): Promise<boolean> {
+    return conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.enrollmentToken(tokenHash),
+          UpdateExpression: 'SET uses = uses + :one',
+          ConditionExpression: 'attribute_exists(pk) AND uses < maxUses AND expiresAt > :at',
+          ExpressionAttributeValues: { ':one': 1, ':at': at.toISOString() },
+        }),
+      ),
+    );
+  }
+
+  async delete(token: EnrollmentToken): Promise<void> {
+    await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: keys.enrollmentToken(token.tokenHash) }));
   }
 }

@@ -106,7 +106,7 @@ const main = async () => {
     const { baseUrl, call } = await signedIn(stack, ADMIN);
 
     // Prepare: N agents, enrolled with one token, ENROLL_BATCH at a time
-    const enrollment = (await call('POST', '/targets/enrollment-tokens', { expires_in_hours: 1 })).token as string;
+    const enrollment = (await call('POST', '/targets/enrollment-tokens', { expires_in_hours: 1, max_uses: Math.min(N, 1000), tags: [{ key: 'bench', value: 'fanout' }] })).token as string;
     const enrollStarted = Date.now();
     for (let first = 0; first < N; first += ENROLL_BATCH) {
       if (Date.now() - enrollStarted > ENROLL_DEADLINE_MS) {

@@ -91,7 +91,7 @@ describe('an agent started with an enrollment token', () => {
   let agent: RunningAgent;
 
   beforeAll(async () => {
-    const { token } = (await call('POST', '/targets/enrollment-tokens', admin, {})).json;
+    const { token } = (await call('POST', '/targets/enrollment-tokens', admin, { tags: [{ key: 'role', value: 'web' }] })).json;
     agent = await startAgent({
       server: stack.baseUrl,
       name: 'e2e-web',

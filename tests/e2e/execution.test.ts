@@ -245,7 +245,7 @@ describe('the execution engine', () => {
 
   it('fails the step of a target whose agent never answers, within about a minute, naming it', { timeout: 150_000 }, async () => {
     // Prepare: a target enrolled by hand whose agent never polls (its registration counts as its last heartbeat)
-    const { token } = (await call('POST', '/targets/enrollment-tokens', {})).json;
+    const { token } = (await call('POST', '/targets/enrollment-tokens', { tags: [{ key: 'role', value: 'ghost' }] })).json;
     const ghost = await api.call('POST', '/api/v1/agent/register', {
       body: { enrollment_token: token, name: 'ghost', hostname: 'ghost', os: 'linux', arch: 'x64', agent_version: '1.0.0', tags: [{ key: 'role', value: 'ghost' }] },
     });

@@ -45,6 +45,21 @@ export class FakeEnrollmentTokenRepository implements EnrollmentTokenRepository 
   async get(hash: string) {
     return this.tokens.get(hash);
   }
+  async findById(id: string) {
+    return [...this.tokens.values()].find((t) => t.id === id);
+  }
+  async listAll() {
+    return [...this.tokens.values()];
+  }
+  async takeUse(hash: string, at: Date) {
+    const token = this.tokens.get(hash);
+    if (token === undefined || token.uses >= token.maxUses || Date.parse(token.expiresAt) <= at.getTime()) return false;
+    this.tokens.set(hash, { ...token, uses: token.uses + 1 });
+    return true;
+  }
+  async delete(token: EnrollmentToken) {
+    this.tokens.delete(token.tokenHash);
+  }
 }
 
 export class FakeCommandRepository implements CommandRepository {

@@ -17,6 +17,7 @@ export const makeHandler = (deps: () => IdentityDeps, bootstrap: () => Promise<v
       summary: 'Log in with email and password; sets the refresh-token cookie',
       tags: ['auth'],
       permission: 'public',
+      limiterDown: 'refuse',
       body: Body,
       responses: {
         200: { description: 'A session, or `requires_2fa` with a pending token', schema: v.union([SessionSchema, TwoFactorPendingSchema]) },

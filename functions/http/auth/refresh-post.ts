@@ -16,6 +16,7 @@ export const makeHandler = (deps: () => IdentityDeps) =>
       summary: 'A new access token from the refresh-token cookie, which is rotated',
       tags: ['auth'],
       permission: 'public',
+      limiterDown: 'refuse',
       responses: {
         200: { description: 'A new access token; the cookie is replaced', schema: SessionSchema },
         401: { description: 'INVALID_TOKEN: no, an expired, revoked or reused refresh token', schema: ErrorEnvelopeSchema },

@@ -15,6 +15,7 @@ export const makeHandler = (deps: () => IdentityDeps) =>
       summary: 'Complete a login that answered requires_2fa',
       tags: ['auth'],
       permission: 'public',
+      limiterDown: 'refuse',
       body: v.object({ code: Code, pending_token: v.pipe(v.string(), v.minLength(1, 'is required')) }),
       responses: {
         200: { description: 'A session, as login answers it', schema: SessionSchema },

@@ -14,6 +14,7 @@ const Body = v.object({
   os: HostField,
   arch: HostField,
   agent_version: v.pipe(HostField, v.maxLength(64)),
+  /** A hint only: the target gets its enrollment token's tags. */
   tags: v.optional(Tags, []),
 });
 
@@ -27,7 +28,7 @@ export const makeHandler = (deps: () => TargetsDeps) =>
       tags: ['agent'],
       permission: 'public',
       body: Body,
-      responses: { 201: { description: 'The new target and its agent token', schema: Registered }, 401: { description: 'INVALID_CREDENTIALS: unknown or expired enrollment token' } },
+      responses: { 201: { description: 'The new target and its agent token', schema: Registered }, 401: { description: 'INVALID_CREDENTIALS: unknown, expired, revoked or used-up enrollment token' } },
     },
     async ({ body }) => ({ statusCode: 201, body: await registerAgent(deps(), body) }),
   );

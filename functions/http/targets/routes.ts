@@ -4,6 +4,8 @@ import * as agentCommandOutputPost from './agent-command-output-post.js';
 import * as agentCommandsGet from './agent-commands-get.js';
 import * as agentHeartbeatPost from './agent-heartbeat-post.js';
 import * as agentRegisterPost from './agent-register-post.js';
+import * as enrollmentTokenDelete from './enrollment-token-delete.js';
+import * as enrollmentTokensGet from './enrollment-tokens-get.js';
 import * as enrollmentTokensPost from './enrollment-tokens-post.js';
 import * as targetDelete from './target-delete.js';
 import * as targetGet from './target-get.js';
@@ -12,7 +14,9 @@ import * as targetsGet from './targets-get.js';
 
 export const targetsRoutes: readonly Route[] = [
   route('GET', '/api/v1/targets', targetsGet.handler),
+  route('GET', '/api/v1/targets/enrollment-tokens', enrollmentTokensGet.handler),
   route('POST', '/api/v1/targets/enrollment-tokens', enrollmentTokensPost.handler),
+  route('DELETE', '/api/v1/targets/enrollment-tokens/{id}', enrollmentTokenDelete.handler),
   route('GET', '/api/v1/targets/{id}', targetGet.handler),
   route('PUT', '/api/v1/targets/{id}', targetPut.handler),
   route('DELETE', '/api/v1/targets/{id}', targetDelete.handler),

@@ -27,3 +27,16 @@ export const TargetSchema = v.object({
 export const HostField = v.pipe(v.string(), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(255, 'must be at most 255 characters'));
 
 export const CommandIdParams = v.object({ id: v.pipe(v.string(), v.minLength(1), v.maxLength(64)) });
+
+/** An enrollment token as lists show it (never the secret). */
+export const EnrollmentTokenSchema = v.object({
+  id: v.string(),
+  tenant_id: v.nullable(v.string()),
+  environment_id: v.nullable(v.string()),
+  tags: v.array(v.object({ key: v.string(), value: v.string() })),
+  uses: v.number(),
+  max_uses: v.number(),
+  expires_at: v.string(),
+  created_by: v.string(),
+  created_at: v.string(),
+});

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createApiKey, revokeApiKey } from '../../../../domain/identity/api-keys.js';
 import { authenticate } from '../../../../domain/identity/authenticate.js';
 import { logout } from '../../../../domain/identity/logout.js';
-import { issueSseToken, refreshSseToken, verifySseToken } from '../../../../domain/identity/sse-tokens.js';
+import { issueSseToken, refreshSseToken, sseGrantStillValid, verifySseGrant, verifySseToken } from '../../../../domain/identity/sse-tokens.js';
 import { signedIn } from '../../../fakes/identity.js';
 
 
@@ -44,6 +44,21 @@ describe('SSE tokens', () => {
     await expect(verifySseToken(deps, asUser.sse_token)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
     await revokeApiKey(deps, caller, api_key.id);
     await expect(verifySseToken(deps, asKey.sse_token)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+  });
+
+  it('give open streams a re-check that fails after logout or key revocation', async () => {
+    // Prepare: one stream opened as the user, one with an API key
+    const { deps, caller, clock } = await signedIn();
+    const { full_key, api_key } = await createApiKey(deps, caller, { name: 'ci', scopes: ['deployments:read'] });
+    const asUser = await verifySseGrant(deps, (await issueSseToken(deps, caller)).sse_token);
+    const asKey = await verifySseGrant(deps, (await issueSseToken(deps, await authenticate(deps, `Bearer ${full_key}`, '1.1.1.1'))).sse_token);
+    expect([await sseGrantStillValid(deps, asUser.grant), await sseGrantStillValid(deps, asKey.grant)]).toEqual([true, true]);
+    // Act + Assess
+    clock.advance(1);
+    await logout(deps, caller);
+    expect(await sseGrantStillValid(deps, asUser.grant)).toBe(false);
+    await revokeApiKey(deps, caller, api_key.id);
+    expect(await sseGrantStillValid(deps, asKey.grant)).toBe(false);
   });
 
   it('refuses no token at all', async () => {

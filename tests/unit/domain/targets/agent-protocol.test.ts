@@ -10,7 +10,7 @@ const host = { hostname: 'h', os: 'linux', arch: 'x64', agent_version: '1.0.0', 
 
 const twoAgents = async () => {
   const fakes = targetsFakes();
-  const { token } = await createEnrollmentToken(fakes.deps, admin, {});
+  const { token } = await createEnrollmentToken(fakes.deps, admin, { max_uses: 2 });
   const one = await registerAgent(fakes.deps, { ...host, name: 'one', enrollment_token: token });
   const two = await registerAgent(fakes.deps, { ...host, name: 'two', enrollment_token: token });
   const agentOne = await authenticateAgent(fakes.deps, `Bearer ${one.agent_token}`);

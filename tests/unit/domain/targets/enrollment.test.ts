@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { authenticateAgent, heartbeat } from '../../../../domain/targets/agent-protocol.js';
-import { createEnrollmentToken, registerAgent } from '../../../../domain/targets/enrollment.js';
+import { createEnrollmentToken, listEnrollmentTokens, registerAgent, revokeEnrollmentToken } from '../../../../domain/targets/enrollment.js';
 import { deleteTarget, getTarget, listTargets, targetStatus, updateTarget } from '../../../../domain/targets/targets.js';
 import { PERMISSIONS } from '../../../../domain/identity/permissions.js';
 import type { Caller } from '../../../../domain/identity/types.js';
@@ -28,10 +28,10 @@ describe('targetStatus', () => {
 });
 
 describe('enrollment', () => {
-  it('registers any number of hosts with one token until it expires, each with its own agent token', async () => {
+  it('registers up to max_uses hosts with one token until it expires, each with its own agent token', async () => {
     // Prepare
     const { deps, clock, targets } = targetsFakes();
-    const { token, expires_at } = await createEnrollmentToken(deps, caller(), { expires_in_hours: 2 });
+    const { token, expires_at } = await createEnrollmentToken(deps, caller(), { expires_in_hours: 2, max_uses: 3 });
     // Act
     const first = await registerAgent(deps, { ...host, enrollment_token: token });
     const second = await registerAgent(deps, { ...host, name: 'web-2', enrollment_token: token });
@@ -62,10 +62,58 @@ describe('enrollment', () => {
   });
 });
 
+describe('enrollment token rules', () => {
+  it('gives the target the token’s tags, never the tags the agent sends', async () => {
+    const { deps, targets } = targetsFakes();
+    const { token, tags } = await createEnrollmentToken(deps, caller(), { tags: [{ key: 'role', value: 'web' }] });
+    const { target_id } = await registerAgent(deps, { ...host, tags: [{ key: 'role', value: 'db' }, { key: 'admin', value: 'yes' }], enrollment_token: token });
+    expect(tags).toEqual([{ key: 'role', value: 'web' }]);
+    expect(targets.targets.get(target_id)?.tags).toEqual([{ key: 'role', value: 'web' }]);
+  });
+
+  it('allows one registration by default and max_uses in all, counting uses', async () => {
+    const { deps } = targetsFakes();
+    const single = await createEnrollmentToken(deps, caller(), {});
+    const fleet = await createEnrollmentToken(deps, caller(), { max_uses: 2 });
+    await registerAgent(deps, { ...host, enrollment_token: single.token });
+    await registerAgent(deps, { ...host, enrollment_token: fleet.token });
+    await registerAgent(deps, { ...host, enrollment_token: fleet.token });
+    expect(single.max_uses).toBe(1);
+    await expect(registerAgent(deps, { ...host, enrollment_token: single.token })).rejects.toMatchObject({ code: 'INVALID_CREDENTIALS' });
+    await expect(registerAgent(deps, { ...host, enrollment_token: fleet.token })).rejects.toMatchObject({ code: 'INVALID_CREDENTIALS' });
+    const listed = await listEnrollmentTokens(deps, caller(), { page: 1, limit: 50 });
+    expect(listed.data.map((t) => [t.uses, t.max_uses])).toEqual([[1, 1], [2, 2]]);
+    expect(JSON.stringify(listed)).not.toContain(single.token);
+    expect(JSON.stringify(listed)).not.toContain('tokenHash');
+    await expect(createEnrollmentToken(deps, caller(), { max_uses: 1001 })).rejects.toMatchObject({ details: { fields: [{ field: 'max_uses' }] } });
+    await expect(createEnrollmentToken(deps, caller(), { max_uses: 0 })).rejects.toMatchObject({ details: { fields: [{ field: 'max_uses' }] } });
+  });
+
+  it('refuses a token whose last use was taken between the read and the conditional write', async () => {
+    const { deps, enrollmentTokens } = targetsFakes();
+    const { token } = await createEnrollmentToken(deps, caller(), {});
+    enrollmentTokens.takeUse = async () => false; // another registration won the race
+    await expect(registerAgent(deps, { ...host, enrollment_token: token })).rejects.toMatchObject({ code: 'INVALID_CREDENTIALS' });
+  });
+
+  it('revokes: registration is refused; tenant-scoped callers see and revoke only their tenant’s tokens', async () => {
+    const { deps } = targetsFakes({ tenants: [TENANT, OTHER] });
+    const mine = await createEnrollmentToken(deps, caller(TENANT.id), { max_uses: 5 });
+    const theirs = await createEnrollmentToken(deps, caller(OTHER.id), {});
+    expect((await listEnrollmentTokens(deps, caller(TENANT.id), { page: 1, limit: 50 })).data.map((t) => t.id)).toEqual([mine.id]);
+    expect((await listEnrollmentTokens(deps, caller(), { page: 1, limit: 50 })).meta.total).toBe(2);
+    await expect(revokeEnrollmentToken(deps, caller(TENANT.id), theirs.id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(revokeEnrollmentToken(deps, caller(), 'nope')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await revokeEnrollmentToken(deps, caller(TENANT.id), mine.id);
+    await expect(registerAgent(deps, { ...host, enrollment_token: mine.token })).rejects.toMatchObject({ code: 'INVALID_CREDENTIALS' });
+    await registerAgent(deps, { ...host, enrollment_token: theirs.token });
+  });
+});
+
 describe('targets', () => {
   const enrolled = async (tenantId: string | null = null) => {
     const fakes = targetsFakes({ tenants: [TENANT] });
-    const { token } = await createEnrollmentToken(fakes.deps, caller(tenantId), {});
+    const { token } = await createEnrollmentToken(fakes.deps, caller(tenantId), { tags: [{ key: 'role', value: 'web' }] });
     const registered = await registerAgent(fakes.deps, { ...host, enrollment_token: token });
     return { ...fakes, ...registered };
   };
