@@ -41,7 +41,9 @@ const seedRequest = async (n: number, overrides: Partial<PendingRequest> = {}) =
   (await wiring()).pending.create(aPendingRequest({ id: rid(n), queuedAt: minute(n), createdAt: minute(n), ...overrides }));
 
 beforeAll(async () => {
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('deployments-read')}-`, bootstrapAdmin: ADMIN });
+  // The seeded running deployments have no engine check chain (they were never started): the sweep would rightly
+  // give them one, and the engine would end them. This file tests the read side only, so its sweep stays idle.
+  stack = await startStack({ port: 0, namePrefix: `${uniqueName('deployments-read')}-`, bootstrapAdmin: ADMIN, env: { SWEEP_INTERVAL_MS: '3600000' } });
   admin = (await api.login(ADMIN)).token;
   await createUser('oscar@example.com', 'oscar-password', ['operator']);
   await createUser('tina@example.com', 'tina-password', ['operator'], TENANT_A);
