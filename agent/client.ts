@@ -137,6 +137,7 @@ export class AgentClient {
     for (let attempt = 0; ; ) {
       if (options.signal?.aborted === true) throw new AbortedError();
       const usedToken = this.token;
+      const sentAt = Date.now();
       const headers: Record<string, string> = { accept: 'application/json' };
       if (options.body !== undefined) headers['content-type'] = 'application/json';
       if (options.auth && usedToken !== undefined) headers['authorization'] = `Bearer ${usedToken}`;
@@ -163,7 +164,7 @@ export class AgentClient {
         await this.failed(`HTTP ${status}`, attempt++, retryAfterMs(retryAfter), options, started);
         continue;
       }
-      this.reachable();
+      this.reachable(sentAt);
       if (status >= 200 && status < 300) {
         try {
           return (text === '' ? {} : JSON.parse(text)) as T;
@@ -196,8 +197,9 @@ export class AgentClient {
     if (options.signal?.aborted === true) throw new AbortedError();
   }
 
-  private reachable(): void {
-    if (this.outageSince === undefined) return;
+  /** An answer to a request sent at `sentAt`: it ends an outage only when it was sent after the outage began. */
+  private reachable(sentAt: number): void {
+    if (this.outageSince === undefined || sentAt < this.outageSince) return;
     const seconds = ((Date.now() - this.outageSince) / 1000).toFixed(1);
     this.outageSince = undefined;
     this.options.log(`reconnected to the server after ${seconds} s`);

@@ -7,6 +7,7 @@ export type ErrorKind =
   | 'forbidden'
   | 'not_found'
   | 'conflict'
+  | 'too_large'
   | 'rate_limited'
   | 'unavailable'
   | 'internal';
@@ -57,6 +58,15 @@ export class InvalidBodyError extends DomainError {
   readonly kind = 'invalid' as const;
   constructor(message = 'The request body is not valid JSON.') {
     super('INVALID_BODY', message);
+  }
+}
+
+/** A request body over the documented size: refused before it is parsed, stored or logged (413). */
+export class PayloadTooLargeError extends DomainError {
+  readonly kind = 'too_large' as const;
+  constructor(limitBytes: number, field = 'body') {
+    const message = `The request body is larger than ${limitBytes} bytes.`;
+    super('VALIDATION_ERROR', message, { fields: [{ field, code: 'VALIDATION_ERROR', message }], limit_bytes: limitBytes });
   }
 }
 

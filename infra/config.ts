@@ -41,6 +41,12 @@ const Env = v.object({
   LOGIN_MAX_FAILURES: Int(1, 1000, 10),
   LOGIN_WINDOW_SECONDS: Int(1, 3600, 60),
   LOGIN_LOCKOUT_SECONDS: Int(1, 86_400, 300),
+  /** Wrong two-factor codes per user (all pending tokens, enable, disable) in the window before the lockout. */
+  TWO_FACTOR_MAX_FAILURES: Int(1, 1000, 10),
+  TWO_FACTOR_WINDOW_SECONDS: Int(1, 86_400, 900),
+  TWO_FACTOR_LOCKOUT_SECONDS: Int(1, 86_400, 900),
+  /** Code attempts one pending two-factor token allows (it dies after them, and after one success). */
+  TWO_FACTOR_CODES_PER_TOKEN: Int(1, 100, 5),
   RATE_LIMIT_PER_SECOND: Decimal(0.001, 100_000, 100),
   RATE_LIMIT_BURST: Int(1, 100_000, 200),
   /** Orchestration instances (concurrent running deployments) until an admin sets another number. */

@@ -42,11 +42,15 @@ const stopChild = (child: ChildProcess): Promise<void> =>
     child.kill('SIGTERM');
   });
 
-/** Starts DynamoDB Local on `port`; `dataDir` undefined keeps everything in memory. */
-export const startDynamo = async (options: { port: number; dataDir?: string | undefined }): Promise<Emulator> => {
+/**
+ * Starts DynamoDB Local on `port`; `dataDir` undefined keeps everything in memory. `detached` puts it in its own
+ * process group, so a Ctrl-C in the terminal (sent to the whole foreground group) does not stop it before the
+ * agents and functions that still need it: `npm start` stops it last, itself.
+ */
+export const startDynamo = async (options: { port: number; dataDir?: string | undefined; detached?: boolean }): Promise<Emulator> => {
   const path = options.dataDir === undefined ? null : resolve(options.dataDir);
   if (path !== null) await mkdir(path, { recursive: true });
-  const child = spawnDynamo({ port: options.port, path, sharedDb: true, stdio: 'pipe' }) as ChildProcess;
+  const child = spawnDynamo({ port: options.port, path, sharedDb: true, stdio: 'pipe', detached: options.detached ?? false }) as ChildProcess;
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -24,6 +24,48 @@ const unavailable = (res: ServerResponse, what: string): void => {
   res.end(JSON.stringify({ error: { code: 'SERVICE_UNAVAILABLE', message: `The local ${what} is not answering.` } }));
 };
 
+const ENVELOPE_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
+
+/** hapi's Boom answer (`{statusCode, error, message}`) as the service's envelope; undefined for anything else. */
+export const platformAnswer = (status: number, body: string): string | undefined => {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  const boom = parsed as { statusCode?: unknown; error?: unknown; message?: unknown };
+  if (typeof boom !== 'object' || boom === null || typeof boom.statusCode !== 'number' || typeof boom.error !== 'string') return undefined;
+  const message = typeof boom.message === 'string' && boom.message !== boom.error ? `${boom.message}.` : 'The request could not be read (its path, query or headers are malformed).';
+  const code = status === 404 ? 'NOT_FOUND' : 'VALIDATION_ERROR';
+  return JSON.stringify({ error: { code, message, details: { source: 'gateway' } } });
+};
+
+/** Node's own refusals (headers over 16 KB, an unparsable request line) answered with the envelope, then closed. */
+const clientError = (error: NodeJS.ErrnoException, socket: import('node:net').Socket): void => {
+  if (!socket.writable) return void socket.destroy();
+  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+  const status = tooLarge ? 431 : 400;
+  const body = JSON.stringify({
+    error: {
+      code: 'VALIDATION_ERROR',
+      message: tooLarge ? 'The request line and headers are larger than 16 KB.' : 'The request could not be parsed as HTTP.',
+      details: { source: 'gateway' },
+    },
+  });
+  const reason = tooLarge ? 'Request Header Fields Too Large' : 'Bad Request';
+  const head = Object.entries({ ...ENVELOPE_HEADERS, 'content-length': String(Buffer.byteLength(body)), connection: 'close' }).map(([k, v]) => `${k}: ${v}`).join('\r\n');
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\n${head}\r\n\r\n${body}`);
+};
+
+/**
+ * API Gateway hands a function the body as the text it received. serverless-offline parses `application/json`
+ * bodies and passes scalars on parsed (`0` as a number, `"x"` as `x`), so the front hands such bodies over as
+ * text, as the gateway does. The handlers never read the request's content type.
+ */
+const jsonAsText = (contentType: string | undefined): Record<string, string> =>
+  contentType !== undefined && /^\s*application\/(vnd\.api\+)?json\s*(;|$)/i.test(contentType) ? { 'content-type': 'text/plain; charset=utf-8' } : {};
+
 const forward = (req: IncomingMessage, res: ServerResponse, target: URL, what: string): void => {
   const remote = req.socket.remoteAddress ?? '127.0.0.1';
   const upstream = request(
@@ -34,6 +76,7 @@ const forward = (req: IncomingMessage, res: ServerResponse, target: URL, what: s
       path: req.url,
       headers: {
         ...req.headers,
+        ...jsonAsText(req.headers['content-type']),
         // The caller's address as the gateway would see it; a client-sent X-Forwarded-For is not trusted.
         'x-forwarded-for': remote,
         'x-forwarded-proto': 'http',
@@ -41,7 +84,27 @@ const forward = (req: IncomingMessage, res: ServerResponse, target: URL, what: s
       },
     },
     (upstreamRes) => {
-      res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.headers);
+      const status = upstreamRes.statusCode ?? 502;
+      // serverless-offline (hapi) refuses some requests before any handler runs (bad percent-encoding, a cookie
+      // or content-type header it cannot parse) with its own `{statusCode, error, message}`: answer those with
+      // the service's envelope, as a handler would.
+      if (status >= 400 && status < 500 && String(upstreamRes.headers['content-type'] ?? '').startsWith('application/json')) {
+        const parts: Buffer[] = [];
+        upstreamRes.on('data', (c: Buffer) => parts.push(c));
+        upstreamRes.on('end', () => {
+          const body = Buffer.concat(parts).toString('utf8');
+          const rewritten = platformAnswer(status, body);
+          if (rewritten === undefined) {
+            res.writeHead(status, upstreamRes.headers);
+            res.end(body);
+          } else {
+            res.writeHead(status, { ...ENVELOPE_HEADERS, 'content-length': String(Buffer.byteLength(rewritten)) });
+            res.end(rewritten);
+          }
+        });
+        return;
+      }
+      res.writeHead(status, upstreamRes.headers);
       res.flushHeaders();
       upstreamRes.pipe(res);
     },
@@ -70,6 +133,7 @@ export const startFront = async (options: {
     new Promise((resolve, reject) => {
       const server = createServer(onRequest);
       server.keepAliveTimeout = 65_000;
+      server.on('clientError', clientError);
       server.once('error', reject);
       server.listen(port, host, () => resolve(server));
     });

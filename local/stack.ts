@@ -34,6 +34,8 @@ export interface StackOptions {
   readonly streamPatterns?: readonly string[];
   /** Where local secrets (the encryption keyring) are kept; undefined makes new ones. */
   readonly secretsDir?: string | undefined;
+  /** Run DynamoDB Local in its own process group (npm start: a terminal's Ctrl-C must not stop it first). */
+  readonly detachEmulators?: boolean;
   /** More handler environment (limits, lifetimes) over the defaults. */
   readonly env?: Readonly<Record<string, string>>;
   /** The first admin; nothing is created without it. */
@@ -113,7 +115,7 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
       stops.push(() => sqs!.stop());
       const dynamoPort = options.dynamoPort ?? (await freePort());
       dynamoEndpoint = `http://127.0.0.1:${dynamoPort}`;
-      dynamoStarting = startDynamo({ port: dynamoPort, dataDir: options.dataDir }).then((emulator) => {
+      dynamoStarting = startDynamo({ port: dynamoPort, dataDir: options.dataDir, detached: options.detachEmulators ?? false }).then((emulator) => {
         stops.push(() => emulator.stop());
         return emulator;
       });

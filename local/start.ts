@@ -18,14 +18,42 @@ process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true'; // s
 const DATA_DIR = join(ROOT, '.local');
 const LOCK_FILE = join(DATA_DIR, 'stack.lock');
 
-const { values } = parseArgs({
-  options: {
-    'in-memory': { type: 'boolean', default: false },
-    verbose: { type: 'boolean', default: false },
-    port: { type: 'string' },
-  },
-  allowPositionals: false,
-});
+const USAGE = `Usage: npm start [-- options]
+
+Starts the whole service on this machine: DynamoDB Local, the SQS emulator, the functions (serverless-offline),
+the streaming function and two agents (local-1, local-2), on http://localhost:3000.
+
+Options:
+  --in-memory   keep nothing on disk (default: data in .local/)
+  --port N      the port of the API (default: PORT or 3000)
+  --watch       rebuild and reload the functions when a source file changes
+  --verbose     show serverless-offline's own request lines too
+  -h, --help    show this help
+`;
+
+const parseOptions = () => {
+  try {
+    return parseArgs({
+      options: {
+        'in-memory': { type: 'boolean', default: false },
+        verbose: { type: 'boolean', default: false },
+        watch: { type: 'boolean', default: false },
+        port: { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+      allowPositionals: false,
+    }).values;
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+};
+const values = parseOptions();
+if (values.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
+if (values.watch) process.env['DEPLOYER_WATCH'] = 'on';
 
 const port = Number(values.port ?? process.env['PORT'] ?? 3000);
 const inMemory = values['in-memory'] ?? false;
@@ -84,6 +112,7 @@ const main = async (): Promise<void> => {
       secretsDir: inMemory ? undefined : DATA_DIR,
       bootstrapAdmin: admin,
       verbose: values.verbose ?? false,
+      detachEmulators: true,
     });
   } catch (error) {
     if (!inMemory) await rm(LOCK_FILE, { force: true });
@@ -121,11 +150,21 @@ const main = async (): Promise<void> => {
     ].join('\n'),
   );
 
-  let stopping = false;
+  // In order: the agents first (a running command gets 5 s, its output and completion still reach the service),
+  // then the functions and pollers, then the emulators (DynamoDB Local runs in its own process group, so a
+  // terminal's Ctrl-C reaches only this process). A second signal, a second or more later, kills running commands
+  // at once (the same signal often arrives twice at once: from the terminal's process group and relayed by tsx).
+  let stoppingSince: number | undefined;
   const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    say(`\n${signal}: stopping...`);
+    if (stoppingSince !== undefined) {
+      if (Date.now() - stoppingSince > 1000) {
+        say(`${signal} again: killing running commands now`);
+        await Promise.all(agents.map((a) => a.stop({ graceSeconds: 0 })));
+      }
+      return;
+    }
+    stoppingSince = Date.now();
+    say(`\n${signal}: stopping the agents (running commands get 5 s), then the functions, then the emulators...`);
     await Promise.all(agents.map((a) => a.stop({ graceSeconds: 5 })));
     await stack.stop();
     if (inMemory) await rm(agentsDir, { recursive: true, force: true });

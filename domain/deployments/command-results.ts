@@ -1,6 +1,7 @@
 // The analysis endpoint's command results (api.md "Command result"): one per command an agent was given for the
 // deployment (every attempt of every step, rollbacks included), ordered by start time, with the last 2000
 // characters of each stream. The generated `analysis` object of failed commands comes with failure analysis.
+import { offsetTime } from '../shared/time-format.js';
 import type { Caller } from '../identity/types.js';
 import type { CommandRepository } from '../targets/ports.js';
 import type { Command, StoredChunk } from '../targets/types.js';
@@ -47,8 +48,8 @@ export const commandResults = async (deps: CommandResultsDeps, caller: Caller, i
         id: command.id,
         target_id: command.targetId,
         status: statusOf(command),
-        started_at: startedAt,
-        completed_at: completedAt,
+        started_at: startedAt === null ? null : offsetTime(startedAt),
+        completed_at: completedAt === null ? null : offsetTime(completedAt),
         duration_ms: startedAt !== null && completedAt !== null ? Date.parse(completedAt) - Date.parse(startedAt) : null,
         ...optional,
       };

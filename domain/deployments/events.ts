@@ -1,6 +1,7 @@
 // The events of a deployment (api.md "Events"): every log line, progress, step_update and state_change is stored
 // once, in order, with a per-deployment sequence 1, 2, 3, ... That store is the single source of the live stream
 // (GET /deployments/{id}/logs), the history (logs/history) and, later, the command results.
+import { offsetTime } from '../shared/time-format.js';
 import type { Deployment, DeploymentState } from './types.js';
 import { TERMINAL_STATES } from './types.js';
 
@@ -112,7 +113,11 @@ export const boundedEvent = (event: DeploymentEvent): DeploymentEvent => {
 };
 
 /** The spec's stream message: `{event, data}` with `data.type === event`. */
-export const streamMessage = (event: DeploymentEvent): { event: DeploymentEventType; data: DeploymentEvent } => ({ event: event.type, data: event });
+export const streamMessage = (event: DeploymentEvent): { event: DeploymentEventType; data: DeploymentEvent } => ({
+  event: event.type,
+  // A `log` member is a log record: its timestamp takes the spec's `+00:00` form (stored with `Z`).
+  data: event.type === 'log' ? { ...event, log: { ...event.log, timestamp: offsetTime(event.log.timestamp) } } : event,
+});
 
 export const PING_MESSAGE = { event: 'ping', data: { type: 'ping' } } as const;
 

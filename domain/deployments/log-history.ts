@@ -1,6 +1,7 @@
 // The history of a deployment (GET /deployments/{id}/logs/history): its stored events as the spec's Historical
 // log entries, chronological (in seq order), paged by offset/limit. A finished deployment whose store holds no
 // terminal state_change ends with one built from the record, as its stream does.
+import { offsetTime } from '../shared/time-format.js';
 import type { Caller } from '../identity/types.js';
 import { visibleDeployment } from './cancel.js';
 import { synthesizedEnd, type DeploymentEventStore, type StoredEvent } from './events.js';
@@ -31,11 +32,7 @@ export interface HistoryEntry {
   readonly analysis: Readonly<Record<string, unknown>> | null;
 }
 
-/** ISO 8601 with a `+00:00` offset instead of `Z` (the spec's form for log records). */
-export const offsetTime = (iso: string): string => {
-  const time = Date.parse(iso);
-  return Number.isNaN(time) ? iso : new Date(time).toISOString().replace(/Z$/, '+00:00');
-};
+export { offsetTime };
 
 const stateLevel = (state: DeploymentState | string): string =>
   state === 'failed' ? 'error' : state === 'cancelled' || state === 'rolled_back' || state === 'rolling_back' ? 'warn' : 'info';

@@ -1,6 +1,6 @@
 // API keys: created only by a user login; scopes are permission names the creator holds (never wider); the key
-// belongs to the creator's tenant; only its hash is kept and the full key is shown once. A key authenticates as
-// its creator narrowed to its scopes, re-checked against the creator's current permissions on every request.
+// records the creator's tenant at creation; only its hash is kept and the full key is shown once. A key
+// authenticates as its creator as of now (current tenant, current permissions) narrowed to its scopes.
 import { NotFoundError, ValidationError } from '../errors.js';
 import { ForbiddenError, InsufficientPermissionsError, InvalidCredentialsError } from './errors.js';
 import type { IdentityDeps } from './deps.js';
@@ -43,7 +43,7 @@ export interface CreateApiKeyCommand {
 }
 
 export const createApiKey = async (deps: IdentityDeps, caller: Caller, command: CreateApiKeyCommand) => {
-  if (caller.kind !== 'user') throw new ForbiddenError('API keys can only be created with a user login.', { reason: 'user_token_required' });
+  if (caller.kind !== 'user') throw new ForbiddenError('API keys can only be created with a user login.', { reason: 'user_credentials_required' });
   const unknown = command.scopes.map((scope, index) => ({ scope, index })).filter(({ scope }) => !isPermission(scope));
   if (unknown.length > 0) {
     throw new ValidationError(
@@ -110,7 +110,7 @@ export const authenticateApiKey = async (
   return caller;
 };
 
-/** The caller a live key stands for: its creator narrowed to its scopes; undefined when the creator is not active. */
+/** The caller a live key stands for: its creator as of now, narrowed to its scopes; undefined when the creator is not active. */
 export const callerOfApiKey = async (deps: Pick<IdentityDeps, 'users' | 'roles'>, key: ApiKey): Promise<Caller | undefined> => {
   const user = await deps.users.get(key.userId);
   if (user === undefined || user.status !== 'active') return undefined;
@@ -118,7 +118,9 @@ export const callerOfApiKey = async (deps: Pick<IdentityDeps, 'users' | 'roles'>
   return {
     kind: 'api_key',
     userId: user.id,
-    tenantId: key.tenantId,
+    // The user's tenant and permissions as of now, never the key record's: a user moved to another tenant
+    // takes their keys along, and a role taken away narrows every key at once.
+    tenantId: user.tenantId,
     roles: user.roles,
     permissions: new Set(key.scopes.filter((scope) => held.has(scope))),
     apiKeyId: key.id,

@@ -24,6 +24,7 @@ export const ensureBootstrapAdmin = async (
       twoFactor: { enabled: false, secret: null, lastStep: null },
       emailVerified: true,
       tokensValidAfter: 0,
+      revision: 0,
       createdAt: now,
       updatedAt: now,
       lastLoginAt: null,

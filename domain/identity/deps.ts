@@ -1,10 +1,12 @@
 import type { Clock, IdGenerator } from '../shared/ports.js';
-import type { ApiKeyFactory, ApiKeyRepository, LoginThrottle, PasswordHasher, RoleDirectory, SecretCipher, SessionRepository, SseTokenRepository, TokenGenerator, TokenService, Totp, UserRepository } from './ports.js';
+import type { ApiKeyFactory, ApiKeyRepository, LoginThrottle, PasswordHasher, PendingTwoFactorAttempts, TwoFactorThrottle, RoleDirectory, SecretCipher, SessionRepository, SseTokenRepository, TokenGenerator, TokenService, Totp, UserRepository } from './ports.js';
 
 export interface IdentitySettings {
   readonly accessTokenTtlSeconds: number;
   readonly refreshTokenTtlSeconds: number;
   readonly twoFactorPendingTtlSeconds: number;
+  /** Code attempts a pending two-factor token allows. */
+  readonly twoFactorCodesPerToken: number;
   /** Lifetime of one single-use SSE token (the spec observes 60 s). */
   readonly sseTokenTtlSeconds: number;
   /** How long an SSE session can be renewed with its refresh token. */
@@ -19,6 +21,8 @@ export interface IdentityDeps {
   readonly hasher: PasswordHasher;
   readonly random: TokenGenerator;
   readonly throttle: LoginThrottle;
+  readonly twoFactorThrottle: TwoFactorThrottle;
+  readonly pendingTwoFactor: PendingTwoFactorAttempts;
   readonly ids: IdGenerator;
   readonly clock: Clock;
   readonly apiKeys: ApiKeyRepository;

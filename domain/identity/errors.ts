@@ -59,20 +59,34 @@ export class ForbiddenError extends Forbidden {
   }
 }
 
+/** `details.required` names the first permission missing, `details.missing` every one of them. */
 export class InsufficientPermissionsError extends Forbidden {
-  constructor(permission: string) {
-    super('INSUFFICIENT_PERMISSIONS', `This needs the permission ${permission}.`, { required: permission });
+  constructor(permissions: string | readonly string[]) {
+    const missing = typeof permissions === 'string' ? [permissions] : [...permissions];
+    const message = missing.length === 1 ? `This needs the permission ${missing[0]}.` : `This needs the permissions ${missing.join(', ')}.`;
+    super('INSUFFICIENT_PERMISSIONS', message, { required: missing[0], missing });
   }
 }
 
-/** Too many failed logins from one address: the spec's 429 with `retry_after_secs` and `reason` in `error`. */
+const RATE_LIMIT_MESSAGES = {
+  too_many_failed_logins: 'Too many failed login attempts from this address.',
+  too_many_failed_two_factor_codes: 'Too many wrong two-factor codes for this account.',
+} as const;
+
+/**
+ * Too many failed logins from one address, or wrong two-factor codes for one account: the spec's 429 with
+ * `retry_after_secs` and `reason` in `error`.
+ */
 export class AuthRateLimitError extends DomainError {
   readonly kind = 'rate_limited' as const;
   override readonly extra: ErrorDetails;
   override readonly headers: Readonly<Record<string, string>>;
-  constructor(readonly retryAfterSeconds: number) {
-    super('AUTH_RATE_LIMIT_EXCEEDED', `Too many failed login attempts from this address. Try again in ${retryAfterSeconds} s.`);
-    this.extra = { retry_after_secs: retryAfterSeconds, reason: 'too_many_failed_logins' };
+  constructor(
+    readonly retryAfterSeconds: number,
+    reason: keyof typeof RATE_LIMIT_MESSAGES = 'too_many_failed_logins',
+  ) {
+    super('AUTH_RATE_LIMIT_EXCEEDED', `${RATE_LIMIT_MESSAGES[reason]} Try again in ${retryAfterSeconds} s.`);
+    this.extra = { retry_after_secs: retryAfterSeconds, reason };
     this.headers = { 'retry-after': String(retryAfterSeconds), 'x-ratelimit-remaining': '0' };
   }
 }

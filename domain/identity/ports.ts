@@ -1,7 +1,7 @@
 // Ports of the identity context. Adapters: infra/crypto/ (hashing, encryption, TOTP, random tokens) and
 // infra/dynamodb/ (repositories, rate limits).
 import type { Permission } from './permissions.js';
-import type { RefreshSession, TokenClaims, TwoFactor, User } from './types.js';
+import type { RefreshSession, TokenClaims, TwoFactor, User, UserChanges } from './types.js';
 
 /** Argon2id password hashes. */
 export interface PasswordHasher {
@@ -75,6 +75,23 @@ export interface LoginThrottle {
   check(ip: string, now: Date): Promise<LockoutState>;
   /** Records one failure; the returned state includes it (the attempt that crosses the limit locks). */
   recordFailure(ip: string, now: Date): Promise<LockoutState>;
+}
+
+/** Wrong two-factor codes per user, across pending tokens, enable and disable; a lockout after too many. */
+export interface TwoFactorThrottle extends LoginThrottle {
+  /**
+   * Takes back one failure: attempts are recorded before their code is checked (so concurrent guesses never
+   * exceed the limit), and a right code is no failure.
+   */
+  release(userId: string, now: Date): Promise<void>;
+}
+
+/** The attempts of one pending two-factor token (by its hash): a few codes, and one success. */
+export interface PendingTwoFactorAttempts {
+  /** Takes one of `max` code attempts; false when the token has used them all or was used. */
+  reserve(tokenHash: string, max: number, expiresAt: Date): Promise<boolean>;
+  /** Marks the token used after a right code; false when it was used already. */
+  consume(tokenHash: string): Promise<boolean>;
 }
 
 // --- Records and tokens -------------------------------------------------------------------------------------
@@ -193,8 +210,11 @@ export interface UserDirectory {
   listAll(): Promise<readonly User[]>;
   /** By UUID or short id. */
   find(idOrShortId: string): Promise<User | undefined>;
-  /** Saves `next` if the stored user is still `previous` (same updatedAt); ConflictError for a taken email/username. */
-  update(previous: User, next: User): Promise<boolean>;
+  /**
+   * Writes only `changes` (and updatedAt), if the stored user is still at `previous.revision`; false otherwise
+   * (another write came first: read again). Increments the revision.
+   */
+  update(previous: User, changes: UserChanges, at: Date): Promise<boolean>;
   /** Deletes the user and its email, username and short-id claims. */
   delete(user: User): Promise<void>;
   /** Replaces the role names of a user (rename or removal of a role). */

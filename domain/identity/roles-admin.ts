@@ -1,11 +1,16 @@
 // Role administration: system roles (code, fixed ids) and custom roles (stored). System roles cannot be changed
 // or deleted (403 FORBIDDEN). Names are unique, system names included (409). Renaming or deleting a custom role
 // updates every user holding it, so a later role of the same name grants nothing by accident.
+// Nobody grants what they do not hold: assigning permissions needs the caller to hold each (403
+// INSUFFICIENT_PERMISSIONS naming the missing ones). Every role is shared across tenants (system roles, and custom
+// roles, which have no tenant), so tenant-scoped callers cannot create, change or delete roles (403 FORBIDDEN,
+// reason tenant_restriction), and a role's user list shows them only users of their own tenant.
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import type { Clock, IdGenerator } from '../shared/ports.js';
-import { ForbiddenError } from './errors.js';
+import { ForbiddenError, InsufficientPermissionsError } from './errors.js';
 import { isPermission, SYSTEM_ROLES, systemRole, type Permission } from './permissions.js';
 import type { Role, RoleDirectory, RoleRepository, UserDirectory } from './ports.js';
+import type { Caller } from './types.js';
 import { pageOf, type PageRequest } from '../shared/pagination.js';
 
 export interface RolesDeps {
@@ -38,7 +43,13 @@ export const findRole = async (deps: Pick<RolesDeps, 'roles'>, id: string): Prom
   return role;
 };
 
-const editable = async (deps: RolesDeps, id: string): Promise<Role> => {
+/** Roles are shared by every tenant: only global callers change them. */
+const globalCaller = (caller: Caller): void => {
+  if (caller.tenantId !== null) throw new ForbiddenError('Roles are shared by every tenant: only global administrators change them.', { reason: 'tenant_restriction' });
+};
+
+const editable = async (deps: RolesDeps, caller: Caller, id: string): Promise<Role> => {
+  globalCaller(caller);
   const role = await findRole(deps, id);
   if (role.isSystem) throw new ForbiddenError(`${role.name} is a system role: it cannot be changed or deleted.`, { reason: 'system_role' });
   return role;
@@ -56,7 +67,8 @@ export const listRoles = async (deps: RolesDeps, page: PageRequest) => {
   return { data: result.data.map(roleView), meta: result.meta };
 };
 
-export const createRole = async (deps: RolesDeps, command: { name: string; description?: string | undefined }) => {
+export const createRole = async (deps: RolesDeps, caller: Caller, command: { name: string; description?: string | undefined }) => {
+  globalCaller(caller);
   await nameFree(deps, command.name);
   const { id, shortId } = await deps.ids.next('role');
   const now = deps.clock.now().toISOString();
@@ -65,8 +77,8 @@ export const createRole = async (deps: RolesDeps, command: { name: string; descr
   return roleDetail(role);
 };
 
-export const updateRole = async (deps: RolesDeps, id: string, command: { name: string; description?: string | undefined }) => {
-  const role = await editable(deps, id);
+export const updateRole = async (deps: RolesDeps, caller: Caller, id: string, command: { name: string; description?: string | undefined }) => {
+  const role = await editable(deps, caller, id);
   if (command.name.toLowerCase() !== role.name.toLowerCase()) await nameFree(deps, command.name, role);
   const now = deps.clock.now();
   const next: Role = { ...role, name: command.name, description: command.description ?? role.description, updatedAt: now.toISOString() };
@@ -75,8 +87,8 @@ export const updateRole = async (deps: RolesDeps, id: string, command: { name: s
   return roleDetail(next);
 };
 
-export const deleteRole = async (deps: RolesDeps, id: string): Promise<void> => {
-  const role = await editable(deps, id);
+export const deleteRole = async (deps: RolesDeps, caller: Caller, id: string): Promise<void> => {
+  const role = await editable(deps, caller, id);
   await renameInUsers(deps, role.name, undefined, deps.clock.now());
   await deps.roles.delete(role);
 };
@@ -95,18 +107,23 @@ const known = (names: readonly string[]): Permission[] => {
   return names as Permission[];
 };
 
-export const changePermissions = async (deps: RolesDeps, id: string, names: readonly string[], change: 'assign' | 'remove'): Promise<void> => {
+export const changePermissions = async (deps: RolesDeps, caller: Caller, id: string, names: readonly string[], change: 'assign' | 'remove'): Promise<void> => {
   if (names.length === 0) throw ValidationError.field('permissions', 'Name at least one permission.');
-  const role = await editable(deps, id);
+  const role = await editable(deps, caller, id);
   const requested = new Set(known(names));
+  if (change === 'assign') {
+    const missing = [...requested].filter((p) => !caller.permissions.has(p));
+    if (missing.length > 0) throw new InsufficientPermissionsError(missing);
+  }
   const permissions = change === 'assign' ? [...new Set([...role.permissions, ...requested])] : role.permissions.filter((p) => !requested.has(p));
   await deps.roles.update(role, { ...role, permissions, updatedAt: deps.clock.now().toISOString() });
 };
 
-export const roleUsers = async (deps: RolesDeps, id: string) => {
+export const roleUsers = async (deps: RolesDeps, caller: Caller, id: string) => {
   const role = await findRole(deps, id);
   return (await deps.users.listAll())
     .filter((u) => u.roles.includes(role.name))
+    .filter((u) => caller.tenantId === null || u.tenantId === caller.tenantId)
     .map((u) => ({ id: u.id, email: u.email, username: u.username, display_name: u.displayName, status: u.status }));
 };
 

@@ -1,10 +1,10 @@
 // Event streams take no Authorization header: a caller trades its credential for a single-use token that lives
 // 60 s (consumed atomically when a stream opens), plus a session id and refresh token to get the next one
-// without the original credential. Every use re-checks the account (and the API key), so logout, deactivation
-// or revocation end stream access too.
+// without the original credential (user logins only: a session an API key started is not renewed, 403).
+// Every use re-checks the account (and the API key), so logout, deactivation or revocation end stream access too.
 import type { IdentityDeps } from './deps.js';
 import { callerOfApiKey } from './api-keys.js';
-import { InvalidTokenError } from './errors.js';
+import { ForbiddenError, InvalidTokenError } from './errors.js';
 import type { SseGrant } from './ports.js';
 import type { Caller } from './types.js';
 
@@ -40,6 +40,8 @@ export const refreshSseToken = async (deps: IdentityDeps, command: { sessionId: 
   const next = deps.random.random();
   const grant = await deps.sseTokens.rotateSession(command.sessionId, deps.random.hash(command.refreshToken), deps.random.hash(next), deps.clock.now());
   if (grant === undefined) throw new InvalidTokenError('The SSE session or its refresh token is not valid: request a new SSE token.');
+  // Renewing a session without presenting a credential is for user logins; an API key asks again with itself.
+  if (grant.kind !== 'user') throw new ForbiddenError('Only sessions of a user login can be renewed: request a new SSE token with the API key.', { reason: 'user_credentials_required' });
   if ((await callerOf(deps, grant)) === undefined) throw new InvalidTokenError('The credential behind this SSE session is no longer valid.');
   return mint(deps, grant, next);
 };

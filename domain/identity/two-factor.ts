@@ -1,6 +1,12 @@
 // Two-factor authentication (TOTP, RFC 6238): setup stores a new secret encrypted; enable and disable need a
 // current code; verify completes a login that answered requires_2fa. Every accepted code records its time step,
 // so no code works twice; wrong codes at verify count toward the address's failed-login lockout.
+//
+// Codes cannot be brute-forced. Each attempt is counted before its code is checked, so concurrent guesses never
+// get past the limits: a pending token allows settings.twoFactorCodesPerToken attempts and one success (then 401
+// INVALID_TOKEN); each user allows the two-factor throttle's maximum of wrong codes in its window, across pending
+// tokens, enable and disable, then is locked out of code attempts (429 AUTH_RATE_LIMIT_EXCEEDED, reason
+// too_many_failed_two_factor_codes). A right code takes its user attempt back.
 import { ConflictError, ValidationError } from '../errors.js';
 import type { IdentityDeps } from './deps.js';
 import { AuthRateLimitError, InvalidCredentialsError, InvalidTokenError } from './errors.js';
@@ -17,12 +23,24 @@ const userOf = async (deps: IdentityDeps, caller: Caller): Promise<User> => {
 };
 
 /** The step of a valid, unused code of the user's secret, recorded as used; undefined otherwise. */
-const useCode = async (deps: IdentityDeps, user: User, code: string): Promise<number | undefined> => {
+const matchCode = async (deps: IdentityDeps, user: User, code: string): Promise<number | undefined> => {
   if (user.twoFactor.secret === null) return undefined;
   const secret = deps.cipher.decrypt(user.twoFactor.secret, contextOf(user));
   const step = await deps.totp.matchStep(secret, code, deps.clock.now());
   if (step === undefined || (user.twoFactor.lastStep !== null && step <= user.twoFactor.lastStep)) return undefined;
   return (await deps.users.acceptTwoFactorStep(user.id, step)) ? step : undefined;
+};
+
+/** matchCode within the user's attempt limit: 429 while locked out or for the attempt that crosses the limit. */
+const useCode = async (deps: IdentityDeps, user: User, code: string): Promise<number | undefined> => {
+  const now = deps.clock.now();
+  const lockout = await deps.twoFactorThrottle.check(user.id, now);
+  if (lockout.locked) throw new AuthRateLimitError(lockout.retryAfterSeconds, 'too_many_failed_two_factor_codes');
+  const attempt = await deps.twoFactorThrottle.recordFailure(user.id, now);
+  if (attempt.locked) throw new AuthRateLimitError(attempt.retryAfterSeconds, 'too_many_failed_two_factor_codes');
+  const step = await matchCode(deps, user, code);
+  if (step !== undefined) await deps.twoFactorThrottle.release(user.id, now);
+  return step;
 };
 
 export const setupTwoFactor = async (deps: IdentityDeps, caller: Caller) => {
@@ -69,10 +87,15 @@ export const verifyTwoFactor = async (deps: IdentityDeps, command: { code: strin
   if (user === undefined || user.status !== 'active' || !user.twoFactor.enabled || claims.issuedAt <= user.tokensValidAfter) {
     throw new InvalidTokenError('The pending login is no longer valid: log in again.');
   }
+  const pending = deps.random.hash(command.pendingToken);
+  const expiresAt = new Date(claims.issuedAt + deps.settings.twoFactorPendingTtlSeconds * 1000);
+  const spent = new InvalidTokenError('This pending login is used up (a right code, or too many wrong ones): log in again.');
+  if (!(await deps.pendingTwoFactor.reserve(pending, deps.settings.twoFactorCodesPerToken, expiresAt))) throw spent;
   if ((await useCode(deps, user, command.code)) === undefined) {
     const state = await deps.throttle.recordFailure(command.ip, now);
     if (state.locked) throw new AuthRateLimitError(state.retryAfterSeconds);
     throw new InvalidCredentialsError('The code is not valid, or was used already.');
   }
+  if (!(await deps.pendingTwoFactor.consume(pending))) throw spent;
   return startSession(deps, user);
 };

@@ -28,7 +28,12 @@ export interface User {
   readonly createdAt: string;
   readonly updatedAt: string;
   readonly lastLoginAt: string | null;
+  /** Incremented by every write of the user item (login, 2FA, logout, admin edits): admin edits are conditioned on it. */
+  readonly revision: number;
 }
+
+/** The fields an administrator changes (PATCH /admin/users/{id}); only the ones present are written. */
+export type UserChanges = Partial<Pick<User, 'displayName' | 'status' | 'roles' | 'tenantId'>>;
 
 /** Who is calling, as every use case after authentication sees it. */
 export interface Caller {

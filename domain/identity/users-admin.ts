@@ -1,14 +1,18 @@
 // User administration. Tenancy: a tenant-scoped caller sees and changes only users of its tenant (others answer
 // 404) and creates users only there; a global caller sees everyone and may narrow to one tenant (plus global
-// users). Nobody grants roles wider than their own permissions. Deactivating, locking or deleting a user revokes
-// their sessions (tokensValidAfter) and their API keys at once.
+// users). Nobody grants roles wider than their own permissions, and nobody manages a stronger user: changing or
+// deleting a user needs every permission the user holds (403 INSUFFICIENT_PERMISSIONS naming the missing ones).
+// The last active admin cannot be deactivated, locked, demoted or deleted (409). Edits write only the fields
+// given, conditioned on the user's revision; a concurrent write (login, 2FA, logout) makes the edit read the user
+// again, re-check and retry, up to EDIT_ATTEMPTS times, then 409. Deactivating, locking or deleting a user
+// revokes their sessions (tokensValidAfter) and their API keys at once.
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import type { Clock, IdGenerator } from '../shared/ports.js';
 import { pageOf, type PageRequest } from '../shared/pagination.js';
 import { ForbiddenError, InsufficientPermissionsError } from './errors.js';
 import type { ApiKeyRepository, PasswordHasher, RoleRepository, UserDirectory, UserRepository } from './ports.js';
 import { systemRole, type Permission } from './permissions.js';
-import type { Caller, User, UserStatus } from './types.js';
+import type { Caller, User, UserChanges, UserStatus } from './types.js';
 
 export interface UsersDeps {
   readonly users: UserRepository & UserDirectory;
@@ -41,6 +45,36 @@ const findVisible = async (deps: UsersDeps, caller: Caller, id: string): Promise
   return user;
 };
 
+/** Writes of one admin edit before it answers 409: each retry follows another write to the same user. */
+export const EDIT_ATTEMPTS = 4;
+
+/** What the roles grant (system roles from code, custom ones from the repository; unknown names grant nothing). */
+const permissionsOfRoles = async (deps: UsersDeps, roles: readonly string[]): Promise<Set<Permission>> => {
+  const granted = new Set<Permission>();
+  for (const name of roles) for (const p of systemRole(name)?.permissions ?? (await deps.roles.findByName(name))?.permissions ?? []) granted.add(p);
+  return granted;
+};
+
+/** Nobody manages a stronger user: the caller holds every permission the target holds. */
+const checkStronger = async (deps: UsersDeps, caller: Caller, target: User): Promise<void> => {
+  const missing = [...(await permissionsOfRoles(deps, target.roles))].filter((p) => !caller.permissions.has(p)).sort();
+  if (missing.length > 0) throw new InsufficientPermissionsError(missing);
+};
+
+const ADMIN_ROLE = 'admin';
+const activeAdmin = (user: User): boolean => user.status === 'active' && user.roles.includes(ADMIN_ROLE);
+
+/**
+ * An active admin stops being one (or leaves its scope) only while another active admin of that scope remains:
+ * for a global admin, another global one. A read-then-write check: two concurrent demotions can both pass.
+ */
+const keepAnAdmin = async (deps: UsersDeps, user: User, next: User | undefined): Promise<void> => {
+  if (!activeAdmin(user) || (next !== undefined && activeAdmin(next) && next.tenantId === user.tenantId)) return;
+  const covers = (u: User) => u.tenantId === null || u.tenantId === user.tenantId;
+  const others = (await deps.users.listAll()).filter((u) => u.id !== user.id && activeAdmin(u) && covers(u));
+  if (others.length === 0) throw new ConflictError('This is the last active admin: make another user an active admin first.', { reason: 'last_admin' });
+};
+
 /** Role names must exist and grant nothing the caller lacks (each role read once). */
 const checkRoles = async (deps: UsersDeps, caller: Caller, roles: readonly string[]): Promise<void> => {
   const unknown: { field: string; code: 'VALIDATION_ERROR'; message: string }[] = [];
@@ -51,8 +85,8 @@ const checkRoles = async (deps: UsersDeps, caller: Caller, roles: readonly strin
     else granted.push(...permissions);
   }
   if (unknown.length > 0) throw new ValidationError('Unknown roles.', unknown);
-  const wider = granted.find((p) => !caller.permissions.has(p));
-  if (wider !== undefined) throw new InsufficientPermissionsError(wider);
+  const missing = [...new Set(granted.filter((p) => !caller.permissions.has(p)))].sort();
+  if (missing.length > 0) throw new InsufficientPermissionsError(missing);
 };
 
 const tenantFor = (caller: Caller, requested: string | null | undefined): string | null => {
@@ -108,6 +142,7 @@ export const createUser = async (deps: UsersDeps, caller: Caller, command: Creat
     twoFactor: { enabled: false, secret: null, lastStep: null },
     emailVerified: false,
     tokensValidAfter: 0,
+    revision: 0,
     createdAt: now,
     updatedAt: now,
     lastLoginAt: null,
@@ -131,27 +166,33 @@ export interface UpdateUserCommand {
 }
 
 export const updateUser = async (deps: UsersDeps, caller: Caller, id: string, command: UpdateUserCommand) => {
-  const user = await findVisible(deps, caller, id);
-  if (command.roles !== undefined) await checkRoles(deps, caller, command.roles);
   if (command.tenant_id !== undefined && caller.tenantId !== null) throw new ForbiddenError('Only global administrators move users between tenants.', { reason: 'tenant_restriction' });
-  if (user.id === caller.userId && command.status !== undefined && command.status !== 'active') throw new ConflictError('You cannot deactivate or lock your own account.');
-  const now = deps.clock.now();
-  const next: User = {
-    ...user,
-    displayName: command.display_name === undefined ? user.displayName : command.display_name,
-    status: command.status ?? user.status,
-    roles: command.roles === undefined ? user.roles : [...new Set(command.roles)],
-    tenantId: command.tenant_id === undefined ? user.tenantId : command.tenant_id,
-    updatedAt: now.toISOString(),
+  if (command.roles !== undefined) await checkRoles(deps, caller, command.roles);
+  const changes: UserChanges = {
+    ...(command.display_name === undefined ? {} : { displayName: command.display_name }),
+    ...(command.status === undefined ? {} : { status: command.status }),
+    ...(command.roles === undefined ? {} : { roles: [...new Set(command.roles)] }),
+    ...(command.tenant_id === undefined ? {} : { tenantId: command.tenant_id }),
   };
-  if (!(await deps.users.update(user, next))) throw new ConflictError('The user changed meanwhile; read it again and retry.');
-  if (user.status === 'active' && next.status !== 'active') await revokeAccess(deps, next, now);
-  return adminUserView(next);
+  for (let attempt = 0; attempt < EDIT_ATTEMPTS; attempt++) {
+    const user = await findVisible(deps, caller, id);
+    await checkStronger(deps, caller, user);
+    if (user.id === caller.userId && command.status !== undefined && command.status !== 'active') throw new ConflictError('You cannot deactivate or lock your own account.');
+    const now = deps.clock.now();
+    const next: User = { ...user, ...changes, updatedAt: now.toISOString(), revision: user.revision + 1 };
+    await keepAnAdmin(deps, user, next);
+    if (!(await deps.users.update(user, changes, now))) continue;
+    if (user.status === 'active' && next.status !== 'active') await revokeAccess(deps, next, now);
+    return adminUserView(next);
+  }
+  throw new ConflictError('The user kept changing meanwhile; read it again and retry.');
 };
 
 export const deleteUser = async (deps: UsersDeps, caller: Caller, id: string): Promise<void> => {
   const user = await findVisible(deps, caller, id);
   if (user.id === caller.userId) throw new ConflictError('You cannot delete your own account.');
+  await checkStronger(deps, caller, user);
+  await keepAnAdmin(deps, user, undefined);
   await revokeAccess(deps, user, deps.clock.now());
   await deps.users.delete(user);
 };

@@ -9,7 +9,7 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import * as v from 'valibot';
-import { InvalidBodyError, ValidationError } from '../../domain/errors.js';
+import { InvalidBodyError, PayloadTooLargeError, ValidationError } from '../../domain/errors.js';
 import { authorize } from '../../domain/identity/authenticate.js';
 import { ForbiddenError } from '../../domain/identity/errors.js';
 import type { Permission } from '../../domain/identity/permissions.js';
@@ -132,9 +132,21 @@ export const errorEnvelope = (): MiddlewareObj<APIGatewayProxyEventV2, APIGatewa
   },
 });
 
+/**
+ * The largest request body taken (bytes, after base64 decoding): 8 MiB, above the agent's largest output batch
+ * (100 chunks of up to 64 KiB, JSON-escaped) and far above any other body. API Gateway's own limit is 10 MB.
+ */
+export const MAX_BODY_BYTES = 8 * 1024 * 1024;
+
 export const readBody = (event: APIGatewayProxyEventV2): unknown => {
-  if (event.body === undefined || event.body === null || event.body === '') return undefined;
-  const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  // API Gateway always passes the body as text; serverless-offline passes an already-parsed JSON scalar
+  // (`0`, `false`) for `application/json` requests: read it back as the text it was.
+  const body: unknown = event.body;
+  if (body === undefined || body === null || body === '') return undefined;
+  const given = typeof body === 'string' ? body : JSON.stringify(body);
+  const size = event.isBase64Encoded ? Math.floor((given.length * 3) / 4) : Buffer.byteLength(given, 'utf8');
+  if (size > MAX_BODY_BYTES) throw new PayloadTooLargeError(MAX_BODY_BYTES);
+  const text = event.isBase64Encoded ? Buffer.from(given, 'base64').toString('utf8') : given;
   if (text.trim() === '') return undefined;
   try {
     return JSON.parse(text) as unknown;
@@ -143,6 +155,8 @@ export const readBody = (event: APIGatewayProxyEventV2): unknown => {
   }
 };
 
+const NOT_AN_OBJECT = 'The body must be a JSON object.';
+
 export const parseBody = (schema: Schema, event: APIGatewayProxyEventV2): unknown => {
   const raw = readBody(event);
   if (raw === undefined && !v.safeParse(schema, undefined).success) {
@@ -150,7 +164,43 @@ export const parseBody = (schema: Schema, event: APIGatewayProxyEventV2): unknow
       { field: 'body', code: 'MISSING_FIELD', message: 'A JSON body is required.' },
     ]);
   }
+  // Every body the spec shows is an object: `0`, `false`, `"x"`, `null` or `[]` is refused here, before any schema
+  // (or a refinement written for objects) sees it.
+  if (raw !== undefined && (typeof raw !== 'object' || raw === null || Array.isArray(raw))) {
+    throw new ValidationError(NOT_AN_OBJECT, [{ field: 'body', code: 'VALIDATION_ERROR', message: NOT_AN_OBJECT }]);
+  }
   return parseWith(schema, raw, 'body');
+};
+
+/** The names a query schema knows (its object entries), or none. */
+const queryNames = (schema: Schema): readonly string[] => {
+  const shape = schema as { entries?: Record<string, unknown>; pipe?: readonly Schema[]; wrapped?: Schema };
+  if (shape.entries !== undefined) return Object.keys(shape.entries);
+  const inner = shape.pipe?.[0] ?? shape.wrapped;
+  return inner === undefined || inner === schema ? [] : queryNames(inner);
+};
+
+/**
+ * Query parameters: each one the route knows takes a single value. Repeated (`?wait=1&wait=2`, which API Gateway
+ * would join as `1,2`) or array-style (`?wait[]=1`) forms of a known name are a 400 naming it; unknown names are
+ * ignored as before.
+ */
+export const parseQuery = (schema: Schema, event: APIGatewayProxyEventV2): unknown => {
+  const known = new Set(queryNames(schema));
+  const counts = new Map<string, number>();
+  for (const key of new URLSearchParams(event.rawQueryString ?? '').keys()) {
+    const bracket = key.indexOf('[');
+    const name = bracket === -1 ? key : key.slice(0, bracket);
+    if (!known.has(name)) continue;
+    counts.set(name, (counts.get(name) ?? 0) + (bracket === -1 ? 1 : 2));
+  }
+  const repeated = [...counts].filter(([, count]) => count > 1).map(([name]) => name);
+  if (repeated.length > 0) {
+    throw new ValidationError(`Invalid query: ${repeated.join(', ')}.`, repeated.map((name) => ({
+      field: name, code: 'VALIDATION_ERROR', message: `${name} takes a single value (given more than once or as an array).`,
+    })));
+  }
+  return parseWith(schema, event.queryStringParameters ?? {}, 'query');
 };
 
 export const renderResult = (result: HttpResult): APIGatewayProxyStructuredResultV2 => {
@@ -240,7 +290,7 @@ const authenticateFor = async (spec: RouteSpec, event: APIGatewayProxyEventV2, o
   if (authenticate === undefined) throw new Error('no authenticator is wired');
   const caller = await authenticate(event.headers?.['authorization'], clientIp(event));
   if (spec.permission !== 'authenticated') authorize(caller, spec.permission);
-  if (spec.credentials === 'user' && caller.kind !== 'user') throw new ForbiddenError('This needs a user login; API keys cannot do it.', { reason: 'user_token_required' });
+  if (spec.credentials === 'user' && caller.kind !== 'user') throw new ForbiddenError('This needs a user login; API keys cannot do it.', { reason: 'user_credentials_required' });
   return caller;
 };
 
@@ -281,7 +331,7 @@ export const http = <
         method: event.requestContext?.http?.method ?? '',
         path: event.rawPath,
         body: (spec.body === undefined ? undefined : parseBody(spec.body, event)) as Out<B>,
-        query: (spec.query === undefined ? undefined : parseWith(spec.query, event.queryStringParameters ?? {}, 'query')) as Out<Q>,
+        query: (spec.query === undefined ? undefined : parseQuery(spec.query, event)) as Out<Q>,
         params: (spec.params === undefined ? undefined : parseWith(spec.params, event.pathParameters ?? {}, 'path')) as Out<P>,
         requestId: timings.get(event)?.requestId ?? randomUUID(),
         sourceIp: clientIp(event),

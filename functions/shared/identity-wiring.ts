@@ -10,7 +10,9 @@ import { AesGcmSecretCipher, parseKeyring } from '../../infra/crypto/secret-ciph
 import { newApiKey, randomTokens } from '../../infra/crypto/tokens.js';
 import { otplibTotp } from '../../infra/crypto/totp.js';
 import { DynamoApiKeyRepository } from '../../infra/dynamodb/api-key-repository.js';
+import { keys } from '../../infra/dynamodb/keys.js';
 import { DynamoLoginThrottle } from '../../infra/dynamodb/login-throttle.js';
+import { DynamoPendingTwoFactorAttempts } from '../../infra/dynamodb/pending-two-factor-repository.js';
 import { DynamoRoleRepository } from '../../infra/dynamodb/role-repository.js';
 import { DynamoSessionRepository } from '../../infra/dynamodb/session-repository.js';
 import { DynamoSseTokenRepository } from '../../infra/dynamodb/sse-token-repository.js';
@@ -51,6 +53,13 @@ export const identityDeps = once((): IdentityDeps => {
       windowSeconds: cfg.LOGIN_WINDOW_SECONDS,
       lockoutSeconds: cfg.LOGIN_LOCKOUT_SECONDS,
     }),
+    twoFactorThrottle: new DynamoLoginThrottle(
+      db,
+      cfg.TABLE_NAME,
+      { maxFailures: cfg.TWO_FACTOR_MAX_FAILURES, windowSeconds: cfg.TWO_FACTOR_WINDOW_SECONDS, lockoutSeconds: cfg.TWO_FACTOR_LOCKOUT_SECONDS },
+      keys.twoFactorThrottle,
+    ),
+    pendingTwoFactor: new DynamoPendingTwoFactorAttempts(db, cfg.TABLE_NAME),
     ids: ids(),
     clock,
     apiKeys: new DynamoApiKeyRepository(db, cfg.TABLE_NAME),
@@ -63,6 +72,7 @@ export const identityDeps = once((): IdentityDeps => {
       accessTokenTtlSeconds: cfg.ACCESS_TOKEN_TTL_SECONDS,
       refreshTokenTtlSeconds: cfg.REFRESH_TOKEN_TTL_SECONDS,
       twoFactorPendingTtlSeconds: cfg.TWO_FACTOR_PENDING_TTL_SECONDS,
+      twoFactorCodesPerToken: cfg.TWO_FACTOR_CODES_PER_TOKEN,
       sseTokenTtlSeconds: cfg.SSE_TOKEN_TTL_SECONDS,
       sseSessionTtlSeconds: cfg.SSE_SESSION_TTL_SECONDS,
     },

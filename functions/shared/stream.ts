@@ -8,7 +8,7 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type * as v from 'valibot';
 import { RouteNotFoundError } from '../../domain/errors.js';
-import { errorEnvelope, readCookies, requestLog, type HttpMethod, type HttpRequest, type RouteSpec } from './http.js';
+import { errorEnvelope, parseQuery, readCookies, requestLog, type HttpMethod, type HttpRequest, type RouteSpec } from './http.js';
 import { matchRoute } from './router.js';
 import { parseWith } from './validation.js';
 import { clientIp } from './client-ip.js';
@@ -57,7 +57,7 @@ export const stream = <Q extends Schema | undefined = undefined, P extends Schem
         method: event.requestContext?.http?.method ?? '',
         path: event.rawPath,
         body: undefined,
-        query: (spec.query === undefined ? undefined : parseWith(spec.query, event.queryStringParameters ?? {}, 'query')) as Out<Q>,
+        query: (spec.query === undefined ? undefined : parseQuery(spec.query, event)) as Out<Q>,
         params: (spec.params === undefined ? undefined : parseWith(spec.params, event.pathParameters ?? {}, 'path')) as Out<P>,
         requestId: context.awsRequestId,
         sourceIp: clientIp(event),

@@ -38,6 +38,10 @@ export const keys = {
   rateLimit: (key: string): Key => ({ pk: `RATE#${key}`, sk: 'RATE' }),
   /** Failed-login counting and lockout of one client address. */
   loginThrottle: (ip: string): Key => ({ pk: `LOGINTHROTTLE#${ip}`, sk: 'LOGINTHROTTLE' }),
+  /** Wrong two-factor codes of one user and the lockout (the login throttle's item shape). */
+  twoFactorThrottle: (userId: string): Key => ({ pk: `TWOFACTORTHROTTLE#${userId}`, sk: 'LOGINTHROTTLE' }),
+  /** Code attempts and single use of one pending two-factor token (by the token's hash). */
+  twoFactorPending: (tokenHash: string): Key => ({ pk: `TWOFACTORPENDING#${tokenHash}`, sk: 'ATTEMPTS' }),
   // ---- catalog (domain/catalog): actions, versions, sequences, solutions ----
   /** The action item; its versions share the partition (sk VERSION#<version>), so one query reads both. */
   action: (id: string): Key => ({ pk: `ACTION#${id}`, sk: 'ACTION' }),

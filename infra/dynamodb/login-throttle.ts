@@ -18,12 +18,15 @@
 // (plus a margin for clock skew between instances), so it never expires while it still matters; an expired
 // item DynamoDB has not deleted yet is read as a window that is over.
 //
+// The same item shape counts wrong two-factor codes per user (keys.twoFactorThrottle), where an attempt is
+// recorded before its code is checked and `release` takes a right code's attempt back (ADD -1, never below 0).
+//
 // Failures: DynamoDB errors propagate (the client turns them into DatabaseError); a policy that is not
 // positive integers throws RangeError at construction.
 import { GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { LockoutState, LoginThrottle, LoginThrottlePolicy } from '../../domain/identity/ports.js';
+import type { LockoutState, LoginThrottlePolicy, TwoFactorThrottle } from '../../domain/identity/ports.js';
 import { isConditionFailure } from './conditional.js';
-import { keys } from './keys.js';
+import { keys, type Key } from './keys.js';
 
 /** Seconds the TTL is kept past the window and the lockout, for instances whose clocks disagree. */
 const TTL_SKEW_MARGIN_S = 60;
@@ -47,11 +50,13 @@ const stateAt = (lockedUntil: unknown, now: number): LockoutState =>
 const WINDOW_NAMES = { '#start': 'window_start', '#failures': 'failures', '#ttl': 'ttl' };
 const ALL_NAMES = { ...WINDOW_NAMES, '#lockedUntil': 'locked_until' };
 
-export class DynamoLoginThrottle implements LoginThrottle {
+export class DynamoLoginThrottle implements TwoFactorThrottle {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
     private readonly policy: LoginThrottlePolicy,
+    /** The item of one counted subject: a client address by default, or keys.twoFactorThrottle for users. */
+    private readonly keyOf: (subject: string) => Key = keys.loginThrottle,
   ) {
     for (const [name, value] of Object.entries(policy)) {
       if (!Number.isInteger(value) || (value as number) < 1) {
@@ -61,7 +66,7 @@ export class DynamoLoginThrottle implements LoginThrottle {
   }
 
   async check(ip: string, now: Date): Promise<LockoutState> {
-    const result = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.loginThrottle(ip), ConsistentRead: true }));
+    const result = await this.db.send(new GetCommand({ TableName: this.tableName, Key: this.keyOf(ip), ConsistentRead: true }));
     return stateAt(result.Item?.['locked_until'], now.getTime());
   }
 
@@ -103,7 +108,7 @@ export class DynamoLoginThrottle implements LoginThrottle {
         const result = await this.db.send(
           new UpdateCommand({
             TableName: this.tableName,
-            Key: keys.loginThrottle(ip),
+            Key: this.keyOf(ip),
             ...updates[step],
             // DynamoDB refuses names an expression does not use: the new window leaves locked_until alone.
             ExpressionAttributeNames: step === 'newWindow' ? WINDOW_NAMES : ALL_NAMES,
@@ -118,5 +123,22 @@ export class DynamoLoginThrottle implements LoginThrottle {
       }
     }
     throw new Error(`Login throttle state of ${ip} kept changing during ${MAX_ATTEMPTS} attempts.`);
+  }
+
+  async release(subject: string, _now: Date): Promise<void> {
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: this.keyOf(subject),
+          UpdateExpression: 'ADD #failures :minusOne',
+          ConditionExpression: '#failures > :zero',
+          ExpressionAttributeNames: { '#failures': 'failures' },
+          ExpressionAttributeValues: { ':minusOne': -1, ':zero': 0 },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+    }
   }
 }

@@ -1,9 +1,11 @@
 // UserRepository on the single table: the user item plus uniqueness claims for its email and username and an
 // alias for its short id, all written in one transaction so a race cannot create two users with one email.
-import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+// Every write of the user item is an UpdateItem of the fields it owns that adds 1 to `revision`, so writes never
+// undo each other and an admin edit (conditioned on the revision it read) notices any write since.
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConflictError } from '../../domain/errors.js';
 import type { UserDirectory, UserRepository } from '../../domain/identity/ports.js';
-import type { TwoFactor, User } from '../../domain/identity/types.js';
+import type { TwoFactor, User, UserChanges } from '../../domain/identity/types.js';
 import { conditionally } from './conditional.js';
 import { keys } from './keys.js';
 import { stripKeys } from './records.js';
@@ -12,7 +14,11 @@ import { queryAll } from './query-all.js';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 
-const toUser = (item: Record<string, unknown>): User => stripKeys<User>(item);
+/** Items written before revisions existed read as revision 0. */
+const toUser = (item: Record<string, unknown>): User => ({ ...stripKeys<User>(item), revision: typeof item['revision'] === 'number' ? item['revision'] : 0 });
+
+/** The admin-editable fields as stored attribute names. */
+const CHANGE_ATTRIBUTES: Readonly<Record<keyof UserChanges, string>> = { displayName: 'displayName', status: 'status', roles: 'roles', tenantId: 'tenantId' };
 
 export class DynamoUserRepository implements UserRepository, UserDirectory {
   constructor(
@@ -79,14 +85,25 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
     return Item === undefined ? undefined : this.get(String(Item['user_id']));
   }
 
-  async update(previous: User, next: User): Promise<boolean> {
+  async update(previous: User, changes: UserChanges, at: Date): Promise<boolean> {
+    const names: Record<string, string> = { '#revision': 'revision' };
+    const values: Record<string, unknown> = { ':seen': previous.revision, ':one': 1, ':at': at.toISOString() };
+    const sets = ['updatedAt = :at'];
+    for (const [field, attribute] of Object.entries(CHANGE_ATTRIBUTES) as [keyof UserChanges, string][]) {
+      if (!(field in changes)) continue;
+      names[`#${field}`] = attribute;
+      values[`:${field}`] = changes[field];
+      sets.push(`#${field} = :${field}`);
+    }
     return conditionally(
       this.db.send(
-        new PutCommand({
+        new UpdateCommand({
           TableName: this.tableName,
-          Item: { ...keys.user(next.id), ...keys.usersIndex(next.createdAt, next.id), type: 'user', ...next },
-          ConditionExpression: 'updatedAt = :seen',
-          ExpressionAttributeValues: { ':seen': previous.updatedAt },
+          Key: keys.user(previous.id),
+          UpdateExpression: `SET ${sets.join(', ')} ADD #revision :one`,
+          ConditionExpression: previous.revision === 0 ? 'attribute_exists(pk) AND (attribute_not_exists(#revision) OR #revision = :seen)' : 'attribute_exists(pk) AND #revision = :seen',
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
         }),
       ),
     );
@@ -117,10 +134,10 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
       new UpdateCommand({
         TableName: this.tableName,
         Key: keys.user(id),
-        UpdateExpression: 'SET #roles = :roles, updatedAt = :at',
+        UpdateExpression: 'SET #roles = :roles, updatedAt = :at ADD revision :one',
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeNames: { '#roles': 'roles' },
-        ExpressionAttributeValues: { ':roles': roles, ':at': at.toISOString() },
+        ExpressionAttributeValues: { ':roles': roles, ':at': at.toISOString(), ':one': 1 },
       }),
     );
   }
@@ -130,9 +147,9 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
       new UpdateCommand({
         TableName: this.tableName,
         Key: keys.user(id),
-        UpdateExpression: 'SET lastLoginAt = :at',
+        UpdateExpression: 'SET lastLoginAt = :at ADD revision :one',
         ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':at': at.toISOString() },
+        ExpressionAttributeValues: { ':at': at.toISOString(), ':one': 1 },
       }),
     );
   }
@@ -143,9 +160,9 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.user(id),
-          UpdateExpression: 'SET twoFactor = :next',
+          UpdateExpression: 'SET twoFactor = :next ADD revision :one',
           ConditionExpression: 'attribute_exists(pk) AND twoFactor.enabled = :enabled AND twoFactor.lastStep = :lastStep',
-          ExpressionAttributeValues: { ':next': next, ':enabled': expected.enabled, ':lastStep': expected.lastStep },
+          ExpressionAttributeValues: { ':next': next, ':enabled': expected.enabled, ':lastStep': expected.lastStep, ':one': 1 },
         }),
       ),
     );
@@ -157,9 +174,9 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.user(id),
-          UpdateExpression: 'SET twoFactor.lastStep = :step',
+          UpdateExpression: 'SET twoFactor.lastStep = :step ADD revision :one',
           ConditionExpression: 'attribute_exists(pk) AND (attribute_type(twoFactor.lastStep, :null) OR twoFactor.lastStep < :step)',
-          ExpressionAttributeValues: { ':step': step, ':null': 'NULL' },
+          ExpressionAttributeValues: { ':step': step, ':null': 'NULL', ':one': 1 },
         }),
       ),
     );
@@ -172,9 +189,9 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.user(id),
-          UpdateExpression: 'SET tokensValidAfter = :at, updatedAt = :iso',
+          UpdateExpression: 'SET tokensValidAfter = :at, updatedAt = :iso ADD revision :one',
           ConditionExpression: 'attribute_exists(pk) AND tokensValidAfter < :at',
-          ExpressionAttributeValues: { ':at': at.getTime(), ':iso': at.toISOString() },
+          ExpressionAttributeValues: { ':at': at.getTime(), ':iso': at.toISOString(), ':one': 1 },
         }),
       ),
     );

@@ -15,10 +15,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunningAgent } from '../../agent/agent.js';
-import { logger } from '../../functions/shared/logger.js';
 import { startLocalAgents } from '../../local/agents.js';
 import { startStack, type Stack } from '../../local/stack.js';
-import { apiClient } from '../support/http.js';
+import { runBench, signedIn } from './support.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
@@ -67,15 +66,7 @@ const main = async () => {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stopEverything().finally(() => (console.log(`   ${signal}: agents and stack stopped`), process.exit(130))));
   try {
     stack = await startStack({ port: 0, namePrefix: `bench-dispatch-${randomUUID().slice(0, 8)}-`, bootstrapAdmin: ADMIN });
-    logger.setLogLevel('WARN'); // the in-process handlers' access lines
-    const baseUrl = stack.baseUrl;
-    const api = apiClient(() => baseUrl);
-    const token = (await api.login(ADMIN)).token;
-    const call = async (method: string, path: string, body?: unknown) => {
-      const reply = await api.call(method, `/api/v1${path}`, { token, body });
-      if (reply.status >= 300) throw new Error(`${method} ${path} answered ${reply.status}: ${JSON.stringify(reply.json)}`);
-      return reply.json;
-    };
+    const { call } = await signedIn(stack, ADMIN);
     const active = async (): Promise<ListedDeployment[]> => (await call('GET', '/deployments?status=running&limit=100')).data;
     agents = await startLocalAgents(stack, dir, () => undefined);
 
@@ -154,10 +145,4 @@ const main = async () => {
   }
 };
 
-try {
-  await main();
-  process.exit(0);
-} catch (error) {
-  console.error(error);
-  process.exit(1);
-}
+await runBench(main);

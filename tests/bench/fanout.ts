@@ -17,9 +17,8 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { startAgent, type RunningAgent } from '../../agent/agent.js';
-import { logger } from '../../functions/shared/logger.js';
 import { startStack, type Stack } from '../../local/stack.js';
-import { apiClient } from '../support/http.js';
+import { runBench, signedIn } from './support.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
@@ -104,15 +103,7 @@ const main = async () => {
         ...(POLL_INTERVAL_MS === undefined ? {} : { AGENT_POLL_INTERVAL_MS: String(POLL_INTERVAL_MS) }),
       },
     });
-    logger.setLogLevel('WARN'); // the in-process handlers' access lines
-    const baseUrl = stack.baseUrl;
-    const api = apiClient(() => baseUrl);
-    const token = (await api.login(ADMIN)).token;
-    const call = async (method: string, path: string, body?: unknown) => {
-      const reply = await api.call(method, `/api/v1${path}`, { token, body });
-      if (reply.status >= 300) throw new Error(`${method} ${path} answered ${reply.status}: ${JSON.stringify(reply.json)}`);
-      return reply.json;
-    };
+    const { baseUrl, call } = await signedIn(stack, ADMIN);
 
     // Prepare: N agents, enrolled with one token, ENROLL_BATCH at a time
     const enrollment = (await call('POST', '/targets/enrollment-tokens', { expires_in_hours: 1 })).token as string;
@@ -219,10 +210,4 @@ const main = async () => {
   }
 };
 
-try {
-  await main();
-  process.exit(0);
-} catch (error) {
-  console.error(error);
-  process.exit(1);
-}
+await runBench(main);

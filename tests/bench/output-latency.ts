@@ -17,10 +17,9 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { RunningAgent } from '../../agent/agent.js';
-import { logger } from '../../functions/shared/logger.js';
 import { startLocalAgents } from '../../local/agents.js';
 import { startStack, type Stack } from '../../local/stack.js';
-import { apiClient } from '../support/http.js';
+import { runBench, signedIn } from './support.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
@@ -81,15 +80,7 @@ const main = async () => {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stopEverything().finally(() => (console.log(`   ${signal}: agents and stack stopped`), process.exit(130))));
   try {
     stack = await startStack({ port: 0, namePrefix: `bench-output-${randomUUID().slice(0, 8)}-`, bootstrapAdmin: ADMIN });
-    logger.setLogLevel('WARN'); // the in-process handlers' access lines
-    const baseUrl = stack.baseUrl;
-    const api = apiClient(() => baseUrl);
-    const token = (await api.login(ADMIN)).token;
-    const call = async (method: string, path: string, body?: unknown) => {
-      const reply = await api.call(method, `/api/v1${path}`, { token, body });
-      if (reply.status >= 300) throw new Error(`${method} ${path} answered ${reply.status}: ${JSON.stringify(reply.json)}`);
-      return reply.json;
-    };
+    const { baseUrl, call } = await signedIn(stack, ADMIN);
     const agentLog: string[] = [];
     agents = await startLocalAgents(stack, dir, (line) => agentLog.push(line));
 
@@ -143,10 +134,4 @@ const main = async () => {
   console.log(`\n   whole run (stack start included): ${((performance.now() - startedAt) / 1000).toFixed(1)} s`);
 };
 
-try {
-  await main();
-  process.exit(0);
-} catch (error) {
-  console.error(error);
-  process.exit(1);
-}
+await runBench(main);

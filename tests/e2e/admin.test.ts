@@ -118,16 +118,16 @@ describe('users', () => {
   it('deactivating a user revokes their sessions and API keys at once', async () => {
     const made = await call('POST', '/admin/users', admin, { email: 'dave@example.com', username: 'dave', password: 'dave-password', roles: ['operator'] });
     const dave = await login('dave@example.com', 'dave-password');
-    const key = (await call('POST', '/auth/api-keys', dave, { name: 'ci', scopes: ['deployments:read', 'api_keys:read'] })).json.full_key as string;
-    expect((await call('GET', '/auth/api-keys', key)).status).toBe(200);
+    const key = (await call('POST', '/auth/api-keys', dave, { name: 'ci', scopes: ['deployments:read'] })).json.full_key as string;
+    expect((await call('GET', '/auth/me', key)).status).toBe(200);
     const updated = await call('PATCH', `/admin/users/${made.json.id}`, admin, { status: 'inactive' });
     expect(updated.json.status).toBe('inactive');
     expect((await call('GET', '/auth/me', dave)).json.error.code).toBe('INVALID_TOKEN');
-    expect((await call('GET', '/auth/api-keys', key)).json.error.code).toBe('INVALID_CREDENTIALS');
+    expect((await call('GET', '/auth/me', key)).json.error.code).toBe('INVALID_CREDENTIALS');
     expect((await api.call('POST', '/api/v1/auth/login', { body: { email: 'dave@example.com', password: 'dave-password' } })).status).toBe(401);
     // Reactivated, the old key stays revoked.
     await call('PATCH', `/admin/users/${made.json.id}`, admin, { status: 'active' });
-    expect((await call('GET', '/auth/api-keys', key)).status).toBe(401);
+    expect((await call('GET', '/auth/me', key)).status).toBe(401);
   });
 
   it('never grants roles wider than the granter, and keeps tenant admins in their tenant', async () => {

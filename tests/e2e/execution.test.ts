@@ -239,6 +239,7 @@ describe('the execution engine', () => {
       expect(result).not.toHaveProperty('stdout_tail');
     }
     expect(Date.parse(results[0].started_at)).toBeLessThanOrEqual(Date.parse(results[1].started_at));
+    for (const result of results) expect([result.started_at, result.completed_at]).toEqual([expect.stringMatching(/\+00:00$/), expect.stringMatching(/\+00:00$/)]);
     expect((await call('GET', '/deployments/nope/analysis')).status).toBe(404);
   });
 

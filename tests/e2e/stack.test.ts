@@ -73,6 +73,20 @@ describe('the local stack over HTTP', () => {
   });
 });
 
+describe('the API documentation page', () => {
+  it('renders every operation of the document as one self-contained page with no script', async () => {
+    // Act
+    const response = await fetch(`${stack.baseUrl}/api/v1/docs`);
+    const html = await response.text();
+    // Assess
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(response.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(html).not.toMatch(/<script|<link|src=|@import|url\(/i);
+    for (const route of documentedRoutes()) expect(html).toContain(`id="${route.handler.spec.operationId}"`);
+  });
+});
+
 describe('local data', () => {
   it('survives a restart when kept on disk', async () => {
     // Prepare

@@ -5,9 +5,9 @@ import { authenticate } from '../../domain/identity/authenticate.js';
 import { login } from '../../domain/identity/login.js';
 import type { IdentityDeps } from '../../domain/identity/deps.js';
 import { InvalidTokenError, TokenExpiredError } from '../../domain/identity/errors.js';
-import type { ApiKey, ApiKeyRepository, LockoutState, LoginThrottle, Role, RoleRepository, SseGrant, SseTokenRepository, UserDirectory, PasswordHasher, SessionRepository, TokenGenerator, TokenService, UserRepository } from '../../domain/identity/ports.js';
+import type { ApiKey, ApiKeyRepository, LockoutState, PendingTwoFactorAttempts, Role, TwoFactorThrottle, RoleRepository, SseGrant, SseTokenRepository, UserDirectory, PasswordHasher, SessionRepository, TokenGenerator, TokenService, UserRepository } from '../../domain/identity/ports.js';
 import { roleDirectory } from '../../domain/identity/roles-admin.js';
-import type { RefreshSession, TokenClaims, TwoFactor, User } from '../../domain/identity/types.js';
+import type { RefreshSession, TokenClaims, TwoFactor, User, UserChanges } from '../../domain/identity/types.js';
 import type { IdGenerator } from '../../domain/shared/ports.js';
 import { AesGcmSecretCipher } from '../../infra/crypto/secret-cipher.js';
 import { otplibTotp } from '../../infra/crypto/totp.js';
@@ -33,23 +33,23 @@ export class FakeUserRepository implements UserRepository {
   }
   async recordLogin(id: string, at: Date) {
     const user = this.users.get(id);
-    if (user) this.users.set(id, { ...user, lastLoginAt: at.toISOString() });
+    if (user) this.users.set(id, { ...user, lastLoginAt: at.toISOString(), revision: user.revision + 1 });
   }
   async setTwoFactor(id: string, next: TwoFactor, expected: Pick<TwoFactor, 'enabled' | 'lastStep'>) {
     const user = this.users.get(id);
     if (!user || user.twoFactor.enabled !== expected.enabled || user.twoFactor.lastStep !== expected.lastStep) return false;
-    this.users.set(id, { ...user, twoFactor: next });
+    this.users.set(id, { ...user, twoFactor: next, revision: user.revision + 1 });
     return true;
   }
   async acceptTwoFactorStep(id: string, step: number) {
     const user = this.users.get(id);
     if (!user || (user.twoFactor.lastStep !== null && user.twoFactor.lastStep >= step)) return false;
-    this.users.set(id, { ...user, twoFactor: { ...user.twoFactor, lastStep: step } });
+    this.users.set(id, { ...user, twoFactor: { ...user.twoFactor, lastStep: step }, revision: user.revision + 1 });
     return true;
   }
   async revokeTokens(id: string, at: Date) {
     const user = this.users.get(id);
-    if (user && user.tokensValidAfter < at.getTime()) this.users.set(id, { ...user, tokensValidAfter: at.getTime() });
+    if (user && user.tokensValidAfter < at.getTime()) this.users.set(id, { ...user, tokensValidAfter: at.getTime(), revision: user.revision + 1 });
   }
 }
 
@@ -151,7 +151,24 @@ export class FakeSseTokenRepository implements SseTokenRepository {
   }
 }
 
-export class FakeLoginThrottle implements LoginThrottle {
+/** Pending two-factor tokens: attempts and single use, as DynamoPendingTwoFactorAttempts keeps them. */
+export class FakePendingTwoFactorAttempts implements PendingTwoFactorAttempts {
+  readonly tokens = new Map<string, { attempts: number; used: boolean }>();
+  async reserve(tokenHash: string, max: number) {
+    const state = this.tokens.get(tokenHash) ?? { attempts: 0, used: false };
+    if (state.used || state.attempts >= max) return false;
+    this.tokens.set(tokenHash, { ...state, attempts: state.attempts + 1 });
+    return true;
+  }
+  async consume(tokenHash: string) {
+    const state = this.tokens.get(tokenHash);
+    if (state === undefined || state.used) return false;
+    this.tokens.set(tokenHash, { ...state, used: true });
+    return true;
+  }
+}
+
+export class FakeLoginThrottle implements TwoFactorThrottle {
   readonly failures = new Map<string, number[]>();
   readonly lockedUntil = new Map<string, number>();
   constructor(private readonly policy = { maxFailures: 10, windowSeconds: 60, lockoutSeconds: 300 }) {}
@@ -166,6 +183,9 @@ export class FakeLoginThrottle implements LoginThrottle {
     if (recent.length > this.policy.maxFailures) this.lockedUntil.set(ip, now.getTime() + this.policy.lockoutSeconds * 1000);
     return this.check(ip, now);
   }
+  async release(subject: string) {
+    this.failures.set(subject, (this.failures.get(subject) ?? []).slice(0, -1));
+  }
 }
 
 export const fakeIds = (): IdGenerator => {
@@ -178,6 +198,8 @@ export const identityFakes = () => {
   const users = new FakeUserRepository();
   const sessions = new FakeSessionRepository();
   const throttle = new FakeLoginThrottle();
+  const twoFactorThrottle = new FakeLoginThrottle({ maxFailures: 10, windowSeconds: 900, lockoutSeconds: 900 });
+  const pendingTwoFactor = new FakePendingTwoFactorAttempts();
   const apiKeys = new FakeApiKeyRepository();
   let keyNumber = 0;
   const deps: IdentityDeps = {
@@ -198,11 +220,13 @@ export const identityFakes = () => {
     hasher: fakeHasher,
     random: fakeRandom(),
     throttle,
+    twoFactorThrottle,
+    pendingTwoFactor,
     ids: fakeIds(),
     clock,
-    settings: { accessTokenTtlSeconds: 3600, refreshTokenTtlSeconds: 14 * 86_400, twoFactorPendingTtlSeconds: 300, sseTokenTtlSeconds: 60, sseSessionTtlSeconds: 12 * 3600 },
+    settings: { accessTokenTtlSeconds: 3600, refreshTokenTtlSeconds: 14 * 86_400, twoFactorPendingTtlSeconds: 300, twoFactorCodesPerToken: 5, sseTokenTtlSeconds: 60, sseSessionTtlSeconds: 12 * 3600 },
   };
-  return { deps, clock, users, sessions, throttle, apiKeys };
+  return { deps, clock, users, sessions, throttle, twoFactorThrottle, pendingTwoFactor, apiKeys };
 };
 
 export const aUser = (overrides: Partial<User> = {}): User => ({
@@ -217,7 +241,7 @@ export const aUser = (overrides: Partial<User> = {}): User => ({
   passwordHash: 'hashed:correct horse',
   twoFactor: { enabled: false, secret: null, lastStep: null },
   emailVerified: true,
-  tokensValidAfter: 0,
+  tokensValidAfter: 0, revision: 0,
   createdAt: '2026-01-01T00:00:00.000Z',
   updatedAt: '2026-01-01T00:00:00.000Z',
   lastLoginAt: null,
@@ -256,9 +280,10 @@ export class FakeUserStore extends FakeUserRepository implements UserDirectory {
   async find(idOrShortId: string) {
     return [...this.users.values()].find((u) => u.id === idOrShortId || u.shortId === idOrShortId);
   }
-  async update(previous: User, next: User) {
-    if (this.users.get(previous.id)?.updatedAt !== previous.updatedAt) return false;
-    this.users.set(next.id, next);
+  async update(previous: User, changes: UserChanges, at: Date) {
+    const stored = this.users.get(previous.id);
+    if (stored === undefined || stored.revision !== previous.revision) return false;
+    this.users.set(stored.id, { ...stored, ...changes, updatedAt: at.toISOString(), revision: stored.revision + 1 });
     return true;
   }
   async delete(user: User) {
@@ -266,7 +291,7 @@ export class FakeUserStore extends FakeUserRepository implements UserDirectory {
   }
   async replaceRoles(id: string, roles: readonly string[]) {
     const user = this.users.get(id);
-    if (user) this.users.set(id, { ...user, roles });
+    if (user) this.users.set(id, { ...user, roles, revision: user.revision + 1 });
   }
 }
 

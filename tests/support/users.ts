@@ -7,7 +7,7 @@ export const createUser = async (email: string, password: string, roles: string[
   await deps.users.create({
     id, shortId, email, username: email.split('@')[0]!, displayName: null, status: 'active', roles, tenantId,
     passwordHash: await deps.hasher.hash(password), twoFactor: { enabled: false, secret: null, lastStep: null },
-    emailVerified: false, tokensValidAfter: 0, createdAt: now, updatedAt: now, lastLoginAt: null,
+    emailVerified: false, tokensValidAfter: 0, revision: 0, createdAt: now, updatedAt: now, lastLoginAt: null,
   });
   return id;
 };

@@ -15,7 +15,7 @@ export const makeHandler = (deps: () => RolesDeps) =>
       params: PathId,
       responses: { 200: { description: 'Users', schema: v.array(v.object({ id: v.string(), email: v.string(), username: v.string(), display_name: v.nullable(v.string()), status: v.string() })) }, 404: { description: 'NOT_FOUND' } },
     },
-    async ({ params }) => ({ statusCode: 200, body: await roleUsers(deps(), params.id) }),
+    async ({ caller, params }) => ({ statusCode: 200, body: await roleUsers(deps(), caller, params.id) }),
   );
 
 export const handler = makeHandler(rolesDeps);

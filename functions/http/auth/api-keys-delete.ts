@@ -13,8 +13,9 @@ export const makeHandler = (deps: () => IdentityDeps) =>
       summary: 'Revoke one of your API keys',
       tags: ['auth'],
       permission: 'api_keys:delete',
+      credentials: 'user',
       params: v.object({ id: Uuid }),
-      responses: { 200: { description: 'Revoked', schema: v.object({ message: v.string() }) }, 404: { description: 'No such key of yours' } },
+      responses: { 200: { description: 'Revoked', schema: v.object({ message: v.string() }) }, 404: { description: 'No such key of yours' }, 403: { description: 'FORBIDDEN (user_credentials_required): an API key' } },
     },
     async ({ caller, params }) => ({ statusCode: 200, body: await revokeApiKey(deps(), caller, params.id) }),
   );

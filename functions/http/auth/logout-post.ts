@@ -13,7 +13,8 @@ export const makeHandler = (deps: () => IdentityDeps) =>
       summary: 'Revoke every token of the current user',
       tags: ['auth'],
       permission: 'authenticated',
-      responses: { 200: { description: 'Logged out', schema: v.object({ message: v.string() }) } },
+      credentials: 'user',
+      responses: { 200: { description: 'Logged out', schema: v.object({ message: v.string() }) }, 403: { description: 'FORBIDDEN (user_credentials_required): an API key' } },
     },
     async (request) => ({ statusCode: 200, body: await logout(deps(), request.caller), cookies: [clearedRefreshCookie(request)] }),
   );

@@ -20,6 +20,7 @@ export const makeHandler = (deps: () => IdentityDeps) =>
       responses: {
         200: { description: 'A new token and refresh token', schema: SseTokenSchema },
         401: { description: 'INVALID_TOKEN: unknown or expired session, or a used refresh token', schema: ErrorEnvelopeSchema },
+        403: { description: 'FORBIDDEN (user_credentials_required): a session an API key started; ask POST /auth/sse-token with the key again', schema: ErrorEnvelopeSchema },
       },
     },
     async ({ body }) => ({ statusCode: 200, body: await refreshSseToken(deps(), { sessionId: body.session_id, refreshToken: body.refresh_token }) }),

@@ -6,7 +6,8 @@ import { onceAsync } from '../../shared/once.js';
 import '../../shared/wiring.js'; // the general rate limit
 
 // The route tables are imported on first use: they include this endpoint, so a static import would be a cycle.
-const document = onceAsync(async () => {
+/** The document, built once per container (the docs page renders it too). */
+export const openApiDocument = onceAsync(async () => {
   const { documentedRoutes } = await import('../routes.js');
   return buildOpenApi(documentedRoutes(), { version: pkg.version });
 });
@@ -19,5 +20,5 @@ export const handler = http(
     permission: 'public',
     responses: { 200: { description: 'The OpenAPI document', contentType: 'application/json' } },
   },
-  async () => ({ statusCode: 200, body: await document() }),
+  async () => ({ statusCode: 200, body: await openApiDocument() }),
 );

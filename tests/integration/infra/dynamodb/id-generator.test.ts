@@ -18,7 +18,7 @@ describe('DynamoIdGenerator', () => {
     // Assess
     expect(new Set(made.map((m) => m.id)).size).toBe(40);
     expect(new Set(made.map((m) => m.shortId)).size).toBe(40);
-    const counters = made.map((m) => ids.decode(m.shortId)).sort((a, b) => a! - b!);
+    const counters = made.map((m) => ids.decode(m.shortId, 'action')).sort((a, b) => a! - b!);
     expect(counters).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
     for (const { id, shortId } of made) {
       expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
@@ -26,13 +26,19 @@ describe('DynamoIdGenerator', () => {
     }
   });
 
-  it('counts each entity separately', async () => {
-    const first = await ids.next('tenant');
-    expect(ids.decode(first.shortId)).toBe(1);
+  it('counts each entity separately, and short ids differ across entities', async () => {
+    // Act: the first of each entity
+    const firsts = await Promise.all(['tenant', 'sequence', 'solution', 'deployment', 'some_new_entity'].map((e) => ids.next(e)));
+    // Assess
+    expect(ids.decode(firsts[0]!.shortId, 'tenant')).toBe(1);
+    expect(ids.decode(firsts[1]!.shortId, 'sequence')).toBe(1);
+    expect(ids.decode(firsts[4]!.shortId, 'some_new_entity')).toBe(1);
+    expect(new Set(firsts.map((f) => f.shortId)).size).toBe(5);
+    expect(ids.decode(firsts[0]!.shortId, 'sequence')).toBeUndefined();
   });
 
   it('decodes only its own short ids', () => {
-    expect(ids.decode('not-one!')).toBeUndefined();
-    expect(ids.decode('')).toBeUndefined();
+    expect(ids.decode('not-one!', 'action')).toBeUndefined();
+    expect(ids.decode('', 'action')).toBeUndefined();
   });
 });

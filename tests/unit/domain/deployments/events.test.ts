@@ -43,6 +43,12 @@ describe('stream framing', () => {
     expect(streamMessage(log('hi'))).toEqual({ event: 'log', data: { type: 'log', log: expect.objectContaining({ message: 'hi', level: 'info' }) } });
   });
 
+  it('shows a log member’s timestamp in the spec’s +00:00 form, whatever the stored form', () => {
+    const message = streamMessage(log('hi'));
+    expect(message.data).toMatchObject({ log: { timestamp: '2026-11-22T10:00:01.250+00:00' } });
+    expect(log('hi')).toMatchObject({ log: { timestamp: AT } });
+  });
+
   it('treats only a state_change to success, failed, cancelled or rolled_back as the end', () => {
     expect(['success', 'failed', 'cancelled', 'rolled_back'].map((s) => isTerminalEvent(stateChange(s as 'success')))).toEqual([true, true, true, true]);
     expect(isTerminalEvent(stateChange('running'))).toBe(false);

@@ -66,4 +66,22 @@ describe('API keys', () => {
     const asKey = await authenticate(deps, `Bearer ${full_key}`, '1.1.1.1');
     expect([...asKey.permissions]).toEqual(['deployments:read']);
   });
+
+  it("acts in the user's current tenant, not the one it was created in", async () => {
+    // Prepare
+    const { deps, caller, users } = await signedIn();
+    const { full_key } = await createApiKey(deps, caller, { name: 'ci', scopes: ['deployments:read'] });
+    // Act
+    users.users.set(caller.userId, { ...aUser(), tenantId: 'bbbbbbbb-0000-4000-8000-000000000000' });
+    const asKey = await authenticate(deps, `Bearer ${full_key}`, '1.1.1.1');
+    // Assess
+    expect(asKey.tenantId).toBe('bbbbbbbb-0000-4000-8000-000000000000');
+  });
+
+  it('cannot be created, listed or revoked with a key (user credentials only)', async () => {
+    const { deps, caller } = await signedIn();
+    const { full_key } = await createApiKey(deps, caller, { name: 'ci', scopes: ['api_keys:create'] });
+    const asKey = await authenticate(deps, `Bearer ${full_key}`, '1.1.1.1');
+    await expect(createApiKey(deps, asKey, { name: 'y', scopes: [] })).rejects.toMatchObject({ code: 'FORBIDDEN', details: { reason: 'user_credentials_required' } });
+  });
 });

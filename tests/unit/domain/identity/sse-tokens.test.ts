@@ -50,4 +50,16 @@ describe('SSE tokens', () => {
     const { deps } = await signedIn();
     await expect(verifySseToken(deps, undefined)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
   });
+
+  it('renew only sessions of a user login: a session an API key started answers 403', async () => {
+    const { deps, caller } = await signedIn();
+    const { full_key } = await createApiKey(deps, caller, { name: 'ci', scopes: ['deployments:read'] });
+    const keyCaller = await authenticate(deps, `Bearer ${full_key}`, '1.1.1.1');
+    const asKey = await issueSseToken(deps, keyCaller);
+    await expect(refreshSseToken(deps, { sessionId: asKey.session_id, refreshToken: asKey.refresh_token })).rejects.toMatchObject({
+      code: 'FORBIDDEN',
+      details: { reason: 'user_credentials_required' },
+    });
+    await expect(verifySseToken(deps, asKey.sse_token)).resolves.toMatchObject({ kind: 'api_key' });
+  });
 });

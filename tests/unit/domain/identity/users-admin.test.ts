@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Permission } from '../../../../domain/identity/permissions.js';
 import { systemRole } from '../../../../domain/identity/permissions.js';
 import type { Caller } from '../../../../domain/identity/types.js';
-import { createUser, deleteUser, listUsers, updateUser, type UsersDeps } from '../../../../domain/identity/users-admin.js';
+import { createUser, deleteUser, EDIT_ATTEMPTS, listUsers, updateUser, type UsersDeps } from '../../../../domain/identity/users-admin.js';
 import { FakeClock } from '../../../fakes/clock.js';
 import { aUser, fakeHasher, fakeIds, FakeApiKeyRepository, FakeRoleRepository, FakeUserStore } from '../../../fakes/identity.js';
 
@@ -86,5 +86,80 @@ describe('user administration', () => {
     expect((await listUsers(deps, caller, { page: 1, limit: 50, search: 'EXAMPLE' })).meta.total).toBe(2);
     expect((await listUsers(deps, caller, { page: 1, limit: 50, search: 'bobby' })).data.map((u) => u.id)).toEqual(['2']);
     expect((await listUsers(deps, caller, { page: 1, limit: 50, status: 'pending' })).data.map((u) => u.id)).toEqual(['2']);
+  });
+
+  it('refuses to change, lock or delete a user holding permissions the caller lacks, naming them', async () => {
+    // Prepare: an operator-like caller that may manage users, and an admin target
+    const { deps, users } = setup();
+    await users.create(aUser({ id: 'target', roles: ['admin'] }));
+    await users.create(aUser({ id: 'other-admin', shortId: 'o', email: 'o@x.com', username: 'o', roles: ['admin'] }));
+    const manager: Caller = { ...callerWith('operator'), permissions: new Set<Permission>([...(systemRole('operator')?.permissions ?? []), 'users:update', 'users:delete']) };
+    // Act + Assess
+    await expect(updateUser(deps, manager, 'target', { status: 'inactive' })).rejects.toMatchObject({ code: 'INSUFFICIENT_PERMISSIONS', details: { missing: expect.arrayContaining(['users:create', 'roles:update']) } });
+    await expect(updateUser(deps, manager, 'target', { display_name: 'x' })).rejects.toMatchObject({ code: 'INSUFFICIENT_PERMISSIONS' });
+    await expect(deleteUser(deps, manager, 'target')).rejects.toMatchObject({ code: 'INSUFFICIENT_PERMISSIONS' });
+    expect(await users.get('target')).toMatchObject({ status: 'active', displayName: 'Ada' });
+    // A user no stronger than the manager can be managed.
+    await users.create(aUser({ id: 'weaker', shortId: 'w', email: 'w@x.com', username: 'w', roles: ['user'] }));
+    await expect(updateUser(deps, manager, 'weaker', { status: 'locked' })).resolves.toMatchObject({ status: 'locked' });
+  });
+
+  it('keeps the last active admin: no deactivating, demoting or deleting it while no other is active', async () => {
+    const { deps, users } = setup();
+    await users.create(aUser({ id: 'last', roles: ['admin'] }));
+    const other = callerWith('admin', null, 'someone-else');
+    await expect(updateUser(deps, other, 'last', { status: 'inactive' })).rejects.toMatchObject({ code: 'CONFLICT', details: { reason: 'last_admin' } });
+    await expect(updateUser(deps, other, 'last', { roles: ['operator'] })).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(deleteUser(deps, other, 'last')).rejects.toMatchObject({ code: 'CONFLICT' });
+    // A tenant's admin does not stand in for the last global one.
+    await users.create(aUser({ id: 'tenant-admin', shortId: 't', email: 't@x.com', username: 't', roles: ['admin'], tenantId: TENANT_A }));
+    await expect(updateUser(deps, other, 'last', { status: 'inactive' })).rejects.toMatchObject({ code: 'CONFLICT' });
+    await users.create(aUser({ id: 'second', shortId: 's2', email: 's@x.com', username: 's', roles: ['admin'] }));
+    await expect(updateUser(deps, other, 'last', { status: 'inactive' })).resolves.toMatchObject({ status: 'inactive' });
+  });
+
+  it('writes only the fields named: a 2FA enable or login that lands between read and write survives', async () => {
+    // Prepare: the edit reads the user, then 2FA is enabled and a login recorded before it writes
+    const { deps, users, clock } = setup();
+    await users.create(aUser());
+    const racing: UsersDeps = {
+      ...deps,
+      users: Object.assign(Object.create(users) as FakeUserStore, {
+        find: async (id: string) => {
+          const seen = await users.find(id);
+          if (seen !== undefined && !seen.twoFactor.enabled) {
+            await users.setTwoFactor(seen.id, { enabled: true, secret: 'enc', lastStep: 7 }, { enabled: false, lastStep: null });
+            await users.recordLogin(seen.id, clock.now());
+          }
+          return seen;
+        },
+      }),
+    };
+    // Act
+    const view = await updateUser(racing, callerWith('admin'), aUser().id, { display_name: 'Ada L.' });
+    // Assess
+    const stored = await users.get(aUser().id);
+    expect(stored).toMatchObject({ displayName: 'Ada L.', twoFactor: { enabled: true, lastStep: 7 }, lastLoginAt: clock.now().toISOString() });
+    expect(view).toMatchObject({ display_name: 'Ada L.', two_factor_enabled: true });
+  });
+
+  it('answers 409 when the user keeps changing on every attempt', async () => {
+    const { deps, users, clock } = setup();
+    await users.create(aUser());
+    let writes = 0;
+    const busy: UsersDeps = {
+      ...deps,
+      users: Object.assign(Object.create(users) as FakeUserStore, {
+        find: async (id: string) => {
+          const seen = await users.find(id);
+          writes += 1;
+          await users.recordLogin(id, clock.now());
+          return seen;
+        },
+      }),
+    };
+    await expect(updateUser(busy, callerWith('admin'), aUser().id, { display_name: 'x' })).rejects.toMatchObject({ code: 'CONFLICT' });
+    expect(writes).toBe(EDIT_ATTEMPTS);
+    expect((await users.get(aUser().id))?.displayName).toBe('Ada');
   });
 });

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConflictError, DatabaseError, NotFoundError, ServiceUnavailableError } from '../../../../domain/errors.js';
-import { http } from '../../../../functions/shared/http.js';
+import { http, MAX_BODY_BYTES } from '../../../../functions/shared/http.js';
 import { logger } from '../../../../functions/shared/logger.js';
 import { PageQuery } from '../../../../functions/shared/schemas.js';
 import { httpEvent, lambdaContext, parseResponse } from '../../../fakes/lambda.js';
@@ -51,6 +51,50 @@ describe('http shell', () => {
     expect(response.json).toEqual({ name: 'web', page: 3, limit: 20, id: 'abc', agent: 'yes', sourceIp: '203.0.113.7' });
     expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it.each(['0', 'false', '-0', '0.0', '"x"', 'null', '[]', '[{}]', '12', 'true'])('refuses the JSON body %s with a 400 saying the body must be an object', async (body) => {
+    // Act
+    const response = await call(echo, post(body));
+    // Assess
+    expect(response.statusCode).toBe(400);
+    expect(response.json.error).toEqual({
+      code: 'VALIDATION_ERROR',
+      message: 'The body must be a JSON object.',
+      details: { fields: [{ field: 'body', code: 'VALIDATION_ERROR', message: 'The body must be a JSON object.' }] },
+    });
+  });
+
+  it.each([
+    ['page=1&page=2', 'page'],
+    ['limit[]=5', 'limit'],
+    ['page=1&limit=2&limit[0]=3', 'limit'],
+  ])('refuses the repeated or array query %s with a 400 naming the parameter', async (query, name) => {
+    // Prepare
+    const event = { ...post(valid), rawQueryString: query, queryStringParameters: Object.fromEntries(new URLSearchParams(query)) };
+    // Act
+    const response = await call(echo, event);
+    // Assess
+    expect(response.statusCode).toBe(400);
+    expect(response.json.error.code).toBe('VALIDATION_ERROR');
+    expect(response.json.error.details.fields).toEqual([expect.objectContaining({ field: name })]);
+  });
+
+  it('refuses a body over the limit with a 413 envelope before parsing it', async () => {
+    // Prepare: valid JSON, just too big
+    const big = JSON.stringify({ name: 'x'.repeat(MAX_BODY_BYTES), password: 'p', version: { number: '1', script: 's' } });
+    // Act
+    const response = await call(echo, post(big));
+    // Assess
+    expect(response.statusCode).toBe(413);
+    expect(response.json.error).toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ field: 'body' }], limit_bytes: MAX_BODY_BYTES } });
+  });
+
+  it('ignores repeated query parameters the route does not know', async () => {
+    const event = { ...post(valid), rawQueryString: 'utm=1&utm=2&page=2', queryStringParameters: { utm: '1,2', page: '2' } };
+    const response = await call(echo, event);
+    expect(response.statusCode).toBe(200);
+    expect(response.json.page).toBe(2);
   });
 
   it('gives every request its own request id', async () => {

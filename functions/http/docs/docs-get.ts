@@ -1,0 +1,27 @@
+// handler -> the OpenAPI document (openapi-get) -> one self-contained HTML page. Built once per container.
+import { http } from '../../shared/http.js';
+import { onceAsync } from '../../shared/once.js';
+import { openApiHtml } from '../../shared/openapi-html.js';
+import '../../shared/wiring.js'; // the general rate limit
+
+const page = onceAsync(async () => {
+  const { openApiDocument } = await import('./openapi-get.js');
+  return openApiHtml(await openApiDocument());
+});
+
+/** The page runs no script and loads nothing: a policy that says so. */
+const HTML_HEADERS = {
+  'content-type': 'text/html; charset=utf-8',
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+};
+
+export const handler = http(
+  {
+    operationId: 'docs',
+    summary: 'This API as a readable page (rendered from the OpenAPI document; no script, nothing loaded from elsewhere)',
+    tags: ['meta'],
+    permission: 'public',
+    responses: { 200: { description: 'An HTML page', contentType: 'text/html' } },
+  },
+  async () => ({ statusCode: 200, body: await page(), headers: HTML_HEADERS }),
+);

@@ -1,0 +1,95 @@
+// `npm start` as a user runs it, in its own process group like a terminal's foreground job: a Ctrl-C (SIGINT to
+// the whole group) while a command runs stops the agents first (the command gets its grace period and its
+// completion still reaches the service), then the functions, then the emulators, and exits within seconds.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../local/ports.js';
+import { ROOT } from '../../local/service-definition.js';
+import { apiClient } from '../support/http.js';
+
+let child: ChildProcess | undefined;
+let output = '';
+
+afterAll(() => {
+  if (child?.pid !== undefined && child.exitCode === null) process.kill(-child.pid, 'SIGKILL');
+});
+
+const waitFor = async (what: string, check: () => boolean | Promise<boolean>, withinMs: number) => {
+  const until = Date.now() + withinMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}; output so far:\n${output}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
+
+const listening = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+
+describe('npm start', () => {
+  it('prints usage for --help and refuses an unknown flag with exit code 2', async () => {
+    const run = (args: string[]) =>
+      new Promise<{ code: number | null; out: string }>((resolve) => {
+        const p = spawn(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'local', 'start.ts'), ...args], { cwd: ROOT });
+        let out = '';
+        p.stdout.on('data', (c: Buffer) => (out += c.toString()));
+        p.stderr.on('data', (c: Buffer) => (out += c.toString()));
+        p.on('exit', (code) => resolve({ code, out }));
+      });
+    const help = await run(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.out).toContain('Usage: npm start');
+    const unknown = await run(['--bogus']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.out).toContain("Unknown option '--bogus'");
+    expect(unknown.out).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  it('stops in order on Ctrl-C with a command running, and exits within seconds', async () => {
+    // Prepare: npm start in memory on a free port, as the leader of its own process group
+    const port = await freePort();
+    child = spawn(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'local', 'start.ts'), '--in-memory', '--port', String(port)], {
+      cwd: ROOT,
+      detached: true,
+      env: { ...process.env, BOOTSTRAP_ADMIN_EMAIL: 'admin@example.com', BOOTSTRAP_ADMIN_PASSWORD: 'admin-password' },
+    });
+    child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
+    await waitFor('the ready banner', () => output.includes('Deployment service ready'), 120_000);
+    const dynamoPort = Number(/DynamoDB\s+http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]);
+    expect(await listening(dynamoPort)).toBe(true);
+
+    const api = apiClient(() => `http://localhost:${port}`);
+    const token = (await api.login({ email: 'admin@example.com', password: 'admin-password' })).token;
+    const call = (method: string, path: string, body?: unknown) => api.call(method, `/api/v1${path}`, { token, body });
+    const action = await call('POST', '/actions', { slug: 'long', name: 'Long', version: { version: '1.0.0', script: 'echo started; sleep 60' } });
+    const created = await call('POST', '/deployments', { action_id: action.json.id, target_tags: [{ key: 'role', value: 'web' }] });
+    expect(created.status).toBe(201);
+    await waitFor(
+      'the command to run',
+      async () => (await call('GET', `/deployments/${created.json.deployment_id}/logs/history`)).json.some?.((e: { message: string }) => e.message === 'started') === true,
+      30_000,
+    );
+
+    // Act: Ctrl-C, as a terminal sends it: SIGINT to the whole foreground process group
+    const sent = Date.now();
+    process.kill(-child.pid!, 'SIGINT');
+    const code = await exited;
+    const took = Date.now() - sent;
+
+    // Assess: a clean exit within the grace period plus a few seconds, nothing failing to reach the emulators
+    expect(code).toBe(0);
+    expect(took).toBeLessThan(15_000);
+    expect(output).toContain('Stopped.');
+    expect(output).not.toMatch(/DATABASE_CONNECTION_ERROR|ECONNREFUSED|cannot reach the server/);
+    expect(output.indexOf('SIGINT: stopping the agents')).toBeGreaterThan(-1);
+    expect(await listening(dynamoPort)).toBe(false);
+    expect(await listening(port)).toBe(false);
+  });
+});
