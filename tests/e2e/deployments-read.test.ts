@@ -37,13 +37,17 @@ const seedDeployment = async (n: number, state: Deployment['state'], overrides: 
   }
 };
 
+/** The seeded requests' triggering user: an active one (the dispatcher fails requests of users no longer active). */
+let triggerer: string;
 const seedRequest = async (n: number, overrides: Partial<PendingRequest> = {}) =>
-  (await wiring()).pending.create(aPendingRequest({ id: rid(n), queuedAt: minute(n), createdAt: minute(n), ...overrides }));
+  (await wiring()).pending.create(aPendingRequest({ id: rid(n), queuedAt: minute(n), createdAt: minute(n), triggeredBy: triggerer, ...overrides }));
 
 beforeAll(async () => {
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('deployments-read')}-`, bootstrapAdmin: ADMIN });
+  // The seeded running deployments have no engine check chain (they were never started): the sweep would rightly
+  // give them one, and the engine would end them. This file tests the read side only, so its sweep stays idle.
+  stack = await startStack({ port: 0, namePrefix: `${uniqueName('deployments-read')}-`, bootstrapAdmin: ADMIN, env: { SWEEP_INTERVAL_MS: '3600000' } });
   admin = (await api.login(ADMIN)).token;
-  await createUser('oscar@example.com', 'oscar-password', ['operator']);
+  triggerer = await createUser('oscar@example.com', 'oscar-password', ['operator']);
   await createUser('tina@example.com', 'tina-password', ['operator'], TENANT_A);
   operator = (await api.login({ email: 'oscar@example.com', password: 'oscar-password' })).token;
   tenantUser = (await api.login({ email: 'tina@example.com', password: 'tina-password' })).token;
@@ -148,7 +152,7 @@ describe('pending dispatch requests', () => {
     expect(list.json.map((r: { id: string }) => r.id)).toEqual([rid(3), rid(2), rid(1)]);
     expect(list.json[2]).toEqual({
       id: rid(1),
-      triggered_by: 'c0000000-0000-4000-8000-000000000001',
+      triggered_by: triggerer,
       queued_at: '2026-11-22 10:01:07',
       retry_count: 0,
       status: 'pending',

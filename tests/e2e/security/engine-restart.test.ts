@@ -50,6 +50,8 @@ describe('a restart after a lost wake-up', () => {
     const queued = await call('POST', '/deployments', { action_id: action.json.id, target_ids: [target.json.target_id] });
     expect([queued.status, queued.json.pending]).toEqual([202, true]);
     const requestId = queued.json.pending_request_id as string;
+    // The queueing's own dispatcher wake-up (capacity 0: nothing to do) is handled before the instance frees up.
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
     // The lost wake-up: an instance becomes free by a write that sends no dispatcher message.
     const db = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: stack.dynamoEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS }));
     await db.send(new PutCommand({ TableName: stack.tables['MainTable'], Item: { pk: 'ORCHESTRATION', sk: 'CONFIG', type: 'orchestration_config', instances: 1 } }));
