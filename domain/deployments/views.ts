@@ -79,6 +79,7 @@ export const stepView = (s: PlanStep) => ({
 export const planView = (p: Plan) => ({
   target_count: p.targetCount,
   steps: p.steps.map(stepView),
+  ...(p.warnings === undefined || p.warnings.length === 0 ? {} : { warnings: [...p.warnings] }),
   resolved_variables: Object.fromEntries(Object.entries(p.resolvedVariables).map(([name, v]) => [name, v.secret ? SECRET_MASK : v.value])),
   tenant_name: p.tenantName,
   environment_name: p.environmentName,

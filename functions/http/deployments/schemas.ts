@@ -7,6 +7,7 @@
 // Cross-field rules run once every field is well-formed on its own (valibot runs a pipe's checks only after the
 // object parsed), and all of them are reported together, each on its field.
 import * as v from 'valibot';
+import { VARIABLE_NAME_PATTERN, variableNameProblem } from '../../../domain/shared/environment-names.js';
 import { TagSchema } from '../targets/schemas.js';
 import { MetaSchema } from '../../shared/schemas.js';
 
@@ -46,11 +47,10 @@ export const TargetModeSchema = v.union(
 const FailureStrategy = v.picklist(FAILURE_STRATEGIES, `must be one of ${FAILURE_STRATEGIES.join(', ')}`);
 const RollbackStrategy = v.picklist(ROLLBACK_STRATEGIES, `must be one of ${ROLLBACK_STRATEGIES.join(', ')}`);
 
-/** An environment-variable name, as catalog variables are named. */
+/** An environment-variable name, as catalog variables are named (the deny list is checked on the raw keys). */
 const VariableName = v.pipe(
   v.string(),
-  v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name (letters, digits, _; not starting with a digit)'),
-  v.maxLength(128, 'must be at most 128 characters'),
+  v.regex(VARIABLE_NAME_PATTERN, 'must be an environment variable name (letters, digits, _; not starting with a digit; at most 128 characters)'),
 );
 /** A value: a string; numbers and booleans are taken as their text (`8080` -> "8080"). */
 const VariableValue = v.pipe(
@@ -58,7 +58,21 @@ const VariableValue = v.pipe(
   v.transform(String),
   v.maxLength(DEPLOYMENT_LIMITS.variableValueChars, `must be at most ${DEPLOYMENT_LIMITS.variableValueChars} characters`),
 );
+const isPlainObject = (input: unknown): input is Record<string, unknown> => typeof input === 'object' && input !== null && !Array.isArray(input);
+/**
+ * name -> value. Every own key of the raw body is checked against environment-names.ts first: valibot's record
+ * silently drops `__proto__`, which must be refused by name instead (field `variables.__proto__`).
+ */
 const Variables = v.pipe(
+  v.custom<Record<string, unknown>>(isPlainObject, 'must be an object of name to value'),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const input = dataset.value;
+    for (const key of Object.keys(input)) {
+      const message = variableNameProblem(key);
+      if (message !== undefined) addIssue({ message, path: [{ type: 'object', origin: 'key', input, key, value: input[key] }] });
+    }
+  }),
   v.record(VariableName, VariableValue, 'must be an object of name to value'),
   v.check((map) => Object.keys(map).length <= DEPLOYMENT_LIMITS.variables, `at most ${DEPLOYMENT_LIMITS.variables} variables`),
 );
@@ -218,6 +232,8 @@ export const PlanStepSchema = v.object({
 export const PlanSchema = v.object({
   target_count: v.number(),
   steps: v.array(PlanStepSchema),
+  /** Only when planning had something to say that the deployment keeps (a redeploy's dropped variables). */
+  warnings: v.optional(v.array(v.string())),
   /** Name -> value; secret values are `***`. */
   resolved_variables: v.record(v.string(), v.string()),
   tenant_name: Nullable,
