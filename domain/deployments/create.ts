@@ -5,6 +5,7 @@ import type { Caller } from '../identity/types.js';
 import { visibleDeployment } from './cancel.js';
 import {
   checkFreezes,
+  checkSecretReuse,
   inheritedVariables,
   mergeRedeploy,
   resolveDeployment,
@@ -70,7 +71,8 @@ export const createAnswerBody = (outcome: StartOutcome, options: { plan: boolean
 /** Redeploy: the original's source and configuration with the overrides; a new deployment (or a queued request). */
 export const redeployDeployment = async (deps: CreateDeps, caller: Caller, id: string, overrides: RedeployOverrides): Promise<StartOutcome> => {
   const original = await visibleDeployment(deps, caller, id);
-  const command = mergeRedeploy(deps.plan.cipher, original, overrides);
+  const reuse = checkSecretReuse(caller, original, overrides);
+  const command = mergeRedeploy(deps.plan.cipher, original, overrides, reuse);
   const resolved = await resolveChecked(deps, caller, command, original.id, { inherited: inheritedVariables(original, overrides) });
   return startOrQueue(deps, resolved.draft);
 };

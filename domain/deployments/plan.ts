@@ -633,6 +633,31 @@ export const previewDeployment = async (deps: PlanDeps, caller: Caller, command:
   };
 };
 
+export const secretReuseMessage = (name: string): string =>
+  `Secret variable ${name} must be given again: only the original triggerer or an admin may reuse it`;
+
+/**
+ * A redeploy by anyone but the original triggerer reuses no secret value unless the caller holds the admin role: each
+ * secret variable that had a value must be given again (`variables` or `prompted_values`), else a 400 with one field
+ * per missing one. Whether the original's secrets may be reused.
+ */
+export const checkSecretReuse = (
+  caller: Caller,
+  original: Pick<DeploymentDraft, 'triggeredBy'> & { readonly plan: Pick<DeploymentDraft['plan'], 'resolvedVariables'> },
+  overrides: Pick<RedeployOverrides, 'variables' | 'prompted_values'>,
+): { readonly reuseSecrets: boolean } => {
+  if (caller.userId === original.triggeredBy || isAdmin(caller)) return { reuseSecrets: true };
+  const given = (name: string) => Object.hasOwn(overrides.variables ?? {}, name) || Object.hasOwn(overrides.prompted_values ?? {}, name);
+  const missing = Object.entries(original.plan.resolvedVariables)
+    .filter(([name, v]) => v.secret && !given(name))
+    .map(([name]) => name);
+  invalid(
+    missing.map((name) => problem(`variables.${name}`, secretReuseMessage(name))),
+    'Secret variables must be given again.',
+  );
+  return { reuseSecrets: false };
+};
+
 /**
  * The names of `variables` and `prompted_values` a merged redeploy carries over from the original without the
  * caller giving them again: resolveDeployment drops those the new plan no longer declares (with a warning).
@@ -655,11 +680,18 @@ export const inheritedVariables = (
  */
 export const mergeRedeploy = (
   cipher: SecretCipher,
-  original: Pick<DeploymentDraft, 'sourceType' | 'solution' | 'sequence' | 'action' | 'config'>,
+  original: Pick<DeploymentDraft, 'sourceType' | 'solution' | 'sequence' | 'action' | 'config'> & { readonly plan?: Pick<DeploymentDraft['plan'], 'resolvedVariables'> },
   overrides: RedeployOverrides,
+  options: { readonly reuseSecrets: boolean } = { reuseSecrets: true },
 ): CreateDeploymentCommand => {
   const c = original.config;
-  const open = (map: Readonly<Record<string, string>>) => Object.fromEntries(Object.entries(map).map(([name, value]) => [name, openVariable(cipher, value)]));
+  const secret = (name: string) => original.plan !== undefined && Object.hasOwn(original.plan.resolvedVariables, name) && original.plan.resolvedVariables[name]?.secret === true;
+  const open = (map: Readonly<Record<string, string>>) =>
+    Object.fromEntries(
+      Object.entries(map)
+        .filter(([name]) => options.reuseSecrets || !secret(name))
+        .map(([name, value]) => [name, openVariable(cipher, value)]),
+    );
   const retarget = overrides.target_ids !== undefined || overrides.target_tags !== undefined;
   return {
     solution_id: original.sourceType === 'solution' ? (original.solution?.id ?? null) : null,

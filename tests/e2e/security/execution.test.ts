@@ -175,3 +175,33 @@ describe('redeploy', () => {
     expect(await stdout(again.json.id)).toMatch(/^b=two a=$/m);
   });
 });
+
+describe('redeploy and secrets', () => {
+  it("another user's redeploy must give each secret again (400 naming it); the original triggerer's reuses it", async () => {
+    // Prepare: two users who may create and redeploy; rita deploys a secret
+    const role = await call(admin, 'POST', '/admin/roles', { name: 'redeployer', description: 'creates and redeploys' });
+    await call(admin, 'POST', `/admin/roles/${role.json.id}/permissions`, { permissions: ['deployments:create', 'deployments:redeploy', 'deployments:read', 'actions:read', 'targets:read'] });
+    await createUser('rita@example.com', 'rita-password', ['redeployer']);
+    await createUser('sam@example.com', 'sam-password', ['redeployer']);
+    const rita = (await api.login({ email: 'rita@example.com', password: 'rita-password' })).token;
+    const sam = (await api.login({ email: 'sam@example.com', password: 'sam-password' })).token;
+    const id = await action({ script: 'echo "token length ${#TOKEN}"', variables: [{ name: 'TOKEN', secret: true, required: true }] });
+    const first = await call(rita, 'POST', '/deployments', { action_id: id, ...web, prompted_values: { TOKEN: 'rita-secret-123' } });
+    expect(first.status).toBe(201);
+    await finished(first.json.deployment_id);
+    // Act
+    const without = await call(sam, 'POST', `/deployments/${first.json.deployment_id}/redeploy`, {});
+    const withOwn = await call(sam, 'POST', `/deployments/${first.json.deployment_id}/redeploy`, { variables: { TOKEN: 'sam' } });
+    const byTriggerer = await call(rita, 'POST', `/deployments/${first.json.deployment_id}/redeploy`, {});
+    // Assess
+    expect([without.status, without.json.error?.details?.fields]).toEqual([
+      400,
+      [{ field: 'variables.TOKEN', code: 'VALIDATION_ERROR', message: 'Secret variable TOKEN must be given again: only the original triggerer or an admin may reuse it' }],
+    ]);
+    expect([withOwn.status, byTriggerer.status]).toEqual([201, 201]);
+    expect((await finished(withOwn.json.id)).state).toBe('success');
+    expect((await finished(byTriggerer.json.id)).state).toBe('success');
+    expect(await stdout(withOwn.json.id)).toContain('token length 3');
+    expect(await stdout(byTriggerer.json.id)).toContain('token length 15');
+  });
+});

@@ -6,6 +6,7 @@ import type { ActionVariable } from '../../../../domain/catalog/types.js';
 import { DeploymentFrozenError, FreezeOverrideNotAllowedError } from '../../../../domain/deployments/errors.js';
 import {
   checkFreezes,
+  checkSecretReuse,
   inheritedVariables,
   mergeRedeploy,
   openVariable,
@@ -873,6 +874,30 @@ describe('mergeRedeploy', () => {
     expect(again.draft.plan.warnings).toEqual([warning]);
     expect(again.warnings).toContain(warning);
     expect(fieldsOf(error)).toEqual(['variables.GONE']);
+  });
+
+  it('reuses no secret for anyone but the original triggerer or an admin: each must be given again (400 naming the missing ones)', async () => {
+    // Prepare
+    const w = world();
+    const secret = (name: string) => ({ name, secret: true, required: false, default: null, description: null });
+    const act = await w.action('Act', [{ version: '1.0.0', variables: [secret('TOKEN'), secret('KEY'), { ...secret('PLAIN'), secret: false }] }]);
+    w.target('web-1');
+    const original = await resolveDeployment(w.deps, operator, { action_id: act.id, target_ids: ['tg1'], variables: { KEY: 'old-key', PLAIN: 'p' }, prompted_values: { TOKEN: 'old-token' } });
+    const other = callerWith('operator', null, 'someone-else');
+    // Act
+    const error = await rejection((async () => checkSecretReuse(other, original.draft, { variables: { KEY: 'new-key' } }))());
+    const reuse = checkSecretReuse(other, original.draft, { variables: { KEY: 'new-key', TOKEN: 'new-token' } });
+    const merged = mergeRedeploy(w.cipher, original.draft, { variables: { KEY: 'new-key', TOKEN: 'new-token' } }, reuse);
+    const again = await resolveDeployment(w.deps, other, merged);
+    // Assess
+    expect(fieldsOf(error)).toEqual(['variables.TOKEN']);
+    expect(error.message).toContain('Secret variable TOKEN must be given again: only the original triggerer or an admin may reuse it');
+    expect(reuse).toEqual({ reuseSecrets: false });
+    expect([merged.variables, merged.prompted_values]).toEqual([{ PLAIN: 'p', KEY: 'new-key', TOKEN: 'new-token' }, {}]);
+    expect(openVariable(w.cipher, again.draft.plan.resolvedVariables['TOKEN']!.value)).toBe('new-token');
+    expect(checkSecretReuse(operator, original.draft, {})).toEqual({ reuseSecrets: true });
+    expect(checkSecretReuse(admin, original.draft, {})).toEqual({ reuseSecrets: true });
+    expect(mergeRedeploy(w.cipher, original.draft, {}, { reuseSecrets: true }).prompted_values).toEqual({ TOKEN: 'old-token' });
   });
 
   it('an empty override reuses everything', async () => {
