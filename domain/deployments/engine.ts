@@ -177,7 +177,7 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
   }
 
   // 4. Start steps (and retries): commands first, idempotent by id, then the deployment records it.
-  const variables = Object.fromEntries(Object.entries(deployment.plan.resolvedVariables).map(([name, v]) => [name, openVariable(deps.cipher, v.value)]));
+  const variables = Object.fromEntries(Object.entries(deployment.plan.resolvedVariables).map(([name, v]) => [name, openVariable(deps.cipher, v.value, v.secret)]));
   const secrets = Object.entries(deployment.plan.resolvedVariables).filter(([, v]) => v.secret).map(([name]) => name);
   const launch = async (step: PlanStep, attempt: number): Promise<void> => {
     const found = await deps.scripts.find(step.actionId, step.actionVersion);

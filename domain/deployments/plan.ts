@@ -44,7 +44,7 @@ import type {
   SourceType,
   TargetMode,
 } from './types.js';
-import { ENCRYPTED_PREFIX, planView } from './views.js';
+import { ENCRYPTED_PREFIX, isSecretVariable, planView } from './views.js';
 
 export interface PlanDeps {
   readonly actions: Pick<ActionRepository, 'find'>;
@@ -141,9 +141,12 @@ export const VARIABLE_CONTEXT = 'deployment-variable';
 /** A secret value as stored: `enc:` + ciphertext. */
 export const sealVariable = (cipher: SecretCipher, value: string): string => `${ENCRYPTED_PREFIX}${cipher.encrypt(value, VARIABLE_CONTEXT)}`;
 
-/** The plain value of a stored variable (decrypting a sealed one). */
-export const openVariable = (cipher: SecretCipher, stored: string): string =>
-  stored.startsWith(ENCRYPTED_PREFIX) ? cipher.decrypt(stored.slice(ENCRYPTED_PREFIX.length), VARIABLE_CONTEXT) : stored;
+/**
+ * The plain value of a stored variable: a secret one (the stored flag) is decrypted, any other is returned as given,
+ * even when it starts with `enc:`.
+ */
+export const openVariable = (cipher: SecretCipher, stored: string, secret: boolean): string =>
+  secret ? cipher.decrypt(stored.startsWith(ENCRYPTED_PREFIX) ? stored.slice(ENCRYPTED_PREFIX.length) : stored, VARIABLE_CONTEXT) : stored;
 
 const problem = (field: string, message: string): FieldProblem => ({ field, code: 'VALIDATION_ERROR', message });
 
@@ -680,17 +683,17 @@ export const inheritedVariables = (
  */
 export const mergeRedeploy = (
   cipher: SecretCipher,
-  original: Pick<DeploymentDraft, 'sourceType' | 'solution' | 'sequence' | 'action' | 'config'> & { readonly plan?: Pick<DeploymentDraft['plan'], 'resolvedVariables'> },
+  original: Pick<DeploymentDraft, 'sourceType' | 'solution' | 'sequence' | 'action' | 'config'> & { readonly plan: Pick<DeploymentDraft['plan'], 'resolvedVariables'> },
   overrides: RedeployOverrides,
   options: { readonly reuseSecrets: boolean } = { reuseSecrets: true },
 ): CreateDeploymentCommand => {
   const c = original.config;
-  const secret = (name: string) => original.plan !== undefined && Object.hasOwn(original.plan.resolvedVariables, name) && original.plan.resolvedVariables[name]?.secret === true;
+  const secret = (name: string) => isSecretVariable(original.plan, name);
   const open = (map: Readonly<Record<string, string>>) =>
     Object.fromEntries(
       Object.entries(map)
         .filter(([name]) => options.reuseSecrets || !secret(name))
-        .map(([name, value]) => [name, openVariable(cipher, value)]),
+        .map(([name, value]) => [name, openVariable(cipher, value, secret(name))]),
     );
   const retarget = overrides.target_ids !== undefined || overrides.target_tags !== undefined;
   return {

@@ -91,6 +91,18 @@ describe('a deployer cannot change how the action starts', () => {
     expect(await stdout(created.json.deployment_id)).toContain('greeting=hello');
   });
 
+  it('a value that starts with enc: is an ordinary value: it reaches the script and the detail exactly as given', async () => {
+    // Prepare
+    const id = await action({ script: 'echo "note=$NOTE"', variables: [{ name: 'NOTE' }] });
+    // Act
+    const created = await call(deployer, 'POST', '/deployments', { action_id: id, ...web, variables: { NOTE: 'enc:x' } });
+    // Assess
+    expect([created.status, created.json.error]).toEqual([201, undefined]);
+    const done = await finished(created.json.deployment_id);
+    expect([done.state, done.config.variables, done.plan.resolved_variables]).toEqual(['success', { NOTE: 'enc:x' }, { NOTE: 'enc:x' }]);
+    expect(await stdout(created.json.deployment_id)).toContain('note=enc:x');
+  });
+
   // Each attack, if it got through, would make the target's interpreter write `marker` before the script runs.
   const attacks = (marker: string): [string, string, string, Record<string, unknown>, string[]][] => [
     ['NODE_OPTIONS --import', 'node', 'console.log(1)', { variables: { NODE_OPTIONS: `--import=data:text/javascript,import('node:fs').then(f=>f.writeFileSync('${marker}','x'))` } }, ['variables.NODE_OPTIONS']],

@@ -15,7 +15,7 @@ import {
   type CreateDeploymentCommand,
   type PlanDeps,
 } from '../../../../domain/deployments/plan.js';
-import { ENCRYPTED_PREFIX } from '../../../../domain/deployments/views.js';
+import { configView, ENCRYPTED_PREFIX, isSecretVariable } from '../../../../domain/deployments/views.js';
 import { DomainError, ValidationError } from '../../../../domain/errors.js';
 import { ForbiddenError } from '../../../../domain/identity/errors.js';
 import type { Caller } from '../../../../domain/identity/types.js';
@@ -536,12 +536,29 @@ describe('variables', () => {
     const { resolvedVariables } = resolved.draft.plan;
     expect(resolvedVariables['API_TOKEN']?.secret).toBe(true);
     expect(resolvedVariables['API_TOKEN']?.value.startsWith(ENCRYPTED_PREFIX)).toBe(true);
-    expect(openVariable(w.cipher, resolvedVariables['API_TOKEN']!.value)).toBe('hunter2-prompted');
-    expect(openVariable(w.cipher, resolvedVariables['DB_PASSWORD']!.value)).toBe('pa55word');
-    expect(openVariable(w.cipher, resolved.draft.config.variables['API_TOKEN']!)).toBe('hunter2-body');
-    expect(openVariable(w.cipher, resolved.draft.config.promptedValues['DB_PASSWORD']!)).toBe('pa55word');
+    expect(openVariable(w.cipher, resolvedVariables['API_TOKEN']!.value, true)).toBe('hunter2-prompted');
+    expect(openVariable(w.cipher, resolvedVariables['DB_PASSWORD']!.value, true)).toBe('pa55word');
+    expect(openVariable(w.cipher, resolved.draft.config.variables['API_TOKEN']!, true)).toBe('hunter2-body');
+    expect(openVariable(w.cipher, resolved.draft.config.promptedValues['DB_PASSWORD']!, true)).toBe('pa55word');
     expect(resolved.draft.config.variables['PLAIN']).toBe('visible');
   });
+  it('whether a value is secret is the stored flag: NOTE=enc:x is an ordinary value, shown and reused exactly as given', async () => {
+    // Prepare
+    const w = world();
+    const act = await w.action('Act', [{ version: '1.0.0', variables: declared([{ name: 'NOTE' }, { name: 'TOKEN', secret: true }]) }]);
+    w.target('web-1');
+    // Act
+    const resolved = await resolveDeployment(w.deps, admin, { action_id: act.id, target_ids: ['tg1'], variables: { NOTE: 'enc:x', TOKEN: 'enc:y' } });
+    const again = mergeRedeploy(w.cipher, resolved.draft, {});
+    const shown = configView(resolved.draft.config, (name) => isSecretVariable(resolved.draft.plan, name));
+    // Assess
+    expect(resolved.draft.plan.resolvedVariables['NOTE']).toEqual({ value: 'enc:x', secret: false });
+    expect(openVariable(w.cipher, 'enc:x', false)).toBe('enc:x');
+    expect(openVariable(w.cipher, resolved.draft.plan.resolvedVariables['TOKEN']!.value, true)).toBe('enc:y');
+    expect(shown.variables).toEqual({ NOTE: 'enc:x', TOKEN: '***' });
+    expect(again.variables).toEqual({ NOTE: 'enc:x', TOKEN: 'enc:y' });
+  });
+
   it('a variable no action of the plan declares is a 400, one field per name, in variables and prompted_values', async () => {
     // Prepare
     const w = world();
@@ -850,7 +867,7 @@ describe('mergeRedeploy', () => {
       dry_run: false,
     });
     expect(again.draft.plan.steps.map((s) => s.targetName)).toEqual(['a-prod-2']);
-    expect(openVariable(w.cipher, again.draft.plan.resolvedVariables['TOKEN']!.value)).toBe('old-secret');
+    expect(openVariable(w.cipher, again.draft.plan.resolvedVariables['TOKEN']!.value, true)).toBe('old-secret');
     expect(JSON.stringify(again.draft)).not.toContain('old-secret');
   });
 
@@ -894,7 +911,7 @@ describe('mergeRedeploy', () => {
     expect(error.message).toContain('Secret variable TOKEN must be given again: only the original triggerer or an admin may reuse it');
     expect(reuse).toEqual({ reuseSecrets: false });
     expect([merged.variables, merged.prompted_values]).toEqual([{ PLAIN: 'p', KEY: 'new-key', TOKEN: 'new-token' }, {}]);
-    expect(openVariable(w.cipher, again.draft.plan.resolvedVariables['TOKEN']!.value)).toBe('new-token');
+    expect(openVariable(w.cipher, again.draft.plan.resolvedVariables['TOKEN']!.value, true)).toBe('new-token');
     expect(checkSecretReuse(operator, original.draft, {})).toEqual({ reuseSecrets: true });
     expect(checkSecretReuse(admin, original.draft, {})).toEqual({ reuseSecrets: true });
     expect(mergeRedeploy(w.cipher, original.draft, {}, { reuseSecrets: true }).prompted_values).toEqual({ TOKEN: 'old-token' });
