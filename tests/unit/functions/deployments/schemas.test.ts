@@ -132,6 +132,16 @@ describe('CreateDeploymentBody: variables and prompted values', () => {
     expect(redeploy({ variables: JSON.parse('{"__proto__": "x"}') })).toEqual(invalid('variables.__proto__'));
     expect(create({ ...VALID, variables: { NODE_ENV: 'production', valueOf: 'v' } })).toBe('ok');
   });
+
+  it('keep constructor, prototype, valueOf and toString as ordinary names (own keys only)', () => {
+    const parsed = parseWith(CreateDeploymentBody, { ...VALID, variables: JSON.parse('{"constructor": "c", "prototype": "p", "valueOf": 1, "toString": true}') }, 'body');
+    expect(Object.entries(parsed.variables ?? {})).toEqual([
+      ['constructor', 'c'],
+      ['prototype', 'p'],
+      ['valueOf', '1'],
+      ['toString', 'true'],
+    ]);
+  });
 });
 
 describe('CreateDeploymentBody: tenant, environment, freeze override', () => {
