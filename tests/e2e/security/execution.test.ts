@@ -5,8 +5,12 @@
 import { access, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningAgent } from '../../../agent/agent.js';
+import { commandIdOf } from '../../../domain/deployments/engine.js';
+import { LOCAL_CREDENTIALS } from '../../../local/emulators.js';
 import { startLocalAgents } from '../../../local/agents.js';
 import { startStack, type Stack } from '../../../local/stack.js';
 import { uniqueName } from '../../support/aws.js';
@@ -215,5 +219,24 @@ describe('redeploy and secrets', () => {
     expect((await finished(byTriggerer.json.id)).state).toBe('success');
     expect(await stdout(withOwn.json.id)).toContain('token length 3');
     expect(await stdout(byTriggerer.json.id)).toContain('token length 15');
+  });
+});
+
+describe('secrets in command records', () => {
+  it('keeps a secret sealed in the raw command item; only the agent that runs it sees the value', async () => {
+    // Prepare
+    const id = await action({ script: 'echo "token length ${#TOKEN}"', variables: [{ name: 'TOKEN', secret: true, required: true }] });
+    // Act
+    const created = await call(deployer, 'POST', '/deployments', { action_id: id, ...web, variables: { TOKEN: 'plaintext-secret-42' } });
+    const done = await finished(created.json.deployment_id);
+    const db = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: stack.dynamoEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS }));
+    const commandId = commandIdOf(done.plan.steps[0].id, 1);
+    const { Item } = await db.send(new GetCommand({ TableName: stack.tables['MainTable']!, Key: { pk: `COMMAND#${commandId}`, sk: 'COMMAND' } }));
+    // Assess
+    expect(done.state).toBe('success');
+    expect(Item?.['secretVariables']).toEqual(['TOKEN']);
+    expect(String(Item?.['variables']?.TOKEN)).toMatch(/^enc:/);
+    expect(JSON.stringify(Item)).not.toContain('plaintext-secret-42');
+    expect(await stdout(created.json.deployment_id)).toContain('token length 19');
   });
 });
