@@ -5,6 +5,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { join } from 'node:path';
 import { AbortedError, HttpError, type AgentClient } from './client.js';
+import { REFUSED_EXIT_CODE, refusedVariable } from './environment-names.js';
 import { OutputBatcher, SecretMasker, type BatcherOptions } from './output.js';
 import type { AgentCommand, CompleteRequest, OutputChunk, OutputStream } from './protocol.js';
 import { CANCEL_EXIT_CODE, startProcess, type RunResult, type RunningProcess, type StopReason } from './runner.js';
@@ -144,6 +145,14 @@ export class CommandExecution {
       context.log(`cannot record ${command.id} in the state directory (${(error as Error).message}); not running it`);
       this.end();
       await this.finish(record, { exitCode: LOST_EXIT_CODE, errorMessage: `The agent could not record the command: ${(error as Error).message}` }, startedAt);
+      return;
+    }
+    const refused = refusedVariable(command.variables);
+    if (refused !== undefined) {
+      // An old server or a tampered record: nothing runs with an environment that changes how a program starts.
+      context.log(`refused ${command.id}: variable '${refused.name}' is not allowed in a command's environment`);
+      this.end();
+      await this.finish(record, { exitCode: REFUSED_EXIT_CODE, errorMessage: refused.message }, startedAt);
       return;
     }
     const batcher = new OutputBatcher((chunks) => this.sendOutput(chunks), context.batch);

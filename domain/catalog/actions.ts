@@ -7,6 +7,7 @@
 // 4 MiB as the API shows them, so an action's detail always fits one response (Lambda's limit is 6 MB).
 import { ConflictError, NotFoundError, ValidationError, type FieldProblem } from '../errors.js';
 import type { Caller } from '../identity/types.js';
+import { variableNameProblem } from '../shared/environment-names.js';
 import { pageOf, type PageRequest } from '../shared/pagination.js';
 import { assertCanChange, listedFor, ownerTenant, retrying, type CatalogDeps } from './deps.js';
 import { findActionWithVersions, isVisibleTo, newestFirst, normalizeVersion, pickVersion } from './resolve.js';
@@ -15,7 +16,6 @@ import { actionDetail, actionView, versionView } from './views.js';
 
 export const MAX_SCRIPT_BYTES = 64 * 1024;
 export const MAX_ACTION_BYTES = 4 * 1024 * 1024;
-export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export interface VariableInput {
   readonly name: string;
@@ -80,7 +80,8 @@ const checkVersion = (version: ActionVersion, prefix: string): void => {
   const timeout = version.timeoutSeconds;
   if (timeout !== null && (!Number.isInteger(timeout) || timeout < 1 || timeout > 86_400)) problems.push(problem('timeout_seconds', 'Must be an integer from 1 to 86400.'));
   version.variables.forEach((variable, index) => {
-    if (!VARIABLE_NAME.test(variable.name)) problems.push(problem(`variables.${index}.name`, 'Must be an environment variable name: letters, digits and _, not starting with a digit.'));
+    const nameProblem = variableNameProblem(variable.name);
+    if (nameProblem !== undefined) problems.push(problem(`variables.${index}.name`, nameProblem));
     else if (version.variables.findIndex((other) => other.name === variable.name) !== index) problems.push(problem(`variables.${index}.name`, `Variable ${variable.name} is declared twice.`));
     if (variable.secret && variable.default !== null) problems.push(problem(`variables.${index}.default`, 'A secret variable cannot have a stored default: give its value when deploying.'));
   });

@@ -3,7 +3,17 @@
 import { ValidationError } from '../errors.js';
 import type { Caller } from '../identity/types.js';
 import { visibleDeployment } from './cancel.js';
-import { checkFreezes, mergeRedeploy, resolveDeployment, type CreateDeploymentCommand, type PlanDeps, type RedeployOverrides } from './plan.js';
+import {
+  checkFreezes,
+  checkSecretReuse,
+  inheritedVariables,
+  mergeRedeploy,
+  resolveDeployment,
+  type CreateDeploymentCommand,
+  type PlanDeps,
+  type RedeployOverrides,
+  type ResolveOptions,
+} from './plan.js';
 import type { DeploymentRepository } from './ports.js';
 import { startOrQueue, type StartDeps, type StartOutcome } from './start.js';
 import { deploymentDetailView, planView } from './views.js';
@@ -20,8 +30,8 @@ export type CreateAnswer =
   | { readonly kind: 'dry_run'; readonly body: Record<string, unknown> }
   | { readonly kind: 'started' | 'queued'; readonly outcome: StartOutcome };
 
-const resolveChecked = async (deps: CreateDeps, caller: Caller, command: CreateDeploymentCommand, sourceDeploymentId: string | null) => {
-  const resolved = await resolveDeployment(deps.plan, caller, command);
+const resolveChecked = async (deps: CreateDeps, caller: Caller, command: CreateDeploymentCommand, sourceDeploymentId: string | null, options: ResolveOptions = {}) => {
+  const resolved = await resolveDeployment(deps.plan, caller, command, options);
   const freezeOverride = checkFreezes(resolved, caller, command);
   const steps = resolved.draft.plan.steps.length;
   if (steps > MAX_PLAN_STEPS) {
@@ -61,7 +71,8 @@ export const createAnswerBody = (outcome: StartOutcome, options: { plan: boolean
 /** Redeploy: the original's source and configuration with the overrides; a new deployment (or a queued request). */
 export const redeployDeployment = async (deps: CreateDeps, caller: Caller, id: string, overrides: RedeployOverrides): Promise<StartOutcome> => {
   const original = await visibleDeployment(deps, caller, id);
-  const command = mergeRedeploy(deps.plan.cipher, original, overrides);
-  const resolved = await resolveChecked(deps, caller, command, original.id);
+  const reuse = checkSecretReuse(caller, original, overrides);
+  const command = mergeRedeploy(deps.plan.cipher, original, overrides, reuse);
+  const resolved = await resolveChecked(deps, caller, command, original.id, { inherited: inheritedVariables(original, overrides) });
   return startOrQueue(deps, resolved.draft);
 };

@@ -18,7 +18,6 @@ import { ONLINE_WITHIN_MS, targetStatus } from '../targets/targets.js';
 import type { Command } from '../targets/types.js';
 import type { DeploymentEventStore } from './events.js';
 import { owedBy, settleOutbox } from './outbox.js';
-import { openVariable } from './plan.js';
 import type { DeploymentRepository, DispatchQueue, Orchestration } from './ports.js';
 import { TERMINAL_STATES, type Deployment, type DeploymentState, type PlanStep, type StepScript } from './types.js';
 
@@ -283,7 +282,8 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
   }
 
   // 4. Start steps (and retries): commands first, idempotent by id, then the deployment records it.
-  const variables = Object.fromEntries(Object.entries(deployment.plan.resolvedVariables).map(([name, v]) => [name, openVariable(deps.cipher, v.value)]));
+  // Secret values stay sealed in the command record; the poll answer opens them for the claiming agent only.
+  const variables = Object.fromEntries(Object.entries(deployment.plan.resolvedVariables).map(([name, v]) => [name, v.value]));
   const secrets = Object.entries(deployment.plan.resolvedVariables).filter(([, v]) => v.secret).map(([name]) => name);
   const launch = async (step: PlanStep, attempt: number): Promise<void> => {
     const found = await deps.scripts.find(step.actionId, step.actionVersion);
@@ -303,6 +303,7 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
       interpreter: script.interpreter,
       variables,
       secretVariables: secrets,
+      sealedSecrets: true,
       timeoutSeconds: script.timeoutSeconds ?? config.timeoutSeconds,
       status: 'queued',
       createdAt: at,

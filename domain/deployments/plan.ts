@@ -20,6 +20,7 @@ import type { ActionVersion, ActionWithVersions, Sequence, Solution } from '../c
 import { ValidationError, type FieldProblem } from '../errors.js';
 import type { SecretCipher } from '../identity/ports.js';
 import type { Caller } from '../identity/types.js';
+import { variableNameProblem } from '../shared/environment-names.js';
 import type { EnvironmentLookup, EnvironmentRef, TenantLookup, TenantRef } from '../shared/lookups.js';
 import type { Clock } from '../shared/ports.js';
 import type { TargetRepository } from '../targets/ports.js';
@@ -43,7 +44,7 @@ import type {
   SourceType,
   TargetMode,
 } from './types.js';
-import { ENCRYPTED_PREFIX, planView } from './views.js';
+import { ENCRYPTED_PREFIX, isSecretVariable, planView } from './views.js';
 
 export interface PlanDeps {
   readonly actions: Pick<ActionRepository, 'find'>;
@@ -140,9 +141,12 @@ export const VARIABLE_CONTEXT = 'deployment-variable';
 /** A secret value as stored: `enc:` + ciphertext. */
 export const sealVariable = (cipher: SecretCipher, value: string): string => `${ENCRYPTED_PREFIX}${cipher.encrypt(value, VARIABLE_CONTEXT)}`;
 
-/** The plain value of a stored variable (decrypting a sealed one). */
-export const openVariable = (cipher: SecretCipher, stored: string): string =>
-  stored.startsWith(ENCRYPTED_PREFIX) ? cipher.decrypt(stored.slice(ENCRYPTED_PREFIX.length), VARIABLE_CONTEXT) : stored;
+/**
+ * The plain value of a stored variable: a secret one (the stored flag) is decrypted, any other is returned as given,
+ * even when it starts with `enc:`.
+ */
+export const openVariable = (cipher: SecretCipher, stored: string, secret: boolean): string =>
+  secret ? cipher.decrypt(stored.startsWith(ENCRYPTED_PREFIX) ? stored.slice(ENCRYPTED_PREFIX.length) : stored, VARIABLE_CONTEXT) : stored;
 
 const problem = (field: string, message: string): FieldProblem => ({ field, code: 'VALIDATION_ERROR', message });
 
@@ -358,6 +362,12 @@ const resolveTargets = async (deps: PlanDeps, caller: Caller, scope: Scope, comm
 };
 
 // ---- 4. variables -----------------------------------------------------------------------------------------------
+//
+// Only variables the plan's action versions declare reach a command, and no name may change how a program starts
+// (shared/environment-names.ts). Every key of `variables` and `prompted_values` is checked: a bad name or an
+// undeclared one is a 400 on `variables.<NAME>` / `prompted_values.<NAME>`. A version stored before the rule that
+// declares a bad name refuses the plan (400 on the source field). Lookups go through Maps: `valueOf` or
+// `constructor` are ordinary names, never Object.prototype's.
 
 interface Declared {
   required: boolean;
@@ -367,13 +377,18 @@ interface Declared {
 }
 
 /** Every variable the plan's action versions declare: required or secret if any declares it so; the first default wins. */
-const declaredVariables = (actions: readonly PlannedAction[]): Map<string, Declared> => {
+const declaredVariables = (actions: readonly PlannedAction[], field: string, problems: FieldProblem[]): Map<string, Declared> => {
   const declared = new Map<string, Declared>();
   const seen = new Set<string>();
   for (const planned of actions) {
     if (seen.has(planned.version.id)) continue;
     seen.add(planned.version.id);
     for (const variable of planned.version.variables) {
+      const bad = variableNameProblem(variable.name);
+      if (bad !== undefined) {
+        problems.push(problem(field, `Action '${planned.action.name}' ${planned.version.version} declares variable ${variable.name}, which is refused: ${bad} Fix the action version.`));
+        continue;
+      }
       const entry = declared.get(variable.name) ?? { required: false, secret: false, default: null, actions: [] };
       entry.required ||= variable.required;
       entry.secret ||= variable.secret;
@@ -390,32 +405,74 @@ interface ResolvedVariables {
   readonly given: Record<string, string>;
   readonly prompted: Record<string, string>;
   readonly warnings: string[];
+  /** A redeploy's inherited variables the new plan dropped: also kept in the plan's warnings. */
+  readonly dropped: string[];
 }
 
-const resolveVariables = (deps: PlanDeps, actions: readonly PlannedAction[], command: CreateDeploymentCommand): ResolvedVariables => {
-  const declared = declaredVariables(actions);
-  const given = command.variables ?? {};
-  const prompted = command.prompted_values ?? {};
-  const names = [...new Set([...declared.keys(), ...Object.keys(given), ...Object.keys(prompted)])];
+/** How resolveDeployment treats what a redeploy carried over from its original. */
+export interface ResolveOptions {
+  /**
+   * Names in `variables` / `prompted_values` that come from the original deployment, not from the caller: when
+   * the new plan no longer declares one (or its name is now refused), it is dropped with a warning instead of a 400.
+   */
+  readonly inherited?: { readonly variables: ReadonlySet<string>; readonly prompted_values: ReadonlySet<string> } | undefined;
+}
+
+export const undeclaredMessage = (name: string): string => `Variable ${name} is not declared by any action of the plan`;
+
+/**
+ * The variables the caller gave that may reach a command: problems for refused and undeclared names (inherited
+ * ones dropped with a warning instead).
+ */
+const acceptedVariables = (
+  map: Readonly<Record<string, string>> | undefined,
+  field: 'variables' | 'prompted_values',
+  declared: ReadonlyMap<string, Declared>,
+  inherited: ReadonlySet<string>,
+  problems: FieldProblem[],
+  dropped: string[],
+): Map<string, string> => {
+  const accepted = new Map<string, string>();
+  for (const [name, value] of Object.entries(map ?? {})) {
+    const bad = variableNameProblem(name);
+    if (inherited.has(name) && (bad !== undefined || !declared.has(name))) {
+      dropped.push(`Variable ${name} of the original deployment is dropped: ${bad ?? 'the new plan does not declare it.'}`);
+    } else if (bad !== undefined) problems.push(problem(`${field}.${name}`, bad));
+    else if (!declared.has(name)) problems.push(problem(`${field}.${name}`, undeclaredMessage(name)));
+    else accepted.set(name, value);
+  }
+  return accepted;
+};
+
+const resolveVariables = (
+  deps: PlanDeps,
+  source: Pick<ResolvedSource, 'actions' | 'field'>,
+  command: CreateDeploymentCommand,
+  options: ResolveOptions,
+): ResolvedVariables => {
   const problems: FieldProblem[] = [];
   const warnings: string[] = [];
+  const dropped: string[] = [];
+  const declared = declaredVariables(source.actions, source.field, problems);
+  const none = new Set<string>();
+  const given = acceptedVariables(command.variables, 'variables', declared, options.inherited?.variables ?? none, problems, dropped);
+  const prompted = acceptedVariables(command.prompted_values, 'prompted_values', declared, options.inherited?.prompted_values ?? none, problems, dropped);
+  invalid(problems, 'The variables are not valid.');
   const resolved: Record<string, PlanVariable> = {};
   const seal = (name: string, value: string) => (declared.get(name)?.secret === true ? sealVariable(deps.cipher, value) : value);
-  for (const name of names) {
-    const declaration = declared.get(name);
-    const value = prompted[name] ?? given[name] ?? declaration?.default ?? undefined;
-    if (declaration === undefined) warnings.push(`Variable ${name} is not declared by any action of the plan; every command gets it.`);
+  for (const [name, declaration] of declared) {
+    const value = prompted.get(name) ?? given.get(name) ?? declaration.default ?? undefined;
     if (value === undefined) {
-      const by = declaration?.actions.map((a) => `'${a}'`).join(', ') ?? '';
-      if (declaration?.required === true) problems.push(problem(`variables.${name}`, `Variable ${name} is required by ${by} and has no value.`));
+      const by = declaration.actions.map((a) => `'${a}'`).join(', ');
+      if (declaration.required) problems.push(problem(`variables.${name}`, `Variable ${name} is required by ${by} and has no value.`));
       else warnings.push(`Variable ${name} (${by}) has no value: its scripts see it unset.`);
       continue;
     }
-    resolved[name] = { value: seal(name, value), secret: declaration?.secret ?? false };
+    resolved[name] = { value: seal(name, value), secret: declaration.secret };
   }
   invalid(problems, 'Required variables have no value.');
-  const sealAll = (map: Readonly<Record<string, string>>) => Object.fromEntries(Object.entries(map).map(([name, value]) => [name, seal(name, value)]));
-  return { resolved, given: sealAll(given), prompted: sealAll(prompted), warnings };
+  const sealAll = (map: ReadonlyMap<string, string>) => Object.fromEntries([...map].map(([name, value]) => [name, seal(name, value)]));
+  return { resolved, given: sealAll(given), prompted: sealAll(prompted), warnings, dropped };
 };
 
 // ---- 5. the draft -----------------------------------------------------------------------------------------------
@@ -447,7 +504,7 @@ export const isAdmin = (caller: Caller): boolean => caller.roles.includes('admin
  * freezes in force. No side effects. ValidationError (400) for anything the command names that does not resolve,
  * ForbiddenError (403) for another tenant; never DEPLOYMENT_FROZEN (see checkFreezes).
  */
-export const resolveDeployment = async (deps: PlanDeps, caller: Caller, command: CreateDeploymentCommand): Promise<ResolvedDeployment> => {
+export const resolveDeployment = async (deps: PlanDeps, caller: Caller, command: CreateDeploymentCommand, options: ResolveOptions = {}): Promise<ResolvedDeployment> => {
   const now = deps.clock.now();
   const scope = await resolveScope(deps, caller, command);
   const tenantId = scope.tenant?.id ?? null;
@@ -456,7 +513,7 @@ export const resolveDeployment = async (deps: PlanDeps, caller: Caller, command:
   const targets = await resolveTargets(deps, caller, scope, command, problems);
   invalid(problems);
   const resolvedSource = source as ResolvedSource; // no problem: resolved
-  const variables = resolveVariables(deps, resolvedSource.actions, command);
+  const variables = resolveVariables(deps, resolvedSource, command, options);
 
   const steps: PlanStep[] = targets.flatMap((target) =>
     resolvedSource.actions.map(
@@ -518,6 +575,7 @@ export const resolveDeployment = async (deps: PlanDeps, caller: Caller, command:
       targetCount: targets.length,
       steps,
       resolvedVariables: variables.resolved,
+      ...(variables.dropped.length === 0 ? {} : { warnings: variables.dropped }),
       tenantName: scope.tenant?.name ?? null,
       environmentName: scope.environment?.name ?? null,
       createdAt: now.toISOString(),
@@ -536,6 +594,7 @@ export const resolveDeployment = async (deps: PlanDeps, caller: Caller, command:
     ...(resolvedSource.sourceType !== 'action' && command.version_requirement != null
       ? [`version_requirement is ignored for a ${resolvedSource.sourceType}: each step uses its own requirement.`]
       : []),
+    ...variables.dropped,
     ...variables.warnings,
     ...(typeof config.targetMode === 'object' && config.targetMode.rolling.batch_size >= targets.length && targets.length > 1
       ? [`The rolling batch size (${config.targetMode.rolling.batch_size}) covers all ${targets.length} targets at once.`]
@@ -577,6 +636,44 @@ export const previewDeployment = async (deps: PlanDeps, caller: Caller, command:
   };
 };
 
+export const secretReuseMessage = (name: string): string =>
+  `Secret variable ${name} must be given again: only the original triggerer or an admin may reuse it`;
+
+/**
+ * A redeploy by anyone but the original triggerer reuses no secret value unless the caller holds the admin role: each
+ * secret variable that had a value must be given again (`variables` or `prompted_values`), else a 400 with one field
+ * per missing one. Whether the original's secrets may be reused.
+ */
+export const checkSecretReuse = (
+  caller: Caller,
+  original: Pick<DeploymentDraft, 'triggeredBy'> & { readonly plan: Pick<DeploymentDraft['plan'], 'resolvedVariables'> },
+  overrides: Pick<RedeployOverrides, 'variables' | 'prompted_values'>,
+): { readonly reuseSecrets: boolean } => {
+  if (caller.userId === original.triggeredBy || isAdmin(caller)) return { reuseSecrets: true };
+  const given = (name: string) => Object.hasOwn(overrides.variables ?? {}, name) || Object.hasOwn(overrides.prompted_values ?? {}, name);
+  const missing = Object.entries(original.plan.resolvedVariables)
+    .filter(([name, v]) => v.secret && !given(name))
+    .map(([name]) => name);
+  invalid(
+    missing.map((name) => problem(`variables.${name}`, secretReuseMessage(name))),
+    'Secret variables must be given again.',
+  );
+  return { reuseSecrets: false };
+};
+
+/**
+ * The names of `variables` and `prompted_values` a merged redeploy carries over from the original without the
+ * caller giving them again: resolveDeployment drops those the new plan no longer declares (with a warning).
+ */
+export const inheritedVariables = (
+  original: Pick<DeploymentDraft, 'config'>,
+  overrides: Pick<RedeployOverrides, 'variables' | 'prompted_values'>,
+): NonNullable<ResolveOptions['inherited']> => {
+  const carried = (stored: Readonly<Record<string, string>>, given: Readonly<Record<string, string>> | undefined) =>
+    new Set(Object.keys(stored).filter((name) => given === undefined || !Object.hasOwn(given, name)));
+  return { variables: carried(original.config.variables, overrides.variables), prompted_values: carried(original.config.promptedValues, overrides.prompted_values) };
+};
+
 /**
  * The create command a redeploy resolves: the original's source and configuration, with the overrides applied.
  * `variables` and `prompted_values` are merged (the original's, decrypted, then the given ones); every other given
@@ -586,11 +683,18 @@ export const previewDeployment = async (deps: PlanDeps, caller: Caller, command:
  */
 export const mergeRedeploy = (
   cipher: SecretCipher,
-  original: Pick<DeploymentDraft, 'sourceType' | 'solution' | 'sequence' | 'action' | 'config'>,
+  original: Pick<DeploymentDraft, 'sourceType' | 'solution' | 'sequence' | 'action' | 'config'> & { readonly plan: Pick<DeploymentDraft['plan'], 'resolvedVariables'> },
   overrides: RedeployOverrides,
+  options: { readonly reuseSecrets: boolean } = { reuseSecrets: true },
 ): CreateDeploymentCommand => {
   const c = original.config;
-  const open = (map: Readonly<Record<string, string>>) => Object.fromEntries(Object.entries(map).map(([name, value]) => [name, openVariable(cipher, value)]));
+  const secret = (name: string) => isSecretVariable(original.plan, name);
+  const open = (map: Readonly<Record<string, string>>) =>
+    Object.fromEntries(
+      Object.entries(map)
+        .filter(([name]) => options.reuseSecrets || !secret(name))
+        .map(([name, value]) => [name, openVariable(cipher, value, secret(name))]),
+    );
   const retarget = overrides.target_ids !== undefined || overrides.target_tags !== undefined;
   return {
     solution_id: original.sourceType === 'solution' ? (original.solution?.id ?? null) : null,

@@ -81,6 +81,8 @@ export interface Plan {
   readonly steps: readonly PlanStep[];
   /** Name -> value; secret values encrypted (SecretCipher, context `deployment-variable`). */
   readonly resolvedVariables: Readonly<Record<string, PlanVariable>>;
+  /** What planning said that the deployment keeps (a redeploy's dropped variables); absent when nothing. */
+  readonly warnings?: readonly string[];
   readonly tenantName: string | null;
   readonly environmentName: string | null;
   readonly createdAt: string;

@@ -31,7 +31,8 @@ export const deploymentView = (d: Deployment) => ({
   duration_ms: d.durationMs,
 });
 
-export const configView = (c: DeploymentConfig) => ({
+/** `secret`: whether a variable is secret (the plan's stored flag, never the value's look). */
+export const configView = (c: DeploymentConfig, secret: (name: string) => boolean = () => false) => ({
   target_mode: c.targetMode,
   failure_strategy: c.failureStrategy,
   rollback_strategy: c.rollbackStrategy,
@@ -42,17 +43,21 @@ export const configView = (c: DeploymentConfig) => ({
   target_ids: [...c.targetIds],
   target_tags: c.targetTags.map((t) => ({ key: t.key, value: t.value })),
   target_tags_match_all: c.targetTagsMatchAll,
-  variables: maskedConfigVariables(c),
+  variables: maskedConfigVariables(c, secret),
   tenant_id: c.tenantId,
   environment_id: c.environmentId,
 });
 
 /** Deployment variables as given; the values of secret ones (encrypted at rest) are never shown. */
-const maskedConfigVariables = (c: DeploymentConfig): Record<string, string> =>
-  Object.fromEntries(Object.entries(c.variables).map(([name, value]) => [name, value.startsWith(ENCRYPTED_PREFIX) ? SECRET_MASK : value]));
+const maskedConfigVariables = (c: DeploymentConfig, secret: (name: string) => boolean): Record<string, string> =>
+  Object.fromEntries(Object.entries(c.variables).map(([name, value]) => [name, secret(name) ? SECRET_MASK : value]));
+
+/** Whether `name` is a secret variable of the plan: the stored flag (`NOTE=enc:x` is an ordinary value). */
+export const isSecretVariable = (p: Pick<Plan, 'resolvedVariables'>, name: string): boolean =>
+  Object.hasOwn(p.resolvedVariables, name) && p.resolvedVariables[name]?.secret === true;
 
 export const SECRET_MASK = '***';
-/** Marks a stored value that is ciphertext (a secret variable). */
+/** Starts the stored form of a secret value (ciphertext); whether a value is secret is the plan's flag, not this. */
 export const ENCRYPTED_PREFIX = 'enc:';
 
 export const stepView = (s: PlanStep) => ({
@@ -79,6 +84,7 @@ export const stepView = (s: PlanStep) => ({
 export const planView = (p: Plan) => ({
   target_count: p.targetCount,
   steps: p.steps.map(stepView),
+  ...(p.warnings === undefined || p.warnings.length === 0 ? {} : { warnings: [...p.warnings] }),
   resolved_variables: Object.fromEntries(Object.entries(p.resolvedVariables).map(([name, v]) => [name, v.secret ? SECRET_MASK : v.value])),
   tenant_name: p.tenantName,
   environment_name: p.environmentName,
@@ -88,7 +94,7 @@ export const planView = (p: Plan) => ({
 /** The detail record; `plan: false` for cancel and redeploy answers (the spec's `plan: null`). */
 export const deploymentDetailView = (d: Deployment, options: { plan: boolean } = { plan: true }) => ({
   ...deploymentView(d),
-  config: configView(d.config),
+  config: configView(d.config, (name) => isSecretVariable(d.plan, name)),
   plan: options.plan ? planView(d.plan) : null,
   error_message: d.errorMessage,
   analysis_enabled: d.analysisEnabled,

@@ -3,6 +3,8 @@
 import { ConflictError, NotFoundError } from '../errors.js';
 import { InvalidTokenError } from '../identity/errors.js';
 import { bearerToken } from '../identity/authenticate.js';
+import { openVariable } from '../deployments/plan.js';
+import type { SecretCipher } from '../identity/ports.js';
 import type { TargetsDeps } from './deps.js';
 import { AGENT_TOKEN_PREFIX } from './enrollment.js';
 import type { AgentCaller, Command, OutputChunk } from './types.js';
@@ -23,8 +25,16 @@ export const heartbeat = async (deps: Pick<TargetsDeps, 'targets' | 'clock'>, ag
   return { server_time: now.toISOString() };
 };
 
-/** What an agent receives for one command: everything needed to run one step. */
-export const commandForAgent = (command: Command) => ({
+/** A command's variables as the agent gets them: sealed secret values opened (own properties only). */
+const openedVariables = (cipher: SecretCipher, command: Command): Record<string, string> => {
+  const secret = new Set(command.secretVariables);
+  return Object.fromEntries(
+    Object.entries(command.variables).map(([name, value]) => [name, command.sealedSecrets === true && secret.has(name) ? openVariable(cipher, value, true) : value]),
+  );
+};
+
+/** What an agent receives for one command: everything needed to run one step. Built only for the claiming agent. */
+export const commandForAgent = (cipher: SecretCipher, command: Command) => ({
   id: command.id,
   deployment_id: command.deploymentId,
   step_id: command.stepId,
@@ -32,7 +42,7 @@ export const commandForAgent = (command: Command) => ({
   action: { ...command.action },
   script: command.script,
   interpreter: command.interpreter,
-  variables: { ...command.variables },
+  variables: openedVariables(cipher, command),
   secret_variables: [...command.secretVariables],
   timeout_seconds: command.timeoutSeconds,
   created_at: command.createdAt,
@@ -49,7 +59,7 @@ export const pollCommands = async (deps: TargetsDeps, agent: AgentCaller, reques
   const deadline = deps.clock.now().getTime() + Math.min(request.wait, MAX_POLL_WAIT_SECONDS) * 1000;
   for (;;) {
     const { commands, cancel } = await deps.commands.claimInbox(agent.targetId, request.max, deps.clock.now());
-    if (commands.length > 0 || cancel.length > 0) return { commands: commands.map(commandForAgent), cancel: [...cancel] };
+    if (commands.length > 0 || cancel.length > 0) return { commands: commands.map((command) => commandForAgent(deps.cipher, command)), cancel: [...cancel] };
     const left = deadline - deps.clock.now().getTime();
     if (left <= 0 || signal?.aborted === true) return { commands: [], cancel: [] };
     await deps.sleeper.sleep(Math.min(deps.settings.pollIntervalMs, left), signal);

@@ -13,6 +13,8 @@ export interface NewCommand {
   readonly interpreter: Interpreter;
   readonly variables: Readonly<Record<string, string>>;
   readonly secretVariables: readonly string[];
+  /** The secret values are sealed (see Command.sealedSecrets). */
+  readonly sealedSecrets?: boolean;
   readonly timeoutSeconds: number | null;
 }
 

@@ -1,6 +1,6 @@
 import type { EnvironmentLookup, TenantLookup } from '../shared/lookups.js';
 import type { Clock, IdGenerator } from '../shared/ports.js';
-import type { TokenGenerator } from '../identity/ports.js';
+import type { SecretCipher, TokenGenerator } from '../identity/ports.js';
 import type { CommandListener, CommandRepository, EnrollmentTokenRepository, Sleeper, TargetRepository } from './ports.js';
 
 export interface TargetsDeps {
@@ -10,6 +10,8 @@ export interface TargetsDeps {
   readonly tenants: TenantLookup;
   readonly environments: EnvironmentLookup;
   readonly random: TokenGenerator;
+  /** Opens a command's sealed secret values for the agent that claims it. */
+  readonly cipher: SecretCipher;
   readonly ids: IdGenerator;
   readonly clock: Clock;
   readonly sleeper: Sleeper;

@@ -66,6 +66,12 @@ export interface Command {
   readonly interpreter: Interpreter;
   readonly variables: Readonly<Record<string, string>>;
   readonly secretVariables: readonly string[];
+  /**
+   * The values of `secretVariables` are kept sealed (`enc:` + ciphertext, SecretCipher context
+   * `deployment-variable`, as in the deployment) and opened only in the poll answer to the agent that claims the
+   * command. Absent on records made before (and by tests that enqueue plain values).
+   */
+  readonly sealedSecrets?: boolean;
   readonly timeoutSeconds: number | null;
   readonly status: CommandStatus;
   readonly createdAt: string;

@@ -9,7 +9,7 @@ import { DynamoEnrollmentTokenRepository, DynamoTargetRepository } from '../../i
 import { DynamoTenantRepository } from '../../infra/dynamodb/tenant-repository.js';
 import { systemSleeper } from '../../infra/system/sleeper.js';
 import { useDefaultAgentAuthenticator } from './http.js';
-import './identity-wiring.js';
+import { secretCipher } from './identity-wiring.js';
 import { outputToKeyedEvents } from '../../domain/deployments/publish.js';
 import { once } from './once.js';
 import { deploymentEvents } from './stream-wiring.js';
@@ -39,6 +39,7 @@ export const targetsDeps = once((): TargetsDeps => {
     tenants: new DynamoTenantRepository(db, cfg.TABLE_NAME),
     environments: new DynamoEnvironmentRepository(db, cfg.TABLE_NAME),
     random: randomTokens,
+    cipher: secretCipher(),
     ids: ids(),
     clock,
     sleeper: systemSleeper,

@@ -3,6 +3,7 @@ import type { TargetsDeps } from '../../domain/targets/deps.js';
 import type { CommandRepository, EnrollmentTokenRepository, Sleeper, TargetRepository } from '../../domain/targets/ports.js';
 import type { Command, CommandResult, EnrollmentToken, OutputChunk, StoredChunk, Target } from '../../domain/targets/types.js';
 import type { EnvironmentRef, TenantRef } from '../../domain/shared/lookups.js';
+import { AesGcmSecretCipher } from '../../infra/crypto/secret-cipher.js';
 import { FakeClock } from './clock.js';
 import { fakeIds, fakeRandom } from './identity.js';
 
@@ -135,6 +136,7 @@ export const targetsFakes = (options: { tenants?: TenantRef[]; environments?: En
     tenants: { findTenant: async (id) => tenants.find((t) => t.id === id || t.shortId === id) },
     environments: { findEnvironment: async (id) => environments.find((e) => e.id === id || e.shortId === id) },
     random: fakeRandom(),
+    cipher: new AesGcmSecretCipher({ activeKeyId: 'test', keys: { test: Buffer.alloc(32, 7) } }),
     ids: fakeIds(),
     clock,
     sleeper: fakeSleeper(clock),

@@ -2,6 +2,7 @@
 // bytes, scopes and references are the domain's rules (domain/catalog/).
 import * as v from 'valibot';
 import { INTERPRETERS } from '../../../domain/catalog/types.js';
+import { VARIABLE_NAME_PATTERN } from '../../../domain/shared/environment-names.js';
 import { Name, PageQuery, Slug, Uuid } from '../../shared/schemas.js';
 
 export { Paginated, PathId } from '../../shared/schemas.js';
@@ -21,7 +22,7 @@ const Unchangeable = (field: string) => v.optional(v.never(`${field} cannot be c
 export const InterpreterSchema = v.picklist(INTERPRETERS, `must be one of ${INTERPRETERS.join(', ')}`);
 
 const VariableBody = v.object({
-  name: v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name (letters, digits, _; not starting with a digit)'), v.maxLength(128)),
+  name: v.pipe(v.string(), v.regex(VARIABLE_NAME_PATTERN, 'must be an environment variable name (letters, digits, _; not starting with a digit; at most 128 characters)')),
   description: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(1000)))),
   required: v.optional(v.boolean()),
   default: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(4096)))),

@@ -7,6 +7,7 @@
 // Cross-field rules run once every field is well-formed on its own (valibot runs a pipe's checks only after the
 // object parsed), and all of them are reported together, each on its field.
 import * as v from 'valibot';
+import { variableNameProblem } from '../../../domain/shared/environment-names.js';
 import { TagSchema } from '../targets/schemas.js';
 import { MetaSchema } from '../../shared/schemas.js';
 
@@ -46,20 +47,43 @@ export const TargetModeSchema = v.union(
 const FailureStrategy = v.picklist(FAILURE_STRATEGIES, `must be one of ${FAILURE_STRATEGIES.join(', ')}`);
 const RollbackStrategy = v.picklist(ROLLBACK_STRATEGIES, `must be one of ${ROLLBACK_STRATEGIES.join(', ')}`);
 
-/** An environment-variable name, as catalog variables are named. */
-const VariableName = v.pipe(
-  v.string(),
-  v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name (letters, digits, _; not starting with a digit)'),
-  v.maxLength(128, 'must be at most 128 characters'),
-);
 /** A value: a string; numbers and booleans are taken as their text (`8080` -> "8080"). */
 const VariableValue = v.pipe(
   v.union([v.string(), v.number(), v.boolean()], 'must be a string'),
   v.transform(String),
   v.maxLength(DEPLOYMENT_LIMITS.variableValueChars, `must be at most ${DEPLOYMENT_LIMITS.variableValueChars} characters`),
 );
+const isPlainObject = (input: unknown): input is Record<string, unknown> => typeof input === 'object' && input !== null && !Array.isArray(input);
+/**
+ * name -> value, built from the raw body's own keys: every name is checked against environment-names.ts (so
+ * `__proto__` is refused by name, field `variables.__proto__`), and `constructor` or `valueOf` stay ordinary names
+ * (valibot's record would drop `__proto__`, `constructor` and `prototype` silently).
+ */
 const Variables = v.pipe(
-  v.record(VariableName, VariableValue, 'must be an object of name to value'),
+  v.custom<Record<string, unknown>>(isPlainObject, 'must be an object of name to value'),
+  v.description('An object of variable name to value (a string; numbers and booleans are taken as text).'),
+  v.rawCheck(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const input = dataset.value;
+    for (const key of Object.keys(input)) {
+      const message = variableNameProblem(key);
+      if (message !== undefined) addIssue({ message, path: [{ type: 'object', origin: 'key', input, key, value: input[key] }] });
+    }
+  }),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const input = dataset.value;
+    const entries: [string, string][] = [];
+    let failed = false;
+    for (const [key, raw] of Object.entries(input)) {
+      const parsed = v.safeParse(VariableValue, raw);
+      if (parsed.success) entries.push([key, parsed.output]);
+      else {
+        failed = true;
+        addIssue({ message: parsed.issues[0].message, path: [{ type: 'object', origin: 'value', input, key, value: raw }] });
+      }
+    }
+    return failed ? NEVER : (Object.fromEntries(entries) as Record<string, string>);
+  }),
   v.check((map) => Object.keys(map).length <= DEPLOYMENT_LIMITS.variables, `at most ${DEPLOYMENT_LIMITS.variables} variables`),
 );
 
@@ -218,6 +242,8 @@ export const PlanStepSchema = v.object({
 export const PlanSchema = v.object({
   target_count: v.number(),
   steps: v.array(PlanStepSchema),
+  /** Only when planning had something to say that the deployment keeps (a redeploy's dropped variables). */
+  warnings: v.optional(v.array(v.string())),
   /** Name -> value; secret values are `***`. */
   resolved_variables: v.record(v.string(), v.string()),
   tenant_name: Nullable,

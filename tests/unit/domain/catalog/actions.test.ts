@@ -95,6 +95,25 @@ describe('createAction', () => {
     ]);
   });
 
+  it('refuses variable names that change how a program starts, at create, new version and update (deny list, any case)', async () => {
+    // Prepare
+    const { deps } = catalogFakes();
+    const made = await createAction(deps, global, { ...newAction(), version: { version: '1.0.0', script: 'x', variables: [{ name: 'PORT' }] } });
+    const declaring = (...names: string[]) => ({ version: '2.0.0', script: 'x', variables: names.map((name) => ({ name })) });
+    // Act
+    const atCreate = await createAction(deps, global, { ...newAction('other'), version: { ...declaring('PORT', 'NODE_OPTIONS', 'ld_preload'), version: '1.0.0' } }).catch((e: unknown) => e);
+    const atVersion = fieldsOf(createVersion(deps, global, made.id, declaring('SHELLOPTS', 'OK', 'PS4', 'BASH_ENV', 'PYTHONWARNINGS', 'BROWSER')));
+    const atUpdate = updateVersion(deps, global, made.id, '1.0.0', { variables: [{ name: 'PORT' }, { name: 'NODE_ENV' }, { name: 'Path' }] }).catch((e: unknown) => e);
+    // Assess
+    expect((atCreate as ValidationError).fields.map((f) => [f.field, f.message])).toEqual([
+      ['version.variables.1.name', expect.stringContaining("Variable NODE_OPTIONS is not allowed in a command's environment")],
+      ['version.variables.2.name', expect.stringContaining("Variable ld_preload is not allowed in a command's environment")],
+    ]);
+    expect(await atVersion).toEqual(['variables.0.name', 'variables.2.name', 'variables.3.name', 'variables.4.name', 'variables.5.name']);
+    expect((await atUpdate as ValidationError).fields.map((f) => f.field)).toEqual(['variables.2.name']);
+    expect((await getVersion(deps, global, made.id, '1.0.0')).variables.map((v) => v.name)).toEqual(['PORT']);
+  });
+
   it('bounds scripts at 64 KiB of UTF-8 and refuses an empty one', async () => {
     const { deps } = catalogFakes();
     const justRight = 'a'.repeat(64 * 1024);

@@ -6,6 +6,8 @@ import type { ActionVariable } from '../../../../domain/catalog/types.js';
 import { DeploymentFrozenError, FreezeOverrideNotAllowedError } from '../../../../domain/deployments/errors.js';
 import {
   checkFreezes,
+  checkSecretReuse,
+  inheritedVariables,
   mergeRedeploy,
   openVariable,
   previewDeployment,
@@ -13,7 +15,7 @@ import {
   type CreateDeploymentCommand,
   type PlanDeps,
 } from '../../../../domain/deployments/plan.js';
-import { ENCRYPTED_PREFIX } from '../../../../domain/deployments/views.js';
+import { configView, ENCRYPTED_PREFIX, isSecretVariable } from '../../../../domain/deployments/views.js';
 import { DomainError, ValidationError } from '../../../../domain/errors.js';
 import { ForbiddenError } from '../../../../domain/identity/errors.js';
 import type { Caller } from '../../../../domain/identity/types.js';
@@ -470,7 +472,7 @@ describe('targets', () => {
 describe('variables', () => {
   const declared = (variables: Partial<ActionVariable>[]) => variables.map((v) => ({ required: false, secret: false, default: null, description: null, ...v }));
 
-  it('defaults, overridden by variables, overridden by prompted_values; undeclared ones are kept (warned); unset optional ones warned', async () => {
+  it('defaults, overridden by variables, overridden by prompted_values; unset optional ones warned', async () => {
     // Prepare
     const w = world();
     const act = await w.action('Act', [
@@ -481,7 +483,7 @@ describe('variables', () => {
     const resolved = await resolveDeployment(w.deps, admin, {
       action_id: act.id,
       target_ids: ['tg1'],
-      variables: { HOST: 'b', MODE: 'y', OTHER: 'kept' },
+      variables: { HOST: 'b', MODE: 'y' },
       prompted_values: { MODE: 'z' },
     });
     // Assess
@@ -489,11 +491,10 @@ describe('variables', () => {
       PORT: { value: '80', secret: false },
       HOST: { value: 'b', secret: false },
       MODE: { value: 'z', secret: false },
-      OTHER: { value: 'kept', secret: false },
     });
-    expect(resolved.draft.config.variables).toEqual({ HOST: 'b', MODE: 'y', OTHER: 'kept' });
+    expect(resolved.draft.config.variables).toEqual({ HOST: 'b', MODE: 'y' });
     expect(resolved.draft.config.promptedValues).toEqual({ MODE: 'z' });
-    expect(resolved.warnings).toContain('Variable OTHER is not declared by any action of the plan; every command gets it.');
+    expect(resolved.draft.plan.warnings).toBeUndefined();
     expect(resolved.warnings).toContain("Variable EXTRA ('Act') has no value: its scripts see it unset.");
   });
 
@@ -517,7 +518,9 @@ describe('variables', () => {
   it('secret values are encrypted wherever the draft keeps them, and never appear in plain text', async () => {
     // Prepare
     const w = world();
-    const act = await w.action('Act', [{ version: '1.0.0', variables: declared([{ name: 'API_TOKEN', secret: true, required: true }, { name: 'DB_PASSWORD', secret: true }]) }]);
+    const act = await w.action('Act', [
+      { version: '1.0.0', variables: declared([{ name: 'API_TOKEN', secret: true, required: true }, { name: 'DB_PASSWORD', secret: true }, { name: 'PLAIN' }]) },
+    ]);
     w.target('web-1');
     // Act
     const resolved = await resolveDeployment(w.deps, admin, {
@@ -533,11 +536,91 @@ describe('variables', () => {
     const { resolvedVariables } = resolved.draft.plan;
     expect(resolvedVariables['API_TOKEN']?.secret).toBe(true);
     expect(resolvedVariables['API_TOKEN']?.value.startsWith(ENCRYPTED_PREFIX)).toBe(true);
-    expect(openVariable(w.cipher, resolvedVariables['API_TOKEN']!.value)).toBe('hunter2-prompted');
-    expect(openVariable(w.cipher, resolvedVariables['DB_PASSWORD']!.value)).toBe('pa55word');
-    expect(openVariable(w.cipher, resolved.draft.config.variables['API_TOKEN']!)).toBe('hunter2-body');
-    expect(openVariable(w.cipher, resolved.draft.config.promptedValues['DB_PASSWORD']!)).toBe('pa55word');
+    expect(openVariable(w.cipher, resolvedVariables['API_TOKEN']!.value, true)).toBe('hunter2-prompted');
+    expect(openVariable(w.cipher, resolvedVariables['DB_PASSWORD']!.value, true)).toBe('pa55word');
+    expect(openVariable(w.cipher, resolved.draft.config.variables['API_TOKEN']!, true)).toBe('hunter2-body');
+    expect(openVariable(w.cipher, resolved.draft.config.promptedValues['DB_PASSWORD']!, true)).toBe('pa55word');
     expect(resolved.draft.config.variables['PLAIN']).toBe('visible');
+  });
+  it('whether a value is secret is the stored flag: NOTE=enc:x is an ordinary value, shown and reused exactly as given', async () => {
+    // Prepare
+    const w = world();
+    const act = await w.action('Act', [{ version: '1.0.0', variables: declared([{ name: 'NOTE' }, { name: 'TOKEN', secret: true }]) }]);
+    w.target('web-1');
+    // Act
+    const resolved = await resolveDeployment(w.deps, admin, { action_id: act.id, target_ids: ['tg1'], variables: { NOTE: 'enc:x', TOKEN: 'enc:y' } });
+    const again = mergeRedeploy(w.cipher, resolved.draft, {});
+    const shown = configView(resolved.draft.config, (name) => isSecretVariable(resolved.draft.plan, name));
+    // Assess
+    expect(resolved.draft.plan.resolvedVariables['NOTE']).toEqual({ value: 'enc:x', secret: false });
+    expect(openVariable(w.cipher, 'enc:x', false)).toBe('enc:x');
+    expect(openVariable(w.cipher, resolved.draft.plan.resolvedVariables['TOKEN']!.value, true)).toBe('enc:y');
+    expect(shown.variables).toEqual({ NOTE: 'enc:x', TOKEN: '***' });
+    expect(again.variables).toEqual({ NOTE: 'enc:x', TOKEN: 'enc:y' });
+  });
+
+  it('a variable no action of the plan declares is a 400, one field per name, in variables and prompted_values', async () => {
+    // Prepare
+    const w = world();
+    const act = await w.action('Act', [{ version: '1.0.0', variables: declared([{ name: 'PORT' }]) }]);
+    w.target('web-1');
+    // Act
+    const error = await rejection(
+      resolveDeployment(w.deps, admin, { action_id: act.id, target_ids: ['tg1'], variables: { PORT: '80', OTHER: 'x' }, prompted_values: { EXTRA: 'y' } }),
+    );
+    // Assess
+    expect([error.code, fieldsOf(error)]).toEqual(['VALIDATION_ERROR', ['variables.OTHER', 'prompted_values.EXTRA']]);
+    expect(error instanceof ValidationError && error.fields.map((f) => f.message)).toEqual([
+      'Variable OTHER is not declared by any action of the plan',
+      'Variable EXTRA is not declared by any action of the plan',
+    ]);
+  });
+
+  it.each([
+    ['variables', 'NODE_OPTIONS'],
+    ['variables', 'LD_PRELOAD'],
+    ['variables', 'ld_preload'],
+    ['prompted_values', 'PS4'],
+    ['prompted_values', 'BASH_ENV'],
+    ['variables', '__proto__'],
+  ] as const)('a refused name is a 400 on %s.%s even when nothing declares it', async (field, name) => {
+    // Prepare
+    const w = world();
+    const act = await w.action('Act', [{ version: '1.0.0', variables: declared([{ name: 'PORT' }]) }]);
+    w.target('web-1');
+    const map = Object.fromEntries([[name, 'x']]); // an own `__proto__` key, as JSON.parse makes it
+    // Act
+    const error = await rejection(resolveDeployment(w.deps, admin, { action_id: act.id, target_ids: ['tg1'], [field]: map }));
+    // Assess
+    expect(fieldsOf(error)).toEqual([`${field}.${name}`]);
+    expect(error.message).toContain(`Variable ${name} is not allowed in a command's environment`);
+  });
+
+  it('valueOf, constructor and toString are ordinary names: declared, given and resolved like any other', async () => {
+    // Prepare
+    const w = world();
+    const act = await w.action('Act', [{ version: '1.0.0', variables: declared([{ name: 'valueOf' }, { name: 'constructor', default: 'c' }, { name: 'toString' }]) }]);
+    w.target('web-1');
+    // Act
+    const resolved = await resolveDeployment(w.deps, admin, { action_id: act.id, target_ids: ['tg1'], variables: { valueOf: 'v' } });
+    const undeclared = await rejection(resolveDeployment(w.deps, admin, { action_id: (await w.action('Bare', ['1.0.0'])).id, target_ids: ['tg1'], variables: { hasOwnProperty: 'h' } }));
+    // Assess
+    expect(resolved.draft.plan.resolvedVariables).toEqual({ valueOf: { value: 'v', secret: false }, constructor: { value: 'c', secret: false } });
+    expect(fieldsOf(undeclared)).toEqual(['variables.hasOwnProperty']);
+  });
+
+  it('an action version stored before the rule that declares a refused name refuses the plan, naming the action and the variable', async () => {
+    // Prepare
+    const w = world();
+    const act = await w.action('Old', [{ version: '1.0.0', variables: declared([{ name: 'PORT' }]) }]);
+    const stored = w.catalog.actions.versions.get(act.id)!;
+    w.catalog.actions.versions.set(act.id, [{ ...stored[0]!, variables: [...stored[0]!.variables, { name: 'NODE_OPTIONS', description: null, required: false, default: '--import=x', secret: false }] }]);
+    w.target('web-1');
+    // Act
+    const error = await rejection(resolveDeployment(w.deps, admin, { action_id: act.id, target_ids: ['tg1'] }));
+    // Assess
+    expect(fieldsOf(error)).toEqual(['action_id']);
+    expect(error.message).toContain("Action 'Old' 1.0.0 declares variable NODE_OPTIONS, which is refused");
   });
 });
 
@@ -743,7 +826,16 @@ describe('mergeRedeploy', () => {
   it('copies the source and configuration, merges variables (secrets decrypted, then re-encrypted), replaces the rest', async () => {
     // Prepare
     const w = world();
-    const act = await w.action('Act', [{ version: '1.0.0', variables: [{ name: 'TOKEN', secret: true, required: true, default: null, description: null }] }]);
+    const act = await w.action('Act', [
+      {
+        version: '1.0.0',
+        variables: [
+          { name: 'TOKEN', secret: true, required: true, default: null, description: null },
+          { name: 'KEEP', secret: false, required: false, default: null, description: null },
+          { name: 'CHANGE', secret: false, required: false, default: null, description: null },
+        ],
+      },
+    ]);
     w.target('a-prod', { tenantId: TENANT_A, environmentId: ENV_A, tags: [{ key: 'role', value: 'web' }] });
     w.target('a-prod-2', { tenantId: TENANT_A, environmentId: ENV_A });
     const original = await resolveDeployment(w.deps, tenantUser(), {
@@ -775,8 +867,54 @@ describe('mergeRedeploy', () => {
       dry_run: false,
     });
     expect(again.draft.plan.steps.map((s) => s.targetName)).toEqual(['a-prod-2']);
-    expect(openVariable(w.cipher, again.draft.plan.resolvedVariables['TOKEN']!.value)).toBe('old-secret');
+    expect(openVariable(w.cipher, again.draft.plan.resolvedVariables['TOKEN']!.value, true)).toBe('old-secret');
     expect(JSON.stringify(again.draft)).not.toContain('old-secret');
+  });
+
+  it('drops original variables the new plan no longer declares, with a warning kept in the plan; given ones must be declared', async () => {
+    // Prepare
+    const w = world();
+    const v1 = [{ name: 'GONE', secret: false, required: false, default: null, description: null }];
+    const act = await w.action('Act', [{ version: '1.0.0', variables: v1 }]);
+    w.target('web-1');
+    const original = await resolveDeployment(w.deps, admin, { action_id: act.id, version_requirement: '^1', target_ids: ['tg1'], variables: { GONE: 'g' } });
+    await createVersion(w.catalog.deps, catalogCaller(null), act.id, { version: '1.1.0', script: 'echo new', variables: [{ name: 'KEPT', required: false, secret: false }] });
+    // Act
+    const overrides = { variables: { KEPT: 'k' } };
+    const again = await resolveDeployment(w.deps, admin, mergeRedeploy(w.cipher, original.draft, overrides), { inherited: inheritedVariables(original.draft, overrides) });
+    const bad = { variables: { GONE: 'given again' } };
+    const error = await rejection(resolveDeployment(w.deps, admin, mergeRedeploy(w.cipher, original.draft, bad), { inherited: inheritedVariables(original.draft, bad) }));
+    // Assess
+    const warning = 'Variable GONE of the original deployment is dropped: the new plan does not declare it.';
+    expect(again.draft.plan.resolvedVariables).toEqual({ KEPT: { value: 'k', secret: false } });
+    expect(again.draft.config.variables).toEqual({ KEPT: 'k' });
+    expect(again.draft.plan.warnings).toEqual([warning]);
+    expect(again.warnings).toContain(warning);
+    expect(fieldsOf(error)).toEqual(['variables.GONE']);
+  });
+
+  it('reuses no secret for anyone but the original triggerer or an admin: each must be given again (400 naming the missing ones)', async () => {
+    // Prepare
+    const w = world();
+    const secret = (name: string) => ({ name, secret: true, required: false, default: null, description: null });
+    const act = await w.action('Act', [{ version: '1.0.0', variables: [secret('TOKEN'), secret('KEY'), { ...secret('PLAIN'), secret: false }] }]);
+    w.target('web-1');
+    const original = await resolveDeployment(w.deps, operator, { action_id: act.id, target_ids: ['tg1'], variables: { KEY: 'old-key', PLAIN: 'p' }, prompted_values: { TOKEN: 'old-token' } });
+    const other = callerWith('operator', null, 'someone-else');
+    // Act
+    const error = await rejection((async () => checkSecretReuse(other, original.draft, { variables: { KEY: 'new-key' } }))());
+    const reuse = checkSecretReuse(other, original.draft, { variables: { KEY: 'new-key', TOKEN: 'new-token' } });
+    const merged = mergeRedeploy(w.cipher, original.draft, { variables: { KEY: 'new-key', TOKEN: 'new-token' } }, reuse);
+    const again = await resolveDeployment(w.deps, other, merged);
+    // Assess
+    expect(fieldsOf(error)).toEqual(['variables.TOKEN']);
+    expect(error.message).toContain('Secret variable TOKEN must be given again: only the original triggerer or an admin may reuse it');
+    expect(reuse).toEqual({ reuseSecrets: false });
+    expect([merged.variables, merged.prompted_values]).toEqual([{ PLAIN: 'p', KEY: 'new-key', TOKEN: 'new-token' }, {}]);
+    expect(openVariable(w.cipher, again.draft.plan.resolvedVariables['TOKEN']!.value, true)).toBe('new-token');
+    expect(checkSecretReuse(operator, original.draft, {})).toEqual({ reuseSecrets: true });
+    expect(checkSecretReuse(admin, original.draft, {})).toEqual({ reuseSecrets: true });
+    expect(mergeRedeploy(w.cipher, original.draft, {}, { reuseSecrets: true }).prompted_values).toEqual({ TOKEN: 'old-token' });
   });
 
   it('an empty override reuses everything', async () => {

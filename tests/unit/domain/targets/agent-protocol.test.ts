@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { appendOutput, authenticateAgent, completeCommand, pollCommands } from '../../../../domain/targets/agent-protocol.js';
+import { sealVariable } from '../../../../domain/deployments/plan.js';
 import { cancelCommand, enqueueCommand, type NewCommand } from '../../../../domain/targets/commands.js';
 import { createEnrollmentToken, registerAgent } from '../../../../domain/targets/enrollment.js';
 import type { Caller } from '../../../../domain/identity/types.js';
@@ -67,6 +68,18 @@ describe('pollCommands', () => {
       },
     ]);
     expect(again.commands).toEqual([]);
+  });
+
+  it('keeps sealed secret values sealed in the record and opens them only in the answer to the claiming agent', async () => {
+    // Prepare
+    const { deps, agentOne, command, commands } = await twoAgents();
+    const sealed = sealVariable(deps.cipher, 's3cret');
+    const queued = await enqueueCommand(deps, command(agentOne.targetId, { variables: { NOTE: 'enc:x', TOKEN: sealed }, sealedSecrets: true }));
+    // Act
+    const mine = await pollCommands(deps, agentOne, { wait: 0, max: 4 });
+    // Assess
+    expect(JSON.stringify(await commands.get(queued.id))).not.toContain('s3cret');
+    expect(mine.commands[0]?.variables).toEqual({ NOTE: 'enc:x', TOKEN: 's3cret' });
   });
 
   it('gives at most `max` commands and, with max 0, only cancel notices', async () => {

@@ -122,6 +122,26 @@ describe('CreateDeploymentBody: variables and prompted values', () => {
     expect(create({ ...VALID, variables: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`V${i}`, 'x'])) })).toEqual(invalid('variables'));
     expect(create({ ...VALID, variables: 'A=1' })).toEqual(invalid('variables'));
   });
+
+  it('refuse names of the deny list in any case, __proto__ included (valibot alone would drop it silently)', () => {
+    for (const field of ['variables', 'prompted_values']) {
+      for (const name of ['NODE_OPTIONS', 'ld_preload', 'SHELLOPTS', 'PS4', 'PYTHONWARNINGS', 'BROWSER', 'BASH_ENV', 'DEPLOYER_STEP_ID', '__proto__']) {
+        expect([name, create({ ...VALID, [field]: JSON.parse(`{"PORT": "1", "${name}": "x"}`) })]).toEqual([name, invalid(`${field}.${name}`)]);
+      }
+    }
+    expect(redeploy({ variables: JSON.parse('{"__proto__": "x"}') })).toEqual(invalid('variables.__proto__'));
+    expect(create({ ...VALID, variables: { NODE_ENV: 'production', valueOf: 'v' } })).toBe('ok');
+  });
+
+  it('keep constructor, prototype, valueOf and toString as ordinary names (own keys only)', () => {
+    const parsed = parseWith(CreateDeploymentBody, { ...VALID, variables: JSON.parse('{"constructor": "c", "prototype": "p", "valueOf": 1, "toString": true}') }, 'body');
+    expect(Object.entries(parsed.variables ?? {})).toEqual([
+      ['constructor', 'c'],
+      ['prototype', 'p'],
+      ['valueOf', '1'],
+      ['toString', 'true'],
+    ]);
+  });
 });
 
 describe('CreateDeploymentBody: tenant, environment, freeze override', () => {
