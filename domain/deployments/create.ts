@@ -15,6 +15,7 @@ import {
   type ResolveOptions,
 } from './plan.js';
 import type { DeploymentRepository } from './ports.js';
+import type { Deployment, Plan, StepScript } from './types.js';
 import { startOrQueue, type StartDeps, type StartOutcome } from './start.js';
 import { deploymentDetailView, planView } from './views.js';
 
@@ -74,5 +75,32 @@ export const redeployDeployment = async (deps: CreateDeps, caller: Caller, id: s
   const reuse = checkSecretReuse(caller, original, overrides);
   const command = mergeRedeploy(deps.plan.cipher, original, overrides, reuse);
   const resolved = await resolveChecked(deps, caller, command, original.id, { inherited: inheritedVariables(original, overrides) });
-  return startOrQueue(deps, resolved.draft);
+  const plan = resolved.draft.plan;
+  const notes = [replannedNote(original, plan), ...(plan.warnings ?? [])];
+  return startOrQueue(deps, { ...resolved.draft, plan: { ...plan, warnings: notes } });
 };
+
+/**
+ * A redeploy plans anew from the current catalog (the version requirement is resolved again and the scripts are
+ * pinned again): its plan says so, naming each action whose version or script differs from what the original ran.
+ */
+export const replannedNote = (original: Pick<Deployment, 'id' | 'plan'>, plan: Plan): string => {
+  const ran = new Map(original.plan.steps.filter((s) => s.rollbackOf === undefined).map((s) => [s.actionId, s] as const));
+  const changes: string[] = [];
+  const seen = new Set<string>();
+  for (const step of plan.steps) {
+    if (seen.has(step.actionId)) continue;
+    seen.add(step.actionId);
+    const before = ran.get(step.actionId);
+    if (before === undefined) changes.push(`${step.actionName} ${step.actionVersion} (new)`);
+    else if (before.actionVersion !== step.actionVersion) changes.push(`${step.actionName} ${step.actionVersion} (the original ran ${before.actionVersion})`);
+    else if (!sameScript(original.plan.scripts?.[before.actionVersionId], plan.scripts?.[step.actionVersionId])) {
+      changes.push(`${step.actionName} ${step.actionVersion} (its script changed since the original ran)`);
+    }
+  }
+  const what = changes.length === 0 ? 'the same versions and scripts as the original' : changes.join(', ');
+  return `Planned anew from the current catalog (redeploy of ${original.id}): ${what}.`;
+};
+
+const sameScript = (a: StepScript | undefined, b: StepScript | undefined): boolean =>
+  a === undefined || b === undefined || (a.script === b.script && a.rollbackScript === b.rollbackScript && a.interpreter === b.interpreter);

@@ -45,6 +45,16 @@ export interface EngineQueue {
   wake(deploymentId: string, options?: { readonly delaySeconds?: number; readonly check?: boolean }): Promise<void>;
 }
 
+/**
+ * The script a step runs: the one pinned in the plan when it was made; the catalog's only for a deployment planned
+ * before scripts were pinned.
+ */
+const scriptOf = async (deps: Pick<EngineDeps, 'scripts'>, deployment: Pick<Deployment, 'plan'>, step: PlanStep): Promise<StepScript | undefined> => {
+  const pinned = deployment.plan.scripts;
+  if (pinned !== undefined) return Object.hasOwn(pinned, step.actionVersionId) ? pinned[step.actionVersionId] : undefined;
+  return deps.scripts.find(step.actionId, step.actionVersion);
+};
+
 export interface StepScripts {
   /** The script of an action version, or undefined when it no longer exists. */
   find(actionId: string, version: string): Promise<StepScript | undefined>;
@@ -286,7 +296,7 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
   const variables = Object.fromEntries(Object.entries(deployment.plan.resolvedVariables).map(([name, v]) => [name, v.value]));
   const secrets = Object.entries(deployment.plan.resolvedVariables).filter(([, v]) => v.secret).map(([name]) => name);
   const launch = async (step: PlanStep, attempt: number): Promise<void> => {
-    const found = await deps.scripts.find(step.actionId, step.actionVersion);
+    const found = await scriptOf(deps, deployment, step);
     const script = found === undefined || step.rollbackOf === undefined ? found : found.rollbackScript === null ? undefined : { ...found, script: found.rollbackScript };
     if (script === undefined) {
       finishStep(step, 'failed', null, `Version ${step.actionVersion} of action ${step.actionName} no longer exists.`);
@@ -338,7 +348,7 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
         ? `${deployment.errorMessage ?? 'The deployment failed'}; the rollback failed too.`
         : deployment.errorMessage;
   } else if (over && nextState === 'failed' && !timedOut && config.rollbackStrategy !== 'none') {
-    const rollbackSteps = await rollbackPlan(deps, final, config.rollbackStrategy);
+    const rollbackSteps = await rollbackPlan(deps, deployment, final, config.rollbackStrategy);
     if (rollbackSteps.length > 0) {
       for (const r of rollbackSteps) set(r);
       errorMessage ??= `${counts.failedSteps} step(s) failed.`;
@@ -388,7 +398,7 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
  * The rollback steps of a failed deployment: for every executed step (completed or failed) whose action version has
  * a rollback script, on the failed targets only or on every target, in reverse order of execution.
  */
-const rollbackPlan = async (deps: Pick<EngineDeps, 'scripts'>, steps: readonly PlanStep[], strategy: 'failed_target_only' | 'all_executed'): Promise<PlanStep[]> => {
+const rollbackPlan = async (deps: Pick<EngineDeps, 'scripts'>, deployment: Pick<Deployment, 'plan'>, steps: readonly PlanStep[], strategy: 'failed_target_only' | 'all_executed'): Promise<PlanStep[]> => {
   const failedTargets = new Set(steps.filter((s) => s.state === 'failed').map((s) => s.targetId));
   const position = new Map(steps.map((s, i) => [s.id, i] as const));
   const executed = steps
@@ -398,7 +408,7 @@ const rollbackPlan = async (deps: Pick<EngineDeps, 'scripts'>, steps: readonly P
     .sort((a, b) => (b.startedAt as string).localeCompare(a.startedAt as string) || (position.get(b.id) ?? 0) - (position.get(a.id) ?? 0));
   const plan: PlanStep[] = [];
   for (const step of executed) {
-    const script = await deps.scripts.find(step.actionId, step.actionVersion);
+    const script = await scriptOf(deps, deployment, step);
     if (script?.rollbackScript === null || script === undefined) continue;
     plan.push({ ...step, id: `${step.id}-rollback`, rollbackOf: step.id, state: 'pending', startedAt: null, completedAt: null, exitCode: null, errorMessage: null, retryCount: 0, durationMs: null });
   }

@@ -42,6 +42,7 @@ import type {
   RollbackStrategy,
   SourceRef,
   SourceType,
+  StepScript,
   TargetMode,
 } from './types.js';
 import { ENCRYPTED_PREFIX, isSecretVariable, planView } from './views.js';
@@ -196,6 +197,26 @@ interface PlannedAction {
   readonly action: ActionWithVersions['action'];
   readonly version: ActionVersion;
 }
+
+/** The most script text (UTF-8 bytes, every pinned script and rollback script) one plan holds: its item stays < 400 KB. */
+export const PINNED_SCRIPTS_MAX_BYTES = 256 * 1024;
+
+/** Each planned action version's script, rollback script, interpreter and timeout, pinned into the plan. */
+const pinnedScripts = (actions: readonly PlannedAction[], sourceField: string): Record<string, StepScript> => {
+  const scripts: Record<string, StepScript> = {};
+  let bytes = 0;
+  for (const { version } of actions) {
+    if (Object.hasOwn(scripts, version.id)) continue;
+    scripts[version.id] = { script: version.script, interpreter: version.interpreter, rollbackScript: version.rollbackScript, timeoutSeconds: version.timeoutSeconds };
+    bytes += utf8Bytes(version.script) + utf8Bytes(version.rollbackScript ?? '');
+  }
+  if (bytes > PINNED_SCRIPTS_MAX_BYTES) {
+    throw ValidationError.field(sourceField, `The plan's scripts add up to ${Math.ceil(bytes / 1024)} KiB; at most ${PINNED_SCRIPTS_MAX_BYTES / 1024} KiB are pinned into one deployment. Split it.`);
+  }
+  return scripts;
+};
+
+const utf8Bytes = (text: string): number => new TextEncoder().encode(text).length;
 
 interface ResolvedSource {
   readonly sourceType: SourceType;
@@ -560,6 +581,7 @@ export const resolveDeployment = async (deps: PlanDeps, caller: Caller, command:
     bypassCache: command.bypass_cache ?? false,
   };
 
+  const scripts = pinnedScripts(resolvedSource.actions, `${resolvedSource.sourceType}_id`);
   const draft: DeploymentDraft = {
     sourceType: resolvedSource.sourceType,
     solution: resolvedSource.solution,
@@ -576,6 +598,7 @@ export const resolveDeployment = async (deps: PlanDeps, caller: Caller, command:
       steps,
       resolvedVariables: variables.resolved,
       ...(variables.dropped.length === 0 ? {} : { warnings: variables.dropped }),
+      scripts,
       tenantName: scope.tenant?.name ?? null,
       environmentName: scope.environment?.name ?? null,
       createdAt: now.toISOString(),

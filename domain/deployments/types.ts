@@ -83,6 +83,12 @@ export interface Plan {
   readonly resolvedVariables: Readonly<Record<string, PlanVariable>>;
   /** What planning said that the deployment keeps (a redeploy's dropped variables); absent when nothing. */
   readonly warnings?: readonly string[];
+  /**
+   * The scripts the plan runs, pinned when it was made (created or queued), by action version id: editing or
+   * deleting a version afterwards changes nothing for this deployment. Absent on deployments planned before
+   * pinning existed (the engine then reads the catalog, as it did).
+   */
+  readonly scripts?: Readonly<Record<string, StepScript>>;
   readonly tenantName: string | null;
   readonly environmentName: string | null;
   readonly createdAt: string;

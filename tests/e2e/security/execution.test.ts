@@ -240,3 +240,57 @@ describe('secrets in command records', () => {
     expect(await stdout(created.json.deployment_id)).toContain('token length 19');
   });
 });
+
+describe('a deployment runs what was planned', () => {
+  const waitingFor = async (requestId: string) => {
+    for (const until = Date.now() + 40_000; ; await new Promise((r) => setTimeout(r, 250))) {
+      const request = ((await call(admin, 'GET', '/deployments/pending')).json as { id: string; status: string; deployment_id?: string }[]).find((r) => r.id === requestId);
+      if (request?.deployment_id !== undefined) return request.deployment_id;
+      if (Date.now() > until) throw new Error(`request ${requestId} was not dispatched: ${JSON.stringify(request)}`);
+    }
+  };
+
+  it('a version edited after the deployment was queued still runs the planned script; a redeploy plans anew and says so', async () => {
+    // Prepare: nothing runs while the capacity is 0, so the deployment waits as a pending request
+    const id = await action({ script: 'echo "planned script"' });
+    expect((await call(admin, 'PUT', '/admin/orchestration', { instances: 0 })).status).toBe(200);
+    try {
+      const queued = await call(deployer, 'POST', '/deployments', { action_id: id, ...web });
+      expect([queued.status, queued.json.pending]).toEqual([202, true]);
+      // Act: the author changes the version's script while the deployment waits, then capacity returns
+      const edited = await call(admin, 'PUT', `/actions/${id}/versions/1.0.0`, { script: 'echo "edited script"' });
+      expect(edited.status).toBe(200);
+      expect((await call(admin, 'PUT', '/admin/orchestration', { instances: 4 })).status).toBe(200);
+      const deploymentId = await waitingFor(queued.json.pending_request_id);
+      // Assess: the planned script ran, not the edited one
+      expect((await finished(deploymentId)).state).toBe('success');
+      const output = await stdout(deploymentId);
+      expect(output).toContain('planned script');
+      expect(output).not.toContain('edited script');
+      // A redeploy plans anew from the catalog: it runs the edited script and its plan says so
+      const redeployed = await call(admin, 'POST', `/deployments/${deploymentId}/redeploy`, {});
+      expect(redeployed.status).toBe(201);
+      const again = await finished(redeployed.json.id);
+      expect(again.plan.warnings).toEqual([expect.stringMatching(/^Planned anew from the current catalog \(redeploy of .*\): .*its script changed since the original ran/)]);
+      expect(await stdout(redeployed.json.id)).toContain('edited script');
+    } finally {
+      await call(admin, 'PUT', '/admin/orchestration', { instances: 4 });
+    }
+  });
+
+  it('a version deleted while its deployment runs does not stop the deployment’s later attempts', async () => {
+    // Prepare: the first attempt fails and is retried after the version is gone
+    const marker = join(dir, 'attempted-once');
+    const id = await action({ script: `if [ -f ${marker} ]; then echo "second attempt"; else touch ${marker}; sleep 2; exit 3; fi` });
+    const created = await call(deployer, 'POST', '/deployments', { action_id: id, ...web, max_retries: 1 });
+    expect(created.status).toBe(201);
+    // Act: delete the action version (and the action) while the first attempt runs
+    await new Promise((r) => setTimeout(r, 500));
+    const removed = await call(admin, 'DELETE', `/actions/${id}`);
+    // Assess: the retry runs the pinned script
+    expect(removed.status).toBe(204);
+    const done = await finished(created.json.deployment_id);
+    expect(done.state).toBe('success');
+    expect(await stdout(created.json.deployment_id)).toContain('second attempt');
+  });
+});

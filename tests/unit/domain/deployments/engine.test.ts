@@ -214,3 +214,28 @@ describe('rollback', () => {
     expect((await s.deployments.get(s.deployment.id))!.state).toBe('failed');
   });
 });
+
+describe('pinned scripts', () => {
+  it('runs the script pinned in the plan, not the catalog’s current one; a plan without pins reads the catalog', async () => {
+    // Prepare: the catalog now answers another script than the plan pinned
+    const s = setup(['t1'], 1);
+    const versionId = s.deployment.plan.steps[0]!.actionVersionId;
+    const pinned = { ...s, deployment: { ...s.deployment, plan: { ...s.deployment.plan, scripts: { [versionId]: { script: 'echo pinned', interpreter: 'bash' as const, rollbackScript: null, timeoutSeconds: 5 } } } } };
+    const legacy = setup(['t1'], 1);
+    // Act
+    await start(pinned);
+    await start(legacy);
+    // Assess
+    const [command] = await pinned.commands.listByDeployment(pinned.deployment.id);
+    expect([command?.script, command?.interpreter, command?.timeoutSeconds]).toEqual(['echo pinned', 'bash', 5]);
+    const [old] = await legacy.commands.listByDeployment(legacy.deployment.id);
+    expect(old?.script).toBe('echo hi');
+  });
+
+  it('fails a step whose version the pinned plan does not hold, instead of asking the catalog', async () => {
+    const s = setup(['t1'], 1);
+    const unpinned = { ...s, deployment: { ...s.deployment, plan: { ...s.deployment.plan, scripts: {} } } };
+    await start(unpinned);
+    expect(await states(unpinned)).toEqual(['failed']);
+  });
+});
