@@ -201,8 +201,7 @@ describe('the dispatch queue', () => {
     // Act
     const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => deployWeb({ priority: i % 4 })));
     // Assess
-    expect(replies.filter((r) => r.status === 201)).toHaveLength(1);
-    expect(replies.filter((r) => r.status === 202)).toHaveLength(19);
+    expect(replies.map((r) => r.status).sort()).toEqual([201, ...Array(19).fill(202)]);
     const waiting = (await call('GET', '/deployments/pending?status=pending', admin)).json;
     expect(waiting).toHaveLength(19);
 

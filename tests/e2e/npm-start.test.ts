@@ -48,7 +48,7 @@ describe('npm start', () => {
     expect(unknown.code).toBe(2);
     expect(unknown.out).toContain("Unknown option '--bogus'");
     expect(unknown.out).not.toMatch(/\n\s+at /); // no stack trace
-  });
+  }, 60_000);
 
   it('stops in order on Ctrl-C with a command running, and exits within seconds', async () => {
     // Prepare: npm start in memory on a free port, as the leader of its own process group
@@ -91,5 +91,5 @@ describe('npm start', () => {
     expect(output.indexOf('SIGINT: stopping the agents')).toBeGreaterThan(-1);
     expect(await listening(dynamoPort)).toBe(false);
     expect(await listening(port)).toBe(false);
-  });
+  }, 240_000); // a whole `npm start` boots here: DynamoDB Local, serverless-offline, the agents
 });
