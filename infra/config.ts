@@ -61,6 +61,8 @@ const Env = v.object({
   ENGINE_MAX_FAILED_PASSES: Int(1, 100, 5),
   /** The longest a deployment without deployment_timeout_seconds may run (the largest timeout one may ask for). */
   DEPLOYMENT_MAX_SECONDS: Int(1, 604_800, 604_800),
+  /** Days command records and their output are kept after their deployment ends (at the latest: see the repository). */
+  COMMAND_RETENTION_DAYS: Int(1, 3650, 7),
   /** How often a waiting agent long poll looks at the target's inbox again (one DynamoDB query each time). */
   AGENT_POLL_INTERVAL_MS: Int(50, 10_000, 500),
   BOOTSTRAP_ADMIN_EMAIL: v.optional(v.pipe(NonEmpty, v.email('must be an email address'))),

@@ -35,7 +35,7 @@ export const targetsDeps = once((): TargetsDeps => {
   return {
     targets: new DynamoTargetRepository(db, cfg.TABLE_NAME),
     enrollmentTokens: new DynamoEnrollmentTokenRepository(db, cfg.TABLE_NAME),
-    commands: new DynamoCommandRepository(db, cfg.TABLE_NAME),
+    commands: new DynamoCommandRepository(db, cfg.TABLE_NAME, cfg.DEPLOYMENT_MAX_SECONDS + cfg.COMMAND_RETENTION_DAYS * 86_400),
     tenants: new DynamoTenantRepository(db, cfg.TABLE_NAME),
     environments: new DynamoEnvironmentRepository(db, cfg.TABLE_NAME),
     random: randomTokens,

@@ -13,13 +13,29 @@ import { queryAll } from './query-all.js';
 /** Inbox entries looked at per poll; more wait for the next one. */
 const INBOX_PAGE = 25;
 
-const toCommand = (item: Record<string, unknown>): Command => stripKeys<Command>(item);
+const toCommand = (item: Record<string, unknown>): Command => {
+  const { ttl: _expiry, ...command } = stripKeys<Command & { ttl?: number }>(item);
+  return command;
+};
+
+/** Command records live at most this long after their deployment ends (COMMAND_RETENTION_DAYS). */
+export const COMMAND_RETENTION_DAYS = 7;
 
 export class DynamoCommandRepository implements CommandRepository {
+  /**
+   * Every command item and output chunk expires (DynamoDB TTL, attribute `ttl`) `expireAfterSeconds` after it was
+   * written: the deployment ceiling (a deployment cannot run longer, DEPLOYMENT_MAX_SECONDS) plus the retention,
+   * so a record outlives its deployment's end by at least COMMAND_RETENTION_DAYS, with no extra write at the end.
+   */
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
+    private readonly expireAfterSeconds: number = 604_800 + COMMAND_RETENTION_DAYS * 86_400,
   ) {}
+
+  private expiry(at: string | Date): number {
+    return Math.ceil(new Date(at).getTime() / 1000) + this.expireAfterSeconds;
+  }
 
   async enqueue(command: Command): Promise<void> {
     // Created only if absent: an engine pass that is repeated enqueues the same command id again, harmlessly.
@@ -32,6 +48,7 @@ export class DynamoCommandRepository implements CommandRepository {
           ...keys.deploymentCommands(command.deploymentId, command.createdAt, command.id),
           type: 'command',
           ...command,
+          ttl: this.expiry(command.createdAt),
         },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
@@ -118,7 +135,7 @@ export class DynamoCommandRepository implements CommandRepository {
           this.db.send(
             new PutCommand({
               TableName: this.tableName,
-              Item: { ...keys.commandOutput(command.id, chunk.seq), type: 'command_output', stream: chunk.stream, data: chunk.data, seq: chunk.seq, receivedAt },
+              Item: { ...keys.commandOutput(command.id, chunk.seq), type: 'command_output', stream: chunk.stream, data: chunk.data, seq: chunk.seq, receivedAt, ttl: this.expiry(at) },
               ConditionExpression: 'attribute_not_exists(pk)',
             }),
           ),

@@ -1,7 +1,8 @@
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Command } from '../../../../domain/targets/types.js';
 import { DynamoCommandRepository } from '../../../../infra/dynamodb/command-repository.js';
+import { keys } from '../../../../infra/dynamodb/keys.js';
 import { DynamoTargetRepository } from '../../../../infra/dynamodb/target-repository.js';
 import { createServiceTable, dynamoClient, uniqueName } from '../../../support/aws.js';
 
@@ -138,5 +139,23 @@ describe('DynamoCommandRepository by deployment', () => {
     const mine = [aCommand('t-dep', { deploymentId: 'dep-x' }), aCommand('t-dep', { deploymentId: 'dep-x' })];
     for (const c of [...mine, aCommand('t-dep', { deploymentId: 'dep-y' })]) await commands.enqueue(c);
     expect((await commands.listByDeployment('dep-x')).map((c) => c.id).sort()).toEqual(mine.map((c) => c.id).sort());
+  });
+});
+
+describe('retention', () => {
+  it('gives every command item and output chunk a TTL: the deployment ceiling plus the retention after it was written', async () => {
+    // Prepare
+    const expiring = new DynamoCommandRepository(db, table, 1000);
+    const command = aCommand('t-ttl');
+    const at = new Date(Date.UTC(2026, 10, 23, 12, 0, 0));
+    // Act
+    await expiring.enqueue(command);
+    await expiring.appendOutput(command, [{ stream: 'stdout', data: 'hi\n', seq: 0 }], at);
+    // Assess: the raw items carry `ttl`; the command read back does not show it
+    const raw = (await db.send(new GetCommand({ TableName: table, Key: keys.command(command.id) }))).Item;
+    const chunk = (await db.send(new GetCommand({ TableName: table, Key: keys.commandOutput(command.id, 0) }))).Item;
+    expect(raw?.['ttl']).toBe(Date.parse(command.createdAt) / 1000 + 1000);
+    expect(chunk?.['ttl']).toBe(at.getTime() / 1000 + 1000);
+    expect(await expiring.get(command.id)).not.toHaveProperty('ttl');
   });
 });
