@@ -186,7 +186,10 @@ describe('redeploy', () => {
     expect([undeclared.status, fieldsOf(undeclared.json)]).toEqual([400, ['variables.A']]);
     expect([again.status, again.json.error]).toEqual([201, undefined]);
     const done = await finished(again.json.id);
-    expect(done.plan.warnings).toEqual(['Variable A of the original deployment is dropped: the new plan does not declare it.']);
+    expect(done.plan.warnings).toEqual([
+      expect.stringMatching(/^Planned anew from the current catalog \(redeploy of /),
+      'Variable A of the original deployment is dropped: the new plan does not declare it.',
+    ]);
     expect(done.plan.resolved_variables).toEqual({ B: 'two' });
     expect(await stdout(again.json.id)).toMatch(/^b=two a=$/m);
   });
