@@ -5,7 +5,7 @@ import type { Caller } from '../../../../domain/identity/types.js';
 import { guardedStream, type StreamGuardDeps } from '../../../../functions/shared/stream-guard.js';
 
 const caller: Caller = { kind: 'user', userId: 'u1', tenantId: null, roles: [], permissions: new Set() };
-const timing = { recheckMs: 20, leaseTtlMs: 1_000 };
+const timing = { recheckMs: 20, leaseTtlMs: 40 };
 
 /** Pings until aborted. */
 async function* pings(signal: AbortSignal): AsyncGenerator<string> {
@@ -55,6 +55,20 @@ describe('guardedStream', () => {
     expect(ms).toBeLessThan(1_000);
     expect(leases.renewed).toBeGreaterThan(0);
     expect(leases.held.size).toBe(0);
+  });
+
+  it('re-checks at every interval but renews the lease only once half its life is gone', async () => {
+    // Prepare: re-checks every 20 ms, a 400 ms lease (renewed at most every 200 ms)
+    const leases = store();
+    let checks = 0;
+    const result = await guardedStream(guardOf(leases), { ...caller, stillValid: async () => ((checks += 1), true) }, pings, { recheckMs: 20, leaseTtlMs: 400 });
+    // Act
+    await read(result.body, 500);
+    result.body.destroy();
+    // Assess
+    expect(checks).toBeGreaterThanOrEqual(10);
+    expect(leases.renewed).toBeGreaterThanOrEqual(1);
+    expect(leases.renewed).toBeLessThanOrEqual(3);
   });
 
   it('answers a plain-text 429 when the user has `limit` streams open', async () => {
