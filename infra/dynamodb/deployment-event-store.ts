@@ -142,21 +142,26 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
     return found;
   }
 
+  /** The transaction item that moves a deployment's head from the seq a writer read (`seen`) to `next`. */
+  private moveHead(deploymentId: string, seen: number, next: number) {
+    return {
+      Update: {
+        TableName: this.tableName,
+        Key: keys.deploymentEventsHead(deploymentId),
+        UpdateExpression: 'SET #seq = :next',
+        ConditionExpression: 'attribute_not_exists(#seq) OR #seq = :seen',
+        ExpressionAttributeNames: { '#seq': 'seq' },
+        ExpressionAttributeValues: { ':seen': seen, ':next': next },
+      },
+    };
+  }
+
   /** One transaction: the head moves past the groups' events; each group's marker (absent before) and events are put. */
   private async appendGroups(deploymentId: string, groups: readonly { key: string; events: readonly { at: string; body: string }[] }[]): Promise<StoredEvent[]> {
     const seen = await this.headSeq(deploymentId);
     const total = groups.reduce((n, g) => n + g.events.length, 0);
     const items: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']> = [
-      {
-        Update: {
-          TableName: this.tableName,
-          Key: keys.deploymentEventsHead(deploymentId),
-          UpdateExpression: 'SET #seq = :next',
-          ConditionExpression: 'attribute_not_exists(#seq) OR #seq = :seen',
-          ExpressionAttributeNames: { '#seq': 'seq' },
-          ExpressionAttributeValues: { ':seen': seen, ':next': seen + total },
-        },
-      },
+      this.moveHead(deploymentId, seen, seen + total),
     ];
     const stored: StoredEvent[] = [];
     let seq = seen;
@@ -191,16 +196,7 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
         await this.db.send(
           new TransactWriteCommand({
             TransactItems: [
-              {
-                Update: {
-                  TableName: this.tableName,
-                  Key: keys.deploymentEventsHead(deploymentId),
-                  UpdateExpression: 'SET #seq = :next',
-                  ConditionExpression: 'attribute_not_exists(#seq) OR #seq = :seen',
-                  ExpressionAttributeNames: { '#seq': 'seq' },
-                  ExpressionAttributeValues: { ':seen': seen, ':next': seen + batch.length },
-                },
-              },
+              this.moveHead(deploymentId, seen, seen + batch.length),
               ...batch.map((e, i) => ({
                 Put: {
                   TableName: this.tableName,

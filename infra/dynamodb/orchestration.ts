@@ -43,15 +43,7 @@ export class DynamoOrchestration implements Orchestration {
   }
 
   async holders(): Promise<ReadonlyMap<string, string>> {
-    const { Items = [] } = await this.db.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :instance)',
-        ExpressionAttributeValues: { ':pk': keys.orchestrationConfig().pk, ':instance': 'INSTANCE#' },
-        ConsistentRead: true,
-      }),
-    );
-    return new Map(Items.filter((i) => typeof i['holder'] === 'string').map((i) => [String(i['instance_id']), String(i['holder'])]));
+    return new Map((await this.heldInstances()).map((held) => [held.instanceId, held.deploymentId]));
   }
 
   async start(deployment: Deployment, dispatched?: { readonly request: PendingRequest; readonly at: Date }): Promise<string | undefined> {
