@@ -1,23 +1,14 @@
 // The execution engine with the real local agents: deployments run to success or failure per target mode and
 // failure strategy, retries, the overall timeout, and a cancel that kills the running command.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningAgent } from '../../agent/agent.js';
-import { startLocalAgents } from '../../local/agents.js';
-import { startStack, type Stack } from '../../local/stack.js';
-import { uniqueName } from '../support/aws.js';
+import { describe, expect, it } from 'vitest';
 import { apiClient } from '../support/http.js';
+import { useStackWithAgents } from '../support/stack-with-agents.js';
 
-const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
-let stack: Stack;
-let admin: string;
-let dir: string;
-let agents: readonly RunningAgent[] = [];
+const e2e = useStackWithAgents('exec');
 
-const api = apiClient(() => stack.baseUrl);
-const call = (method: string, path: string, body?: unknown) => api.call(method, `/api/v1${path}`, { token: admin, body });
+const api = apiClient(() => e2e.stack.baseUrl);
+const call = (method: string, path: string, body?: unknown) => api.call(method, `/api/v1${path}`, { token: e2e.admin, body });
 
 let n = 0;
 /** A new action with one version running `script`; its id. */
@@ -46,18 +37,6 @@ const deploy = async (body: Record<string, unknown>) => {
 const web = { target_tags: [{ key: 'role', value: 'web' }] };
 const both = { target_tags: [{ key: 'env', value: 'local' }] };
 
-beforeAll(async () => {
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('exec')}-`, bootstrapAdmin: ADMIN });
-  admin = (await api.login(ADMIN)).token;
-  dir = await mkdtemp(join(tmpdir(), 'deployer-exec-'));
-  agents = await startLocalAgents(stack, dir, () => undefined);
-});
-
-afterAll(async () => {
-  await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
-  await stack?.stop();
-  await rm(dir, { recursive: true, force: true });
-});
 
 describe('the execution engine', () => {
   it('runs an action on local-1 to success: step completed, progress 1, instance freed', async () => {
@@ -109,7 +88,7 @@ describe('the execution engine', () => {
   });
 
   it('failed_target_only: rolls back only on the target that failed', { timeout: 60_000 }, async () => {
-    const log = join(dir, `rollback-target-${Date.now()}.log`);
+    const log = join(e2e.dir, `rollback-target-${Date.now()}.log`);
     n += 1;
     const undoable = await call('POST', '/actions', {
       slug: `undo-target-${n}`,
@@ -143,7 +122,7 @@ describe('the execution engine', () => {
   });
 
   it('retries a failing command up to max_retries', async () => {
-    const marker = join(dir, `marker-${Date.now()}`);
+    const marker = join(e2e.dir, `marker-${Date.now()}`);
     const id = await deploy({ action_id: await action(`if [ -f ${marker} ]; then echo second; else touch ${marker}; exit 1; fi`), ...web, max_retries: 2 });
     const done = await finished(id);
     expect(done).toMatchObject({ state: 'success' });
@@ -173,7 +152,7 @@ describe('the execution engine', () => {
 
   it('rolls back the executed steps in reverse order, then ends rolled_back', async () => {
     // Prepare: step 1 succeeds and can be undone, step 2 fails
-    const log = join(dir, `rollback-${Date.now()}.log`);
+    const log = join(e2e.dir, `rollback-${Date.now()}.log`);
     n += 1;
     const undoable = await call('POST', '/actions', {
       slug: `undoable-${n}`,
@@ -199,7 +178,7 @@ describe('the execution engine', () => {
     const id = await deploy({ action_id: await action('echo first line; sleep 1; echo "to stderr" >&2; echo last line'), ...web });
     const sse = (await call('POST', '/auth/sse-token', {})).json.sse_token;
     // Act: read the stream to its end (the server closes it after the terminal state_change)
-    const response = await fetch(`${stack.baseUrl}/api/v1/deployments/${id}/logs?sse_token=${sse}`, { signal: AbortSignal.timeout(30_000) });
+    const response = await fetch(`${e2e.stack.baseUrl}/api/v1/deployments/${id}/logs?sse_token=${sse}`, { signal: AbortSignal.timeout(30_000) });
     const text = await response.text();
     // Assess
     const frames = text.split('\n\n').filter((b) => b.includes('data:'));

@@ -3,11 +3,9 @@ import { http } from '../../shared/http.js';
 import { onceAsync } from '../../shared/once.js';
 import { openApiHtml } from '../../shared/openapi-html.js';
 import '../../shared/wiring.js'; // the general rate limit
+import { openApiDocument } from './openapi-get.js';
 
-const page = onceAsync(async () => {
-  const { openApiDocument } = await import('./openapi-get.js');
-  return openApiHtml(await openApiDocument());
-});
+const page = onceAsync(async () => openApiHtml(await openApiDocument()));
 
 /** The page runs no script and loads nothing: a policy that says so. */
 const HTML_HEADERS = {

@@ -5,44 +5,17 @@
 //   ENGINE_MAX_FAILED_PASSES (2 here) passes and frees its instance: it does not hold capacity forever;
 // - a retried output post after a crash between storing a chunk and its log lines re-adds the lines, once;
 // - an oversized output post is refused (100 chunks, 1 MiB, 5000 lines per request).
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningAgent } from '../../../agent/agent.js';
-import { startLocalAgents } from '../../../local/agents.js';
+import { describe, expect, it } from 'vitest';
 import { LOCAL_CREDENTIALS } from '../../../local/emulators.js';
-import { startStack, type Stack } from '../../../local/stack.js';
-import { uniqueName } from '../../support/aws.js';
 import { apiClient } from '../../support/http.js';
+import { useStackWithAgents } from '../../support/stack-with-agents.js';
 
-const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
-let stack: Stack;
-let admin: string;
-let dir: string;
-let agents: readonly RunningAgent[] = [];
-const api = apiClient(() => stack.baseUrl);
-const call = (method: string, path: string, body?: unknown, token = admin) => api.call(method, `/api/v1${path}`, { token, body });
+const e2e = useStackWithAgents('limits', { env: { DEPLOYMENT_MAX_SECONDS: '5', ENGINE_MAX_FAILED_PASSES: '2', SWEEP_INTERVAL_MS: '2000' } });
+const api = apiClient(() => e2e.stack.baseUrl);
+const call = (method: string, path: string, body?: unknown, token = e2e.admin) => api.call(method, `/api/v1${path}`, { token, body });
 
-beforeAll(async () => {
-  stack = await startStack({
-    port: 0,
-    namePrefix: `${uniqueName('limits')}-`,
-    bootstrapAdmin: ADMIN,
-    env: { DEPLOYMENT_MAX_SECONDS: '5', ENGINE_MAX_FAILED_PASSES: '2', SWEEP_INTERVAL_MS: '2000' },
-  });
-  admin = (await api.login(ADMIN)).token;
-  dir = await mkdtemp(join(tmpdir(), 'deployer-limits-'));
-  agents = await startLocalAgents(stack, dir, () => undefined);
-});
-
-afterAll(async () => {
-  await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
-  await stack?.stop();
-  await rm(dir, { recursive: true, force: true });
-});
 
 let n = 0;
 const action = async (script: string): Promise<string> => {
@@ -92,8 +65,8 @@ describe('nothing holds capacity forever', () => {
     const id = poisoned.json.deployment_id as string;
     await poll(() => deployment(id), (d) => d.plan.steps[0].state === 'running', 20_000, 'the first step');
     // Act: corrupt its stored record directly in DynamoDB, so every engine pass throws.
-    const db = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: stack.dynamoEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS }));
-    await db.send(new UpdateCommand({ TableName: stack.tables['MainTable'], Key: { pk: `DEPLOYMENT#${id}`, sk: 'DEPLOYMENT' }, UpdateExpression: 'SET config.targetMode = :broken', ExpressionAttributeValues: { ':broken': {} } }));
+    const db = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: e2e.stack.dynamoEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS }));
+    await db.send(new UpdateCommand({ TableName: e2e.stack.tables['MainTable'], Key: { pk: `DEPLOYMENT#${id}`, sk: 'DEPLOYMENT' }, UpdateExpression: 'SET config.targetMode = :broken', ExpressionAttributeValues: { ':broken': {} } }));
     const next = await call('POST', '/deployments', { action_id: await action('echo after the poison'), ...web });
     expect(next.status).toBe(202);
     // Assess: failed with a generic message, instance freed, the waiting request dispatched.

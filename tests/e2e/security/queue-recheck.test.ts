@@ -2,37 +2,15 @@
 // freeze (or by a user who is deactivated meanwhile) must not start just because it was queued earlier: at
 // dispatch the freeze holds it (it waits, saying why and until when, without blocking the requests behind it) and
 // a deactivated user's request fails. When the freeze goes, the sweep dispatches it without any client call.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningAgent } from '../../../agent/agent.js';
-import { startLocalAgents } from '../../../local/agents.js';
-import { startStack, type Stack } from '../../../local/stack.js';
-import { uniqueName } from '../../support/aws.js';
+import { describe, expect, it } from 'vitest';
 import { apiClient } from '../../support/http.js';
+import { useStackWithAgents } from '../../support/stack-with-agents.js';
 import { createUser } from '../../support/users.js';
 
-const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
-let stack: Stack;
-let admin: string;
-let dir: string;
-let agents: readonly RunningAgent[] = [];
-const api = apiClient(() => stack.baseUrl);
-const call = (method: string, path: string, body?: unknown, token = admin) => api.call(method, `/api/v1${path}`, { token, body });
+const e2e = useStackWithAgents('recheck', { env: { SWEEP_INTERVAL_MS: '1000' } });
+const api = apiClient(() => e2e.stack.baseUrl);
+const call = (method: string, path: string, body?: unknown, token = e2e.admin) => api.call(method, `/api/v1${path}`, { token, body });
 
-beforeAll(async () => {
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('recheck')}-`, bootstrapAdmin: ADMIN, env: { SWEEP_INTERVAL_MS: '1000' } });
-  admin = (await api.login(ADMIN)).token;
-  dir = await mkdtemp(join(tmpdir(), 'deployer-recheck-'));
-  agents = await startLocalAgents(stack, dir, () => undefined);
-});
-
-afterAll(async () => {
-  await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
-  await stack?.stop();
-  await rm(dir, { recursive: true, force: true });
-});
 
 /** The pending list entry of a request, once `done` holds for it (polled). */
 const requestWhen = async (id: string, done: (r: Record<string, unknown>) => boolean, withinMs = 30_000) => {
@@ -44,7 +22,7 @@ const requestWhen = async (id: string, done: (r: Record<string, unknown>) => boo
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 };
-const queued = async (body: Record<string, unknown>, token = admin): Promise<string> => {
+const queued = async (body: Record<string, unknown>, token = e2e.admin): Promise<string> => {
   const reply = await call('POST', '/deployments', body, token);
   expect([reply.status, reply.json.pending]).toEqual([202, true]);
   return reply.json.pending_request_id as string;
