@@ -1,8 +1,13 @@
 // The single local origin (http://localhost:3000 by default): stream paths go to the stream runner, everything
 // else to serverless-offline; responses are piped through as they arrive, so event streams are not buffered.
-// In the cloud, CloudFront plays this part with the same path patterns (serverless.yml).
-import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+// In the cloud, CloudFront plays this part with the same path patterns (serverless.yml), and API Gateway's
+// `httpApi.cors` answers CORS preflights: here the front does, with the functions' own CORS settings.
+import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { corsSettings } from '../functions/shared/cors.js';
+import { bindPreflight } from '../functions/shared/shell.js';
+import { lambdaContext } from './lambda-context.js';
 
 export interface Front {
   readonly url: string;
@@ -66,7 +71,40 @@ const clientError = (error: NodeJS.ErrnoException, socket: import('node:net').So
 const jsonAsText = (contentType: string | undefined): Record<string, string> =>
   contentType !== undefined && /^\s*application\/(vnd\.api\+)?json\s*(;|$)/i.test(contentType) ? { 'content-type': 'text/plain; charset=utf-8' } : {};
 
-const forward = (req: IncomingMessage, res: ServerResponse, target: URL, what: string): void => {
+/**
+ * serverless-offline answers every request that has an Origin with `Access-Control-Allow-Origin: <that origin>`
+ * and credentials, whatever the configuration. The front, like API Gateway in the cloud, lets a browser read an
+ * answer only for the configured origins (CORS_ORIGINS): for any other origin the CORS headers are removed.
+ */
+const corsFor = (allowed: ReadonlySet<string>, origin: string | undefined) => (headers: IncomingHttpHeaders): IncomingHttpHeaders => {
+  if (origin === undefined || allowed.has(origin.toLowerCase())) return headers;
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !name.toLowerCase().startsWith('access-control-')));
+};
+
+/** A CORS preflight answered at the edge, as API Gateway's `httpApi.cors` does, by the shell's own CORS middleware. */
+const preflightAt = (origins: readonly string[]) => {
+  const answer = bindPreflight({
+    rateGate: async () => ({ allowed: true, remaining: 1, retryAfterSeconds: 0 }),
+    startupProblems: () => [],
+    cors: corsSettings(origins),
+  });
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : (v ?? '')]));
+    const path = new URL(req.url ?? '/', 'http://local').pathname;
+    const event = {
+      version: '2.0',
+      rawPath: path,
+      rawQueryString: '',
+      headers,
+      requestContext: { http: { method: 'OPTIONS', path, sourceIp: req.socket.remoteAddress ?? '127.0.0.1' } },
+    } as unknown as APIGatewayProxyEventV2;
+    const reply = await answer(event, lambdaContext('front'));
+    res.writeHead(reply.statusCode ?? 204, (reply.headers ?? {}) as Record<string, string>);
+    res.end();
+  };
+};
+
+const forward = (req: IncomingMessage, res: ServerResponse, target: URL, what: string, cors: (h: IncomingHttpHeaders) => IncomingHttpHeaders): void => {
   const remote = req.socket.remoteAddress ?? '127.0.0.1';
   const upstream = request(
     {
@@ -98,7 +136,7 @@ const forward = (req: IncomingMessage, res: ServerResponse, target: URL, what: s
           const bytes = Buffer.concat(parts);
           const rewritten = platformAnswer(status, bytes.toString('utf8'));
           if (rewritten === undefined) {
-            res.writeHead(status, upstreamRes.headers);
+            res.writeHead(status, cors(upstreamRes.headers));
             res.end(bytes);
           } else {
             res.writeHead(status, { ...ENVELOPE_HEADERS, 'content-length': String(Buffer.byteLength(rewritten)) });
@@ -107,7 +145,7 @@ const forward = (req: IncomingMessage, res: ServerResponse, target: URL, what: s
         });
         return;
       }
-      res.writeHead(status, upstreamRes.headers);
+      res.writeHead(status, cors(upstreamRes.headers));
       res.flushHeaders();
       upstreamRes.pipe(res);
     },
@@ -122,15 +160,25 @@ export const startFront = async (options: {
   apiUrl: string;
   streamUrl: string;
   streamPatterns: readonly string[];
+  /** The browser origins allowed to read answers (CORS_ORIGINS); none when absent. */
+  corsOrigins?: readonly string[];
 }): Promise<Front> => {
   const isStream = patternMatcher(options.streamPatterns);
+  const origins = options.corsOrigins ?? [];
+  const allowed = new Set(origins.map((o) => o.toLowerCase()));
+  const preflight = preflightAt(origins);
   const api = new URL(options.apiUrl);
   const streams = new URL(options.streamUrl);
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     res.socket?.setNoDelay(true);
+    if (req.method === 'OPTIONS') {
+      preflight(req, res).catch(() => unavailable(res, 'CORS preflight'));
+      return;
+    }
     const path = new URL(req.url ?? '/', 'http://local').pathname;
-    if (isStream(path)) forward(req, res, streams, 'stream function');
-    else forward(req, res, api, 'API (serverless-offline)');
+    const cors = corsFor(allowed, typeof req.headers.origin === 'string' ? req.headers.origin : undefined);
+    if (isStream(path)) forward(req, res, streams, 'stream function', cors);
+    else forward(req, res, api, 'API (serverless-offline)', cors);
   };
   const listen = (port: number, host: string): Promise<Server> =>
     new Promise((resolve, reject) => {

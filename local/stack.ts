@@ -17,6 +17,7 @@ import { freePort } from './ports.js';
 import { localKeyring } from './secrets.js';
 import { loadServiceDefinition, ROOT, type ServiceDefinition } from './service-definition.js';
 import { startStreamRunner, type LocalStreamHandler } from './stream-runner.js';
+import { parseCorsOrigins } from '../functions/shared/cors.js';
 
 export interface StackOptions {
   /** Port of the single origin; 0 picks a free one. */
@@ -131,6 +132,8 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     const env = {
       ...handlerEnvironment(definition, tableNames, queues, { dynamodb: dynamoEndpoint, sqs: sqsEndpoint }),
       PUBLIC_BASE_URL: `http://localhost:${port}`,
+      // Browser pages served from the stack's own origin (a console); CORS_ORIGINS in options.env adds others.
+      CORS_ORIGINS: process.env['CORS_ORIGINS'] || `http://localhost:${port},http://127.0.0.1:${port}`,
       ENCRYPTION_KEYS: await localKeyring(options.secretsDir),
       ...(options.bootstrapAdmin === undefined
         ? {}
@@ -190,6 +193,7 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
       apiUrl: offline.url,
       streamUrl: streams.url,
       streamPatterns: options.streamPatterns ?? STREAM_PATH_PATTERNS,
+      corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
     });
     stops.push(() => front.stop());
 

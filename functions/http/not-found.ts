@@ -1,5 +1,7 @@
 // handler -> NOT_FOUND envelope. API Gateway's $default route: every path that no area function serves.
 import { notFound } from '../shared/not-found.js';
-import '../shared/wiring.js'; // the general rate limit applies to every call, unknown paths too
+import { bindHttp } from '../shared/shell.js';
+import { baseShell } from '../shared/wiring.js';
 
-export const handler = notFound;
+// The general rate limit applies to every call, unknown paths too (the shell's rate gate).
+export const handler = bindHttp(notFound, baseShell);

@@ -1,11 +1,10 @@
 // The composition root, catalog part: actions, sequences, solutions and the tenant lookup their use cases need.
-// Importing identity-wiring registers the authenticator every protected endpoint uses.
+// The authenticator comes from identity-wiring.ts, passed to the area router (functions/http/catalog/router.ts).
 import type { CatalogDeps } from '../../domain/catalog/deps.js';
 import { DynamoActionRepository } from '../../infra/dynamodb/action-repository.js';
 import { DynamoSequenceRepository } from '../../infra/dynamodb/sequence-repository.js';
 import { DynamoSolutionRepository } from '../../infra/dynamodb/solution-repository.js';
 import { DynamoTenantRepository } from '../../infra/dynamodb/tenant-repository.js';
-import './identity-wiring.js';
 import { once } from './once.js';
 import { ids, infra } from './wiring.js';
 

@@ -1,5 +1,5 @@
 // The composition root, identity part: users, sessions, tokens, keys, roles, and the authenticator every
-// protected endpoint uses. Imported by the functions that authenticate or administer identity.
+// protected endpoint uses (passed to the area routers). Imported by the functions that authenticate or administer identity.
 import { authenticate } from '../../domain/identity/authenticate.js';
 import { ensureBootstrapAdmin } from '../../domain/identity/bootstrap-admin.js';
 import type { IdentityDeps } from '../../domain/identity/deps.js';
@@ -18,8 +18,8 @@ import { DynamoSessionRepository } from '../../infra/dynamodb/session-repository
 import { DynamoSseTokenRepository } from '../../infra/dynamodb/sse-token-repository.js';
 import { DynamoUserRepository } from '../../infra/dynamodb/user-repository.js';
 import { JoseTokenService } from '../../infra/tokens/jose-token-service.js';
-import { useDefaultAuthenticator } from './http.js';
 import { once, onceAsync } from './once.js';
+import type { UserAuthentication } from './shell.js';
 import { ids, infra } from './wiring.js';
 
 export const secretCipher = once(() => new AesGcmSecretCipher(parseKeyring(infra().config.ENCRYPTION_KEYS)));
@@ -79,7 +79,10 @@ export const identityDeps = once((): IdentityDeps => {
   };
 });
 
-useDefaultAuthenticator(() => (authorization, ip) => authenticate(identityDeps(), authorization, ip));
+/** The user authenticator of every protected endpoint (an access token or an API key). */
+export const userAuthentication: UserAuthentication = {
+  authenticate: (authorization, ip) => authenticate(identityDeps(), authorization, ip),
+};
 
 
 /** In the cloud the first admin is created on the first login of a container, when both variables are set. */

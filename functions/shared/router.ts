@@ -1,16 +1,17 @@
 // Path templates (`/api/v1/actions/{id}/versions/{version}`) matched against a request, and the area router:
 // the Lambda entry of one API area, which sends each request to the endpoint handler its route names.
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import type { HttpEndpoint, HttpMethod, LambdaHttpHandler } from './http.js';
+import type { AuthKind, HttpEndpoint, HttpMethod } from './http.js';
 import { notFound } from './not-found.js';
+import { bindHttp, bindPreflight, type LambdaHttpHandler, type ShellFor } from './shell.js';
 
-export interface Route {
+export interface Route<K extends AuthKind = AuthKind> {
   readonly method: HttpMethod;
   readonly path: string;
-  readonly handler: HttpEndpoint;
+  readonly handler: HttpEndpoint<K>;
 }
 
-export const route = (method: HttpMethod, path: string, handler: HttpEndpoint): Route => ({ method, path, handler });
+export const route = <K extends AuthKind>(method: HttpMethod, path: string, handler: HttpEndpoint<K>): Route<K> => ({ method, path, handler });
 
 export interface Match<R> {
   readonly route: R;
@@ -65,14 +66,20 @@ export const matchRoute = <R extends { readonly method: string; readonly path: s
   return best?.match;
 };
 
-/** The Lambda handler of an area: dispatches to the matching endpoint, or answers the NOT_FOUND envelope. */
-export const areaRouter = (routes: readonly Route[]): LambdaHttpHandler =>
-  async function routeRequest(event: APIGatewayProxyEventV2, context: Context) {
+/**
+ * The Lambda handler of an area: binds every route's endpoint to the shell (what the area's composition root
+ * passes in: a route needing a credential the shell cannot check does not compile), then dispatches each request
+ * to the matching endpoint; answers a CORS preflight (OPTIONS) with 204, and anything else with NOT_FOUND.
+ */
+export const areaRouter = <K extends AuthKind>(routes: readonly Route<K>[], shell: ShellFor<K>): LambdaHttpHandler => {
+  const bound = routes.map((r) => ({ method: r.method, path: r.path, handler: bindHttp(r.handler, shell) }));
+  const preflight = bindPreflight(shell);
+  const unknown = bindHttp(notFound, shell);
+  return async function routeRequest(event: APIGatewayProxyEventV2, context: Context) {
     const method = event.requestContext.http.method.toUpperCase();
-    const found = matchRoute(routes, method, event.rawPath);
-    if (found === undefined) return notFound(event, context);
-    return found.route.handler(
-      { ...event, routeKey: `${found.route.method} ${found.route.path}`, pathParameters: found.params },
-      context,
-    );
+    if (method === 'OPTIONS') return preflight(event, context);
+    const found = matchRoute(bound, method, event.rawPath);
+    if (found === undefined) return unknown(event, context);
+    return found.route.handler({ ...event, routeKey: `${found.route.method} ${found.route.path}`, pathParameters: found.params }, context);
   };
+};

@@ -1,5 +1,5 @@
-// The composition root, targets part: targets, enrollment, agent tokens and the commands agents run. Importing
-// identity-wiring installs the user authenticator; this module installs the agent one.
+// The composition root, targets part: targets, enrollment, agent tokens and the commands agents run; the agent
+// authenticator of /api/v1/agent/* lives here.
 import { authenticateAgent } from '../../domain/targets/agent-protocol.js';
 import type { TargetsDeps } from '../../domain/targets/deps.js';
 import { randomTokens } from '../../infra/crypto/tokens.js';
@@ -8,10 +8,10 @@ import { DynamoEnvironmentRepository } from '../../infra/dynamodb/environment-re
 import { DynamoEnrollmentTokenRepository, DynamoTargetRepository } from '../../infra/dynamodb/target-repository.js';
 import { DynamoTenantRepository } from '../../infra/dynamodb/tenant-repository.js';
 import { systemSleeper } from '../../infra/system/sleeper.js';
-import { useDefaultAgentAuthenticator } from './http.js';
 import { secretCipher } from './identity-wiring.js';
 import { outputToKeyedEvents } from '../../domain/deployments/publish.js';
 import { once } from './once.js';
+import type { AgentAuthentication } from './shell.js';
 import { deploymentEvents } from './stream-wiring.js';
 import { engineQueue } from './queues-wiring.js';
 import { ids, infra } from './wiring.js';
@@ -55,4 +55,7 @@ export const targetsDeps = once((): TargetsDeps => {
   };
 });
 
-useDefaultAgentAuthenticator(() => (authorization) => authenticateAgent(targetsDeps(), authorization));
+/** The agent authenticator of /api/v1/agent/* (an agent token). */
+export const agentAuthentication: AgentAuthentication = {
+  authenticateAgent: (authorization) => authenticateAgent(targetsDeps(), authorization),
+};

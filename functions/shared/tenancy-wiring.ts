@@ -1,11 +1,10 @@
 // The composition root, tenancy part: tenants, environments, deployment freezes, and the catalog's solutions
-// (read only, for a freeze's solution_id). Importing identity-wiring installs the authenticator.
+// (read only, for a freeze's solution_id).
 import type { TenancyDeps } from '../../domain/tenancy/deps.js';
 import { DynamoEnvironmentRepository } from '../../infra/dynamodb/environment-repository.js';
 import { DynamoFreezeRepository } from '../../infra/dynamodb/freeze-repository.js';
 import { DynamoSolutionRepository } from '../../infra/dynamodb/solution-repository.js';
 import { DynamoTenantRepository } from '../../infra/dynamodb/tenant-repository.js';
-import './identity-wiring.js';
 import { once } from './once.js';
 import { ids, infra } from './wiring.js';
 

@@ -8,9 +8,11 @@ import { DynamoIdGenerator } from '../../infra/dynamodb/id-generator.js';
 import { DynamoRateLimiter } from '../../infra/dynamodb/rate-limiter.js';
 import { dynamoProbe, sqsProbe } from '../../infra/health-probes.js';
 import { systemClock } from '../../infra/system/clock.js';
-import { useDefaultRateGate, useStartupCheck } from './http.js';
+import { corsSettings, parseCorsOrigins } from './cors.js';
 import { logger } from './logger.js';
+import type { RateGate } from './middlewares.js';
 import { once } from './once.js';
+import type { BaseShell } from './shell.js';
 
 export const infra = once(() => {
   const cfg = config();
@@ -30,24 +32,33 @@ const rateLimiter = once(() => new DynamoRateLimiter(infra().db, infra().config.
 /** A take that answered after this long judged the request by a stale clock: it is asked again once. */
 const STALE_TAKE_MS = 500;
 
-useDefaultRateGate(() => {
+/** The general rate limit: per client address, shared by every instance (GCRA in the table). */
+const rateGate: RateGate = async (ip) => {
   const { RATE_LIMIT_PER_SECOND: ratePerSecond, RATE_LIMIT_BURST: burst } = infra().config;
-  return async (ip) => {
-    // GCRA compares the request's time with the bucket's: a request whose process stalled (a loaded machine, a
-    // long GC pause) between reading the clock and the write would be judged as early as it was stale, and refused.
-    const started = systemClock.now();
-    const decision = await rateLimiter().take(`ip#${ip}`, { ratePerSecond, burst }, started);
-    if (decision.allowed || systemClock.now().getTime() - started.getTime() < STALE_TAKE_MS) return decision;
-    return rateLimiter().take(`ip#${ip}`, { ratePerSecond, burst }, systemClock.now());
-  };
-});
+  // GCRA compares the request's time with the bucket's: a request whose process stalled (a loaded machine, a
+  // long GC pause) between reading the clock and the write would be judged as early as it was stale, and refused.
+  const started = systemClock.now();
+  const decision = await rateLimiter().take(`ip#${ip}`, { ratePerSecond, burst }, started);
+  if (decision.allowed || systemClock.now().getTime() - started.getTime() < STALE_TAKE_MS) return decision;
+  return rateLimiter().take(`ip#${ip}`, { ratePerSecond, burst }, systemClock.now());
+};
+
+/** CORS_ORIGINS, read at cold start; a malformed list serves no origin and is a startup problem. */
+const corsOrigins = ((): { origins: readonly string[]; problem?: string } => {
+  try {
+    return { origins: parseCorsOrigins(process.env['CORS_ORIGINS']) };
+  } catch (error) {
+    return { origins: [], problem: (error as Error).message };
+  }
+})();
 
 // No silent defaults in the cloud: outside the local stage a cold start missing PUBLIC_BASE_URL or
 // EDGE_ORIGIN_SECRET answers every request 503 naming them (logged once per container).
-useStartupCheck(
-  once(() => {
-    const problems = missingCloudSettings(process.env);
-    if (problems.length > 0) logger.error('refusing to serve: incomplete configuration', { problems });
-    return problems;
-  }),
-);
+const startupProblems = once(() => {
+  const problems = [...missingCloudSettings(process.env), ...(corsOrigins.problem === undefined ? [] : [corsOrigins.problem])];
+  if (problems.length > 0) logger.error('refusing to serve: incomplete configuration', { problems });
+  return problems;
+});
+
+/** What every endpoint's shell has (functions/shared/shell.ts); the areas add their authenticators. */
+export const baseShell: BaseShell = { rateGate, startupProblems, cors: corsSettings(corsOrigins.origins) };

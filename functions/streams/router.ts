@@ -1,5 +1,6 @@
 // Lambda entry of the streaming function (serverless.yml function `stream`, a RESPONSE_STREAM function URL).
 import { streamRouter } from '../shared/stream.js';
+import { baseShell } from '../shared/wiring.js';
 import { streamRoutes } from './routes.js';
 
-export const handler = streamRouter(streamRoutes);
+export const handler = streamRouter(streamRoutes, baseShell);

@@ -122,7 +122,7 @@ export class DynamoTenantRepository implements TenantRepository {
       if (!isConditionFailure(error)) throw error;
       const references = await referencesOf(this.db, this.tableName, keys.tenant(tenant.id));
       if (references === undefined) throw new NotFoundError('Tenant', tenant.id);
-      throw new ConflictError(`Tenant '${tenant.slug}' still has environments or deployment freezes; delete them first.`, { references });
+      throw new ConflictError(`Tenant '${tenant.slug}' is still referenced by users, environments, catalog entries or deployment freezes; remove them first.`, { references });
     }
   }
 

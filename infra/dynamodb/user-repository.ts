@@ -3,10 +3,11 @@
 // Every write of the user item is an UpdateItem of the fields it owns that adds 1 to `revision`, so writes never
 // undo each other and an admin edit (conditioned on the revision it read) notices any write since.
 import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ConflictError } from '../../domain/errors.js';
+import { ConflictError, ValidationError } from '../../domain/errors.js';
 import type { UserDirectory, UserRepository } from '../../domain/identity/ports.js';
 import type { TwoFactor, User, UserChanges } from '../../domain/identity/types.js';
 import { conditionally } from './conditional.js';
+import { failedAt, tenantReference } from './tenant-repository.js';
 import { keys } from './keys.js';
 import { stripKeys } from './records.js';
 import { queryAll } from './query-all.js';
@@ -44,6 +45,8 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
             claim(keys.userEmail(user.email)),
             claim(keys.userName(user.username)),
             claim(keys.shortId('user', user.shortId)),
+            // A user of a tenant is one of its references: the tenant cannot be deleted under it (409).
+            ...(user.tenantId === null ? [] : [tenantReference(this.tableName, user.tenantId, 1)]),
           ],
         }),
       );
@@ -52,6 +55,7 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
       const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
       if (reasons[1]?.Code === 'ConditionalCheckFailed') throw new ConflictError('A user with this email already exists.', { field: 'email' });
       if (reasons[2]?.Code === 'ConditionalCheckFailed') throw new ConflictError('A user with this username already exists.', { field: 'username' });
+      if (reasons[4]?.Code === 'ConditionalCheckFailed') throw ValidationError.field('tenant_id', 'The tenant does not exist.');
       throw new ConflictError('The user could not be created; try again.');
     }
   }
@@ -95,26 +99,41 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
       values[`:${field}`] = changes[field];
       sets.push(`#${field} = :${field}`);
     }
-    return conditionally(
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: keys.user(previous.id),
-          UpdateExpression: `SET ${sets.join(', ')} ADD #revision :one`,
-          ConditionExpression: previous.revision === 0 ? 'attribute_exists(pk) AND (attribute_not_exists(#revision) OR #revision = :seen)' : 'attribute_exists(pk) AND #revision = :seen',
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-        }),
-      ),
-    );
+    const update = {
+      TableName: this.tableName,
+      Key: keys.user(previous.id),
+      UpdateExpression: `SET ${sets.join(', ')} ADD #revision :one`,
+      ConditionExpression: previous.revision === 0 ? 'attribute_exists(pk) AND (attribute_not_exists(#revision) OR #revision = :seen)' : 'attribute_exists(pk) AND #revision = :seen',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    };
+    const moved = changes.tenantId !== undefined && changes.tenantId !== previous.tenantId;
+    if (!moved) return conditionally(this.db.send(new UpdateCommand(update)));
+    // Moving to another tenant moves the reference with it, in the same transaction.
+    const references = [
+      ...(previous.tenantId === null ? [] : [tenantReference(this.tableName, previous.tenantId, -1)]),
+      ...(changes.tenantId === null || changes.tenantId === undefined ? [] : [tenantReference(this.tableName, changes.tenantId, 1)]),
+    ];
+    try {
+      await this.db.send(new TransactWriteCommand({ TransactItems: [{ Update: update }, ...references] }));
+      return true;
+    } catch (error) {
+      if ((error as Error).name !== 'TransactionCanceledException') throw error;
+      if (failedAt(error, 0)) return false;
+      if (failedAt(error, references.length)) throw ValidationError.field('tenant_id', 'The tenant does not exist.');
+      throw error;
+    }
   }
 
   async delete(user: User): Promise<void> {
     await this.db.send(
       new TransactWriteCommand({
-        TransactItems: [keys.user(user.id), keys.userEmail(user.email), keys.userName(user.username), keys.shortId('user', user.shortId)].map((Key) => ({
-          Delete: { TableName: this.tableName, Key },
-        })),
+        TransactItems: [
+          ...[keys.user(user.id), keys.userEmail(user.email), keys.userName(user.username), keys.shortId('user', user.shortId)].map((Key) => ({
+            Delete: { TableName: this.tableName, Key },
+          })),
+          ...(user.tenantId === null ? [] : [tenantReference(this.tableName, user.tenantId, -1)]),
+        ],
       }),
     );
   }

@@ -14,6 +14,7 @@ import { logger } from '../../functions/shared/logger.js';
 import { startStack } from '../../local/stack.js';
 import { loadServiceDefinition, ROOT } from '../../local/service-definition.js';
 import { httpEvent, lambdaContext } from '../fakes/lambda.js';
+import { bound } from '../fakes/shell.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
@@ -51,11 +52,7 @@ const shellOverhead = async () => {
   const body = { status: 'ok', checked_at: new Date().toISOString(), dependencies: {} };
   const bare = middy().handler(async () => ({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
   // The shell with a rate gate that answers at once: its own cost, without the limiter's DynamoDB write.
-  const ours = http(
-    { operationId: 'bench', summary: 'bench', tags: [], permission: 'public', responses: {} },
-    async () => ({ statusCode: 200, body }),
-    { rateGate: async () => ({ allowed: true, remaining: 1, retryAfterSeconds: 0 }) },
-  );
+  const ours = bound(http({ operationId: 'bench', summary: 'bench', tags: [], permission: 'public', responses: {} }, async () => ({ statusCode: 200, body })));
   const event = httpEvent('GET', '/api/v1/health');
   for (const [name, handler] of [['bare middy', bare], ['shell (http())', ours]] as const) {
     for (let i = 0; i < 2_000; i += 1) await handler(event, lambdaContext()); // warm

@@ -17,7 +17,7 @@ import { createUser } from '../support/users.js';
 const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 let stack: Stack;
 let admin: string;
-let dir: string;
+let dir = '';
 const agents: RunningAgent[] = [];
 
 const api = apiClient(() => stack.baseUrl);
@@ -64,7 +64,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
   await stack?.stop();
-  await rm(dir, { recursive: true, force: true });
+  if (dir !== '') await rm(dir, { recursive: true, force: true });
 });
 
 describe('enrollment tokens', () => {

@@ -9,6 +9,7 @@ import { eventStream, sseComment, sseMessage, SSE_HEADERS } from '../../function
 import { stream, streamRouter } from '../../functions/shared/stream.js';
 import { installLambdaStreamingShim } from '../../local/lambda-streaming.js';
 import { startStack, type Stack } from '../../local/stack.js';
+import { testShell } from '../fakes/shell.js';
 
 const deferred = () => {
   let resolve!: () => void;
@@ -52,7 +53,7 @@ let stack: Stack;
 
 beforeAll(async () => {
   installLambdaStreamingShim();
-  const router = streamRouter([{ method: 'GET', path: '/api/v1/sse/{resource_type}', handler: testStream }]);
+  const router = streamRouter([{ method: 'GET', path: '/api/v1/sse/{resource_type}', handler: testStream }], testShell());
   stack = await startStack({ port: 0, streamHandler: router as never });
 });
 

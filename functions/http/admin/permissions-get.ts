@@ -2,7 +2,6 @@
 import * as v from 'valibot';
 import { PERMISSIONS } from '../../../domain/identity/permissions.js';
 import { http } from '../../shared/http.js';
-import '../../shared/identity-wiring.js'; // the authenticator
 
 export const PermissionGroupSchema = v.object({
   resource: v.string(),

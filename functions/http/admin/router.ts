@@ -1,5 +1,7 @@
 // Lambda entry of the `admin` area (serverless.yml function `admin`).
 import { areaRouter } from '../../shared/router.js';
+import { baseShell } from '../../shared/wiring.js';
+import { userAuthentication } from '../../shared/identity-wiring.js';
 import { adminRoutes } from './routes.js';
 
-export const handler = areaRouter(adminRoutes);
+export const handler = areaRouter(adminRoutes, { ...baseShell, ...userAuthentication });

@@ -17,7 +17,7 @@ import * as userPatch from './user-patch.js';
 import * as usersGet from './users-get.js';
 import * as usersPost from './users-post.js';
 
-export const adminRoutes: readonly Route[] = [
+export const adminRoutes = [
   route('GET', '/api/v1/admin/orchestration', orchestrationGet.handler),
   route('PUT', '/api/v1/admin/orchestration', orchestrationPut.handler),
   route('GET', '/api/v1/admin/permissions', permissionsGet.handler),
@@ -35,4 +35,4 @@ export const adminRoutes: readonly Route[] = [
   route('GET', '/api/v1/admin/users/{id}', userGet.handler),
   route('PATCH', '/api/v1/admin/users/{id}', userPatch.handler),
   route('DELETE', '/api/v1/admin/users/{id}', userDelete.handler),
-];
+] satisfies readonly Route[];

@@ -1,5 +1,7 @@
 // Lambda entry of the `auth` area (serverless.yml function `auth`).
 import { areaRouter } from '../../shared/router.js';
+import { baseShell } from '../../shared/wiring.js';
+import { userAuthentication } from '../../shared/identity-wiring.js';
 import { authRoutes } from './routes.js';
 
-export const handler = areaRouter(authRoutes);
+export const handler = areaRouter(authRoutes, { ...baseShell, ...userAuthentication });

@@ -13,7 +13,7 @@ import * as twoFactorEnablePost from './two-factor-enable-post.js';
 import * as twoFactorSetupPost from './two-factor-setup-post.js';
 import * as twoFactorVerifyPost from './two-factor-verify-post.js';
 
-export const authRoutes: readonly Route[] = [
+export const authRoutes = [
   route('POST', '/api/v1/auth/login', loginPost.handler),
   route('POST', '/api/v1/auth/refresh', refreshPost.handler),
   route('POST', '/api/v1/auth/logout', logoutPost.handler),
@@ -27,4 +27,4 @@ export const authRoutes: readonly Route[] = [
   route('POST', '/api/v1/auth/2fa/enable', twoFactorEnablePost.handler),
   route('POST', '/api/v1/auth/2fa/disable', twoFactorDisablePost.handler),
   route('POST', '/api/v1/auth/2fa/verify', twoFactorVerifyPost.handler),
-];
+] satisfies readonly Route[];

@@ -1,5 +1,7 @@
 // Lambda entry of the `catalog` area (serverless.yml function `catalog`).
 import { areaRouter } from '../../shared/router.js';
+import { baseShell } from '../../shared/wiring.js';
+import { userAuthentication } from '../../shared/identity-wiring.js';
 import { catalogRoutes } from './routes.js';
 
-export const handler = areaRouter(catalogRoutes);
+export const handler = areaRouter(catalogRoutes, { ...baseShell, ...userAuthentication });

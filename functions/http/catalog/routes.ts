@@ -21,7 +21,7 @@ import * as solutionPut from './solution-put.js';
 import * as solutionsGet from './solutions-get.js';
 import * as solutionsPost from './solutions-post.js';
 
-export const catalogRoutes: readonly Route[] = [
+export const catalogRoutes = [
   route('GET', '/api/v1/actions', actionsGet.handler),
   route('POST', '/api/v1/actions', actionsPost.handler),
   route('GET', '/api/v1/actions/{id}', actionGet.handler),
@@ -42,4 +42,4 @@ export const catalogRoutes: readonly Route[] = [
   route('GET', '/api/v1/solutions/{id}', solutionGet.handler),
   route('PUT', '/api/v1/solutions/{id}', solutionPut.handler),
   route('DELETE', '/api/v1/solutions/{id}', solutionDelete.handler),
-];
+] satisfies readonly Route[];

@@ -1,5 +1,7 @@
 // Lambda entry of the `deployments` area (serverless.yml function `deployments`).
 import { areaRouter } from '../../shared/router.js';
+import { baseShell } from '../../shared/wiring.js';
+import { userAuthentication } from '../../shared/identity-wiring.js';
 import { deploymentsRoutes } from './routes.js';
 
-export const handler = areaRouter(deploymentsRoutes);
+export const handler = areaRouter(deploymentsRoutes, { ...baseShell, ...userAuthentication });

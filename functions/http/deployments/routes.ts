@@ -10,7 +10,7 @@ import * as logsHistoryGet from './logs-history-get.js';
 import * as pendingDelete from './pending-delete.js';
 import * as pendingGet from './pending-get.js';
 
-export const deploymentsRoutes: readonly Route[] = [
+export const deploymentsRoutes = [
   route('GET', '/api/v1/deployments', deploymentsGet.handler),
   route('POST', '/api/v1/deployments', deploymentsPost.handler),
   route('POST', '/api/v1/deployments/preview', deploymentsPreviewPost.handler),
@@ -21,4 +21,4 @@ export const deploymentsRoutes: readonly Route[] = [
   route('POST', '/api/v1/deployments/{id}/redeploy', deploymentRedeployPost.handler),
   route('GET', '/api/v1/deployments/{id}/analysis', analysisGet.handler),
   route('GET', '/api/v1/deployments/{id}/logs/history', logsHistoryGet.handler),
-];
+] satisfies readonly Route[];

@@ -2,7 +2,6 @@
 import { http } from '../../shared/http.js';
 import { onceAsync } from '../../shared/once.js';
 import { openApiHtml } from '../../shared/openapi-html.js';
-import '../../shared/wiring.js'; // the general rate limit
 import { openApiDocument } from './openapi-get.js';
 
 const page = onceAsync(async () => openApiHtml(await openApiDocument()));

@@ -3,7 +3,6 @@ import pkg from '../../../package.json' with { type: 'json' };
 import { http } from '../../shared/http.js';
 import { buildOpenApi } from '../../shared/openapi.js';
 import { onceAsync } from '../../shared/once.js';
-import '../../shared/wiring.js'; // the general rate limit
 
 // The route tables are imported on first use: they include this endpoint, so a static import would be a cycle.
 /** The document, built once per container (the docs page renders it too). */

@@ -1,5 +1,6 @@
 // Lambda entry of the `docs` area (serverless.yml function `docs`).
 import { areaRouter } from '../../shared/router.js';
+import { baseShell } from '../../shared/wiring.js';
 import { docsRoutes } from './routes.js';
 
-export const handler = areaRouter(docsRoutes);
+export const handler = areaRouter(docsRoutes, baseShell);

@@ -1,5 +1,6 @@
 // Lambda entry of the `oauth` area (serverless.yml function `oauth`): the OAuth 2.0 surface outside /api/v1.
 import { areaRouter } from '../../shared/router.js';
+import { baseShell } from '../../shared/wiring.js';
 import { oauthRoutes } from './routes.js';
 
-export const handler = areaRouter(oauthRoutes);
+export const handler = areaRouter(oauthRoutes, baseShell);

@@ -12,7 +12,7 @@ import * as targetGet from './target-get.js';
 import * as targetPut from './target-put.js';
 import * as targetsGet from './targets-get.js';
 
-export const targetsRoutes: readonly Route[] = [
+export const targetsRoutes = [
   route('GET', '/api/v1/targets', targetsGet.handler),
   route('GET', '/api/v1/targets/enrollment-tokens', enrollmentTokensGet.handler),
   route('POST', '/api/v1/targets/enrollment-tokens', enrollmentTokensPost.handler),
@@ -25,4 +25,4 @@ export const targetsRoutes: readonly Route[] = [
   route('GET', '/api/v1/agent/commands', agentCommandsGet.handler),
   route('POST', '/api/v1/agent/commands/{id}/output', agentCommandOutputPost.handler),
   route('POST', '/api/v1/agent/commands/{id}/complete', agentCommandCompletePost.handler),
-];
+] satisfies readonly Route[];

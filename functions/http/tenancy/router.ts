@@ -1,5 +1,7 @@
 // Lambda entry of the `tenancy` area (serverless.yml function `tenancy`).
 import { areaRouter } from '../../shared/router.js';
+import { baseShell } from '../../shared/wiring.js';
+import { userAuthentication } from '../../shared/identity-wiring.js';
 import { tenancyRoutes } from './routes.js';
 
-export const handler = areaRouter(tenancyRoutes);
+export const handler = areaRouter(tenancyRoutes, { ...baseShell, ...userAuthentication });

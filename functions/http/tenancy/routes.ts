@@ -15,7 +15,7 @@ import * as tenantPut from './tenant-put.js';
 import * as tenantsGet from './tenants-get.js';
 import * as tenantsPost from './tenants-post.js';
 
-export const tenancyRoutes: readonly Route[] = [
+export const tenancyRoutes = [
   route('GET', '/api/v1/tenants', tenantsGet.handler),
   route('POST', '/api/v1/tenants', tenantsPost.handler),
   route('GET', '/api/v1/tenants/{id}', tenantGet.handler),
@@ -31,4 +31,4 @@ export const tenancyRoutes: readonly Route[] = [
   route('GET', '/api/v1/deployment-freezes/{id}', freezeGet.handler),
   route('PUT', '/api/v1/deployment-freezes/{id}', freezePut.handler),
   route('DELETE', '/api/v1/deployment-freezes/{id}', freezeDelete.handler),
-];
+] satisfies readonly Route[];

@@ -7,6 +7,7 @@ import { http } from '../../../../functions/shared/http.js';
 import { logger } from '../../../../functions/shared/logger.js';
 import { missingCloudSettings } from '../../../../infra/config.js';
 import { httpEvent, lambdaContext, parseResponse } from '../../../fakes/lambda.js';
+import { bound } from '../../../fakes/shell.js';
 
 const named = (name: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(`${name}: internal detail table-xyz`), { name, ...extra });
 
@@ -37,9 +38,11 @@ describe('throttling', () => {
 });
 
 const route = (limiterDown?: 'refuse') =>
-  http(
-    { operationId: 'x', summary: 'x', tags: [], permission: 'public', ...(limiterDown === undefined ? {} : { limiterDown }), responses: {} },
-    async () => ({ statusCode: 200, body: { ok: true } }),
+  bound(
+    http(
+      { operationId: 'x', summary: 'x', tags: [], permission: 'public', ...(limiterDown === undefined ? {} : { limiterDown }), responses: {} },
+      async () => ({ statusCode: 200, body: { ok: true } }),
+    ),
     { rateGate: async () => Promise.reject(new Error('ResourceNotFoundException')), startupProblems: () => [] },
   );
 
@@ -67,7 +70,7 @@ describe('the cold start’s configuration check', () => {
 
   it('answers every request 503 naming the missing variables, before any limiter or authentication', async () => {
     const gate = vi.fn();
-    const handler = http({ operationId: 'y', summary: 'y', tags: [], permission: 'targets:read', responses: {} }, async () => ({ statusCode: 200, body: {} }), {
+    const handler = bound(http({ operationId: 'y', summary: 'y', tags: [], permission: 'targets:read', responses: {} }, async () => ({ statusCode: 200, body: {} })), {
       rateGate: gate,
       startupProblems: () => missingCloudSettings({ STAGE: 'prod', EDGE_ORIGIN_SECRET: 'set' }),
     });

@@ -1,10 +1,12 @@
 import * as v from 'valibot';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConflictError, DatabaseError, NotFoundError, ServiceUnavailableError } from '../../../../domain/errors.js';
-import { http, MAX_BODY_BYTES } from '../../../../functions/shared/http.js';
+import { http, MAX_BODY_BYTES, type HttpEndpoint } from '../../../../functions/shared/http.js';
+import type { LambdaHttpHandler } from '../../../../functions/shared/shell.js';
 import { logger } from '../../../../functions/shared/logger.js';
 import { PageQuery } from '../../../../functions/shared/schemas.js';
 import { httpEvent, lambdaContext, parseResponse } from '../../../fakes/lambda.js';
+import { bound } from '../../../fakes/shell.js';
 
 const Body = v.object({
   name: v.pipe(v.string(), v.minLength(1), v.maxLength(255)),
@@ -30,7 +32,8 @@ const echo = http(
   }),
 );
 
-const call = async (handler: typeof echo, event = httpEvent('POST', '/things/1')) => parseResponse(await handler(event, lambdaContext()));
+const call = async (endpoint: HttpEndpoint<'public'> | LambdaHttpHandler, event = httpEvent('POST', '/things/1')) =>
+  parseResponse(await (typeof endpoint === 'function' ? endpoint : bound(endpoint))(event, lambdaContext()));
 
 const valid = JSON.stringify({ name: 'web', password: 'hunter2', version: { number: '1.0.0', script: 'echo hi' } });
 const post = (body: string | undefined, extra: Partial<Parameters<typeof httpEvent>[2]> = {}) => {
@@ -210,7 +213,7 @@ describe('http shell', () => {
 
 describe('general rate limit in the shell', () => {
   const ping = (rateGate: (ip: string) => Promise<{ allowed: boolean; remaining: number; retryAfterSeconds: number }>) =>
-    http({ operationId: 'ping', summary: 'ping', tags: [], permission: 'public', responses: {} }, async () => ({ statusCode: 200, body: { ok: true } }), { rateGate });
+    bound(http({ operationId: 'ping', summary: 'ping', tags: [], permission: 'public', responses: {} }, async () => ({ statusCode: 200, body: { ok: true } })), { rateGate });
 
   it('answers 429 in plain text with Retry-After and X-RateLimit-Remaining: 0, keyed by the client address', async () => {
     const seen: string[] = [];

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { http } from '../../../../functions/shared/http.js';
 import { areaRouter, matchRoute, route } from '../../../../functions/shared/router.js';
 import { httpEvent, lambdaContext, parseResponse } from '../../../fakes/lambda.js';
+import { testShell } from '../../../fakes/shell.js';
 
 const endpoint = (name: string) =>
   http({ operationId: name, summary: name, tags: [], permission: 'public', responses: {} }, async () => ({ statusCode: 200, body: { name } }));
@@ -31,7 +32,7 @@ describe('matchRoute', () => {
 });
 
 describe('areaRouter', () => {
-  const router = areaRouter(routes);
+  const router = areaRouter(routes, testShell());
 
   it('calls the matching endpoint with its path parameters', async () => {
     const response = parseResponse(await router(httpEvent('DELETE', '/api/v1/deployments/pending/42'), lambdaContext()));

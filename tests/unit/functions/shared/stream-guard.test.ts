@@ -38,37 +38,47 @@ const store = () => {
   return leases;
 };
 
-const guardOf = (leases: StreamLeaseStore, limit = 2): StreamGuardDeps => {
+/** A clock the test moves: the guard decides renewals by it, so they do not depend on how fast timers fire. */
+const fakeClock = () => {
+  let at = Date.parse('2026-01-01T00:00:00Z');
+  return { now: () => new Date(at), advance: (ms: number) => void (at += ms) };
+};
+
+const guardOf = (leases: StreamLeaseStore, limit = 2, clock: { now: () => Date } = { now: () => new Date() }): StreamGuardDeps => {
   let n = 0;
-  return { leases, limit, clock: { now: () => new Date() }, newLeaseId: () => `lease-${(n += 1)}` };
+  return { leases, limit, clock, newLeaseId: () => `lease-${(n += 1)}` };
 };
 
 describe('guardedStream', () => {
   it('ends the stream soon after the caller’s re-check fails, and releases its lease', async () => {
+    // Prepare: each re-check is 30 ms later on the guard's clock (past half the 40 ms lease); the caller is valid
+    // until the lease has been renewed once, then not
     const leases = store();
-    let valid = true;
-    const result = await guardedStream(guardOf(leases), { ...caller, stillValid: async () => valid }, pings, timing);
-    setTimeout(() => (valid = false), 60);
-    const { text, ms } = await read(result.body);
+    const clock = fakeClock();
+    const stillValid = async () => (clock.advance(30), leases.renewed === 0);
+    const result = await guardedStream(guardOf(leases, 2, clock), { ...caller, stillValid }, pings, timing);
+    // Act: read until the stream ends by itself (read() gives up after 60 s)
+    const { text } = await read(result.body, 60_000);
+    // Assess
     expect(result.statusCode).toBe(200);
     expect(text).toContain('no longer valid');
-    expect(ms).toBeLessThan(1_000);
-    expect(leases.renewed).toBeGreaterThan(0);
+    expect(leases.renewed).toBe(1);
     expect(leases.held.size).toBe(0);
   });
 
   it('re-checks at every interval but renews the lease only once half its life is gone', async () => {
-    // Prepare: re-checks every 20 ms, a 400 ms lease (renewed at most every 200 ms)
+    // Prepare: re-checks every 20 ms of the guard's clock, a 400 ms lease (renewed once 200 ms have passed)
     const leases = store();
+    const clock = fakeClock();
     let checks = 0;
-    const result = await guardedStream(guardOf(leases), { ...caller, stillValid: async () => ((checks += 1), true) }, pings, { recheckMs: 20, leaseTtlMs: 400 });
-    // Act
-    await read(result.body, 500);
+    const stillValid = async () => ((checks += 1), clock.advance(20), true);
+    const result = await guardedStream(guardOf(leases, 2, clock), { ...caller, stillValid }, pings, { recheckMs: 20, leaseTtlMs: 400 });
+    // Act: read until 25 re-checks have run (500 ms of the guard's clock)
+    for await (const _chunk of result.body) if (checks >= 25) break;
     result.body.destroy();
-    // Assess
-    expect(checks).toBeGreaterThanOrEqual(10);
-    expect(leases.renewed).toBeGreaterThanOrEqual(1);
-    expect(leases.renewed).toBeLessThanOrEqual(3);
+    // Assess: every re-check ran the caller check; the lease was renewed at 200 and 400 ms only
+    expect(checks).toBeGreaterThanOrEqual(25);
+    expect(leases.renewed).toBe(2);
   });
 
   it('answers a plain-text 429 when the user has `limit` streams open', async () => {

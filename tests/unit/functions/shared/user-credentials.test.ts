@@ -3,14 +3,17 @@ import type { Permission } from '../../../../domain/identity/permissions.js';
 import type { Caller } from '../../../../domain/identity/types.js';
 import { http } from '../../../../functions/shared/http.js';
 import { httpEvent, lambdaContext, parseResponse } from '../../../fakes/lambda.js';
+import { bound } from '../../../fakes/shell.js';
 
 const callerOf = (kind: Caller['kind']): Caller => ({ kind, userId: 'u1', tenantId: null, roles: [], permissions: new Set<Permission>(['api_keys:read']) });
 
 const endpoint = (kind: Caller['kind']) =>
-  http(
-    { operationId: 'mine', summary: 'mine', tags: [], permission: 'api_keys:read', credentials: 'user', responses: { 200: { description: 'ok' } } },
-    async () => ({ statusCode: 200, body: { ok: true } }),
-    { authenticate: async () => callerOf(kind), rateGate: async () => ({ allowed: true, remaining: 1, retryAfterSeconds: 0 }) },
+  bound(
+    http(
+      { operationId: 'mine', summary: 'mine', tags: [], permission: 'api_keys:read', credentials: 'user', responses: { 200: { description: 'ok' } } },
+      async () => ({ statusCode: 200, body: { ok: true } }),
+    ),
+    { authenticate: async () => callerOf(kind) },
   );
 
 describe("routes with credentials: 'user'", () => {

@@ -5,6 +5,7 @@ import { handler as serverInfo } from '../../../../../functions/http/meta/server
 import pkg from '../../../../../package.json' with { type: 'json' };
 import { FakeClock } from '../../../../fakes/clock.js';
 import { httpEvent, lambdaContext, parseResponse } from '../../../../fakes/lambda.js';
+import { bound } from '../../../../fakes/shell.js';
 
 const deps = (sqsUp: boolean) => () => {
   const clock = new FakeClock();
@@ -19,26 +20,26 @@ const deps = (sqsUp: boolean) => () => {
 
 describe('health endpoints', () => {
   it('health answers 200 degraded when SQS is down, without internals', async () => {
-    const response = parseResponse(await healthGet.makeHandler(deps(false))(httpEvent('GET', '/api/v1/health'), lambdaContext()));
+    const response = parseResponse(await bound(healthGet.makeHandler(deps(false)))(httpEvent('GET', '/api/v1/health'), lambdaContext()));
     expect(response.statusCode).toBe(200);
     expect(response.json).toMatchObject({ status: 'degraded', dependencies: { dynamodb: { status: 'up' }, sqs: { status: 'down' } } });
     expect(response.raw).not.toContain('ECONNREFUSED');
   });
 
   it('readiness answers 503 SERVICE_UNAVAILABLE naming SQS', async () => {
-    const response = parseResponse(await readyGet.makeHandler(deps(false))(httpEvent('GET', '/api/v1/health/ready'), lambdaContext()));
+    const response = parseResponse(await bound(readyGet.makeHandler(deps(false)))(httpEvent('GET', '/api/v1/health/ready'), lambdaContext()));
     expect(response.statusCode).toBe(503);
     expect(response.json.error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: 'Not ready: sqs unreachable.' });
   });
 
   it('readiness answers 200 when all is up', async () => {
-    const response = parseResponse(await readyGet.makeHandler(deps(true))(httpEvent('GET', '/api/v1/health/ready'), lambdaContext()));
+    const response = parseResponse(await bound(readyGet.makeHandler(deps(true)))(httpEvent('GET', '/api/v1/health/ready'), lambdaContext()));
     expect(response.statusCode).toBe(200);
     expect(response.json.status).toBe('ok');
   });
 
   it('server info reports the package version and API version 1.0.0', async () => {
-    const response = parseResponse(await serverInfo(httpEvent('GET', '/api/v1/server/info'), lambdaContext()));
+    const response = parseResponse(await bound(serverInfo)(httpEvent('GET', '/api/v1/server/info'), lambdaContext()));
     expect(response.json).toEqual({ server_version: pkg.version, api_version: '1.0.0', service: 'deployer' });
   });
 });
