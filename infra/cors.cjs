@@ -1,8 +1,10 @@
-// provider.httpApi.cors of serverless.yml: API Gateway answers preflights and adds the CORS headers in the cloud.
-// Allowed origins come from CORS_ORIGINS (comma-separated, exact origins such as https://console.example.com);
-// none by default, and then there is no CORS configuration at all: browsers on other origins get no access.
-// The lists below are the ones the application's own CORS middleware uses under serverless-offline (stage
-// `local`, where this returns false and the application answers preflights itself): docs/cloud.md, "CORS".
+// CORS of the cloud template, from CORS_ORIGINS (comma-separated exact origins such as https://console.example.com;
+// none by default, and then there is no CORS configuration at all: browsers on other origins get no access).
+// - `httpApi`: provider.httpApi.cors of serverless.yml; API Gateway answers preflights and adds the headers.
+// - `streamUrl`: the streaming function's URL (event streams come through CloudFront to it, not API Gateway); a
+//   function URL lists at most six methods of at most six letters, so GET only (Lambda answers preflights itself).
+// Both return false for stage `local`: under serverless-offline the application's own CORS middleware answers,
+// with the same variable and the lists below (docs/cloud.md, "CORS").
 'use strict';
 
 const CORS_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
@@ -30,14 +32,22 @@ const corsFor = (origins) => {
   };
 };
 
-module.exports = async ({ resolveVariable }) => {
-  const stage = await resolveVariable('sls:stage');
-  if (stage === 'local') return false;
-  return corsFor(parseOrigins(process.env.CORS_ORIGINS));
+const atStage = async (resolveVariable) => ((await resolveVariable('sls:stage')) === 'local' ? [] : parseOrigins(process.env.CORS_ORIGINS));
+
+/** The function URL's cors block: the same origins and headers, GET only. */
+const streamCorsFor = (origins) => {
+  const cors = corsFor(origins);
+  return cors === false ? false : { ...cors, allowedMethods: ['GET'] };
 };
-module.exports.corsFor = corsFor;
-module.exports.parseOrigins = parseOrigins;
-module.exports.CORS_METHODS = CORS_METHODS;
-module.exports.CORS_ALLOWED_HEADERS = CORS_ALLOWED_HEADERS;
-module.exports.CORS_EXPOSED_HEADERS = CORS_EXPOSED_HEADERS;
-module.exports.CORS_MAX_AGE_SECONDS = CORS_MAX_AGE_SECONDS;
+
+module.exports = {
+  httpApi: async ({ resolveVariable }) => corsFor(await atStage(resolveVariable)),
+  streamUrl: async ({ resolveVariable }) => streamCorsFor(await atStage(resolveVariable)),
+  corsFor,
+  streamCorsFor,
+  parseOrigins,
+  CORS_METHODS,
+  CORS_ALLOWED_HEADERS,
+  CORS_EXPOSED_HEADERS,
+  CORS_MAX_AGE_SECONDS,
+};

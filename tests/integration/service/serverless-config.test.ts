@@ -358,10 +358,8 @@ describe('serverless package', () => {
   });
 
   describe('CORS', () => {
-    type Cors = ((input: { resolveVariable: (name: string) => Promise<unknown> }) => Promise<unknown>) & {
-      corsFor: (origins: string[]) => unknown;
-      parseOrigins: (value: string | undefined) => string[];
-    };
+    type Resolve = (input: { resolveVariable: (name: string) => Promise<unknown> }) => Promise<unknown>;
+    type Cors = { httpApi: Resolve; streamUrl: Resolve; corsFor: (origins: string[]) => unknown; parseOrigins: (value: string | undefined) => string[] };
     const cors = createRequire(import.meta.url)('../../../infra/cors.cjs') as Cors;
     const atStage = (stage: string) => ({ resolveVariable: async (name: string) => (name === 'sls:stage' ? stage : undefined) });
     const withOrigins = async <T>(value: string | undefined, run: () => Promise<T>): Promise<T> => {
@@ -387,14 +385,28 @@ describe('serverless package', () => {
       });
     });
 
-    it('configures no CORS in the cloud without CORS_ORIGINS, and none for the local stage (the application does it there)', async () => {
-      expect(await withOrigins(undefined, () => cors(atStage('prod')))).toBe(false);
-      expect(await withOrigins(' , ', () => cors(atStage('prod')))).toBe(false);
-      expect(await withOrigins('https://console.example.com', () => cors(atStage('local')))).toBe(false);
-      expect(await withOrigins('https://console.example.com', () => cors(atStage('prod')))).toMatchObject({
-        allowedOrigins: ['https://console.example.com'],
-        allowCredentials: true,
+    it('gives the event streams’ function URL the same origins and headers, for GET', () => {
+      const url = Object.values(template.Resources).find((r) => r.Type === 'AWS::Lambda::Url');
+      expect(url?.Properties['Cors']).toEqual({
+        AllowOrigins: ['https://console.example.com', 'https://admin.example.com'],
+        AllowMethods: ['GET'],
+        AllowHeaders: ['authorization', 'content-type', 'last-event-id'],
+        ExposeHeaders: ['x-request-id', 'retry-after', 'x-ratelimit-remaining'],
+        AllowCredentials: true,
+        MaxAge: 600,
       });
+    });
+
+    it('configures no CORS in the cloud without CORS_ORIGINS, and none for the local stage (the application does it there)', async () => {
+      for (const resolve of [cors.httpApi, cors.streamUrl]) {
+        expect(await withOrigins(undefined, () => resolve(atStage('prod')))).toBe(false);
+        expect(await withOrigins(' , ', () => resolve(atStage('prod')))).toBe(false);
+        expect(await withOrigins('https://console.example.com', () => resolve(atStage('local')))).toBe(false);
+        expect(await withOrigins('https://console.example.com', () => resolve(atStage('prod')))).toMatchObject({
+          allowedOrigins: ['https://console.example.com'],
+          allowCredentials: true,
+        });
+      }
     });
 
     it('refuses a wildcard or anything but an exact origin (API Gateway sends credentials only to named origins)', () => {
