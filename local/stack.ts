@@ -90,6 +90,21 @@ export const handlerEnvironment = (
   return env;
 };
 
+/**
+ * The visibility timeout of the local queues, in seconds. The cloud's (infra/resources.yml) is six times the
+ * consumer's Lambda timeout, as AWS advises; the local pollers run consumers in-process with no such timeout, so
+ * the local queues keep 60 s: a failed message comes back within a minute, as the tests and `npm start` expect.
+ */
+export const LOCAL_VISIBILITY_TIMEOUT_SECONDS = 60;
+
+/** The queues of the definition as the local stack creates them (only the visibility timeout differs). */
+export const localQueues = (queues: ServiceDefinition['queues']): ServiceDefinition['queues'] =>
+  queues.map((queue) =>
+    queue.attributes['VisibilityTimeout'] === undefined
+      ? queue
+      : { ...queue, attributes: { ...queue.attributes, VisibilityTimeout: String(LOCAL_VISIBILITY_TIMEOUT_SECONDS) } },
+  );
+
 const importExport = async <T>(module: string, exportName: string): Promise<T> => {
   const loaded = (await import(pathToFileURL(join(ROOT, `${module}.ts`)).href)) as Record<string, unknown>;
   const value = loaded[exportName];
@@ -125,7 +140,7 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     const sqsEndpoint = external ?? sqs!.endpoint;
     const sqsClient = new SQSClient({ endpoint: sqsEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
     stops.push(async () => sqsClient.destroy());
-    const queues = await ensureQueues(sqsClient, definition.queues, (q) => prefix + q.name);
+    const queues = await ensureQueues(sqsClient, localQueues(definition.queues), (q) => prefix + q.name);
 
     const tableNames = Object.fromEntries(definition.tables.map((t) => [t.logicalId, prefix + t.name]));
     const port = options.port === 0 ? await freePort() : options.port;

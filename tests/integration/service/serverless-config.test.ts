@@ -1,15 +1,21 @@
 // serverless.yml against the route tables and the packaged CloudFormation template: every route reaches its
-// area's function, the stream paths reach the streaming function, and the stack stays deployable.
+// area's function, the stream paths reach the streaming function, the stack stays deployable, every function's
+// role grants exactly the AWS calls its bundled code makes, the queues suit their consumers, and CORS is
+// configured from CORS_ORIGINS.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { allRoutes, areas, documentedRoutes } from '../../../functions/http/routes.js';
 import { STREAM_PATH_PATTERNS, streamRoutes } from '../../../functions/streams/routes.js';
+import { keys } from '../../../infra/dynamodb/keys.js';
 import { patternMatcher } from '../../../local/front.js';
 import { loadServiceDefinition, ROOT, type HttpEventDefinition, type ServiceDefinition } from '../../../local/service-definition.js';
+import { LOCAL_VISIBILITY_TIMEOUT_SECONDS, localQueues } from '../../../local/stack.js';
+import { awsCallsOf, type FunctionCalls } from './aws-calls.js';
 
 let definition: ServiceDefinition;
 beforeAll(async () => {
@@ -67,8 +73,60 @@ describe('serverless.yml', () => {
   });
 });
 
+type Resource = { Type: string; Properties: Record<string, unknown>; DependsOn?: string[] };
+type Statement = { Sid?: string; Effect: string; Action: string | string[]; Resource: unknown; Condition?: Record<string, Record<string, string[]>> };
+
+/** The packaging's CORS_ORIGINS (spaces and a repeat on purpose: they are trimmed and deduplicated). */
+const PACKAGED_CORS_ORIGINS = 'https://console.example.com, https://admin.example.com,https://console.example.com';
+
+/** A CloudFormation resource reference as a short name: `MainTable`, `MainTable/index/*`, or the literal string. */
+const resourceName = (value: unknown): string => {
+  if (typeof value === 'string') return value;
+  const v = value as Record<string, unknown>;
+  const getAtt = v['Fn::GetAtt'];
+  if (Array.isArray(getAtt) && getAtt[1] === 'Arn') return String(getAtt[0]);
+  const join = v['Fn::Join'];
+  if (Array.isArray(join) && join[0] === '/' && Array.isArray(join[1])) return (join[1] as unknown[]).map(resourceName).join('/');
+  throw new Error(`unexpected resource reference ${JSON.stringify(value)}`);
+};
+const asList = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
+/** serverless's logical id prefix of a function: `notFound` -> `NotFound`. */
+const logicalPrefix = (functionName: string): string => functionName.charAt(0).toUpperCase() + functionName.slice(1);
+
+/** The queue each SQS adapter sends to (and the health probe reads), as constructed in functions/shared. */
+const QUEUE_OF_MODULE: Readonly<Record<string, string>> = {
+  'infra/sqs/dispatch-queue.ts': 'DispatchQueue',
+  'infra/sqs/engine-queue.ts': 'OrchestratorQueue',
+  'infra/health-probes.ts': 'DispatchQueue',
+};
+
+/**
+ * Functions whose bundle carries code they never run, and the function whose calls they make instead: docs bundles
+ * every route table for the operations' specs (the OpenAPI document) and runs none of their handlers, only the
+ * shell that every unknown path runs too (the general rate limit).
+ */
+const RUNS_ONLY_LIKE: Readonly<Record<string, string>> = { docs: 'notFound' };
+
+/** The grants (`action resource`) a function's code and events need. */
+const neededGrants = (functionName: string, calls: FunctionCalls, consumedQueues: readonly string[]): string[] => {
+  const grants = new Set<string>([`logs:CreateLogStream ${logicalPrefix(functionName)}LogGroup`, `logs:PutLogEvents ${logicalPrefix(functionName)}LogGroup`]);
+  for (const { module, action } of calls.calls) {
+    if (action.startsWith('dynamodb:')) {
+      grants.add(`${action} MainTable`);
+      if (action === 'dynamodb:Query' && calls.indexModules.length > 0) grants.add(`${action} MainTable/index/*`);
+    } else if (action === 'sqs:SendMessage' || action === 'sqs:GetQueueAttributes') {
+      const queue = QUEUE_OF_MODULE[module];
+      if (queue === undefined) throw new Error(`${module} makes ${action}: say which queue in QUEUE_OF_MODULE`);
+      grants.add(`${action} ${queue}`);
+    } else throw new Error(`${functionName}: ${module} makes ${action}, which this test does not map to a resource yet`);
+  }
+  // The event source mapping polls on the function's behalf with the function's role.
+  for (const queue of consumedQueues) for (const action of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes']) grants.add(`${action} ${queue}`);
+  return [...grants].sort();
+};
+
 describe('serverless package', () => {
-  let template: { Resources: Record<string, { Type: string; Properties: Record<string, unknown> }> };
+  let template: { Resources: Record<string, Resource> };
   let artifacts: string[];
   let out: string;
 
@@ -77,7 +135,15 @@ describe('serverless package', () => {
     await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules', 'osls', 'bin', 'serverless.js'), 'package', '--stage', 'ci', '--package', out], {
       cwd: ROOT,
       // Its own build folder: packaging cleans the folder it builds in, and stacks of other tests build too.
-      env: { ...process.env, TABLE_NAME: '', DISPATCH_QUEUE_URL: '', ORCHESTRATOR_QUEUE_URL: '', ESBUILD_WORK_FOLDER: join('.build', `package-${process.pid}`), SLS_TELEMETRY_DISABLED: '1' },
+      env: {
+        ...process.env,
+        TABLE_NAME: '',
+        DISPATCH_QUEUE_URL: '',
+        ORCHESTRATOR_QUEUE_URL: '',
+        CORS_ORIGINS: PACKAGED_CORS_ORIGINS,
+        ESBUILD_WORK_FOLDER: join('.build', `package-${process.pid}`),
+        SLS_TELEMETRY_DISABLED: '1',
+      },
     });
     template = JSON.parse(await readFile(join(out, 'cloudformation-template-update-stack.json'), 'utf8'));
     artifacts = await readdir(out);
@@ -118,5 +184,236 @@ describe('serverless package', () => {
     // One function per endpoint instead would need 120 * (perHttpFunction + 1) resources for the routes alone.
     expect(120 * (perHttpFunction + 1)).toBeGreaterThan(500);
     expect(projected).toBeLessThan(250);
+  });
+
+  describe('least privilege', () => {
+    const roleOf = (functionName: string): string => {
+      const fn = template.Resources[`${logicalPrefix(functionName)}LambdaFunction`];
+      if (fn === undefined) throw new Error(`no Lambda function for ${functionName}`);
+      return resourceName(fn.Properties['Role']);
+    };
+    const statementsOf = (roleId: string): Statement[] => {
+      const role = template.Resources[roleId];
+      expect(role?.Type, roleId).toBe('AWS::IAM::Role');
+      expect(role?.Properties['ManagedPolicyArns'], `${roleId} has managed policies`).toBeUndefined();
+      const policies = (role?.Properties['Policies'] ?? []) as { PolicyDocument: { Statement: Statement[] } }[];
+      return policies.flatMap((policy) => policy.PolicyDocument.Statement);
+    };
+    const grantsOf = (roleId: string): string[] =>
+      [...new Set(statementsOf(roleId).flatMap((st) => asList(st.Action).flatMap((action) => asList(st.Resource).map((r) => `${action} ${resourceName(r)}`))))].sort();
+    const consumedQueuesOf = (functionName: string): string[] =>
+      Object.values(template.Resources)
+        .filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && resourceName(r.Properties['FunctionName']) === `${logicalPrefix(functionName)}LambdaFunction`)
+        .map((r) => resourceName(r.Properties['EventSourceArn']));
+
+    let calls: Record<string, FunctionCalls>;
+    beforeAll(async () => {
+      calls = {};
+      // One at a time: esbuild already uses every core.
+      for (const fn of definition.functions) calls[fn.name] = await awsCallsOf(ROOT, fn.module);
+    }, 120_000);
+
+    it('gives every function a role of its own, and the stack no other role or policy', () => {
+      const roles = definition.functions.map((fn) => roleOf(fn.name));
+      expect(new Set(roles).size).toBe(definition.functions.length);
+      const iam = Object.entries(template.Resources).filter(([, r]) => r.Type.startsWith('AWS::IAM::'));
+      expect(iam.map(([id, r]) => `${r.Type} ${id}`).sort()).toEqual(roles.map((id) => `AWS::IAM::Role ${id}`).sort());
+      for (const id of roles) {
+        const trust = (template.Resources[id]?.Properties['AssumeRolePolicyDocument'] as { Statement: { Principal: unknown; Action: unknown }[] }).Statement;
+        expect(trust).toEqual([{ Effect: 'Allow', Principal: { Service: ['lambda.amazonaws.com'] }, Action: 'sts:AssumeRole' }]);
+      }
+    });
+
+    it('grants no wildcard action or resource, and only Allow statements with an Action and a Resource', () => {
+      for (const fn of definition.functions) {
+        for (const st of statementsOf(roleOf(fn.name))) {
+          expect(Object.keys(st).sort(), `${fn.name} ${st.Sid}`).toEqual(expect.arrayContaining(['Action', 'Effect', 'Resource']));
+          expect(Object.keys(st).filter((k) => k.startsWith('Not')), `${fn.name} ${st.Sid}`).toEqual([]);
+          expect(st.Effect).toBe('Allow');
+          for (const action of asList(st.Action)) expect(action, `${fn.name} grants ${action}`).toMatch(/^[a-z0-9-]+:[A-Za-z]+$/);
+          for (const resource of asList(st.Resource)) {
+            const name = resourceName(resource);
+            expect(name, `${fn.name} grants ${JSON.stringify(st.Action)} on ${name}`).not.toBe('*');
+            expect(name.replace(/\/index\/\*$/, ''), `${fn.name}: ${name}`).toMatch(/^[A-Za-z0-9]+$/); // a resource of this stack
+            expect(template.Resources[name.replace(/\/index\/\*$/, '')], `${fn.name}: ${name} is not in the stack`).toBeDefined();
+          }
+        }
+      }
+    });
+
+    it('grants every function exactly the AWS calls its bundled code makes, on the resources it makes them on', () => {
+      for (const fn of definition.functions) {
+        const own = calls[fn.name]!;
+        const runs = RUNS_ONLY_LIKE[fn.name] === undefined ? own : calls[RUNS_ONLY_LIKE[fn.name]!]!;
+        const needed = neededGrants(fn.name, runs, consumedQueuesOf(fn.name));
+        // Both ways: a grant the code does not use fails, and so does a call the role does not allow.
+        expect(grantsOf(roleOf(fn.name)), `the role of ${fn.name} (infra/iam.yml)`).toEqual(needed);
+      }
+      // The shell a spec-only bundle runs is part of that bundle.
+      for (const [fn, like] of Object.entries(RUNS_ONLY_LIKE)) {
+        const ownActions = new Set(calls[fn]!.calls.map((c) => c.action));
+        for (const call of calls[like]!.calls) expect(ownActions.has(call.action), `${fn} runs ${call.action} like ${like}`).toBe(true);
+      }
+    });
+
+    it('never grants BatchWriteItem, TransactGetItems, Scan or DescribeTable, which no code calls', () => {
+      const granted = definition.functions.flatMap((fn) => grantsOf(roleOf(fn.name)));
+      for (const action of ['dynamodb:BatchWriteItem', 'dynamodb:TransactGetItems', 'dynamodb:Scan', 'dynamodb:DescribeTable']) {
+        expect(granted.filter((g) => g.startsWith(`${action} `))).toEqual([]);
+      }
+    });
+
+    it('lets health, docs and not-found write only rate-limit buckets, and health read only the probe item', () => {
+      const rateLimitPrefix = keys.rateLimit('x').pk.replace(/x$/, '');
+      expect(rateLimitPrefix).toBe('RATE#');
+      for (const fn of ['meta', 'docs', 'notFound']) {
+        const runs = calls[RUNS_ONLY_LIKE[fn] ?? fn]!;
+        // What the conditions below rely on: the only table calls these functions make are the rate limiter's
+        // UpdateItem and, for health, the readiness probe's GetItem.
+        const tableCalls = runs.calls.filter((c) => c.action.startsWith('dynamodb:'));
+        expect([...new Set(tableCalls.map((c) => `${c.action} ${c.module}`))].sort(), fn).toEqual(
+          fn === 'meta'
+            ? ['dynamodb:GetItem infra/health-probes.ts', 'dynamodb:UpdateItem infra/dynamodb/rate-limiter.ts']
+            : ['dynamodb:UpdateItem infra/dynamodb/rate-limiter.ts'],
+        );
+        for (const st of statementsOf(roleOf(fn)).filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')))) {
+          const actions = asList(st.Action);
+          if (actions.includes('dynamodb:UpdateItem')) {
+            expect(actions, fn).toEqual(['dynamodb:UpdateItem']);
+            expect(st.Condition, fn).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${rateLimitPrefix}*`] } });
+          } else {
+            expect(fn).toBe('meta');
+            expect(actions).toEqual(['dynamodb:GetItem']);
+            expect(st.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [keys.probe().pk] } });
+          }
+        }
+      }
+    });
+
+    it('sends to each queue through the adapter QUEUE_OF_MODULE names, by the queue URL variable of that queue', async () => {
+      const environment = definition.environment;
+      expect(environment['DISPATCH_QUEUE_URL']).toEqual({ Ref: 'DispatchQueue' });
+      expect(environment['ORCHESTRATOR_QUEUE_URL']).toEqual({ Ref: 'OrchestratorQueue' });
+      const variableOf: Record<string, string> = { DispatchQueue: 'DISPATCH_QUEUE_URL', OrchestratorQueue: 'ORCHESTRATOR_QUEUE_URL' };
+      const constructors: Record<string, RegExp> = {
+        'infra/sqs/dispatch-queue.ts': /new SqsDispatchQueue\([^;\n]*/g,
+        'infra/sqs/engine-queue.ts': /new SqsEngineQueue\([^;\n]*/g,
+        'infra/health-probes.ts': /sqsProbe\([^;\n]*/g,
+      };
+      const sources = await Promise.all(
+        (await readdir(join(ROOT, 'functions', 'shared'))).filter((f) => f.endsWith('.ts')).map((f) => readFile(join(ROOT, 'functions', 'shared', f), 'utf8')),
+      );
+      for (const [module, queue] of Object.entries(QUEUE_OF_MODULE)) {
+        const uses = sources.flatMap((source) => source.match(constructors[module]!) ?? []);
+        expect(uses.length, `${module} is constructed in functions/shared`).toBeGreaterThan(0);
+        for (const use of uses) expect(use, module).toContain(variableOf[queue]);
+      }
+    });
+  });
+
+  describe('queues', () => {
+    const consumers = () =>
+      Object.values(template.Resources)
+        .filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping')
+        .map((mapping) => ({
+          mapping,
+          fn: template.Resources[resourceName(mapping.Properties['FunctionName'])]!,
+          queue: template.Resources[resourceName(mapping.Properties['EventSourceArn'])]!,
+        }));
+
+    it('keeps every consumer queue invisible for at least six times its consumer’s timeout (AWS’s advice)', () => {
+      expect(consumers()).toHaveLength(2);
+      for (const { fn, queue } of consumers()) {
+        const timeout = Number(fn.Properties['Timeout']);
+        expect(timeout).toBeGreaterThan(0);
+        expect(Number(queue.Properties['VisibilityTimeout']), String(queue.Properties['QueueName'])).toBeGreaterThanOrEqual(6 * timeout);
+      }
+    });
+
+    it('limits the dispatcher with the event source’s maximumConcurrency, not with reserved concurrency', () => {
+      const dispatcher = consumers().find(({ queue }) => queue === template.Resources['DispatchQueue']);
+      expect(dispatcher?.mapping.Properties['ScalingConfig']).toEqual({ MaximumConcurrency: 2 });
+      expect(dispatcher?.fn.Properties['ReservedConcurrentExecutions']).toBeUndefined();
+      expect(template.Resources['DispatchQueue']?.Properties['RedrivePolicy']).toMatchObject({ maxReceiveCount: 5 });
+    });
+
+    it('keeps one sweep at a time, dropping runs that waited past two minutes instead of retrying them', () => {
+      expect(template.Resources['SweepLambdaFunction']?.Properties['ReservedConcurrentExecutions']).toBe(1);
+      const invokeConfig = Object.values(template.Resources).find(
+        (r) => r.Type === 'AWS::Lambda::EventInvokeConfig' && JSON.stringify(r.Properties['FunctionName']) === JSON.stringify({ Ref: 'SweepLambdaFunction' }),
+      );
+      expect(invokeConfig?.Properties).toMatchObject({ MaximumEventAgeInSeconds: 120, MaximumRetryAttempts: 0 });
+    });
+
+    it('keeps the local queues at 60 s, so a failed message comes back locally as soon as before', () => {
+      const local = localQueues(definition.queues);
+      expect(local.map((q) => q.logicalId)).toEqual(definition.queues.map((q) => q.logicalId));
+      for (const queue of local) {
+        const cloud = definition.queues.find((q) => q.logicalId === queue.logicalId)!;
+        expect(queue.attributes['VisibilityTimeout']).toBe(cloud.attributes['VisibilityTimeout'] === undefined ? undefined : String(LOCAL_VISIBILITY_TIMEOUT_SECONDS));
+        expect(queue.deadLetter).toEqual(cloud.deadLetter);
+      }
+      expect(definition.queues.find((q) => q.logicalId === 'DispatchQueue')?.attributes['VisibilityTimeout']).toBe('360');
+    });
+  });
+
+  describe('CORS', () => {
+    type Resolve = (input: { resolveVariable: (name: string) => Promise<unknown> }) => Promise<unknown>;
+    type Cors = { httpApi: Resolve; streamUrl: Resolve; corsFor: (origins: string[]) => unknown; parseOrigins: (value: string | undefined) => string[] };
+    const cors = createRequire(import.meta.url)('../../../infra/cors.cjs') as Cors;
+    const atStage = (stage: string) => ({ resolveVariable: async (name: string) => (name === 'sls:stage' ? stage : undefined) });
+    const withOrigins = async <T>(value: string | undefined, run: () => Promise<T>): Promise<T> => {
+      const before = process.env['CORS_ORIGINS'];
+      if (value === undefined) delete process.env['CORS_ORIGINS'];
+      else process.env['CORS_ORIGINS'] = value;
+      try {
+        return await run();
+      } finally {
+        if (before === undefined) delete process.env['CORS_ORIGINS'];
+        else process.env['CORS_ORIGINS'] = before;
+      }
+    };
+
+    it('lets API Gateway answer CORS for the CORS_ORIGINS it was packaged with, with credentials', () => {
+      expect(template.Resources['HttpApi']?.Properties['CorsConfiguration']).toEqual({
+        AllowOrigins: ['https://console.example.com', 'https://admin.example.com'],
+        AllowMethods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+        AllowHeaders: ['authorization', 'content-type', 'last-event-id'],
+        ExposeHeaders: ['x-request-id', 'retry-after', 'x-ratelimit-remaining'],
+        AllowCredentials: true,
+        MaxAge: 600,
+      });
+    });
+
+    it('gives the event streams’ function URL the same origins and headers, for GET', () => {
+      const url = Object.values(template.Resources).find((r) => r.Type === 'AWS::Lambda::Url');
+      expect(url?.Properties['Cors']).toEqual({
+        AllowOrigins: ['https://console.example.com', 'https://admin.example.com'],
+        AllowMethods: ['GET'],
+        AllowHeaders: ['authorization', 'content-type', 'last-event-id'],
+        ExposeHeaders: ['x-request-id', 'retry-after', 'x-ratelimit-remaining'],
+        AllowCredentials: true,
+        MaxAge: 600,
+      });
+    });
+
+    it('configures no CORS in the cloud without CORS_ORIGINS, and none for the local stage (the application does it there)', async () => {
+      for (const resolve of [cors.httpApi, cors.streamUrl]) {
+        expect(await withOrigins(undefined, () => resolve(atStage('prod')))).toBe(false);
+        expect(await withOrigins(' , ', () => resolve(atStage('prod')))).toBe(false);
+        expect(await withOrigins('https://console.example.com', () => resolve(atStage('local')))).toBe(false);
+        expect(await withOrigins('https://console.example.com', () => resolve(atStage('prod')))).toMatchObject({
+          allowedOrigins: ['https://console.example.com'],
+          allowCredentials: true,
+        });
+      }
+    });
+
+    it('refuses a wildcard or anything but an exact origin (API Gateway sends credentials only to named origins)', () => {
+      for (const bad of ['*', 'https://*.example.com', 'console.example.com', 'https://console.example.com/', 'https://console.example.com/app']) {
+        expect(() => cors.corsFor(cors.parseOrigins(bad)), bad).toThrow(/CORS_ORIGINS/);
+      }
+      expect(cors.parseOrigins('http://localhost:3000, http://127.0.0.1:5173')).toEqual(['http://localhost:3000', 'http://127.0.0.1:5173']);
+    });
   });
 });
