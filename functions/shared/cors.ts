@@ -26,7 +26,7 @@ export const parseCorsOrigins = (value: string | undefined): readonly string[] =
     } catch {
       throw new Error(`CORS_ORIGINS: "${entry}" is not an origin (scheme://host[:port])`);
     }
-    if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin !== entry.replace(/\/$/, '').toLowerCase()) {
+    if ((url.protocol !== 'https:' && url.protocol !== 'http:') || entry.includes('*') || url.origin !== entry.replace(/\/$/, '').toLowerCase()) {
       throw new Error(`CORS_ORIGINS: "${entry}" is not an origin (scheme://host[:port], no path, no wildcard)`);
     }
     origins.push(url.origin);
