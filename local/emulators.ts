@@ -64,7 +64,7 @@ export const startDynamo = async (options: { port: number; dataDir?: string | un
   try {
     await Promise.race([
       failed,
-      waitFor('DynamoDB Local', async () => (await client.send(new ListTablesCommand({})), true), 60_000, 150),
+      waitFor('DynamoDB Local', async () => (await client.send(new ListTablesCommand({})), true), 90_000, 150),
     ]);
   } catch (error) {
     await stopChild(child);

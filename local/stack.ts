@@ -29,6 +29,8 @@ export interface StackOptions {
   readonly dynamoPort?: number;
   readonly sqsPort?: number;
   readonly log?: (line: string) => void;
+  /** Called as each start-up step finishes, with its time in ms (emulators, tables, functions, ...). */
+  readonly progress?: (step: string, ms: number) => void;
   readonly verbose?: boolean;
   /** Replaces the service's streaming function (tests of the streaming path). */
   readonly streamHandler?: LocalStreamHandler;
@@ -114,6 +116,14 @@ const importExport = async <T>(module: string, exportName: string): Promise<T> =
 
 export const startStack = async (options: StackOptions): Promise<Stack> => {
   const log = options.log ?? (() => undefined);
+  const startedAt = Date.now();
+  let lastStep = startedAt;
+  /** A step done: its own time (since the previous step, or since the start for steps that ran side by side). */
+  const done = (step: string, since = lastStep) => {
+    const now = Date.now();
+    options.progress?.(step, now - since);
+    lastStep = Math.max(lastStep, now);
+  };
   const stops: (() => Promise<void>)[] = [];
   const stopAll = async () => {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
@@ -129,10 +139,13 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     if (external === undefined) {
       sqs = await startSqs({ port: options.sqsPort ?? (await freePort()) });
       stops.push(() => sqs!.stop());
+      done('SQS emulator (local-aws-sqs)');
       const dynamoPort = options.dynamoPort ?? (await freePort());
       dynamoEndpoint = `http://127.0.0.1:${dynamoPort}`;
+      const dynamoSince = Date.now();
       dynamoStarting = startDynamo({ port: dynamoPort, dataDir: options.dataDir, detached: options.detachEmulators ?? false }).then((emulator) => {
         stops.push(() => emulator.stop());
+        done('DynamoDB Local', dynamoSince);
         return emulator;
       });
       dynamoStarting.catch(() => undefined); // awaited below; a quick failure (no Java) must not go unhandled
@@ -141,6 +154,7 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     const sqsClient = new SQSClient({ endpoint: sqsEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
     stops.push(async () => sqsClient.destroy());
     const queues = await ensureQueues(sqsClient, localQueues(definition.queues), (q) => prefix + q.name);
+    done(`queues (${Object.keys(queues).length})`);
 
     const tableNames = Object.fromEntries(definition.tables.map((t) => [t.logicalId, prefix + t.name]));
     const port = options.port === 0 ? await freePort() : options.port;
@@ -161,9 +175,11 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     Object.assign(process.env, env);
 
     // DynamoDB Local (a JVM) and serverless-offline (esbuild + the framework) start side by side.
+    const offlineSince = Date.now();
     const offlineStarting = (async () => {
       const offline = await startOffline({ httpPort: await freePort(), lambdaPort: await freePort(), env, log, verbose: options.verbose ?? false });
       stops.push(() => offline.stop());
+      done('HTTP functions (serverless-offline)', offlineSince);
       return offline;
     })();
     // Settle both before going on, so a failure of one never leaves the other running unstopped.
@@ -175,6 +191,7 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     const dynamoClient = new DynamoDBClient({ endpoint: dynamoEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
     stops.push(async () => dynamoClient.destroy());
     await ensureTables(dynamoClient, definition.tables, (t) => tableNames[t.logicalId] ?? t.name);
+    done(`tables (${definition.tables.length})`);
 
     const pollers: Poller[] = [];
     for (const consumer of definition.consumers) {
@@ -211,12 +228,14 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
       corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
     });
     stops.push(() => front.stop());
+    done('queue consumers, schedule, stream function, front');
 
     let bootstrapAdmin: Stack['bootstrapAdmin'] = 'none';
     if (options.bootstrapAdmin !== undefined) {
       const { ensureBootstrapAdmin } = await import('../domain/identity/bootstrap-admin.js');
       const { identityDeps } = await import('../functions/shared/identity-wiring.js');
       bootstrapAdmin = await ensureBootstrapAdmin(identityDeps(), options.bootstrapAdmin);
+      done('first admin');
     }
 
     return {

@@ -92,6 +92,9 @@ const acquireLock = async (): Promise<void> => {
   await writeFile(LOCK_FILE, JSON.stringify({ pid: process.pid, port, children: [] } satisfies Lock));
 };
 
+/** One line per start-up step, with its time. */
+const step = (name: string, ms: number): void => void say(`  ${name.padEnd(44, '.')} ${(ms / 1000).toFixed(1)} s`);
+
 const main = async (): Promise<void> => {
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`PORT must be a port number, not '${values.port ?? process.env['PORT']}'.`);
   if (!inMemory) await acquireLock();
@@ -109,6 +112,7 @@ const main = async (): Promise<void> => {
         const shown = values.verbose ? line : formatLogLine(line);
         if (shown !== undefined) say(shown);
       },
+      progress: step,
       secretsDir: inMemory ? undefined : DATA_DIR,
       bootstrapAdmin: admin,
       verbose: values.verbose ?? false,
@@ -124,8 +128,10 @@ const main = async (): Promise<void> => {
   // The agents keep their state (agent token, command records) beside the data, or in a temporary folder.
   const agentsDir = inMemory ? await mkdtemp(join(tmpdir(), 'deployer-agents-')) : join(DATA_DIR, 'agents');
   let agents: readonly RunningAgent[] = [];
+  const agentsSince = Date.now();
   try {
     agents = await startLocalAgents(stack, agentsDir, say);
+    step(`agents (${agents.length})`, Date.now() - agentsSince);
   } catch (error) {
     say(`  The local agents did not start: ${(error as Error).message}`);
   }
