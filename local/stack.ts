@@ -228,7 +228,7 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
       corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
     });
     stops.push(() => front.stop());
-    done('queue consumers, schedule, stream function, front');
+    done('consumers, stream function, front');
 
     let bootstrapAdmin: Stack['bootstrapAdmin'] = 'none';
     if (options.bootstrapAdmin !== undefined) {
