@@ -55,7 +55,8 @@ export interface RateDecision {
 
 /** A rate limit shared by every function instance (state in DynamoDB, atomic updates). */
 export interface RateLimiter {
-  take(key: string, policy: RatePolicy, now: Date): Promise<RateDecision>;
+  /** Takes `count` (default 1) tokens of the shared bucket at once, or none. */
+  take(key: string, policy: RatePolicy, now: Date, count?: number): Promise<RateDecision>;
 }
 
 export interface LoginThrottlePolicy {

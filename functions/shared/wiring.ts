@@ -2,6 +2,8 @@
 // adapters are created once per container on first use (no network at import time). Identity adapters live in
 // identity-wiring.ts, so light public functions (health, unknown paths) do not load them at cold start.
 import type { HealthDeps } from '../../domain/health/check-health.js';
+import type { RateLimiter } from '../../domain/identity/ports.js';
+import { amortisedRateGate } from '../../domain/identity/rate-gate.js';
 import { makeDynamoClient, makeSqsClient } from '../../infra/aws-clients.js';
 import { config, missingCloudSettings } from '../../infra/config.js';
 import { DynamoIdGenerator } from '../../infra/dynamodb/id-generator.js';
@@ -32,16 +34,31 @@ const rateLimiter = once(() => new DynamoRateLimiter(infra().db, infra().config.
 /** A take that answered after this long judged the request by a stale clock: it is asked again once. */
 const STALE_TAKE_MS = 500;
 
-/** The general rate limit: per client address, shared by every instance (GCRA in the table). */
-const rateGate: RateGate = async (ip) => {
-  const { RATE_LIMIT_PER_SECOND: ratePerSecond, RATE_LIMIT_BURST: burst } = infra().config;
-  // GCRA compares the request's time with the bucket's: a request whose process stalled (a loaded machine, a
-  // long GC pause) between reading the clock and the write would be judged as early as it was stale, and refused.
-  const started = systemClock.now();
-  const decision = await rateLimiter().take(`ip#${ip}`, { ratePerSecond, burst }, started);
-  if (decision.allowed || systemClock.now().getTime() - started.getTime() < STALE_TAKE_MS) return decision;
-  return rateLimiter().take(`ip#${ip}`, { ratePerSecond, burst }, systemClock.now());
+/**
+ * The shared bucket, asked again once when a refusal came late: GCRA compares the request's time with the
+ * bucket's, so a request whose process stalled (a loaded machine, a long GC pause) between reading the clock and
+ * the write would be judged as early as it was stale, and refused.
+ */
+const sharedBucket: RateLimiter = {
+  take: async (key, policy, now, count) => {
+    const decision = await rateLimiter().take(key, policy, now, count);
+    if (decision.allowed || systemClock.now().getTime() - now.getTime() < STALE_TAKE_MS) return decision;
+    return rateLimiter().take(key, policy, systemClock.now(), count);
+  },
 };
+
+/**
+ * The general rate limit: per client address, shared by every instance (GCRA in the table), spent from leases of
+ * several tokens so that most requests write nothing (domain/identity/rate-gate.ts).
+ */
+const amortised = once(() =>
+  amortisedRateGate(
+    sharedBucket,
+    () => ({ ratePerSecond: infra().config.RATE_LIMIT_PER_SECOND, burst: infra().config.RATE_LIMIT_BURST }),
+    systemClock,
+  ),
+);
+const rateGate: RateGate = (ip) => amortised()(`ip#${ip}`);
 
 /** CORS_ORIGINS, read at cold start; a malformed list serves no origin and is a startup problem. */
 const corsOrigins = ((): { origins: readonly string[]; problem?: string } => {

@@ -1,6 +1,8 @@
 // RateLimiter adapter: GCRA (the token bucket without a refill job) on one DynamoDB item per key, shared by
 // every function instance. The item holds `tat`, the theoretical arrival time of the next request (epoch ms).
-// A request is allowed when tat <= now + (burst - 1) * interval, and then moves tat by one interval.
+// A request is allowed when tat <= now + (burst - 1) * interval, and then moves tat by one interval. A take of
+// `count` tokens at once (a container's lease, functions/shared/rate-gate.ts) is allowed when
+// tat <= now + (burst - count) * interval, and moves tat by `count` intervals: all or nothing.
 //
 // No read before the write: each take is at most two conditional UpdateItems, never a get-then-put.
 //   1. bucket idle  (no item, or tat < now)            -> tat = now + interval
@@ -46,13 +48,14 @@ export class DynamoRateLimiter implements RateLimiter {
     private readonly tableName: string,
   ) {}
 
-  async take(key: string, policy: RatePolicy, now: Date): Promise<RateDecision> {
+  async take(key: string, policy: RatePolicy, now: Date, count = 1): Promise<RateDecision> {
     if (!(policy.ratePerSecond > 0) || !Number.isInteger(policy.burst) || policy.burst < 1) {
       throw new RangeError(`Invalid rate policy: ratePerSecond must be > 0 and burst an integer >= 1 (got ${policy.ratePerSecond}, ${policy.burst}).`);
     }
+    if (!Number.isInteger(count) || count < 1 || count > policy.burst) throw new RangeError(`Invalid count ${count}: an integer from 1 to the burst.`);
     const interval = Math.max(1, Math.round(US_PER_S / policy.ratePerSecond));
     const nowUs = now.getTime() * US_PER_MS;
-    const tolerance = (policy.burst - 1) * interval;
+    const tolerance = (policy.burst - count) * interval;
     const ttl = Math.ceil((nowUs + policy.burst * interval) / US_PER_S) + TTL_SKEW_MARGIN_S;
     const refuse = (tat: number): RateDecision => ({
       allowed: false,
@@ -64,15 +67,15 @@ export class DynamoRateLimiter implements RateLimiter {
       const idle = await this.#update(key, {
         UpdateExpression: 'SET #tat = :tat, #ttl = :ttl',
         ConditionExpression: 'attribute_not_exists(#tat) OR #tat < :now',
-        ExpressionAttributeValues: { ':tat': toMs(nowUs + interval), ':ttl': ttl, ':now': toMs(nowUs) },
+        ExpressionAttributeValues: { ':tat': toMs(nowUs + count * interval), ':ttl': ttl, ':now': toMs(nowUs) },
       });
-      if (idle.ok) return { allowed: true, remaining: policy.burst - 1, retryAfterSeconds: 0 };
+      if (idle.ok) return { allowed: true, remaining: policy.burst - count, retryAfterSeconds: 0 };
       if (idle.tat !== undefined && idle.tat > nowUs + tolerance) return refuse(idle.tat);
 
       const room = await this.#update(key, {
         UpdateExpression: 'SET #tat = #tat + :interval, #ttl = :ttl',
         ConditionExpression: '#tat BETWEEN :now AND :limit',
-        ExpressionAttributeValues: { ':interval': toMs(interval), ':ttl': ttl, ':now': toMs(nowUs), ':limit': toMs(nowUs + tolerance) },
+        ExpressionAttributeValues: { ':interval': toMs(count * interval), ':ttl': ttl, ':now': toMs(nowUs), ':limit': toMs(nowUs + tolerance) },
       });
       if (room.ok) {
         const remaining = Math.floor((nowUs + policy.burst * interval - room.tat) / interval);

@@ -100,6 +100,21 @@ describe('tenants', () => {
     expect((await call('DELETE', `/environments/${environment.json.id}`, admin)).status).toBe(204);
     expect((await call('DELETE', `/tenants/${tenant.json.id}`, admin)).status).toBe(204);
   });
+
+  it('refuses to delete a tenant that still has users (409), and follows a user moved to another tenant', async () => {
+    const first = await call('POST', '/tenants', admin, { name: 'Peopled', slug: 'peopled' });
+    const second = await call('POST', '/tenants', admin, { name: 'Second', slug: 'second' });
+    const userId = await createUser('moving@example.com', 'moving-password', ['user'], first.json.id);
+
+    const refused = await call('DELETE', `/tenants/${first.json.id}`, admin);
+    expect([refused.status, refused.json.error.code, refused.json.error.message]).toEqual([409, 'CONFLICT', expect.stringContaining('users')]);
+
+    expect((await call('PATCH', `/admin/users/${userId}`, admin, { tenant_id: second.json.id })).status).toBe(200);
+    expect((await call('DELETE', `/tenants/${first.json.id}`, admin)).status).toBe(204);
+    expect((await call('DELETE', `/tenants/${second.json.id}`, admin)).status).toBe(409);
+    expect((await call('DELETE', `/admin/users/${userId}`, admin)).status).toBe(204);
+    expect((await call('DELETE', `/tenants/${second.json.id}`, admin)).status).toBe(204);
+  });
 });
 
 describe('environments', () => {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { RatePolicy } from '../../../../domain/identity/ports.js';
 import { makeDynamoClient } from '../../../../infra/aws-clients.js';
 import { keys } from '../../../../infra/dynamodb/keys.js';
+import { amortisedRateGate } from '../../../../domain/identity/rate-gate.js';
 import { DynamoRateLimiter } from '../../../../infra/dynamodb/rate-limiter.js';
 import { createTestTable, dynamoClient, uniqueName } from '../../../support/aws.js';
 
@@ -151,5 +152,79 @@ describe('DynamoRateLimiter', () => {
     // Act / Assess
     await expect(limiter.take(newKey(), { ratePerSecond: 0, burst: 1 }, at(0))).rejects.toThrow(RangeError);
     await expect(limiter.take(newKey(), { ratePerSecond: 1, burst: 0 }, at(0))).rejects.toThrow(RangeError);
+  });
+});
+
+describe('DynamoRateLimiter: several tokens at once (a lease)', () => {
+  it('takes all of them or none, and counts them against the same bucket', async () => {
+    const key = newKey();
+    const policy = { ratePerSecond: 1, burst: 20 };
+    const first = await limiter.take(key, policy, at(0), 10);
+    const second = await limiter.take(key, policy, at(0), 11);
+    const third = await limiter.take(key, policy, at(0), 10);
+    const fourth = await limiter.take(key, policy, at(0), 1);
+    expect([first.allowed, first.remaining]).toEqual([true, 10]);
+    expect(second.allowed).toBe(false);
+    expect([third.allowed, third.remaining]).toEqual([true, 0]);
+    expect([fourth.allowed, fourth.retryAfterSeconds]).toEqual([false, 1]);
+  });
+});
+
+describe('amortisedRateGate over the shared bucket, across simulated instances', () => {
+  // Each instance is one gate (its own leases) on its own client; time is fixed, so nothing refills.
+  const gates = (policy: RatePolicy, count: number, clock: { now: () => Date }) => {
+    const writes = { count: 0 };
+    const made = instances.slice(0, count).map((db) => {
+      const shared = new DynamoRateLimiter(db, table);
+      const counted = { take: (...args: Parameters<DynamoRateLimiter['take']>) => ((writes.count += 1), shared.take(...args)) };
+      return amortisedRateGate(counted, () => policy, clock);
+    });
+    return { made, writes };
+  };
+
+  it('never lets a client past the bucket, and writes about once per lease', async () => {
+    // Prepare: the spec's policy (100/s, burst 200: leases of 10), 4 instances, 400 requests at one instant
+    const key = newKey();
+    const clock = { now: () => at(0) };
+    const { made, writes } = gates({ ratePerSecond: 100, burst: 200 }, 4, clock);
+    // Act: round-robin over the instances
+    const decisions = [];
+    for (let i = 0; i < 200; i++) decisions.push(await made[i % made.length]!(key));
+    const writesForTheBurst = writes.count;
+    for (let i = 0; i < 200; i++) decisions.push(await made[i % made.length]!(key));
+    // Assess: exactly the burst (each instance spent whole leases), one write per lease of 10
+    expect(decisions.filter((d) => d.allowed).length).toBe(200);
+    expect(decisions.slice(0, 200).every((d) => d.allowed)).toBe(true);
+    expect(writesForTheBurst).toBe(20);
+    // The flood past the limit: each instance asks the bucket once (a lease, then one token), then remembers
+    expect(writes.count - writesForTheBurst).toBe(4 * 2);
+    expect(decisions.at(-1)).toMatchObject({ allowed: false, retryAfterSeconds: 1 });
+  });
+
+  it('lets a client past the limit by nothing, whatever the instances hold: at most the burst in all', async () => {
+    // Prepare: uneven load over 3 instances, so leases are stranded on the quiet ones
+    const key = newKey();
+    const clock = { now: () => at(0) };
+    const { made } = gates({ ratePerSecond: 100, burst: 200 }, 3, clock);
+    const pattern = [0, 0, 0, 1, 0, 2, 0, 0, 1];
+    let allowed = 0;
+    for (let i = 0; i < 600; i++) if ((await made[pattern[i % pattern.length]!]!(key)).allowed) allowed += 1;
+    // Assess: never more than the bucket; at most (leaseSize - 1) stranded per instance
+    expect(allowed).toBeLessThanOrEqual(200);
+    expect(allowed).toBeGreaterThanOrEqual(200 - 3 * 9);
+  });
+
+  it('refuses until the Retry-After it announced, then serves what refilled', async () => {
+    const key = newKey();
+    let now = 0;
+    const clock = { now: () => at(now) };
+    const { made } = gates({ ratePerSecond: 10, burst: 20 }, 1, clock); // leases of 1: exact
+    const gate = made[0]!;
+    for (let i = 0; i < 20; i++) expect((await gate(key)).allowed).toBe(true);
+    expect((await gate(key)).allowed).toBe(false);
+    now = 1_000; // 10 tokens refilled
+    const after = [];
+    for (let i = 0; i < 11; i++) after.push((await gate(key)).allowed);
+    expect(after.filter(Boolean).length).toBe(10);
   });
 });
