@@ -2,11 +2,12 @@
 // address, shared by every function instance) stays the only source of tokens; an instance takes a *lease* of
 // several tokens in one write and spends them locally, one per request, until they run out or the lease expires.
 //
-// Why a client cannot exceed the limit: every token an instance spends was first taken from the shared bucket,
-// so across all instances the client gets at most what the bucket gives (the margin above the limit is zero).
-// What it costs: tokens of a lease that expires unspent are lost, so a client spread over K instances may be
-// refused up to K * (leaseSize - 1) requests early within one lease lifetime (docs/decisions.md). Near the limit the
-// instance falls back to one token per request, so the last tokens of a burst are never stranded in a lease.
+// How far a client can exceed the limit: every token an instance spends was first taken from the shared bucket,
+// so the sustained rate is exactly the policy's. Tokens taken before a window and spent in it come on top of what
+// the bucket gives in that window: at most K * (leaseSize - 1) for a client on K instances (9 per instance with the
+// spec's policy, against a burst of 200). The other way, tokens of a lease that expires unspent are lost: a client
+// may be refused up to K * (leaseSize - 1) requests early. Near the limit an instance takes one token per request,
+// so the last tokens of a burst are not stranded in leases. (docs/decisions.md)
 //
 // Writes: one per `leaseSize` requests of a client on one instance (leaseSize = burst / 20, 1 to 10: 10 with the
 // spec's 100/s, burst 200, so 0.1 writes per request), up to two per request near the limit, and at most two
@@ -19,7 +20,7 @@ import type { RateDecision, RateLimiter, RatePolicy } from './ports.js';
 export interface RateGateSettings {
   /** Tokens taken per write; default burst / 20, from 1 to 10. */
   readonly leaseSize?: number;
-  /** How long an instance may spend a lease's tokens; default 1 s. */
+  /** How long an instance may spend a lease's tokens; default 60 s (long enough for sparse clients to share a write). */
   readonly leaseMs?: number;
   /** Clients remembered per instance (the oldest lease is dropped beyond it); default 10,000. */
   readonly maxClients?: number;
@@ -43,7 +44,7 @@ export const amortisedRateGate = (
   settings: RateGateSettings = {},
 ): ((key: string) => Promise<RateDecision>) => {
   const leases = new Map<string, Lease>();
-  const leaseMs = settings.leaseMs ?? 1_000;
+  const leaseMs = settings.leaseMs ?? 60_000;
   const maxClients = settings.maxClients ?? 10_000;
   return async (key) => {
     const now = clock.now();
