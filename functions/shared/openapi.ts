@@ -124,7 +124,7 @@ const operationOf = (route: DocumentedRoute): JsonObject => {
     responses['403'] ??= errorResponse('The caller lacks the permission');
   }
   if (spec.params !== undefined) responses['404'] ??= errorResponse('NOT_FOUND: no such record (or not visible to the caller)');
-  if (spec.body !== undefined) responses['413'] ??= errorResponse('PAYLOAD_TOO_LARGE: the body is larger than the service takes');
+  if (spec.body !== undefined) responses['413'] ??= errorResponse('VALIDATION_ERROR with details.limit_bytes: the body is larger than the service takes (8 MiB)');
   // 429: the general limiter answers plain text on every operation; a route that declares its own 429 (a login
   // lockout) answers the JSON envelope too.
   const own429 = spec.responses[429] !== undefined && !route.streaming;
