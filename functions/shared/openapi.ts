@@ -1,9 +1,15 @@
 // The OpenAPI 3.1 document, generated from the route tables and the valibot schemas each endpoint declares in
 // its spec: adding an endpoint to a route table is all it takes to document it.
+//
+// What the document guarantees (docs/errors.md "The OpenAPI document"): every operation lists every status it can
+// answer, each with its content type and schema. On top of what a route declares, the shell's own answers are
+// added to every operation: 400 (when it takes input), 401/403 (unless public), 404 (when it has path
+// parameters), 413 (when it takes a body), 429 (the general limiter's plain text, plus the JSON envelope where the
+// route declares a 429 of its own), 500, 503 and a `default` error envelope. Every 4xx/5xx body is the envelope
+// (`#/components/schemas/ErrorEnvelope`) except the general limiter's plain-text 429.
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import type { HttpMethod, RouteSpec } from './http.js';
-import { STATUS_BY_KIND } from './errors.js';
 import { ErrorEnvelopeSchema } from './schemas.js';
 
 export interface DocumentedRoute {
@@ -22,39 +28,119 @@ const schemaOf = (schema: v.GenericSchema, typeMode: 'input' | 'output'): JsonOb
 
 const OPTIONAL = new Set(['optional', 'exact_optional', 'nullish', 'undefinedable']);
 
+interface SchemaShape {
+  readonly type: string;
+  readonly wrapped?: SchemaShape;
+  readonly default?: unknown;
+  readonly pipe?: readonly { readonly type: string; readonly kind?: string; readonly requirement?: unknown }[];
+}
+
+const looksLikeIntegerPattern = (requirement: unknown): boolean =>
+  requirement instanceof RegExp && requirement.test('12') && requirement.test('0') && !requirement.test('1.5') && !requirement.test('x');
+
+/**
+ * A query parameter as it is on the wire. Query values arrive as strings; a string that the schema checks to be
+ * an integer and then transforms to a number (shared/schemas.ts QueryInt) is documented as `integer` with its
+ * bounds and default, so a generated client sends numbers. Enums are listed once each.
+ */
+const wireSchemaOf = (entry: v.GenericSchema): JsonObject => {
+  const shape = entry as unknown as SchemaShape;
+  const inner = OPTIONAL.has(shape.type) && shape.wrapped !== undefined ? shape.wrapped : shape;
+  const given = OPTIONAL.has(shape.type) ? shape.default : undefined;
+  const actions = inner.pipe ?? [];
+  const transforms = actions.some((a) => a.type === 'transform');
+  const integer = actions.some((a) => a.type === 'regex' && looksLikeIntegerPattern(a.requirement));
+  if (inner.pipe?.[0]?.type === 'string' && transforms && integer) {
+    const bound = (type: string) => actions.find((a) => a.type === type && typeof a.requirement === 'number')?.requirement;
+    const regex = actions.find((a) => a.type === 'regex')?.requirement as RegExp;
+    const minimum = bound('min_value') ?? (regex.test('-1') ? undefined : 0);
+    const maximum = bound('max_value');
+    return {
+      type: 'integer',
+      ...(minimum === undefined ? {} : { minimum }),
+      ...(maximum === undefined ? {} : { maximum }),
+      ...(typeof given === 'string' && /^-?\d+$/.test(given) ? { default: Number(given) } : {}),
+    };
+  }
+  const json = schemaOf(entry, 'input');
+  return Array.isArray(json['enum']) ? { ...json, enum: [...new Set(json['enum'] as unknown[])] } : json;
+};
+
 const parametersOf = (schema: v.GenericSchema | undefined, location: 'query' | 'path'): JsonObject[] => {
   const entries = (schema as { entries?: Record<string, v.GenericSchema> } | undefined)?.entries ?? {};
   return Object.entries(entries).map(([name, entry]) => ({
     name,
     in: location,
     required: location === 'path' || !OPTIONAL.has(entry.type),
-    schema: schemaOf(entry, 'input'),
+    schema: location === 'query' ? wireSchemaOf(entry) : schemaOf(entry, 'input'),
   }));
 };
 
 const ERROR_REF = { $ref: '#/components/schemas/ErrorEnvelope' };
+const ENVELOPE_CONTENT = { 'application/json': { schema: ERROR_REF } };
 
-const errorResponse = (description: string): JsonObject => ({
+const errorResponse = (description: string, headers?: JsonObject): JsonObject => ({
   description,
-  content: { 'application/json': { schema: ERROR_REF } },
+  ...(headers === undefined ? {} : { headers }),
+  content: ENVELOPE_CONTENT,
 });
+
+const RETRY_AFTER = { description: 'Seconds to wait before retrying', schema: { type: 'integer', minimum: 1 } };
+
+/** The general limiter's answer (functions/shared/http.ts tooManyRequests): plain text on every operation. */
+const PLAIN_429 = {
+  'text/plain': { schema: { type: 'string', description: 'A sentence asking to slow down and retry after Retry-After seconds' } },
+};
+const HEADERS_429 = {
+  'Retry-After': RETRY_AFTER,
+  'X-RateLimit-Remaining': { description: 'Always 0 on a 429', schema: { type: 'integer', const: 0 } },
+};
+
+const contentOf = (route: DocumentedRoute, status: number, doc: RouteSpec['responses'][number]): JsonObject | undefined => {
+  if (status >= 400) {
+    // An error a route describes is the envelope, whatever schema it names (it can only be the envelope).
+    return ENVELOPE_CONTENT;
+  }
+  if (route.streaming && status < 300) {
+    const type = doc.contentType ?? 'text/event-stream';
+    return { [type]: { schema: { type: 'string', description: 'Server-Sent Events: `id:` and `data:` lines, one JSON {event, data} per message' } } };
+  }
+  if (doc.schema === undefined) return undefined;
+  return { [doc.contentType ?? 'application/json']: { schema: schemaOf(doc.schema, 'output') } };
+};
 
 const operationOf = (route: DocumentedRoute): JsonObject => {
   const { spec } = route.handler;
   const responses: JsonObject = {};
-  for (const [status, doc] of Object.entries(spec.responses)) {
-    const contentType = doc.contentType ?? (route.streaming ? 'text/event-stream' : 'application/json');
-    responses[status] = doc.schema === undefined && !route.streaming
-      ? { description: doc.description }
-      : { description: doc.description, content: { [contentType]: doc.schema === undefined ? {} : { schema: schemaOf(doc.schema, 'output') } } };
+  for (const [key, doc] of Object.entries(spec.responses)) {
+    const status = Number(key);
+    const content = contentOf(route, status, doc);
+    responses[key] = content === undefined ? { description: doc.description } : { description: doc.description, content };
   }
   const hasInput = spec.body !== undefined || spec.query !== undefined || spec.params !== undefined;
   if (hasInput) responses['400'] ??= errorResponse('Invalid request (INVALID_BODY, VALIDATION_ERROR, MISSING_FIELD)');
-  if (spec.permission !== 'public' && !route.streaming) {
+  if (spec.permission !== 'public') {
     responses['401'] ??= errorResponse('Missing or invalid credential');
     responses['403'] ??= errorResponse('The caller lacks the permission');
   }
-  responses[String(STATUS_BY_KIND.internal)] ??= errorResponse('Unexpected error (generic message)');
+  if (spec.params !== undefined) responses['404'] ??= errorResponse('NOT_FOUND: no such record (or not visible to the caller)');
+  if (spec.body !== undefined) responses['413'] ??= errorResponse('VALIDATION_ERROR with details.limit_bytes: the body is larger than the service takes (8 MiB)');
+  // 429: the general limiter answers plain text on every operation; a route that declares its own 429 (a login
+  // lockout) answers the JSON envelope too.
+  const own429 = spec.responses[429] !== undefined && !route.streaming;
+  responses['429'] = {
+    description: own429
+      ? `${spec.responses[429]?.description ?? ''}: the JSON envelope; or the general rate limit: plain text`
+      : 'The general rate limit (plain text)' + (route.streaming ? ', or too many event streams open for the caller' : ''),
+    headers: HEADERS_429,
+    content: own429 ? { ...PLAIN_429, ...ENVELOPE_CONTENT } : PLAIN_429,
+  };
+  responses['500'] ??= errorResponse('INTERNAL_ERROR: unexpected error (generic message, details.request_id)');
+  responses['503'] ??= errorResponse(
+    'SERVICE_UNAVAILABLE: the service is not configured, busy (throttled), or cannot check its rate limits (auth routes)',
+    { 'Retry-After': RETRY_AFTER },
+  );
+  responses['default'] = errorResponse('Any other error, in the envelope');
   return {
     operationId: spec.operationId,
     summary: spec.summary,
@@ -62,13 +148,21 @@ const operationOf = (route: DocumentedRoute): JsonObject => {
     'x-permission': spec.permission,
     security: spec.permission === 'public' ? [] : route.streaming ? [{ sseToken: [] }] : spec.permission === 'agent' ? [{ agentToken: [] }] : [{ bearer: [] }],
     parameters: [...parametersOf(spec.params, 'path'), ...parametersOf(spec.query, 'query')],
-    ...(spec.body === undefined
-      ? {}
-      : { requestBody: { required: true, content: { 'application/json': { schema: schemaOf(spec.body, 'input') } } } }),
+    ...(spec.body === undefined ? {} : { requestBody: requestBodyOf(spec.body) }),
     responses,
   };
 };
 
+/** `required: false` when the body may be absent (a body schema that accepts undefined, such as redeploy's). */
+const requestBodyOf = (body: v.GenericSchema): JsonObject => {
+  const optional = OPTIONAL.has(body.type);
+  return { required: !optional, content: { 'application/json': { schema: schemaOf(body, 'input') } } };
+};
+
+/**
+ * The document. `servers` always has one entry: `serverUrl` when given, else `/` (relative: the document is served
+ * by the API it describes, so its own origin is the server).
+ */
 export const buildOpenApi = (routes: readonly DocumentedRoute[], info: { version: string; serverUrl?: string }): JsonObject => {
   const paths: Record<string, JsonObject> = {};
   for (const route of routes) {
@@ -81,10 +175,10 @@ export const buildOpenApi = (routes: readonly DocumentedRoute[], info: { version
       version: '1.0.0',
       'x-server-version': info.version,
     },
-    ...(info.serverUrl === undefined ? {} : { servers: [{ url: info.serverUrl }] }),
+    servers: [{ url: info.serverUrl ?? '/' }],
     paths,
     components: {
-      schemas: { ErrorEnvelope: schemaOf(ErrorEnvelopeSchema, 'output') },
+      schemas: { ErrorEnvelope: errorEnvelopeJson() },
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'A JWT access token or an API key (dpl_...)' },
         agentToken: { type: 'http', scheme: 'bearer', description: 'An agent token (dpa_...), from POST /api/v1/agent/register; only for /api/v1/agent/*' },
@@ -92,4 +186,10 @@ export const buildOpenApi = (routes: readonly DocumentedRoute[], info: { version
       },
     },
   };
+};
+
+/** The envelope; `error` may carry more members than code, message and details (retry_after_secs, reason). */
+const errorEnvelopeJson = (): JsonObject => {
+  const json = schemaOf(ErrorEnvelopeSchema, 'output');
+  return { ...json, description: 'Every error answer: {error: {code, message, details?}}; error may carry further members (for example retry_after_secs and reason on AUTH_RATE_LIMIT_EXCEEDED)' };
 };

@@ -7,6 +7,7 @@ import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dyn
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentedRoutes } from '../../functions/http/routes.js';
+import { buildOpenApi } from '../../functions/shared/openapi.js';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.js';
 import { startStack, type Stack } from '../../local/stack.js';
 import pkg from '../../package.json' with { type: 'json' };
@@ -70,6 +71,9 @@ describe('the local stack over HTTP', () => {
     for (const route of documentedRoutes()) {
       expect(doc.json.paths[route.path]?.[route.method.toLowerCase()]?.operationId).toBe(route.handler.spec.operationId);
     }
+    // The e2e client checks answers against the document built in process (tests/support/openapi-conformance.ts):
+    // it is the served one.
+    expect(doc.json).toEqual(buildOpenApi(documentedRoutes(), { version: pkg.version }));
   });
 });
 

@@ -1,8 +1,15 @@
-// A small HTTP client for the end-to-end tests: the spec's JSON API over the stack's single origin.
+// A small HTTP client for the end-to-end tests: the spec's JSON API over the stack's single origin. Every answer
+// is checked against the OpenAPI document (openapi-conformance.ts): one the document does not describe throws,
+// so the test making the call fails. Requests outside the document (unknown paths, on purpose) must still answer
+// the error envelope. `conform: false` skips the check for a call reading a record corrupted on purpose.
+import { assertConforms } from './openapi-conformance.js';
+
 export interface Reply {
   readonly status: number;
   readonly headers: Headers;
   readonly json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** The body as received. */
+  readonly text: string;
 }
 
 export interface CallOptions {
@@ -13,6 +20,11 @@ export interface CallOptions {
   /** JSON-encoded unless already a string. */
   readonly body?: unknown;
   readonly cookie?: string;
+  /**
+   * false: skip the OpenAPI check, for a call that reads a record a test corrupted behind the service's back (its
+   * answer echoes a state the service itself never produces). Everything else is checked.
+   */
+  readonly conform?: boolean;
 }
 
 export const apiClient = (baseUrl: () => string) => {
@@ -28,7 +40,10 @@ export const apiClient = (baseUrl: () => string) => {
       body: options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body),
     });
     const text = await response.text();
-    return { status: response.status, headers: response.headers, json: text === '' ? undefined : JSON.parse(text) };
+    const contentType = response.headers.get('content-type');
+    if (options.conform !== false) assertConforms({ method, path, status: response.status, contentType, text });
+    const json = text === '' || !/json/i.test(contentType ?? '') ? undefined : JSON.parse(text);
+    return { status: response.status, headers: response.headers, json, text };
   };
 
   /** Logs in; the access token, the refresh cookie (`name=value`) and the whole answer. */

@@ -4,6 +4,7 @@ import { cancelDeployment, type CancelDeps } from '../../../domain/deployments/c
 import { http } from '../../shared/http.js';
 import { deploymentsDeps } from '../../shared/deployments-wiring.js';
 import { PathId } from '../../shared/schemas.js';
+import { DeploymentDetailSchema } from './schemas.js';
 
 const Body = v.optional(v.object({ reason: v.optional(v.pipe(v.string(), v.trim(), v.maxLength(1000, 'must be at most 1000 characters'))) }), {});
 
@@ -17,7 +18,7 @@ export const makeHandler = (deps: () => CancelDeps) =>
       params: PathId,
       body: Body,
       responses: {
-        200: { description: 'The deployment, state cancelled, plan null, completed_at set' },
+        200: { description: 'The deployment, state cancelled, plan null, completed_at set', schema: DeploymentDetailSchema },
         404: { description: 'NOT_FOUND (also another tenant’s)' },
         409: { description: 'CONFLICT: the deployment already finished' },
       },

@@ -4,6 +4,7 @@ import { getDeployment } from '../../../domain/deployments/queries.js';
 import { http } from '../../shared/http.js';
 import { deploymentsDeps } from '../../shared/deployments-wiring.js';
 import { PathId } from '../../shared/schemas.js';
+import { DeploymentDetailSchema } from './schemas.js';
 
 export const makeHandler = (deps: () => Pick<DeploymentsDeps, 'deployments'>) =>
   http(
@@ -13,7 +14,7 @@ export const makeHandler = (deps: () => Pick<DeploymentsDeps, 'deployments'>) =>
       tags: ['deployments'],
       permission: 'deployments:read',
       params: PathId,
-      responses: { 200: { description: 'The deployment detail' }, 404: { description: 'NOT_FOUND (also another tenant’s)' } },
+      responses: { 200: { description: 'The deployment detail', schema: DeploymentDetailSchema }, 404: { description: 'NOT_FOUND (also another tenant’s)' } },
     },
     async ({ caller, params }) => ({ statusCode: 200, body: await getDeployment(deps(), caller, params.id) }),
   );

@@ -6,6 +6,7 @@ import { DEPLOYMENT_STATES } from '../../../domain/deployments/types.js';
 import { http } from '../../shared/http.js';
 import { deploymentsDeps } from '../../shared/deployments-wiring.js';
 import { PageQuery, Uuid } from '../../shared/schemas.js';
+import { DeploymentListSchema } from './schemas.js';
 
 const STATUSES = [...(Object.keys(STATUS_BUCKETS) as (keyof typeof STATUS_BUCKETS)[]), ...DEPLOYMENT_STATES] as const;
 
@@ -26,7 +27,7 @@ export const makeHandler = (deps: () => Pick<DeploymentsDeps, 'deployments'>) =>
       tags: ['deployments'],
       permission: 'deployments:read',
       query: Query,
-      responses: { 200: { description: 'The deployment list envelope: {data, meta, status_counts}' } },
+      responses: { 200: { description: 'The deployment list envelope: {data, meta, status_counts}', schema: DeploymentListSchema } },
     },
     async ({ caller, query }) => ({ statusCode: 200, body: await listDeployments(deps(), caller, query) }),
   );

@@ -2,7 +2,7 @@
 import { createAnswerBody, createDeployment, type CreateDeps } from '../../../domain/deployments/create.js';
 import { http } from '../../shared/http.js';
 import { createDeps } from '../../shared/deployments-wiring.js';
-import { CreateDeploymentBody, DeploymentQueuedSchema, DeploymentStartedSchema } from './schemas.js';
+import { CreateDeploymentBody, DeploymentDryRunSchema, DeploymentQueuedSchema, DeploymentStartedSchema } from './schemas.js';
 
 export const makeHandler = (deps: () => CreateDeps) =>
   http(
@@ -13,7 +13,7 @@ export const makeHandler = (deps: () => CreateDeps) =>
       permission: 'deployments:create',
       body: CreateDeploymentBody,
       responses: {
-        200: { description: 'dry_run: the plan, nothing created' },
+        200: { description: 'dry_run: the plan, nothing created', schema: DeploymentDryRunSchema },
         201: { description: 'Started', schema: DeploymentStartedSchema },
         202: { description: 'Queued: a pending dispatch request', schema: DeploymentQueuedSchema },
         409: { description: 'DEPLOYMENT_FROZEN: an active freeze blocks it (details.active_freezes, can_override)' },

@@ -5,6 +5,7 @@ import { deploymentsDeps } from '../../shared/deployments-wiring.js';
 import { http } from '../../shared/http.js';
 import { PathId, QueryInt } from '../../shared/schemas.js';
 import { deploymentEvents } from '../../shared/stream-wiring.js';
+import { HistoryEntrySchema } from './schemas.js';
 
 const Query = v.object({
   offset: QueryInt({ min: 0, max: 1_000_000_000, default: 0 }),
@@ -21,7 +22,7 @@ export const makeHandler = (deps: () => LogHistoryDeps) =>
       params: PathId,
       query: Query,
       responses: {
-        200: { description: 'A bare array of historical log entries, chronological; timestamps with a +00:00 offset' },
+        200: { description: 'A bare array of historical log entries, chronological; timestamps with a +00:00 offset', schema: v.array(HistoryEntrySchema) },
         404: { description: 'NOT_FOUND (also another tenant’s)' },
       },
     },

@@ -6,6 +6,7 @@ import { PENDING_STATUSES } from '../../../domain/deployments/types.js';
 import { http } from '../../shared/http.js';
 import { deploymentsDeps } from '../../shared/deployments-wiring.js';
 import { Uuid } from '../../shared/schemas.js';
+import { PendingRequestSchema } from './schemas.js';
 
 const Query = v.object({
   tenant_id: v.optional(Uuid),
@@ -20,7 +21,7 @@ export const makeHandler = (deps: () => Pick<DeploymentsDeps, 'pending'>) =>
       tags: ['deployments'],
       permission: 'pending_deployments:read',
       query: Query,
-      responses: { 200: { description: 'A bare array of pending dispatch requests' } },
+      responses: { 200: { description: 'A bare array of pending dispatch requests', schema: v.array(PendingRequestSchema) } },
     },
     async ({ caller, query }) => ({ statusCode: 200, body: await listPendingRequests(deps(), caller, query) }),
   );

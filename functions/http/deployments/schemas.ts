@@ -62,6 +62,12 @@ const isPlainObject = (input: unknown): input is Record<string, unknown> => type
 const Variables = v.pipe(
   v.custom<Record<string, unknown>>(isPlainObject, 'must be an object of name to value'),
   v.description('An object of variable name to value (a string; numbers and booleans are taken as text).'),
+  // What the document shows for the custom check above (its keys reach the JSON Schema as they are).
+  v.metadata({
+    type: 'object',
+    additionalProperties: { type: ['string', 'number', 'boolean'], maxLength: DEPLOYMENT_LIMITS.variableValueChars },
+    maxProperties: DEPLOYMENT_LIMITS.variables,
+  }),
   v.rawCheck(({ dataset, addIssue }) => {
     if (!dataset.typed) return;
     const input = dataset.value;
@@ -350,3 +356,58 @@ export const DeploymentPreviewSchema = v.object({
   active_freezes: v.array(FrozenBySchema),
 });
 export type DeploymentPreview = v.InferOutput<typeof DeploymentPreviewSchema>;
+
+/** api.md "Create-deployment responses": a dry run (dry_run: true): the plan, nothing created. */
+export const DeploymentDryRunSchema = v.object({
+  dry_run: v.literal(true),
+  valid: v.literal(true),
+  plan: PlanSchema,
+  warnings: v.array(v.string()),
+  target_summary: v.object({ total: v.number(), online: v.number(), offline: v.number(), stale: v.number() }),
+});
+
+const PendingTime = v.pipe(v.string(), v.description('YYYY-MM-DD HH:MM:SS, no zone (UTC)'));
+
+/** api.md "Pending dispatch request" (views.ts pendingRequestView): unset optional members are omitted. */
+export const PendingRequestSchema = v.object({
+  id: v.string(),
+  tenant_id: v.optional(v.string()),
+  tenant_name: v.optional(v.string()),
+  environment_id: v.optional(v.string()),
+  environment_name: v.optional(v.string()),
+  triggered_by: v.optional(v.string()),
+  last_retry_at: v.optional(PendingTime),
+  error_message: v.optional(v.string()),
+  deployment_id: v.optional(v.string()),
+  dispatched_at: v.optional(PendingTime),
+  dispatched_to_instance_id: v.optional(v.string()),
+  /** Why a waiting request is passed over at dispatch (an active freeze), and until when (ISO 8601, +00:00). */
+  waiting_reason: v.optional(v.string()),
+  waiting_until: v.optional(v.string()),
+  queued_at: PendingTime,
+  retry_count: v.number(),
+  status: v.picklist(['pending', 'processing', 'dispatched', 'cancelled', 'failed']),
+  created_at: PendingTime,
+  priority: v.number(),
+  /** Only on a waiting (pending) request: 1 is the next to dispatch. */
+  queue_position: v.optional(v.number()),
+});
+
+const NullableRecord = v.nullable(v.record(v.string(), v.unknown()));
+
+/** api.md "Historical log entry" (domain/deployments/log-history.ts HistoryEntry). */
+export const HistoryEntrySchema = v.object({
+  id: v.string(),
+  seq: v.number(),
+  timestamp: v.pipe(v.string(), v.description('ISO 8601 with a +00:00 offset')),
+  level: v.string(),
+  event_type: v.string(),
+  step_id: Nullable,
+  target_id: Nullable,
+  target_name: Nullable,
+  message: Nullable,
+  stdout: Nullable,
+  stderr: Nullable,
+  metadata: NullableRecord,
+  analysis: NullableRecord,
+});

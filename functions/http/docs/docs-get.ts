@@ -1,4 +1,5 @@
 // handler -> the OpenAPI document (openapi-get) -> one self-contained HTML page. Built once per container.
+import * as v from 'valibot';
 import { http } from '../../shared/http.js';
 import { onceAsync } from '../../shared/once.js';
 import { openApiHtml } from '../../shared/openapi-html.js';
@@ -18,7 +19,7 @@ export const handler = http(
     summary: 'This API as a readable page (rendered from the OpenAPI document; no script, nothing loaded from elsewhere)',
     tags: ['meta'],
     permission: 'public',
-    responses: { 200: { description: 'An HTML page', contentType: 'text/html' } },
+    responses: { 200: { description: 'An HTML page', contentType: 'text/html', schema: v.string() } },
   },
   async () => ({ statusCode: 200, body: await page(), headers: HTML_HEADERS }),
 );

@@ -1,4 +1,5 @@
 // handler -> buildOpenApi(every route table). Built once per container, on the first request.
+import * as v from 'valibot';
 import pkg from '../../../package.json' with { type: 'json' };
 import { http } from '../../shared/http.js';
 import { buildOpenApi } from '../../shared/openapi.js';
@@ -17,7 +18,13 @@ export const handler = http(
     summary: 'This API as an OpenAPI 3.1 document',
     tags: ['meta'],
     permission: 'public',
-    responses: { 200: { description: 'The OpenAPI document', contentType: 'application/json' } },
+    responses: {
+      200: {
+        description: 'The OpenAPI document',
+        contentType: 'application/json',
+        schema: v.looseObject({ openapi: v.string(), info: v.looseObject({ title: v.string(), version: v.string() }), paths: v.record(v.string(), v.unknown()) }),
+      },
+    },
   },
   async () => ({ statusCode: 200, body: await openApiDocument() }),
 );

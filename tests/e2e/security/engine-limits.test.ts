@@ -70,7 +70,9 @@ describe('nothing holds capacity forever', () => {
     const next = await call('POST', '/deployments', { action_id: await action('echo after the poison'), ...web });
     expect(next.status).toBe(202);
     // Assess: failed with a generic message, instance freed, the waiting request dispatched.
-    const done = await poll(() => deployment(id), terminal, 90_000, 'the poisoned deployment');
+    // Its config now holds what the service never writes (target_mode {}): outside the OpenAPI document.
+    const poisonedRead = () => api.call('GET', `/api/v1/deployments/${id}`, { token: e2e.admin, conform: false }).then((r) => r.json);
+    const done = await poll(poisonedRead, terminal, 90_000, 'the poisoned deployment');
     expect(done.state).toBe('failed');
     expect(done.error_message).toMatch(/^The execution engine failed 2 times in a row: /);
     expect(done.error_message).not.toMatch(/TypeError|Cannot read|\n\s+at /);
