@@ -31,6 +31,22 @@ const unavailable = (res: ServerResponse, what: string): void => {
 
 const ENVELOPE_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
 
+/**
+ * serverless-offline's answer to a function that ran past its timeout: 200 with `{errorMessage: "[504] - Lambda
+ * timeout.", errorType: "LambdaTimeoutError", ...}`. API Gateway answers 503 there: so does the front, in our envelope.
+ */
+export const timeoutAnswer = (body: string): string | undefined => {
+  let parsed: { errorType?: unknown; errorMessage?: unknown } | null;
+  try {
+    parsed = JSON.parse(body) as typeof parsed;
+  } catch {
+    return undefined;
+  }
+  const timedOut = parsed !== null && typeof parsed === 'object' && (parsed.errorType === 'LambdaTimeoutError' || String(parsed.errorMessage ?? '').startsWith('[504]'));
+  if (!timedOut) return undefined;
+  return JSON.stringify({ error: { code: 'SERVICE_UNAVAILABLE', message: 'The function did not answer in time; retry shortly.', details: { source: 'gateway' } } });
+};
+
 /** hapi's Boom answer (`{statusCode, error, message}`) as the service's envelope; undefined for anything else. */
 export const platformAnswer = (status: number, body: string): string | undefined => {
   let parsed: unknown;
@@ -129,17 +145,23 @@ const forward = (req: IncomingMessage, res: ServerResponse, target: URL, what: s
       // (Only uncompressed answers are looked at: the function's own, compressed for a client that accepts it,
       // pass through byte for byte.)
       const encoded = (upstreamRes.headers['content-encoding'] ?? 'identity') !== 'identity';
-      if (status >= 400 && status < 500 && !encoded && String(upstreamRes.headers['content-type'] ?? '').startsWith('application/json')) {
+      const json = String(upstreamRes.headers['content-type'] ?? '').startsWith('application/json');
+      // Every answer of a function carries x-request-id; a 200 without one is serverless-offline's own.
+      const platform200 = status === 200 && upstreamRes.headers['x-request-id'] === undefined;
+      if (((status >= 400 && status < 500) || platform200) && !encoded && json) {
         const parts: Buffer[] = [];
         upstreamRes.on('data', (c: Buffer) => parts.push(c));
         upstreamRes.on('end', () => {
           const bytes = Buffer.concat(parts);
-          const rewritten = platformAnswer(status, bytes.toString('utf8'));
+          const text = bytes.toString('utf8');
+          const timedOut = platform200 ? timeoutAnswer(text) : undefined;
+          const rewritten = timedOut ?? (platform200 ? undefined : platformAnswer(status, text));
           if (rewritten === undefined) {
             res.writeHead(status, cors(upstreamRes.headers));
             res.end(bytes);
           } else {
-            res.writeHead(status, { ...ENVELOPE_HEADERS, 'content-length': String(Buffer.byteLength(rewritten)) });
+            const headers = timedOut === undefined ? ENVELOPE_HEADERS : { ...ENVELOPE_HEADERS, 'retry-after': '1' };
+            res.writeHead(timedOut === undefined ? status : 503, { ...headers, 'content-length': String(Buffer.byteLength(rewritten)) });
             res.end(rewritten);
           }
         });
