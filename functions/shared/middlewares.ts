@@ -339,15 +339,27 @@ export const readBody = (event: Event): unknown => {
   try {
     void jsonParser.before?.(scratch);
   } catch (error) {
-    const forbidden = (error as { cause?: { data?: unknown } }).cause?.data;
     if (error instanceof Error && error.message === 'Forbidden key in JSON body') {
-      throw new ValidationError(`The body may not use the key ${String(forbidden)}.`, [
-        { field: 'body', code: 'VALIDATION_ERROR', message: `The key ${String(forbidden)} is not allowed.` },
-      ]);
+      const field = forbiddenKeyPath(JSON.parse(text) as unknown) ?? 'body';
+      const key = field.split('.').at(-1) ?? field;
+      throw new ValidationError(`Invalid body: ${field}.`, [{ field, code: 'VALIDATION_ERROR', message: `The key ${key} is not allowed.` }]);
     }
     throw new InvalidBodyError();
   }
   return (scratch.event as { body: unknown }).body;
+};
+
+/** The dotted path of the first `__proto__` (or `constructor` holding a `prototype`) key, as the parser refuses them. */
+const forbiddenKeyPath = (value: unknown, path: readonly string[] = []): string | undefined => {
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const key of Object.keys(value)) {
+    const child = (value as Record<string, unknown>)[key];
+    const forbidden = key === '__proto__' || (key === 'constructor' && typeof child === 'object' && child !== null && Object.hasOwn(child, 'prototype'));
+    if (forbidden) return [...path, key].join('.');
+    const found = forbiddenKeyPath(child, [...path, key]);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 };
 
 /** Reads the JSON body (when the route takes one) before validation; the raw event body is left as it came. */

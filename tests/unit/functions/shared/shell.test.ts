@@ -78,6 +78,8 @@ describe('the JSON body', () => {
     const malformed = await post('{"name":', 'application/json');
     expect([malformed.statusCode, malformed.json.error.code]).toEqual([400, 'INVALID_BODY']);
     const proto = await post('{"name":"x","__proto__":{"admin":true}}', 'application/json');
-    expect([proto.statusCode, proto.json.error.code, proto.json.error.details.fields[0].field]).toEqual([400, 'VALIDATION_ERROR', 'body']);
+    expect([proto.statusCode, proto.json.error.code, proto.json.error.details.fields[0].field]).toEqual([400, 'VALIDATION_ERROR', '__proto__']);
+    const nested = await post('{"name":"x","meta":{"a":[{"constructor":{"prototype":{}}}]}}', 'text/plain');
+    expect([nested.statusCode, nested.json.error.details.fields[0].field]).toEqual([400, 'meta.a.0.constructor']);
   });
 });
