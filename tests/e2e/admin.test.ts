@@ -89,8 +89,18 @@ describe('roles', () => {
 });
 
 describe('users', () => {
-  const TENANT_A = '11111111-1111-4111-8111-00000000000a';
-  const TENANT_B = '11111111-1111-4111-8111-00000000000b';
+  // Users of a tenant reference it (a tenant with users cannot be deleted), so the tenants must exist.
+  let TENANT_A = '';
+  let TENANT_B = '';
+  beforeAll(async () => {
+    TENANT_A = (await call('POST', '/tenants', admin, { name: 'Users A', slug: 'users-a' })).json.id;
+    TENANT_B = (await call('POST', '/tenants', admin, { name: 'Users B', slug: 'users-b' })).json.id;
+  });
+
+  it('refuses a user in a tenant that does not exist', async () => {
+    const reply = await call('POST', '/admin/users', admin, { email: 'nobody@example.com', username: 'nobody', password: 'nobody-password', roles: [], tenant_id: '11111111-1111-4111-8111-00000000000c' });
+    expect([reply.status, reply.json.error.details.fields[0].field]).toEqual([400, 'tenant_id']);
+  });
 
   it('creates users, lists them with search, status and tenant filters, and finds them by short id', async () => {
     const made = await call('POST', '/admin/users', admin, { email: 'Bob@Example.com', username: 'bob', password: 'bob-password', display_name: 'Bob', roles: ['operator'], tenant_id: TENANT_A });
