@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { startStack } from '../../local/stack.js';
 import { uniqueName } from '../support/aws.js';
-import { BAD_OUTCOMES, formatReport, operationsOf, ownEntities, planRequests, runFuzz } from '../support/fuzz.js';
+import { BAD_OUTCOMES, FUZZ_STACK_ENV, formatReport, operationsOf, ownEntities, planRequests, runFuzz } from '../support/fuzz.js';
 import { apiClient } from '../support/http.js';
 import { runBench } from './support.js';
 
@@ -23,7 +23,7 @@ const ADMIN = { email: 'bench@example.com', password: 'bench-password' };
 await runBench(async () => {
   const { logger } = await import('../../functions/shared/logger.js');
   logger.setLogLevel('CRITICAL');
-  const stack = await startStack({ port: 0, namePrefix: `${uniqueName('benchfuzz')}-`, bootstrapAdmin: ADMIN, env: { RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000' } });
+  const stack = await startStack({ port: 0, namePrefix: `${uniqueName('benchfuzz')}-`, bootstrapAdmin: ADMIN, env: FUZZ_STACK_ENV });
   try {
     const api = apiClient(() => stack.baseUrl);
     let token = (await api.login(ADMIN)).token;
@@ -38,8 +38,8 @@ await runBench(async () => {
       requests,
       concurrency,
       timeoutMs: 25_000,
-      onProgress: (done) => {
-        if (done % 1000 === 0) console.log(`  ${done} / ${total}`);
+      onProgress: (done, counts) => {
+        if (done % 500 === 0) console.log(`  ${done} / ${total}: ${Object.entries(counts).map(([k, n]) => `${k} ${n}`).join(', ')}`);
       },
     });
     await own.cleanup();

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../local/stack.js';
 import { uniqueName } from '../support/aws.js';
-import { formatReport, operationsOf, ownEntities, planRequests, runFuzz, type IdPool } from '../support/fuzz.js';
+import { FUZZ_STACK_ENV, formatReport, operationsOf, ownEntities, planRequests, runFuzz, type IdPool } from '../support/fuzz.js';
 import { apiClient } from '../support/http.js';
 
 const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
@@ -20,8 +20,7 @@ const api = apiClient(() => stack.baseUrl);
 const call = (method: string, path: string, body?: unknown) => api.call(method, `/api/v1${path}`, { token, body });
 
 beforeAll(async () => {
-  // The fuzz comes from one address: the general rate limit is raised so it measures the answers, not the limiter.
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('fuzz')}-`, bootstrapAdmin: ADMIN, env: { RATE_LIMIT_PER_SECOND: '10000', RATE_LIMIT_BURST: '20000' } });
+  stack = await startStack({ port: 0, namePrefix: `${uniqueName('fuzz')}-`, bootstrapAdmin: ADMIN, env: FUZZ_STACK_ENV });
   token = (await api.login(ADMIN)).token;
   ({ ids, cleanup } = await ownEntities(call, uniqueName('e2e')));
 });

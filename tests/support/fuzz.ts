@@ -26,6 +26,17 @@ export const PLATFORM_ANSWERS: readonly PlatformAnswer[] = [
   { status: 429, contentType: /^text\/plain/, body: /^Too Many Requests/, when: 'the general rate limit (docs/errors.md section 2): plain text, Retry-After' },
 ];
 
+/**
+ * The fuzz stack's limits: every request comes from one address, so the general rate limit and the failed-login
+ * lockout (the fuzzed `POST /auth/login` fails on purpose) are raised; the fuzz measures the answers, not the limiters.
+ */
+export const FUZZ_STACK_ENV: Readonly<Record<string, string>> = {
+  RATE_LIMIT_PER_SECOND: '100000',
+  RATE_LIMIT_BURST: '100000',
+  LOGIN_MAX_FAILURES: '1000',
+  LOGIN_WINDOW_SECONDS: '1',
+};
+
 // ---- the requests ----------------------------------------------------------------------------------------------
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -157,7 +168,7 @@ const DEEP = 5000;
 /** Numbers JSON can carry that a JavaScript number cannot hold (1e309 parses to Infinity). */
 const NUMBER_TEXTS = ['1e309', '-1e309', '1e308', '18446744073709551616', '-0', '0.0000000000000000001', '123456789012345678901234567890'];
 const ODD_CONTENT_TYPES = ['text/plain', 'application/xml', 'multipart/form-data; boundary=x', 'application/json, text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', '*/*', ''];
-const ODD_IDS = ['00000000-0000-4000-8000-000000000000', 'x', 'zzzzzzzzzz', 'a'.repeat(65), '%zz', '%00', '..', '%2e%2e%2f', '__proto__', 'constructor', '%F0%9F%98%80', '-1', '1e309', ' ', '%20'];
+const ODD_IDS = ['00000000-0000-4000-8000-000000000000', 'x', 'zzzzzzzzzz', 'a'.repeat(65), '%zz', '%00', '..', '%2e%2e%2f', '__proto__', 'constructor', '%F0%9F%98%80', '-1', '1e309', '%20', '%C3%28'];
 const ODD_AUTHORIZATION = ['Bearer', 'Bearer ', 'Basic dXNlcjpwYXNz', 'Bearer a.b.c', `Bearer ${'x'.repeat(8000)}`, 'bearer  x', 'Bearer \u00e9', 'Digest username="x"', 'Bearer null', 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.'];
 const JUNK_COOKIES = [';;=;__proto__=x; a', '__proto__=x', 'a=%zz', '=====', 'refresh_token=' + 'x'.repeat(5000), 'constructor=1; toString=2'];
 const NOT_OBJECTS = ['0', 'false', '-0', '"x"', '[]', '[{}]', 'null', 'not json', '{', '{"a":}', '\u0000', '{"a":1}{"b":2}'];
@@ -331,7 +342,9 @@ export const send = (baseUrl: string, req: FuzzRequest, timeoutMs: number): Prom
       resolve(answer);
     };
     const headers: Record<string, string> = { ...req.headers, ...(req.body === undefined ? {} : { 'content-length': String(req.body.length) }) };
-    const outgoing = request({ host: url.hostname, port: url.port, method: req.method, path: req.target, headers }, (res) => {
+    let outgoing: ReturnType<typeof request>;
+    try {
+      outgoing = request({ host: url.hostname, port: url.port, method: req.method, path: req.target, headers }, (res) => {
       const contentType = String(res.headers['content-type'] ?? '');
       if (contentType.startsWith('text/event-stream')) {
         res.destroy();
@@ -343,6 +356,11 @@ export const send = (baseUrl: string, req: FuzzRequest, timeoutMs: number): Prom
       res.on('end', () => done({ status: res.statusCode ?? 0, contentType, body: Buffer.concat(chunks).toString('utf8'), timedOut: false }));
       res.on('error', (e) => done({ status: res.statusCode ?? 0, contentType, body: Buffer.concat(chunks).toString('utf8'), timedOut: false, error: e.message }));
     });
+    } catch (error) {
+      // node:http itself refuses to send it (a character a path or header cannot carry): a bug of the plan, not of the service
+      resolve({ status: -1, contentType: '', body: '', timedOut: false, error: `not sent: ${(error as Error).message}` });
+      return;
+    }
     const timer = setTimeout(() => {
       outgoing.destroy();
       done({ status: 0, contentType: '', body: '', timedOut: true });
@@ -351,7 +369,7 @@ export const send = (baseUrl: string, req: FuzzRequest, timeoutMs: number): Prom
     outgoing.end(req.body);
   });
 
-export type Outcome = '2xx' | '3xx' | '4xx envelope' | '5xx' | 'timeout' | 'platform answer' | 'non-envelope' | 'connection error';
+export type Outcome = '2xx' | '3xx' | '4xx envelope' | '5xx' | 'timeout' | 'platform answer' | 'non-envelope' | 'connection error' | 'not sent';
 
 const isEnvelope = (answer: Answer): boolean => {
   if (!answer.contentType.startsWith('application/json')) return false;
@@ -365,6 +383,7 @@ const isEnvelope = (answer: Answer): boolean => {
 
 export const classify = (answer: Answer): Outcome => {
   if (answer.timedOut) return 'timeout';
+  if (answer.status === -1) return 'not sent';
   if (answer.status === 0) return 'connection error';
   if (answer.status >= 500) return '5xx';
   if (answer.status >= 200 && answer.status < 300) return '2xx';
@@ -375,7 +394,7 @@ export const classify = (answer: Answer): Outcome => {
 };
 
 /** Outcomes that are findings: each must be 0. */
-export const BAD_OUTCOMES: readonly Outcome[] = ['5xx', 'timeout', 'non-envelope', 'connection error'];
+export const BAD_OUTCOMES: readonly Outcome[] = ['5xx', 'timeout', 'non-envelope', 'connection error', 'not sent'];
 
 const shellQuote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
 
@@ -426,12 +445,12 @@ export interface FuzzRun {
   readonly requests: readonly FuzzRequest[];
   readonly timeoutMs?: number;
   readonly concurrency?: number;
-  readonly onProgress?: (done: number) => void;
+  readonly onProgress?: (done: number, counts: Readonly<Record<Outcome, number>>) => void;
 }
 
 export const runFuzz = async (run: FuzzRun): Promise<FuzzReport> => {
   const started = Date.now();
-  const counts: Record<Outcome, number> = { '2xx': 0, '3xx': 0, '4xx envelope': 0, '5xx': 0, timeout: 0, 'platform answer': 0, 'non-envelope': 0, 'connection error': 0 };
+  const counts: Record<Outcome, number> = { '2xx': 0, '3xx': 0, '4xx envelope': 0, '5xx': 0, timeout: 0, 'platform answer': 0, 'non-envelope': 0, 'connection error': 0, 'not sent': 0 };
   const byStatus: Record<string, number> = {};
   const findings = new Map<string, Finding>();
   let next = 0;
@@ -464,7 +483,7 @@ export const runFuzz = async (run: FuzzRun): Promise<FuzzReport> => {
         else findings.set(key, { outcome, status: answer.status, operation: req.operation, mutation: req.mutation, answer: (answer.error ?? `${answer.contentType} ${answer.body}`).slice(0, 300), curl: curlOf(run.baseUrl, req), count: 1 });
       }
       done += 1;
-      run.onProgress?.(done);
+      run.onProgress?.(done, counts);
     }
   };
   await Promise.all(Array.from({ length: run.concurrency ?? 4 }, worker));
