@@ -345,17 +345,17 @@ export const send = (baseUrl: string, req: FuzzRequest, timeoutMs: number): Prom
     let outgoing: ReturnType<typeof request>;
     try {
       outgoing = request({ host: url.hostname, port: url.port, method: req.method, path: req.target, headers }, (res) => {
-      const contentType = String(res.headers['content-type'] ?? '');
-      if (contentType.startsWith('text/event-stream')) {
-        res.destroy();
-        done({ status: res.statusCode ?? 0, contentType, body: '', timedOut: false });
-        return;
-      }
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => done({ status: res.statusCode ?? 0, contentType, body: Buffer.concat(chunks).toString('utf8'), timedOut: false }));
-      res.on('error', (e) => done({ status: res.statusCode ?? 0, contentType, body: Buffer.concat(chunks).toString('utf8'), timedOut: false, error: e.message }));
-    });
+        const contentType = String(res.headers['content-type'] ?? '');
+        if (contentType.startsWith('text/event-stream')) {
+          res.destroy();
+          done({ status: res.statusCode ?? 0, contentType, body: '', timedOut: false });
+          return;
+        }
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => done({ status: res.statusCode ?? 0, contentType, body: Buffer.concat(chunks).toString('utf8'), timedOut: false }));
+        res.on('error', (e) => done({ status: res.statusCode ?? 0, contentType, body: Buffer.concat(chunks).toString('utf8'), timedOut: false, error: e.message }));
+      });
     } catch (error) {
       // node:http itself refuses to send it (a character a path or header cannot carry): a bug of the plan, not of the service
       resolve({ status: -1, contentType: '', body: '', timedOut: false, error: `not sent: ${(error as Error).message}` });
