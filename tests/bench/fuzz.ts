@@ -28,13 +28,14 @@ await runBench(async () => {
     const api = apiClient(() => stack.baseUrl);
     let token = (await api.login(ADMIN)).token;
     const call = (method: string, path: string, body?: unknown) => api.call(method, `/api/v1${path}`, { token, body });
-    const own = await ownEntities(call, uniqueName('bench'));
+    const own = await ownEntities(call, uniqueName('bench'), (body) => api.call('POST', '/api/v1/agent/register', { body }));
     const operations = operationsOf((await api.call('GET', '/api/v1/openapi.json')).json);
     const requests = planRequests(operations, { total, seed, ids: own.ids });
     console.log(`fuzzing ${operations.length} operations with ${total} requests (seed ${seed}, ${concurrency} at a time) at ${stack.baseUrl}`);
     const report = await runFuzz({
       baseUrl: stack.baseUrl,
       login: async () => (token = (await api.login(ADMIN)).token),
+      agentToken: own.agentToken,
       requests,
       concurrency,
       timeoutMs: 25_000,
@@ -42,6 +43,7 @@ await runBench(async () => {
         if (done % 500 === 0) console.log(`  ${done} / ${total}: ${Object.entries(counts).map(([k, n]) => `${k} ${n}`).join(', ')}`);
       },
     });
+    token = (await api.login(ADMIN)).token; // a fuzzed logout may have revoked the last one
     await own.cleanup();
     const health = await api.call('GET', '/api/v1/health');
     console.log(formatReport(report, seed));

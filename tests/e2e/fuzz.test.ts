@@ -15,14 +15,16 @@ const TOTAL = 300;
 let stack: Stack;
 let token: string;
 let ids: IdPool;
+let agentToken: string;
 let cleanup: () => Promise<void> = async () => undefined;
 const api = apiClient(() => stack.baseUrl);
 const call = (method: string, path: string, body?: unknown) => api.call(method, `/api/v1${path}`, { token, body });
+const register = (body: unknown) => api.call('POST', '/api/v1/agent/register', { body });
 
 beforeAll(async () => {
   stack = await startStack({ port: 0, namePrefix: `${uniqueName('fuzz')}-`, bootstrapAdmin: ADMIN, env: FUZZ_STACK_ENV });
   token = (await api.login(ADMIN)).token;
-  ({ ids, cleanup } = await ownEntities(call, uniqueName('e2e')));
+  ({ ids, cleanup, agentToken } = await ownEntities(call, uniqueName('e2e'), register));
 });
 
 afterAll(async () => {
@@ -38,7 +40,7 @@ describe('HTTP fuzz over the served OpenAPI document', () => {
     expect(operations.length).toBeGreaterThan(80);
     const requests = planRequests(operations, { total: TOTAL, seed: SEED, ids });
     // Act
-    const report = await runFuzz({ baseUrl: stack.baseUrl, login: async () => (token = (await api.login(ADMIN)).token), requests, timeoutMs: 25_000, concurrency: 4 });
+    const report = await runFuzz({ baseUrl: stack.baseUrl, login: async () => (token = (await api.login(ADMIN)).token), agentToken, requests, timeoutMs: 25_000, concurrency: 4 });
     // Assess
     const shown = formatReport(report, SEED);
     expect(report.counts['5xx'], shown).toBe(0);
@@ -49,7 +51,9 @@ describe('HTTP fuzz over the served OpenAPI document', () => {
     expect(report.counts['2xx'], shown).toBeGreaterThan(0);
     const health = await api.call('GET', '/api/v1/health');
     expect(health.status).toBe(200);
-    // The store still answers reads and writes (the fuzz may have deleted its own entities on purpose)
+    // The store still answers reads and writes (the fuzz may have deleted its own entities, and logged the admin
+    // out, on purpose)
+    token = (await api.login(ADMIN)).token;
     const tenant = await call('POST', '/tenants', { name: 'After fuzz', slug: `after-fuzz-${SEED}` });
     expect(tenant.status).toBe(201);
     expect((await call('DELETE', `/tenants/${tenant.json.id}`)).status).toBeLessThan(300);

@@ -47,6 +47,8 @@ export interface Operation {
   readonly path: string;
   readonly operationId: string;
   readonly streaming: boolean;
+  /** An agent-protocol operation (x-permission: agent): sent with the fuzzer's own agent token. */
+  readonly agent: boolean;
   readonly parameters: readonly { name: string; in: 'path' | 'query'; required: boolean; schema: JsonSchema }[];
   readonly body?: JsonSchema;
 }
@@ -73,6 +75,7 @@ export const operationsOf = (document: JsonSchema): Operation[] => {
         path,
         operationId: String(op['operationId']),
         streaming: okContent.includes('text/event-stream'),
+        agent: op['x-permission'] === 'agent',
         parameters: op['parameters'] ?? [],
         ...(op['requestBody'] === undefined ? {} : { body: op['requestBody']['content']?.['application/json']?.['schema'] ?? {} }),
       });
@@ -178,6 +181,8 @@ const NOT_OBJECTS = ['0', 'false', '-0', '"x"', '[]', '[{}]', 'null', 'not json'
  * sends (a fuzzed `POST /auth/logout` revokes the admin's tokens: the runner then signs in again).
  */
 export const TOKEN = '$TOKEN';
+/** Stands for the fuzzer's own agent's token on the agent-protocol operations. */
+export const AGENT_TOKEN = '$AGENT_TOKEN';
 
 /** The entities the fuzzer made for itself, by the path segment that names them (`/tenants/{id}` -> tenants). */
 export type IdPool = Readonly<Record<string, readonly string[]>>;
@@ -198,7 +203,9 @@ const fillPath = (op: Operation, ids: IdPool, rng: Rng, odd: boolean): string =>
   });
 
 const plausibleQuery = (op: Operation, rng: Rng): [string, string][] =>
-  op.parameters.filter((p) => p.in === 'query' && (p.required || rng.chance(0.4))).map((p) => [p.name, String(plausible(p.schema, rng))]);
+  op.parameters
+    .filter((p) => p.in === 'query' && (p.required || p.name === 'wait' || rng.chance(0.4)))
+    .map((p) => [p.name, p.name === 'wait' ? '1' : String(plausible(p.schema, rng))]); // a long poll answers within 1 s
 
 const queryText = (pairs: readonly (readonly [string, string])[]): string => (pairs.length === 0 ? '' : `?${pairs.map(([k, val]) => `${encodeURIComponent(k)}=${encodeURIComponent(val)}`).join('&')}`);
 
@@ -228,7 +235,7 @@ const BODY_ONLY = new Set<Mutation>(['wrong type', 'missing fields', '1 MB strin
 
 /** One request for `op` with `mutation` (or a plausible one where the mutation does not apply). */
 export const buildRequest = (op: Operation, mutation: Mutation, ids: IdPool, rng: Rng): FuzzRequest => {
-  const headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` };
+  const headers: Record<string, string> = { authorization: `Bearer ${op.agent ? AGENT_TOKEN : TOKEN}` };
   let query = plausibleQuery(op, rng);
   let target = fillPath(op, ids, rng, mutation === 'foreign or odd id' && op.path.includes('{'));
   const value = op.body === undefined ? undefined : plausible(op.body, rng);
@@ -407,7 +414,7 @@ export const curlOf = (baseUrl: string, req: FuzzRequest): string => {
     return `${shellQuote(text.slice(0, run.index))}"$(head -c ${all.length} /dev/zero | tr '\\0' ${shellQuote(ch!)})"${short(text.slice(run.index + all.length))}`;
   };
   const parts = ['curl -sS -i', '-X', req.method];
-  for (const [name, value] of Object.entries(req.headers)) parts.push('-H', value === `Bearer ${TOKEN}` ? `"${name}: Bearer $TOKEN"` : short(`${name}: ${value}`));
+  for (const [name, value] of Object.entries(req.headers)) parts.push('-H', value === `Bearer ${TOKEN}` || value === `Bearer ${AGENT_TOKEN}` ? `"${name}: ${value}"` : short(`${name}: ${value}`));
   if (req.body !== undefined) {
     const text = req.body.toString('utf8');
     if (Buffer.from(text, 'utf8').equals(req.body)) parts.push('--data-binary', short(text));
@@ -442,6 +449,8 @@ export interface FuzzRun {
   readonly baseUrl: string;
   /** Signs the admin in (again): the access token. */
   readonly login: () => Promise<string>;
+  /** The fuzzer's own agent's token (ownEntities). */
+  readonly agentToken?: string;
   readonly requests: readonly FuzzRequest[];
   readonly timeoutMs?: number;
   readonly concurrency?: number;
@@ -458,8 +467,11 @@ export const runFuzz = async (run: FuzzRun): Promise<FuzzReport> => {
   let token = await run.login();
   let relogins = 0;
   let signingIn: Promise<void> | undefined;
-  const withToken = (req: FuzzRequest): FuzzRequest =>
-    req.headers['authorization'] === `Bearer ${TOKEN}` ? { ...req, headers: { ...req.headers, authorization: `Bearer ${token}` } } : req;
+  const withToken = (req: FuzzRequest): FuzzRequest => {
+    if (req.headers['authorization'] === `Bearer ${TOKEN}`) return { ...req, headers: { ...req.headers, authorization: `Bearer ${token}` } };
+    if (req.headers['authorization'] === `Bearer ${AGENT_TOKEN}`) return { ...req, headers: { ...req.headers, authorization: `Bearer ${run.agentToken ?? 'none'}` } };
+    return req;
+  };
   const worker = async () => {
     while (next < run.requests.length) {
       const req = run.requests[next++]!;
@@ -494,8 +506,11 @@ export const runFuzz = async (run: FuzzRun): Promise<FuzzReport> => {
 
 type Call = (method: string, path: string, body?: unknown) => Promise<{ status: number; json: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-/** Creates a tenant, an environment and an action (with version 1.0.0) of the fuzzer's own; `cleanup` deletes them. */
-export const ownEntities = async (call: Call, tag: string): Promise<{ ids: IdPool; cleanup: () => Promise<void> }> => {
+/**
+ * Creates a tenant, an environment, an action (with version 1.0.0) and a registered agent (tag fuzz=<tag>: no
+ * deployment ever selects it) of the fuzzer's own; `cleanup` deletes them.
+ */
+export const ownEntities = async (call: Call, tag: string, register: (body: unknown) => Promise<{ status: number; json: any }>): Promise<{ ids: IdPool; agentToken: string; cleanup: () => Promise<void> }> => { // eslint-disable-line @typescript-eslint/no-explicit-any
   const must = async (method: string, path: string, body: unknown) => {
     const reply = await call(method, path, body);
     if (reply.status >= 300) throw new Error(`${method} ${path} answered ${reply.status}: ${JSON.stringify(reply.json)}`);
@@ -506,9 +521,15 @@ export const ownEntities = async (call: Call, tag: string): Promise<{ ids: IdPoo
   const environment = await must('POST', '/environments', { name: `fuzz-${tag}`, tenant_id: tenant.id });
   const action = await must('POST', '/actions', { slug, name: `Fuzz ${tag}`, version: { version: '1.0.0', script: 'echo fuzz' } });
   const both = (e: { id: string; short_id?: string }) => (e.short_id === undefined ? [e.id] : [e.id, e.short_id]);
+  const enrollment = await must('POST', '/targets/enrollment-tokens', {});
+  const agent = await register({ enrollment_token: (enrollment as unknown as { token: string }).token, name: slug, hostname: slug, os: 'linux', arch: 'x64', agent_version: '1.0.0', tags: [{ key: 'fuzz', value: slug }] });
+  if (agent.status !== 201) throw new Error(`agent registration answered ${agent.status}: ${JSON.stringify(agent.json)}`);
+  const targetId = agent.json.target_id as string;
   return {
     ids: { tenants: both(tenant), environments: both(environment), actions: both(action) },
+    agentToken: agent.json.agent_token as string,
     cleanup: async () => {
+      await call('DELETE', `/targets/${targetId}`);
       await call('DELETE', `/actions/${action.id}`);
       await call('DELETE', `/environments/${environment.id}`);
       await call('DELETE', `/tenants/${tenant.id}`);
