@@ -127,7 +127,10 @@ describe('a SIGKILL of the whole stack mid-command, then a restart on the same d
     await new Promise((r) => setTimeout(r, 5_000));
     expect(await lines(join(dir, 'q1.runs'))).toEqual(['run']);
     expect(await lines(join(dir, 'q2.runs'))).toEqual(['run']);
-    expect(await lines(join(dir, 'long.runs'))).toEqual(['started']); // never started again by the restart
+    // Never started again by the restart. (The command itself, in its own process group, outlives the SIGKILL of
+    // the stack's group and may still append `finished` when its sleep ends: the restarted agent reports it lost
+    // but does not stop it; see the report of issue #21.)
+    expect((await lines(join(dir, 'long.runs'))).filter((line) => line === 'started')).toEqual(['started']);
     // the instance is free
     const orchestration = (await call('GET', '/admin/orchestration')).json;
     expect(orchestration).toMatchObject({ instances: 1, in_use: 0, available: 1, holders: [], pending: 0 });
