@@ -415,6 +415,7 @@ export const curlOf = (baseUrl: string, req: FuzzRequest): string => {
   };
   const parts = ['curl -sS -i', '-X', req.method];
   for (const [name, value] of Object.entries(req.headers)) parts.push('-H', value === `Bearer ${TOKEN}` || value === `Bearer ${AGENT_TOKEN}` ? `"${name}: ${value}"` : short(`${name}: ${value}`));
+  if (req.body !== undefined && req.headers['content-type'] === undefined) parts.push('-H', `'content-type:'`); // curl would add its own
   if (req.body !== undefined) {
     const text = req.body.toString('utf8');
     if (Buffer.from(text, 'utf8').equals(req.body)) parts.push('--data-binary', short(text));
