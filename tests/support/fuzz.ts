@@ -1,0 +1,552 @@
+// The project's own HTTP fuzzer, driven by the served `/api/v1/openapi.json` (a new route is fuzzed without anyone
+// remembering to). Seeded: the same seed and total give the same requests. Used by tests/e2e/fuzz.test.ts (a few
+// hundred requests) and `npm run bench:fuzz -- --total 10000 [--seed N]` (tests/bench/fuzz.ts).
+//
+// Per operation it sends: a plausible request built from the operation's schemas, each body field with a wrong
+// JSON type, missing fields, 1 MB strings, deep nesting, invalid UTF-8, odd content types, `__proto__` keys, huge and
+// non-finite numbers, bodies that are not JSON or not objects, foreign and odd ids in the path, repeated and array
+// query parameters, and header oddities (long headers, junk cookies, odd authorization). Each answer is classified:
+// 2xx, 3xx, 4xx with the service's envelope, 5xx, timeout, or not the envelope; the last is allowed only when it is
+// one of PLATFORM_ANSWERS (the list docs/errors.md gives a client author).
+import { request } from 'node:http';
+import fc from 'fast-check';
+
+// ---- what docs/errors.md lists as answers that are not the envelope (keep the two in step) ------------------
+
+export interface PlatformAnswer {
+  readonly status: number;
+  readonly contentType: RegExp;
+  readonly body: RegExp;
+  /** docs/errors.md's words for it. */
+  readonly when: string;
+}
+
+/** Locally (npm start, the e2e stack): the answers that are not the service's JSON envelope. */
+export const PLATFORM_ANSWERS: readonly PlatformAnswer[] = [
+  { status: 429, contentType: /^text\/plain/, body: /^Too Many Requests/, when: 'the general rate limit (docs/errors.md section 2): plain text, Retry-After' },
+];
+
+/**
+ * The fuzz stack's limits: every request comes from one address, so the general rate limit and the failed-login
+ * lockout (the fuzzed `POST /auth/login` fails on purpose) are raised; the fuzz measures the answers, not the limiters.
+ */
+export const FUZZ_STACK_ENV: Readonly<Record<string, string>> = {
+  RATE_LIMIT_PER_SECOND: '100000',
+  RATE_LIMIT_BURST: '100000',
+  LOGIN_MAX_FAILURES: '1000',
+  LOGIN_WINDOW_SECONDS: '1',
+};
+
+// ---- the requests ----------------------------------------------------------------------------------------------
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonSchema = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+export interface Operation {
+  readonly method: string;
+  readonly path: string;
+  readonly operationId: string;
+  readonly streaming: boolean;
+  /** An agent-protocol operation (x-permission: agent): sent with the fuzzer's own agent token. */
+  readonly agent: boolean;
+  readonly parameters: readonly { name: string; in: 'path' | 'query'; required: boolean; schema: JsonSchema }[];
+  readonly body?: JsonSchema;
+}
+
+export interface FuzzRequest {
+  readonly operation: string;
+  /** What was done to the request (the finding's name). */
+  readonly mutation: string;
+  readonly method: string;
+  /** Path and query, as sent. */
+  readonly target: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: Buffer;
+}
+
+/** The operations of an OpenAPI document. */
+export const operationsOf = (document: JsonSchema): Operation[] => {
+  const operations: Operation[] = [];
+  for (const [path, methods] of Object.entries<JsonSchema>(document['paths'] ?? {})) {
+    for (const [method, op] of Object.entries<JsonSchema>(methods)) {
+      const okContent = Object.keys(op['responses']?.['200']?.['content'] ?? {});
+      operations.push({
+        method: method.toUpperCase(),
+        path,
+        operationId: String(op['operationId']),
+        streaming: okContent.includes('text/event-stream'),
+        agent: op['x-permission'] === 'agent',
+        parameters: op['parameters'] ?? [],
+        ...(op['requestBody'] === undefined ? {} : { body: op['requestBody']['content']?.['application/json']?.['schema'] ?? {} }),
+      });
+    }
+  }
+  return operations;
+};
+
+/** A small seeded generator (mulberry32): the fuzzer's every choice comes from it. */
+export class Rng {
+  private state: number;
+  constructor(seed: number) {
+    this.state = seed >>> 0;
+  }
+  next(): number {
+    let t = (this.state = (this.state + 0x6d2b79f5) >>> 0);
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
+  int(min: number, max: number): number {
+    return min + Math.floor(this.next() * (max - min + 1));
+  }
+  pick<T>(items: readonly T[]): T {
+    return items[Math.floor(this.next() * items.length)]!;
+  }
+  chance(p: number): boolean {
+    return this.next() < p;
+  }
+}
+
+/** A version 4 UUID drawn from the seed. */
+const uuidFrom = (rng: Rng): string => {
+  const hex = Array.from({ length: 32 }, () => rng.int(0, 15).toString(16)).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+};
+
+const matching = (pattern: string, rng: Rng): string => {
+  try {
+    return fc.sample(fc.stringMatching(new RegExp(pattern)), { seed: rng.int(0, 2 ** 31), numRuns: 1 })[0] ?? 'a';
+  } catch {
+    return 'a';
+  }
+};
+
+/** A value the JSON Schema plausibly accepts (a best effort: the service's own checks decide). */
+export const plausible = (schema: JsonSchema | undefined, rng: Rng, depth = 0): Json => {
+  if (schema === undefined || depth > 6) return 'x';
+  if (Array.isArray(schema['anyOf'])) return plausible(rng.pick(schema['anyOf'] as JsonSchema[]), rng, depth + 1);
+  if (Array.isArray(schema['oneOf'])) return plausible(rng.pick(schema['oneOf'] as JsonSchema[]), rng, depth + 1);
+  if (Array.isArray(schema['enum'])) return rng.pick(schema['enum'] as Json[]);
+  if (schema['const'] !== undefined) return schema['const'] as Json;
+  const type = Array.isArray(schema['type']) ? rng.pick(schema['type'] as string[]) : schema['type'];
+  switch (type) {
+    case 'string': {
+      if (schema['format'] === 'uuid') return uuidFrom(rng);
+      if (schema['format'] === 'email') return `fuzz${rng.int(0, 1e6)}@example.com`;
+      if (schema['format'] === 'date-time') return new Date(Date.UTC(2030, 0, 1) + rng.int(0, 1e9)).toISOString();
+      if (typeof schema['pattern'] === 'string') return matching(schema['pattern'], rng);
+      const min = Number(schema['minLength'] ?? 1);
+      const max = Math.min(Number(schema['maxLength'] ?? 16), min + 16);
+      return `fz${'abcdefgh'.slice(0, rng.int(0, 8))}`.slice(0, max).padEnd(min, 'z');
+    }
+    case 'integer':
+      return rng.int(Number(schema['minimum'] ?? 0), Math.min(Number(schema['maximum'] ?? 100), Number(schema['minimum'] ?? 0) + 100));
+    case 'number':
+      return Number(schema['minimum'] ?? 0) + rng.next();
+    case 'boolean':
+      return rng.chance(0.5);
+    case 'null':
+      return null;
+    case 'array': {
+      const min = Number(schema['minItems'] ?? 0);
+      return Array.from({ length: rng.int(min, min + 2) }, () => plausible(schema['items'], rng, depth + 1));
+    }
+    case 'object':
+    default: {
+      if (type === undefined && schema['properties'] === undefined) return rng.chance(0.5) ? {} : 'x';
+      const out: Record<string, Json> = {};
+      const required = new Set<string>(schema['required'] ?? []);
+      for (const [key, sub] of Object.entries<JsonSchema>(schema['properties'] ?? {})) {
+        if (required.has(key) || rng.chance(0.5)) out[key] = plausible(sub, rng, depth + 1);
+      }
+      return out;
+    }
+  }
+};
+
+const MB_STRING = 'A'.repeat(1024 * 1024);
+/** One value of each JSON type, and the odd ones. */
+const WRONG_VALUES: readonly Json[] = ['x', '', 0, -1, 3.5, true, false, null, [], [1, 'a', null], {}, { a: { b: 1 } }, 1e308, -0];
+const DEEP = 5000;
+/** Numbers JSON can carry that a JavaScript number cannot hold (1e309 parses to Infinity). */
+const NUMBER_TEXTS = ['1e309', '-1e309', '1e308', '18446744073709551616', '-0', '0.0000000000000000001', '123456789012345678901234567890'];
+const ODD_CONTENT_TYPES = ['text/plain', 'application/xml', 'multipart/form-data; boundary=x', 'application/json, text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', '*/*', ''];
+const ODD_IDS = ['00000000-0000-4000-8000-000000000000', 'x', 'zzzzzzzzzz', 'a'.repeat(65), '%zz', '%00', '..', '%2e%2e%2f', '__proto__', 'constructor', '%F0%9F%98%80', '-1', '1e309', '%20', '%C3%28'];
+const ODD_AUTHORIZATION = ['Bearer', 'Bearer ', 'Basic dXNlcjpwYXNz', 'Bearer a.b.c', `Bearer ${'x'.repeat(8000)}`, 'bearer  x', 'Bearer \u00e9', 'Digest username="x"', 'Bearer null', 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.'];
+const JUNK_COOKIES = [';;=;__proto__=x; a', '__proto__=x', 'a=%zz', '=====', 'refresh_token=' + 'x'.repeat(5000), 'constructor=1; toString=2'];
+const NOT_OBJECTS = ['0', 'false', '-0', '"x"', '[]', '[{}]', 'null', 'not json', '{', '{"a":}', '\u0000', '{"a":1}{"b":2}'];
+
+/**
+ * Stands for the signed-in admin's access token in a planned request; the runner puts the current one in when it
+ * sends (a fuzzed `POST /auth/logout` revokes the admin's tokens: the runner then signs in again).
+ */
+export const TOKEN = '$TOKEN';
+/** Stands for the fuzzer's own agent's token on the agent-protocol operations. */
+export const AGENT_TOKEN = '$AGENT_TOKEN';
+
+/** The entities the fuzzer made for itself, by the path segment that names them (`/tenants/{id}` -> tenants). */
+export type IdPool = Readonly<Record<string, readonly string[]>>;
+
+const collectionOf = (path: string, param: string): string => {
+  const parts = path.split('/');
+  const at = parts.indexOf(`{${param}}`);
+  return at > 0 ? parts[at - 1]! : '';
+};
+
+const fillPath = (op: Operation, ids: IdPool, rng: Rng, odd: boolean): string =>
+  op.path.replace(/\{([^}]+)\}/g, (_all, name: string) => {
+    if (odd) return rng.pick(ODD_IDS);
+    if (name === 'version') return '1.0.0';
+    if (name === 'resource_type') return rng.pick(['deployments', 'targets', 'actions']);
+    const own = ids[collectionOf(op.path, name)] ?? [];
+    return own.length > 0 && rng.chance(0.8) ? encodeURIComponent(rng.pick(own)) : uuidFrom(rng);
+  });
+
+const plausibleQuery = (op: Operation, rng: Rng): [string, string][] =>
+  op.parameters
+    .filter((p) => p.in === 'query' && (p.required || p.name === 'wait' || rng.chance(0.4)))
+    .map((p) => [p.name, p.name === 'wait' ? '1' : String(plausible(p.schema, rng))]); // a long poll answers within 1 s
+
+const queryText = (pairs: readonly (readonly [string, string])[]): string => (pairs.length === 0 ? '' : `?${pairs.map(([k, val]) => `${encodeURIComponent(k)}=${encodeURIComponent(val)}`).join('&')}`);
+
+const MUTATIONS = [
+  'plausible',
+  'wrong type',
+  'missing fields',
+  '1 MB string',
+  'deep nesting',
+  'invalid UTF-8',
+  'odd content type',
+  '__proto__ keys',
+  'huge or non-finite number',
+  'not an object',
+  'foreign or odd id',
+  'repeated query parameter',
+  'array query parameter',
+  'odd query value',
+  'long header',
+  'junk cookie',
+  'odd authorization',
+  'no authorization',
+] as const;
+export type Mutation = (typeof MUTATIONS)[number];
+
+const BODY_ONLY = new Set<Mutation>(['wrong type', 'missing fields', '1 MB string', 'deep nesting', 'invalid UTF-8', 'odd content type', '__proto__ keys', 'huge or non-finite number', 'not an object']);
+
+/** One request for `op` with `mutation` (or a plausible one where the mutation does not apply). */
+export const buildRequest = (op: Operation, mutation: Mutation, ids: IdPool, rng: Rng): FuzzRequest => {
+  const headers: Record<string, string> = { authorization: `Bearer ${op.agent ? AGENT_TOKEN : TOKEN}` };
+  let query = plausibleQuery(op, rng);
+  let target = fillPath(op, ids, rng, mutation === 'foreign or odd id' && op.path.includes('{'));
+  const value = op.body === undefined ? undefined : plausible(op.body, rng);
+  let bodyText: string | undefined = value === undefined ? undefined : JSON.stringify(value);
+  let body: Buffer | undefined;
+  const object = (value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {}) as Record<string, Json>;
+  const fields = Object.keys(op.body?.['properties'] ?? {});
+  const field = fields.length > 0 ? rng.pick(fields) : 'x';
+  const withField = (text: string) => {
+    const rest = JSON.stringify({ ...object, [field]: undefined });
+    return rest === '{}' ? `{${JSON.stringify(field)}:${text}}` : `{${JSON.stringify(field)}:${text},${rest.slice(1)}`;
+  };
+  const queryNames = op.parameters.filter((p) => p.in === 'query').map((p) => p.name);
+  const queryName = queryNames.length > 0 ? rng.pick(queryNames) : 'page';
+  switch (op.body === undefined && BODY_ONLY.has(mutation) ? 'plausible' : mutation) {
+    case 'wrong type':
+      bodyText = withField(JSON.stringify(rng.pick(WRONG_VALUES)));
+      break;
+    case 'missing fields':
+      bodyText = '{}';
+      break;
+    case '1 MB string':
+      bodyText = withField(JSON.stringify(MB_STRING));
+      break;
+    case 'deep nesting':
+      bodyText = rng.chance(0.5) ? withField(`${'['.repeat(DEEP)}${']'.repeat(DEEP)}`) : withField(`${'{"a":'.repeat(DEEP)}1${'}'.repeat(DEEP)}`);
+      break;
+    case 'invalid UTF-8':
+      body = Buffer.concat([Buffer.from(`{${JSON.stringify(field)}:"`), Buffer.from([0xc3, 0x28, 0xff, 0xfe, 0xed, 0xa0, 0x80]), Buffer.from('"}')]);
+      bodyText = undefined;
+      break;
+    case 'odd content type':
+      headers['content-type'] = rng.pick(ODD_CONTENT_TYPES);
+      break;
+    case '__proto__ keys':
+      bodyText = rng.chance(0.5)
+        ? `{"__proto__":{"polluted":true,"admin":true},${(bodyText ?? '{}').slice(1)}`.replace(/,}$/, '}')
+        : `{"constructor":{"prototype":{"polluted":true}},"__proto__":null,${(bodyText ?? '{}').slice(1)}`.replace(/,}$/, '}');
+      break;
+    case 'huge or non-finite number':
+      bodyText = withField(rng.pick(NUMBER_TEXTS));
+      break;
+    case 'not an object':
+      bodyText = rng.pick(NOT_OBJECTS);
+      break;
+    case 'repeated query parameter':
+      query = [...query.filter(([k]) => k !== queryName), [queryName, '1'], [queryName, '2']];
+      break;
+    case 'array query parameter':
+      query = [...query.filter(([k]) => k !== queryName), [`${queryName}[]`, '1']];
+      break;
+    case 'odd query value':
+      query = [...query.filter(([k]) => k !== queryName), [queryName, rng.pick(['-1', '0', '1e309', 'NaN', 'x', '', '99999999999999999999', '1.5', '%zz', 'a'.repeat(2000)])]];
+      break;
+    case 'long header':
+      headers[rng.pick(['x-long', 'user-agent', 'accept'])] = 'a'.repeat(rng.pick([4_000, 17_000, 40_000]));
+      break;
+    case 'junk cookie':
+      headers['cookie'] = rng.pick(JUNK_COOKIES);
+      break;
+    case 'odd authorization':
+      headers['authorization'] = rng.pick(ODD_AUTHORIZATION);
+      break;
+    case 'no authorization':
+      delete headers['authorization'];
+      break;
+    default:
+      break;
+  }
+  if (mutation === 'odd query value' && query.some(([, val]) => val === '%zz')) {
+    target += `?${query.map(([k, val]) => (val === '%zz' ? `${encodeURIComponent(k)}=%zz` : `${encodeURIComponent(k)}=${encodeURIComponent(val)}`)).join('&')}`;
+  } else target += queryText(query);
+  if (body === undefined && bodyText !== undefined) body = Buffer.from(bodyText, 'utf8');
+  if (body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
+  if (headers['content-type'] === '') delete headers['content-type'];
+  return { operation: `${op.method} ${op.path}`, mutation, method: op.method, target, headers, ...(body === undefined ? {} : { body }) };
+};
+
+/** `total` requests over every operation (round robin), each with a mutation chosen by the seed. */
+export const planRequests = (operations: readonly Operation[], options: { total: number; seed: number; ids: IdPool }): FuzzRequest[] => {
+  const rng = new Rng(options.seed);
+  return Array.from({ length: options.total }, (_, i) => {
+    const op = operations[i % operations.length]!;
+    // The first rounds give every operation each mutation once, in order; the rest are drawn.
+    const round = Math.floor(i / operations.length);
+    const mutation = round < MUTATIONS.length ? MUTATIONS[(round + i) % MUTATIONS.length]! : rng.pick(MUTATIONS);
+    return buildRequest(op, mutation, options.ids, rng);
+  });
+};
+
+// ---- sending and classifying -------------------------------------------------------------------------------
+
+export interface Answer {
+  readonly status: number;
+  readonly contentType: string;
+  readonly body: string;
+  readonly timedOut: boolean;
+  /** The connection failed (reset, refused) before an answer. */
+  readonly error?: string;
+}
+
+/** Sends the request as given (node:http: no header or path is rewritten); an event stream is closed after its head. */
+export const send = (baseUrl: string, req: FuzzRequest, timeoutMs: number): Promise<Answer> =>
+  new Promise((resolve) => {
+    const url = new URL(baseUrl);
+    let settled = false;
+    const done = (answer: Answer) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(answer);
+    };
+    const headers: Record<string, string> = { ...req.headers, ...(req.body === undefined ? {} : { 'content-length': String(req.body.length) }) };
+    let outgoing: ReturnType<typeof request>;
+    try {
+      outgoing = request({ host: url.hostname, port: url.port, method: req.method, path: req.target, headers }, (res) => {
+        const contentType = String(res.headers['content-type'] ?? '');
+        if (contentType.startsWith('text/event-stream')) {
+          res.destroy();
+          done({ status: res.statusCode ?? 0, contentType, body: '', timedOut: false });
+          return;
+        }
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => done({ status: res.statusCode ?? 0, contentType, body: Buffer.concat(chunks).toString('utf8'), timedOut: false }));
+        res.on('error', (e) => done({ status: res.statusCode ?? 0, contentType, body: Buffer.concat(chunks).toString('utf8'), timedOut: false, error: e.message }));
+      });
+    } catch (error) {
+      // node:http itself refuses to send it (a character a path or header cannot carry): a bug of the plan, not of the service
+      resolve({ status: -1, contentType: '', body: '', timedOut: false, error: `not sent: ${(error as Error).message}` });
+      return;
+    }
+    const timer = setTimeout(() => {
+      outgoing.destroy();
+      done({ status: 0, contentType: '', body: '', timedOut: true });
+    }, timeoutMs);
+    outgoing.on('error', (e) => done({ status: 0, contentType: '', body: '', timedOut: false, error: e.message }));
+    outgoing.end(req.body);
+  });
+
+export type Outcome = '2xx' | '3xx' | '4xx envelope' | '5xx' | 'timeout' | 'platform answer' | 'non-envelope' | 'connection error' | 'not sent';
+
+const isEnvelope = (answer: Answer): boolean => {
+  if (!answer.contentType.startsWith('application/json')) return false;
+  try {
+    const json = JSON.parse(answer.body) as { error?: { code?: unknown; message?: unknown } };
+    return typeof json.error?.code === 'string' && typeof json.error.message === 'string';
+  } catch {
+    return false;
+  }
+};
+
+export const classify = (answer: Answer): Outcome => {
+  if (answer.timedOut) return 'timeout';
+  if (answer.status === -1) return 'not sent';
+  if (answer.status === 0) return 'connection error';
+  if (answer.status >= 500) return '5xx';
+  if (answer.status >= 200 && answer.status < 300) return '2xx';
+  if (answer.status >= 300 && answer.status < 400) return '3xx';
+  if (isEnvelope(answer)) return '4xx envelope';
+  if (PLATFORM_ANSWERS.some((p) => p.status === answer.status && p.contentType.test(answer.contentType) && p.body.test(answer.body))) return 'platform answer';
+  return 'non-envelope';
+};
+
+/** Outcomes that are findings: each must be 0. */
+export const BAD_OUTCOMES: readonly Outcome[] = ['5xx', 'timeout', 'non-envelope', 'connection error', 'not sent'];
+
+const shellQuote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
+
+/** A curl line that sends the same request (long runs written as $(head -c N /dev/zero | tr ...); $TOKEN: an admin's access token). */
+export const curlOf = (baseUrl: string, req: FuzzRequest): string => {
+  const short = (text: string): string => {
+    const run = /(.)\1{199,}/su.exec(text);
+    if (run === null) return shellQuote(text);
+    const [all, ch] = run;
+    return `${shellQuote(text.slice(0, run.index))}"$(head -c ${all.length} /dev/zero | tr '\\0' ${shellQuote(ch!)})"${short(text.slice(run.index + all.length))}`;
+  };
+  const parts = ['curl -sS -i', '-X', req.method];
+  for (const [name, value] of Object.entries(req.headers)) parts.push('-H', value === `Bearer ${TOKEN}` || value === `Bearer ${AGENT_TOKEN}` ? `"${name}: ${value}"` : short(`${name}: ${value}`));
+  if (req.body !== undefined && req.headers['content-type'] === undefined) parts.push('-H', `'content-type:'`); // curl would add its own
+  if (req.body !== undefined) {
+    const text = req.body.toString('utf8');
+    if (Buffer.from(text, 'utf8').equals(req.body)) parts.push('--data-binary', short(text));
+    else parts.push('--data-binary', `"$(printf '${[...req.body].map((b) => `\\x${b.toString(16).padStart(2, '0')}`).join('')}')"`);
+  }
+  parts.push('--path-as-is', shellQuote(`${baseUrl}${req.target}`));
+  return parts.join(' ');
+};
+
+export interface Finding {
+  readonly outcome: Outcome;
+  readonly status: number;
+  readonly operation: string;
+  readonly mutation: string;
+  readonly answer: string;
+  readonly curl: string;
+  count: number;
+}
+
+export interface FuzzReport {
+  readonly total: number;
+  readonly counts: Record<Outcome, number>;
+  readonly byStatus: Record<string, number>;
+  /** Distinct (outcome, status, operation, mutation) of the bad outcomes, with one reproduction each. */
+  readonly findings: Finding[];
+  readonly millis: number;
+  /** Times the admin signed in again after its tokens were revoked (a fuzzed logout). */
+  readonly relogins: number;
+}
+
+export interface FuzzRun {
+  readonly baseUrl: string;
+  /** Signs the admin in (again): the access token. */
+  readonly login: () => Promise<string>;
+  /** The fuzzer's own agent's token (ownEntities). */
+  readonly agentToken?: string;
+  readonly requests: readonly FuzzRequest[];
+  readonly timeoutMs?: number;
+  readonly concurrency?: number;
+  readonly onProgress?: (done: number, counts: Readonly<Record<Outcome, number>>) => void;
+}
+
+export const runFuzz = async (run: FuzzRun): Promise<FuzzReport> => {
+  const started = Date.now();
+  const counts: Record<Outcome, number> = { '2xx': 0, '3xx': 0, '4xx envelope': 0, '5xx': 0, timeout: 0, 'platform answer': 0, 'non-envelope': 0, 'connection error': 0, 'not sent': 0 };
+  const byStatus: Record<string, number> = {};
+  const findings = new Map<string, Finding>();
+  let next = 0;
+  let done = 0;
+  let token = await run.login();
+  let relogins = 0;
+  let signingIn: Promise<void> | undefined;
+  const withToken = (req: FuzzRequest): FuzzRequest => {
+    if (req.headers['authorization'] === `Bearer ${TOKEN}`) return { ...req, headers: { ...req.headers, authorization: `Bearer ${token}` } };
+    if (req.headers['authorization'] === `Bearer ${AGENT_TOKEN}`) return { ...req, headers: { ...req.headers, authorization: `Bearer ${run.agentToken ?? 'none'}` } };
+    return req;
+  };
+  const worker = async () => {
+    while (next < run.requests.length) {
+      const req = run.requests[next++]!;
+      const sentWith = token;
+      const answer = await send(run.baseUrl, withToken(req), run.timeoutMs ?? 15_000);
+      if (answer.status === 401 && req.headers['authorization'] === `Bearer ${TOKEN}` && sentWith === token && /revoked/.test(answer.body)) {
+        signingIn ??= run.login().then((fresh) => {
+          token = fresh;
+          relogins += 1;
+          signingIn = undefined;
+        });
+        await signingIn;
+      }
+      const outcome = classify(answer);
+      counts[outcome] += 1;
+      byStatus[String(answer.status)] = (byStatus[String(answer.status)] ?? 0) + 1;
+      if (BAD_OUTCOMES.includes(outcome)) {
+        const key = `${outcome}|${answer.status}|${req.operation}|${req.mutation}`;
+        const known = findings.get(key);
+        if (known !== undefined) known.count += 1;
+        else findings.set(key, { outcome, status: answer.status, operation: req.operation, mutation: req.mutation, answer: (answer.error ?? `${answer.contentType} ${answer.body}`).slice(0, 300), curl: curlOf(run.baseUrl, req), count: 1 });
+      }
+      done += 1;
+      run.onProgress?.(done, counts);
+    }
+  };
+  await Promise.all(Array.from({ length: run.concurrency ?? 4 }, worker));
+  return { total: run.requests.length, counts, byStatus, findings: [...findings.values()], millis: Date.now() - started, relogins };
+};
+
+// ---- the fuzzer's own entities ---------------------------------------------------------------------------------
+
+type Call = (method: string, path: string, body?: unknown) => Promise<{ status: number; json: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/**
+ * Creates a tenant, an environment, an action (with version 1.0.0) and a registered agent (tag fuzz=<tag>: no
+ * deployment ever selects it) of the fuzzer's own; `cleanup` deletes them.
+ */
+export const ownEntities = async (call: Call, tag: string, register: (body: unknown) => Promise<{ status: number; json: any }>): Promise<{ ids: IdPool; agentToken: string; cleanup: () => Promise<void> }> => { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const must = async (method: string, path: string, body: unknown) => {
+    const reply = await call(method, path, body);
+    if (reply.status >= 300) throw new Error(`${method} ${path} answered ${reply.status}: ${JSON.stringify(reply.json)}`);
+    return reply.json as { id: string; short_id?: string };
+  };
+  const slug = `fuzz-${tag}`.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 60);
+  const tenant = await must('POST', '/tenants', { name: `Fuzz ${tag}`, slug });
+  const environment = await must('POST', '/environments', { name: `fuzz-${tag}`, tenant_id: tenant.id });
+  const action = await must('POST', '/actions', { slug, name: `Fuzz ${tag}`, version: { version: '1.0.0', script: 'echo fuzz' } });
+  const both = (e: { id: string; short_id?: string }) => (e.short_id === undefined ? [e.id] : [e.id, e.short_id]);
+  const enrollment = await must('POST', '/targets/enrollment-tokens', {});
+  const agent = await register({ enrollment_token: (enrollment as unknown as { token: string }).token, name: slug, hostname: slug, os: 'linux', arch: 'x64', agent_version: '1.0.0', tags: [{ key: 'fuzz', value: slug }] });
+  if (agent.status !== 201) throw new Error(`agent registration answered ${agent.status}: ${JSON.stringify(agent.json)}`);
+  const targetId = agent.json.target_id as string;
+  return {
+    ids: { tenants: both(tenant), environments: both(environment), actions: both(action) },
+    agentToken: agent.json.agent_token as string,
+    cleanup: async () => {
+      await call('DELETE', `/targets/${targetId}`);
+      await call('DELETE', `/actions/${action.id}`);
+      await call('DELETE', `/environments/${environment.id}`);
+      await call('DELETE', `/tenants/${tenant.id}`);
+    },
+  };
+};
+
+/** Prints a report: counts, statuses, and every distinct finding with its reproduction. */
+export const formatReport = (report: FuzzReport, seed: number): string => {
+  const lines = [
+    `fuzz: ${report.total} requests, seed ${seed}, ${(report.millis / 1000).toFixed(1)} s`,
+    ...Object.entries(report.counts).map(([outcome, count]) => `  ${outcome.padEnd(18)} ${String(count).padStart(6)}`),
+    `  signed in again after a fuzzed logout: ${report.relogins} times`,
+    `  statuses: ${Object.entries(report.byStatus).sort().map(([s, n]) => `${s}=${n}`).join(' ')}`,
+    `findings: ${report.findings.length}`,
+  ];
+  for (const f of report.findings) lines.push(`- ${f.outcome} ${f.status} x${f.count}: ${f.operation} (${f.mutation})`, `    answer: ${f.answer.replace(/\s+/g, ' ')}`, `    repro:  ${f.curl}`);
+  return lines.join('\n');
+};
