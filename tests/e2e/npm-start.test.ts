@@ -71,6 +71,10 @@ describe('npm start', () => {
     child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
     const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
     await waitFor('the ready banner', () => output.includes('Deployment service ready'), 120_000);
+    // One line per start-up step, with its time
+    for (const step of ['SQS emulator (local-aws-sqs)', 'DynamoDB Local', 'HTTP functions (serverless-offline)', 'tables (1)', 'first admin', 'agents (2)']) {
+      expect(output).toMatch(new RegExp(`^  ${step.replace(/[()-]/g, '\\$&')}\\.+ \\d+\\.\\d s$`, 'm'));
+    }
     const dynamoPort = Number(/DynamoDB\s+http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]);
     expect(await listening(dynamoPort)).toBe(true);
 
