@@ -5,7 +5,10 @@ import tseslint from 'typescript-eslint';
 
 const production = ['functions/**/*.ts', 'domain/**/*.ts', 'infra/**/*.ts', 'agent/**/*.ts'];
 const notLocalOrTests = [
-  { group: ['**/local/**', '**/tests/**'], message: 'Production code never imports local/ or tests/ (STYLE.md rule 4).' },
+  {
+    group: ['**/local/**', '**/tests/**'],
+    message: 'Production code never imports local/ or tests/ (STYLE.md rule 4).',
+  },
 ];
 
 export default tseslint.config(
@@ -28,7 +31,10 @@ export default tseslint.config(
         {
           patterns: [
             ...notLocalOrTests,
-            { group: ['@aws-sdk/*', 'aws-lambda', '@middy/*', 'valibot', 'jose', 'sqids'], message: 'domain/ imports only domain/ and the standard library (STYLE.md rule 1).' },
+            {
+              group: ['@aws-sdk/*', 'aws-lambda', '@middy/*', 'valibot', 'jose', 'sqids'],
+              message: 'domain/ imports only domain/ and the standard library (STYLE.md rule 1).',
+            },
             { group: ['**/infra/**', '**/functions/**'], message: 'domain/ imports only domain/ (STYLE.md rule 1).' },
           ],
         },
@@ -50,7 +56,12 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [...notLocalOrTests, { group: ['**/functions/**'], message: 'infra/ never imports functions/ (STYLE.md rule 2).' }] },
+        {
+          patterns: [
+            ...notLocalOrTests,
+            { group: ['**/functions/**'], message: 'infra/ never imports functions/ (STYLE.md rule 2).' },
+          ],
+        },
       ],
     },
   },
@@ -62,7 +73,10 @@ export default tseslint.config(
         {
           patterns: [
             ...notLocalOrTests,
-            { group: ['**/domain/**', '**/functions/**', '**/infra/**'], message: 'The agent ships alone to managed hosts: it imports only agent/ and Node built-ins.' },
+            {
+              group: ['**/domain/**', '**/functions/**', '**/infra/**'],
+              message: 'The agent ships alone to managed hosts: it imports only agent/ and Node built-ins.',
+            },
           ],
         },
       ],

@@ -9,7 +9,13 @@ import { arch, hostname, platform, release } from 'node:os';
 import { join, resolve } from 'node:path';
 import { backoffDelay, sleep } from './backoff.js';
 import { AbortedError, AgentClient, HttpError, UnavailableError } from './client.js';
-import { CANCELLED_BY_SERVER, CommandExecution, LOST_EXIT_CODE, reportCompletion, type ExecutionContext } from './command.js';
+import {
+  CANCELLED_BY_SERVER,
+  CommandExecution,
+  LOST_EXIT_CODE,
+  reportCompletion,
+  type ExecutionContext,
+} from './command.js';
 import type { AgentCommand, Tag } from './protocol.js';
 import { CANCEL_EXIT_CODE } from './runner.js';
 import { CommandStore, normalizeServer, readState, writeState, type AgentState, type CommandRecord } from './state.js';
@@ -80,10 +86,17 @@ export const startAgent = async (options: AgentOptions): Promise<RunningAgent> =
   };
 };
 
-const positive = (name: string, value: number | undefined, fallback: number, { integer = false, zero = false } = {}): number => {
+const positive = (
+  name: string,
+  value: number | undefined,
+  fallback: number,
+  { integer = false, zero = false } = {},
+): number => {
   const v = value ?? fallback;
   if (!Number.isFinite(v) || v < 0 || (!zero && v === 0) || (integer && !Number.isInteger(v))) {
-    throw new Error(`${name} must be a ${integer ? 'whole ' : ''}number ${zero ? '>= 0' : '> 0'} (got ${String(value)})`);
+    throw new Error(
+      `${name} must be a ${integer ? 'whole ' : ''}number ${zero ? '>= 0' : '> 0'} (got ${String(value)})`,
+    );
   }
   return v;
 };
@@ -129,7 +142,8 @@ class Agent {
 
   constructor(private readonly options: AgentOptions) {
     this.exited = new Promise((resolve) => (this.resolveExited = resolve));
-    if (typeof options.server !== 'string' || !/^https?:\/\/[^/]/.test(options.server)) throw new Error(`server must be an http(s) URL (got '${options.server}')`);
+    if (typeof options.server !== 'string' || !/^https?:\/\/[^/]/.test(options.server))
+      throw new Error(`server must be an http(s) URL (got '${options.server}')`);
     if (typeof options.name !== 'string' || options.name.trim() === '') throw new Error('name must not be empty');
     this.server = normalizeServer(options.server);
     this.stateDir = resolve(options.stateDir);
@@ -137,9 +151,16 @@ class Agent {
     this.concurrency = positive('concurrency', options.concurrency, DEFAULTS.concurrency, { integer: true });
     this.heartbeatMs = positive('heartbeatSeconds', options.heartbeatSeconds, DEFAULTS.heartbeatSeconds) * 1000;
     this.pollWait = positive('pollWaitSeconds', options.pollWaitSeconds, DEFAULTS.pollWaitSeconds, { integer: true });
-    this.killGraceMs = positive('killGraceSeconds', options.killGraceSeconds, DEFAULTS.killGraceSeconds, { zero: true }) * 1000;
-    this.shutdownGraceSeconds = positive('shutdownGraceSeconds', options.shutdownGraceSeconds, DEFAULTS.shutdownGraceSeconds, { zero: true });
-    this.flushTimeoutMs = positive('flushTimeoutSeconds', options.flushTimeoutSeconds, DEFAULTS.flushTimeoutSeconds, { zero: true }) * 1000;
+    this.killGraceMs =
+      positive('killGraceSeconds', options.killGraceSeconds, DEFAULTS.killGraceSeconds, { zero: true }) * 1000;
+    this.shutdownGraceSeconds = positive(
+      'shutdownGraceSeconds',
+      options.shutdownGraceSeconds,
+      DEFAULTS.shutdownGraceSeconds,
+      { zero: true },
+    );
+    this.flushTimeoutMs =
+      positive('flushTimeoutSeconds', options.flushTimeoutSeconds, DEFAULTS.flushTimeoutSeconds, { zero: true }) * 1000;
     this.writeLine = options.log ?? ((line) => console.log(line));
     this.client = new AgentClient({
       server: this.server,
@@ -173,18 +194,25 @@ class Agent {
       this.use(state);
       this.log(`using the enrollment in ${this.stateDir} (target ${state.target_id})`);
     } else if (this.options.enrollToken !== undefined && this.options.enrollToken !== '') {
-      if (state !== undefined) this.log(`the state in ${this.stateDir} belongs to ${state.server}; enrolling with ${this.server}`);
+      if (state !== undefined)
+        this.log(`the state in ${this.stateDir} belongs to ${state.server}; enrolling with ${this.server}`);
       await this.enroll();
     } else if (state !== undefined) {
-      throw new Error(`The state in ${this.stateDir} belongs to the server ${state.server}, not ${this.server}; pass --enroll TOKEN to enroll with ${this.server}`);
+      throw new Error(
+        `The state in ${this.stateDir} belongs to the server ${state.server}, not ${this.server}; pass --enroll TOKEN to enroll with ${this.server}`,
+      );
     } else {
-      throw new Error(`This agent is not enrolled yet (no state in ${this.stateDir}); start it once with --enroll TOKEN`);
+      throw new Error(
+        `This agent is not enrolled yet (no state in ${this.stateDir}); start it once with --enroll TOKEN`,
+      );
     }
     await this.recover();
     this.loops = [this.heartbeatLoop(), this.pollLoop()];
     this.pruneTimer = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
     this.pruneTimer.unref();
-    this.log(`started: target ${this.targetId}, server ${this.server}, up to ${this.concurrency} command(s) at once, working in ${this.workDir}`);
+    this.log(
+      `started: target ${this.targetId}, server ${this.server}, up to ${this.concurrency} command(s) at once, working in ${this.workDir}`,
+    );
   }
 
   private use(state: AgentState): void {
@@ -206,14 +234,20 @@ class Agent {
           agent_version: AGENT_VERSION,
           tags,
         },
-        positive('connectTimeoutSeconds', this.options.connectTimeoutSeconds, DEFAULTS.connectTimeoutSeconds, { zero: true }) * 1000,
+        positive('connectTimeoutSeconds', this.options.connectTimeoutSeconds, DEFAULTS.connectTimeoutSeconds, {
+          zero: true,
+        }) * 1000,
       );
     } catch (error) {
       if (error instanceof HttpError && (error.status === 401 || error.status === 403)) {
-        throw new Error(`Enrollment refused by ${this.server}: the enrollment token is unknown or expired (${error.message})`);
+        throw new Error(
+          `Enrollment refused by ${this.server}: the enrollment token is unknown or expired (${error.message})`,
+        );
       }
-      if (error instanceof HttpError) throw new Error(`Enrollment failed: ${this.server} answered ${error.status} ${error.code}: ${error.message}`);
-      if (error instanceof UnavailableError) throw new Error(`Could not reach ${this.server} to enroll: ${error.message}`);
+      if (error instanceof HttpError)
+        throw new Error(`Enrollment failed: ${this.server} answered ${error.status} ${error.code}: ${error.message}`);
+      if (error instanceof UnavailableError)
+        throw new Error(`Could not reach ${this.server} to enroll: ${error.message}`);
       throw error;
     }
     if (typeof answer.target_id !== 'string' || typeof answer.agent_token !== 'string') {
@@ -228,7 +262,9 @@ class Agent {
     };
     await writeState(this.stateDir, state);
     this.use(state);
-    this.log(`enrolled with ${this.server} as target ${state.target_id} (tags ${tags.map((t) => `${t.key}=${t.value}`).join(', ') || 'none'})`);
+    this.log(
+      `enrolled with ${this.server} as target ${state.target_id} (tags ${tags.map((t) => `${t.key}=${t.value}`).join(', ') || 'none'})`,
+    );
   }
 
   /** A 401 on an authenticated call: enroll again once when we can, else give up. */
@@ -276,7 +312,12 @@ class Agent {
         pending = {
           ...record,
           status: 'completed',
-          result: { exit_code: LOST_EXIT_CODE, started_at: record.started_at, completed_at: now, error_message: 'The agent restarted while the command was running' },
+          result: {
+            exit_code: LOST_EXIT_CODE,
+            started_at: record.started_at,
+            completed_at: now,
+            error_message: 'The agent restarted while the command was running',
+          },
           updated_at: now,
         };
         await this.store.save(pending);
@@ -402,7 +443,11 @@ class Agent {
       if (record.result !== undefined) this.resend({ ...record, status: 'completed' });
       return;
     }
-    if (this.stopController.signal.aborted) this.launch(command, { exitCode: CANCEL_EXIT_CODE, message: 'Cancelled: the agent stopped before the command started' });
+    if (this.stopController.signal.aborted)
+      this.launch(command, {
+        exitCode: CANCEL_EXIT_CODE,
+        message: 'Cancelled: the agent stopped before the command started',
+      });
     else if (this.executions.size < this.concurrency) this.launch(command);
     else this.queued.push(command);
   }
@@ -444,16 +489,25 @@ class Agent {
     this.stopController.abort();
     if (this.pruneTimer !== undefined) clearInterval(this.pruneTimer);
     for (const command of this.queued.splice(0)) {
-      this.launch(command, { exitCode: CANCEL_EXIT_CODE, message: 'Cancelled: the agent stopped before the command started' });
+      this.launch(command, {
+        exitCode: CANCEL_EXIT_CODE,
+        message: 'Cancelled: the agent stopped before the command started',
+      });
     }
     const executions = [...this.executions.values()];
-    await Promise.race([Promise.all(executions.map((e) => e.ended)), sleep(graceSeconds * 1000, this.graceOver.signal)]);
+    await Promise.race([
+      Promise.all(executions.map((e) => e.ended)),
+      sleep(graceSeconds * 1000, this.graceOver.signal),
+    ]);
     this.graceOver.abort();
     const left = [...this.executions.values()].filter((e) => !e.processEnded);
     if (left.length > 0) {
       this.log(`killing ${left.length} command(s) still running after the grace period`);
       for (const execution of left) {
-        execution.stop({ exitCode: CANCEL_EXIT_CODE, message: 'Cancelled: the agent shut down before the command finished' });
+        execution.stop({
+          exitCode: CANCEL_EXIT_CODE,
+          message: 'Cancelled: the agent shut down before the command finished',
+        });
       }
     }
     const deadline = setTimeout(() => this.deliveryController.abort(), this.killGraceMs + this.flushTimeoutMs);

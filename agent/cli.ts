@@ -48,7 +48,10 @@ export interface CliOptions {
   readonly shutdownGraceSeconds: number;
 }
 
-export type CliCommand = { readonly kind: 'help' } | { readonly kind: 'version'; readonly version: string } | { readonly kind: 'run'; readonly options: CliOptions };
+export type CliCommand =
+  | { readonly kind: 'help' }
+  | { readonly kind: 'version'; readonly version: string }
+  | { readonly kind: 'run'; readonly options: CliOptions };
 
 /** The rule the server applies to tag keys. */
 const TAG_KEY = /^[A-Za-z0-9][A-Za-z0-9_./-]{0,62}$/;
@@ -67,7 +70,8 @@ export const parseTag = (raw: string): Tag => {
   if (at <= 0) throw new CliError(`--tag takes KEY=VALUE (got '${raw}')`);
   const key = raw.slice(0, at).trim();
   const value = raw.slice(at + 1).trim();
-  if (!TAG_KEY.test(key)) throw new CliError(`tag key '${key}' must be 1 to 63 letters, digits, _ . / or -, starting with a letter or digit`);
+  if (!TAG_KEY.test(key))
+    throw new CliError(`tag key '${key}' must be 1 to 63 letters, digits, _ . / or -, starting with a letter or digit`);
   if (value.length > 255) throw new CliError(`the value of tag '${key}' must be at most 255 characters`);
   return { key, value };
 };
@@ -75,7 +79,10 @@ export const parseTag = (raw: string): Tag => {
 /** A name as a single directory name. */
 const directoryName = (name: string) => name.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_');
 
-export const parseCli = (argv: readonly string[], environment: { hostname: string; cwd: string; env: NodeJS.ProcessEnv }): CliCommand => {
+export const parseCli = (
+  argv: readonly string[],
+  environment: { hostname: string; cwd: string; env: NodeJS.ProcessEnv },
+): CliCommand => {
   let parsed;
   try {
     parsed = parseArgs({
@@ -113,7 +120,8 @@ export const parseCli = (argv: readonly string[], environment: { hostname: strin
   } catch {
     throw new CliError(`--server must be a URL such as http://localhost:3000 (got '${server}')`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new CliError(`--server must be an http:// or https:// URL (got '${server}')`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new CliError(`--server must be an http:// or https:// URL (got '${server}')`);
 
   const name = (values.name ?? environment.hostname).trim();
   if (name === '' || name.length > 255) throw new CliError('--name must be 1 to 255 characters');
@@ -134,9 +142,16 @@ export const parseCli = (argv: readonly string[], environment: { hostname: strin
       stateDir,
       workDir: values['work-dir'] === undefined ? join(stateDir, 'work') : resolve(environment.cwd, values['work-dir']),
       heartbeatSeconds: number('heartbeat-seconds', values['heartbeat-seconds'], DEFAULTS.heartbeatSeconds, { min: 1 }),
-      pollWaitSeconds: number('poll-wait-seconds', values['poll-wait-seconds'], DEFAULTS.pollWaitSeconds, { integer: true, min: 1 }),
+      pollWaitSeconds: number('poll-wait-seconds', values['poll-wait-seconds'], DEFAULTS.pollWaitSeconds, {
+        integer: true,
+        min: 1,
+      }),
       killGraceSeconds: number('kill-grace-seconds', values['kill-grace-seconds'], DEFAULTS.killGraceSeconds),
-      shutdownGraceSeconds: number('shutdown-grace-seconds', values['shutdown-grace-seconds'], DEFAULTS.shutdownGraceSeconds),
+      shutdownGraceSeconds: number(
+        'shutdown-grace-seconds',
+        values['shutdown-grace-seconds'],
+        DEFAULTS.shutdownGraceSeconds,
+      ),
     },
   };
 };

@@ -106,35 +106,62 @@ export class AgentClient {
 
   /** Enrollment. 401 (unknown or expired enrollment token) throws HttpError at once. */
   register(body: RegisterRequest, giveUpAfterMs: number): Promise<RegisterResponse> {
-    return this.call<RegisterResponse>('POST', '/api/v1/agent/register', { body, auth: false, retry: true, giveUpAfterMs });
+    return this.call<RegisterResponse>('POST', '/api/v1/agent/register', {
+      body,
+      auth: false,
+      retry: true,
+      giveUpAfterMs,
+    });
   }
 
   /** One attempt: a missed heartbeat is simply sent again at the next tick. */
   heartbeat(runningCommandIds: readonly string[], signal?: AbortSignal): Promise<{ server_time: string }> {
-    return this.call('POST', '/api/v1/agent/heartbeat', { body: { running_command_ids: runningCommandIds }, auth: true, retry: false, signal });
+    return this.call('POST', '/api/v1/agent/heartbeat', {
+      body: { running_command_ids: runningCommandIds },
+      auth: true,
+      retry: false,
+      signal,
+    });
   }
 
   async poll(waitSeconds: number, max: number, signal: AbortSignal): Promise<PollResponse> {
-    const answer = await this.call<Partial<PollResponse>>('GET', `/api/v1/agent/commands?wait=${waitSeconds}&max=${max}`, {
-      auth: true,
-      retry: true,
-      signal,
-      timeoutMs: (waitSeconds + 30) * 1000,
-    });
-    return { commands: Array.isArray(answer.commands) ? answer.commands : [], cancel: Array.isArray(answer.cancel) ? answer.cancel : [] };
+    const answer = await this.call<Partial<PollResponse>>(
+      'GET',
+      `/api/v1/agent/commands?wait=${waitSeconds}&max=${max}`,
+      {
+        auth: true,
+        retry: true,
+        signal,
+        timeoutMs: (waitSeconds + 30) * 1000,
+      },
+    );
+    return {
+      commands: Array.isArray(answer.commands) ? answer.commands : [],
+      cancel: Array.isArray(answer.cancel) ? answer.cancel : [],
+    };
   }
 
   output(commandId: string, chunks: readonly OutputChunk[], signal?: AbortSignal): Promise<OutputResponse> {
-    return this.call('POST', `/api/v1/agent/commands/${encodeURIComponent(commandId)}/output`, { body: { chunks }, auth: true, retry: true, signal });
+    return this.call('POST', `/api/v1/agent/commands/${encodeURIComponent(commandId)}/output`, {
+      body: { chunks },
+      auth: true,
+      retry: true,
+      signal,
+    });
   }
 
   async complete(commandId: string, body: CompleteRequest, signal?: AbortSignal): Promise<void> {
-    await this.call('POST', `/api/v1/agent/commands/${encodeURIComponent(commandId)}/complete`, { body, auth: true, retry: true, signal });
+    await this.call('POST', `/api/v1/agent/commands/${encodeURIComponent(commandId)}/complete`, {
+      body,
+      auth: true,
+      retry: true,
+      signal,
+    });
   }
 
   private async call<T>(method: string, path: string, options: CallOptions): Promise<T> {
     const started = Date.now();
-    for (let attempt = 0; ; ) {
+    for (let attempt = 0; ;) {
       if (options.signal?.aborted === true) throw new AbortedError();
       const usedToken = this.token;
       const sentAt = Date.now();
@@ -169,7 +196,11 @@ export class AgentClient {
         try {
           return (text === '' ? {} : JSON.parse(text)) as T;
         } catch {
-          throw new HttpError(status, 'INVALID_RESPONSE', `The server answered ${method} ${path} with something that is not JSON`);
+          throw new HttpError(
+            status,
+            'INVALID_RESPONSE',
+            `The server answered ${method} ${path} with something that is not JSON`,
+          );
         }
       }
       const envelope = errorEnvelope(text);
@@ -180,19 +211,31 @@ export class AgentClient {
           continue;
         }
       }
-      throw new HttpError(status, envelope?.code ?? `HTTP_${status}`, envelope?.message || `HTTP ${status} from ${method} ${path}`);
+      throw new HttpError(
+        status,
+        envelope?.code ?? `HTTP_${status}`,
+        envelope?.message || `HTTP ${status} from ${method} ${path}`,
+      );
     }
   }
 
-  private async failed(reason: string, attempt: number, retryAfter: number | undefined, options: CallOptions, started: number): Promise<void> {
+  private async failed(
+    reason: string,
+    attempt: number,
+    retryAfter: number | undefined,
+    options: CallOptions,
+    started: number,
+  ): Promise<void> {
     if (this.outageSince === undefined) {
       this.outageSince = Date.now();
       this.options.log(`cannot reach the server ${this.base} (${reason}); retrying with backoff`);
     }
     if (!options.retry) throw new UnavailableError(reason);
     // Retry-After is honoured, but never below the first backoff step: "0" must not become a busy loop.
-    const delay = retryAfter === undefined ? backoffDelay(attempt, this.options.random) : Math.max(retryAfter, BACKOFF_BASE_MS / 2);
-    if (options.giveUpAfterMs !== undefined && Date.now() + delay - started > options.giveUpAfterMs) throw new UnavailableError(reason);
+    const delay =
+      retryAfter === undefined ? backoffDelay(attempt, this.options.random) : Math.max(retryAfter, BACKOFF_BASE_MS / 2);
+    if (options.giveUpAfterMs !== undefined && Date.now() + delay - started > options.giveUpAfterMs)
+      throw new UnavailableError(reason);
     await sleep(delay, options.signal);
     if (options.signal?.aborted === true) throw new AbortedError();
   }

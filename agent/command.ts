@@ -32,7 +32,11 @@ const AGENT_INTERNAL = /^(npm_|DEPLOYER_AGENT_)|^NODE$/;
 const NPM_PATH_ENTRY = /node_modules[\\/](\.bin|@npmcli[\\/]run-script)/;
 
 /** The environment of a command: the agent's minus its own internals, plus the command's variables and ids. */
-export const commandEnv = (base: NodeJS.ProcessEnv, command: AgentCommand, warn: (message: string) => void = () => undefined): NodeJS.ProcessEnv => {
+export const commandEnv = (
+  base: NodeJS.ProcessEnv,
+  command: AgentCommand,
+  warn: (message: string) => void = () => undefined,
+): NodeJS.ProcessEnv => {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(base)) {
     if (value !== undefined && !AGENT_INTERNAL.test(name)) env[name] = value;
@@ -144,7 +148,14 @@ export class CommandExecution {
       // Without the record the agent could run it twice after a restart: it does not run it at all.
       context.log(`cannot record ${command.id} in the state directory (${(error as Error).message}); not running it`);
       this.end();
-      await this.finish(record, { exitCode: LOST_EXIT_CODE, errorMessage: `The agent could not record the command: ${(error as Error).message}` }, startedAt);
+      await this.finish(
+        record,
+        {
+          exitCode: LOST_EXIT_CODE,
+          errorMessage: `The agent could not record the command: ${(error as Error).message}`,
+        },
+        startedAt,
+      );
       return;
     }
     const refused = refusedVariable(command.variables);
@@ -156,16 +167,22 @@ export class CommandExecution {
       return;
     }
     const batcher = new OutputBatcher((chunks) => this.sendOutput(chunks), context.batch);
-    const result = this.stopReason !== undefined ? { exitCode: this.stopReason.exitCode, errorMessage: this.stopReason.message } : await this.execute(batcher);
+    const result =
+      this.stopReason !== undefined
+        ? { exitCode: this.stopReason.exitCode, errorMessage: this.stopReason.message }
+        : await this.execute(batcher);
     this.end();
     await batcher.flush();
-    if (batcher.droppedChunks > 0 && this.gone === undefined) context.log(`${batcher.droppedChunks} output chunk(s) of ${command.id} could not be delivered`);
+    if (batcher.droppedChunks > 0 && this.gone === undefined)
+      context.log(`${batcher.droppedChunks} output chunk(s) of ${command.id} could not be delivered`);
     await this.finish(record, result, startedAt);
   }
 
   private async execute(batcher: OutputBatcher): Promise<RunResult> {
     const { context, command } = this;
-    const secrets = (command.secret_variables ?? []).map((name) => command.variables?.[name]).filter((v): v is string => typeof v === 'string');
+    const secrets = (command.secret_variables ?? [])
+      .map((name) => command.variables?.[name])
+      .filter((v): v is string => typeof v === 'string');
     const streams = new Map<OutputStream, { decoder: StringDecoder; masker: SecretMasker }>([
       ['stdout', { decoder: new StringDecoder('utf8'), masker: new SecretMasker(secrets) }],
       ['stderr', { decoder: new StringDecoder('utf8'), masker: new SecretMasker(secrets) }],
@@ -189,7 +206,8 @@ export class CommandExecution {
     });
     if (this.stopReason !== undefined) this.process.stop(this.stopReason);
     const result = await this.process.done;
-    for (const [stream, { decoder, masker }] of streams) batcher.append(stream, masker.push(decoder.end()) + masker.end());
+    for (const [stream, { decoder, masker }] of streams)
+      batcher.append(stream, masker.push(decoder.end()) + masker.end());
     if (result.leftovers === true) context.log(`${command.id} left processes behind; they were killed`);
     return result;
   }
@@ -232,8 +250,15 @@ export class CommandExecution {
       ...(result.errorMessage === undefined ? {} : { error_message: result.errorMessage }),
     };
     const suffix = result.errorMessage === undefined ? '' : ` (${result.errorMessage})`;
-    context.log(`finished ${record.id}: exit ${result.exitCode} in ${seconds(completedAt.getTime() - startedAt.getTime())}${suffix}`);
-    const completed: CommandRecord = { ...record, status: 'completed', result: report, updated_at: completedAt.toISOString() };
+    context.log(
+      `finished ${record.id}: exit ${result.exitCode} in ${seconds(completedAt.getTime() - startedAt.getTime())}${suffix}`,
+    );
+    const completed: CommandRecord = {
+      ...record,
+      status: 'completed',
+      result: report,
+      updated_at: completedAt.toISOString(),
+    };
     if (this.gone !== undefined) {
       context.log(`dropped ${record.id}: ${this.gone}`);
       await context.store.save({ ...completed, status: 'reported' }).catch(() => undefined);
@@ -244,6 +269,8 @@ export class CommandExecution {
     } catch (error) {
       context.log(`cannot record the result of ${record.id} (${(error as Error).message})`);
     }
-    await reportCompletion(context, completed).catch((error: unknown) => context.log(`cannot record ${record.id} as reported (${(error as Error).message})`));
+    await reportCompletion(context, completed).catch((error: unknown) =>
+      context.log(`cannot record ${record.id} as reported (${(error as Error).message})`),
+    );
   }
 }

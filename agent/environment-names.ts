@@ -89,7 +89,8 @@ export const variableNameProblem = (name: string): string | undefined => {
   if (exact !== undefined) return `Variable ${name} is not allowed in a command's environment: ${exact}.`;
   if (ALLOWED_DESPITE_PREFIX.includes(upper)) return undefined;
   const prefix = Object.keys(DENIED_VARIABLE_PREFIXES).find((p) => upper.startsWith(p));
-  if (prefix !== undefined) return `Variable ${name} is not allowed in a command's environment: names starting with ${prefix} are refused (${DENIED_VARIABLE_PREFIXES[prefix]}).`;
+  if (prefix !== undefined)
+    return `Variable ${name} is not allowed in a command's environment: names starting with ${prefix} are refused (${DENIED_VARIABLE_PREFIXES[prefix]}).`;
   return undefined;
 };
 
@@ -99,11 +100,18 @@ export const isAllowedVariableName = (name: string): boolean => variableNameProb
 export const REFUSED_EXIT_CODE = 126;
 
 /** The first variable of a command the agent must not put into an environment, with the error to report. */
-export const refusedVariable = (variables: unknown): { readonly name: string; readonly message: string } | undefined => {
+export const refusedVariable = (
+  variables: unknown,
+): { readonly name: string; readonly message: string } | undefined => {
   if (variables === undefined || variables === null) return undefined;
-  if (typeof variables !== 'object' || Array.isArray(variables)) return { name: '(variables)', message: 'Refused to run: the command\'s variables are not an object of name to value' };
+  if (typeof variables !== 'object' || Array.isArray(variables))
+    return {
+      name: '(variables)',
+      message: "Refused to run: the command's variables are not an object of name to value",
+    };
   for (const name of Object.keys(variables)) {
-    if (!isAllowedVariableName(name)) return { name, message: `Refused to run: variable ${name} is not allowed in a command's environment` };
+    if (!isAllowedVariableName(name))
+      return { name, message: `Refused to run: variable ${name} is not allowed in a command's environment` };
   }
   return undefined;
 };

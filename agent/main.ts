@@ -32,7 +32,8 @@ const main = async (): Promise<number> => {
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {
     signals += 1;
-    const line = (message: string) => process.stdout.write(`${new Date().toISOString()} [${options.name}] ${message}\n`);
+    const line = (message: string) =>
+      process.stdout.write(`${new Date().toISOString()} [${options.name}] ${message}\n`);
     if (signals === 1) {
       line(`received ${signal}; stopping (send it again to kill running commands at once)`);
       void agent.stop();

@@ -111,7 +111,7 @@ export const splitUtf8 = (text: string, maxBytes: number): string[] => {
   const pieces: string[] = [];
   let start = 0;
   let bytes = 0;
-  for (let i = 0; i < text.length; ) {
+  for (let i = 0; i < text.length;) {
     const code = text.codePointAt(i)!;
     const width = code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
     const units = code >= 0x10000 ? 2 : 1;
@@ -198,7 +198,10 @@ export class OutputBatcher {
     for (const piece of splitUtf8(data, this.maxChunkBytes).flatMap((p) => splitLines(p, this.maxRequestLines))) {
       const bytes = utf8Bytes(piece);
       const last = this.queue.length > this.inFlight ? this.queue[this.queue.length - 1] : undefined;
-      const merged = last === undefined || last.chunk.stream !== stream || last.bytes + bytes > this.maxChunkBytes ? undefined : lineCount(last.chunk.data + piece);
+      const merged =
+        last === undefined || last.chunk.stream !== stream || last.bytes + bytes > this.maxChunkBytes
+          ? undefined
+          : lineCount(last.chunk.data + piece);
       if (last !== undefined && merged !== undefined && merged <= this.maxRequestLines) {
         last.chunk = { ...last.chunk, data: last.chunk.data + piece };
         last.bytes += bytes;
@@ -244,7 +247,8 @@ export class OutputBatcher {
     this.due = true;
     this.sending ??= this.drain().finally(() => {
       this.sending = undefined;
-      if (this.queue.length > 0 && this.failure === undefined) this.timer ??= setTimeout(() => this.kick(), this.intervalMs);
+      if (this.queue.length > 0 && this.failure === undefined)
+        this.timer ??= setTimeout(() => this.kick(), this.intervalMs);
     });
   }
 
@@ -254,7 +258,10 @@ export class OutputBatcher {
       let bytes = 0;
       let lines = 0;
       let count = 0;
-      const fits = (next: Pending) => bytes + next.bytes <= this.maxRequestBytes && lines + next.lines <= this.maxRequestLines && count < this.maxRequestChunks;
+      const fits = (next: Pending) =>
+        bytes + next.bytes <= this.maxRequestBytes &&
+        lines + next.lines <= this.maxRequestLines &&
+        count < this.maxRequestChunks;
       while (count < this.queue.length && (count === 0 || fits(this.queue[count]!))) {
         bytes += this.queue[count]!.bytes;
         lines += this.queue[count]!.lines;

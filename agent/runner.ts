@@ -128,7 +128,10 @@ const exitCodeOf = (code: number | null, signal: NodeJS.Signals | null): number 
 /** Writes the script and starts it. Never rejects: failures to start are results (127, 126). */
 export const startProcess = async (spec: RunSpec): Promise<RunningProcess> => {
   if (!isInterpreter(spec.interpreter)) {
-    return finished({ exitCode: NOT_FOUND_EXIT_CODE, errorMessage: `Unsupported interpreter '${spec.interpreter}' (sh, bash, node or python3)` });
+    return finished({
+      exitCode: NOT_FOUND_EXIT_CODE,
+      errorMessage: `Unsupported interpreter '${spec.interpreter}' (sh, bash, node or python3)`,
+    });
   }
   const file = SCRIPT_FILES[spec.interpreter];
   try {
@@ -137,14 +140,25 @@ export const startProcess = async (spec: RunSpec): Promise<RunningProcess> => {
     // A package.json without "type": Node treats script.js as CommonJS, or as an ES module when it uses import/export.
     if (spec.interpreter === 'node') await writeFile(join(spec.cwd, 'package.json'), '{}\n', { mode: 0o600 });
   } catch (error) {
-    return finished({ exitCode: CANNOT_RUN_EXIT_CODE, errorMessage: `Could not write the script to ${spec.cwd}: ${(error as Error).message}` });
+    return finished({
+      exitCode: CANNOT_RUN_EXIT_CODE,
+      errorMessage: `Could not write the script to ${spec.cwd}: ${(error as Error).message}`,
+    });
   }
 
   let child;
   try {
-    child = spawn(spec.interpreter, [file], { cwd: spec.cwd, env: spec.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(spec.interpreter, [file], {
+      cwd: spec.cwd,
+      env: spec.env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   } catch (error) {
-    return finished({ exitCode: CANNOT_RUN_EXIT_CODE, errorMessage: `Could not start ${spec.interpreter}: ${(error as Error).message}` });
+    return finished({
+      exitCode: CANNOT_RUN_EXIT_CODE,
+      errorMessage: `Could not start ${spec.interpreter}: ${(error as Error).message}`,
+    });
   }
   const pid = child.pid;
   let stopReason: StopReason | undefined;
@@ -168,7 +182,9 @@ export const startProcess = async (spec: RunSpec): Promise<RunningProcess> => {
       const missing = error.code === 'ENOENT';
       settle({
         exitCode: missing ? NOT_FOUND_EXIT_CODE : CANNOT_RUN_EXIT_CODE,
-        errorMessage: missing ? `The interpreter '${spec.interpreter}' was not found on this host` : `Could not start ${spec.interpreter}: ${error.message}`,
+        errorMessage: missing
+          ? `The interpreter '${spec.interpreter}' was not found on this host`
+          : `Could not start ${spec.interpreter}: ${error.message}`,
       });
     });
     child.once('exit', (code, signal) => {
@@ -201,9 +217,17 @@ export const startProcess = async (spec: RunSpec): Promise<RunningProcess> => {
   };
   if (spec.timeoutSeconds !== null && spec.timeoutSeconds > 0 && pid !== undefined) {
     const seconds = spec.timeoutSeconds;
-    timer = setTimeout(() => stop({ exitCode: TIMEOUT_EXIT_CODE, message: `Timed out after ${seconds} s; the process group was killed` }), seconds * 1000);
+    timer = setTimeout(
+      () =>
+        stop({ exitCode: TIMEOUT_EXIT_CODE, message: `Timed out after ${seconds} s; the process group was killed` }),
+      seconds * 1000,
+    );
   }
   return { pid, done, stop };
 };
 
-const finished = (result: RunResult): RunningProcess => ({ pid: undefined, done: Promise.resolve(result), stop: () => undefined });
+const finished = (result: RunResult): RunningProcess => ({
+  pid: undefined,
+  done: Promise.resolve(result),
+  stop: () => undefined,
+});

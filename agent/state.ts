@@ -68,11 +68,20 @@ export const readState = async (stateDir: string): Promise<AgentState | undefine
   try {
     parsed = JSON.parse(text) as Partial<AgentState>;
   } catch {
-    throw new Error(`The state file ${statePath(stateDir)} is not valid JSON; remove it and enroll again with --enroll TOKEN`);
+    throw new Error(
+      `The state file ${statePath(stateDir)} is not valid JSON; remove it and enroll again with --enroll TOKEN`,
+    );
   }
   const { server, target_id, agent_token, name, enrolled_at } = parsed;
-  if (typeof server !== 'string' || typeof target_id !== 'string' || typeof agent_token !== 'string' || typeof name !== 'string') {
-    throw new Error(`The state file ${statePath(stateDir)} is incomplete; remove it and enroll again with --enroll TOKEN`);
+  if (
+    typeof server !== 'string' ||
+    typeof target_id !== 'string' ||
+    typeof agent_token !== 'string' ||
+    typeof name !== 'string'
+  ) {
+    throw new Error(
+      `The state file ${statePath(stateDir)} is incomplete; remove it and enroll again with --enroll TOKEN`,
+    );
   }
   return { server, target_id, agent_token, name, enrolled_at: typeof enrolled_at === 'string' ? enrolled_at : '' };
 };

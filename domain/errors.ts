@@ -44,7 +44,8 @@ export class ValidationError extends DomainError {
 
   /** MISSING_FIELD when every problem is a missing required field, VALIDATION_ERROR otherwise. */
   constructor(message: string, fields: readonly FieldProblem[] = []) {
-    const code = fields.length > 0 && fields.every((f) => f.code === 'MISSING_FIELD') ? 'MISSING_FIELD' : 'VALIDATION_ERROR';
+    const code =
+      fields.length > 0 && fields.every((f) => f.code === 'MISSING_FIELD') ? 'MISSING_FIELD' : 'VALIDATION_ERROR';
     super(code, message, fields.length > 0 ? { fields } : undefined);
     this.fields = fields;
   }
@@ -66,7 +67,10 @@ export class PayloadTooLargeError extends DomainError {
   readonly kind = 'too_large' as const;
   constructor(limitBytes: number, field = 'body') {
     const message = `The request body is larger than ${limitBytes} bytes.`;
-    super('VALIDATION_ERROR', message, { fields: [{ field, code: 'VALIDATION_ERROR', message }], limit_bytes: limitBytes });
+    super('VALIDATION_ERROR', message, {
+      fields: [{ field, code: 'VALIDATION_ERROR', message }],
+      limit_bytes: limitBytes,
+    });
   }
 }
 

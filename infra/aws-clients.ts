@@ -44,7 +44,9 @@ export const makeSqsClient = (cfg: Pick<Config, 'AWS_REGION'>): SQSClient => {
       try {
         return await next(args);
       } catch (error) {
-        throw new ServiceUnavailableError('The message queue cannot be reached right now.', undefined, { cause: error });
+        throw new ServiceUnavailableError('The message queue cannot be reached right now.', undefined, {
+          cause: error,
+        });
       }
     },
     { step: 'initialize', name: 'deployerQueueErrors' },

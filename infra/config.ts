@@ -6,14 +6,26 @@ const NonEmpty = v.pipe(v.string(), v.trim(), v.minLength(1));
 /** An integer variable with bounds and a default. */
 const Int = (min: number, max: number, fallback: number) =>
   v.optional(
-    v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number'), v.transform(Number), v.minValue(min, `must be at least ${min}`), v.maxValue(max, `must be at most ${max}`)),
+    v.pipe(
+      v.string(),
+      v.regex(/^\d+$/, 'must be a whole number'),
+      v.transform(Number),
+      v.minValue(min, `must be at least ${min}`),
+      v.maxValue(max, `must be at most ${max}`),
+    ),
     String(fallback),
   );
 
 /** A decimal variable with bounds and a default. */
 const Decimal = (min: number, max: number, fallback: number) =>
   v.optional(
-    v.pipe(v.string(), v.regex(/^\d+(\.\d+)?$/, 'must be a number'), v.transform(Number), v.minValue(min, `must be at least ${min}`), v.maxValue(max, `must be at most ${max}`)),
+    v.pipe(
+      v.string(),
+      v.regex(/^\d+(\.\d+)?$/, 'must be a number'),
+      v.transform(Number),
+      v.minValue(min, `must be at least ${min}`),
+      v.maxValue(max, `must be at most ${max}`),
+    ),
     String(fallback),
   );
 
@@ -34,7 +46,10 @@ const Env = v.object({
   /** The service's base URL: the issuer of its tokens. */
   PUBLIC_BASE_URL: v.optional(v.pipe(NonEmpty, v.url('must be a URL')), 'http://localhost:3000'),
   /** Keys that encrypt secrets at rest: `keyId:base64(32 bytes)[,keyId:...]`, the first one active. */
-  ENCRYPTION_KEYS: v.pipe(NonEmpty, v.regex(/^[\w-]+:[A-Za-z0-9+/=_-]+(,[\w-]+:[A-Za-z0-9+/=_-]+)*$/, 'must be keyId:base64key[,keyId:base64key...]')),
+  ENCRYPTION_KEYS: v.pipe(
+    NonEmpty,
+    v.regex(/^[\w-]+:[A-Za-z0-9+/=_-]+(,[\w-]+:[A-Za-z0-9+/=_-]+)*$/, 'must be keyId:base64key[,keyId:base64key...]'),
+  ),
   ACCESS_TOKEN_TTL_SECONDS: Int(60, 86_400, 3600),
   REFRESH_TOKEN_TTL_SECONDS: Int(300, 90 * 86_400, 14 * 86_400),
   TWO_FACTOR_PENDING_TTL_SECONDS: Int(30, 3600, 300),
@@ -104,7 +119,11 @@ export const missingCloudSettings = (env: Readonly<Record<string, string | undef
   const stage = (env['STAGE'] ?? '').trim();
   if (stage === '' || stage === 'local') return [];
   const missing = REQUIRED_IN_CLOUD.filter((name) => (env[name] ?? '').trim() === '');
-  return missing.length === 0 ? [] : [`${missing.join(' and ')} ${missing.length === 1 ? 'is' : 'are'} not set (required outside the local stage, STAGE=${stage})`];
+  return missing.length === 0
+    ? []
+    : [
+        `${missing.join(' and ')} ${missing.length === 1 ? 'is' : 'are'} not set (required outside the local stage, STAGE=${stage})`,
+      ];
 };
 
 let cached: Config | undefined;

@@ -13,14 +13,22 @@ const CORS_EXPOSED_HEADERS = ['x-request-id', 'retry-after', 'x-ratelimit-remain
 const CORS_MAX_AGE_SECONDS = 600;
 
 /** `https://a.example, https://b.example` -> the origins, trimmed, without empty entries or duplicates. */
-const parseOrigins = (value) => [...new Set(String(value ?? '').split(',').map((origin) => origin.trim()).filter((origin) => origin !== ''))];
+const parseOrigins = (value) => [
+  ...new Set(
+    String(value ?? '')
+      .split(',')
+      .map((origin) => origin.trim())
+      .filter((origin) => origin !== ''),
+  ),
+];
 
 /** The httpApi cors block for these origins, or false when there are none (no CORS configuration). */
 const corsFor = (origins) => {
   if (origins.length === 0) return false;
   for (const origin of origins) {
     // API Gateway sends credentials only to origins named exactly: no wildcard, no path.
-    if (!/^https?:\/\/[^/*\s]+$/.test(origin)) throw new Error(`CORS_ORIGINS: ${JSON.stringify(origin)} is not an origin such as https://console.example.com`);
+    if (!/^https?:\/\/[^/*\s]+$/.test(origin))
+      throw new Error(`CORS_ORIGINS: ${JSON.stringify(origin)} is not an origin such as https://console.example.com`);
   }
   return {
     allowedOrigins: origins,
@@ -32,7 +40,8 @@ const corsFor = (origins) => {
   };
 };
 
-const atStage = async (resolveVariable) => ((await resolveVariable('sls:stage')) === 'local' ? [] : parseOrigins(process.env.CORS_ORIGINS));
+const atStage = async (resolveVariable) =>
+  (await resolveVariable('sls:stage')) === 'local' ? [] : parseOrigins(process.env.CORS_ORIGINS);
 
 /** The function URL's cors block: the same origins and headers, GET only. */
 const streamCorsFor = (origins) => {

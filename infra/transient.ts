@@ -14,8 +14,14 @@ const TRANSIENT_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPI
 
 export const isTransientError = (error: unknown): boolean => {
   if (!(error instanceof Error)) return false;
-  const sdk = error as Error & { $retryable?: unknown; $metadata?: { httpStatusCode?: number }; code?: string; CancellationReasons?: { Code?: string }[] };
-  if (sdk.$retryable !== undefined || TRANSIENT_NAMES.has(error.name) || TRANSIENT_CODES.has(sdk.code ?? '')) return true;
+  const sdk = error as Error & {
+    $retryable?: unknown;
+    $metadata?: { httpStatusCode?: number };
+    code?: string;
+    CancellationReasons?: { Code?: string }[];
+  };
+  if (sdk.$retryable !== undefined || TRANSIENT_NAMES.has(error.name) || TRANSIENT_CODES.has(sdk.code ?? ''))
+    return true;
   if ((sdk.$metadata?.httpStatusCode ?? 0) >= 500) return true;
   // A transaction cancelled because another one was writing the same items.
   return (sdk.CancellationReasons ?? []).some((r) => r.Code === 'TransactionConflict' || r.Code === 'ThrottlingError');

@@ -16,17 +16,39 @@ import { LOCAL_CREDENTIALS } from './emulators.js';
 import type { Stack } from './stack.js';
 
 export const LOCAL_AGENTS = [
-  { name: 'local-1', tags: [{ key: 'env', value: 'local' }, { key: 'role', value: 'web' }] },
-  { name: 'local-2', tags: [{ key: 'env', value: 'local' }, { key: 'role', value: 'db' }] },
+  {
+    name: 'local-1',
+    tags: [
+      { key: 'env', value: 'local' },
+      { key: 'role', value: 'web' },
+    ],
+  },
+  {
+    name: 'local-2',
+    tags: [
+      { key: 'env', value: 'local' },
+      { key: 'role', value: 'db' },
+    ],
+  },
 ] as const;
 
 /** A one-hour, single-use enrollment token for a global target with these tags, created without going through the API. */
-export const localEnrollmentToken = async (stack: Pick<Stack, 'dynamoEndpoint' | 'env'>, tags: readonly Tag[] = []): Promise<string> => {
-  const client = new DynamoDBClient({ endpoint: stack.dynamoEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+export const localEnrollmentToken = async (
+  stack: Pick<Stack, 'dynamoEndpoint' | 'env'>,
+  tags: readonly Tag[] = [],
+): Promise<string> => {
+  const client = new DynamoDBClient({
+    endpoint: stack.dynamoEndpoint,
+    region: 'us-east-1',
+    credentials: LOCAL_CREDENTIALS,
+  });
   try {
     const token = `${ENROLLMENT_TOKEN_PREFIX}${randomTokens.random(32)}`;
     const now = new Date();
-    await new DynamoEnrollmentTokenRepository(DynamoDBDocumentClient.from(client), stack.env['TABLE_NAME'] as string).create({
+    await new DynamoEnrollmentTokenRepository(
+      DynamoDBDocumentClient.from(client),
+      stack.env['TABLE_NAME'] as string,
+    ).create({
       id: randomUUID(),
       tokenHash: randomTokens.hash(token),
       tags,
@@ -49,7 +71,11 @@ export const localEnrollmentToken = async (stack: Pick<Stack, 'dynamoEndpoint' |
  * environment (which holds the service's configuration, the encryption keyring among it).
  */
 const commandEnvironment = (): NodeJS.ProcessEnv =>
-  Object.fromEntries(['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'TERM'].flatMap((k) => (process.env[k] === undefined ? [] : [[k, process.env[k]]])));
+  Object.fromEntries(
+    ['PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'TERM'].flatMap((k) =>
+      process.env[k] === undefined ? [] : [[k, process.env[k]]],
+    ),
+  );
 
 export const startLocalAgents = async (
   stack: Pick<Stack, 'baseUrl' | 'dynamoEndpoint' | 'env'>,
@@ -59,7 +85,15 @@ export const startLocalAgents = async (
   return Promise.all(
     LOCAL_AGENTS.map(async (agent) => {
       const enrollToken = await localEnrollmentToken(stack, agent.tags);
-      return startAgent({ server: stack.baseUrl, name: agent.name, tags: [...agent.tags], enrollToken, stateDir: join(dir, agent.name), log, env: commandEnvironment() });
+      return startAgent({
+        server: stack.baseUrl,
+        name: agent.name,
+        tags: [...agent.tags],
+        enrollToken,
+        stateDir: join(dir, agent.name),
+        log,
+        env: commandEnvironment(),
+      });
     }),
   );
 };

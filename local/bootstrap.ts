@@ -38,12 +38,19 @@ export const ensureTables = async (
           BillingMode: 'PAY_PER_REQUEST',
           AttributeDefinitions: [...table.attributeDefinitions],
           KeySchema: [...table.keySchema],
-          ...(table.globalSecondaryIndexes.length > 0 ? { GlobalSecondaryIndexes: [...table.globalSecondaryIndexes] } : {}),
+          ...(table.globalSecondaryIndexes.length > 0
+            ? { GlobalSecondaryIndexes: [...table.globalSecondaryIndexes] }
+            : {}),
         }),
       );
       await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: name });
       if (table.ttlAttribute !== undefined) {
-        await client.send(new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: { AttributeName: table.ttlAttribute, Enabled: true } }));
+        await client.send(
+          new UpdateTimeToLiveCommand({
+            TableName: name,
+            TimeToLiveSpecification: { AttributeName: table.ttlAttribute, Enabled: true },
+          }),
+        );
       }
       continue;
     }
@@ -81,9 +88,14 @@ export const ensureQueues = async (
     }
     const attributes: Record<string, string> = { ...queue.attributes };
     if (queue.deadLetter !== undefined && deadLetter !== undefined) {
-      attributes['RedrivePolicy'] = JSON.stringify({ deadLetterTargetArn: deadLetter.arn, maxReceiveCount: queue.deadLetter.maxReceiveCount });
+      attributes['RedrivePolicy'] = JSON.stringify({
+        deadLetterTargetArn: deadLetter.arn,
+        maxReceiveCount: queue.deadLetter.maxReceiveCount,
+      });
     }
-    const { QueueUrl } = await client.send(new CreateQueueCommand({ QueueName: nameOf(queue), Attributes: attributes }));
+    const { QueueUrl } = await client.send(
+      new CreateQueueCommand({ QueueName: nameOf(queue), Attributes: attributes }),
+    );
     if (QueueUrl === undefined) throw new Error(`queue ${queue.logicalId}: no URL returned`);
     const { Attributes } = await client.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
     created[queue.logicalId] = { url: QueueUrl, arn: Attributes?.['QueueArn'] ?? '' };

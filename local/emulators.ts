@@ -47,15 +47,27 @@ const stopChild = (child: ChildProcess): Promise<void> =>
  * process group, so a Ctrl-C in the terminal (sent to the whole foreground group) does not stop it before the
  * agents and functions that still need it: `npm start` stops it last, itself.
  */
-export const startDynamo = async (options: { port: number; dataDir?: string | undefined; detached?: boolean }): Promise<Emulator> => {
+export const startDynamo = async (options: {
+  port: number;
+  dataDir?: string | undefined;
+  detached?: boolean;
+}): Promise<Emulator> => {
   const path = options.dataDir === undefined ? null : resolve(options.dataDir);
   if (path !== null) await mkdir(path, { recursive: true });
-  const child = spawnDynamo({ port: options.port, path, sharedDb: true, stdio: 'pipe', detached: options.detached ?? false }) as ChildProcess;
+  const child = spawnDynamo({
+    port: options.port,
+    path,
+    sharedDb: true,
+    stdio: 'pipe',
+    detached: options.detached ?? false,
+  }) as ChildProcess;
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const failed = new Promise<never>((_, reject) => {
-    child.once('error', (error: NodeJS.ErrnoException) => reject(error.code === 'ENOENT' ? new JavaMissingError() : error));
+    child.once('error', (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'ENOENT' ? new JavaMissingError() : error),
+    );
     child.once('exit', (code) => reject(new Error(`DynamoDB Local exited with code ${code}:\n${output.trim()}`)));
   });
   failed.catch(() => undefined);

@@ -2,7 +2,14 @@
 // else to serverless-offline; responses are piped through as they arrive, so event streams are not buffered.
 // In the cloud, CloudFront plays this part with the same path patterns (serverless.yml), and API Gateway's
 // `httpApi.cors` answers CORS preflights: here the front does, with the functions' own CORS settings.
-import { createServer, request, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { corsSettings } from '../functions/shared/cors.js';
@@ -18,7 +25,13 @@ export interface Front {
 /** CloudFront path patterns: `*` matches any characters, `/` included. */
 export const patternMatcher = (patterns: readonly string[]): ((path: string) => boolean) => {
   const regexes = patterns.map(
-    (p) => new RegExp(`^${p.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`),
+    (p) =>
+      new RegExp(
+        `^${p
+          .split('*')
+          .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+          .join('.*')}$`,
+      ),
   );
   return (path) => regexes.some((r) => r.test(path));
 };
@@ -29,7 +42,11 @@ const unavailable = (res: ServerResponse, what: string): void => {
   res.end(JSON.stringify({ error: { code: 'SERVICE_UNAVAILABLE', message: `The local ${what} is not answering.` } }));
 };
 
-const ENVELOPE_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
+const ENVELOPE_HEADERS = {
+  'content-type': 'application/json; charset=utf-8',
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+};
 
 /**
  * serverless-offline's answer to a function that ran past its timeout: 200 with `{errorMessage: "[504] - Lambda
@@ -42,9 +59,18 @@ export const timeoutAnswer = (body: string): string | undefined => {
   } catch {
     return undefined;
   }
-  const timedOut = parsed !== null && typeof parsed === 'object' && (parsed.errorType === 'LambdaTimeoutError' || String(parsed.errorMessage ?? '').startsWith('[504]'));
+  const timedOut =
+    parsed !== null &&
+    typeof parsed === 'object' &&
+    (parsed.errorType === 'LambdaTimeoutError' || String(parsed.errorMessage ?? '').startsWith('[504]'));
   if (!timedOut) return undefined;
-  return JSON.stringify({ error: { code: 'SERVICE_UNAVAILABLE', message: 'The function did not answer in time; retry shortly.', details: { source: 'gateway' } } });
+  return JSON.stringify({
+    error: {
+      code: 'SERVICE_UNAVAILABLE',
+      message: 'The function did not answer in time; retry shortly.',
+      details: { source: 'gateway' },
+    },
+  });
 };
 
 /** hapi's Boom answer (`{statusCode, error, message}`) as the service's envelope; undefined for anything else. */
@@ -56,8 +82,17 @@ export const platformAnswer = (status: number, body: string): string | undefined
     return undefined;
   }
   const boom = parsed as { statusCode?: unknown; error?: unknown; message?: unknown };
-  if (typeof boom !== 'object' || boom === null || typeof boom.statusCode !== 'number' || typeof boom.error !== 'string') return undefined;
-  const message = typeof boom.message === 'string' && boom.message !== boom.error ? `${boom.message}.` : 'The request could not be read (its path, query or headers are malformed).';
+  if (
+    typeof boom !== 'object' ||
+    boom === null ||
+    typeof boom.statusCode !== 'number' ||
+    typeof boom.error !== 'string'
+  )
+    return undefined;
+  const message =
+    typeof boom.message === 'string' && boom.message !== boom.error
+      ? `${boom.message}.`
+      : 'The request could not be read (its path, query or headers are malformed).';
   const code = status === 404 ? 'NOT_FOUND' : 'VALIDATION_ERROR';
   return JSON.stringify({ error: { code, message, details: { source: 'gateway' } } });
 };
@@ -70,12 +105,20 @@ const clientError = (error: NodeJS.ErrnoException, socket: import('node:net').So
   const body = JSON.stringify({
     error: {
       code: 'VALIDATION_ERROR',
-      message: tooLarge ? 'The request line and headers are larger than 16 KB.' : 'The request could not be parsed as HTTP.',
+      message: tooLarge
+        ? 'The request line and headers are larger than 16 KB.'
+        : 'The request could not be parsed as HTTP.',
       details: { source: 'gateway' },
     },
   });
   const reason = tooLarge ? 'Request Header Fields Too Large' : 'Bad Request';
-  const head = Object.entries({ ...ENVELOPE_HEADERS, 'content-length': String(Buffer.byteLength(body)), connection: 'close' }).map(([k, v]) => `${k}: ${v}`).join('\r\n');
+  const head = Object.entries({
+    ...ENVELOPE_HEADERS,
+    'content-length': String(Buffer.byteLength(body)),
+    connection: 'close',
+  })
+    .map(([k, v]) => `${k}: ${v}`)
+    .join('\r\n');
   socket.end(`HTTP/1.1 ${status} ${reason}\r\n${head}\r\n\r\n${body}`);
 };
 
@@ -85,17 +128,23 @@ const clientError = (error: NodeJS.ErrnoException, socket: import('node:net').So
  * text, as the gateway does. The handlers never read the request's content type.
  */
 const jsonAsText = (contentType: string | undefined): Record<string, string> =>
-  contentType !== undefined && /^\s*application\/(vnd\.api\+)?json\s*(;|$)/i.test(contentType) ? { 'content-type': 'text/plain; charset=utf-8' } : {};
+  contentType !== undefined && /^\s*application\/(vnd\.api\+)?json\s*(;|$)/i.test(contentType)
+    ? { 'content-type': 'text/plain; charset=utf-8' }
+    : {};
 
 /**
  * serverless-offline answers every request that has an Origin with `Access-Control-Allow-Origin: <that origin>`
  * and credentials, whatever the configuration. The front, like API Gateway in the cloud, lets a browser read an
  * answer only for the configured origins (CORS_ORIGINS): for any other origin the CORS headers are removed.
  */
-const corsFor = (allowed: ReadonlySet<string>, origin: string | undefined) => (headers: IncomingHttpHeaders): IncomingHttpHeaders => {
-  if (origin === undefined || allowed.has(origin.toLowerCase())) return headers;
-  return Object.fromEntries(Object.entries(headers).filter(([name]) => !name.toLowerCase().startsWith('access-control-')));
-};
+const corsFor =
+  (allowed: ReadonlySet<string>, origin: string | undefined) =>
+  (headers: IncomingHttpHeaders): IncomingHttpHeaders => {
+    if (origin === undefined || allowed.has(origin.toLowerCase())) return headers;
+    return Object.fromEntries(
+      Object.entries(headers).filter(([name]) => !name.toLowerCase().startsWith('access-control-')),
+    );
+  };
 
 /** A CORS preflight answered at the edge, as API Gateway's `httpApi.cors` does, by the shell's own CORS middleware. */
 const preflightAt = (origins: readonly string[]) => {
@@ -105,7 +154,9 @@ const preflightAt = (origins: readonly string[]) => {
     cors: corsSettings(origins),
   });
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : (v ?? '')]));
+    const headers = Object.fromEntries(
+      Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : (v ?? '')]),
+    );
     const path = new URL(req.url ?? '/', 'http://local').pathname;
     const event = {
       version: '2.0',
@@ -120,7 +171,13 @@ const preflightAt = (origins: readonly string[]) => {
   };
 };
 
-const forward = (req: IncomingMessage, res: ServerResponse, target: URL, what: string, cors: (h: IncomingHttpHeaders) => IncomingHttpHeaders): void => {
+const forward = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  target: URL,
+  what: string,
+  cors: (h: IncomingHttpHeaders) => IncomingHttpHeaders,
+): void => {
   const remote = req.socket.remoteAddress ?? '127.0.0.1';
   const upstream = request(
     {
@@ -161,7 +218,10 @@ const forward = (req: IncomingMessage, res: ServerResponse, target: URL, what: s
             res.end(bytes);
           } else {
             const headers = timedOut === undefined ? ENVELOPE_HEADERS : { ...ENVELOPE_HEADERS, 'retry-after': '1' };
-            res.writeHead(timedOut === undefined ? status : 503, { ...headers, 'content-length': String(Buffer.byteLength(rewritten)) });
+            res.writeHead(timedOut === undefined ? status : 503, {
+              ...headers,
+              'content-length': String(Buffer.byteLength(rewritten)),
+            });
             res.end(rewritten);
           }
         });
@@ -214,7 +274,10 @@ export const startFront = async (options: {
   const primary = await listen(options.port, '127.0.0.1');
   const { port } = primary.address() as AddressInfo;
   const servers = [primary];
-  await listen(port, '::1').then((s) => servers.push(s), () => undefined);
+  await listen(port, '::1').then(
+    (s) => servers.push(s),
+    () => undefined,
+  );
   return {
     url: `http://localhost:${port}`,
     port,

@@ -13,7 +13,19 @@ interface Entry {
   [key: string]: unknown;
 }
 
-const SKIP = new Set(['level', 'message', 'timestamp', 'service', 'sampling_rate', 'xray_trace_id', 'cold_start', 'function_name', 'function_memory_size', 'function_arn', 'function_request_id']);
+const SKIP = new Set([
+  'level',
+  'message',
+  'timestamp',
+  'service',
+  'sampling_rate',
+  'xray_trace_id',
+  'cold_start',
+  'function_name',
+  'function_memory_size',
+  'function_arn',
+  'function_request_id',
+]);
 
 /** The agents' routine traffic (heartbeats every 15 s, long polls every 20 s) when it succeeds: hidden. */
 const ROUTINE = /^(POST \/api\/v1\/agent\/heartbeat|GET \/api\/v1\/agent\/commands)(\?|$)/;

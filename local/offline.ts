@@ -66,12 +66,14 @@ export const startOffline = async (options: {
       if (!ready) startup.push(line);
       if (ready && (options.verbose || !NOISE.some((n) => n.test(line)))) options.log(line);
       if (line.includes('Server ready')) ready = true;
-      if (!ready && /^(✘ \[ERROR\]|Error:)/.test(line.trim())) failedToStart?.(new Error(`serverless-offline failed to start:\n${startup.join('\n')}`));
+      if (!ready && /^(✘ \[ERROR\]|Error:)/.test(line.trim()))
+        failedToStart?.(new Error(`serverless-offline failed to start:\n${startup.join('\n')}`));
     });
   }
   let failedToStart: ((error: Error) => void) | undefined;
   const exited = new Promise<never>((_, reject) => {
-    failedToStart = (error) => setTimeout(() => reject(new Error(`${error.message}\n${startup.slice(-20).join('\n')}`)), 300);
+    failedToStart = (error) =>
+      setTimeout(() => reject(new Error(`${error.message}\n${startup.slice(-20).join('\n')}`)), 300);
     child.once('exit', (code) => reject(new Error(`serverless-offline exited (code ${code}):\n${startup.join('\n')}`)));
   });
   exited.catch(() => undefined);

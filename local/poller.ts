@@ -40,13 +40,22 @@ const toRecord = (message: Message, queueArn: string): SQSRecord => ({
     SentTimestamp: message.Attributes?.['SentTimestamp'] ?? String(Date.now()),
     SenderId: message.Attributes?.['SenderId'] ?? 'local',
     ApproximateFirstReceiveTimestamp: message.Attributes?.['ApproximateFirstReceiveTimestamp'] ?? String(Date.now()),
-    ...(message.Attributes?.['MessageGroupId'] === undefined ? {} : { MessageGroupId: message.Attributes['MessageGroupId'] }),
-    ...(message.Attributes?.['MessageDeduplicationId'] === undefined ? {} : { MessageDeduplicationId: message.Attributes['MessageDeduplicationId'] }),
+    ...(message.Attributes?.['MessageGroupId'] === undefined
+      ? {}
+      : { MessageGroupId: message.Attributes['MessageGroupId'] }),
+    ...(message.Attributes?.['MessageDeduplicationId'] === undefined
+      ? {}
+      : { MessageDeduplicationId: message.Attributes['MessageDeduplicationId'] }),
   },
   messageAttributes: Object.fromEntries(
     Object.entries(message.MessageAttributes ?? {}).map(([name, value]) => [
       name,
-      { stringValue: value.StringValue, dataType: value.DataType ?? 'String', stringListValues: [], binaryListValues: [] },
+      {
+        stringValue: value.StringValue,
+        dataType: value.DataType ?? 'String',
+        stringListValues: [],
+        binaryListValues: [],
+      },
     ]),
   ),
   md5OfBody: message.MD5OfBody ?? '',
@@ -54,7 +63,6 @@ const toRecord = (message: Message, queueArn: string): SQSRecord => ({
   eventSourceARN: queueArn,
   awsRegion: queueArn.split(':')[3] ?? 'us-east-1',
 });
-
 
 export const startPoller = (options: PollerOptions): Poller => {
   const { sqs, queueUrl } = options;
@@ -113,7 +121,9 @@ export const startPoller = (options: PollerOptions): Poller => {
     try {
       response = await options.handler(event, lambdaContext(options.functionName));
     } catch (error) {
-      log(`${options.functionName}: batch of ${batch.length} failed, messages return after the visibility timeout: ${(error as Error).message}`);
+      log(
+        `${options.functionName}: batch of ${batch.length} failed, messages return after the visibility timeout: ${(error as Error).message}`,
+      );
       return;
     }
     const failed = new Set(

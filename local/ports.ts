@@ -8,7 +8,9 @@ export const freePort = (): Promise<number> =>
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 
@@ -20,7 +22,12 @@ export const portInUse = (port: number, host = '127.0.0.1'): Promise<boolean> =>
     server.listen(port, host, () => server.close(() => resolve(false)));
   });
 
-export const waitFor = async (what: string, check: () => Promise<boolean>, timeoutMs: number, intervalMs = 100): Promise<void> => {
+export const waitFor = async (
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  intervalMs = 100,
+): Promise<void> => {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check().catch(() => false)) return;

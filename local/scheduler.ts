@@ -9,14 +9,22 @@ export interface Schedule {
   stop(): Promise<void>;
 }
 
-export const startSchedule = (options: { functionName: string; handler: ScheduledHandler; intervalMs: number; log?: (line: string) => void }): Schedule => {
+export const startSchedule = (options: {
+  functionName: string;
+  handler: ScheduledHandler;
+  intervalMs: number;
+  log?: (line: string) => void;
+}): Schedule => {
   const log = options.log ?? (() => undefined);
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
   const run = async () => {
     try {
-      await options.handler({ source: 'local.schedule', 'detail-type': 'Scheduled Event', time: new Date().toISOString() }, lambdaContext(options.functionName));
+      await options.handler(
+        { source: 'local.schedule', 'detail-type': 'Scheduled Event', time: new Date().toISOString() },
+        lambdaContext(options.functionName),
+      );
     } catch (error) {
       log(`${options.functionName}: scheduled run failed: ${(error as Error).message}`);
     }

@@ -9,7 +9,10 @@ export const newKeyring = (): string => `local-1:${randomBytes(32).toString('bas
 export const localKeyring = async (dataDir: string | undefined): Promise<string> => {
   if (dataDir === undefined) return newKeyring();
   const file = join(dataDir, 'secrets.json');
-  const existing = await readFile(file, 'utf8').then((t) => JSON.parse(t) as { encryptionKeys?: string }, () => undefined);
+  const existing = await readFile(file, 'utf8').then(
+    (t) => JSON.parse(t) as { encryptionKeys?: string },
+    () => undefined,
+  );
   if (existing?.encryptionKeys) return existing.encryptionKeys;
   const encryptionKeys = newKeyring();
   await mkdir(dirname(file), { recursive: true });

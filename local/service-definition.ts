@@ -99,7 +99,10 @@ const splitHandler = (handler: string): { module: string; exportName: string } =
 
 /** Pure: the resolved framework configuration -> what the local stack needs. */
 export const extractDefinition = (resolved: Cfn): ServiceDefinition => {
-  const resources = ((resolved['resources'] as Cfn | undefined)?.['Resources'] ?? {}) as Record<string, { Type: string; Properties: Cfn }>;
+  const resources = ((resolved['resources'] as Cfn | undefined)?.['Resources'] ?? {}) as Record<
+    string,
+    { Type: string; Properties: Cfn }
+  >;
   const tables: TableDefinition[] = [];
   const queues: QueueDefinition[] = [];
   for (const [logicalId, resource] of Object.entries(resources)) {
@@ -127,7 +130,10 @@ export const extractDefinition = (resolved: Cfn): ServiceDefinition => {
         logicalId,
         name: String(QueueName ?? logicalId),
         attributes,
-        deadLetter: deadLetterId === undefined ? undefined : { logicalId: deadLetterId, maxReceiveCount: Number(RedrivePolicy?.['maxReceiveCount'] ?? 10) },
+        deadLetter:
+          deadLetterId === undefined
+            ? undefined
+            : { logicalId: deadLetterId, maxReceiveCount: Number(RedrivePolicy?.['maxReceiveCount'] ?? 10) },
       });
     }
   }
@@ -143,16 +149,27 @@ export const extractDefinition = (resolved: Cfn): ServiceDefinition => {
     for (const event of (fn['events'] ?? []) as Cfn[]) {
       const httpApi = event['httpApi'] as Cfn | string | undefined;
       if (httpApi !== undefined) {
-        const [method, path] = typeof httpApi === 'string' ? (httpApi === '*' ? ['ANY', '*'] : httpApi.split(' ')) : [String(httpApi['method']), String(httpApi['path'])];
+        const [method, path] =
+          typeof httpApi === 'string'
+            ? httpApi === '*'
+              ? ['ANY', '*']
+              : httpApi.split(' ')
+            : [String(httpApi['method']), String(httpApi['path'])];
         httpEvents.push({ functionName, method: String(method).toUpperCase(), path: String(path) });
       }
       const schedule = event['schedule'] as Cfn | string | undefined;
-      if (schedule !== undefined) schedules.push({ functionName, ...handler, rate: String(typeof schedule === 'string' ? schedule : schedule['rate']) });
+      if (schedule !== undefined)
+        schedules.push({
+          functionName,
+          ...handler,
+          rate: String(typeof schedule === 'string' ? schedule : schedule['rate']),
+        });
       const sqs = event['sqs'] as Cfn | string | undefined;
       if (sqs === undefined) continue;
       const mapping = typeof sqs === 'string' ? { arn: sqs } : sqs;
       const queueLogicalId = logicalIdOf(mapping['arn']);
-      if (queueLogicalId === undefined) throw new Error(`function ${functionName}: an sqs event must reference a queue of this stack with Fn::GetAtt`);
+      if (queueLogicalId === undefined)
+        throw new Error(`function ${functionName}: an sqs event must reference a queue of this stack with Fn::GetAtt`);
       consumers.push({
         functionName,
         ...handler,
@@ -186,12 +203,17 @@ export const loadServiceDefinition = async (): Promise<ServiceDefinition> => {
   if (cached !== undefined) return extractDefinition(JSON.parse(cached) as Cfn);
   // Only the framework's own variables are wanted: clear the ones npm start sets for the handlers.
   const env: NodeJS.ProcessEnv = { ...process.env, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' };
-  for (const key of ['TABLE_NAME', 'DISPATCH_QUEUE_URL', 'ORCHESTRATOR_QUEUE_URL', 'ESBUILD_WORK_FOLDER'] as const) delete env[key];
-  const { stdout } = await promisify(execFile)(process.execPath, [SERVERLESS_BIN, 'print', '--format', 'json', '--stage', 'local'], {
-    cwd: ROOT,
-    env,
-    maxBuffer: 32 * 1024 * 1024,
-  });
+  for (const key of ['TABLE_NAME', 'DISPATCH_QUEUE_URL', 'ORCHESTRATOR_QUEUE_URL', 'ESBUILD_WORK_FOLDER'] as const)
+    delete env[key];
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [SERVERLESS_BIN, 'print', '--format', 'json', '--stage', 'local'],
+    {
+      cwd: ROOT,
+      env,
+      maxBuffer: 32 * 1024 * 1024,
+    },
+  );
   const resolved = JSON.parse(stdout.slice(stdout.indexOf('{'))) as Cfn;
   await mkdir(dirname(cacheFile), { recursive: true });
   await writeFile(cacheFile, JSON.stringify(resolved));

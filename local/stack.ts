@@ -86,7 +86,8 @@ export const handlerEnvironment = (
     const table = definition.tables.find((t) => t.logicalId === ref || t.name === value);
     if (table !== undefined) env[name] = tables[table.logicalId] ?? table.name;
     else if (ref !== undefined && queues[ref] !== undefined) env[name] = queues[ref].url;
-    else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') env[name] = String(value);
+    else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+      env[name] = String(value);
     else throw new Error(`provider.environment.${name}: cannot resolve ${JSON.stringify(value)} locally`);
   }
   return env;
@@ -143,7 +144,11 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
       const dynamoPort = options.dynamoPort ?? (await freePort());
       dynamoEndpoint = `http://127.0.0.1:${dynamoPort}`;
       const dynamoSince = Date.now();
-      dynamoStarting = startDynamo({ port: dynamoPort, dataDir: options.dataDir, detached: options.detachEmulators ?? false }).then((emulator) => {
+      dynamoStarting = startDynamo({
+        port: dynamoPort,
+        dataDir: options.dataDir,
+        detached: options.detachEmulators ?? false,
+      }).then((emulator) => {
         stops.push(() => emulator.stop());
         done('DynamoDB Local', dynamoSince);
         return emulator;
@@ -166,7 +171,10 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
       ENCRYPTION_KEYS: await localKeyring(options.secretsDir),
       ...(options.bootstrapAdmin === undefined
         ? {}
-        : { BOOTSTRAP_ADMIN_EMAIL: options.bootstrapAdmin.email, BOOTSTRAP_ADMIN_PASSWORD: options.bootstrapAdmin.password }),
+        : {
+            BOOTSTRAP_ADMIN_EMAIL: options.bootstrapAdmin.email,
+            BOOTSTRAP_ADMIN_PASSWORD: options.bootstrapAdmin.password,
+          }),
       ...options.env,
     };
     // In-process handlers (pollers, streams, the bootstrap) read the same configuration. They parse it once per
@@ -177,7 +185,13 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     // DynamoDB Local (a JVM) and serverless-offline (esbuild + the framework) start side by side.
     const offlineSince = Date.now();
     const offlineStarting = (async () => {
-      const offline = await startOffline({ httpPort: await freePort(), lambdaPort: await freePort(), env, log, verbose: options.verbose ?? false });
+      const offline = await startOffline({
+        httpPort: await freePort(),
+        lambdaPort: await freePort(),
+        env,
+        log,
+        verbose: options.verbose ?? false,
+      });
       stops.push(() => offline.stop());
       done('HTTP functions (serverless-offline)', offlineSince);
       return offline;
@@ -188,7 +202,11 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     if (offlineStarted.status === 'rejected') throw offlineStarted.reason;
     const dynamo = dynamoStarted.value;
     const offline = offlineStarted.value;
-    const dynamoClient = new DynamoDBClient({ endpoint: dynamoEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+    const dynamoClient = new DynamoDBClient({
+      endpoint: dynamoEndpoint,
+      region: 'us-east-1',
+      credentials: LOCAL_CREDENTIALS,
+    });
     stops.push(async () => dynamoClient.destroy());
     await ensureTables(dynamoClient, definition.tables, (t) => tableNames[t.logicalId] ?? t.name);
     done(`tables (${definition.tables.length})`);
@@ -196,9 +214,12 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     const pollers: Poller[] = [];
     for (const consumer of definition.consumers) {
       const queue = queues[consumer.queueLogicalId];
-      if (queue === undefined) throw new Error(`consumer ${consumer.functionName}: queue ${consumer.queueLogicalId} is not defined`);
+      if (queue === undefined)
+        throw new Error(`consumer ${consumer.functionName}: queue ${consumer.queueLogicalId} is not defined`);
       const handler = await importExport<SqsHandler>(consumer.module, consumer.exportName);
-      pollers.push(startPoller({ ...consumer, sqs: sqsClient, queueUrl: queue.url, queueArn: queue.arn, handler, log }));
+      pollers.push(
+        startPoller({ ...consumer, sqs: sqsClient, queueUrl: queue.url, queueArn: queue.arn, handler, log }),
+      );
     }
     stops.push(async () => void (await Promise.all(pollers.map((p) => p.stop()))));
     // Scheduled functions (the sweep) run on a timer: every SWEEP_INTERVAL_MS (default 60000, the cloud's rate).
@@ -214,7 +235,10 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
       options.streamHandler ??
       (definition.streamFunction === undefined
         ? undefined
-        : await importExport<LocalStreamHandler>(definition.streamFunction.module, definition.streamFunction.exportName));
+        : await importExport<LocalStreamHandler>(
+            definition.streamFunction.module,
+            definition.streamFunction.exportName,
+          ));
     if (streamHandler === undefined) throw new Error('serverless.yml defines no RESPONSE_STREAM function');
     const streams = await startStreamRunner({ handler: streamHandler, log });
     stops.push(() => streams.stop());

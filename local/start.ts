@@ -81,7 +81,10 @@ interface Lock {
 /** One stack per data directory: a second start says who holds it; a dead holder's leftovers are stopped. */
 const acquireLock = async (): Promise<void> => {
   await mkdir(DATA_DIR, { recursive: true });
-  const existing = await readFile(LOCK_FILE, 'utf8').then((t) => JSON.parse(t) as Lock, () => undefined);
+  const existing = await readFile(LOCK_FILE, 'utf8').then(
+    (t) => JSON.parse(t) as Lock,
+    () => undefined,
+  );
   if (existing !== undefined && alive(existing.pid) && existing.pid !== process.pid) {
     fail(
       `deployer is already running (pid ${existing.pid}) at http://localhost:${existing.port}, using ${DATA_DIR}.\n` +
@@ -96,9 +99,11 @@ const acquireLock = async (): Promise<void> => {
 const step = (name: string, ms: number): void => void say(`  ${name.padEnd(44, '.')} ${(ms / 1000).toFixed(1)} s`);
 
 const main = async (): Promise<void> => {
-  if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`PORT must be a port number, not '${values.port ?? process.env['PORT']}'.`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    fail(`PORT must be a port number, not '${values.port ?? process.env['PORT']}'.`);
   if (!inMemory) await acquireLock();
-  if (await portInUse(port)) fail(`Port ${port} is already in use by another program. Free it, or start with PORT=<other port> npm start.`);
+  if (await portInUse(port))
+    fail(`Port ${port} is already in use by another program. Free it, or start with PORT=<other port> npm start.`);
 
   const admin = localBootstrapAdmin();
   const started = Date.now();
@@ -123,7 +128,11 @@ const main = async (): Promise<void> => {
     if (error instanceof JavaMissingError) return fail(error.message);
     return fail(`Could not start: ${(error as Error).message}`);
   }
-  if (!inMemory) await writeFile(LOCK_FILE, JSON.stringify({ pid: process.pid, port: stack.port, children: [...stack.childPids] } satisfies Lock));
+  if (!inMemory)
+    await writeFile(
+      LOCK_FILE,
+      JSON.stringify({ pid: process.pid, port: stack.port, children: [...stack.childPids] } satisfies Lock),
+    );
 
   // The agents keep their state (agent token, command records) beside the data, or in a temporary folder.
   const agentsDir = inMemory ? await mkdtemp(join(tmpdir(), 'deployer-agents-')) : join(DATA_DIR, 'agents');
@@ -137,6 +146,9 @@ const main = async (): Promise<void> => {
   }
 
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  const agentList = LOCAL_AGENTS.map((a) => `${a.name} (${a.tags.map((t) => `${t.key}=${t.value}`).join(', ')})`).join(
+    ', ',
+  );
   say(
     [
       '',
@@ -144,12 +156,13 @@ const main = async (): Promise<void> => {
       '',
       `  API             ${stack.baseUrl}/api/v1   (try: curl ${stack.baseUrl}/api/v1/health)`,
       `  OpenAPI         ${stack.baseUrl}/api/v1/openapi.json`,
-      `  Admin           ${admin.email} / ${admin.password}   (local only: BOOTSTRAP_ADMIN_EMAIL / BOOTSTRAP_ADMIN_PASSWORD${stack.bootstrapAdmin === 'exists' ? '; users already existed, so nothing was created' : ''})`,
+      `  Admin           ${admin.email} / ${admin.password}   (local only: BOOTSTRAP_ADMIN_EMAIL / BOOTSTRAP_ADMIN_PASSWORD` +
+        `${stack.bootstrapAdmin === 'exists' ? '; users already existed, so nothing was created' : ''})`,
       `  Data            ${inMemory ? 'in memory: nothing is kept after Ctrl-C' : `${join(DATA_DIR, 'dynamodb')} (npm start -- --in-memory keeps nothing)`}`,
       `  DynamoDB        ${stack.dynamoEndpoint}${stack.external ? ' (AWS_ENDPOINT_URL)' : ' (DynamoDB Local)'}`,
       `  SQS             ${stack.sqsEndpoint}${stack.external ? ' (AWS_ENDPOINT_URL)' : ' (local-aws-sqs)'}`,
       `  Running         HTTP functions (serverless-offline), stream function, ${Object.keys(stack.queues).length} queues`,
-      `  Agents          ${agents.length === LOCAL_AGENTS.length ? LOCAL_AGENTS.map((a) => `${a.name} (${a.tags.map((t) => `${t.key}=${t.value}`).join(', ')})`).join(', ') : 'not running (see above)'}; work in ${agentsDir}`,
+      `  Agents          ${agents.length === LOCAL_AGENTS.length ? agentList : 'not running (see above)'}; work in ${agentsDir}`,
       '',
       '  Ctrl-C stops everything.',
       '',

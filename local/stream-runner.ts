@@ -7,7 +7,11 @@ import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { LocalResponseStream } from './lambda-streaming.js';
 import { lambdaContext } from './lambda-context.js';
 
-export type LocalStreamHandler = (event: APIGatewayProxyEventV2, stream: never, context: Context) => Promise<void> | void;
+export type LocalStreamHandler = (
+  event: APIGatewayProxyEventV2,
+  stream: never,
+  context: Context,
+) => Promise<void> | void;
 
 const readBody = async (req: IncomingMessage): Promise<Buffer> => {
   const chunks: Buffer[] = [];
@@ -22,7 +26,8 @@ export const toFunctionUrlEvent = (req: IncomingMessage, body: Buffer): APIGatew
     if (value !== undefined && name !== 'cookie') headers[name] = Array.isArray(value) ? value.join(',') : value;
   }
   const query: Record<string, string> = {};
-  for (const [name, value] of url.searchParams) query[name] = query[name] === undefined ? value : `${query[name]},${value}`;
+  for (const [name, value] of url.searchParams)
+    query[name] = query[name] === undefined ? value : `${query[name]},${value}`;
   const now = new Date();
   const forwardedFor = headers['x-forwarded-for']?.split(',')[0]?.trim();
   return {
@@ -30,7 +35,10 @@ export const toFunctionUrlEvent = (req: IncomingMessage, body: Buffer): APIGatew
     routeKey: '$default',
     rawPath: url.pathname,
     rawQueryString: url.search.slice(1),
-    cookies: req.headers.cookie?.split(';').map((c) => c.trim()).filter(Boolean),
+    cookies: req.headers.cookie
+      ?.split(';')
+      .map((c) => c.trim())
+      .filter(Boolean),
     headers,
     queryStringParameters: Object.keys(query).length > 0 ? query : undefined,
     requestContext: {
@@ -56,7 +64,6 @@ export const toFunctionUrlEvent = (req: IncomingMessage, body: Buffer): APIGatew
   };
 };
 
-
 export interface StreamRunner {
   readonly url: string;
   stop(): Promise<void>;
@@ -75,7 +82,11 @@ export const startStreamRunner = async (options: {
       res.socket?.setNoDelay(true);
       const stream = new LocalResponseStream(res);
       try {
-        await options.handler(toFunctionUrlEvent(req, body), stream as never, lambdaContext(options.functionName ?? 'stream'));
+        await options.handler(
+          toFunctionUrlEvent(req, body),
+          stream as never,
+          lambdaContext(options.functionName ?? 'stream'),
+        );
       } catch (error) {
         if (!res.headersSent) {
           res.writeHead(502, { 'content-type': 'application/json' });
@@ -83,7 +94,8 @@ export const startStreamRunner = async (options: {
         } else if (!res.writableEnded) {
           res.destroy();
         }
-        if ((error as Error).message !== 'client disconnected') log(`stream function failed: ${(error as Error).stack ?? String(error)}`);
+        if ((error as Error).message !== 'client disconnected')
+          log(`stream function failed: ${(error as Error).stack ?? String(error)}`);
       }
       if (!res.writableEnded && !res.destroyed) res.end();
     })();

@@ -63,27 +63,47 @@ const weight = (version: ActionVersion): number => bytes(JSON.stringify(versionV
 
 const versionNumber = (text: string, field: string): string => {
   const version = normalizeVersion(text);
-  if (version === undefined) throw ValidationError.field(field, `'${text}' is not a semantic version (for example 1.2.0).`);
+  if (version === undefined)
+    throw ValidationError.field(field, `'${text}' is not a semantic version (for example 1.2.0).`);
   return version;
 };
 
 const variablesOf = (inputs: readonly VariableInput[] | undefined): ActionVariable[] =>
-  (inputs ?? []).map((v) => ({ name: v.name, description: v.description ?? null, required: v.required ?? false, default: v.default ?? null, secret: v.secret ?? false }));
+  (inputs ?? []).map((v) => ({
+    name: v.name,
+    description: v.description ?? null,
+    required: v.required ?? false,
+    default: v.default ?? null,
+    secret: v.secret ?? false,
+  }));
 
 /** The rules valibot cannot see: sizes in bytes, unique variable names, no stored secrets. */
 const checkVersion = (version: ActionVersion, prefix: string): void => {
-  const problem = (field: string, message: string): FieldProblem => ({ field: `${prefix}${field}`, code: 'VALIDATION_ERROR', message });
+  const problem = (field: string, message: string): FieldProblem => ({
+    field: `${prefix}${field}`,
+    code: 'VALIDATION_ERROR',
+    message,
+  });
   const problems: FieldProblem[] = [];
   if (version.script.trim() === '') problems.push(problem('script', 'The script must not be empty.'));
   if (bytes(version.script) > MAX_SCRIPT_BYTES) problems.push(problem('script', 'A script holds at most 64 KiB.'));
-  if (version.rollbackScript !== null && bytes(version.rollbackScript) > MAX_SCRIPT_BYTES) problems.push(problem('rollback_script', 'A rollback script holds at most 64 KiB.'));
+  if (version.rollbackScript !== null && bytes(version.rollbackScript) > MAX_SCRIPT_BYTES)
+    problems.push(problem('rollback_script', 'A rollback script holds at most 64 KiB.'));
   const timeout = version.timeoutSeconds;
-  if (timeout !== null && (!Number.isInteger(timeout) || timeout < 1 || timeout > 86_400)) problems.push(problem('timeout_seconds', 'Must be an integer from 1 to 86400.'));
+  if (timeout !== null && (!Number.isInteger(timeout) || timeout < 1 || timeout > 86_400))
+    problems.push(problem('timeout_seconds', 'Must be an integer from 1 to 86400.'));
   version.variables.forEach((variable, index) => {
     const nameProblem = variableNameProblem(variable.name);
     if (nameProblem !== undefined) problems.push(problem(`variables.${index}.name`, nameProblem));
-    else if (version.variables.findIndex((other) => other.name === variable.name) !== index) problems.push(problem(`variables.${index}.name`, `Variable ${variable.name} is declared twice.`));
-    if (variable.secret && variable.default !== null) problems.push(problem(`variables.${index}.default`, 'A secret variable cannot have a stored default: give its value when deploying.'));
+    else if (version.variables.findIndex((other) => other.name === variable.name) !== index)
+      problems.push(problem(`variables.${index}.name`, `Variable ${variable.name} is declared twice.`));
+    if (variable.secret && variable.default !== null)
+      problems.push(
+        problem(
+          `variables.${index}.default`,
+          'A secret variable cannot have a stored default: give its value when deploying.',
+        ),
+      );
   });
   if (problems.length > 0) throw new ValidationError('Invalid action version.', problems);
 };
@@ -91,7 +111,10 @@ const checkVersion = (version: ActionVersion, prefix: string): void => {
 const checkBudget = (versions: readonly ActionVersion[], field: string): void => {
   const total = versions.reduce((sum, v) => sum + weight(v), 0);
   if (total > MAX_ACTION_BYTES) {
-    throw ValidationError.field(field, `The versions of one action hold at most 4 MiB together (this would make ${(total / 1024 / 1024).toFixed(1)} MiB): delete old versions first.`);
+    throw ValidationError.field(
+      field,
+      `The versions of one action hold at most 4 MiB together (this would make ${(total / 1024 / 1024).toFixed(1)} MiB): delete old versions first.`,
+    );
   }
 };
 
@@ -121,11 +144,21 @@ const taken = (found: ActionWithVersions, version: string): ConflictError =>
   new ConflictError(`Version ${version} of action '${found.action.slug}' already exists.`, { field: 'version' });
 
 /** 409 when removing `removed` (leaving `remaining`) would leave a sequence step with no satisfying version. */
-const checkStillSatisfied = async (deps: CatalogDeps, action: Action, removed: ActionVersion, remaining: readonly ActionVersion[]): Promise<void> => {
+const checkStillSatisfied = async (
+  deps: CatalogDeps,
+  action: Action,
+  removed: ActionVersion,
+  remaining: readonly ActionVersion[],
+): Promise<void> => {
   const broken = (await deps.sequences.listUsingAction(action.id)).flatMap((sequence) =>
     sequence.steps
       .filter((step) => step.actionId === action.id && pickVersion(remaining, step.versionRequirement) === undefined)
-      .map((step) => ({ sequence_id: sequence.id, sequence_name: sequence.name, order: step.order, version_requirement: step.versionRequirement })),
+      .map((step) => ({
+        sequence_id: sequence.id,
+        sequence_name: sequence.name,
+        order: step.order,
+        version_requirement: step.versionRequirement,
+      })),
   );
   const first = broken[0];
   if (first !== undefined) {
@@ -136,7 +169,14 @@ const checkStillSatisfied = async (deps: CatalogDeps, action: Action, removed: A
   }
 };
 
-const newVersion = async (deps: CatalogDeps, caller: Caller, actionId: string, input: NewVersionInput, number: string, now: string): Promise<ActionVersion> => ({
+const newVersion = async (
+  deps: CatalogDeps,
+  caller: Caller,
+  actionId: string,
+  input: NewVersionInput,
+  number: string,
+  now: string,
+): Promise<ActionVersion> => ({
   id: (await deps.ids.next('action_version')).id,
   actionId,
   version: number,
@@ -204,14 +244,18 @@ export const deleteAction = async (deps: CatalogDeps, caller: Caller, id: string
     assertCanChange(caller, found.action, 'action');
     if (found.action.refCount > 0) {
       const users = await deps.sequences.listUsingAction(found.action.id);
-      throw new ConflictError(`Action '${found.action.slug}' is used by ${users.length || found.action.refCount} sequence(s): remove it from them first.`, {
-        sequences: users.map((s) => ({ id: s.id, name: s.name })),
-      });
+      throw new ConflictError(
+        `Action '${found.action.slug}' is used by ${users.length || found.action.refCount} sequence(s): remove it from them first.`,
+        {
+          sequences: users.map((s) => ({ id: s.id, name: s.name })),
+        },
+      );
     }
     await deps.actions.delete(found.action, found.versions);
   });
 
-export const listVersions = async (deps: CatalogDeps, caller: Caller, id: string) => (await findVisible(deps, caller, id)).versions.map(versionView);
+export const listVersions = async (deps: CatalogDeps, caller: Caller, id: string) =>
+  (await findVisible(deps, caller, id)).versions.map(versionView);
 
 export const getVersion = async (deps: CatalogDeps, caller: Caller, id: string, version: string) =>
   versionView(findVersion(await findVisible(deps, caller, id), version));
@@ -227,11 +271,20 @@ export const createVersion = async (deps: CatalogDeps, caller: Caller, id: strin
     checkVersion(version, '');
     const versions = [...found.versions, version];
     checkBudget(versions, 'script');
-    await deps.actions.changeVersions(found.action, withVersions(found.action, versions, now), { kind: 'create', version });
+    await deps.actions.changeVersions(found.action, withVersions(found.action, versions, now), {
+      kind: 'create',
+      version,
+    });
     return versionView(version);
   });
 
-export const updateVersion = async (deps: CatalogDeps, caller: Caller, id: string, versionText: string, patch: VersionPatch) =>
+export const updateVersion = async (
+  deps: CatalogDeps,
+  caller: Caller,
+  id: string,
+  versionText: string,
+  patch: VersionPatch,
+) =>
   retrying(async () => {
     const found = await findVisible(deps, caller, id);
     assertCanChange(caller, found.action, 'action');
@@ -253,19 +306,35 @@ export const updateVersion = async (deps: CatalogDeps, caller: Caller, id: strin
     checkBudget(versions, 'script');
     if (number !== current.version) await checkStillSatisfied(deps, found.action, current, versions);
     const now = deps.clock.now().toISOString();
-    await deps.actions.changeVersions(found.action, withVersions(found.action, versions, now), { kind: 'replace', previous: current, next });
+    await deps.actions.changeVersions(found.action, withVersions(found.action, versions, now), {
+      kind: 'replace',
+      previous: current,
+      next,
+    });
     return versionView(next);
   });
 
-export const deleteVersion = async (deps: CatalogDeps, caller: Caller, id: string, versionText: string): Promise<void> =>
+export const deleteVersion = async (
+  deps: CatalogDeps,
+  caller: Caller,
+  id: string,
+  versionText: string,
+): Promise<void> =>
   retrying(async () => {
     const found = await findVisible(deps, caller, id);
     assertCanChange(caller, found.action, 'action');
     const current = findVersion(found, versionText);
     if (found.versions.length === 1) {
-      throw ValidationError.field('version', `${current.version} is the last version of action '${found.action.slug}': an action keeps at least one version (delete the action instead).`);
+      throw ValidationError.field(
+        'version',
+        `${current.version} is the last version of action '${found.action.slug}': an action keeps at least one version (delete the action instead).`,
+      );
     }
     const remaining = found.versions.filter((v) => v !== current);
     await checkStillSatisfied(deps, found.action, current, remaining);
-    await deps.actions.changeVersions(found.action, withVersions(found.action, remaining, deps.clock.now().toISOString()), { kind: 'delete', version: current });
+    await deps.actions.changeVersions(
+      found.action,
+      withVersions(found.action, remaining, deps.clock.now().toISOString()),
+      { kind: 'delete', version: current },
+    );
   });

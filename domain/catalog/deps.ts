@@ -37,7 +37,12 @@ export const retrying = async <T>(change: () => Promise<T>): Promise<T> => {
  * or null for global, answers 403); a global caller may name an existing tenant by id or short id (400 when
  * unknown) or leave it global.
  */
-export const ownerTenant = async (deps: Pick<CatalogDeps, 'tenants'>, caller: Caller, requested: string | null | undefined, what: string): Promise<string | null> => {
+export const ownerTenant = async (
+  deps: Pick<CatalogDeps, 'tenants'>,
+  caller: Caller,
+  requested: string | null | undefined,
+  what: string,
+): Promise<string | null> => {
   if (caller.tenantId !== null) {
     if (requested === undefined || requested === caller.tenantId) return caller.tenantId;
     const named = requested === null ? undefined : await deps.tenants.findTenant(requested);
@@ -58,27 +63,51 @@ export const assertCanChange = (caller: Caller, record: { readonly tenantId: str
 };
 
 /** Whether a record of `owner` (null: global) may use a record of `used.tenantId`: global ones, or its own tenant's. */
-export const mayUse = (owner: string | null, used: { readonly tenantId: string | null }): boolean => used.tenantId === null || used.tenantId === owner;
+export const mayUse = (owner: string | null, used: { readonly tenantId: string | null }): boolean =>
+  used.tenantId === null || used.tenantId === owner;
 
 /**
  * The list filter: a tenant-scoped caller sees its tenant's records and global ones; a global caller sees
  * everything, or with `tenant_id` what that tenant sees (its records and global ones).
  */
-export const listedFor = (caller: Caller, tenantFilter: string | undefined) => (record: { readonly tenantId: string | null }): boolean => {
-  const tenant = caller.tenantId ?? tenantFilter;
-  return tenant === undefined || record.tenantId === null || record.tenantId === tenant;
-};
+export const listedFor =
+  (caller: Caller, tenantFilter: string | undefined) =>
+  (record: { readonly tenantId: string | null }): boolean => {
+    const tenant = caller.tenantId ?? tenantFilter;
+    return tenant === undefined || record.tenantId === null || record.tenantId === tenant;
+  };
 
 /** Orders of the items of a list: all given (a permutation of 1..n) or none (array positions). */
 export const ordersOf = (items: readonly { readonly order?: number | undefined }[], field: string): number[] => {
   const given = items.filter((i) => i.order !== undefined).length;
   if (given === 0) return items.map((_, index) => index + 1);
   const problems = items.flatMap((item, index) => {
-    if (item.order === undefined) return [{ field: `${field}.${index}.order`, code: 'VALIDATION_ERROR' as const, message: 'Give every order or none (none: array positions).' }];
+    if (item.order === undefined)
+      return [
+        {
+          field: `${field}.${index}.order`,
+          code: 'VALIDATION_ERROR' as const,
+          message: 'Give every order or none (none: array positions).',
+        },
+      ];
     const out = !Number.isInteger(item.order) || item.order < 1 || item.order > items.length;
     const twice = items.findIndex((other) => other.order === item.order) !== index;
-    if (out) return [{ field: `${field}.${index}.order`, code: 'VALIDATION_ERROR' as const, message: `Orders must be 1 to ${items.length}.` }];
-    if (twice) return [{ field: `${field}.${index}.order`, code: 'VALIDATION_ERROR' as const, message: `Order ${item.order} is used twice.` }];
+    if (out)
+      return [
+        {
+          field: `${field}.${index}.order`,
+          code: 'VALIDATION_ERROR' as const,
+          message: `Orders must be 1 to ${items.length}.`,
+        },
+      ];
+    if (twice)
+      return [
+        {
+          field: `${field}.${index}.order`,
+          code: 'VALIDATION_ERROR' as const,
+          message: `Order ${item.order} is used twice.`,
+        },
+      ];
     return [];
   });
   if (problems.length > 0) throw new ValidationError('Invalid orders.', problems);
@@ -91,14 +120,24 @@ interface OwnedRecord {
 }
 
 /** The record by UUID or short id when the caller may see it; NotFoundError (as `what`) otherwise. */
-export const findVisible = async <T extends OwnedRecord>(find: (id: string) => Promise<T | undefined>, caller: Caller, id: string, what: string): Promise<T> => {
+export const findVisible = async <T extends OwnedRecord>(
+  find: (id: string) => Promise<T | undefined>,
+  caller: Caller,
+  id: string,
+  what: string,
+): Promise<T> => {
   const record = await find(id);
   if (record === undefined || !isVisibleTo(caller.tenantId, record)) throw new NotFoundError(what, id);
   return record;
 };
 
 /** One page of the records the caller lists (see listedFor), as views. */
-export const listPage = <T extends OwnedRecord, V>(records: readonly T[], caller: Caller, query: PageRequest & { readonly tenant_id?: string | undefined }, view: (record: T) => V) => {
+export const listPage = <T extends OwnedRecord, V>(
+  records: readonly T[],
+  caller: Caller,
+  query: PageRequest & { readonly tenant_id?: string | undefined },
+  view: (record: T) => V,
+) => {
   const page = pageOf(records.filter(listedFor(caller, query.tenant_id)), query);
   return { data: page.data.map(view), meta: page.meta };
 };
@@ -110,7 +149,13 @@ interface RecordCommand {
 }
 
 /** The fields every new versioned record starts with: revision 1, no references, created now. */
-export const newRecord = (ids: { readonly id: string; readonly shortId: string }, command: RecordCommand & { readonly name: string }, version: string, tenantId: string | null, now: string) => ({
+export const newRecord = (
+  ids: { readonly id: string; readonly shortId: string },
+  command: RecordCommand & { readonly name: string },
+  version: string,
+  tenantId: string | null,
+  now: string,
+) => ({
   id: ids.id,
   shortId: ids.shortId,
   name: command.name,
@@ -124,7 +169,12 @@ export const newRecord = (ids: { readonly id: string; readonly shortId: string }
 });
 
 /** The fields an update moves on a versioned record: the given name and description, the version, the next revision. */
-export const revisedRecord = (record: { readonly name: string; readonly description: string | null; readonly revision: number }, command: RecordCommand, version: string, now: string) => ({
+export const revisedRecord = (
+  record: { readonly name: string; readonly description: string | null; readonly revision: number },
+  command: RecordCommand,
+  version: string,
+  now: string,
+) => ({
   name: command.name ?? record.name,
   description: command.description === undefined ? record.description : command.description,
   version,

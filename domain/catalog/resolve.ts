@@ -22,7 +22,10 @@ export const newestFirst = <V extends { readonly version: string }>(versions: re
  * The version a deployment runs: the newest satisfying `requirement`, or the newest of all when there is none.
  * Undefined when nothing satisfies it (or the range is not valid).
  */
-export const pickVersion = <V extends { readonly version: string }>(versions: readonly V[], requirement?: string | null): V | undefined => {
+export const pickVersion = <V extends { readonly version: string }>(
+  versions: readonly V[],
+  requirement?: string | null,
+): V | undefined => {
   if (requirement === undefined || requirement === null || requirement.trim() === '') return newestFirst(versions)[0];
   if (!isVersionRange(requirement)) return undefined;
   const best = semver.maxSatisfying(
@@ -37,11 +40,20 @@ export const isVisibleTo = (tenantId: string | null, record: { readonly tenantId
   tenantId === null || record.tenantId === null || record.tenantId === tenantId;
 
 /** The action with its versions newest first, by UUID or short id; undefined when missing. */
-export const findActionWithVersions = async (actions: Pick<ActionRepository, 'find'>, idOrShortId: string): Promise<ActionWithVersions | undefined> => {
+export const findActionWithVersions = async (
+  actions: Pick<ActionRepository, 'find'>,
+  idOrShortId: string,
+): Promise<ActionWithVersions | undefined> => {
   const found = await actions.find(idOrShortId);
   return found === undefined ? undefined : { action: found.action, versions: newestFirst(found.versions) };
 };
 
-export const findSequence = async (sequences: Pick<SequenceRepository, 'find'>, idOrShortId: string): Promise<Sequence | undefined> => sequences.find(idOrShortId);
+export const findSequence = async (
+  sequences: Pick<SequenceRepository, 'find'>,
+  idOrShortId: string,
+): Promise<Sequence | undefined> => sequences.find(idOrShortId);
 
-export const findSolution = async (solutions: Pick<SolutionRepository, 'find'>, idOrShortId: string): Promise<Solution | undefined> => solutions.find(idOrShortId);
+export const findSolution = async (
+  solutions: Pick<SolutionRepository, 'find'>,
+  idOrShortId: string,
+): Promise<Solution | undefined> => solutions.find(idOrShortId);

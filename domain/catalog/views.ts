@@ -9,7 +9,13 @@ export const versionView = (version: ActionVersion) => ({
   interpreter: version.interpreter,
   rollback_script: version.rollbackScript,
   timeout_seconds: version.timeoutSeconds,
-  variables: version.variables.map((v) => ({ name: v.name, description: v.description, required: v.required, default: v.default, secret: v.secret })),
+  variables: version.variables.map((v) => ({
+    name: v.name,
+    description: v.description,
+    required: v.required,
+    default: v.default,
+    secret: v.secret,
+  })),
   changelog: version.changelog,
   created_at: version.createdAt,
   created_by: version.createdBy,
@@ -28,7 +34,10 @@ export const actionView = (action: Action) => ({
 });
 
 /** `versions` newest first. */
-export const actionDetail = (action: Action, versions: readonly ActionVersion[]) => ({ ...actionView(action), versions: versions.map(versionView) });
+export const actionDetail = (action: Action, versions: readonly ActionVersion[]) => ({
+  ...actionView(action),
+  versions: versions.map(versionView),
+});
 
 export const sequenceView = (sequence: Sequence) => ({
   id: sequence.id,
@@ -37,7 +46,11 @@ export const sequenceView = (sequence: Sequence) => ({
   description: sequence.description,
   version: sequence.version,
   tenant_id: sequence.tenantId,
-  steps: sequence.steps.map((s) => ({ order: s.order, action_id: s.actionId, version_requirement: s.versionRequirement })),
+  steps: sequence.steps.map((s) => ({
+    order: s.order,
+    action_id: s.actionId,
+    version_requirement: s.versionRequirement,
+  })),
   created_at: sequence.createdAt,
   updated_at: sequence.updatedAt,
 });

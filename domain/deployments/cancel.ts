@@ -22,20 +22,30 @@ export interface CancelDeps {
   readonly events?: DeploymentEventStore;
 }
 
-export const visibleDeployment = async (deps: Pick<CancelDeps, 'deployments'>, caller: Caller, id: string): Promise<Deployment> => {
+export const visibleDeployment = async (
+  deps: Pick<CancelDeps, 'deployments'>,
+  caller: Caller,
+  id: string,
+): Promise<Deployment> => {
   const deployment = await deps.deployments.find(id);
-  if (deployment === undefined || (caller.tenantId !== null && deployment.tenantId !== caller.tenantId)) throw new NotFoundError('Deployment', id);
+  if (deployment === undefined || (caller.tenantId !== null && deployment.tenantId !== caller.tenantId))
+    throw new NotFoundError('Deployment', id);
   return deployment;
 };
 
 const cancelledStep = (step: PlanStep, at: string): PlanStep =>
-  step.state === 'pending' || step.state === 'running' ? { ...step, state: 'cancelled', completedAt: step.state === 'running' ? at : step.completedAt } : step;
+  step.state === 'pending' || step.state === 'running'
+    ? { ...step, state: 'cancelled', completedAt: step.state === 'running' ? at : step.completedAt }
+    : step;
 
 export const cancelDeployment = async (deps: CancelDeps, caller: Caller, id: string, reason: string | undefined) => {
   for (let attempt = 0; attempt < 3; attempt += 1) {
     const deployment = await visibleDeployment(deps, caller, id);
     if (TERMINAL_STATES.has(deployment.state)) {
-      throw new ConflictError(`The deployment is already ${deployment.state}; only a deployment that has not finished can be cancelled.`, { state: deployment.state });
+      throw new ConflictError(
+        `The deployment is already ${deployment.state}; only a deployment that has not finished can be cancelled.`,
+        { state: deployment.state },
+      );
     }
     const now = deps.clock.now();
     const at = now.toISOString();

@@ -18,12 +18,16 @@ export interface CommandResultsDeps {
 
 /** `completed` (exit 0), `failed` (another exit code), else the command's own status (queued, delivered, cancelled). */
 const statusOf = (command: Command): string => {
-  if (command.status !== 'completed' || command.result === null) return command.status === 'delivered' ? 'running' : command.status;
+  if (command.status !== 'completed' || command.result === null)
+    return command.status === 'delivered' ? 'running' : command.status;
   return command.result.exitCode === 0 ? 'completed' : 'failed';
 };
 
 const tail = (chunks: readonly StoredChunk[], stream: 'stdout' | 'stderr'): string | undefined => {
-  const text = chunks.filter((c) => c.stream === stream).map((c) => c.data).join('');
+  const text = chunks
+    .filter((c) => c.stream === stream)
+    .map((c) => c.data)
+    .join('');
   return text === '' ? undefined : text.slice(-TAIL_CHARS);
 };
 
@@ -38,7 +42,12 @@ export const commandResults = async (deps: CommandResultsDeps, caller: Caller, i
       const startedAt = command.result?.startedAt ?? command.deliveredAt;
       const completedAt = command.result?.completedAt ?? null;
       const optional = {
-        ...(step === undefined ? {} : { target_name: step.targetName, action_name: step.rollbackOf === undefined ? step.actionName : `${step.actionName} (rollback)` }),
+        ...(step === undefined
+          ? {}
+          : {
+              target_name: step.targetName,
+              action_name: step.rollbackOf === undefined ? step.actionName : `${step.actionName} (rollback)`,
+            }),
         ...(command.result === null ? {} : { exit_code: command.result.exitCode }),
         ...(tail(chunks, 'stdout') === undefined ? {} : { stdout_tail: tail(chunks, 'stdout') }),
         ...(tail(chunks, 'stderr') === undefined ? {} : { stderr_tail: tail(chunks, 'stderr') }),
@@ -50,7 +59,8 @@ export const commandResults = async (deps: CommandResultsDeps, caller: Caller, i
         status: statusOf(command),
         started_at: startedAt === null ? null : offsetTime(startedAt),
         completed_at: completedAt === null ? null : offsetTime(completedAt),
-        duration_ms: startedAt !== null && completedAt !== null ? Date.parse(completedAt) - Date.parse(startedAt) : null,
+        duration_ms:
+          startedAt !== null && completedAt !== null ? Date.parse(completedAt) - Date.parse(startedAt) : null,
         ...optional,
       };
     }),

@@ -31,22 +31,41 @@ export type CreateAnswer =
   | { readonly kind: 'dry_run'; readonly body: Record<string, unknown> }
   | { readonly kind: 'started' | 'queued'; readonly outcome: StartOutcome };
 
-const resolveChecked = async (deps: CreateDeps, caller: Caller, command: CreateDeploymentCommand, sourceDeploymentId: string | null, options: ResolveOptions = {}) => {
+const resolveChecked = async (
+  deps: CreateDeps,
+  caller: Caller,
+  command: CreateDeploymentCommand,
+  sourceDeploymentId: string | null,
+  options: ResolveOptions = {},
+) => {
   const resolved = await resolveDeployment(deps.plan, caller, command, options);
   const freezeOverride = checkFreezes(resolved, caller, command);
   const steps = resolved.draft.plan.steps.length;
   if (steps > MAX_PLAN_STEPS) {
-    throw ValidationError.field('target_ids', `The plan has ${steps} steps (targets x actions); at most ${MAX_PLAN_STEPS} fit one deployment. Split it.`);
+    throw ValidationError.field(
+      'target_ids',
+      `The plan has ${steps} steps (targets x actions); at most ${MAX_PLAN_STEPS} fit one deployment. Split it.`,
+    );
   }
   return { ...resolved, draft: { ...resolved.draft, freezeOverride, sourceDeploymentId } };
 };
 
-export const createDeployment = async (deps: CreateDeps, caller: Caller, command: CreateDeploymentCommand): Promise<CreateAnswer> => {
+export const createDeployment = async (
+  deps: CreateDeps,
+  caller: Caller,
+  command: CreateDeploymentCommand,
+): Promise<CreateAnswer> => {
   const resolved = await resolveChecked(deps, caller, command, null);
   if (command.dry_run === true) {
     return {
       kind: 'dry_run',
-      body: { dry_run: true, valid: true, plan: planView(resolved.draft.plan), warnings: [...resolved.warnings], target_summary: resolved.targetSummary },
+      body: {
+        dry_run: true,
+        valid: true,
+        plan: planView(resolved.draft.plan),
+        warnings: [...resolved.warnings],
+        target_summary: resolved.targetSummary,
+      },
     };
   }
   const outcome = await startOrQueue(deps, resolved.draft);
@@ -70,11 +89,18 @@ export const createAnswerBody = (outcome: StartOutcome, options: { plan: boolean
       };
 
 /** Redeploy: the original's source and configuration with the overrides; a new deployment (or a queued request). */
-export const redeployDeployment = async (deps: CreateDeps, caller: Caller, id: string, overrides: RedeployOverrides): Promise<StartOutcome> => {
+export const redeployDeployment = async (
+  deps: CreateDeps,
+  caller: Caller,
+  id: string,
+  overrides: RedeployOverrides,
+): Promise<StartOutcome> => {
   const original = await visibleDeployment(deps, caller, id);
   const reuse = checkSecretReuse(caller, original, overrides);
   const command = mergeRedeploy(deps.plan.cipher, original, overrides, reuse);
-  const resolved = await resolveChecked(deps, caller, command, original.id, { inherited: inheritedVariables(original, overrides) });
+  const resolved = await resolveChecked(deps, caller, command, original.id, {
+    inherited: inheritedVariables(original, overrides),
+  });
   const plan = resolved.draft.plan;
   const notes = [replannedNote(original, plan), ...(plan.warnings ?? [])];
   return startOrQueue(deps, { ...resolved.draft, plan: { ...plan, warnings: notes } });
@@ -85,7 +111,9 @@ export const redeployDeployment = async (deps: CreateDeps, caller: Caller, id: s
  * pinned again): its plan says so, naming each action whose version or script differs from what the original ran.
  */
 export const replannedNote = (original: Pick<Deployment, 'id' | 'plan'>, plan: Plan): string => {
-  const ran = new Map(original.plan.steps.filter((s) => s.rollbackOf === undefined).map((s) => [s.actionId, s] as const));
+  const ran = new Map(
+    original.plan.steps.filter((s) => s.rollbackOf === undefined).map((s) => [s.actionId, s] as const),
+  );
   const changes: string[] = [];
   const seen = new Set<string>();
   for (const step of plan.steps) {
@@ -93,7 +121,8 @@ export const replannedNote = (original: Pick<Deployment, 'id' | 'plan'>, plan: P
     seen.add(step.actionId);
     const before = ran.get(step.actionId);
     if (before === undefined) changes.push(`${step.actionName} ${step.actionVersion} (new)`);
-    else if (before.actionVersion !== step.actionVersion) changes.push(`${step.actionName} ${step.actionVersion} (the original ran ${before.actionVersion})`);
+    else if (before.actionVersion !== step.actionVersion)
+      changes.push(`${step.actionName} ${step.actionVersion} (the original ran ${before.actionVersion})`);
     else if (!sameScript(original.plan.scripts?.[before.actionVersionId], plan.scripts?.[step.actionVersionId])) {
       changes.push(`${step.actionName} ${step.actionVersion} (its script changed since the original ran)`);
     }
@@ -103,4 +132,6 @@ export const replannedNote = (original: Pick<Deployment, 'id' | 'plan'>, plan: P
 };
 
 const sameScript = (a: StepScript | undefined, b: StepScript | undefined): boolean =>
-  a === undefined || b === undefined || (a.script === b.script && a.rollbackScript === b.rollbackScript && a.interpreter === b.interpreter);
+  a === undefined ||
+  b === undefined ||
+  (a.script === b.script && a.rollbackScript === b.rollbackScript && a.interpreter === b.interpreter);

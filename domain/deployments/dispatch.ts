@@ -38,13 +38,19 @@ export interface DispatchDeps extends StartDeps {
 }
 
 export interface DispatchReport {
-  readonly dispatched: readonly { readonly requestId: string; readonly deploymentId: string; readonly instanceId: string }[];
+  readonly dispatched: readonly {
+    readonly requestId: string;
+    readonly deploymentId: string;
+    readonly instanceId: string;
+  }[];
   readonly failed: readonly string[];
 }
 
 /** Puts back requests left in processing for more than a minute (one bounded query); answers how many. */
 export const recoverStale = async (deps: { pending: PendingRequestRepository }, now: Date): Promise<number> => {
-  const stuck = (await deps.pending.processing(QUEUE_PAGE)).filter((r) => r.processingSince !== null && now.getTime() - Date.parse(r.processingSince) > STALE_PROCESSING_MS);
+  const stuck = (await deps.pending.processing(QUEUE_PAGE)).filter(
+    (r) => r.processingSince !== null && now.getTime() - Date.parse(r.processingSince) > STALE_PROCESSING_MS,
+  );
   for (const request of stuck) await deps.pending.release(request, undefined);
   return stuck.length;
 };
@@ -52,14 +58,28 @@ export const recoverStale = async (deps: { pending: PendingRequestRepository }, 
 /** `2027-01-03T00:00:00+00:00` */
 const offsetTime = (iso: string): string => `${new Date(iso).toISOString().slice(0, 19)}+00:00`;
 
-export type Recheck = { readonly kind: 'go' } | { readonly kind: 'frozen'; readonly reason: string; readonly until: string } | { readonly kind: 'inactive_user' };
+export type Recheck =
+  | { readonly kind: 'go' }
+  | { readonly kind: 'frozen'; readonly reason: string; readonly until: string }
+  | { readonly kind: 'inactive_user' };
 
 /** The decision for one waiting request, given the freezes ending after `now` and its user's status. */
-export const recheckRequest = (request: PendingRequest, freezes: readonly Freeze[], userStatus: string | undefined, now: Date): Recheck => {
+export const recheckRequest = (
+  request: PendingRequest,
+  freezes: readonly Freeze[],
+  userStatus: string | undefined,
+  now: Date,
+): Recheck => {
   if (userStatus !== 'active') return { kind: 'inactive_user' };
   if (request.draft.freezeOverride !== null) return { kind: 'go' };
-  const scope = { tenantId: request.draft.tenantId, solutionId: request.draft.solution?.id ?? null, environmentId: request.draft.environmentId };
-  const active = freezes.filter((f) => freezeApplies(f, scope, now)).sort((a, b) => b.endTime.localeCompare(a.endTime) || a.id.localeCompare(b.id));
+  const scope = {
+    tenantId: request.draft.tenantId,
+    solutionId: request.draft.solution?.id ?? null,
+    environmentId: request.draft.environmentId,
+  };
+  const active = freezes
+    .filter((f) => freezeApplies(f, scope, now))
+    .sort((a, b) => b.endTime.localeCompare(a.endTime) || a.id.localeCompare(b.id));
   const last = active[0];
   if (last === undefined) return { kind: 'go' };
   const until = offsetTime(last.endTime);
@@ -87,10 +107,14 @@ export const dispatchPending = async (deps: DispatchDeps): Promise<DispatchRepor
     if (holders.size >= capacity) break;
     let next: PendingRequest | undefined;
     for (const candidate of waiting) {
-      const check = deps.recheck === undefined ? { kind: 'go' as const } : recheckRequest(candidate, freezes, await statusOf(deps.recheck, candidate.triggeredBy), deps.clock.now());
+      const check =
+        deps.recheck === undefined
+          ? { kind: 'go' as const }
+          : recheckRequest(candidate, freezes, await statusOf(deps.recheck, candidate.triggeredBy), deps.clock.now());
       if (check.kind === 'frozen') {
         passed.add(candidate.id);
-        if (candidate.waitingReason !== check.reason || candidate.waitingUntil !== check.until) await deps.pending.setWaiting(candidate, check.reason, check.until);
+        if (candidate.waitingReason !== check.reason || candidate.waitingUntil !== check.until)
+          await deps.pending.setWaiting(candidate, check.reason, check.until);
         continue;
       }
       if (check.kind === 'inactive_user') {

@@ -49,9 +49,14 @@ export interface EngineQueue {
  * The script a step runs: the one pinned in the plan when it was made; the catalog's only for a deployment planned
  * before scripts were pinned.
  */
-const scriptOf = async (deps: Pick<EngineDeps, 'scripts'>, deployment: Pick<Deployment, 'plan'>, step: PlanStep): Promise<StepScript | undefined> => {
+const scriptOf = async (
+  deps: Pick<EngineDeps, 'scripts'>,
+  deployment: Pick<Deployment, 'plan'>,
+  step: PlanStep,
+): Promise<StepScript | undefined> => {
   const pinned = deployment.plan.scripts;
-  if (pinned !== undefined) return Object.hasOwn(pinned, step.actionVersionId) ? pinned[step.actionVersionId] : undefined;
+  if (pinned !== undefined)
+    return Object.hasOwn(pinned, step.actionVersionId) ? pinned[step.actionVersionId] : undefined;
   return deps.scripts.find(step.actionId, step.actionVersion);
 };
 
@@ -64,7 +69,13 @@ export interface StepScripts {
 export type EngineEvent =
   | { readonly type: 'step_update'; readonly step: PlanStep }
   | { readonly type: 'progress'; readonly deployment: Deployment; readonly message: string }
-  | { readonly type: 'state_change'; readonly deploymentId: string; readonly oldState: DeploymentState; readonly newState: DeploymentState; readonly message: string };
+  | {
+      readonly type: 'state_change';
+      readonly deploymentId: string;
+      readonly oldState: DeploymentState;
+      readonly newState: DeploymentState;
+      readonly message: string;
+    };
 
 export interface EngineDeps {
   readonly deployments: DeploymentRepository;
@@ -87,7 +98,13 @@ export interface EngineDeps {
 
 export const commandIdOf = (stepId: string, attempt: number): string => `${stepId}-a${attempt}`;
 
-const FINISHED: ReadonlySet<PlanStep['state']> = new Set(['completed', 'failed', 'skipped', 'cancelled', 'rolled_back']);
+const FINISHED: ReadonlySet<PlanStep['state']> = new Set([
+  'completed',
+  'failed',
+  'skipped',
+  'cancelled',
+  'rolled_back',
+]);
 
 /** Targets in plan order, each with its steps in plan order. */
 const byTarget = (steps: readonly PlanStep[]): Map<string, PlanStep[]> => {
@@ -102,11 +119,13 @@ const latestCommands = (commands: readonly Command[]): Map<string, Command> => {
   return latest;
 };
 
-const elapsed = (from: string | null, to: Date): number | null => (from === null ? null : to.getTime() - Date.parse(from));
+const elapsed = (from: string | null, to: Date): number | null =>
+  from === null ? null : to.getTime() - Date.parse(from);
 
 /** The error_message of a deployment the engine gave up on: generic on purpose (the details are in the logs). */
 export const gaveUpMessage = (passes: number): string =>
-  `The execution engine failed ${passes} times in a row: the deployment could not be moved on because of an internal error (details are in the service's logs). Its running steps were stopped and its instance freed.`;
+  `The execution engine failed ${passes} times in a row: the deployment could not be moved on because of an ` +
+  "internal error (details are in the service's logs). Its running steps were stopped and its instance freed.";
 
 /** What a failed pass counts as: the same kind of error again is "failing the same way". */
 export const failureKind = (error: unknown): string => (error instanceof Error ? error.name : typeof error);
@@ -116,7 +135,11 @@ export const failureKind = (error: unknown): string => (error instanceof Error ?
  * the deployment is failed (instance freed, commands stopped, dispatcher woken) and the call returns normally, so
  * the message that carried it is consumed. Below that, or for a transient error, it throws (the message is retried).
  */
-export const advance = async (deps: EngineDeps, deploymentId: string, options: { readonly check?: boolean } = {}): Promise<void> => {
+export const advance = async (
+  deps: EngineDeps,
+  deploymentId: string,
+  options: { readonly check?: boolean } = {},
+): Promise<void> => {
   try {
     await advancePasses(deps, deploymentId, options);
   } catch (error) {
@@ -127,14 +150,21 @@ export const advance = async (deps: EngineDeps, deploymentId: string, options: {
   }
 };
 
-const advancePasses = async (deps: EngineDeps, deploymentId: string, options: { readonly check?: boolean }): Promise<void> => {
+const advancePasses = async (
+  deps: EngineDeps,
+  deploymentId: string,
+  options: { readonly check?: boolean },
+): Promise<void> => {
   let deployment: Deployment | undefined;
   for (let attempt = 0; attempt < 5; attempt += 1) {
     deployment = await deps.deployments.get(deploymentId);
     if (deployment === undefined) return;
     if (TERMINAL_STATES.has(deployment.state)) {
       // A retried pass re-does what the end still owes, if a process died before doing it.
-      const owed = deployment.completedAt === null ? undefined : await deps.orchestration.outboxEntry(deployment.id, deployment.completedAt);
+      const owed =
+        deployment.completedAt === null
+          ? undefined
+          : await deps.orchestration.outboxEntry(deployment.id, deployment.completedAt);
       if (owed !== undefined) await settleOutbox(deps, owed);
       return;
     }
@@ -150,7 +180,11 @@ const advancePasses = async (deps: EngineDeps, deploymentId: string, options: { 
 
 /** The next periodic check, unless another chain of checks ran within CHECK_MIN_GAP_MS (then this one ends). */
 const rearm = async (deps: EngineDeps, deployment: Deployment): Promise<void> => {
-  if (deployment.instanceId !== null && !(await deps.orchestration.recordCheck(deployment.instanceId, deployment.id, deps.clock.now(), CHECK_MIN_GAP_MS))) return;
+  if (
+    deployment.instanceId !== null &&
+    !(await deps.orchestration.recordCheck(deployment.instanceId, deployment.id, deps.clock.now(), CHECK_MIN_GAP_MS))
+  )
+    return;
   await deps.engine.wake(deployment.id, { delaySeconds: CHECK_EVERY_SECONDS, check: true });
 };
 
@@ -169,7 +203,16 @@ const giveUp = async (deps: EngineDeps, deploymentId: string, passes: number): P
       plan = {
         ...deployment.plan,
         steps: deployment.plan.steps.map((s): PlanStep =>
-          s.state === 'running' ? { ...s, state: 'failed', completedAt: at, errorMessage: 'Stopped: the execution engine gave up on the deployment.' } : s.state === 'pending' ? { ...s, state: 'skipped' } : s,
+          s.state === 'running'
+            ? {
+                ...s,
+                state: 'failed',
+                completedAt: at,
+                errorMessage: 'Stopped: the execution engine gave up on the deployment.',
+              }
+            : s.state === 'pending'
+              ? { ...s, state: 'skipped' }
+              : s,
         ),
       };
     } catch {
@@ -206,8 +249,12 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
     steps.set(step.id, step);
     changed.add(step.id);
   };
-  const finishStep = (step: PlanStep, state: 'completed' | 'failed', exitCode: number | null, errorMessage: string | null) =>
-    set({ ...step, state, exitCode, errorMessage, completedAt: at, durationMs: elapsed(step.startedAt, now) });
+  const finishStep = (
+    step: PlanStep,
+    state: 'completed' | 'failed',
+    exitCode: number | null,
+    errorMessage: string | null,
+  ) => set({ ...step, state, exitCode, errorMessage, completedAt: at, durationMs: elapsed(step.startedAt, now) });
   let errorMessage: string | null = null;
 
   // 1. Results of running steps; targets that stopped answering.
@@ -216,7 +263,8 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
     if (command?.status === 'completed' && command.result !== null) {
       const { exitCode, errorMessage: reported } = command.result;
       if (exitCode === 0) finishStep(step, 'completed', 0, null);
-      else if (step.retryCount < config.maxRetries) set({ ...step, retryCount: step.retryCount + 1, exitCode, errorMessage: reported ?? `exit code ${exitCode}` });
+      else if (step.retryCount < config.maxRetries)
+        set({ ...step, retryCount: step.retryCount + 1, exitCode, errorMessage: reported ?? `exit code ${exitCode}` });
       else finishStep(step, 'failed', exitCode, reported ?? `The command exited with code ${exitCode}.`);
     } else if (command?.status === 'cancelled') {
       finishStep(step, 'failed', null, 'The command was cancelled before it started.');
@@ -225,17 +273,25 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
       if (target === undefined || targetStatus(target.lastHeartbeatAt, now) !== 'online') {
         await cancelCommand(deps, command.id);
         const seen = target?.lastHeartbeatAt ?? null;
-        finishStep(step, 'failed', null, target === undefined
-          ? `Target ${step.targetName} was deleted while the step ran.`
-          : `Target ${step.targetName} is not answering: no heartbeat for ${ONLINE_WITHIN_MS / 1000} s${seen === null ? '' : ` (last at ${seen})`}.`);
+        finishStep(
+          step,
+          'failed',
+          null,
+          target === undefined
+            ? `Target ${step.targetName} was deleted while the step ran.`
+            : `Target ${step.targetName} is not answering: no heartbeat for ${ONLINE_WITHIN_MS / 1000} s${seen === null ? '' : ` (last at ${seen})`}.`,
+        );
       }
     }
   }
 
   // 2. The overall timeout: the deployment's own, else the service's ceiling.
   const ceiling = config.deploymentTimeoutSeconds === 0;
-  const limitSeconds = ceiling ? (deps.limits?.maxDeploymentSeconds ?? DEPLOYMENT_MAX_SECONDS) : config.deploymentTimeoutSeconds;
-  const timedOut = deployment.startedAt !== null && now.getTime() - Date.parse(deployment.startedAt) >= limitSeconds * 1000;
+  const limitSeconds = ceiling
+    ? (deps.limits?.maxDeploymentSeconds ?? DEPLOYMENT_MAX_SECONDS)
+    : config.deploymentTimeoutSeconds;
+  const timedOut =
+    deployment.startedAt !== null && now.getTime() - Date.parse(deployment.startedAt) >= limitSeconds * 1000;
   const timeoutMessage = ceiling
     ? `The deployment reached the service's ceiling of ${limitSeconds} s (DEPLOYMENT_MAX_SECONDS; it set no deployment_timeout_seconds); running commands were stopped.`
     : `The deployment timed out after ${limitSeconds} s; running commands were stopped.`;
@@ -245,7 +301,14 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
       if (step.state === 'running') {
         const command = commands.get(step.id);
         if (command !== undefined) await cancelCommand(deps, command.id);
-        finishStep(step, 'failed', TIMEOUT_EXIT_CODE, ceiling ? "Stopped: the deployment reached the service's time ceiling." : 'Stopped: the deployment timed out.');
+        finishStep(
+          step,
+          'failed',
+          TIMEOUT_EXIT_CODE,
+          ceiling
+            ? "Stopped: the deployment reached the service's time ceiling."
+            : 'Stopped: the deployment timed out.',
+        );
       } else if (step.state === 'pending') set({ ...step, state: 'skipped' });
     }
   }
@@ -260,7 +323,9 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
   const toStart: PlanStep[] = [];
   // continue_on_failure: a target with a failed step runs nothing more.
   if (strategy === 'continue_on_failure' && deployment.state !== 'rolling_back') {
-    for (const list of groups.values()) if (targetFailed(list)) for (const s of list.filter((s) => s.state === 'pending')) set({ ...s, state: 'skipped' });
+    for (const list of groups.values())
+      if (targetFailed(list))
+        for (const s of list.filter((s) => s.state === 'pending')) set({ ...s, state: 'skipped' });
   }
   const rollingBack = deployment.state === 'rolling_back';
   if (rollingBack) {
@@ -274,7 +339,9 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
     if (config.targetMode === 'parallel') eligible = order;
     else {
       const size = config.targetMode === 'sequential' ? 1 : Math.max(1, config.targetMode.rolling.batch_size);
-      const batches = Array.from({ length: Math.ceil(order.length / size) }, (_, i) => order.slice(i * size, i * size + size));
+      const batches = Array.from({ length: Math.ceil(order.length / size) }, (_, i) =>
+        order.slice(i * size, i * size + size),
+      );
       // The current batch: the first with work left; a target that stopped on a failure counts as done.
       const settled = (id: string) => targetDone((groups.get(id) ?? []).map((s) => steps.get(s.id) as PlanStep));
       eligible = batches.find((batch) => !batch.every(settled)) ?? [];
@@ -293,11 +360,20 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
 
   // 4. Start steps (and retries): commands first, idempotent by id, then the deployment records it.
   // Secret values stay sealed in the command record; the poll answer opens them for the claiming agent only.
-  const variables = Object.fromEntries(Object.entries(deployment.plan.resolvedVariables).map(([name, v]) => [name, v.value]));
-  const secrets = Object.entries(deployment.plan.resolvedVariables).filter(([, v]) => v.secret).map(([name]) => name);
+  const variables = Object.fromEntries(
+    Object.entries(deployment.plan.resolvedVariables).map(([name, v]) => [name, v.value]),
+  );
+  const secrets = Object.entries(deployment.plan.resolvedVariables)
+    .filter(([, v]) => v.secret)
+    .map(([name]) => name);
   const launch = async (step: PlanStep, attempt: number): Promise<void> => {
     const found = await scriptOf(deps, deployment, step);
-    const script = found === undefined || step.rollbackOf === undefined ? found : found.rollbackScript === null ? undefined : { ...found, script: found.rollbackScript };
+    const script =
+      found === undefined || step.rollbackOf === undefined
+        ? found
+        : found.rollbackScript === null
+          ? undefined
+          : { ...found, script: found.rollbackScript };
     if (script === undefined) {
       finishStep(step, 'failed', null, `Version ${step.actionVersion} of action ${step.actionName} no longer exists.`);
       return;
@@ -323,7 +399,8 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
       result: null,
     });
   };
-  for (const step of all().filter((s) => s.state === 'running' && changed.has(s.id))) await launch(step, step.retryCount + 1); // retries
+  for (const step of all().filter((s) => s.state === 'running' && changed.has(s.id)))
+    await launch(step, step.retryCount + 1); // retries
   for (const step of toStart) {
     set({ ...step, state: 'running', startedAt: at });
     await launch(steps.get(step.id) as PlanStep, 1);
@@ -371,22 +448,48 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
     state: nextState,
     completedAt: over ? at : null,
     durationMs: over ? elapsed(deployment.startedAt, now) : null,
-    errorMessage: (over || nextState === 'rolling_back') && failed ? (errorMessage ?? `${counts.failedSteps} step(s) failed.`) : errorMessage,
+    errorMessage:
+      (over || nextState === 'rolling_back') && failed
+        ? (errorMessage ?? `${counts.failedSteps} step(s) failed.`)
+        : errorMessage,
     revision: deployment.revision + 1,
     passFailures: undefined,
   };
   const owed = over ? owedBy(deployment, next) : undefined;
-  const written = owed !== undefined ? await deps.orchestration.finish(deployment, next, owed) : await deps.deployments.update(deployment, next);
+  const written =
+    owed !== undefined
+      ? await deps.orchestration.finish(deployment, next, owed)
+      : await deps.deployments.update(deployment, next);
   if (!written) return undefined;
   const events: EngineEvent[] = [
     // The first pass of a new deployment announces it.
     ...(deployment.revision === 1
-      ? [{ type: 'state_change' as const, deploymentId: deployment.id, oldState: 'pending' as const, newState: 'running' as const, message: `Deployment started on ${deployment.instanceId ?? 'an instance'}.` }]
+      ? [
+          {
+            type: 'state_change' as const,
+            deploymentId: deployment.id,
+            oldState: 'pending' as const,
+            newState: 'running' as const,
+            message: `Deployment started on ${deployment.instanceId ?? 'an instance'}.`,
+          },
+        ]
       : []),
     ...[...changed].map((id) => ({ type: 'step_update' as const, step: steps.get(id) as PlanStep })),
-    { type: 'progress', deployment: next, message: `${counts.completedSteps + counts.failedSteps} of ${final.length} step(s) finished` },
+    {
+      type: 'progress',
+      deployment: next,
+      message: `${counts.completedSteps + counts.failedSteps} of ${final.length} step(s) finished`,
+    },
     ...(nextState !== deployment.state
-      ? [{ type: 'state_change' as const, deploymentId: deployment.id, oldState: deployment.state, newState: nextState, message: next.errorMessage ?? 'All steps completed.' }]
+      ? [
+          {
+            type: 'state_change' as const,
+            deploymentId: deployment.id,
+            oldState: deployment.state,
+            newState: nextState,
+            message: next.errorMessage ?? 'All steps completed.',
+          },
+        ]
       : []),
   ];
   await deps.publish?.(deployment.id, events);
@@ -398,19 +501,41 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
  * The rollback steps of a failed deployment: for every executed step (completed or failed) whose action version has
  * a rollback script, on the failed targets only or on every target, in reverse order of execution.
  */
-const rollbackPlan = async (deps: Pick<EngineDeps, 'scripts'>, deployment: Pick<Deployment, 'plan'>, steps: readonly PlanStep[], strategy: 'failed_target_only' | 'all_executed'): Promise<PlanStep[]> => {
+const rollbackPlan = async (
+  deps: Pick<EngineDeps, 'scripts'>,
+  deployment: Pick<Deployment, 'plan'>,
+  steps: readonly PlanStep[],
+  strategy: 'failed_target_only' | 'all_executed',
+): Promise<PlanStep[]> => {
   const failedTargets = new Set(steps.filter((s) => s.state === 'failed').map((s) => s.targetId));
   const position = new Map(steps.map((s, i) => [s.id, i] as const));
   const executed = steps
-    .filter((s) => s.rollbackOf === undefined && (s.state === 'completed' || s.state === 'failed') && s.startedAt !== null)
+    .filter(
+      (s) => s.rollbackOf === undefined && (s.state === 'completed' || s.state === 'failed') && s.startedAt !== null,
+    )
     .filter((s) => strategy === 'all_executed' || failedTargets.has(s.targetId))
     // Newest first; steps started in the same instant, the later in plan order first.
-    .sort((a, b) => (b.startedAt as string).localeCompare(a.startedAt as string) || (position.get(b.id) ?? 0) - (position.get(a.id) ?? 0));
+    .sort(
+      (a, b) =>
+        (b.startedAt as string).localeCompare(a.startedAt as string) ||
+        (position.get(b.id) ?? 0) - (position.get(a.id) ?? 0),
+    );
   const plan: PlanStep[] = [];
   for (const step of executed) {
     const script = await scriptOf(deps, deployment, step);
     if (script?.rollbackScript === null || script === undefined) continue;
-    plan.push({ ...step, id: `${step.id}-rollback`, rollbackOf: step.id, state: 'pending', startedAt: null, completedAt: null, exitCode: null, errorMessage: null, retryCount: 0, durationMs: null });
+    plan.push({
+      ...step,
+      id: `${step.id}-rollback`,
+      rollbackOf: step.id,
+      state: 'pending',
+      startedAt: null,
+      completedAt: null,
+      exitCode: null,
+      errorMessage: null,
+      retryCount: 0,
+      durationMs: null,
+    });
   }
   return plan;
 };

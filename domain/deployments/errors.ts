@@ -30,6 +30,9 @@ export class DeploymentFrozenError extends DomainError {
 export class FreezeOverrideNotAllowedError extends DomainError {
   readonly kind = 'forbidden' as const;
   constructor() {
-    super('INSUFFICIENT_PERMISSIONS', 'override_freeze needs the admin role.', { required_role: 'admin', field: 'override_freeze' });
+    super('INSUFFICIENT_PERMISSIONS', 'override_freeze needs the admin role.', {
+      required_role: 'admin',
+      field: 'override_freeze',
+    });
   }
 }

@@ -97,8 +97,10 @@ export interface KeyedEventAppender {
 /** Longest text kept in one event (message, output): DynamoDB items are at most 400 KB. */
 export const MAX_EVENT_TEXT = 64 * 1024;
 
-const head = (text: string): string => (text.length <= MAX_EVENT_TEXT ? text : `${text.slice(0, MAX_EVENT_TEXT - 15)}… [truncated]`);
-const tail = (text: string): string => (text.length <= MAX_EVENT_TEXT ? text : `[truncated] …${text.slice(-(MAX_EVENT_TEXT - 15))}`);
+const head = (text: string): string =>
+  text.length <= MAX_EVENT_TEXT ? text : `${text.slice(0, MAX_EVENT_TEXT - 15)}… [truncated]`;
+const tail = (text: string): string =>
+  text.length <= MAX_EVENT_TEXT ? text : `[truncated] …${text.slice(-(MAX_EVENT_TEXT - 15))}`;
 
 /** The event with over-long texts cut (messages keep their start, outputs their end). */
 export const boundedEvent = (event: DeploymentEvent): DeploymentEvent => {
@@ -106,7 +108,11 @@ export const boundedEvent = (event: DeploymentEvent): DeploymentEvent => {
     case 'log':
       return { ...event, log: { ...event.log, message: head(event.log.message) } };
     case 'step_update':
-      return { ...event, error_message: event.error_message === null ? null : head(event.error_message), output: event.output === null ? null : tail(event.output) };
+      return {
+        ...event,
+        error_message: event.error_message === null ? null : head(event.error_message),
+        output: event.output === null ? null : tail(event.output),
+      };
     default:
       return { ...event, message: head(event.message) };
   }
@@ -122,7 +128,8 @@ export const streamMessage = (event: DeploymentEvent): { event: DeploymentEventT
 export const PING_MESSAGE = { event: 'ping', data: { type: 'ping' } } as const;
 
 /** The state_change that ends a deployment's stream (new_state success, failed, cancelled or rolled_back). */
-export const isTerminalEvent = (event: DeploymentEvent): event is StateChangeEvent => event.type === 'state_change' && TERMINAL_STATES.has(event.new_state);
+export const isTerminalEvent = (event: DeploymentEvent): event is StateChangeEvent =>
+  event.type === 'state_change' && TERMINAL_STATES.has(event.new_state);
 
 /**
  * A finished deployment whose store holds no terminal state_change (it was cancelled before the engine existed,

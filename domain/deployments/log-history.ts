@@ -35,13 +35,23 @@ export interface HistoryEntry {
 export { offsetTime };
 
 const stateLevel = (state: DeploymentState | string): string =>
-  state === 'failed' ? 'error' : state === 'cancelled' || state === 'rolled_back' || state === 'rolling_back' ? 'warn' : 'info';
+  state === 'failed'
+    ? 'error'
+    : state === 'cancelled' || state === 'rolled_back' || state === 'rolling_back'
+      ? 'warn'
+      : 'info';
 
 const stepTarget = (deployment: Deployment, stepId: string) => deployment.plan.steps.find((s) => s.id === stepId);
 
 /** One stored event as a history entry (see docs/decisions.md "Events and logs" for the mapping). */
 export const historyEntry = (deployment: Deployment, stored: StoredEvent): HistoryEntry => {
-  const base = { id: `${deployment.id}:${stored.seq}`, seq: stored.seq, timestamp: offsetTime(stored.at), event_type: stored.event.type, analysis: null };
+  const base = {
+    id: `${deployment.id}:${stored.seq}`,
+    seq: stored.seq,
+    timestamp: offsetTime(stored.at),
+    event_type: stored.event.type,
+    analysis: null,
+  };
   const event = stored.event;
   switch (event.type) {
     case 'log': {

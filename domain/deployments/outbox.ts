@@ -36,9 +36,21 @@ export const settleOutbox = async (deps: OutboxDeps, entry: OutboxEntry): Promis
     const last = await deps.events.last(entry.deploymentId);
     if (last === undefined || !isTerminalEvent(last.event)) {
       const { oldState, newState, message } = entry.finalEvent;
-      await deps.events.append(entry.deploymentId, [{ at: entry.at, event: { type: 'state_change', deployment_id: entry.deploymentId, old_state: oldState, new_state: newState, message } }]);
+      await deps.events.append(entry.deploymentId, [
+        {
+          at: entry.at,
+          event: {
+            type: 'state_change',
+            deployment_id: entry.deploymentId,
+            old_state: oldState,
+            new_state: newState,
+            message,
+          },
+        },
+      ]);
     }
   }
-  if (entry.wakeDispatcher) await deps.dispatch.wake(`instance freed by ${entry.finalEvent?.newState ?? 'finished'} ${entry.deploymentId}`);
+  if (entry.wakeDispatcher)
+    await deps.dispatch.wake(`instance freed by ${entry.finalEvent?.newState ?? 'finished'} ${entry.deploymentId}`);
   await deps.orchestration.settled(entry);
 };

@@ -14,7 +14,14 @@
 //      400; secret ones are encrypted wherever they are kept;
 //   5. the plan: one step per target x sequence x action, target by target; the config with defaults; the
 //      freezes in force and the warnings a preview shows.
-import { findActionWithVersions, findSequence, findSolution, isVersionRange, isVisibleTo, pickVersion } from '../catalog/resolve.js';
+import {
+  findActionWithVersions,
+  findSequence,
+  findSolution,
+  isVersionRange,
+  isVisibleTo,
+  pickVersion,
+} from '../catalog/resolve.js';
 import type { ActionRepository, SequenceRepository, SolutionRepository } from '../catalog/ports.js';
 import type { ActionVersion, ActionWithVersions, Sequence, Solution } from '../catalog/types.js';
 import { ValidationError, type FieldProblem } from '../errors.js';
@@ -140,19 +147,26 @@ export const CONFIG_DEFAULTS = {
 export const VARIABLE_CONTEXT = 'deployment-variable';
 
 /** A secret value as stored: `enc:` + ciphertext. */
-export const sealVariable = (cipher: SecretCipher, value: string): string => `${ENCRYPTED_PREFIX}${cipher.encrypt(value, VARIABLE_CONTEXT)}`;
+export const sealVariable = (cipher: SecretCipher, value: string): string =>
+  `${ENCRYPTED_PREFIX}${cipher.encrypt(value, VARIABLE_CONTEXT)}`;
 
 /**
  * The plain value of a stored variable: a secret one (the stored flag) is decrypted, any other is returned as given,
  * even when it starts with `enc:`.
  */
 export const openVariable = (cipher: SecretCipher, stored: string, secret: boolean): string =>
-  secret ? cipher.decrypt(stored.startsWith(ENCRYPTED_PREFIX) ? stored.slice(ENCRYPTED_PREFIX.length) : stored, VARIABLE_CONTEXT) : stored;
+  secret
+    ? cipher.decrypt(
+        stored.startsWith(ENCRYPTED_PREFIX) ? stored.slice(ENCRYPTED_PREFIX.length) : stored,
+        VARIABLE_CONTEXT,
+      )
+    : stored;
 
 const problem = (field: string, message: string): FieldProblem => ({ field, code: 'VALIDATION_ERROR', message });
 
 const invalid = (problems: readonly FieldProblem[], message = 'The deployment is not valid.'): void => {
-  if (problems.length > 0) throw new ValidationError(`${message} ${problems.map((p) => p.message).join(' ')}`, problems);
+  if (problems.length > 0)
+    throw new ValidationError(`${message} ${problems.map((p) => p.message).join(' ')}`, problems);
 };
 
 const fail = (field: string, message: string): never => {
@@ -177,14 +191,20 @@ const resolveScope = async (deps: PlanDeps, caller: Caller, command: CreateDeplo
   let environment: EnvironmentRef | null = null;
   if (command.environment_id !== undefined && command.environment_id !== null) {
     const found = await deps.environments.findEnvironment(command.environment_id);
-    environment = found !== undefined && isVisibleTo(caller.tenantId, found) ? found : fail('environment_id', `Environment '${command.environment_id}' does not exist.`);
+    environment =
+      found !== undefined && isVisibleTo(caller.tenantId, found)
+        ? found
+        : fail('environment_id', `Environment '${command.environment_id}' does not exist.`);
     if (environment.tenantId !== null) {
       if (tenantId === null) tenantId = environment.tenantId;
-      else if (environment.tenantId !== tenantId) fail('environment_id', `Environment '${environment.name}' belongs to another tenant than the deployment.`);
+      else if (environment.tenantId !== tenantId)
+        fail('environment_id', `Environment '${environment.name}' belongs to another tenant than the deployment.`);
     }
   }
   if (tenantId === null) return { tenant: null, environment };
-  const tenant: TenantRef = (await deps.tenants.findTenant(tenantId)) ?? fail(command.tenant_id == null ? 'environment_id' : 'tenant_id', `Tenant '${tenantId}' does not exist.`);
+  const tenant: TenantRef =
+    (await deps.tenants.findTenant(tenantId)) ??
+    fail(command.tenant_id == null ? 'environment_id' : 'tenant_id', `Tenant '${tenantId}' does not exist.`);
   return { tenant, environment };
 };
 
@@ -207,11 +227,19 @@ const pinnedScripts = (actions: readonly PlannedAction[], sourceField: string): 
   let bytes = 0;
   for (const { version } of actions) {
     if (Object.hasOwn(scripts, version.id)) continue;
-    scripts[version.id] = { script: version.script, interpreter: version.interpreter, rollbackScript: version.rollbackScript, timeoutSeconds: version.timeoutSeconds };
+    scripts[version.id] = {
+      script: version.script,
+      interpreter: version.interpreter,
+      rollbackScript: version.rollbackScript,
+      timeoutSeconds: version.timeoutSeconds,
+    };
     bytes += utf8Bytes(version.script) + utf8Bytes(version.rollbackScript ?? '');
   }
   if (bytes > PINNED_SCRIPTS_MAX_BYTES) {
-    throw ValidationError.field(sourceField, `The plan's scripts add up to ${Math.ceil(bytes / 1024)} KiB; at most ${PINNED_SCRIPTS_MAX_BYTES / 1024} KiB are pinned into one deployment. Split it.`);
+    throw ValidationError.field(
+      sourceField,
+      `The plan's scripts add up to ${Math.ceil(bytes / 1024)} KiB; at most ${PINNED_SCRIPTS_MAX_BYTES / 1024} KiB are pinned into one deployment. Split it.`,
+    );
   }
   return scripts;
 };
@@ -268,15 +296,27 @@ const expandSequence = async (
   for (const step of sequence.steps) {
     const found = await findActionWithVersions(deps.actions, step.actionId);
     if (found === undefined) {
-      problems.push(problem(field, `Step ${step.order} of sequence '${sequence.name}' uses an action that no longer exists.`));
+      problems.push(
+        problem(field, `Step ${step.order} of sequence '${sequence.name}' uses an action that no longer exists.`),
+      );
       continue;
     }
     const version = pickVersion(found.versions, step.versionRequirement);
     if (version === undefined) {
-      problems.push(problem(field, `Step ${step.order} of sequence '${sequence.name}': no version of action '${found.action.name}' satisfies '${step.versionRequirement ?? ''}'.`));
+      problems.push(
+        problem(
+          field,
+          `Step ${step.order} of sequence '${sequence.name}': no version of action '${found.action.name}' satisfies '${step.versionRequirement ?? ''}'.`,
+        ),
+      );
       continue;
     }
-    planned.push({ sequence: { id: sequence.id, name: sequence.name, order }, order: step.order, action: found.action, version });
+    planned.push({
+      sequence: { id: sequence.id, name: sequence.name, order },
+      order: step.order,
+      action: found.action,
+      version,
+    });
   }
   return planned;
 };
@@ -290,27 +330,64 @@ const resolveSource = async (
   problems: FieldProblem[],
 ): Promise<ResolvedSource | undefined> => {
   const before = problems.length;
-  const ref = (record: { id: string; name: string; version: string }): SourceRef => ({ id: record.id, name: record.name, version: record.version });
+  const ref = (record: { id: string; name: string; version: string }): SourceRef => ({
+    id: record.id,
+    name: record.name,
+    version: record.version,
+  });
   let resolved: ResolvedSource | undefined;
 
   if (command.solution_id != null) {
     const id = command.solution_id;
-    const solution = usable<Solution>(await findSolution(deps.solutions, id), caller, tenantId, 'solution_id', 'Solution', id, problems);
+    const solution = usable<Solution>(
+      await findSolution(deps.solutions, id),
+      caller,
+      tenantId,
+      'solution_id',
+      'Solution',
+      id,
+      problems,
+    );
     if (solution !== undefined) {
       const actions: PlannedAction[] = [];
       for (const entry of solution.sequences) {
         const sequence = await findSequence(deps.sequences, entry.sequenceId);
-        if (sequence === undefined) problems.push(problem('solution_id', `Sequence ${entry.order} of solution '${solution.name}' no longer exists.`));
+        if (sequence === undefined)
+          problems.push(
+            problem('solution_id', `Sequence ${entry.order} of solution '${solution.name}' no longer exists.`),
+          );
         else actions.push(...(await expandSequence(deps, sequence, entry.order, 'solution_id', problems)));
       }
-      resolved = { sourceType: 'solution', field: 'solution_id', solution: ref(solution), sequence: null, action: null, actions };
+      resolved = {
+        sourceType: 'solution',
+        field: 'solution_id',
+        solution: ref(solution),
+        sequence: null,
+        action: null,
+        actions,
+      };
     }
   } else if (command.sequence_id != null) {
     const id = command.sequence_id;
-    const sequence = usable<Sequence>(await findSequence(deps.sequences, id), caller, tenantId, 'sequence_id', 'Sequence', id, problems);
+    const sequence = usable<Sequence>(
+      await findSequence(deps.sequences, id),
+      caller,
+      tenantId,
+      'sequence_id',
+      'Sequence',
+      id,
+      problems,
+    );
     if (sequence !== undefined) {
       const actions = await expandSequence(deps, sequence, 1, 'sequence_id', problems);
-      resolved = { sourceType: 'sequence', field: 'sequence_id', solution: null, sequence: ref(sequence), action: null, actions };
+      resolved = {
+        sourceType: 'sequence',
+        field: 'sequence_id',
+        solution: null,
+        sequence: ref(sequence),
+        action: null,
+        actions,
+      };
     }
   } else if (command.action_id != null) {
     const id = command.action_id;
@@ -323,7 +400,10 @@ const resolveSource = async (
         problems.push(
           requirement !== null && !isVersionRange(requirement)
             ? problem('version_requirement', `'${requirement}' is not a version range (such as ^1.2, ~1.4.0 or 1.2.3).`)
-            : problem('version_requirement', `No version of action '${action.name}' satisfies '${requirement ?? ''}' (latest is ${action.latestVersion}).`),
+            : problem(
+                'version_requirement',
+                `No version of action '${action.name}' satisfies '${requirement ?? ''}' (latest is ${action.latestVersion}).`,
+              ),
         );
       } else {
         resolved = {
@@ -337,7 +417,11 @@ const resolveSource = async (
       }
     }
   } else {
-    problems.push(...['solution_id', 'sequence_id', 'action_id'].map((field) => problem(field, 'Give exactly one of solution_id, sequence_id and action_id.')));
+    problems.push(
+      ...['solution_id', 'sequence_id', 'action_id'].map((field) =>
+        problem(field, 'Give exactly one of solution_id, sequence_id and action_id.'),
+      ),
+    );
   }
   return problems.length > before ? undefined : resolved;
 };
@@ -345,39 +429,69 @@ const resolveSource = async (
 // ---- 3. targets -------------------------------------------------------------------------------------------------
 
 /** Targets are not shared between tenants: a tenant-scoped caller sees only its tenant's (targets.ts visibleTo). */
-const targetVisible = (caller: Caller, target: Target): boolean => caller.tenantId === null || target.tenantId === caller.tenantId;
+const targetVisible = (caller: Caller, target: Target): boolean =>
+  caller.tenantId === null || target.tenantId === caller.tenantId;
 
 /** Whether the target is in the deployment's scope: the same tenant (or both none), and the environment if one is set. */
 const inScope = (target: Target, scope: Scope): boolean =>
-  target.tenantId === (scope.tenant?.id ?? null) && (scope.environment === null || target.environmentId === scope.environment.id);
+  target.tenantId === (scope.tenant?.id ?? null) &&
+  (scope.environment === null || target.environmentId === scope.environment.id);
 
-const resolveTargets = async (deps: PlanDeps, caller: Caller, scope: Scope, command: CreateDeploymentCommand, problems: FieldProblem[]): Promise<Target[]> => {
+const resolveTargets = async (
+  deps: PlanDeps,
+  caller: Caller,
+  scope: Scope,
+  command: CreateDeploymentCommand,
+  problems: FieldProblem[],
+): Promise<Target[]> => {
   const before = problems.length;
   const chosen = new Map<string, Target>();
   const ids = command.target_ids ?? [];
   for (const [index, id] of ids.entries()) {
     const field = `target_ids.${index}`;
     const target = await deps.targets.find(id);
-    if (target === undefined || !targetVisible(caller, target)) problems.push(problem(field, `Target '${id}' does not exist.`));
+    if (target === undefined || !targetVisible(caller, target))
+      problems.push(problem(field, `Target '${id}' does not exist.`));
     else if (target.tenantId !== (scope.tenant?.id ?? null)) {
-      problems.push(problem(field, scope.tenant === null ? `Target '${target.name}' belongs to a tenant: give that tenant's tenant_id.` : `Target '${target.name}' is not a target of tenant '${scope.tenant.name}'.`));
-    } else if (!inScope(target, scope)) problems.push(problem(field, `Target '${target.name}' is not in environment '${scope.environment?.name ?? ''}'.`));
+      problems.push(
+        problem(
+          field,
+          scope.tenant === null
+            ? `Target '${target.name}' belongs to a tenant: give that tenant's tenant_id.`
+            : `Target '${target.name}' is not a target of tenant '${scope.tenant.name}'.`,
+        ),
+      );
+    } else if (!inScope(target, scope))
+      problems.push(
+        problem(field, `Target '${target.name}' is not in environment '${scope.environment?.name ?? ''}'.`),
+      );
     else chosen.set(target.id, target);
   }
   const tags = command.target_tags ?? [];
   if (tags.length > 0) {
     const all = command.target_tags_match_all ?? CONFIG_DEFAULTS.targetTagsMatchAll;
     for (const target of await deps.targets.listAll()) {
-      if (targetVisible(caller, target) && inScope(target, scope) && matchesTags(target.tags, tags, all)) chosen.set(target.id, target);
+      if (targetVisible(caller, target) && inScope(target, scope) && matchesTags(target.tags, tags, all))
+        chosen.set(target.id, target);
     }
   }
   const targets = [...chosen.values()].sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
   if (targets.length === 0 && problems.length === before) {
-    const wanted = tags.map((t) => `${t.key}=${t.value}`).join(command.target_tags_match_all === true ? ' and ' : ' or ');
-    const where = [scope.tenant === null ? 'without a tenant' : `of tenant '${scope.tenant.name}'`, scope.environment === null ? '' : `in environment '${scope.environment.name}'`]
+    const wanted = tags
+      .map((t) => `${t.key}=${t.value}`)
+      .join(command.target_tags_match_all === true ? ' and ' : ' or ');
+    const where = [
+      scope.tenant === null ? 'without a tenant' : `of tenant '${scope.tenant.name}'`,
+      scope.environment === null ? '' : `in environment '${scope.environment.name}'`,
+    ]
       .filter((s) => s !== '')
       .join(' ');
-    problems.push(problem(tags.length > 0 ? 'target_tags' : 'target_ids', `No target matches: no target ${where} carries ${wanted || 'the tags'}.`));
+    problems.push(
+      problem(
+        tags.length > 0 ? 'target_tags' : 'target_ids',
+        `No target matches: no target ${where} carries ${wanted || 'the tags'}.`,
+      ),
+    );
   }
   return targets;
 };
@@ -398,7 +512,11 @@ interface Declared {
 }
 
 /** Every variable the plan's action versions declare: required or secret if any declares it so; the first default wins. */
-const declaredVariables = (actions: readonly PlannedAction[], field: string, problems: FieldProblem[]): Map<string, Declared> => {
+const declaredVariables = (
+  actions: readonly PlannedAction[],
+  field: string,
+  problems: FieldProblem[],
+): Map<string, Declared> => {
   const declared = new Map<string, Declared>();
   const seen = new Set<string>();
   for (const planned of actions) {
@@ -407,7 +525,12 @@ const declaredVariables = (actions: readonly PlannedAction[], field: string, pro
     for (const variable of planned.version.variables) {
       const bad = variableNameProblem(variable.name);
       if (bad !== undefined) {
-        problems.push(problem(field, `Action '${planned.action.name}' ${planned.version.version} declares variable ${variable.name}, which is refused: ${bad} Fix the action version.`));
+        problems.push(
+          problem(
+            field,
+            `Action '${planned.action.name}' ${planned.version.version} declares variable ${variable.name}, which is refused: ${bad} Fix the action version.`,
+          ),
+        );
         continue;
       }
       const entry = declared.get(variable.name) ?? { required: false, secret: false, default: null, actions: [] };
@@ -436,7 +559,8 @@ export interface ResolveOptions {
    * Names in `variables` / `prompted_values` that come from the original deployment, not from the caller: when
    * the new plan no longer declares one (or its name is now refused), it is dropped with a warning instead of a 400.
    */
-  readonly inherited?: { readonly variables: ReadonlySet<string>; readonly prompted_values: ReadonlySet<string> } | undefined;
+  readonly inherited?:
+    { readonly variables: ReadonlySet<string>; readonly prompted_values: ReadonlySet<string> } | undefined;
 }
 
 export const undeclaredMessage = (name: string): string => `Variable ${name} is not declared by any action of the plan`;
@@ -457,7 +581,9 @@ const acceptedVariables = (
   for (const [name, value] of Object.entries(map ?? {})) {
     const bad = variableNameProblem(name);
     if (inherited.has(name) && (bad !== undefined || !declared.has(name))) {
-      dropped.push(`Variable ${name} of the original deployment is dropped: ${bad ?? 'the new plan does not declare it.'}`);
+      dropped.push(
+        `Variable ${name} of the original deployment is dropped: ${bad ?? 'the new plan does not declare it.'}`,
+      );
     } else if (bad !== undefined) problems.push(problem(`${field}.${name}`, bad));
     else if (!declared.has(name)) problems.push(problem(`${field}.${name}`, undeclaredMessage(name)));
     else accepted.set(name, value);
@@ -476,23 +602,40 @@ const resolveVariables = (
   const dropped: string[] = [];
   const declared = declaredVariables(source.actions, source.field, problems);
   const none = new Set<string>();
-  const given = acceptedVariables(command.variables, 'variables', declared, options.inherited?.variables ?? none, problems, dropped);
-  const prompted = acceptedVariables(command.prompted_values, 'prompted_values', declared, options.inherited?.prompted_values ?? none, problems, dropped);
+  const given = acceptedVariables(
+    command.variables,
+    'variables',
+    declared,
+    options.inherited?.variables ?? none,
+    problems,
+    dropped,
+  );
+  const prompted = acceptedVariables(
+    command.prompted_values,
+    'prompted_values',
+    declared,
+    options.inherited?.prompted_values ?? none,
+    problems,
+    dropped,
+  );
   invalid(problems, 'The variables are not valid.');
   const resolved: Record<string, PlanVariable> = {};
-  const seal = (name: string, value: string) => (declared.get(name)?.secret === true ? sealVariable(deps.cipher, value) : value);
+  const seal = (name: string, value: string) =>
+    declared.get(name)?.secret === true ? sealVariable(deps.cipher, value) : value;
   for (const [name, declaration] of declared) {
     const value = prompted.get(name) ?? given.get(name) ?? declaration.default ?? undefined;
     if (value === undefined) {
       const by = declaration.actions.map((a) => `'${a}'`).join(', ');
-      if (declaration.required) problems.push(problem(`variables.${name}`, `Variable ${name} is required by ${by} and has no value.`));
+      if (declaration.required)
+        problems.push(problem(`variables.${name}`, `Variable ${name} is required by ${by} and has no value.`));
       else warnings.push(`Variable ${name} (${by}) has no value: its scripts see it unset.`);
       continue;
     }
     resolved[name] = { value: seal(name, value), secret: declaration.secret };
   }
   invalid(problems, 'Required variables have no value.');
-  const sealAll = (map: ReadonlyMap<string, string>) => Object.fromEntries([...map].map(([name, value]) => [name, seal(name, value)]));
+  const sealAll = (map: ReadonlyMap<string, string>) =>
+    Object.fromEntries([...map].map(([name, value]) => [name, seal(name, value)]));
   return { resolved, given: sealAll(given), prompted: sealAll(prompted), warnings, dropped };
 };
 
@@ -513,7 +656,10 @@ const targetWarnings = (targets: readonly Target[], now: Date): { summary: Targe
     const status = targetStatus(target.lastHeartbeatAt, now);
     counts[status] += 1;
     if (target.lastHeartbeatAt === null) warnings.push(`Target '${target.name}' is offline: no agent ever connected.`);
-    else if (status !== 'online') warnings.push(`Target '${target.name}' is ${status}: its agent was last seen ${ago(target.lastHeartbeatAt, now)} (${target.lastHeartbeatAt}).`);
+    else if (status !== 'online')
+      warnings.push(
+        `Target '${target.name}' is ${status}: its agent was last seen ${ago(target.lastHeartbeatAt, now)} (${target.lastHeartbeatAt}).`,
+      );
   }
   return { summary: { total: targets.length, ...counts }, warnings };
 };
@@ -525,7 +671,12 @@ export const isAdmin = (caller: Caller): boolean => caller.roles.includes('admin
  * freezes in force. No side effects. ValidationError (400) for anything the command names that does not resolve,
  * ForbiddenError (403) for another tenant; never DEPLOYMENT_FROZEN (see checkFreezes).
  */
-export const resolveDeployment = async (deps: PlanDeps, caller: Caller, command: CreateDeploymentCommand, options: ResolveOptions = {}): Promise<ResolvedDeployment> => {
+export const resolveDeployment = async (
+  deps: PlanDeps,
+  caller: Caller,
+  command: CreateDeploymentCommand,
+  options: ResolveOptions = {},
+): Promise<ResolvedDeployment> => {
   const now = deps.clock.now();
   const scope = await resolveScope(deps, caller, command);
   const tenantId = scope.tenant?.id ?? null;
@@ -537,29 +688,27 @@ export const resolveDeployment = async (deps: PlanDeps, caller: Caller, command:
   const variables = resolveVariables(deps, resolvedSource, command, options);
 
   const steps: PlanStep[] = targets.flatMap((target) =>
-    resolvedSource.actions.map(
-      (planned): PlanStep => ({
-        id: deps.uuids.uuid(),
-        targetId: target.id,
-        targetName: target.name,
-        sequenceId: planned.sequence?.id ?? null,
-        sequenceName: planned.sequence?.name ?? null,
-        sequenceOrder: planned.sequence?.order ?? 1,
-        actionId: planned.action.id,
-        actionName: planned.action.name,
-        actionSlug: planned.action.slug,
-        actionOrder: planned.order,
-        actionVersion: planned.version.version,
-        actionVersionId: planned.version.id,
-        state: 'pending',
-        startedAt: null,
-        completedAt: null,
-        exitCode: null,
-        errorMessage: null,
-        retryCount: 0,
-        durationMs: null,
-      }),
-    ),
+    resolvedSource.actions.map((planned): PlanStep => ({
+      id: deps.uuids.uuid(),
+      targetId: target.id,
+      targetName: target.name,
+      sequenceId: planned.sequence?.id ?? null,
+      sequenceName: planned.sequence?.name ?? null,
+      sequenceOrder: planned.sequence?.order ?? 1,
+      actionId: planned.action.id,
+      actionName: planned.action.name,
+      actionSlug: planned.action.slug,
+      actionOrder: planned.order,
+      actionVersion: planned.version.version,
+      actionVersionId: planned.version.id,
+      state: 'pending',
+      startedAt: null,
+      completedAt: null,
+      exitCode: null,
+      errorMessage: null,
+      retryCount: 0,
+      durationMs: null,
+    })),
   );
 
   const config: DeploymentConfig = {
@@ -607,20 +756,35 @@ export const resolveDeployment = async (deps: PlanDeps, caller: Caller, command:
     sourceDeploymentId: null,
   };
 
-  const freezes = await activeFreezes(deps, { tenantId, solutionId: resolvedSource.solution?.id ?? null, environmentId: scope.environment?.id ?? null, at: now });
+  const freezes = await activeFreezes(deps, {
+    tenantId,
+    solutionId: resolvedSource.solution?.id ?? null,
+    environmentId: scope.environment?.id ?? null,
+    at: now,
+  });
   const { summary, warnings: targetNotes } = targetWarnings(targets, now);
   const warnings = [
     ...targetNotes,
-    ...freezes.map((f) => `Deployments are frozen by '${f.name}' until ${f.endTime}${f.reason === null ? '' : ` (${f.reason})`}.`),
-    ...(command.override_freeze === true && !isAdmin(caller) ? ['override_freeze needs the admin role: creating this deployment would answer 403.'] : []),
-    ...(command.override_freeze === true && isAdmin(caller) && freezes.length === 0 ? ['override_freeze is set, but no freeze is in force.'] : []),
+    ...freezes.map(
+      (f) => `Deployments are frozen by '${f.name}' until ${f.endTime}${f.reason === null ? '' : ` (${f.reason})`}.`,
+    ),
+    ...(command.override_freeze === true && !isAdmin(caller)
+      ? ['override_freeze needs the admin role: creating this deployment would answer 403.']
+      : []),
+    ...(command.override_freeze === true && isAdmin(caller) && freezes.length === 0
+      ? ['override_freeze is set, but no freeze is in force.']
+      : []),
     ...(resolvedSource.sourceType !== 'action' && command.version_requirement != null
       ? [`version_requirement is ignored for a ${resolvedSource.sourceType}: each step uses its own requirement.`]
       : []),
     ...variables.dropped,
     ...variables.warnings,
-    ...(typeof config.targetMode === 'object' && config.targetMode.rolling.batch_size >= targets.length && targets.length > 1
-      ? [`The rolling batch size (${config.targetMode.rolling.batch_size}) covers all ${targets.length} targets at once.`]
+    ...(typeof config.targetMode === 'object' &&
+    config.targetMode.rolling.batch_size >= targets.length &&
+    targets.length > 1
+      ? [
+          `The rolling batch size (${config.targetMode.rolling.batch_size}) covers all ${targets.length} targets at once.`,
+        ]
       : []),
   ];
   return { draft, warnings, targetSummary: summary, activeFreezes: freezes };
@@ -631,14 +795,25 @@ export const resolveDeployment = async (deps: PlanDeps, caller: Caller, command:
  * 403 INSUFFICIENT_PERMISSIONS (whether or not a freeze is in force). No freeze: null. Freezes and no override: 409
  * DEPLOYMENT_FROZEN (can_override: the caller is an admin). An admin's override with a reason: the record to keep.
  */
-export const checkFreezes = (resolved: Pick<ResolvedDeployment, 'activeFreezes'>, caller: Caller, command: Pick<CreateDeploymentCommand, 'override_freeze' | 'override_reason'>): FreezeOverride | null => {
+export const checkFreezes = (
+  resolved: Pick<ResolvedDeployment, 'activeFreezes'>,
+  caller: Caller,
+  command: Pick<CreateDeploymentCommand, 'override_freeze' | 'override_reason'>,
+): FreezeOverride | null => {
   const admin = isAdmin(caller);
   if (command.override_freeze === true && !admin) throw new FreezeOverrideNotAllowedError();
   const freezes = resolved.activeFreezes;
   if (freezes.length === 0) return null;
   if (command.override_freeze !== true) throw new DeploymentFrozenError(freezes, admin);
   const reason = command.override_reason?.trim() ?? '';
-  if (reason === '') throw new ValidationError('override_reason is required when override_freeze is true.', [{ field: 'override_reason', code: 'MISSING_FIELD', message: 'override_reason is required when override_freeze is true.' }]);
+  if (reason === '')
+    throw new ValidationError('override_reason is required when override_freeze is true.', [
+      {
+        field: 'override_reason',
+        code: 'MISSING_FIELD',
+        message: 'override_reason is required when override_freeze is true.',
+      },
+    ]);
   return { reason, by: caller.userId, freezes: freezes.map(frozenBy) };
 };
 
@@ -669,11 +844,14 @@ export const secretReuseMessage = (name: string): string =>
  */
 export const checkSecretReuse = (
   caller: Caller,
-  original: Pick<DeploymentDraft, 'triggeredBy'> & { readonly plan: Pick<DeploymentDraft['plan'], 'resolvedVariables'> },
+  original: Pick<DeploymentDraft, 'triggeredBy'> & {
+    readonly plan: Pick<DeploymentDraft['plan'], 'resolvedVariables'>;
+  },
   overrides: Pick<RedeployOverrides, 'variables' | 'prompted_values'>,
 ): { readonly reuseSecrets: boolean } => {
   if (caller.userId === original.triggeredBy || isAdmin(caller)) return { reuseSecrets: true };
-  const given = (name: string) => Object.hasOwn(overrides.variables ?? {}, name) || Object.hasOwn(overrides.prompted_values ?? {}, name);
+  const given = (name: string) =>
+    Object.hasOwn(overrides.variables ?? {}, name) || Object.hasOwn(overrides.prompted_values ?? {}, name);
   const missing = Object.entries(original.plan.resolvedVariables)
     .filter(([name, v]) => v.secret && !given(name))
     .map(([name]) => name);
@@ -694,7 +872,10 @@ export const inheritedVariables = (
 ): NonNullable<ResolveOptions['inherited']> => {
   const carried = (stored: Readonly<Record<string, string>>, given: Readonly<Record<string, string>> | undefined) =>
     new Set(Object.keys(stored).filter((name) => given === undefined || !Object.hasOwn(given, name)));
-  return { variables: carried(original.config.variables, overrides.variables), prompted_values: carried(original.config.promptedValues, overrides.prompted_values) };
+  return {
+    variables: carried(original.config.variables, overrides.variables),
+    prompted_values: carried(original.config.promptedValues, overrides.prompted_values),
+  };
 };
 
 /**
@@ -706,7 +887,9 @@ export const inheritedVariables = (
  */
 export const mergeRedeploy = (
   cipher: SecretCipher,
-  original: Pick<DeploymentDraft, 'sourceType' | 'solution' | 'sequence' | 'action' | 'config'> & { readonly plan: Pick<DeploymentDraft['plan'], 'resolvedVariables'> },
+  original: Pick<DeploymentDraft, 'sourceType' | 'solution' | 'sequence' | 'action' | 'config'> & {
+    readonly plan: Pick<DeploymentDraft['plan'], 'resolvedVariables'>;
+  },
   overrides: RedeployOverrides,
   options: { readonly reuseSecrets: boolean } = { reuseSecrets: true },
 ): CreateDeploymentCommand => {

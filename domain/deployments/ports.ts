@@ -30,7 +30,10 @@ export interface Orchestration {
    * Stores the new deployment holding a free instance, in one transaction (and, for a dispatched request, its
    * move to dispatched). Returns the instance id, or undefined when every instance is taken.
    */
-  start(deployment: Deployment, dispatched?: { readonly request: PendingRequest; readonly at: Date }): Promise<string | undefined>;
+  start(
+    deployment: Deployment,
+    dispatched?: { readonly request: PendingRequest; readonly at: Date },
+  ): Promise<string | undefined>;
   /**
    * Moves a deployment to a terminal state and frees its instance in one transaction, conditioned on the
    * revision it read, and writes `owed` to the outbox in the same transaction; false when the deployment changed
@@ -64,7 +67,10 @@ export interface PendingRequestRepository {
   /** pending -> processing; false when it was not pending. */
   claim(request: PendingRequest, at: Date): Promise<boolean>;
   /** processing -> pending (no instance after all, or a retry), recording an error when given. */
-  release(request: PendingRequest, error: { readonly message: string; readonly at: Date } | undefined): Promise<boolean>;
+  release(
+    request: PendingRequest,
+    error: { readonly message: string; readonly at: Date } | undefined,
+  ): Promise<boolean>;
   /** processing -> failed with the error. */
   fail(request: PendingRequest, message: string, at: Date): Promise<boolean>;
   /** pending or processing -> cancelled; false when it was in a terminal status. */

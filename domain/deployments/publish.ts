@@ -8,7 +8,11 @@ import type { KeyedEvents, NewEvent } from './events.js';
 /** The output tail a finished step's step_update carries (the spec's output tails are 2000 characters). */
 export const OUTPUT_TAIL = 2000;
 
-export const engineEventsToNew = (events: readonly EngineEvent[], at: string, outputs: ReadonlyMap<string, string>): NewEvent[] =>
+export const engineEventsToNew = (
+  events: readonly EngineEvent[],
+  at: string,
+  outputs: ReadonlyMap<string, string>,
+): NewEvent[] =>
   events.map((e): NewEvent => {
     switch (e.type) {
       case 'step_update':
@@ -36,35 +40,50 @@ export const engineEventsToNew = (events: readonly EngineEvent[], at: string, ou
           },
         };
       case 'state_change':
-        return { at, event: { type: 'state_change', deployment_id: e.deploymentId, old_state: e.oldState, new_state: e.newState, message: e.message } };
+        return {
+          at,
+          event: {
+            type: 'state_change',
+            deployment_id: e.deploymentId,
+            old_state: e.oldState,
+            new_state: e.newState,
+            message: e.message,
+          },
+        };
     }
   });
 
 /** One `log` event per line of the chunks (a line split across two chunks stays two entries). */
-export const outputToLogEvents = (command: Command, targetName: string | null, chunks: readonly OutputChunk[], at: string): NewEvent[] =>
+export const outputToLogEvents = (
+  command: Command,
+  targetName: string | null,
+  chunks: readonly OutputChunk[],
+  at: string,
+): NewEvent[] =>
   chunks.flatMap((chunk) =>
-    outputLines(chunk.data)
-      .map(
-        (line): NewEvent => ({
-          at,
-          event: {
-            type: 'log',
-            log: {
-              timestamp: at,
-              level: chunk.stream === 'stderr' ? 'warn' : 'info',
-              step_id: command.stepId,
-              target_id: command.targetId,
-              target_name: targetName,
-              message: line,
-              metadata: { stream: chunk.stream, command_id: command.id, attempt: command.attempt, seq: chunk.seq },
-            },
-          },
-        }),
-      ),
+    outputLines(chunk.data).map((line): NewEvent => ({
+      at,
+      event: {
+        type: 'log',
+        log: {
+          timestamp: at,
+          level: chunk.stream === 'stderr' ? 'warn' : 'info',
+          step_id: command.stepId,
+          target_id: command.targetId,
+          target_name: targetName,
+          message: line,
+          metadata: { stream: chunk.stream, command_id: command.id, attempt: command.attempt, seq: chunk.seq },
+        },
+      },
+    })),
   );
 
 /** The last `OUTPUT_TAIL` characters of a command's output, both streams in order. */
-export const outputTail = (chunks: readonly OutputChunk[]): string => chunks.map((c) => c.data).join('').slice(-OUTPUT_TAIL);
+export const outputTail = (chunks: readonly OutputChunk[]): string =>
+  chunks
+    .map((c) => c.data)
+    .join('')
+    .slice(-OUTPUT_TAIL);
 
 /** Log events per keyed group: a group and its marker must fit one DynamoDB transaction with the head. */
 export const EVENTS_PER_GROUP = 90;
@@ -73,7 +92,12 @@ export const EVENTS_PER_GROUP = 90;
  * The log events of the chunks in groups keyed `<command id>#<seq>#<part>`: the event store appends each group at
  * most once, so a retried output post re-adds exactly the lines a crash lost, and never a line twice.
  */
-export const outputToKeyedEvents = (command: Command, targetName: string | null, chunks: readonly OutputChunk[], at: string): KeyedEvents[] =>
+export const outputToKeyedEvents = (
+  command: Command,
+  targetName: string | null,
+  chunks: readonly OutputChunk[],
+  at: string,
+): KeyedEvents[] =>
   chunks.flatMap((chunk) => {
     const events = outputToLogEvents(command, targetName, [chunk], at);
     return Array.from({ length: Math.ceil(events.length / EVENTS_PER_GROUP) }, (_, part) => ({

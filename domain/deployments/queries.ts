@@ -6,7 +6,13 @@ import { ForbiddenError } from '../identity/errors.js';
 import type { Caller } from '../identity/types.js';
 import { pageOf, type PageRequest } from '../shared/pagination.js';
 import type { DeploymentsDeps } from './deps.js';
-import { type Deployment, type DeploymentState, type PendingRequest, type PendingStatus, type SourceType } from './types.js';
+import {
+  type Deployment,
+  type DeploymentState,
+  type PendingRequest,
+  type PendingStatus,
+  type SourceType,
+} from './types.js';
 import { deploymentDetailView, deploymentView, pendingRequestView } from './views.js';
 
 /** The buckets of `status_counts`, each also a value of the list's `status` filter (decisions.md section 7). */
@@ -18,11 +24,15 @@ export const STATUS_BUCKETS = {
 } as const satisfies Record<string, readonly DeploymentState[]>;
 export type StatusBucket = keyof typeof STATUS_BUCKETS;
 
-const visible = (caller: Caller, record: { readonly tenantId: string | null }): boolean => caller.tenantId === null || record.tenantId === caller.tenantId;
+const visible = (caller: Caller, record: { readonly tenantId: string | null }): boolean =>
+  caller.tenantId === null || record.tenantId === caller.tenantId;
 
 /** The tenant filter is for global callers; tenant-scoped callers already see only their tenant. */
-const inTenant = (caller: Caller, tenantId: string | undefined, record: { readonly tenantId: string | null }): boolean =>
-  caller.tenantId !== null || tenantId === undefined || record.tenantId === tenantId;
+const inTenant = (
+  caller: Caller,
+  tenantId: string | undefined,
+  record: { readonly tenantId: string | null },
+): boolean => caller.tenantId !== null || tenantId === undefined || record.tenantId === tenantId;
 
 const statesOf = (status: StatusBucket | DeploymentState): readonly DeploymentState[] =>
   status in STATUS_BUCKETS ? STATUS_BUCKETS[status as StatusBucket] : [status as DeploymentState];
@@ -37,24 +47,36 @@ export interface ListDeploymentsQuery extends PageRequest {
 }
 
 /** Newest first; `status_counts` counts every page of the list without its status filter. */
-export const listDeployments = async (deps: Pick<DeploymentsDeps, 'deployments'>, caller: Caller, query: ListDeploymentsQuery) => {
+export const listDeployments = async (
+  deps: Pick<DeploymentsDeps, 'deployments'>,
+  caller: Caller,
+  query: ListDeploymentsQuery,
+) => {
   const matching = (await deps.deployments.listAll())
     .filter((d) => visible(caller, d) && inTenant(caller, query.tenant_id, d))
     .filter((d) => query.environment_id === undefined || d.environmentId === query.environment_id)
     .filter((d) => query.source_type === undefined || d.sourceType === query.source_type)
     .filter((d) => query.triggered_by === undefined || d.triggeredBy === query.triggered_by);
-  const count = (bucket: StatusBucket) => matching.filter((d) => (STATUS_BUCKETS[bucket] as readonly DeploymentState[]).includes(d.state)).length;
+  const count = (bucket: StatusBucket) =>
+    matching.filter((d) => (STATUS_BUCKETS[bucket] as readonly DeploymentState[]).includes(d.state)).length;
   const states = query.status === undefined ? undefined : statesOf(query.status);
   const listed = matching.filter((d) => states === undefined || states.includes(d.state)).sort(newestFirst);
   const page = pageOf(listed, query);
   return {
     data: page.data.map(deploymentView),
     meta: page.meta,
-    status_counts: { all: matching.length, running: count('running'), failed: count('failed'), succeeded: count('succeeded'), other: count('other') },
+    status_counts: {
+      all: matching.length,
+      running: count('running'),
+      failed: count('failed'),
+      succeeded: count('succeeded'),
+      other: count('other'),
+    },
   };
 };
 
-const newestFirst = (a: Deployment, b: Deployment): number => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id);
+const newestFirst = (a: Deployment, b: Deployment): number =>
+  b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id);
 
 /** By UUID or short id; another tenant's answers 404. */
 export const getDeployment = async (deps: Pick<DeploymentsDeps, 'deployments'>, caller: Caller, id: string) => {
@@ -72,7 +94,11 @@ export interface ListPendingQuery {
  * A bare array, newest first (queued_at, then id, descending). A pending request carries `queue_position`: its
  * place (1 = next) in the whole dispatch queue (every tenant's pending requests, highest priority then oldest).
  */
-export const listPendingRequests = async (deps: Pick<DeploymentsDeps, 'pending'>, caller: Caller, query: ListPendingQuery) => {
+export const listPendingRequests = async (
+  deps: Pick<DeploymentsDeps, 'pending'>,
+  caller: Caller,
+  query: ListPendingQuery,
+) => {
   const all = await deps.pending.listAll();
   const positions = new Map(
     all
@@ -87,15 +113,23 @@ export const listPendingRequests = async (deps: Pick<DeploymentsDeps, 'pending'>
     .map((r) => pendingRequestView(r, positions.get(r.id)));
 };
 
-const dispatchOrder = (a: PendingRequest, b: PendingRequest): number => b.priority - a.priority || a.queuedAt.localeCompare(b.queuedAt) || a.id.localeCompare(b.id);
+const dispatchOrder = (a: PendingRequest, b: PendingRequest): number =>
+  b.priority - a.priority || a.queuedAt.localeCompare(b.queuedAt) || a.id.localeCompare(b.id);
 
 const TERMINAL_PENDING: ReadonlySet<PendingStatus> = new Set(['dispatched', 'cancelled', 'failed']);
 
 const terminalConflict = (status: PendingStatus) =>
-  new ConflictError(`The pending request is already ${status}; only a pending or processing request can be cancelled.`, { status });
+  new ConflictError(
+    `The pending request is already ${status}; only a pending or processing request can be cancelled.`,
+    { status },
+  );
 
 /** pending or processing -> cancelled. Missing or another tenant's: 404; dispatched, cancelled or failed: 409. */
-export const cancelPendingRequest = async (deps: Pick<DeploymentsDeps, 'pending' | 'clock'>, caller: Caller, id: string): Promise<void> => {
+export const cancelPendingRequest = async (
+  deps: Pick<DeploymentsDeps, 'pending' | 'clock'>,
+  caller: Caller,
+  id: string,
+): Promise<void> => {
   const request = await deps.pending.get(id);
   if (request === undefined || !visible(caller, request)) throw new NotFoundError('Pending request', id);
   if (TERMINAL_PENDING.has(request.status)) throw terminalConflict(request.status);
@@ -119,15 +153,26 @@ export const MAX_INSTANCES = 1000;
  * The capacity, the instances in use and who holds them, the free instances a start can take now, and the
  * number of waiting requests. A tenant-scoped caller sees only holders that are its tenant's deployments.
  */
-export const getOrchestration = async (deps: Pick<DeploymentsDeps, 'orchestration' | 'pending' | 'deployments'>, caller: Caller) => {
-  const [instances, held, queue] = await Promise.all([deps.orchestration.capacity(), deps.orchestration.holders(), deps.pending.listAll()]);
+export const getOrchestration = async (
+  deps: Pick<DeploymentsDeps, 'orchestration' | 'pending' | 'deployments'>,
+  caller: Caller,
+) => {
+  const [instances, held, queue] = await Promise.all([
+    deps.orchestration.capacity(),
+    deps.orchestration.holders(),
+    deps.pending.listAll(),
+  ]);
   // Instances still held above a lowered capacity count against it too.
   const free = Math.max(0, instances - held.size);
-  const holders = [...held].map(([instance_id, deployment_id]) => ({ instance_id, deployment_id })).sort((a, b) => instanceNumber(a.instance_id) - instanceNumber(b.instance_id));
+  const holders = [...held]
+    .map(([instance_id, deployment_id]) => ({ instance_id, deployment_id }))
+    .sort((a, b) => instanceNumber(a.instance_id) - instanceNumber(b.instance_id));
   const shown =
     caller.tenantId === null
       ? holders
-      : (await Promise.all(holders.map(async (h) => ({ h, d: await deps.deployments.get(h.deployment_id) })))).filter(({ d }) => d !== undefined && visible(caller, d)).map(({ h }) => h);
+      : (await Promise.all(holders.map(async (h) => ({ h, d: await deps.deployments.get(h.deployment_id) }))))
+          .filter(({ d }) => d !== undefined && visible(caller, d))
+          .map(({ h }) => h);
   return {
     instances,
     in_use: held.size,
@@ -144,9 +189,17 @@ const instanceNumber = (id: string): number => Number(id.slice(id.lastIndexOf('-
  * lowering it stops nothing: running deployments keep their instances until they finish, and instances above
  * the new capacity are not taken again.
  */
-export const setOrchestration = async (deps: Pick<DeploymentsDeps, 'orchestration' | 'pending' | 'deployments' | 'dispatch'>, caller: Caller, command: { readonly instances: number }) => {
+export const setOrchestration = async (
+  deps: Pick<DeploymentsDeps, 'orchestration' | 'pending' | 'deployments' | 'dispatch'>,
+  caller: Caller,
+  command: { readonly instances: number },
+) => {
   if (!caller.roles.includes('admin')) throw new AdminRoleRequiredError('Changing the orchestration capacity');
-  if (caller.tenantId !== null) throw new ForbiddenError('The orchestration capacity is shared by every tenant: only a global admin can change it.', { reason: 'tenant_restriction' });
+  if (caller.tenantId !== null)
+    throw new ForbiddenError(
+      'The orchestration capacity is shared by every tenant: only a global admin can change it.',
+      { reason: 'tenant_restriction' },
+    );
   if (!Number.isInteger(command.instances) || command.instances < 0 || command.instances > MAX_INSTANCES) {
     throw ValidationError.field('instances', `must be an integer from 0 to ${MAX_INSTANCES}`);
   }

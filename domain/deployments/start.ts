@@ -23,7 +23,10 @@ export const engineStarted = async (deps: Pick<StartDeps, 'engine'>, deploymentI
 };
 
 /** A draft made a running deployment (not stored yet). */
-export const newDeployment = async (deps: Pick<StartDeps, 'ids' | 'clock'>, draft: DeploymentDraft): Promise<Deployment> => {
+export const newDeployment = async (
+  deps: Pick<StartDeps, 'ids' | 'clock'>,
+  draft: DeploymentDraft,
+): Promise<Deployment> => {
   const { id, shortId } = await deps.ids.next('deployment');
   const now = deps.clock.now().toISOString();
   return {
@@ -47,7 +50,9 @@ export const newDeployment = async (deps: Pick<StartDeps, 'ids' | 'clock'>, draf
   };
 };
 
-export type StartOutcome = { readonly kind: 'started'; readonly deployment: Deployment } | { readonly kind: 'queued'; readonly request: PendingRequest; readonly position: number };
+export type StartOutcome =
+  | { readonly kind: 'started'; readonly deployment: Deployment }
+  | { readonly kind: 'queued'; readonly request: PendingRequest; readonly position: number };
 
 /**
  * Starts the draft on a free instance, unless none is free or requests of the same or higher priority are waiting

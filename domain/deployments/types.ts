@@ -2,7 +2,16 @@
 import type { Interpreter } from '../catalog/types.js';
 import type { Tag } from '../targets/types.js';
 
-export const DEPLOYMENT_STATES = ['pending', 'queued', 'running', 'success', 'failed', 'cancelled', 'rolling_back', 'rolled_back'] as const;
+export const DEPLOYMENT_STATES = [
+  'pending',
+  'queued',
+  'running',
+  'success',
+  'failed',
+  'cancelled',
+  'rolling_back',
+  'rolled_back',
+] as const;
 export type DeploymentState = (typeof DEPLOYMENT_STATES)[number];
 export const TERMINAL_STATES: ReadonlySet<DeploymentState> = new Set(['success', 'failed', 'cancelled', 'rolled_back']);
 
@@ -160,7 +169,11 @@ export interface OutboxEntry {
   readonly cancelCommands: boolean;
   readonly wakeDispatcher: boolean;
   /** Appended to the event store unless the stream already ends with a terminal state_change. */
-  readonly finalEvent: { readonly oldState: DeploymentState; readonly newState: DeploymentState; readonly message: string } | null;
+  readonly finalEvent: {
+    readonly oldState: DeploymentState;
+    readonly newState: DeploymentState;
+    readonly message: string;
+  } | null;
 }
 
 /** An orchestration instance and the deployment holding it, with when the engine's periodic check last ran. */
@@ -172,7 +185,13 @@ export interface HeldInstance {
 }
 
 export type PendingStatus = 'pending' | 'processing' | 'dispatched' | 'cancelled' | 'failed';
-export const PENDING_STATUSES: readonly PendingStatus[] = ['pending', 'processing', 'dispatched', 'cancelled', 'failed'];
+export const PENDING_STATUSES: readonly PendingStatus[] = [
+  'pending',
+  'processing',
+  'dispatched',
+  'cancelled',
+  'failed',
+];
 
 export interface PendingRequest {
   readonly id: string;

@@ -85,7 +85,9 @@ export const planView = (p: Plan) => ({
   target_count: p.targetCount,
   steps: p.steps.map(stepView),
   ...(p.warnings === undefined || p.warnings.length === 0 ? {} : { warnings: [...p.warnings] }),
-  resolved_variables: Object.fromEntries(Object.entries(p.resolvedVariables).map(([name, v]) => [name, v.secret ? SECRET_MASK : v.value])),
+  resolved_variables: Object.fromEntries(
+    Object.entries(p.resolvedVariables).map(([name, v]) => [name, v.secret ? SECRET_MASK : v.value]),
+  ),
   tenant_name: p.tenantName,
   environment_name: p.environmentName,
   created_at: p.createdAt,
@@ -100,7 +102,15 @@ export const deploymentDetailView = (d: Deployment, options: { plan: boolean } =
   analysis_enabled: d.analysisEnabled,
   ...(d.sourceDeploymentId === null ? {} : { source_deployment_id: d.sourceDeploymentId }),
   ...(d.cancelReason === null ? {} : { cancel_reason: d.cancelReason }),
-  ...(d.freezeOverride === null ? {} : { freeze_override: { reason: d.freezeOverride.reason, by: d.freezeOverride.by, freezes: d.freezeOverride.freezes } }),
+  ...(d.freezeOverride === null
+    ? {}
+    : {
+        freeze_override: {
+          reason: d.freezeOverride.reason,
+          by: d.freezeOverride.by,
+          freezes: d.freezeOverride.freezes,
+        },
+      }),
 });
 
 /** `YYYY-MM-DD HH:MM:SS`, UTC, no zone (the spec's pending-request format). */

@@ -43,12 +43,19 @@ export interface CreateApiKeyCommand {
 }
 
 export const createApiKey = async (deps: IdentityDeps, caller: Caller, command: CreateApiKeyCommand) => {
-  if (caller.kind !== 'user') throw new ForbiddenError('API keys can only be created with a user login.', { reason: 'user_credentials_required' });
+  if (caller.kind !== 'user')
+    throw new ForbiddenError('API keys can only be created with a user login.', {
+      reason: 'user_credentials_required',
+    });
   const unknown = command.scopes.map((scope, index) => ({ scope, index })).filter(({ scope }) => !isPermission(scope));
   if (unknown.length > 0) {
     throw new ValidationError(
       `Unknown scopes: ${unknown.map((u) => u.scope).join(', ')}. Scopes are permission names such as deployments:read.`,
-      unknown.map(({ scope, index }) => ({ field: `scopes.${index}`, code: 'VALIDATION_ERROR', message: `'${scope}' is not a permission.` })),
+      unknown.map(({ scope, index }) => ({
+        field: `scopes.${index}`,
+        code: 'VALIDATION_ERROR',
+        message: `'${scope}' is not a permission.`,
+      })),
     );
   }
   const wider = command.scopes.find((scope) => !caller.permissions.has(scope as Permission));
@@ -67,7 +74,10 @@ export const createApiKey = async (deps: IdentityDeps, caller: Caller, command: 
     keyHash: deps.random.hash(fullKey),
     scopes: [...new Set(command.scopes as Permission[])],
     createdAt: now.toISOString(),
-    expiresAt: command.expires_in_days === undefined ? null : new Date(now.getTime() + command.expires_in_days * 86_400_000).toISOString(),
+    expiresAt:
+      command.expires_in_days === undefined
+        ? null
+        : new Date(now.getTime() + command.expires_in_days * 86_400_000).toISOString(),
     lastUsedAt: null,
     lastUsedIp: null,
     revokedAt: null,
@@ -86,7 +96,8 @@ export const listApiKeys = async (deps: Pick<IdentityDeps, 'apiKeys'>, caller: C
 
 export const revokeApiKey = async (deps: Pick<IdentityDeps, 'apiKeys' | 'clock'>, caller: Caller, id: string) => {
   const key = await deps.apiKeys.get(id);
-  if (key === undefined || key.userId !== caller.userId || key.revokedAt !== null) throw new NotFoundError('API key', id);
+  if (key === undefined || key.userId !== caller.userId || key.revokedAt !== null)
+    throw new NotFoundError('API key', id);
   await deps.apiKeys.revoke(key, deps.clock.now());
   return { message: `API key ${key.keyPrefix}… revoked.` };
 };
@@ -104,14 +115,21 @@ export const authenticateApiKey = async (
   if (key.expiresAt !== null && Date.parse(key.expiresAt) <= now.getTime()) throw invalid;
   const caller = await callerOfApiKey(deps, key);
   if (caller === undefined) throw invalid;
-  if (key.lastUsedAt === null || Date.parse(key.lastUsedAt) < now.getTime() - LAST_USED_RESOLUTION_MS || key.lastUsedIp !== ip) {
+  if (
+    key.lastUsedAt === null ||
+    Date.parse(key.lastUsedAt) < now.getTime() - LAST_USED_RESOLUTION_MS ||
+    key.lastUsedIp !== ip
+  ) {
     await deps.apiKeys.recordUse(key.keyHash, now, ip);
   }
   return caller;
 };
 
 /** The caller a live key stands for: its creator as of now, narrowed to its scopes; undefined when the creator is not active. */
-export const callerOfApiKey = async (deps: Pick<IdentityDeps, 'users' | 'roles'>, key: ApiKey): Promise<Caller | undefined> => {
+export const callerOfApiKey = async (
+  deps: Pick<IdentityDeps, 'users' | 'roles'>,
+  key: ApiKey,
+): Promise<Caller | undefined> => {
   const user = await deps.users.get(key.userId);
   if (user === undefined || user.status !== 'active') return undefined;
   const held = await deps.roles.permissionsOf(user.roles);

@@ -1,7 +1,15 @@
 // authenticate: the Authorization header -> a Caller. Each failure is the spec's own code: no header, an empty
 // one, a malformed one, an expired or invalid token, a pending-2FA token, a revoked token, an inactive account.
 import { authenticateApiKey } from './api-keys.js';
-import { ForbiddenError, EmptyAuthHeaderError, InsufficientPermissionsError, InvalidAuthHeaderError, InvalidTokenError, MissingAuthHeaderError, TwoFactorRequiredError } from './errors.js';
+import {
+  ForbiddenError,
+  EmptyAuthHeaderError,
+  InsufficientPermissionsError,
+  InvalidAuthHeaderError,
+  InvalidTokenError,
+  MissingAuthHeaderError,
+  TwoFactorRequiredError,
+} from './errors.js';
 import type { IdentityDeps } from './deps.js';
 import type { Permission } from './permissions.js';
 import type { Caller } from './types.js';
@@ -29,8 +37,10 @@ export const authenticate = async (
   if (claims.type === 'two_factor_pending') throw new TwoFactorRequiredError();
   const user = await deps.users.get(claims.userId);
   if (user === undefined) throw new InvalidTokenError('The account of this token no longer exists.');
-  if (claims.issuedAt <= user.tokensValidAfter) throw new InvalidTokenError('The token was revoked (logout or an account change): log in again.');
-  if (user.status !== 'active') throw new ForbiddenError(`The account is ${user.status}.`, { reason: 'account_not_active' });
+  if (claims.issuedAt <= user.tokensValidAfter)
+    throw new InvalidTokenError('The token was revoked (logout or an account change): log in again.');
+  if (user.status !== 'active')
+    throw new ForbiddenError(`The account is ${user.status}.`, { reason: 'account_not_active' });
   return {
     kind: 'user',
     userId: user.id,

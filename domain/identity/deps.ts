@@ -1,5 +1,20 @@
 import type { Clock, IdGenerator } from '../shared/ports.js';
-import type { ApiKeyFactory, ApiKeyRepository, LoginThrottle, PasswordHasher, PendingTwoFactorAttempts, TwoFactorThrottle, RoleDirectory, SecretCipher, SessionRepository, SseTokenRepository, TokenGenerator, TokenService, Totp, UserRepository } from './ports.js';
+import type {
+  ApiKeyFactory,
+  ApiKeyRepository,
+  LoginThrottle,
+  PasswordHasher,
+  PendingTwoFactorAttempts,
+  TwoFactorThrottle,
+  RoleDirectory,
+  SecretCipher,
+  SessionRepository,
+  SseTokenRepository,
+  TokenGenerator,
+  TokenService,
+  Totp,
+  UserRepository,
+} from './ports.js';
 
 export interface IdentitySettings {
   readonly accessTokenTtlSeconds: number;

@@ -63,7 +63,10 @@ export class ForbiddenError extends Forbidden {
 export class InsufficientPermissionsError extends Forbidden {
   constructor(permissions: string | readonly string[]) {
     const missing = typeof permissions === 'string' ? [permissions] : [...permissions];
-    const message = missing.length === 1 ? `This needs the permission ${missing[0]}.` : `This needs the permissions ${missing.join(', ')}.`;
+    const message =
+      missing.length === 1
+        ? `This needs the permission ${missing[0]}.`
+        : `This needs the permissions ${missing.join(', ')}.`;
     super('INSUFFICIENT_PERMISSIONS', message, { required: missing[0], missing });
   }
 }

@@ -20,13 +20,17 @@ export const login = async (deps: IdentityDeps, command: LoginCommand): Promise<
   if (lockout.locked) throw new AuthRateLimitError(lockout.retryAfterSeconds);
 
   const user = await deps.users.findByEmail(command.email);
-  const passwordOk = user === undefined ? (await deps.hasher.burnTime(command.password), false) : await deps.hasher.verify(user.passwordHash, command.password);
+  const passwordOk =
+    user === undefined
+      ? (await deps.hasher.burnTime(command.password), false)
+      : await deps.hasher.verify(user.passwordHash, command.password);
   if (user === undefined || !passwordOk) {
     const state = await deps.throttle.recordFailure(command.ip, now);
     if (state.locked) throw new AuthRateLimitError(state.retryAfterSeconds);
     throw new InvalidCredentialsError();
   }
-  if (user.status !== 'active') throw new InvalidCredentialsError(`This account is ${user.status}: ask an administrator.`);
+  if (user.status !== 'active')
+    throw new InvalidCredentialsError(`This account is ${user.status}: ask an administrator.`);
 
   if (user.twoFactor.enabled) {
     const pending = await deps.tokens.issue(

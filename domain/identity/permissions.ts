@@ -45,7 +45,12 @@ const describe = (resource: string, action: string): string => {
 };
 
 export const PERMISSIONS: readonly PermissionInfo[] = Object.entries(ACTIONS).flatMap(([resource, actions]) =>
-  actions.map((action) => ({ name: `${resource}:${action}` as Permission, resource, action, description: describe(resource, action) })),
+  actions.map((action) => ({
+    name: `${resource}:${action}` as Permission,
+    resource,
+    action,
+    description: describe(resource, action),
+  })),
 );
 
 export const PERMISSION_NAMES: ReadonlySet<string> = new Set(PERMISSIONS.map((p) => p.name));
@@ -64,7 +69,12 @@ export interface SystemRole {
 }
 
 export const SYSTEM_ROLES: readonly SystemRole[] = [
-  { id: '00000000-0000-4000-8000-000000000001', name: 'admin', description: 'Everything, in every tenant', permissions: PERMISSIONS.map((p) => p.name) },
+  {
+    id: '00000000-0000-4000-8000-000000000001',
+    name: 'admin',
+    description: 'Everything, in every tenant',
+    permissions: PERMISSIONS.map((p) => p.name),
+  },
   {
     id: '00000000-0000-4000-8000-000000000002',
     name: 'operator',
@@ -86,7 +96,17 @@ export const SYSTEM_ROLES: readonly SystemRole[] = [
     name: 'user',
     description: 'Reads everything deployments need and creates deployments',
     permissions: [
-      ...read('deployments', 'pending_deployments', 'targets', 'actions', 'sequences', 'solutions', 'environments', 'freezes', 'analysis'),
+      ...read(
+        'deployments',
+        'pending_deployments',
+        'targets',
+        'actions',
+        'sequences',
+        'solutions',
+        'environments',
+        'freezes',
+        'analysis',
+      ),
       'deployments:create',
       ...all('api_keys'),
     ],

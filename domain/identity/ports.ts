@@ -115,7 +115,9 @@ export interface UserRepository {
 
 export interface SessionRepository {
   create(session: RefreshSession): Promise<void>;
-  find(tokenHash: string): Promise<(RefreshSession & { readonly rotated: boolean; readonly familyRevoked: boolean }) | undefined>;
+  find(
+    tokenHash: string,
+  ): Promise<(RefreshSession & { readonly rotated: boolean; readonly familyRevoked: boolean }) | undefined>;
   /** Retires `tokenHash` and stores `next` atomically; false when `tokenHash` was already retired (reuse). */
   rotate(tokenHash: string, next: RefreshSession): Promise<boolean>;
   revokeFamily(familyId: string, at: Date): Promise<void>;
@@ -180,7 +182,12 @@ export interface SseTokenRepository {
   consumeToken(tokenHash: string, now: Date): Promise<SseGrant | undefined>;
   putSession(grant: SseGrant, refreshHash: string, expiresAt: Date): Promise<void>;
   /** Swaps the session's refresh token if `oldRefreshHash` is current and the session lives; its grant, or undefined. */
-  rotateSession(sessionId: string, oldRefreshHash: string, newRefreshHash: string, now: Date): Promise<SseGrant | undefined>;
+  rotateSession(
+    sessionId: string,
+    oldRefreshHash: string,
+    newRefreshHash: string,
+    now: Date,
+  ): Promise<SseGrant | undefined>;
 }
 
 export interface Role {

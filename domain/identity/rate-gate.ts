@@ -51,7 +51,11 @@ export const amortisedRateGate = (
     const held = leases.get(key);
     if (held?.refusedUntil !== undefined && held.refusedUntil > now.getTime()) {
       // A flood past the limit costs no write: the bucket said when the next token comes (Retry-After).
-      return { allowed: false, remaining: 0, retryAfterSeconds: Math.max(1, Math.ceil((held.refusedUntil - now.getTime()) / 1_000)) };
+      return {
+        allowed: false,
+        remaining: 0,
+        retryAfterSeconds: Math.max(1, Math.ceil((held.refusedUntil - now.getTime()) / 1_000)),
+      };
     }
     if (held !== undefined && held.expiresAt > now.getTime() && held.tokens > 0) {
       held.tokens -= 1;

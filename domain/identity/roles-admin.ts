@@ -23,7 +23,16 @@ export interface RolesDeps {
 const EPOCH = '2026-01-01T00:00:00.000Z';
 
 export const systemRoles = (): Role[] =>
-  SYSTEM_ROLES.map((r) => ({ id: r.id, shortId: r.name, name: r.name, description: r.description, isSystem: true, permissions: r.permissions, createdAt: EPOCH, updatedAt: EPOCH }));
+  SYSTEM_ROLES.map((r) => ({
+    id: r.id,
+    shortId: r.name,
+    name: r.name,
+    description: r.description,
+    isSystem: true,
+    permissions: r.permissions,
+    createdAt: EPOCH,
+    updatedAt: EPOCH,
+  }));
 
 export const roleView = (role: Role) => ({
   id: role.id,
@@ -45,13 +54,19 @@ export const findRole = async (deps: Pick<RolesDeps, 'roles'>, id: string): Prom
 
 /** Roles are shared by every tenant: only global callers change them. */
 const globalCaller = (caller: Caller): void => {
-  if (caller.tenantId !== null) throw new ForbiddenError('Roles are shared by every tenant: only global administrators change them.', { reason: 'tenant_restriction' });
+  if (caller.tenantId !== null)
+    throw new ForbiddenError('Roles are shared by every tenant: only global administrators change them.', {
+      reason: 'tenant_restriction',
+    });
 };
 
 const editable = async (deps: RolesDeps, caller: Caller, id: string): Promise<Role> => {
   globalCaller(caller);
   const role = await findRole(deps, id);
-  if (role.isSystem) throw new ForbiddenError(`${role.name} is a system role: it cannot be changed or deleted.`, { reason: 'system_role' });
+  if (role.isSystem)
+    throw new ForbiddenError(`${role.name} is a system role: it cannot be changed or deleted.`, {
+      reason: 'system_role',
+    });
   return role;
 };
 
@@ -67,21 +82,44 @@ export const listRoles = async (deps: RolesDeps, page: PageRequest) => {
   return { data: result.data.map(roleView), meta: result.meta };
 };
 
-export const createRole = async (deps: RolesDeps, caller: Caller, command: { name: string; description?: string | undefined }) => {
+export const createRole = async (
+  deps: RolesDeps,
+  caller: Caller,
+  command: { name: string; description?: string | undefined },
+) => {
   globalCaller(caller);
   await nameFree(deps, command.name);
   const { id, shortId } = await deps.ids.next('role');
   const now = deps.clock.now().toISOString();
-  const role: Role = { id, shortId, name: command.name, description: command.description ?? null, isSystem: false, permissions: [], createdAt: now, updatedAt: now };
+  const role: Role = {
+    id,
+    shortId,
+    name: command.name,
+    description: command.description ?? null,
+    isSystem: false,
+    permissions: [],
+    createdAt: now,
+    updatedAt: now,
+  };
   await deps.roles.create(role);
   return roleDetail(role);
 };
 
-export const updateRole = async (deps: RolesDeps, caller: Caller, id: string, command: { name: string; description?: string | undefined }) => {
+export const updateRole = async (
+  deps: RolesDeps,
+  caller: Caller,
+  id: string,
+  command: { name: string; description?: string | undefined },
+) => {
   const role = await editable(deps, caller, id);
   if (command.name.toLowerCase() !== role.name.toLowerCase()) await nameFree(deps, command.name, role);
   const now = deps.clock.now();
-  const next: Role = { ...role, name: command.name, description: command.description ?? role.description, updatedAt: now.toISOString() };
+  const next: Role = {
+    ...role,
+    name: command.name,
+    description: command.description ?? role.description,
+    updatedAt: now.toISOString(),
+  };
   await deps.roles.update(role, next);
   if (next.name !== role.name) await renameInUsers(deps, role.name, next.name, now);
   return roleDetail(next);
@@ -107,7 +145,13 @@ const known = (names: readonly string[]): Permission[] => {
   return names as Permission[];
 };
 
-export const changePermissions = async (deps: RolesDeps, caller: Caller, id: string, names: readonly string[], change: 'assign' | 'remove'): Promise<void> => {
+export const changePermissions = async (
+  deps: RolesDeps,
+  caller: Caller,
+  id: string,
+  names: readonly string[],
+  change: 'assign' | 'remove',
+): Promise<void> => {
   if (names.length === 0) throw ValidationError.field('permissions', 'Name at least one permission.');
   const role = await editable(deps, caller, id);
   const requested = new Set(known(names));
@@ -115,7 +159,10 @@ export const changePermissions = async (deps: RolesDeps, caller: Caller, id: str
     const missing = [...requested].filter((p) => !caller.permissions.has(p));
     if (missing.length > 0) throw new InsufficientPermissionsError(missing);
   }
-  const permissions = change === 'assign' ? [...new Set([...role.permissions, ...requested])] : role.permissions.filter((p) => !requested.has(p));
+  const permissions =
+    change === 'assign'
+      ? [...new Set([...role.permissions, ...requested])]
+      : role.permissions.filter((p) => !requested.has(p));
   await deps.roles.update(role, { ...role, permissions, updatedAt: deps.clock.now().toISOString() });
 };
 

@@ -19,7 +19,12 @@ const mint = async (deps: IdentityDeps, grant: SseGrant, refreshToken: string): 
   const token = deps.random.random();
   const expiresAt = new Date(deps.clock.now().getTime() + deps.settings.sseTokenTtlSeconds * 1000);
   await deps.sseTokens.putToken(deps.random.hash(token), grant, expiresAt);
-  return { sse_token: token, expires_in: deps.settings.sseTokenTtlSeconds, session_id: grant.sessionId, refresh_token: refreshToken };
+  return {
+    sse_token: token,
+    expires_in: deps.settings.sseTokenTtlSeconds,
+    session_id: grant.sessionId,
+    refresh_token: refreshToken,
+  };
 };
 
 export const issueSseToken = async (deps: IdentityDeps, caller: Caller): Promise<SseTokenResult> => {
@@ -32,17 +37,35 @@ export const issueSseToken = async (deps: IdentityDeps, caller: Caller): Promise
     sessionStartedAt: now.getTime(),
   };
   const refreshToken = deps.random.random();
-  await deps.sseTokens.putSession(grant, deps.random.hash(refreshToken), new Date(now.getTime() + deps.settings.sseSessionTtlSeconds * 1000));
+  await deps.sseTokens.putSession(
+    grant,
+    deps.random.hash(refreshToken),
+    new Date(now.getTime() + deps.settings.sseSessionTtlSeconds * 1000),
+  );
   return mint(deps, grant, refreshToken);
 };
 
-export const refreshSseToken = async (deps: IdentityDeps, command: { sessionId: string; refreshToken: string }): Promise<SseTokenResult> => {
+export const refreshSseToken = async (
+  deps: IdentityDeps,
+  command: { sessionId: string; refreshToken: string },
+): Promise<SseTokenResult> => {
   const next = deps.random.random();
-  const grant = await deps.sseTokens.rotateSession(command.sessionId, deps.random.hash(command.refreshToken), deps.random.hash(next), deps.clock.now());
-  if (grant === undefined) throw new InvalidTokenError('The SSE session or its refresh token is not valid: request a new SSE token.');
+  const grant = await deps.sseTokens.rotateSession(
+    command.sessionId,
+    deps.random.hash(command.refreshToken),
+    deps.random.hash(next),
+    deps.clock.now(),
+  );
+  if (grant === undefined)
+    throw new InvalidTokenError('The SSE session or its refresh token is not valid: request a new SSE token.');
   // Renewing a session without presenting a credential is for user logins; an API key asks again with itself.
-  if (grant.kind !== 'user') throw new ForbiddenError('Only sessions of a user login can be renewed: request a new SSE token with the API key.', { reason: 'user_credentials_required' });
-  if ((await callerOf(deps, grant)) === undefined) throw new InvalidTokenError('The credential behind this SSE session is no longer valid.');
+  if (grant.kind !== 'user')
+    throw new ForbiddenError(
+      'Only sessions of a user login can be renewed: request a new SSE token with the API key.',
+      { reason: 'user_credentials_required' },
+    );
+  if ((await callerOf(deps, grant)) === undefined)
+    throw new InvalidTokenError('The credential behind this SSE session is no longer valid.');
   return mint(deps, grant, next);
 };
 
@@ -51,32 +74,49 @@ const callerOf = async (deps: IdentityDeps, grant: SseGrant): Promise<Caller | u
   if (grant.kind === 'api_key') {
     const key = grant.apiKeyId === null ? undefined : await deps.apiKeys.get(grant.apiKeyId);
     const now = deps.clock.now().getTime();
-    if (key === undefined || key.revokedAt !== null || (key.expiresAt !== null && Date.parse(key.expiresAt) <= now)) return undefined;
+    if (key === undefined || key.revokedAt !== null || (key.expiresAt !== null && Date.parse(key.expiresAt) <= now))
+      return undefined;
     return callerOfApiKey(deps, key);
   }
   const user = await deps.users.get(grant.userId);
-  if (user === undefined || user.status !== 'active' || grant.sessionStartedAt <= user.tokensValidAfter) return undefined;
-  return { kind: 'user', userId: user.id, tenantId: user.tenantId, roles: user.roles, permissions: await deps.roles.permissionsOf(user.roles) };
+  if (user === undefined || user.status !== 'active' || grant.sessionStartedAt <= user.tokensValidAfter)
+    return undefined;
+  return {
+    kind: 'user',
+    userId: user.id,
+    tenantId: user.tenantId,
+    roles: user.roles,
+    permissions: await deps.roles.permissionsOf(user.roles),
+  };
 };
 
 /** What a streaming endpoint calls with `?sse_token=`: the caller and its grant, once; INVALID_TOKEN for anything else. */
-export const verifySseGrant = async (deps: IdentityDeps, token: string | undefined): Promise<{ caller: Caller; grant: SseGrant }> => {
-  if (token === undefined || token === '') throw new InvalidTokenError('Event streams need ?sse_token= from POST /api/v1/auth/sse-token.');
+export const verifySseGrant = async (
+  deps: IdentityDeps,
+  token: string | undefined,
+): Promise<{ caller: Caller; grant: SseGrant }> => {
+  if (token === undefined || token === '')
+    throw new InvalidTokenError('Event streams need ?sse_token= from POST /api/v1/auth/sse-token.');
   const grant = await deps.sseTokens.consumeToken(deps.random.hash(token), deps.clock.now());
-  if (grant === undefined) throw new InvalidTokenError('The SSE token is unknown, expired or already used: request a new one.');
+  if (grant === undefined)
+    throw new InvalidTokenError('The SSE token is unknown, expired or already used: request a new one.');
   const caller = await callerOf(deps, grant);
   if (caller === undefined) throw new InvalidTokenError('The credential behind this SSE token is no longer valid.');
   return { caller, grant };
 };
 
-export const verifySseToken = async (deps: IdentityDeps, token: string | undefined): Promise<Caller> => (await verifySseGrant(deps, token)).caller;
+export const verifySseToken = async (deps: IdentityDeps, token: string | undefined): Promise<Caller> =>
+  (await verifySseGrant(deps, token)).caller;
 
 /**
  * What an open stream re-checks every few seconds, with one read: a user's account is still active and its tokens
  * were not invalidated after the grant (logout, deactivation, password change); an API key still exists, unrevoked
  * and unexpired. False ends the stream.
  */
-export const sseGrantStillValid = async (deps: Pick<IdentityDeps, 'users' | 'apiKeys' | 'clock'>, grant: SseGrant): Promise<boolean> => {
+export const sseGrantStillValid = async (
+  deps: Pick<IdentityDeps, 'users' | 'apiKeys' | 'clock'>,
+  grant: SseGrant,
+): Promise<boolean> => {
   if (grant.kind === 'api_key') {
     const key = grant.apiKeyId === null ? undefined : await deps.apiKeys.get(grant.apiKeyId);
     const now = deps.clock.now().getTime();

@@ -38,7 +38,13 @@ export const freeSlots = (slots: readonly SlotState[], limit: number, now: numbe
 /** A lease on one of the user's slots, or undefined when `limit` streams are open (every slot held). */
 export const acquireStreamLease = async (
   store: StreamLeaseStore,
-  request: { readonly userId: string; readonly leaseId: string; readonly limit: number; readonly ttlMs: number; readonly now: number },
+  request: {
+    readonly userId: string;
+    readonly leaseId: string;
+    readonly limit: number;
+    readonly ttlMs: number;
+    readonly now: number;
+  },
 ): Promise<StreamLease | undefined> => {
   for (const slot of freeSlots(await store.slots(request.userId), request.limit, request.now)) {
     const lease = { userId: request.userId, slot, leaseId: request.leaseId };

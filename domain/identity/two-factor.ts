@@ -14,7 +14,8 @@ import { startSession, type StartedSession } from './sessions.js';
 import type { Caller, User } from './types.js';
 
 const contextOf = (user: User) => `totp:${user.id}`;
-const invalidCode = () => ValidationError.field('code', 'The code is not valid, or was used already: wait for the next one.');
+const invalidCode = () =>
+  ValidationError.field('code', 'The code is not valid, or was used already: wait for the next one.');
 
 const userOf = async (deps: IdentityDeps, caller: Caller): Promise<User> => {
   const user = await deps.users.get(caller.userId);
@@ -45,7 +46,8 @@ const useCode = async (deps: IdentityDeps, user: User, code: string): Promise<nu
 
 export const setupTwoFactor = async (deps: IdentityDeps, caller: Caller) => {
   const user = await userOf(deps, caller);
-  if (user.twoFactor.enabled) throw new ConflictError('Two-factor authentication is already on: disable it first to set up a new secret.');
+  if (user.twoFactor.enabled)
+    throw new ConflictError('Two-factor authentication is already on: disable it first to set up a new secret.');
   const secret = deps.totp.generateSecret();
   const stored = await deps.users.setTwoFactor(
     user.id,
@@ -62,7 +64,11 @@ export const enableTwoFactor = async (deps: IdentityDeps, caller: Caller, code: 
   if (user.twoFactor.secret === null) throw ValidationError.field('code', 'Call POST /api/v1/auth/2fa/setup first.');
   const step = await useCode(deps, user, code);
   if (step === undefined) throw invalidCode();
-  const enabled = await deps.users.setTwoFactor(user.id, { enabled: true, secret: user.twoFactor.secret, lastStep: step }, { enabled: false, lastStep: step });
+  const enabled = await deps.users.setTwoFactor(
+    user.id,
+    { enabled: true, secret: user.twoFactor.secret, lastStep: step },
+    { enabled: false, lastStep: step },
+  );
   if (!enabled) throw new ConflictError('Two-factor settings changed meanwhile; try again.');
   return { message: 'Two-factor authentication is on: logins now ask for a code.', two_factor_enabled: true };
 };
@@ -72,24 +78,39 @@ export const disableTwoFactor = async (deps: IdentityDeps, caller: Caller, code:
   if (!user.twoFactor.enabled) throw new ConflictError('Two-factor authentication is not on.');
   const step = await useCode(deps, user, code);
   if (step === undefined) throw invalidCode();
-  const disabled = await deps.users.setTwoFactor(user.id, { enabled: false, secret: null, lastStep: null }, { enabled: true, lastStep: step });
+  const disabled = await deps.users.setTwoFactor(
+    user.id,
+    { enabled: false, secret: null, lastStep: null },
+    { enabled: true, lastStep: step },
+  );
   if (!disabled) throw new ConflictError('Two-factor settings changed meanwhile; try again.');
   return { message: 'Two-factor authentication is off.', two_factor_enabled: false };
 };
 
-export const verifyTwoFactor = async (deps: IdentityDeps, command: { code: string; pendingToken: string; ip: string }): Promise<StartedSession> => {
+export const verifyTwoFactor = async (
+  deps: IdentityDeps,
+  command: { code: string; pendingToken: string; ip: string },
+): Promise<StartedSession> => {
   const now = deps.clock.now();
   const lockout = await deps.throttle.check(command.ip, now);
   if (lockout.locked) throw new AuthRateLimitError(lockout.retryAfterSeconds);
   const claims = await deps.tokens.verify(command.pendingToken);
-  if (claims.type !== 'two_factor_pending') throw new InvalidTokenError('pending_token is not a pending two-factor token.');
+  if (claims.type !== 'two_factor_pending')
+    throw new InvalidTokenError('pending_token is not a pending two-factor token.');
   const user = await deps.users.get(claims.userId);
-  if (user === undefined || user.status !== 'active' || !user.twoFactor.enabled || claims.issuedAt <= user.tokensValidAfter) {
+  if (
+    user === undefined ||
+    user.status !== 'active' ||
+    !user.twoFactor.enabled ||
+    claims.issuedAt <= user.tokensValidAfter
+  ) {
     throw new InvalidTokenError('The pending login is no longer valid: log in again.');
   }
   const pending = deps.random.hash(command.pendingToken);
   const expiresAt = new Date(claims.issuedAt + deps.settings.twoFactorPendingTtlSeconds * 1000);
-  const spent = new InvalidTokenError('This pending login is used up (a right code, or too many wrong ones): log in again.');
+  const spent = new InvalidTokenError(
+    'This pending login is used up (a right code, or too many wrong ones): log in again.',
+  );
   if (!(await deps.pendingTwoFactor.reserve(pending, deps.settings.twoFactorCodesPerToken, expiresAt))) throw spent;
   if ((await useCode(deps, user, command.code)) === undefined) {
     const state = await deps.throttle.recordFailure(command.ip, now);

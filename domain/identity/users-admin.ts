@@ -51,7 +51,9 @@ export const EDIT_ATTEMPTS = 4;
 /** What the roles grant (system roles from code, custom ones from the repository; unknown names grant nothing). */
 const permissionsOfRoles = async (deps: UsersDeps, roles: readonly string[]): Promise<Set<Permission>> => {
   const granted = new Set<Permission>();
-  for (const name of roles) for (const p of systemRole(name)?.permissions ?? (await deps.roles.findByName(name))?.permissions ?? []) granted.add(p);
+  for (const name of roles)
+    for (const p of systemRole(name)?.permissions ?? (await deps.roles.findByName(name))?.permissions ?? [])
+      granted.add(p);
   return granted;
 };
 
@@ -72,7 +74,10 @@ const keepAnAdmin = async (deps: UsersDeps, user: User, next: User | undefined):
   if (!activeAdmin(user) || (next !== undefined && activeAdmin(next) && next.tenantId === user.tenantId)) return;
   const covers = (u: User) => u.tenantId === null || u.tenantId === user.tenantId;
   const others = (await deps.users.listAll()).filter((u) => u.id !== user.id && activeAdmin(u) && covers(u));
-  if (others.length === 0) throw new ConflictError('This is the last active admin: make another user an active admin first.', { reason: 'last_admin' });
+  if (others.length === 0)
+    throw new ConflictError('This is the last active admin: make another user an active admin first.', {
+      reason: 'last_admin',
+    });
 };
 
 /** Role names must exist and grant nothing the caller lacks (each role read once). */
@@ -81,7 +86,8 @@ const checkRoles = async (deps: UsersDeps, caller: Caller, roles: readonly strin
   const granted: Permission[] = [];
   for (const [index, name] of roles.entries()) {
     const permissions = systemRole(name)?.permissions ?? (await deps.roles.findByName(name))?.permissions;
-    if (permissions === undefined) unknown.push({ field: `roles.${index}`, code: 'VALIDATION_ERROR', message: `There is no role named '${name}'.` });
+    if (permissions === undefined)
+      unknown.push({ field: `roles.${index}`, code: 'VALIDATION_ERROR', message: `There is no role named '${name}'.` });
     else granted.push(...permissions);
   }
   if (unknown.length > 0) throw new ValidationError('Unknown roles.', unknown);
@@ -91,7 +97,8 @@ const checkRoles = async (deps: UsersDeps, caller: Caller, roles: readonly strin
 
 const tenantFor = (caller: Caller, requested: string | null | undefined): string | null => {
   if (caller.tenantId === null) return requested ?? null;
-  if (requested !== undefined && requested !== caller.tenantId) throw new ForbiddenError('You can only manage users of your own tenant.', { reason: 'tenant_restriction' });
+  if (requested !== undefined && requested !== caller.tenantId)
+    throw new ForbiddenError('You can only manage users of your own tenant.', { reason: 'tenant_restriction' });
   return caller.tenantId;
 };
 
@@ -106,9 +113,18 @@ export const listUsers = async (deps: UsersDeps, caller: Caller, query: ListUser
   const users = (await deps.users.listAll())
     .filter((u) => visible(caller, u))
     // The tenant filter is for global callers; tenant-scoped callers already see only their tenant.
-    .filter((u) => caller.tenantId !== null || query.tenant_id === undefined || u.tenantId === query.tenant_id || u.tenantId === null)
+    .filter(
+      (u) =>
+        caller.tenantId !== null ||
+        query.tenant_id === undefined ||
+        u.tenantId === query.tenant_id ||
+        u.tenantId === null,
+    )
     .filter((u) => query.status === undefined || u.status === query.status)
-    .filter((u) => needle === undefined || u.email.toLowerCase().includes(needle) || u.username.toLowerCase().includes(needle))
+    .filter(
+      (u) =>
+        needle === undefined || u.email.toLowerCase().includes(needle) || u.username.toLowerCase().includes(needle),
+    )
     .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
   const page = pageOf(users, query);
   return { data: page.data.map(adminUserView), meta: page.meta };
@@ -151,11 +167,13 @@ export const createUser = async (deps: UsersDeps, caller: Caller, command: Creat
   return adminUserView(user);
 };
 
-export const getUser = async (deps: UsersDeps, caller: Caller, id: string) => adminUserView(await findVisible(deps, caller, id));
+export const getUser = async (deps: UsersDeps, caller: Caller, id: string) =>
+  adminUserView(await findVisible(deps, caller, id));
 
 const revokeAccess = async (deps: UsersDeps, user: User, at: Date): Promise<void> => {
   await deps.users.revokeTokens(user.id, at);
-  for (const key of await deps.apiKeys.listByUser(user.id)) if (key.revokedAt === null) await deps.apiKeys.revoke(key, at);
+  for (const key of await deps.apiKeys.listByUser(user.id))
+    if (key.revokedAt === null) await deps.apiKeys.revoke(key, at);
 };
 
 export interface UpdateUserCommand {
@@ -166,7 +184,10 @@ export interface UpdateUserCommand {
 }
 
 export const updateUser = async (deps: UsersDeps, caller: Caller, id: string, command: UpdateUserCommand) => {
-  if (command.tenant_id !== undefined && caller.tenantId !== null) throw new ForbiddenError('Only global administrators move users between tenants.', { reason: 'tenant_restriction' });
+  if (command.tenant_id !== undefined && caller.tenantId !== null)
+    throw new ForbiddenError('Only global administrators move users between tenants.', {
+      reason: 'tenant_restriction',
+    });
   if (command.roles !== undefined) await checkRoles(deps, caller, command.roles);
   const changes: UserChanges = {
     ...(command.display_name === undefined ? {} : { displayName: command.display_name }),
@@ -177,7 +198,8 @@ export const updateUser = async (deps: UsersDeps, caller: Caller, id: string, co
   for (let attempt = 0; attempt < EDIT_ATTEMPTS; attempt++) {
     const user = await findVisible(deps, caller, id);
     await checkStronger(deps, caller, user);
-    if (user.id === caller.userId && command.status !== undefined && command.status !== 'active') throw new ConflictError('You cannot deactivate or lock your own account.');
+    if (user.id === caller.userId && command.status !== undefined && command.status !== 'active')
+      throw new ConflictError('You cannot deactivate or lock your own account.');
     const now = deps.clock.now();
     const next: User = { ...user, ...changes, updatedAt: now.toISOString(), revision: user.revision + 1 };
     await keepAnAdmin(deps, user, next);

@@ -92,7 +92,8 @@ export const variableNameProblem = (name: string): string | undefined => {
   if (exact !== undefined) return `Variable ${name} is not allowed in a command's environment: ${exact}.`;
   if (ALLOWED_DESPITE_PREFIX.includes(upper)) return undefined;
   const prefix = Object.keys(DENIED_VARIABLE_PREFIXES).find((p) => upper.startsWith(p));
-  if (prefix !== undefined) return `Variable ${name} is not allowed in a command's environment: names starting with ${prefix} are refused (${DENIED_VARIABLE_PREFIXES[prefix]}).`;
+  if (prefix !== undefined)
+    return `Variable ${name} is not allowed in a command's environment: names starting with ${prefix} are refused (${DENIED_VARIABLE_PREFIXES[prefix]}).`;
   return undefined;
 };
 

@@ -11,11 +11,16 @@ import type { AgentCaller, Command, OutputChunk } from './types.js';
 
 export const MAX_POLL_WAIT_SECONDS = 20;
 
-export const authenticateAgent = async (deps: Pick<TargetsDeps, 'targets' | 'random'>, authorization: string | undefined): Promise<AgentCaller> => {
+export const authenticateAgent = async (
+  deps: Pick<TargetsDeps, 'targets' | 'random'>,
+  authorization: string | undefined,
+): Promise<AgentCaller> => {
   const token = bearerToken(authorization);
-  if (!token.startsWith(AGENT_TOKEN_PREFIX)) throw new InvalidTokenError('Agent endpoints accept only agent tokens (dpa_...), not user credentials.');
+  if (!token.startsWith(AGENT_TOKEN_PREFIX))
+    throw new InvalidTokenError('Agent endpoints accept only agent tokens (dpa_...), not user credentials.');
   const target = await deps.targets.findByAgentTokenHash(deps.random.hash(token));
-  if (target === undefined) throw new InvalidTokenError('The agent token is not valid (was the target deleted?); enroll the agent again.');
+  if (target === undefined)
+    throw new InvalidTokenError('The agent token is not valid (was the target deleted?); enroll the agent again.');
   return { kind: 'agent', targetId: target.id, tenantId: target.tenantId };
 };
 
@@ -29,7 +34,10 @@ export const heartbeat = async (deps: Pick<TargetsDeps, 'targets' | 'clock'>, ag
 const openedVariables = (cipher: SecretCipher, command: Command): Record<string, string> => {
   const secret = new Set(command.secretVariables);
   return Object.fromEntries(
-    Object.entries(command.variables).map(([name, value]) => [name, command.sealedSecrets === true && secret.has(name) ? openVariable(cipher, value, true) : value]),
+    Object.entries(command.variables).map(([name, value]) => [
+      name,
+      command.sealedSecrets === true && secret.has(name) ? openVariable(cipher, value, true) : value,
+    ]),
   );
 };
 
@@ -52,21 +60,31 @@ export const commandForAgent = (cipher: SecretCipher, command: Command) => ({
  * The long poll: answers as soon as the target's inbox has commands (up to `max`) or cancel notices, else after
  * `wait` seconds with nothing. Ends early, empty-handed, when `signal` aborts (the platform's time is running out).
  */
-export const pollCommands = async (deps: TargetsDeps, agent: AgentCaller, request: { wait: number; max: number }, signal?: AbortSignal) => {
+export const pollCommands = async (
+  deps: TargetsDeps,
+  agent: AgentCaller,
+  request: { wait: number; max: number },
+  signal?: AbortSignal,
+) => {
   // A poll proves the agent alive as much as a heartbeat does: on a loaded server a late heartbeat must not make a
   // working agent look dead to the execution engine.
   await deps.targets.recordHeartbeat(agent.targetId, deps.clock.now());
   const deadline = deps.clock.now().getTime() + Math.min(request.wait, MAX_POLL_WAIT_SECONDS) * 1000;
   for (;;) {
     const { commands, cancel } = await deps.commands.claimInbox(agent.targetId, request.max, deps.clock.now());
-    if (commands.length > 0 || cancel.length > 0) return { commands: commands.map((command) => commandForAgent(deps.cipher, command)), cancel: [...cancel] };
+    if (commands.length > 0 || cancel.length > 0)
+      return { commands: commands.map((command) => commandForAgent(deps.cipher, command)), cancel: [...cancel] };
     const left = deadline - deps.clock.now().getTime();
     if (left <= 0 || signal?.aborted === true) return { commands: [], cancel: [] };
     await deps.sleeper.sleep(Math.min(deps.settings.pollIntervalMs, left), signal);
   }
 };
 
-const ownCommand = async (deps: Pick<TargetsDeps, 'commands'>, agent: AgentCaller, commandId: string): Promise<Command> => {
+const ownCommand = async (
+  deps: Pick<TargetsDeps, 'commands'>,
+  agent: AgentCaller,
+  commandId: string,
+): Promise<Command> => {
   const command = await deps.commands.get(commandId);
   if (command === undefined || command.targetId !== agent.targetId) throw new NotFoundError('Command', commandId);
   return command;
@@ -78,15 +96,27 @@ const ownCommand = async (deps: Pick<TargetsDeps, 'commands'>, agent: AgentCalle
  * per (command, seq)). Output for a command that already completed is accepted only as such a retry. The answer
  * tells the agent when to stop the command.
  */
-export const appendOutput = async (deps: TargetsDeps, agent: AgentCaller, commandId: string, chunks: readonly OutputChunk[]) => {
+export const appendOutput = async (
+  deps: TargetsDeps,
+  agent: AgentCaller,
+  commandId: string,
+  chunks: readonly OutputChunk[],
+) => {
   const command = await ownCommand(deps, agent, commandId);
   if (command.status === 'queued') throw new ConflictError('The command has not been delivered to this agent yet.');
   if (command.status !== 'delivered' && chunks.some((c) => c.seq > command.outputSeq)) {
     throw new ConflictError(`The command is ${command.status}; it takes no more output.`, { status: command.status });
   }
-  const fresh = command.status === 'delivered' ? await deps.commands.appendOutput(command, chunks, deps.clock.now()) : [];
-  await deps.listener?.output(command, [...chunks].sort((a, b) => a.seq - b.seq));
-  return { accepted: fresh.length, cancel_requested: command.cancelRequestedAt !== null || command.status === 'cancelled' };
+  const fresh =
+    command.status === 'delivered' ? await deps.commands.appendOutput(command, chunks, deps.clock.now()) : [];
+  await deps.listener?.output(
+    command,
+    [...chunks].sort((a, b) => a.seq - b.seq),
+  );
+  return {
+    accepted: fresh.length,
+    cancel_requested: command.cancelRequestedAt !== null || command.status === 'cancelled',
+  };
 };
 
 export interface CompleteCommand {
@@ -97,7 +127,12 @@ export interface CompleteCommand {
 }
 
 /** delivered -> completed, once; a repeat of the same report answers as the first did. */
-export const completeCommand = async (deps: TargetsDeps, agent: AgentCaller, commandId: string, report: CompleteCommand) => {
+export const completeCommand = async (
+  deps: TargetsDeps,
+  agent: AgentCaller,
+  commandId: string,
+  report: CompleteCommand,
+) => {
   const command = await ownCommand(deps, agent, commandId);
   const result = {
     exitCode: report.exit_code,
@@ -112,5 +147,7 @@ export const completeCommand = async (deps: TargetsDeps, agent: AgentCaller, com
   }
   const now = await deps.commands.get(command.id);
   if (now?.status === 'completed') return { id: command.id, status: 'completed' as const };
-  throw new ConflictError(`The command is ${now?.status ?? command.status}; it cannot be completed.`, { status: now?.status ?? command.status });
+  throw new ConflictError(`The command is ${now?.status ?? command.status}; it cannot be completed.`, {
+    status: now?.status ?? command.status,
+  });
 };

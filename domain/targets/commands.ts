@@ -18,7 +18,10 @@ export interface NewCommand {
   readonly timeoutSeconds: number | null;
 }
 
-export const enqueueCommand = async (deps: { commands: CommandRepository; ids: IdGenerator; clock: Clock }, input: NewCommand): Promise<Command> => {
+export const enqueueCommand = async (
+  deps: { commands: CommandRepository; ids: IdGenerator; clock: Clock },
+  input: NewCommand,
+): Promise<Command> => {
   const { id } = await deps.ids.next('command');
   const command: Command = {
     ...input,
@@ -35,15 +38,29 @@ export const enqueueCommand = async (deps: { commands: CommandRepository; ids: I
 };
 
 /** Stops a command: never delivered -> cancelled; running -> the agent is told to kill it. Done ones are left. */
-export const cancelCommand = async (deps: { commands: CommandRepository; clock: Clock }, commandId: string): Promise<void> => {
+export const cancelCommand = async (
+  deps: { commands: CommandRepository; clock: Clock },
+  commandId: string,
+): Promise<void> => {
   const command = await deps.commands.get(commandId);
-  if (command === undefined || command.status === 'completed' || command.status === 'cancelled' || command.cancelRequestedAt !== null) return;
+  if (
+    command === undefined ||
+    command.status === 'completed' ||
+    command.status === 'cancelled' ||
+    command.cancelRequestedAt !== null
+  )
+    return;
   await deps.commands.requestCancel(command, deps.clock.now());
 };
 
 /** Stops every command of a deployment that is still waiting or running (cancel, deployment timeout). */
-export const cancelDeploymentCommands = async (deps: { commands: CommandRepository; clock: Clock }, deploymentId: string): Promise<number> => {
-  const open = (await deps.commands.listByDeployment(deploymentId)).filter((c) => c.status === 'queued' || (c.status === 'delivered' && c.cancelRequestedAt === null));
+export const cancelDeploymentCommands = async (
+  deps: { commands: CommandRepository; clock: Clock },
+  deploymentId: string,
+): Promise<number> => {
+  const open = (await deps.commands.listByDeployment(deploymentId)).filter(
+    (c) => c.status === 'queued' || (c.status === 'delivered' && c.cancelRequestedAt === null),
+  );
   for (const command of open) await deps.commands.requestCancel(command, deps.clock.now());
   return open.length;
 };

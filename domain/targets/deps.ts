@@ -1,7 +1,13 @@
 import type { EnvironmentLookup, TenantLookup } from '../shared/lookups.js';
 import type { Clock, IdGenerator } from '../shared/ports.js';
 import type { SecretCipher, TokenGenerator } from '../identity/ports.js';
-import type { CommandListener, CommandRepository, EnrollmentTokenRepository, Sleeper, TargetRepository } from './ports.js';
+import type {
+  CommandListener,
+  CommandRepository,
+  EnrollmentTokenRepository,
+  Sleeper,
+  TargetRepository,
+} from './ports.js';
 
 export interface TargetsDeps {
   readonly targets: TargetRepository;

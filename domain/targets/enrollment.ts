@@ -35,13 +35,16 @@ const scopeFor = async (deps: TargetsDeps, caller: Caller, command: CreateEnroll
     tenantId = tenant.id;
   }
   if (caller.tenantId !== null) {
-    if (tenantId !== null && tenantId !== caller.tenantId) throw new ForbiddenError('You can only enroll targets into your own tenant.', { reason: 'tenant_restriction' });
+    if (tenantId !== null && tenantId !== caller.tenantId)
+      throw new ForbiddenError('You can only enroll targets into your own tenant.', { reason: 'tenant_restriction' });
     tenantId = caller.tenantId;
   }
   let environmentId: string | null = null;
   if (command.environment_id !== undefined && command.environment_id !== null) {
     const environment = await deps.environments.findEnvironment(command.environment_id);
-    const visible = environment !== undefined && (caller.tenantId === null || environment.tenantId === null || environment.tenantId === caller.tenantId);
+    const visible =
+      environment !== undefined &&
+      (caller.tenantId === null || environment.tenantId === null || environment.tenantId === caller.tenantId);
     if (!visible) throw ValidationError.field('environment_id', `There is no environment '${command.environment_id}'.`);
     if (environment.tenantId !== null && tenantId !== null && environment.tenantId !== tenantId) {
       throw ValidationError.field('environment_id', 'The environment belongs to another tenant than tenant_id.');
@@ -52,7 +55,11 @@ const scopeFor = async (deps: TargetsDeps, caller: Caller, command: CreateEnroll
   return { tenantId, environmentId };
 };
 
-export const createEnrollmentToken = async (deps: TargetsDeps, caller: Caller, command: CreateEnrollmentTokenCommand) => {
+export const createEnrollmentToken = async (
+  deps: TargetsDeps,
+  caller: Caller,
+  command: CreateEnrollmentTokenCommand,
+) => {
   const { tenantId, environmentId } = await scopeFor(deps, caller, command);
   const maxUses = command.max_uses ?? DEFAULT_ENROLLMENT_MAX_USES;
   if (!Number.isInteger(maxUses) || maxUses < 1 || maxUses > MAX_ENROLLMENT_USES) {
@@ -91,10 +98,15 @@ export const enrollmentTokenView = (t: EnrollmentToken) => ({
   created_at: t.createdAt,
 });
 
-const tokenVisibleTo = (caller: Caller, token: EnrollmentToken) => caller.tenantId === null || token.tenantId === caller.tenantId;
+const tokenVisibleTo = (caller: Caller, token: EnrollmentToken) =>
+  caller.tenantId === null || token.tenantId === caller.tenantId;
 
 /** Every token the caller may see (a tenant-scoped caller: its tenant's only), oldest first, expired ones included until they are removed. */
-export const listEnrollmentTokens = async (deps: Pick<TargetsDeps, 'enrollmentTokens'>, caller: Caller, query: PageRequest) => {
+export const listEnrollmentTokens = async (
+  deps: Pick<TargetsDeps, 'enrollmentTokens'>,
+  caller: Caller,
+  query: PageRequest,
+) => {
   const tokens = (await deps.enrollmentTokens.listAll())
     .filter((t) => tokenVisibleTo(caller, t))
     .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
@@ -103,7 +115,11 @@ export const listEnrollmentTokens = async (deps: Pick<TargetsDeps, 'enrollmentTo
 };
 
 /** Revokes a token: 404 when unknown or another tenant's. */
-export const revokeEnrollmentToken = async (deps: Pick<TargetsDeps, 'enrollmentTokens'>, caller: Caller, id: string) => {
+export const revokeEnrollmentToken = async (
+  deps: Pick<TargetsDeps, 'enrollmentTokens'>,
+  caller: Caller,
+  id: string,
+) => {
   const token = await deps.enrollmentTokens.findById(id);
   if (token === undefined || !tokenVisibleTo(caller, token)) throw new NotFoundError('Enrollment token', id);
   await deps.enrollmentTokens.delete(token);
@@ -123,10 +139,17 @@ export interface RegisterAgentCommand {
 export const registerAgent = async (deps: TargetsDeps, command: RegisterAgentCommand) => {
   const now = deps.clock.now();
   const refused = () =>
-    new InvalidCredentialsError('The enrollment token is unknown, expired, revoked or used up; ask for a new one (POST /api/v1/targets/enrollment-tokens).');
+    new InvalidCredentialsError(
+      'The enrollment token is unknown, expired, revoked or used up; ask for a new one (POST /api/v1/targets/enrollment-tokens).',
+    );
   const tokenHash = deps.random.hash(command.enrollment_token);
   const enrollment = await deps.enrollmentTokens.get(tokenHash);
-  if (enrollment === undefined || Date.parse(enrollment.expiresAt) <= now.getTime() || enrollment.uses >= enrollment.maxUses) throw refused();
+  if (
+    enrollment === undefined ||
+    Date.parse(enrollment.expiresAt) <= now.getTime() ||
+    enrollment.uses >= enrollment.maxUses
+  )
+    throw refused();
   // One use per registration, taken conditionally (uses < max_uses): concurrent registrations never overdraw it.
   if (!(await deps.enrollmentTokens.takeUse(tokenHash, now))) throw refused();
   const agentToken = `${AGENT_TOKEN_PREFIX}${deps.random.random(32)}`;

@@ -13,6 +13,8 @@ export const outputLines = (data: string): string[] => data.replace(/\r?\n$/, ''
 
 const encoder = new TextEncoder();
 
-export const outputBytes = (chunks: readonly { readonly data: string }[]): number => chunks.reduce((sum, c) => sum + encoder.encode(c.data).length, 0);
+export const outputBytes = (chunks: readonly { readonly data: string }[]): number =>
+  chunks.reduce((sum, c) => sum + encoder.encode(c.data).length, 0);
 
-export const outputLineCount = (chunks: readonly { readonly data: string }[]): number => chunks.reduce((sum, c) => sum + outputLines(c.data).length, 0);
+export const outputLineCount = (chunks: readonly { readonly data: string }[]): number =>
+  chunks.reduce((sum, c) => sum + outputLines(c.data).length, 0);

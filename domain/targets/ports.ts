@@ -37,7 +37,11 @@ export interface CommandRepository {
    * Moves up to `max` queued commands of the target to delivered (each a conditional write, so two polls never
    * both get one) and takes the target's pending cancel notices; oldest first.
    */
-  claimInbox(targetId: string, max: number, at: Date): Promise<{ commands: readonly Command[]; cancel: readonly string[] }>;
+  claimInbox(
+    targetId: string,
+    max: number,
+    at: Date,
+  ): Promise<{ commands: readonly Command[]; cancel: readonly string[] }>;
   /** Stores chunks not stored yet (a retried seq is ignored) and returns the new ones. */
   appendOutput(command: Command, chunks: readonly OutputChunk[], at: Date): Promise<readonly OutputChunk[]>;
   output(commandId: string): Promise<readonly StoredChunk[]>;

@@ -34,10 +34,15 @@ export const targetView = (target: Target, now: Date) => ({
 
 export type TargetView = ReturnType<typeof targetView>;
 
-export const visibleTo = (caller: Caller, target: Target): boolean => caller.tenantId === null || target.tenantId === caller.tenantId;
+export const visibleTo = (caller: Caller, target: Target): boolean =>
+  caller.tenantId === null || target.tenantId === caller.tenantId;
 
 /** The target, if the caller may see it; 404 otherwise (also for another tenant's). */
-export const findVisibleTarget = async (deps: Pick<TargetsDeps, 'targets'>, caller: Caller, id: string): Promise<Target> => {
+export const findVisibleTarget = async (
+  deps: Pick<TargetsDeps, 'targets'>,
+  caller: Caller,
+  id: string,
+): Promise<Target> => {
   const target = await deps.targets.find(id);
   if (target === undefined || !visibleTo(caller, target)) throw new NotFoundError('Target', id);
   return target;
@@ -59,7 +64,11 @@ export interface ListTargetsQuery extends PageRequest {
 }
 
 /** Oldest first (enrollment order), so pages are stable while agents heartbeat. */
-export const listTargets = async (deps: Pick<TargetsDeps, 'targets' | 'clock'>, caller: Caller, query: ListTargetsQuery) => {
+export const listTargets = async (
+  deps: Pick<TargetsDeps, 'targets' | 'clock'>,
+  caller: Caller,
+  query: ListTargetsQuery,
+) => {
   const now = deps.clock.now();
   const needle = query.search?.toLowerCase();
   const targets = (await deps.targets.listAll())
@@ -68,7 +77,9 @@ export const listTargets = async (deps: Pick<TargetsDeps, 'targets' | 'clock'>, 
     .filter((t) => query.environment_id === undefined || t.environmentId === query.environment_id)
     .filter((t) => query.status === undefined || targetStatus(t.lastHeartbeatAt, now) === query.status)
     .filter((t) => query.tags === undefined || query.tags.length === 0 || matchesTags(t.tags, query.tags, true))
-    .filter((t) => needle === undefined || t.name.toLowerCase().includes(needle) || t.hostname.toLowerCase().includes(needle))
+    .filter(
+      (t) => needle === undefined || t.name.toLowerCase().includes(needle) || t.hostname.toLowerCase().includes(needle),
+    )
     .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
   const page = pageOf(targets, query);
   return { data: page.data.map((t) => targetView(t, now)), meta: page.meta };
@@ -82,7 +93,12 @@ export interface UpdateTargetCommand {
   readonly tags?: readonly Tag[] | undefined;
 }
 
-export const updateTarget = async (deps: Pick<TargetsDeps, 'targets' | 'clock'>, caller: Caller, id: string, command: UpdateTargetCommand) => {
+export const updateTarget = async (
+  deps: Pick<TargetsDeps, 'targets' | 'clock'>,
+  caller: Caller,
+  id: string,
+  command: UpdateTargetCommand,
+) => {
   const target = await findVisibleTarget(deps, caller, id);
   const now = deps.clock.now();
   const next: Target = {
@@ -91,7 +107,8 @@ export const updateTarget = async (deps: Pick<TargetsDeps, 'targets' | 'clock'>,
     tags: command.tags === undefined ? target.tags : uniqueTags(command.tags),
     updatedAt: now.toISOString(),
   };
-  if (!(await deps.targets.update(target, next))) throw new ConflictError('The target changed meanwhile; read it again and retry.');
+  if (!(await deps.targets.update(target, next)))
+    throw new ConflictError('The target changed meanwhile; read it again and retry.');
   return targetView(next, now);
 };
 
@@ -101,4 +118,6 @@ export const deleteTarget = async (deps: Pick<TargetsDeps, 'targets'>, caller: C
 };
 
 /** One value per key: the last one given wins. */
-export const uniqueTags = (tags: readonly Tag[]): readonly Tag[] => [...new Map(tags.map((t) => [t.key, t] as const)).values()];
+export const uniqueTags = (tags: readonly Tag[]): readonly Tag[] => [
+  ...new Map(tags.map((t) => [t.key, t] as const)).values(),
+];

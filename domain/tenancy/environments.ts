@@ -31,10 +31,16 @@ export interface ListEnvironmentsQuery extends PageRequest {
 }
 
 /** Environments by name (case-insensitive), then id. */
-export const listEnvironments = async (deps: Pick<Deps, 'environments'>, caller: Caller, query: ListEnvironmentsQuery) => {
+export const listEnvironments = async (
+  deps: Pick<Deps, 'environments'>,
+  caller: Caller,
+  query: ListEnvironmentsQuery,
+) => {
   const environments = (await deps.environments.listAll())
     .filter((e) => visibleTo(caller, e))
-    .filter((e) => caller.tenantId !== null || query.tenant_id === undefined || e.tenantId === query.tenant_id.toLowerCase())
+    .filter(
+      (e) => caller.tenantId !== null || query.tenant_id === undefined || e.tenantId === query.tenant_id.toLowerCase(),
+    )
     .sort((a, b) => a.name.localeCompare(b.name, 'en', { sensitivity: 'base' }) || a.id.localeCompare(b.id));
   const page = pageOf(environments, query);
   return { data: page.data.map(environmentView), meta: page.meta };
@@ -55,7 +61,8 @@ export const createEnvironment = async (deps: Deps, caller: Caller, command: Cre
   return environmentView(environment);
 };
 
-export const getEnvironment = async (deps: Pick<Deps, 'environments'>, caller: Caller, id: string) => environmentView(await findVisible(deps, caller, id));
+export const getEnvironment = async (deps: Pick<Deps, 'environments'>, caller: Caller, id: string) =>
+  environmentView(await findVisible(deps, caller, id));
 
 export interface UpdateEnvironmentCommand {
   readonly name?: string | undefined;
@@ -63,7 +70,11 @@ export interface UpdateEnvironmentCommand {
   readonly tenant_id?: string | null | undefined;
 }
 
-const sameTenant = async (deps: Pick<Deps, 'tenants'>, environment: Environment, requested: string | null): Promise<boolean> => {
+const sameTenant = async (
+  deps: Pick<Deps, 'tenants'>,
+  environment: Environment,
+  requested: string | null,
+): Promise<boolean> => {
   if (requested === null || environment.tenantId === null) return requested === environment.tenantId;
   return (await deps.tenants.findTenant(requested))?.id === environment.tenantId;
 };
@@ -73,14 +84,25 @@ export const updateEnvironment = async (deps: Deps, caller: Caller, id: string, 
   const environment = await findVisible(deps, caller, id);
   assertWritable(caller, environment, 'environment');
   if (command.tenant_id !== undefined && !(await sameTenant(deps, environment, command.tenant_id))) {
-    throw ValidationError.field('tenant_id', "An environment's tenant cannot change; create a new environment instead.");
+    throw ValidationError.field(
+      'tenant_id',
+      "An environment's tenant cannot change; create a new environment instead.",
+    );
   }
-  const next: Environment = { ...environment, name: command.name ?? environment.name, updatedAt: deps.clock.now().toISOString() };
+  const next: Environment = {
+    ...environment,
+    name: command.name ?? environment.name,
+    updatedAt: deps.clock.now().toISOString(),
+  };
   await deps.environments.update(environment, next);
   return environmentView(next);
 };
 
-export const deleteEnvironment = async (deps: Pick<Deps, 'environments'>, caller: Caller, id: string): Promise<void> => {
+export const deleteEnvironment = async (
+  deps: Pick<Deps, 'environments'>,
+  caller: Caller,
+  id: string,
+): Promise<void> => {
   const environment = await findVisible(deps, caller, id);
   assertWritable(caller, environment, 'environment');
   await deps.environments.delete(environment);

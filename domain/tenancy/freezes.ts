@@ -22,10 +22,12 @@ export interface FreezeScope {
   readonly environmentId: string | null;
 }
 
-const matches = (field: string | null, value: string | null): boolean => field === null || (value !== null && field.toLowerCase() === value.toLowerCase());
+const matches = (field: string | null, value: string | null): boolean =>
+  field === null || (value !== null && field.toLowerCase() === value.toLowerCase());
 
 /** Whether `freeze` is in force at `at` (start inclusive, end exclusive). */
-export const isActiveAt = (freeze: Freeze, at: Date): boolean => Date.parse(freeze.startTime) <= at.getTime() && at.getTime() < Date.parse(freeze.endTime);
+export const isActiveAt = (freeze: Freeze, at: Date): boolean =>
+  Date.parse(freeze.startTime) <= at.getTime() && at.getTime() < Date.parse(freeze.endTime);
 
 /** Whether `freeze` stops a deployment with this scope at `at`: active, and each of its non-null scope fields matches. */
 export const freezeApplies = (freeze: Freeze, scope: FreezeScope, at: Date): boolean =>
@@ -38,7 +40,10 @@ export const freezeApplies = (freeze: Freeze, scope: FreezeScope, at: Date): boo
  * The freezes that stop a deployment with this scope at `at`, the one ending last first. Called by deployment
  * creation; an empty answer means the deployment may start.
  */
-export const activeFreezes = async (deps: { readonly freezes: Pick<FreezeRepository, 'listEndingAfter'> }, query: FreezeScope & { readonly at: Date }): Promise<readonly Freeze[]> =>
+export const activeFreezes = async (
+  deps: { readonly freezes: Pick<FreezeRepository, 'listEndingAfter'> },
+  query: FreezeScope & { readonly at: Date },
+): Promise<readonly Freeze[]> =>
   (await deps.freezes.listEndingAfter(query.at))
     .filter((freeze) => freezeApplies(freeze, query, query.at))
     .sort((a, b) => b.endTime.localeCompare(a.endTime) || a.id.localeCompare(b.id));
@@ -81,25 +86,36 @@ export const listFreezes = async (deps: Pick<Deps, 'freezes' | 'clock'>, caller:
   const freezes = (await deps.freezes.listAll())
     .filter((f) => visibleTo(caller, f))
     .filter((f) => query.active === undefined || isActiveAt(f, now) === query.active)
-    .filter((f) => caller.tenantId !== null || query.tenant_id === undefined || f.tenantId === query.tenant_id.toLowerCase())
+    .filter(
+      (f) => caller.tenantId !== null || query.tenant_id === undefined || f.tenantId === query.tenant_id.toLowerCase(),
+    )
     .filter((f) => query.environment_id === undefined || f.environmentId === query.environment_id.toLowerCase())
-    .sort((a, b) => b.startTime.localeCompare(a.startTime) || b.createdAt.localeCompare(a.createdAt) || a.id.localeCompare(b.id));
+    .sort(
+      (a, b) =>
+        b.startTime.localeCompare(a.startTime) || b.createdAt.localeCompare(a.createdAt) || a.id.localeCompare(b.id),
+    );
   const page = pageOf(freezes, query);
   return { data: page.data.map((f) => freezeView(f, now)), meta: page.meta };
 };
 
-export const getFreeze = async (deps: Pick<Deps, 'freezes' | 'clock'>, caller: Caller, id: string) => freezeView(await findVisible(deps, caller, id), deps.clock.now());
+export const getFreeze = async (deps: Pick<Deps, 'freezes' | 'clock'>, caller: Caller, id: string) =>
+  freezeView(await findVisible(deps, caller, id), deps.clock.now());
 
 const problem = (field: string, message: string): FieldProblem => ({ field, code: 'VALIDATION_ERROR', message });
 
 /** Normalised UTC start and end, with a problem per bad field (end must be after start). */
-const window = (startTime: string, endTime: string, problems: FieldProblem[]): { startTime: string; endTime: string } => {
+const window = (
+  startTime: string,
+  endTime: string,
+  problems: FieldProblem[],
+): { startTime: string; endTime: string } => {
   const start = parseDateTime(startTime);
   const end = parseDateTime(endTime);
   const format = 'must be an ISO 8601 date-time with an offset, such as 2026-03-01T18:00:00Z';
   if (start === undefined) problems.push(problem('start_time', format));
   if (end === undefined) problems.push(problem('end_time', format));
-  else if (start !== undefined && end.getTime() <= start.getTime()) problems.push(problem('end_time', 'must be after start_time'));
+  else if (start !== undefined && end.getTime() <= start.getTime())
+    problems.push(problem('end_time', 'must be after start_time'));
   return { startTime: start?.toISOString() ?? startTime, endTime: end?.toISOString() ?? endTime };
 };
 
@@ -108,8 +124,17 @@ const window = (startTime: string, endTime: string, problems: FieldProblem[]): {
  * naming a tenant's solution or environment belongs to that tenant (so only that tenant and global callers see
  * it); both must fit the freeze's tenant.
  */
-const resolveScope = async (deps: Pick<Deps, 'environments' | 'solutions'>, caller: Caller, requested: FreezeScope, problems: FieldProblem[]): Promise<FreezeScope> => {
-  const find = async (field: string, id: string | null, lookup: (id: string) => Promise<{ id: string; tenantId: string | null } | undefined>) => {
+const resolveScope = async (
+  deps: Pick<Deps, 'environments' | 'solutions'>,
+  caller: Caller,
+  requested: FreezeScope,
+  problems: FieldProblem[],
+): Promise<FreezeScope> => {
+  const find = async (
+    field: string,
+    id: string | null,
+    lookup: (id: string) => Promise<{ id: string; tenantId: string | null } | undefined>,
+  ) => {
     if (id === null) return undefined;
     const found = await lookup(id);
     if (found !== undefined && visibleTo(caller, found)) return found;
@@ -117,14 +142,21 @@ const resolveScope = async (deps: Pick<Deps, 'environments' | 'solutions'>, call
     return undefined;
   };
   const solution = await find('solution_id', requested.solutionId, (id) => deps.solutions.findSolution(id));
-  const environment = await find('environment_id', requested.environmentId, (id) => deps.environments.findEnvironment(id));
+  const environment = await find('environment_id', requested.environmentId, (id) =>
+    deps.environments.findEnvironment(id),
+  );
   const tenantId = requested.tenantId ?? environment?.tenantId ?? solution?.tenantId ?? null;
   const fits = (field: string, found: { tenantId: string | null } | undefined) => {
-    if (found !== undefined && found.tenantId !== null && found.tenantId !== tenantId) problems.push(problem(field, 'belongs to another tenant than the freeze'));
+    if (found !== undefined && found.tenantId !== null && found.tenantId !== tenantId)
+      problems.push(problem(field, 'belongs to another tenant than the freeze'));
   };
   fits('solution_id', solution);
   fits('environment_id', environment);
-  return { tenantId, solutionId: solution?.id ?? requested.solutionId, environmentId: environment?.id ?? requested.environmentId };
+  return {
+    tenantId,
+    solutionId: solution?.id ?? requested.solutionId,
+    environmentId: environment?.id ?? requested.environmentId,
+  };
 };
 
 const invalid = (problems: readonly FieldProblem[]): void => {
@@ -149,7 +181,12 @@ export const createFreeze = async (deps: Deps, caller: Caller, command: CreateFr
   const tenantId = await tenantForNew(deps, caller, command.tenant_id, 'deployment freezes');
   const problems: FieldProblem[] = [];
   const times = window(command.start_time, command.end_time, problems);
-  const scope = await resolveScope(deps, caller, { tenantId, solutionId: command.solution_id ?? null, environmentId: command.environment_id ?? null }, problems);
+  const scope = await resolveScope(
+    deps,
+    caller,
+    { tenantId, solutionId: command.solution_id ?? null, environmentId: command.environment_id ?? null },
+    problems,
+  );
   invalid(problems);
   const { id, shortId } = await deps.ids.next('freeze');
   const now = deps.clock.now();
@@ -174,10 +211,14 @@ export type UpdateFreezeCommand = Partial<CreateFreezeCommand>;
 export const updateFreeze = async (deps: Deps, caller: Caller, id: string, command: UpdateFreezeCommand) => {
   const freeze = await findVisible(deps, caller, id);
   assertWritable(caller, freeze, 'deployment freeze');
-  const tenantId = command.tenant_id === undefined ? freeze.tenantId : await tenantForNew(deps, caller, command.tenant_id, 'deployment freezes');
+  const tenantId =
+    command.tenant_id === undefined
+      ? freeze.tenantId
+      : await tenantForNew(deps, caller, command.tenant_id, 'deployment freezes');
   const problems: FieldProblem[] = [];
   const times = window(command.start_time ?? freeze.startTime, command.end_time ?? freeze.endTime, problems);
-  const scopeChanged = command.tenant_id !== undefined || command.solution_id !== undefined || command.environment_id !== undefined;
+  const scopeChanged =
+    command.tenant_id !== undefined || command.solution_id !== undefined || command.environment_id !== undefined;
   const requested: FreezeScope = {
     tenantId,
     solutionId: command.solution_id === undefined ? freeze.solutionId : command.solution_id,

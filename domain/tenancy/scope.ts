@@ -11,18 +11,26 @@ export const visibleTo = (caller: Caller, record: { readonly tenantId: string | 
 
 export const assertWritable = (caller: Caller, record: { readonly tenantId: string | null }, what: string): void => {
   if (caller.tenantId !== null && record.tenantId !== caller.tenantId) {
-    throw new ForbiddenError(`This ${what} is global: only global administrators change it.`, { reason: 'tenant_restriction' });
+    throw new ForbiddenError(`This ${what} is global: only global administrators change it.`, {
+      reason: 'tenant_restriction',
+    });
   }
 };
 
-const restricted = (what: string) => new ForbiddenError(`You can only manage ${what} of your own tenant.`, { reason: 'tenant_restriction' });
+const restricted = (what: string) =>
+  new ForbiddenError(`You can only manage ${what} of your own tenant.`, { reason: 'tenant_restriction' });
 
 /**
  * The tenant a new record belongs to, as a UUID. Global callers: the requested tenant (it must exist: 400 on
  * `tenant_id`), or global when omitted or null. Tenant-scoped callers: their own tenant when omitted; any other
  * value, null included, answers 403 (whether or not that tenant exists).
  */
-export const tenantForNew = async (deps: { tenants: TenantLookup }, caller: Caller, requested: string | null | undefined, what: string): Promise<string | null> => {
+export const tenantForNew = async (
+  deps: { tenants: TenantLookup },
+  caller: Caller,
+  requested: string | null | undefined,
+  what: string,
+): Promise<string | null> => {
   if (caller.tenantId !== null) {
     if (requested === undefined) return caller.tenantId;
     if (requested === null) throw restricted(what);

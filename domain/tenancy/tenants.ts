@@ -23,7 +23,8 @@ export const tenantView = (tenant: Tenant) => ({
 const visible = (caller: Caller, tenant: Tenant): boolean => caller.tenantId === null || caller.tenantId === tenant.id;
 
 const globalOnly = (caller: Caller): void => {
-  if (caller.tenantId !== null) throw new ForbiddenError('Only global administrators manage tenants.', { reason: 'tenant_restriction' });
+  if (caller.tenantId !== null)
+    throw new ForbiddenError('Only global administrators manage tenants.', { reason: 'tenant_restriction' });
 };
 
 const findVisible = async (deps: Pick<Deps, 'tenants'>, caller: Caller, id: string): Promise<Tenant> => {
@@ -50,12 +51,20 @@ export const createTenant = async (deps: Deps, caller: Caller, command: CreateTe
   globalOnly(caller);
   const { id, shortId } = await deps.ids.next('tenant');
   const now = deps.clock.now().toISOString();
-  const tenant: Tenant = { id, shortId, name: command.name, slug: command.slug.toLowerCase(), createdAt: now, updatedAt: now };
+  const tenant: Tenant = {
+    id,
+    shortId,
+    name: command.name,
+    slug: command.slug.toLowerCase(),
+    createdAt: now,
+    updatedAt: now,
+  };
   await deps.tenants.create(tenant);
   return tenantView(tenant);
 };
 
-export const getTenant = async (deps: Pick<Deps, 'tenants'>, caller: Caller, id: string) => tenantView(await findVisible(deps, caller, id));
+export const getTenant = async (deps: Pick<Deps, 'tenants'>, caller: Caller, id: string) =>
+  tenantView(await findVisible(deps, caller, id));
 
 export interface UpdateTenantCommand {
   readonly name?: string | undefined;

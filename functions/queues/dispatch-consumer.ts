@@ -11,7 +11,8 @@ export const makeHandler =
   async (event: SQSEvent): Promise<SQSBatchResponse> => {
     try {
       const report = await dispatchPending(deps());
-      if (report.dispatched.length > 0 || report.failed.length > 0) logger.info('dispatched', { dispatched: report.dispatched, failed: report.failed });
+      if (report.dispatched.length > 0 || report.failed.length > 0)
+        logger.info('dispatched', { dispatched: report.dispatched, failed: report.failed });
       return { batchItemFailures: [] };
     } catch (error) {
       logger.error('dispatch failed; the wake-ups will be retried', { error });

@@ -6,8 +6,10 @@ import { logger } from '../shared/logger.js';
 
 export const makeHandler = (deps: () => SweepDeps) => async (): Promise<SweepReport> => {
   const report = await sweep(deps());
-  if (report.errors.length > 0) logger.error('sweep: some work failed; tried again on the next run', { errors: report.errors });
-  if (report.settled.length > 0 || report.recovered > 0 || report.rearmed.length > 0) logger.info('sweep', { ...report });
+  if (report.errors.length > 0)
+    logger.error('sweep: some work failed; tried again on the next run', { errors: report.errors });
+  if (report.settled.length > 0 || report.recovered > 0 || report.rearmed.length > 0)
+    logger.info('sweep', { ...report });
   return report;
 };
 

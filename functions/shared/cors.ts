@@ -19,14 +19,21 @@ export const CORS_MAX_AGE_SECONDS = 600;
 /** `https://a.example, http://localhost:5173` -> the origins, normalised; a malformed entry is an error. */
 export const parseCorsOrigins = (value: string | undefined): readonly string[] => {
   const origins: string[] = [];
-  for (const entry of (value ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     let url: URL;
     try {
       url = new URL(entry);
     } catch {
       throw new Error(`CORS_ORIGINS: "${entry}" is not an origin (scheme://host[:port])`);
     }
-    if ((url.protocol !== 'https:' && url.protocol !== 'http:') || entry.includes('*') || url.origin !== entry.replace(/\/$/, '').toLowerCase()) {
+    if (
+      (url.protocol !== 'https:' && url.protocol !== 'http:') ||
+      entry.includes('*') ||
+      url.origin !== entry.replace(/\/$/, '').toLowerCase()
+    ) {
       throw new Error(`CORS_ORIGINS: "${entry}" is not an origin (scheme://host[:port], no path, no wildcard)`);
     }
     origins.push(url.origin);

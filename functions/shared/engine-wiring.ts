@@ -16,7 +16,14 @@ const scripts = once((): StepScripts => ({
   find: async (actionId, version) => {
     const found = await catalogDeps().actions.find(actionId);
     const v = found?.versions.find((candidate) => candidate.version === version);
-    return v === undefined ? undefined : { script: v.script, interpreter: v.interpreter, rollbackScript: v.rollbackScript, timeoutSeconds: v.timeoutSeconds };
+    return v === undefined
+      ? undefined
+      : {
+          script: v.script,
+          interpreter: v.interpreter,
+          rollbackScript: v.rollbackScript,
+          timeoutSeconds: v.timeoutSeconds,
+        };
   },
 }));
 
@@ -34,17 +41,26 @@ export const engineDeps = once((): EngineDeps => {
     engine: engineQueue(),
     clock: infra().clock,
     events: deploymentEvents(),
-    limits: { maxFailedPasses: infra().config.ENGINE_MAX_FAILED_PASSES, maxDeploymentSeconds: infra().config.DEPLOYMENT_MAX_SECONDS },
+    limits: {
+      maxFailedPasses: infra().config.ENGINE_MAX_FAILED_PASSES,
+      maxDeploymentSeconds: infra().config.DEPLOYMENT_MAX_SECONDS,
+    },
     isTransient: isTransientError,
     // Each pass's step_update, progress and state_change go to the event store; finished steps carry their output tail.
     publish: async (deploymentId, events) => {
       const outputs = new Map<string, string>();
       for (const e of events) {
         if (e.type === 'step_update' && (e.step.state === 'completed' || e.step.state === 'failed')) {
-          outputs.set(e.step.id, outputTail(await targets.commands.output(commandIdOf(e.step.id, e.step.retryCount + 1))));
+          outputs.set(
+            e.step.id,
+            outputTail(await targets.commands.output(commandIdOf(e.step.id, e.step.retryCount + 1))),
+          );
         }
       }
-      await deploymentEvents().append(deploymentId, engineEventsToNew(events, infra().clock.now().toISOString(), outputs));
+      await deploymentEvents().append(
+        deploymentId,
+        engineEventsToNew(events, infra().clock.now().toISOString(), outputs),
+      );
     },
   };
 });

@@ -15,10 +15,20 @@ export const STATUS_BY_KIND: Readonly<Record<ErrorKind, number>> = {
 };
 
 export interface ErrorEnvelope {
-  readonly error: { readonly code: string; readonly message: string; readonly details?: ErrorDetails; readonly [extra: string]: unknown };
+  readonly error: {
+    readonly code: string;
+    readonly message: string;
+    readonly details?: ErrorDetails;
+    readonly [extra: string]: unknown;
+  };
 }
 
-export const envelope = (code: string, message: string, details?: ErrorDetails, extra?: ErrorDetails): ErrorEnvelope => ({
+export const envelope = (
+  code: string,
+  message: string,
+  details?: ErrorDetails,
+  extra?: ErrorDetails,
+): ErrorEnvelope => ({
   error: { code, message, ...(details === undefined ? {} : { details }), ...extra },
 });
 
@@ -43,14 +53,23 @@ const THROTTLING = new Set([
   'TransactionInProgressException',
   'LimitExceededException',
 ]);
-const THROTTLING_REASONS = new Set(['TransactionConflict', 'ProvisionedThroughputExceeded', 'ThrottlingError', 'RequestLimitExceeded']);
+const THROTTLING_REASONS = new Set([
+  'TransactionConflict',
+  'ProvisionedThroughputExceeded',
+  'ThrottlingError',
+  'RequestLimitExceeded',
+]);
 
 export const isThrottling = (error: unknown): boolean => {
   if (!(error instanceof Error)) return false;
   if (THROTTLING.has(error.name)) return true;
   if (error.name !== 'TransactionCanceledException') return false;
-  const reasons = (error as { CancellationReasons?: readonly ({ Code?: string } | undefined)[] }).CancellationReasons ?? [];
-  return reasons.some((r) => r?.Code !== undefined && THROTTLING_REASONS.has(r.Code)) && !reasons.some((r) => r?.Code === 'ConditionalCheckFailed');
+  const reasons =
+    (error as { CancellationReasons?: readonly ({ Code?: string } | undefined)[] }).CancellationReasons ?? [];
+  return (
+    reasons.some((r) => r?.Code !== undefined && THROTTLING_REASONS.has(r.Code)) &&
+    !reasons.some((r) => r?.Code === 'ConditionalCheckFailed')
+  );
 };
 
 export const RETRY_SOON = 'The service is busy; retry in a second.';
@@ -62,16 +81,28 @@ export const RETRY_SOON = 'The service is busy; retry in a second.';
 export const renderError = (error: unknown, requestId: string): RenderedError => {
   if (isThrottling(error) || (error instanceof DomainError && error.kind === 'internal' && isThrottling(error.cause))) {
     logger.warn('throttled', { error: error instanceof Error ? error.name : String(error) });
-    return { statusCode: 503, body: envelope('SERVICE_UNAVAILABLE', RETRY_SOON, { request_id: requestId }), headers: { 'retry-after': '1' } };
+    return {
+      statusCode: 503,
+      body: envelope('SERVICE_UNAVAILABLE', RETRY_SOON, { request_id: requestId }),
+      headers: { 'retry-after': '1' },
+    };
   }
   if (error instanceof DomainError) {
     const statusCode = STATUS_BY_KIND[error.kind];
     if (statusCode < 500) {
-      return { statusCode, body: envelope(error.code, error.message, error.details, error.extra), ...(error.headers === undefined ? {} : { headers: error.headers }) };
+      return {
+        statusCode,
+        body: envelope(error.code, error.message, error.details, error.extra),
+        ...(error.headers === undefined ? {} : { headers: error.headers }),
+      };
     }
     logger.error('request failed', { code: error.code, error });
     const message = statusCode === 503 ? error.message : GENERIC_500;
-    return { statusCode, body: envelope(error.code, message, { request_id: requestId }), ...(error.headers === undefined ? {} : { headers: error.headers }) };
+    return {
+      statusCode,
+      body: envelope(error.code, message, { request_id: requestId }),
+      ...(error.headers === undefined ? {} : { headers: error.headers }),
+    };
   }
   logger.error('unhandled error', { error: error instanceof Error ? error : String(error) });
   return { statusCode: 500, body: envelope('INTERNAL_ERROR', GENERIC_500, { request_id: requestId }) };

@@ -35,7 +35,11 @@ export interface ResponseDoc {
   readonly contentType?: string;
 }
 
-export interface RouteSpec<B extends Schema | undefined = Schema | undefined, Q extends Schema | undefined = Schema | undefined, P extends Schema | undefined = Schema | undefined> {
+export interface RouteSpec<
+  B extends Schema | undefined = Schema | undefined,
+  Q extends Schema | undefined = Schema | undefined,
+  P extends Schema | undefined = Schema | undefined,
+> {
   readonly operationId: string;
   readonly summary: string;
   readonly tags: readonly string[];

@@ -36,7 +36,14 @@ export const rolesDeps = once((): RolesDeps => ({ roles: roles(), users: users()
 
 export const usersDeps = once((): UsersDeps => {
   const identity = identityDeps();
-  return { users: users(), roles: roles(), apiKeys: identity.apiKeys, hasher: identity.hasher, ids: ids(), clock: infra().clock };
+  return {
+    users: users(),
+    roles: roles(),
+    apiKeys: identity.apiKeys,
+    hasher: identity.hasher,
+    ids: ids(),
+    clock: infra().clock,
+  };
 });
 
 export const identityDeps = once((): IdentityDeps => {
@@ -56,7 +63,11 @@ export const identityDeps = once((): IdentityDeps => {
     twoFactorThrottle: new DynamoLoginThrottle(
       db,
       cfg.TABLE_NAME,
-      { maxFailures: cfg.TWO_FACTOR_MAX_FAILURES, windowSeconds: cfg.TWO_FACTOR_WINDOW_SECONDS, lockoutSeconds: cfg.TWO_FACTOR_LOCKOUT_SECONDS },
+      {
+        maxFailures: cfg.TWO_FACTOR_MAX_FAILURES,
+        windowSeconds: cfg.TWO_FACTOR_WINDOW_SECONDS,
+        lockoutSeconds: cfg.TWO_FACTOR_LOCKOUT_SECONDS,
+      },
       keys.twoFactorThrottle,
     ),
     pendingTwoFactor: new DynamoPendingTwoFactorAttempts(db, cfg.TABLE_NAME),
@@ -83,7 +94,6 @@ export const identityDeps = once((): IdentityDeps => {
 export const userAuthentication: UserAuthentication = {
   authenticate: (authorization, ip) => authenticate(identityDeps(), authorization, ip),
 };
-
 
 /** In the cloud the first admin is created on the first login of a container, when both variables are set. */
 export const bootstrapAdminOnce = onceAsync(async (): Promise<void> => {

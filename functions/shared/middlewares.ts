@@ -178,16 +178,29 @@ export const cors = (settings: CorsSettings): Middleware => {
  */
 export const securityHeaders = (): Middleware => {
   const inner = httpSecurityHeaders({
-    contentSecurityPolicy: { 'default-src': "'none'", 'frame-ancestors': "'none'", 'base-uri': "'none'", 'form-action': "'none'" },
+    contentSecurityPolicy: {
+      'default-src': "'none'",
+      'frame-ancestors': "'none'",
+      'base-uri': "'none'",
+      'form-action': "'none'",
+    },
     crossOriginEmbedderPolicy: false, // an API answer embeds nothing
     crossOriginResourcePolicy: { policy: 'same-site' },
     permissionsPolicy: false,
     reportTo: false,
     reportingEndpoints: false,
   }) as Middleware;
-  const scratch = { event: {}, context: {}, response: { statusCode: 200, headers: {} }, error: null, internal: {} } as unknown as Request;
+  const scratch = {
+    event: {},
+    context: {},
+    response: { statusCode: 200, headers: {} },
+    error: null,
+    internal: {},
+  } as unknown as Request;
   void inner.after?.(scratch);
-  const computed = Object.fromEntries(Object.entries(scratch.response?.headers ?? {}).map(([k, value]) => [k.toLowerCase(), String(value)]));
+  const computed = Object.fromEntries(
+    Object.entries(scratch.response?.headers ?? {}).map(([k, value]) => [k.toLowerCase(), String(value)]),
+  );
   const dress = (request: Request): void => {
     const response = request.response;
     if (response === undefined || response === null) return;
@@ -208,9 +221,14 @@ export const renderResult = (result: HttpResult): Result => {
 };
 
 const renderBody = (result: HttpResult): Result => {
-  if (result.body === undefined) return { statusCode: result.statusCode, headers: { ...BASE_HEADERS, ...result.headers }, body: '' };
+  if (result.body === undefined)
+    return { statusCode: result.statusCode, headers: { ...BASE_HEADERS, ...result.headers }, body: '' };
   if (typeof result.body === 'string') {
-    return { statusCode: result.statusCode, headers: { ...BASE_HEADERS, 'content-type': 'text/plain; charset=utf-8', ...result.headers }, body: result.body };
+    return {
+      statusCode: result.statusCode,
+      headers: { ...BASE_HEADERS, 'content-type': 'text/plain; charset=utf-8', ...result.headers },
+      body: result.body,
+    };
   }
   return {
     statusCode: result.statusCode,
@@ -241,7 +259,8 @@ export const serviceUnavailable = (message: string, retryAfterSeconds: number): 
 export const startupGate = (check: () => readonly string[]): Middleware => ({
   before: function refuseIncompleteConfiguration() {
     const problems = check();
-    if (problems.length > 0) throw new ShellAnswer(serviceUnavailable(`The service is not configured: ${problems.join('; ')}.`, 60));
+    if (problems.length > 0)
+      throw new ShellAnswer(serviceUnavailable(`The service is not configured: ${problems.join('; ')}.`, 60));
   },
 });
 
@@ -274,7 +293,12 @@ export const rateLimit = (gate: RateGate, options: { readonly limiterDown?: 'ref
       const message = error instanceof Error ? error.message : String(error);
       if (options.limiterDown === 'refuse') {
         logger.warn('rate limiter unavailable; auth request refused', { error: message });
-        throw new ShellAnswer(serviceUnavailable('The service cannot check its rate limits right now; retry shortly.', LIMITER_DOWN_RETRY_SECONDS));
+        throw new ShellAnswer(
+          serviceUnavailable(
+            'The service cannot check its rate limits right now; retry shortly.',
+            LIMITER_DOWN_RETRY_SECONDS,
+          ),
+        );
       }
       logger.warn('rate limiter unavailable; request allowed', { error: message });
       return;
@@ -287,7 +311,12 @@ export const rateLimit = (gate: RateGate, options: { readonly limiterDown?: 'ref
 
 /** Who may call: a user credential with a permission (or any), `user` credentials only (no API key), or an agent. */
 export type Access =
-  | { readonly kind: 'user'; readonly authenticate: Authenticator; readonly permission: 'authenticated' | Parameters<typeof authorize>[1]; readonly userOnly: boolean }
+  | {
+      readonly kind: 'user';
+      readonly authenticate: Authenticator;
+      readonly permission: 'authenticated' | Parameters<typeof authorize>[1];
+      readonly userOnly: boolean;
+    }
   | { readonly kind: 'agent'; readonly authenticateAgent: AgentAuthenticator };
 
 /** Authenticates the caller (and checks the permission) before anything reads the request's input. */
@@ -303,7 +332,9 @@ export const authentication = (access: Access): Middleware => ({
     const caller = await access.authenticate(authorization, clientIp(request.event));
     if (access.permission !== 'authenticated') authorize(caller, access.permission);
     if (access.userOnly && caller.kind !== 'user') {
-      throw new ForbiddenError('This needs a user login; API keys cannot do it.', { reason: 'user_credentials_required' });
+      throw new ForbiddenError('This needs a user login; API keys cannot do it.', {
+        reason: 'user_credentials_required',
+      });
     }
     if (state !== undefined) state.caller = caller;
   },
@@ -342,7 +373,9 @@ export const readBody = (event: Event): unknown => {
     if (error instanceof Error && error.message === 'Forbidden key in JSON body') {
       const field = forbiddenKeyPath(JSON.parse(text) as unknown) ?? 'body';
       const key = field.split('.').at(-1) ?? field;
-      throw new ValidationError(`Invalid body: ${field}.`, [{ field, code: 'VALIDATION_ERROR', message: `The key ${key} is not allowed.` }]);
+      throw new ValidationError(`Invalid body: ${field}.`, [
+        { field, code: 'VALIDATION_ERROR', message: `The key ${key} is not allowed.` },
+      ]);
     }
     throw new InvalidBodyError();
   }
@@ -354,7 +387,9 @@ const forbiddenKeyPath = (value: unknown, path: readonly string[] = []): string 
   if (typeof value !== 'object' || value === null) return undefined;
   for (const key of Object.keys(value)) {
     const child = (value as Record<string, unknown>)[key];
-    const forbidden = key === '__proto__' || (key === 'constructor' && typeof child === 'object' && child !== null && Object.hasOwn(child, 'prototype'));
+    const forbidden =
+      key === '__proto__' ||
+      (key === 'constructor' && typeof child === 'object' && child !== null && Object.hasOwn(child, 'prototype'));
     if (forbidden) return [...path, key].join('.');
     const found = forbiddenKeyPath(child, [...path, key]);
     if (found !== undefined) return found;
@@ -413,7 +448,11 @@ export const parseQuery = (schema: Schema, event: Event): unknown => {
   if (repeated.length > 0) {
     throw new ValidationError(
       `Invalid query: ${repeated.join(', ')}.`,
-      repeated.map((name) => ({ field: name, code: 'VALIDATION_ERROR', message: `${name} takes a single value (given more than once or as an array).` })),
+      repeated.map((name) => ({
+        field: name,
+        code: 'VALIDATION_ERROR',
+        message: `${name} takes a single value (given more than once or as an array).`,
+      })),
     );
   }
   return parseWith(schema, event.queryStringParameters ?? {}, 'query');

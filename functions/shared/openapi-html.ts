@@ -14,24 +14,41 @@ const pretty = (value: unknown): string => escape(JSON.stringify(value, null, 2)
 const schemaBlock = (content: unknown): string => {
   const entries = Object.entries((content ?? {}) as Record<string, { schema?: unknown }>);
   return entries
-    .map(([type, media]) => `<div class="media">${escape(type)}</div>${media.schema === undefined ? '' : `<details><summary>schema</summary><pre>${pretty(media.schema)}</pre></details>`}`)
+    .map(
+      ([type, media]) =>
+        `<div class="media">${escape(type)}</div>${media.schema === undefined ? '' : `<details><summary>schema</summary><pre>${pretty(media.schema)}</pre></details>`}`,
+    )
     .join('');
 };
 
 const operationHtml = (method: string, path: string, op: JsonObject): string => {
   const id = escape(String(op['operationId'] ?? `${method}-${path}`));
-  const parameters = (op['parameters'] ?? []) as { name: string; in: string; required?: boolean; schema?: JsonObject }[];
+  const parameters = (op['parameters'] ?? []) as {
+    name: string;
+    in: string;
+    required?: boolean;
+    schema?: JsonObject;
+  }[];
   const params =
     parameters.length === 0
       ? ''
       : `<table><tr><th>parameter</th><th>in</th><th>required</th><th>type</th></tr>${parameters
-          .map((p) => `<tr><td><code>${escape(p.name)}</code></td><td>${escape(p.in)}</td><td>${p.required === true ? 'yes' : 'no'}</td><td><code>${escape(String(p.schema?.['type'] ?? ''))}</code></td></tr>`)
+          .map(
+            (p) =>
+              `<tr><td><code>${escape(p.name)}</code></td><td>${escape(p.in)}</td><td>${p.required === true ? 'yes' : 'no'}</td><td><code>${escape(String(p.schema?.['type'] ?? ''))}</code></td></tr>`,
+          )
           .join('')}</table>`;
   const body = op['requestBody'] as { content?: unknown; required?: boolean } | undefined;
-  const responses = Object.entries((op['responses'] ?? {}) as Record<string, { description?: string; content?: unknown }>)
-    .map(([status, r]) => `<li><b>${escape(status)}</b> ${escape(r.description ?? '')}${r.content === undefined ? '' : schemaBlock(r.content)}</li>`)
+  const responses = Object.entries(
+    (op['responses'] ?? {}) as Record<string, { description?: string; content?: unknown }>,
+  )
+    .map(
+      ([status, r]) =>
+        `<li><b>${escape(status)}</b> ${escape(r.description ?? '')}${r.content === undefined ? '' : schemaBlock(r.content)}</li>`,
+    )
     .join('');
-  const permission = op['x-permission'] === undefined ? '' : ` <span class="perm">${escape(String(op['x-permission']))}</span>`;
+  const permission =
+    op['x-permission'] === undefined ? '' : ` <span class="perm">${escape(String(op['x-permission']))}</span>`;
   return `<section id="${id}"><h3><span class="method ${method}">${method.toUpperCase()}</span> <code>${escape(path)}</code>${permission}</h3>
 <p>${escape(String(op['summary'] ?? ''))}${op['description'] === undefined ? '' : `<br>${escape(String(op['description']))}`}</p>
 ${params}${body === undefined ? '' : `<h4>request body${body.required === true ? '' : ' (optional)'}</h4>${schemaBlock(body.content)}`}
@@ -50,7 +67,10 @@ export const openApiHtml = (document: JsonObject): string => {
       if (op === undefined) continue;
       const tag = String(((op['tags'] ?? ['other']) as string[])[0] ?? 'other');
       byTag.set(tag, [...(byTag.get(tag) ?? []), operationHtml(method, path, op)]);
-      toc.set(tag, [...(toc.get(tag) ?? []), `<a href="#${escape(String(op['operationId'] ?? ''))}">${method.toUpperCase()} ${escape(path)}</a>`]);
+      toc.set(tag, [
+        ...(toc.get(tag) ?? []),
+        `<a href="#${escape(String(op['operationId'] ?? ''))}">${method.toUpperCase()} ${escape(path)}</a>`,
+      ]);
     }
   }
   const tags = [...byTag.keys()].sort();

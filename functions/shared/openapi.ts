@@ -22,7 +22,11 @@ export interface DocumentedRoute {
 type JsonObject = Record<string, unknown>;
 
 const schemaOf = (schema: v.GenericSchema, typeMode: 'input' | 'output'): JsonObject => {
-  const { $schema: _ignored, ...json } = toJsonSchema(schema, { target: 'draft-2020-12', typeMode, errorMode: 'ignore' }) as JsonObject;
+  const { $schema: _ignored, ...json } = toJsonSchema(schema, {
+    target: 'draft-2020-12',
+    typeMode,
+    errorMode: 'ignore',
+  }) as JsonObject;
   return json;
 };
 
@@ -36,7 +40,11 @@ interface SchemaShape {
 }
 
 const looksLikeIntegerPattern = (requirement: unknown): boolean =>
-  requirement instanceof RegExp && requirement.test('12') && requirement.test('0') && !requirement.test('1.5') && !requirement.test('x');
+  requirement instanceof RegExp &&
+  requirement.test('12') &&
+  requirement.test('0') &&
+  !requirement.test('1.5') &&
+  !requirement.test('x');
 
 /**
  * A query parameter as it is on the wire. Query values arrive as strings; a string that the schema checks to be
@@ -51,7 +59,8 @@ const wireSchemaOf = (entry: v.GenericSchema): JsonObject => {
   const transforms = actions.some((a) => a.type === 'transform');
   const integer = actions.some((a) => a.type === 'regex' && looksLikeIntegerPattern(a.requirement));
   if (inner.pipe?.[0]?.type === 'string' && transforms && integer) {
-    const bound = (type: string) => actions.find((a) => a.type === type && typeof a.requirement === 'number')?.requirement;
+    const bound = (type: string) =>
+      actions.find((a) => a.type === type && typeof a.requirement === 'number')?.requirement;
     const regex = actions.find((a) => a.type === 'regex')?.requirement as RegExp;
     const minimum = bound('min_value') ?? (regex.test('-1') ? undefined : 0);
     const maximum = bound('max_value');
@@ -89,21 +98,34 @@ const RETRY_AFTER = { description: 'Seconds to wait before retrying', schema: { 
 
 /** The general limiter's answer (functions/shared/http.ts tooManyRequests): plain text on every operation. */
 const PLAIN_429 = {
-  'text/plain': { schema: { type: 'string', description: 'A sentence asking to slow down and retry after Retry-After seconds' } },
+  'text/plain': {
+    schema: { type: 'string', description: 'A sentence asking to slow down and retry after Retry-After seconds' },
+  },
 };
 const HEADERS_429 = {
   'Retry-After': RETRY_AFTER,
   'X-RateLimit-Remaining': { description: 'Always 0 on a 429', schema: { type: 'integer', const: 0 } },
 };
 
-const contentOf = (route: DocumentedRoute, status: number, doc: RouteSpec['responses'][number]): JsonObject | undefined => {
+const contentOf = (
+  route: DocumentedRoute,
+  status: number,
+  doc: RouteSpec['responses'][number],
+): JsonObject | undefined => {
   if (status >= 400) {
     // An error a route describes is the envelope, whatever schema it names (it can only be the envelope).
     return ENVELOPE_CONTENT;
   }
   if (route.streaming && status < 300) {
     const type = doc.contentType ?? 'text/event-stream';
-    return { [type]: { schema: { type: 'string', description: 'Server-Sent Events: `id:` and `data:` lines, one JSON {event, data} per message' } } };
+    return {
+      [type]: {
+        schema: {
+          type: 'string',
+          description: 'Server-Sent Events: `id:` and `data:` lines, one JSON {event, data} per message',
+        },
+      },
+    };
   }
   if (doc.schema === undefined) return undefined;
   return { [doc.contentType ?? 'application/json']: { schema: schemaOf(doc.schema, 'output') } };
@@ -115,7 +137,8 @@ const operationOf = (route: DocumentedRoute): JsonObject => {
   for (const [key, doc] of Object.entries(spec.responses)) {
     const status = Number(key);
     const content = contentOf(route, status, doc);
-    responses[key] = content === undefined ? { description: doc.description } : { description: doc.description, content };
+    responses[key] =
+      content === undefined ? { description: doc.description } : { description: doc.description, content };
   }
   const hasInput = spec.body !== undefined || spec.query !== undefined || spec.params !== undefined;
   if (hasInput) responses['400'] ??= errorResponse('Invalid request (INVALID_BODY, VALIDATION_ERROR, MISSING_FIELD)');
@@ -123,15 +146,20 @@ const operationOf = (route: DocumentedRoute): JsonObject => {
     responses['401'] ??= errorResponse('Missing or invalid credential');
     responses['403'] ??= errorResponse('The caller lacks the permission');
   }
-  if (spec.params !== undefined) responses['404'] ??= errorResponse('NOT_FOUND: no such record (or not visible to the caller)');
-  if (spec.body !== undefined) responses['413'] ??= errorResponse('VALIDATION_ERROR with details.limit_bytes: the body is larger than the service takes (8 MiB)');
+  if (spec.params !== undefined)
+    responses['404'] ??= errorResponse('NOT_FOUND: no such record (or not visible to the caller)');
+  if (spec.body !== undefined)
+    responses['413'] ??= errorResponse(
+      'VALIDATION_ERROR with details.limit_bytes: the body is larger than the service takes (8 MiB)',
+    );
   // 429: the general limiter answers plain text on every operation; a route that declares its own 429 (a login
   // lockout) answers the JSON envelope too.
   const own429 = spec.responses[429] !== undefined && !route.streaming;
   responses['429'] = {
     description: own429
       ? `${spec.responses[429]?.description ?? ''}: the JSON envelope; or the general rate limit: plain text`
-      : 'The general rate limit (plain text)' + (route.streaming ? ', or too many event streams open for the caller' : ''),
+      : 'The general rate limit (plain text)' +
+        (route.streaming ? ', or too many event streams open for the caller' : ''),
     headers: HEADERS_429,
     content: own429 ? { ...PLAIN_429, ...ENVELOPE_CONTENT } : PLAIN_429,
   };
@@ -146,7 +174,14 @@ const operationOf = (route: DocumentedRoute): JsonObject => {
     summary: spec.summary,
     tags: spec.tags,
     'x-permission': spec.permission,
-    security: spec.permission === 'public' ? [] : route.streaming ? [{ sseToken: [] }] : spec.permission === 'agent' ? [{ agentToken: [] }] : [{ bearer: [] }],
+    security:
+      spec.permission === 'public'
+        ? []
+        : route.streaming
+          ? [{ sseToken: [] }]
+          : spec.permission === 'agent'
+            ? [{ agentToken: [] }]
+            : [{ bearer: [] }],
     parameters: [...parametersOf(spec.params, 'path'), ...parametersOf(spec.query, 'query')],
     ...(spec.body === undefined ? {} : { requestBody: requestBodyOf(spec.body) }),
     responses,
@@ -163,7 +198,10 @@ const requestBodyOf = (body: v.GenericSchema): JsonObject => {
  * The document. `servers` always has one entry: `serverUrl` when given, else `/` (relative: the document is served
  * by the API it describes, so its own origin is the server).
  */
-export const buildOpenApi = (routes: readonly DocumentedRoute[], info: { version: string; serverUrl?: string }): JsonObject => {
+export const buildOpenApi = (
+  routes: readonly DocumentedRoute[],
+  info: { version: string; serverUrl?: string },
+): JsonObject => {
   const paths: Record<string, JsonObject> = {};
   for (const route of routes) {
     (paths[route.path] ??= {})[route.method.toLowerCase()] = operationOf(route);
@@ -181,8 +219,17 @@ export const buildOpenApi = (routes: readonly DocumentedRoute[], info: { version
       schemas: { ErrorEnvelope: errorEnvelopeJson() },
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'A JWT access token or an API key (dpl_...)' },
-        agentToken: { type: 'http', scheme: 'bearer', description: 'An agent token (dpa_...), from POST /api/v1/agent/register; only for /api/v1/agent/*' },
-        sseToken: { type: 'apiKey', in: 'query', name: 'sse_token', description: 'Single-use token from POST /api/v1/auth/sse-token' },
+        agentToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An agent token (dpa_...), from POST /api/v1/agent/register; only for /api/v1/agent/*',
+        },
+        sseToken: {
+          type: 'apiKey',
+          in: 'query',
+          name: 'sse_token',
+          description: 'Single-use token from POST /api/v1/auth/sse-token',
+        },
       },
     },
   };
@@ -191,5 +238,9 @@ export const buildOpenApi = (routes: readonly DocumentedRoute[], info: { version
 /** The envelope; `error` may carry more members than code, message and details (retry_after_secs, reason). */
 const errorEnvelopeJson = (): JsonObject => {
   const json = schemaOf(ErrorEnvelopeSchema, 'output');
-  return { ...json, description: 'Every error answer: {error: {code, message, details?}}; error may carry further members (for example retry_after_secs and reason on AUTH_RATE_LIMIT_EXCEEDED)' };
+  return {
+    ...json,
+    description:
+      'Every error answer: {error: {code, message, details?}}; error may carry further members (for example retry_after_secs and reason on AUTH_RATE_LIMIT_EXCEEDED)',
+  };
 };

@@ -11,7 +11,11 @@ export interface Route<K extends AuthKind = AuthKind> {
   readonly handler: HttpEndpoint<K>;
 }
 
-export const route = <K extends AuthKind>(method: HttpMethod, path: string, handler: HttpEndpoint<K>): Route<K> => ({ method, path, handler });
+export const route = <K extends AuthKind>(method: HttpMethod, path: string, handler: HttpEndpoint<K>): Route<K> => ({
+  method,
+  path,
+  handler,
+});
 
 export interface Match<R> {
   readonly route: R;
@@ -61,7 +65,8 @@ export const matchRoute = <R extends { readonly method: string; readonly path: s
       literals += 1;
       return segment.literal === part;
     });
-    if (matches && (best === undefined || literals > best.literals)) best = { match: { route: candidate, params }, literals };
+    if (matches && (best === undefined || literals > best.literals))
+      best = { match: { route: candidate, params }, literals };
   }
   return best?.match;
 };
@@ -80,6 +85,9 @@ export const areaRouter = <K extends AuthKind>(routes: readonly Route<K>[], shel
     if (method === 'OPTIONS') return preflight(event, context);
     const found = matchRoute(bound, method, event.rawPath);
     if (found === undefined) return unknown(event, context);
-    return found.route.handler({ ...event, routeKey: `${found.route.method} ${found.route.path}`, pathParameters: found.params }, context);
+    return found.route.handler(
+      { ...event, routeKey: `${found.route.method} ${found.route.path}`, pathParameters: found.params },
+      context,
+    );
   };
 };

@@ -48,7 +48,16 @@ export const MetaSchema = v.object({
 export const Paginated = <T extends v.GenericSchema>(item: T) => v.object({ data: v.array(item), meta: MetaSchema });
 
 /** A name: trimmed, 1 to 255 characters (the spec's typical bounds). */
-export const Name = v.pipe(v.string(), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(255, 'must be at most 255 characters'));
+export const Name = v.pipe(
+  v.string(),
+  v.trim(),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(255, 'must be at most 255 characters'),
+);
 
 /** A slug: lower-case letters, digits and dashes, 1 to 64, starting with a letter or digit. */
-export const Slug = v.pipe(v.string(), v.trim(), v.regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'must be 1 to 64 lower-case letters, digits or dashes'));
+export const Slug = v.pipe(
+  v.string(),
+  v.trim(),
+  v.regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'must be 1 to 64 lower-case letters, digits or dashes'),
+);

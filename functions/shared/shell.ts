@@ -48,7 +48,11 @@ export interface AgentAuthentication {
   readonly authenticateAgent: AgentAuthenticator;
 }
 
-type NeedsOf<K extends AuthKind> = K extends 'user' ? UserAuthentication : K extends 'agent' ? AgentAuthentication : BaseShell;
+type NeedsOf<K extends AuthKind> = K extends 'user'
+  ? UserAuthentication
+  : K extends 'agent'
+    ? AgentAuthentication
+    : BaseShell;
 type Intersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
 /** The shell endpoints of kinds K need. */
 export type ShellFor<K extends AuthKind> = BaseShell & Intersection<NeedsOf<K>>;
@@ -60,11 +64,17 @@ export type LambdaHttpHandler = (event: Event, context: Context) => Promise<Resu
 const accessOf = (spec: RouteSpec, shell: Partial<UserAuthentication & AgentAuthentication>): Access | undefined => {
   if (spec.permission === 'public') return undefined;
   if (spec.permission === 'agent') {
-    if (shell.authenticateAgent === undefined) throw new Error(`${spec.operationId}: bound without an agent authenticator`);
+    if (shell.authenticateAgent === undefined)
+      throw new Error(`${spec.operationId}: bound without an agent authenticator`);
     return { kind: 'agent', authenticateAgent: shell.authenticateAgent };
   }
   if (shell.authenticate === undefined) throw new Error(`${spec.operationId}: bound without an authenticator`);
-  return { kind: 'user', authenticate: shell.authenticate, permission: spec.permission, userOnly: spec.credentials === 'user' };
+  return {
+    kind: 'user',
+    authenticate: shell.authenticate,
+    permission: spec.permission,
+    userOnly: spec.credentials === 'user',
+  };
 };
 
 /** The outer middlewares every answer passes: request id and log, CORS, security headers, the error envelope. */
@@ -102,7 +112,11 @@ const requestOf = (event: Event, context: Context): HttpRequest<unknown, unknown
 /** An endpoint bound to its shell: the Lambda handler of one route. */
 export const bindHttp = <K extends AuthKind>(endpoint: HttpEndpoint<K>, shell: ShellFor<K>): LambdaHttpHandler => {
   const chain = middy<Event, Result>();
-  const middlewares = [...outer(shell), renderResponse(), ...inner(endpoint.spec, shell, accessOf(endpoint.spec, shell as Partial<FullShell>))];
+  const middlewares = [
+    ...outer(shell),
+    renderResponse(),
+    ...inner(endpoint.spec, shell, accessOf(endpoint.spec, shell as Partial<FullShell>)),
+  ];
   for (const middleware of middlewares) chain.use(middleware);
   return chain.handler(async function endpointHandler(event, context) {
     // renderResponse turns the HttpResult into API Gateway's structured result on the way out.
@@ -126,7 +140,11 @@ export interface StreamResult {
   readonly body: import('node:stream').Readable;
 }
 
-export type LambdaStreamHandler = (event: Event, responseStream: awslambda.HttpResponseStream, context: Context) => void | Promise<void>;
+export type LambdaStreamHandler = (
+  event: Event,
+  responseStream: awslambda.HttpResponseStream,
+  context: Context,
+) => void | Promise<void>;
 
 /** A response-streaming endpoint (public at the shell: it checks its own `?sse_token=`; `spec.permission` documents what that token's user needs). */
 export interface StreamEndpoint {

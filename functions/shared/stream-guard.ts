@@ -39,8 +39,15 @@ export const STREAMS_RETRY_SECONDS = 5;
 /** The spec's plain-text 429 convention (the general limiter's), for one stream too many. */
 const tooManyStreams = (limit: number): StreamResult => ({
   statusCode: 429,
-  headers: { ...BASE_HEADERS, 'content-type': 'text/plain; charset=utf-8', 'retry-after': String(STREAMS_RETRY_SECONDS), 'x-ratelimit-remaining': '0' },
-  body: Readable.from([`Too Many Requests: at most ${limit} event streams may be open at once per user; close one and retry.`]),
+  headers: {
+    ...BASE_HEADERS,
+    'content-type': 'text/plain; charset=utf-8',
+    'retry-after': String(STREAMS_RETRY_SECONDS),
+    'x-ratelimit-remaining': '0',
+  },
+  body: Readable.from([
+    `Too Many Requests: at most ${limit} event streams may be open at once per user; close one and retry.`,
+  ]),
 });
 
 /** The 200 event stream of `produce`, guarded; or the 429 when the caller has `limit` streams open. */
@@ -53,10 +60,20 @@ export const guardedStream = async (
   let lease: StreamLease | undefined;
   if (guard !== undefined) {
     const now = guard.clock.now().getTime();
-    lease = await acquireStreamLease(guard.leases, { userId: caller.userId, leaseId: guard.newLeaseId(), limit: guard.limit, ttlMs: timing.leaseTtlMs, now });
+    lease = await acquireStreamLease(guard.leases, {
+      userId: caller.userId,
+      leaseId: guard.newLeaseId(),
+      limit: guard.limit,
+      ttlMs: timing.leaseTtlMs,
+      now,
+    });
     if (lease === undefined) return tooManyStreams(guard.limit);
   }
-  return { statusCode: 200, headers: SSE_HEADERS, body: eventStream((signal) => guardedFrames(guard, lease, caller, produce, signal, timing)) };
+  return {
+    statusCode: 200,
+    headers: SSE_HEADERS,
+    body: eventStream((signal) => guardedFrames(guard, lease, caller, produce, signal, timing)),
+  };
 };
 
 async function* guardedFrames(

@@ -17,7 +17,10 @@ import type { StreamCaller, StreamGuardDeps } from './stream-guard.js';
 import { once } from './once.js';
 import { infra } from './wiring.js';
 
-export const deploymentEvents = once((): DeploymentEventStore & KeyedEventAppender => new DynamoDeploymentEventStore(infra().db, infra().config.TABLE_NAME));
+export const deploymentEvents = once(
+  (): DeploymentEventStore & KeyedEventAppender =>
+    new DynamoDeploymentEventStore(infra().db, infra().config.TABLE_NAME),
+);
 
 /** The caller of `?sse_token=`, with the re-check of its account or API key that an open stream repeats. */
 const verifyStreamCaller = async (token: string | undefined): Promise<StreamCaller> => {
@@ -25,14 +28,12 @@ const verifyStreamCaller = async (token: string | undefined): Promise<StreamCall
   return { ...caller, stillValid: () => sseGrantStillValid(identityDeps(), grant) };
 };
 
-const streamGuard = once(
-  (): StreamGuardDeps => ({
-    leases: new DynamoStreamLeaseStore(infra().db, infra().config.TABLE_NAME),
-    limit: infra().config.STREAMS_PER_USER,
-    clock: infra().clock,
-    newLeaseId: randomUUID,
-  }),
-);
+const streamGuard = once((): StreamGuardDeps => ({
+  leases: new DynamoStreamLeaseStore(infra().db, infra().config.TABLE_NAME),
+  limit: infra().config.STREAMS_PER_USER,
+  clock: infra().clock,
+  newLeaseId: randomUUID,
+}));
 
 export const logStreamDeps = once((): LogStreamDeps => ({
   verify: verifyStreamCaller,

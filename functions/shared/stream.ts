@@ -8,7 +8,13 @@ import type * as v from 'valibot';
 import { RouteNotFoundError } from '../../domain/errors.js';
 import type { HttpMethod, HttpRequest, RouteSpec } from './http.js';
 import { matchRoute } from './router.js';
-import { bindStream, type BaseShell, type LambdaStreamHandler, type StreamEndpoint, type StreamResult } from './shell.js';
+import {
+  bindStream,
+  type BaseShell,
+  type LambdaStreamHandler,
+  type StreamEndpoint,
+  type StreamResult,
+} from './shell.js';
 
 export type { LambdaStreamHandler, StreamEndpoint, StreamResult };
 
@@ -44,11 +50,19 @@ export const streamRouter = (routes: readonly StreamRoute[], shell: BaseShell): 
   const bound = routes.map((r) => ({ method: r.method, path: r.path, handler: bindStream(r.handler, shell) }));
   const unknown = bindStream(streamNotFound, shell);
   const preflight = bindStream(streamPreflight, shell);
-  return awslambda.streamifyResponse(async function routeStream(event: APIGatewayProxyEventV2, responseStream: awslambda.HttpResponseStream, context: Context) {
+  return awslambda.streamifyResponse(async function routeStream(
+    event: APIGatewayProxyEventV2,
+    responseStream: awslambda.HttpResponseStream,
+    context: Context,
+  ) {
     const method = event.requestContext.http.method.toUpperCase();
     if (method === 'OPTIONS') return preflight(event, responseStream, context);
     const found = matchRoute(bound, method, event.rawPath);
     if (found === undefined) return unknown(event, responseStream, context);
-    return found.route.handler({ ...event, routeKey: `${found.route.method} ${found.route.path}`, pathParameters: found.params }, responseStream, context);
+    return found.route.handler(
+      { ...event, routeKey: `${found.route.method} ${found.route.path}`, pathParameters: found.params },
+      responseStream,
+      context,
+    );
   });
 };

@@ -35,7 +35,11 @@ export const targetsDeps = once((): TargetsDeps => {
   return {
     targets: new DynamoTargetRepository(db, cfg.TABLE_NAME),
     enrollmentTokens: new DynamoEnrollmentTokenRepository(db, cfg.TABLE_NAME),
-    commands: new DynamoCommandRepository(db, cfg.TABLE_NAME, cfg.DEPLOYMENT_MAX_SECONDS + cfg.COMMAND_RETENTION_DAYS * 86_400),
+    commands: new DynamoCommandRepository(
+      db,
+      cfg.TABLE_NAME,
+      cfg.DEPLOYMENT_MAX_SECONDS + cfg.COMMAND_RETENTION_DAYS * 86_400,
+    ),
     tenants: new DynamoTenantRepository(db, cfg.TABLE_NAME),
     environments: new DynamoEnvironmentRepository(db, cfg.TABLE_NAME),
     random: randomTokens,
@@ -47,7 +51,10 @@ export const targetsDeps = once((): TargetsDeps => {
     listener: {
       // Each line of output becomes a log event of the deployment's stream, as it arrives; once per (command, seq).
       output: async (command, chunks) => {
-        await deploymentEvents().appendOnce(command.deploymentId, outputToKeyedEvents(command, await targetName(command.targetId), chunks, infra().clock.now().toISOString()));
+        await deploymentEvents().appendOnce(
+          command.deploymentId,
+          outputToKeyedEvents(command, await targetName(command.targetId), chunks, infra().clock.now().toISOString()),
+        );
       },
       // A finished command moves its deployment on at once.
       completed: async (command) => engineQueue().wake(command.deploymentId),

@@ -27,10 +27,16 @@ export const healthDeps = once((): HealthDeps => {
 });
 
 export const ids = once(
-  () => new DynamoIdGenerator(infra().db, infra().config.TABLE_NAME, { alphabet: infra().config.SQIDS_ALPHABET, minLength: infra().config.SHORT_ID_MIN_LENGTH }),
+  () =>
+    new DynamoIdGenerator(infra().db, infra().config.TABLE_NAME, {
+      alphabet: infra().config.SQIDS_ALPHABET,
+      minLength: infra().config.SHORT_ID_MIN_LENGTH,
+    }),
 );
 
-const rateLimiter = once(() => new DynamoRateLimiter(infra().db, infra().config.RATE_LIMIT_TABLE_NAME ?? infra().config.TABLE_NAME));
+const rateLimiter = once(
+  () => new DynamoRateLimiter(infra().db, infra().config.RATE_LIMIT_TABLE_NAME ?? infra().config.TABLE_NAME),
+);
 /** A take that answered after this long judged the request by a stale clock: it is asked again once. */
 const STALE_TAKE_MS = 500;
 
@@ -72,7 +78,10 @@ const corsOrigins = ((): { origins: readonly string[]; problem?: string } => {
 // No silent defaults in the cloud: outside the local stage a cold start missing PUBLIC_BASE_URL or
 // EDGE_ORIGIN_SECRET answers every request 503 naming them (logged once per container).
 const startupProblems = once(() => {
-  const problems = [...missingCloudSettings(process.env), ...(corsOrigins.problem === undefined ? [] : [corsOrigins.problem])];
+  const problems = [
+    ...missingCloudSettings(process.env),
+    ...(corsOrigins.problem === undefined ? [] : [corsOrigins.problem]),
+  ];
   if (problems.length > 0) logger.error('refusing to serve: incomplete configuration', { problems });
   return problems;
 });

@@ -103,7 +103,9 @@ export async function* deploymentLogFrames(
       if (batch.length === PAGE) continue;
       if (now() - started >= timing.maxMs) {
         yield sseRetry(timing.retryMs);
-        yield sseComment('this stream ends before the platform limit: reconnect with a new sse_token and Last-Event-ID');
+        yield sseComment(
+          'this stream ends before the platform limit: reconnect with a new sse_token and Last-Event-ID',
+        );
         return;
       }
       if (batch.length === 0) {
@@ -131,7 +133,11 @@ export async function* deploymentLogFrames(
     } catch (error) {
       if (signal.aborted) return;
       failures += 1;
-      logger.warn('deployment log stream: store read failed', { deployment_id: deployment.id, failures, error: error instanceof Error ? error.message : String(error) });
+      logger.warn('deployment log stream: store read failed', {
+        deployment_id: deployment.id,
+        failures,
+        error: error instanceof Error ? error.message : String(error),
+      });
       if (failures >= MAX_FAILURES) {
         yield sseRetry(timing.retryMs);
         return;
@@ -143,7 +149,11 @@ export async function* deploymentLogFrames(
 
 const SEQ = /^\d{1,10}$/;
 
-const LastEventId = v.pipe(v.string(), v.regex(SEQ, 'must be the id of an event (a non-negative integer)'), v.transform(Number));
+const LastEventId = v.pipe(
+  v.string(),
+  v.regex(SEQ, 'must be the id of an event (a non-negative integer)'),
+  v.transform(Number),
+);
 
 const Query = v.object({
   sse_token: v.optional(v.string()),
@@ -154,7 +164,9 @@ const Query = v.object({
 export const resumeFrom = (header: string | undefined, query: number | undefined): number => {
   if (header === undefined || header.trim() === '') return query ?? 0;
   if (!SEQ.test(header.trim())) {
-    throw new ValidationError('Last-Event-ID must be the id of an event.', [{ field: 'Last-Event-ID', code: 'VALIDATION_ERROR', message: 'must be a non-negative integer' }]);
+    throw new ValidationError('Last-Event-ID must be the id of an event.', [
+      { field: 'Last-Event-ID', code: 'VALIDATION_ERROR', message: 'must be a non-negative integer' },
+    ]);
   }
   return Number(header.trim());
 };
@@ -169,22 +181,34 @@ export const makeHandler = (deps: () => LogStreamDeps, timing: LogStreamTiming =
       params: PathId,
       query: Query,
       responses: {
-        200: { description: 'An event stream: one `data:` line of {event, data} per message, `id:` the event’s seq; closes after the terminal state_change' },
-        401: { description: 'INVALID_TOKEN: no, unknown, expired or used sse_token (the Authorization header is not accepted)' },
+        200: {
+          description:
+            'An event stream: one `data:` line of {event, data} per message, `id:` the event’s seq; closes after the terminal state_change',
+        },
+        401: {
+          description:
+            'INVALID_TOKEN: no, unknown, expired or used sse_token (the Authorization header is not accepted)',
+        },
         403: { description: 'INSUFFICIENT_PERMISSIONS: deployments:read' },
         404: { description: 'NOT_FOUND (also another tenant’s)' },
-        429: { description: 'Plain text, Retry-After: the general rate limit, or STREAMS_PER_USER streams already open' },
+        429: {
+          description: 'Plain text, Retry-After: the general rate limit, or STREAMS_PER_USER streams already open',
+        },
       },
     },
     async ({ params, query, headers }) => {
       if (query.sse_token === undefined && headers['authorization'] !== undefined) {
-        throw new InvalidTokenError('Event streams do not accept the Authorization header: pass ?sse_token= from POST /api/v1/auth/sse-token.');
+        throw new InvalidTokenError(
+          'Event streams do not accept the Authorization header: pass ?sse_token= from POST /api/v1/auth/sse-token.',
+        );
       }
       const from = resumeFrom(headers['last-event-id'], query.last_event_id);
       const caller = await deps().verify(query.sse_token);
       authorize(caller, 'deployments:read');
       const deployment = await visibleDeployment(deps(), caller, params.id);
-      return guardedStream(deps().guard, caller, (signal) => deploymentLogFrames(deps(), deployment, from, signal, timing));
+      return guardedStream(deps().guard, caller, (signal) =>
+        deploymentLogFrames(deps(), deployment, from, signal, timing),
+      );
     },
   );
 

@@ -41,7 +41,8 @@ export interface ResourceStreamDeps {
 export const RESOURCE_TYPES = ['deployments', 'pending_deployments', 'targets'] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
 
-export const isResourceType = (value: string): value is ResourceType => (RESOURCE_TYPES as readonly string[]).includes(value);
+export const isResourceType = (value: string): value is ResourceType =>
+  (RESOURCE_TYPES as readonly string[]).includes(value);
 
 /** A record as the stream sends it: the resource's list view. */
 export type ResourceView = Readonly<Record<string, unknown>> & { readonly id: string };
@@ -61,7 +62,8 @@ export const watches = (watcher: Watcher, record: { readonly tenantId: string | 
 const byCreation = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }): number =>
   a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id);
 
-const keyed = (views: readonly ResourceView[]): ReadonlyMap<string, ResourceView> => new Map(views.map((view) => [view.id, view]));
+const keyed = (views: readonly ResourceView[]): ReadonlyMap<string, ResourceView> =>
+  new Map(views.map((view) => [view.id, view]));
 
 interface ResourceSource {
   readonly permission: Permission;
@@ -75,7 +77,12 @@ export const RESOURCE_SOURCES: Readonly<Record<ResourceType, ResourceSource>> = 
   deployments: {
     permission: 'deployments:read',
     list: async (deps, watcher) =>
-      keyed((await deps.deployments.listAll()).filter((d) => watches(watcher, d)).sort(byCreation).map(deploymentView)),
+      keyed(
+        (await deps.deployments.listAll())
+          .filter((d) => watches(watcher, d))
+          .sort(byCreation)
+          .map(deploymentView),
+      ),
   },
   pending_deployments: {
     permission: 'pending_deployments:read',
@@ -88,7 +95,12 @@ export const RESOURCE_SOURCES: Readonly<Record<ResourceType, ResourceSource>> = 
     // `status` follows the clock, so a target going stale or offline is an update.
     list: async (deps, watcher) => {
       const now = deps.clock.now();
-      return keyed((await deps.targets.listAll()).filter((t) => watches(watcher, t)).sort(byCreation).map((t) => targetView(t, now)));
+      return keyed(
+        (await deps.targets.listAll())
+          .filter((t) => watches(watcher, t))
+          .sort(byCreation)
+          .map((t) => targetView(t, now)),
+      );
     },
     // A heartbeat alone (every 15 s per agent) is not a change; the status it keeps or moves is.
     fingerprint: ({ last_heartbeat_at: _heartbeat, ...rest }) => stableJson(rest),
@@ -114,7 +126,12 @@ export interface ResourceStreamTiming {
   readonly retryMs: number;
 }
 
-export const RESOURCE_STREAM_TIMING: ResourceStreamTiming = { pollMs: 1_000, pingMs: 15_000, maxMs: 14 * 60_000, retryMs: 2_000 };
+export const RESOURCE_STREAM_TIMING: ResourceStreamTiming = {
+  pollMs: 1_000,
+  pingMs: 15_000,
+  maxMs: 14 * 60_000,
+  retryMs: 2_000,
+};
 
 /** Consecutive listing failures an open stream rides out (with backoff) before it ends and lets the client reconnect. */
 const MAX_FAILURES = 5;
@@ -162,7 +179,9 @@ export async function* resourceFrames(
   while (!signal.aborted) {
     if (now() - started >= timing.maxMs) {
       yield sseRetry(timing.retryMs);
-      yield sseComment('this stream ends before the platform limit: reconnect with a new sse_token (and snapshot=true)');
+      yield sseComment(
+        'this stream ends before the platform limit: reconnect with a new sse_token (and snapshot=true)',
+      );
       return;
     }
     if (now() - lastWrite >= timing.pingMs) {
@@ -179,7 +198,11 @@ export async function* resourceFrames(
     } catch (error) {
       if (signal.aborted) return;
       failures += 1;
-      logger.warn('resource stream: listing failed', { resource_type: feed.resourceType, failures, error: error instanceof Error ? error.message : String(error) });
+      logger.warn('resource stream: listing failed', {
+        resource_type: feed.resourceType,
+        failures,
+        error: error instanceof Error ? error.message : String(error),
+      });
       if (failures >= MAX_FAILURES) {
         yield sseRetry(timing.retryMs);
         return;
@@ -192,7 +215,12 @@ const Params = v.object({ resource_type: v.pipe(v.string(), v.minLength(1), v.ma
 
 const Query = v.object({
   sse_token: v.optional(v.string()),
-  snapshot: v.optional(v.pipe(v.picklist(['true', 'false'], 'must be true or false'), v.transform((value) => value === 'true'))),
+  snapshot: v.optional(
+    v.pipe(
+      v.picklist(['true', 'false'], 'must be true or false'),
+      v.transform((value) => value === 'true'),
+    ),
+  ),
   tenant_id: v.optional(Uuid),
 });
 
@@ -200,17 +228,29 @@ export const makeHandler = (deps: () => ResourceStreamDeps, timing: ResourceStre
   stream(
     {
       operationId: 'stream_resource_changes',
-      summary: 'Changes of deployments, pending_deployments or targets live (Server-Sent Events); ?sse_token= only, ?snapshot=true sends the current records first',
+      summary:
+        'Changes of deployments, pending_deployments or targets live (Server-Sent Events); ?sse_token= only, ?snapshot=true sends the current records first',
       tags: ['events'],
       permission: 'authenticated',
       params: Params,
       query: Query,
       responses: {
-        200: { description: 'An event stream: one `data:` line of {event, data} per message (ping, created, updated, deleted), `id:` a per-connection counter' },
-        401: { description: 'INVALID_TOKEN: no, unknown, expired or used sse_token (the Authorization header is not accepted)' },
-        403: { description: 'INSUFFICIENT_PERMISSIONS: deployments:read, pending_deployments:read or targets:read, by resource type' },
+        200: {
+          description:
+            'An event stream: one `data:` line of {event, data} per message (ping, created, updated, deleted), `id:` a per-connection counter',
+        },
+        401: {
+          description:
+            'INVALID_TOKEN: no, unknown, expired or used sse_token (the Authorization header is not accepted)',
+        },
+        403: {
+          description:
+            'INSUFFICIENT_PERMISSIONS: deployments:read, pending_deployments:read or targets:read, by resource type',
+        },
         404: { description: 'NOT_FOUND: resource_type is not deployments, pending_deployments or targets' },
-        429: { description: 'Plain text, Retry-After: the general rate limit, or STREAMS_PER_USER streams already open' },
+        429: {
+          description: 'Plain text, Retry-After: the general rate limit, or STREAMS_PER_USER streams already open',
+        },
       },
     },
     async ({ params, query, headers }) => {
@@ -218,7 +258,9 @@ export const makeHandler = (deps: () => ResourceStreamDeps, timing: ResourceStre
       const resourceType = params.resource_type;
       if (!isResourceType(resourceType)) throw new NotFoundError('Resource stream', resourceType);
       if (query.sse_token === undefined && headers['authorization'] !== undefined) {
-        throw new InvalidTokenError('Event streams do not accept the Authorization header: pass ?sse_token= from POST /api/v1/auth/sse-token.');
+        throw new InvalidTokenError(
+          'Event streams do not accept the Authorization header: pass ?sse_token= from POST /api/v1/auth/sse-token.',
+        );
       }
       const caller = await deps().verify(query.sse_token);
       const source = RESOURCE_SOURCES[resourceType];
@@ -227,7 +269,13 @@ export const makeHandler = (deps: () => ResourceStreamDeps, timing: ResourceStre
       const list = () => source.list(deps(), watcher);
       // Listed before the stream opens: a failure here is a JSON envelope, and the ping means "watching".
       const initial = await list();
-      const feed: ResourceFeed = { resourceType, initial, list, fingerprint: source.fingerprint, snapshot: query.snapshot ?? false };
+      const feed: ResourceFeed = {
+        resourceType,
+        initial,
+        list,
+        fingerprint: source.fingerprint,
+        snapshot: query.snapshot ?? false,
+      };
       return guardedStream(deps().guard, caller, (signal) => resourceFrames(deps().clock, feed, signal, timing));
     },
   );

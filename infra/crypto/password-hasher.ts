@@ -17,7 +17,8 @@ export const argon2idOptions: Readonly<Options> = Object.freeze({
  * The hash of a random password nobody knows, made once with argon2idOptions: burnTime verifies against it so
  * an unknown account costs one real verification. Regenerate it whenever argon2idOptions change (a test checks).
  */
-export const burnTimeHash = '$argon2id$v=19$m=19456,t=2,p=1$I8eNenZMkWk3vosZmBfq1w$RKnvtWLQ49//4NGys8apaDI2AI3vKy/87n2jUpeyNYI';
+export const burnTimeHash =
+  '$argon2id$v=19$m=19456,t=2,p=1$I8eNenZMkWk3vosZmBfq1w$RKnvtWLQ49//4NGys8apaDI2AI3vKy/87n2jUpeyNYI';
 
 const safeVerify = async (encoded: string, password: string): Promise<boolean> => {
   try {

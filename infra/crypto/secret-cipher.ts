@@ -42,7 +42,8 @@ export class AesGcmSecretCipher implements SecretCipher {
       if (key.length !== KEY_BYTES) throw new Error(`Secret key "${id}" must be ${KEY_BYTES} bytes`);
       keys.set(id, createSecretKey(Buffer.from(key))); // a copy: later changes to the caller's buffer do not leak in
     }
-    if (!keys.has(keyring.activeKeyId)) throw new Error(`The active secret key "${keyring.activeKeyId}" is not in the keyring`);
+    if (!keys.has(keyring.activeKeyId))
+      throw new Error(`The active secret key "${keyring.activeKeyId}" is not in the keyring`);
     this.#activeKeyId = keyring.activeKeyId;
     this.#keys = keys;
   }
@@ -85,7 +86,10 @@ export const parseKeyring = (value: string): Keyring => {
   value.split(',').forEach((entry, index) => {
     const colon = entry.indexOf(':');
     const id = entry.slice(0, Math.max(colon, 0)).trim();
-    if (!KeyId.test(id)) throw new Error(`Secret keyring entry ${index + 1} must be keyId:base64key, the id of letters, digits, "_" or "-"`);
+    if (!KeyId.test(id))
+      throw new Error(
+        `Secret keyring entry ${index + 1} must be keyId:base64key, the id of letters, digits, "_" or "-"`,
+      );
     if (keys.has(id)) throw new Error(`Secret key "${id}" appears twice in the keyring`);
     const encoded = entry.slice(colon + 1).trim();
     // base64 or base64url: Buffer reads both alphabets

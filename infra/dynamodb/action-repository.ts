@@ -45,7 +45,8 @@ const toVersion = (item: Record<string, unknown>): ActionVersion => ({
   script: String(item['script']),
   interpreter: item['interpreter'] as ActionVersion['interpreter'],
   rollbackScript: (item['rollbackScript'] as string | null | undefined) ?? null,
-  timeoutSeconds: item['timeoutSeconds'] === null || item['timeoutSeconds'] === undefined ? null : Number(item['timeoutSeconds']),
+  timeoutSeconds:
+    item['timeoutSeconds'] === null || item['timeoutSeconds'] === undefined ? null : Number(item['timeoutSeconds']),
   variables: (item['variables'] as ActionVersion['variables'] | undefined) ?? [],
   changelog: (item['changelog'] as string | null | undefined) ?? null,
   createdAt: String(item['createdAt']),
@@ -74,15 +75,42 @@ export class DynamoActionRepository implements ActionRepository {
     const action = items.find((i) => i['sk'] === ACTION_SK);
     // Versions without their action are leftovers of a delete still in progress: not an action.
     if (action === undefined) return undefined;
-    return { action: toAction(action), versions: newestFirst(items.filter((i) => String(i['sk']).startsWith('VERSION#')).map(toVersion)) };
+    return {
+      action: toAction(action),
+      versions: newestFirst(items.filter((i) => String(i['sk']).startsWith('VERSION#')).map(toVersion)),
+    };
   }
 
   async create(action: Action, first: ActionVersion): Promise<void> {
     const items: TransactItem[] = [
-      { Put: { TableName: this.tableName, Item: this.#actionItem(action), ConditionExpression: 'attribute_not_exists(pk)' } },
-      { Put: { TableName: this.tableName, Item: this.#versionItem(first), ConditionExpression: 'attribute_not_exists(pk)' } },
-      { Put: { TableName: this.tableName, Item: { ...keys.actionSlug(action.tenantId, action.slug), action_id: action.id }, ConditionExpression: 'attribute_not_exists(pk)' } },
-      { Put: { TableName: this.tableName, Item: aliasItem('action', action.shortId, action.id), ConditionExpression: 'attribute_not_exists(pk)' } },
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: this.#actionItem(action),
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: this.#versionItem(first),
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: { ...keys.actionSlug(action.tenantId, action.slug), action_id: action.id },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: aliasItem('action', action.shortId, action.id),
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
       ...(action.tenantId === null ? [] : [tenantReference(this.tableName, action.tenantId, 1)]),
     ];
     try {
@@ -107,7 +135,11 @@ export class DynamoActionRepository implements ActionRepository {
           UpdateExpression: 'SET #name = :name, #description = :description, updatedAt = :at',
           ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeNames: { '#name': 'name', '#description': 'description' },
-          ExpressionAttributeValues: { ':name': change.name, ':description': change.description, ':at': change.updatedAt },
+          ExpressionAttributeValues: {
+            ':name': change.name,
+            ':description': change.description,
+            ':at': change.updatedAt,
+          },
           ReturnValues: 'ALL_NEW',
         }),
       );
@@ -119,9 +151,15 @@ export class DynamoActionRepository implements ActionRepository {
   }
 
   async changeVersions(previous: Action, next: Action, change: VersionChange): Promise<void> {
-    const put = (version: ActionVersion, condition: string): TransactItem => ({ Put: { TableName: this.tableName, Item: this.#versionItem(version), ConditionExpression: condition } });
+    const put = (version: ActionVersion, condition: string): TransactItem => ({
+      Put: { TableName: this.tableName, Item: this.#versionItem(version), ConditionExpression: condition },
+    });
     const remove = (version: ActionVersion): TransactItem => ({
-      Delete: { TableName: this.tableName, Key: keys.actionVersion(version.actionId, version.version), ConditionExpression: 'attribute_exists(pk)' },
+      Delete: {
+        TableName: this.tableName,
+        Key: keys.actionVersion(version.actionId, version.version),
+        ConditionExpression: 'attribute_exists(pk)',
+      },
     });
     const versionItems: TransactItem[] =
       change.kind === 'create'
@@ -139,7 +177,13 @@ export class DynamoActionRepository implements ActionRepository {
             Key: keys.action(previous.id),
             UpdateExpression: 'SET latestVersion = :latest, versionCount = :count, updatedAt = :at, revision = :next',
             ConditionExpression: 'revision = :seen',
-            ExpressionAttributeValues: { ':latest': next.latestVersion, ':count': next.versionCount, ':at': next.updatedAt, ':next': next.revision, ':seen': previous.revision },
+            ExpressionAttributeValues: {
+              ':latest': next.latestVersion,
+              ':count': next.versionCount,
+              ':at': next.updatedAt,
+              ':next': next.revision,
+              ':seen': previous.revision,
+            },
           },
         },
         ...versionItems,
@@ -164,11 +208,15 @@ export class DynamoActionRepository implements ActionRepository {
       ...(action.tenantId === null ? [] : [tenantReference(this.tableName, action.tenantId, -1)]),
     ];
     const room = TRANSACTION_LIMIT - head.length;
-    const deleteKey = (Key: { pk: string; sk: string }): TransactItem => ({ Delete: { TableName: this.tableName, Key } });
+    const deleteKey = (Key: { pk: string; sk: string }): TransactItem => ({
+      Delete: { TableName: this.tableName, Key },
+    });
     await this.#transact([...head, ...versionKeys.slice(0, room).map(deleteKey)], action);
     // The action is gone (find no longer sees it); versions past one transaction's worth follow.
     for (let start = room; start < versionKeys.length; start += TRANSACTION_LIMIT) {
-      await this.db.send(new TransactWriteCommand({ TransactItems: versionKeys.slice(start, start + TRANSACTION_LIMIT).map(deleteKey) }));
+      await this.db.send(
+        new TransactWriteCommand({ TransactItems: versionKeys.slice(start, start + TRANSACTION_LIMIT).map(deleteKey) }),
+      );
     }
   }
 

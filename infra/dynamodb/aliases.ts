@@ -9,7 +9,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const aliasItem = (entity: string, shortId: string, id: string) => ({ ...keys.shortId(entity, shortId), id });
 
 /** A UUID as is; a short id through its alias; undefined when the alias does not exist. */
-export const resolveId = async (db: DynamoDBDocumentClient, tableName: string, entity: string, idOrShortId: string): Promise<string | undefined> => {
+export const resolveId = async (
+  db: DynamoDBDocumentClient,
+  tableName: string,
+  entity: string,
+  idOrShortId: string,
+): Promise<string | undefined> => {
   if (UUID.test(idOrShortId)) return idOrShortId.toLowerCase();
   const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: keys.shortId(entity, idOrShortId) }));
   return Item === undefined ? undefined : String(Item['id']);

@@ -1,6 +1,12 @@
 // ApiKeyRepository: each key is one item found by the hash of the full key (authentication is one read); a
 // user's keys are listed on gsi1 and one key is found by id on gsi2.
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import type { ApiKey, ApiKeyRepository } from '../../domain/identity/ports.js';
 import { conditionally } from './conditional.js';
 import { keys } from './keys.js';
@@ -32,14 +38,22 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
     await this.db.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: { ...keys.apiKeyByHash(key.keyHash), ...keys.apiKeysOfUser(key.userId, key.createdAt, key.id), ...keys.apiKeyById(key.id), type: 'api_key', ...key },
+        Item: {
+          ...keys.apiKeyByHash(key.keyHash),
+          ...keys.apiKeysOfUser(key.userId, key.createdAt, key.id),
+          ...keys.apiKeyById(key.id),
+          type: 'api_key',
+          ...key,
+        },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );
   }
 
   async findByHash(keyHash: string): Promise<ApiKey | undefined> {
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.apiKeyByHash(keyHash), ConsistentRead: true }));
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: keys.apiKeyByHash(keyHash), ConsistentRead: true }),
+    );
     return Item === undefined ? undefined : toKey(Item);
   }
 
@@ -55,7 +69,12 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
 
   async get(id: string): Promise<ApiKey | undefined> {
     const { Items } = await this.db.send(
-      new QueryCommand({ TableName: this.tableName, IndexName: 'gsi2', KeyConditionExpression: 'gsi2pk = :id', ExpressionAttributeValues: { ':id': `APIKEY#${id}` } }),
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: 'gsi2',
+        KeyConditionExpression: 'gsi2pk = :id',
+        ExpressionAttributeValues: { ':id': `APIKEY#${id}` },
+      }),
     );
     const item = Items?.[0];
     return item === undefined ? undefined : toKey(item);

@@ -2,7 +2,13 @@
 // to learn about it: RUN#... while queued, CANCEL#... once a delivered command must be stopped. Claiming an entry
 // is a conditional update that removes it, so two polls (or a retried poll) never both receive one command.
 // Output chunks share the command's partition, one item per seq, written only if absent: retries are harmless.
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import type { CommandRepository } from '../../domain/targets/ports.js';
 import type { Command, CommandResult, OutputChunk, StoredChunk } from '../../domain/targets/types.js';
 import { conditionally, whenCondition } from './conditional.js';
@@ -39,24 +45,28 @@ export class DynamoCommandRepository implements CommandRepository {
 
   async enqueue(command: Command): Promise<void> {
     // Created only if absent: an engine pass that is repeated enqueues the same command id again, harmlessly.
-    await whenCondition(this.db.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: {
-          ...keys.command(command.id),
-          ...keys.agentInbox(command.targetId, 'RUN', command.createdAt, command.id),
-          ...keys.deploymentCommands(command.deploymentId, command.createdAt, command.id),
-          type: 'command',
-          ...command,
-          ttl: this.expiry(command.createdAt),
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    ));
+    await whenCondition(
+      this.db.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            ...keys.command(command.id),
+            ...keys.agentInbox(command.targetId, 'RUN', command.createdAt, command.id),
+            ...keys.deploymentCommands(command.deploymentId, command.createdAt, command.id),
+            type: 'command',
+            ...command,
+            ttl: this.expiry(command.createdAt),
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      ),
+    );
   }
 
   async get(id: string): Promise<Command | undefined> {
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.command(id), ConsistentRead: true }));
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: keys.command(id), ConsistentRead: true }),
+    );
     return Item === undefined ? undefined : toCommand(Item);
   }
 
@@ -70,7 +80,11 @@ export class DynamoCommandRepository implements CommandRepository {
     return items.map(toCommand);
   }
 
-  async claimInbox(targetId: string, max: number, at: Date): Promise<{ commands: readonly Command[]; cancel: readonly string[] }> {
+  async claimInbox(
+    targetId: string,
+    max: number,
+    at: Date,
+  ): Promise<{ commands: readonly Command[]; cancel: readonly string[] }> {
     const inbox = keys.agentInbox(targetId, 'RUN', '', '').gsi1pk;
     const { Items = [] } = await this.db.send(
       new QueryCommand({
@@ -105,7 +119,12 @@ export class DynamoCommandRepository implements CommandRepository {
           UpdateExpression: 'SET #status = :delivered, deliveredAt = :at REMOVE gsi1pk, gsi1sk',
           ConditionExpression: '#status = :queued AND gsi1sk = :seen',
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':delivered': 'delivered', ':queued': 'queued', ':at': at.toISOString(), ':seen': seen },
+          ExpressionAttributeValues: {
+            ':delivered': 'delivered',
+            ':queued': 'queued',
+            ':at': at.toISOString(),
+            ':seen': seen,
+          },
           ReturnValues: 'ALL_NEW',
         }),
       ),
@@ -135,7 +154,15 @@ export class DynamoCommandRepository implements CommandRepository {
           this.db.send(
             new PutCommand({
               TableName: this.tableName,
-              Item: { ...keys.commandOutput(command.id, chunk.seq), type: 'command_output', stream: chunk.stream, data: chunk.data, seq: chunk.seq, receivedAt, ttl: this.expiry(at) },
+              Item: {
+                ...keys.commandOutput(command.id, chunk.seq),
+                type: 'command_output',
+                stream: chunk.stream,
+                data: chunk.data,
+                seq: chunk.seq,
+                receivedAt,
+                ttl: this.expiry(at),
+              },
               ConditionExpression: 'attribute_not_exists(pk)',
             }),
           ),
@@ -166,7 +193,9 @@ export class DynamoCommandRepository implements CommandRepository {
       ExpressionAttributeValues: { ':pk': keys.command(commandId).pk, ':output': 'OUTPUT#' },
       ConsistentRead: true,
     });
-    return items.map((i) => ({ stream: i['stream'], data: i['data'], seq: i['seq'], receivedAt: i['receivedAt'] }) as StoredChunk);
+    return items.map(
+      (i) => ({ stream: i['stream'], data: i['data'], seq: i['seq'], receivedAt: i['receivedAt'] }) as StoredChunk,
+    );
   }
 
   async complete(commandId: string, result: CommandResult): Promise<boolean> {
@@ -208,7 +237,13 @@ export class DynamoCommandRepository implements CommandRepository {
           UpdateExpression: 'SET cancelRequestedAt = :now, gsi1pk = :pk, gsi1sk = :sk',
           ConditionExpression: '#status = :delivered AND attribute_type(cancelRequestedAt, :null)',
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':now': now, ':pk': notice.gsi1pk, ':sk': notice.gsi1sk, ':delivered': 'delivered', ':null': 'NULL' },
+          ExpressionAttributeValues: {
+            ':now': now,
+            ':pk': notice.gsi1pk,
+            ':sk': notice.gsi1sk,
+            ':delivered': 'delivered',
+            ':null': 'NULL',
+          },
         }),
       ),
     );

@@ -3,7 +3,9 @@
 const CONDITION_FAILED = new Set(['ConditionalCheckFailedException', 'TransactionCanceledException']);
 
 /** A failed condition; with `ReturnValuesOnConditionCheckFailure: 'ALL_OLD'` it carries the raw item. */
-export const isConditionFailure = (error: unknown): error is Error & { Item?: Record<string, { N?: string; S?: string } | undefined> } =>
+export const isConditionFailure = (
+  error: unknown,
+): error is Error & { Item?: Record<string, { N?: string; S?: string } | undefined> } =>
   error instanceof Error && CONDITION_FAILED.has(error.name);
 
 /** The write's answer, or undefined when its condition did not hold; other failures are rethrown. */
@@ -17,4 +19,5 @@ export const whenCondition = async <T>(write: Promise<T>): Promise<T | undefined
 };
 
 /** True when the write happened, false when its condition did not hold; other failures are rethrown. */
-export const conditionally = async (write: Promise<unknown>): Promise<boolean> => (await whenCondition(write.then(() => true))) ?? false;
+export const conditionally = async (write: Promise<unknown>): Promise<boolean> =>
+  (await whenCondition(write.then(() => true))) ?? false;

@@ -7,7 +7,13 @@
 // in the same transaction as the group's events, conditioned on being absent, and markers are read (one batch
 // read) before appending, so a retry adds exactly the groups a crash lost.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  GetCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import {
   boundedEvent,
   contiguousAfter,
@@ -44,7 +50,10 @@ export const transactionBatches = (events: readonly { readonly size: number }[])
   let current: number[] = [];
   let bytes = 0;
   events.forEach((event, index) => {
-    if (current.length > 0 && (current.length === MAX_EVENTS_PER_TRANSACTION || bytes + event.size > MAX_BYTES_PER_TRANSACTION)) {
+    if (
+      current.length > 0 &&
+      (current.length === MAX_EVENTS_PER_TRANSACTION || bytes + event.size > MAX_BYTES_PER_TRANSACTION)
+    ) {
       batches.push(current);
       current = [];
       bytes = 0;
@@ -63,7 +72,10 @@ export const groupBatches = (groups: readonly { readonly events: number; readonl
   let items = 1;
   let bytes = 0;
   groups.forEach((group, index) => {
-    if (current.length > 0 && (items + 1 + group.events > MAX_EVENTS_PER_TRANSACTION + 1 || bytes + group.size > MAX_BYTES_PER_TRANSACTION)) {
+    if (
+      current.length > 0 &&
+      (items + 1 + group.events > MAX_EVENTS_PER_TRANSACTION + 1 || bytes + group.size > MAX_BYTES_PER_TRANSACTION)
+    ) {
       batches.push(current);
       current = [];
       items = 1;
@@ -98,7 +110,12 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
     const stored: StoredEvent[] = [];
     // A bigger append is several transactions, each contiguous; another writer's events may fall between them.
     for (const batch of transactionBatches(prepared)) {
-      stored.push(...(await this.appendBatch(deploymentId, batch.map((i) => prepared[i]!))));
+      stored.push(
+        ...(await this.appendBatch(
+          deploymentId,
+          batch.map((i) => prepared[i]!),
+        )),
+      );
     }
     return stored;
   }
@@ -106,15 +123,30 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
   async appendOnce(deploymentId: string, groups: readonly KeyedEvents[]): Promise<readonly StoredEvent[]> {
     const stored: StoredEvent[] = [];
     const tooBig = groups.find((g) => g.events.length > MAX_EVENTS_PER_TRANSACTION - 1);
-    if (tooBig !== undefined) throw new Error(`keyed group ${tooBig.key} has ${tooBig.events.length} events; at most ${MAX_EVENTS_PER_TRANSACTION - 1} fit one transaction`);
-    let remaining = groups.filter((g) => g.events.length > 0).map((g) => ({ key: g.key, events: g.events.map(prepare) }));
+    if (tooBig !== undefined)
+      throw new Error(
+        `keyed group ${tooBig.key} has ${tooBig.events.length} events; at most ${MAX_EVENTS_PER_TRANSACTION - 1} fit one transaction`,
+      );
+    let remaining = groups
+      .filter((g) => g.events.length > 0)
+      .map((g) => ({ key: g.key, events: g.events.map(prepare) }));
     for (let attempt = 1; remaining.length > 0; attempt += 1) {
-      const done = await this.markedKeys(deploymentId, remaining.map((g) => g.key));
+      const done = await this.markedKeys(
+        deploymentId,
+        remaining.map((g) => g.key),
+      );
       remaining = remaining.filter((g) => !done.has(g.key));
       try {
         while (remaining.length > 0) {
-          const [batch = []] = groupBatches(remaining.map((g) => ({ events: g.events.length, size: g.events.reduce((n, e) => n + e.size, 100) })));
-          stored.push(...(await this.appendGroups(deploymentId, batch.map((i) => remaining[i]!))));
+          const [batch = []] = groupBatches(
+            remaining.map((g) => ({ events: g.events.length, size: g.events.reduce((n, e) => n + e.size, 100) })),
+          );
+          stored.push(
+            ...(await this.appendGroups(
+              deploymentId,
+              batch.map((i) => remaining[i]!),
+            )),
+          );
           remaining = remaining.slice(batch.length);
         }
       } catch (error) {
@@ -131,7 +163,10 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
     const found = new Set<string>();
     for (let i = 0; i < groupKeys.length; i += 100) {
       let request: NonNullable<ConstructorParameters<typeof BatchGetCommand>[0]['RequestItems']> | undefined = {
-        [this.tableName]: { Keys: groupKeys.slice(i, i + 100).map((k) => keys.deploymentEventsMarker(deploymentId, k)), ConsistentRead: true },
+        [this.tableName]: {
+          Keys: groupKeys.slice(i, i + 100).map((k) => keys.deploymentEventsMarker(deploymentId, k)),
+          ConsistentRead: true,
+        },
       };
       while (request !== undefined && Object.keys(request).length > 0) {
         const answer = await this.db.send(new BatchGetCommand({ RequestItems: request }));
@@ -157,7 +192,10 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
   }
 
   /** One transaction: the head moves past the groups' events; each group's marker (absent before) and events are put. */
-  private async appendGroups(deploymentId: string, groups: readonly { key: string; events: readonly { at: string; body: string }[] }[]): Promise<StoredEvent[]> {
+  private async appendGroups(
+    deploymentId: string,
+    groups: readonly { key: string; events: readonly { at: string; body: string }[] }[],
+  ): Promise<StoredEvent[]> {
     const seen = await this.headSeq(deploymentId);
     const total = groups.reduce((n, g) => n + g.events.length, 0);
     const items: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']> = [
@@ -169,7 +207,12 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
       items.push({
         Put: {
           TableName: this.tableName,
-          Item: { ...keys.deploymentEventsMarker(deploymentId, group.key), type: 'deployment_event_marker', groupKey: group.key, firstSeq: seq + 1 },
+          Item: {
+            ...keys.deploymentEventsMarker(deploymentId, group.key),
+            type: 'deployment_event_marker',
+            groupKey: group.key,
+            firstSeq: seq + 1,
+          },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       });
@@ -189,7 +232,10 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
     return stored;
   }
 
-  private async appendBatch(deploymentId: string, batch: readonly { at: string; body: string }[]): Promise<StoredEvent[]> {
+  private async appendBatch(
+    deploymentId: string,
+    batch: readonly { at: string; body: string }[],
+  ): Promise<StoredEvent[]> {
     for (let attempt = 1; ; attempt += 1) {
       const seen = await this.headSeq(deploymentId);
       try {
@@ -200,14 +246,24 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
               ...batch.map((e, i) => ({
                 Put: {
                   TableName: this.tableName,
-                  Item: { ...keys.deploymentEvent(deploymentId, seen + 1 + i), type: 'deployment_event', seq: seen + 1 + i, at: e.at, body: e.body },
+                  Item: {
+                    ...keys.deploymentEvent(deploymentId, seen + 1 + i),
+                    type: 'deployment_event',
+                    seq: seen + 1 + i,
+                    at: e.at,
+                    body: e.body,
+                  },
                   ConditionExpression: 'attribute_not_exists(pk)',
                 },
               })),
             ],
           }),
         );
-        return batch.map((e, i) => ({ seq: seen + 1 + i, at: e.at, event: JSON.parse(e.body) as StoredEvent['event'] }));
+        return batch.map((e, i) => ({
+          seq: seen + 1 + i,
+          at: e.at,
+          event: JSON.parse(e.body) as StoredEvent['event'],
+        }));
       } catch (error) {
         // A lost race (the head moved) or a transaction conflict with another writer: read the head again.
         if (!isConditionFailure(error) || attempt >= this.maxAttempts) throw error;
@@ -217,7 +273,9 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
   }
 
   private async headSeq(deploymentId: string): Promise<number> {
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.deploymentEventsHead(deploymentId), ConsistentRead: true }));
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: keys.deploymentEventsHead(deploymentId), ConsistentRead: true }),
+    );
     return Item === undefined ? 0 : Number(Item['seq'] ?? 0);
   }
 

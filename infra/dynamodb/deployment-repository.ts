@@ -50,7 +50,12 @@ export class DynamoDeploymentRepository implements DeploymentRepository {
 
   async recordFailedPass(id: string, kind: string): Promise<number | undefined> {
     const open = 'attribute_exists(pk) AND NOT (#state IN (:success, :failed, :cancelled, :rolled_back))';
-    const states = { ':success': 'success', ':failed': 'failed', ':cancelled': 'cancelled', ':rolled_back': 'rolled_back' };
+    const states = {
+      ':success': 'success',
+      ':failed': 'failed',
+      ':cancelled': 'cancelled',
+      ':rolled_back': 'rolled_back',
+    };
     // Same kind as the last failure: one more; otherwise (or none yet) the count starts again at 1.
     const more = await whenCondition(
       this.db.send(

@@ -23,7 +23,8 @@ const toEnvironment = (item: Record<string, unknown>): Environment => ({
 });
 
 /** The transaction item that adds (+1) or removes (-1) one reference to an environment; adding fails when it does not exist. */
-export const environmentReference = (tableName: string, environmentId: string, delta: 1 | -1): TransactItem => referenceItem(tableName, keys.environment(environmentId), delta);
+export const environmentReference = (tableName: string, environmentId: string, delta: 1 | -1): TransactItem =>
+  referenceItem(tableName, keys.environment(environmentId), delta);
 
 export class DynamoEnvironmentRepository implements EnvironmentRepository {
   constructor(
@@ -33,7 +34,9 @@ export class DynamoEnvironmentRepository implements EnvironmentRepository {
 
   async findEnvironment(idOrShortId: string): Promise<EnvironmentRef | undefined> {
     const environment = await this.get(idOrShortId);
-    return environment === undefined ? undefined : { id: environment.id, shortId: environment.shortId, name: environment.name, tenantId: environment.tenantId };
+    return environment === undefined
+      ? undefined
+      : { id: environment.id, shortId: environment.shortId, name: environment.name, tenantId: environment.tenantId };
   }
 
   async listAll(): Promise<readonly Environment[]> {
@@ -49,12 +52,24 @@ export class DynamoEnvironmentRepository implements EnvironmentRepository {
       {
         Put: {
           TableName: this.tableName,
-          Item: { ...keys.environment(environment.id), ...keys.environmentsIndex(environment.createdAt, environment.id), type: 'environment', ...environment, refCount: 0 },
+          Item: {
+            ...keys.environment(environment.id),
+            ...keys.environmentsIndex(environment.createdAt, environment.id),
+            type: 'environment',
+            ...environment,
+            refCount: 0,
+          },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
       this.#claim(environment),
-      { Put: { TableName: this.tableName, Item: aliasItem('environment', environment.shortId, environment.id), ConditionExpression: 'attribute_not_exists(pk)' } },
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: aliasItem('environment', environment.shortId, environment.id),
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
       ...(environment.tenantId === null ? [] : [tenantReference(this.tableName, environment.tenantId, 1)]),
     ];
     try {
@@ -62,7 +77,8 @@ export class DynamoEnvironmentRepository implements EnvironmentRepository {
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
       if (failedAt(error, 1)) throw this.#nameTaken(environment);
-      if (failedAt(error, 3)) throw ValidationError.field('tenant_id', `Tenant '${environment.tenantId}' does not exist.`);
+      if (failedAt(error, 3))
+        throw ValidationError.field('tenant_id', `Tenant '${environment.tenantId}' does not exist.`);
       throw new ConflictError('The environment could not be created; try again.');
     }
   }
@@ -81,7 +97,12 @@ export class DynamoEnvironmentRepository implements EnvironmentRepository {
           ExpressionAttributeValues: { ':name': next.name, ':now': next.updatedAt, ':seen': previous.updatedAt },
         },
       },
-      ...(renamed ? [this.#claim(next), { Delete: { TableName: this.tableName, Key: keys.environmentName(previous.tenantId, previous.name) } }] : []),
+      ...(renamed
+        ? [
+            this.#claim(next),
+            { Delete: { TableName: this.tableName, Key: keys.environmentName(previous.tenantId, previous.name) } },
+          ]
+        : []),
     ];
     try {
       await this.db.send(new TransactWriteCommand({ TransactItems: items }));
@@ -105,7 +126,9 @@ export class DynamoEnvironmentRepository implements EnvironmentRepository {
                 ExpressionAttributeValues: { ':zero': 0 },
               },
             },
-            { Delete: { TableName: this.tableName, Key: keys.environmentName(environment.tenantId, environment.name) } },
+            {
+              Delete: { TableName: this.tableName, Key: keys.environmentName(environment.tenantId, environment.name) },
+            },
             { Delete: { TableName: this.tableName, Key: keys.shortId('environment', environment.shortId) } },
             ...(environment.tenantId === null ? [] : [tenantReference(this.tableName, environment.tenantId, -1)]),
           ],
@@ -115,7 +138,10 @@ export class DynamoEnvironmentRepository implements EnvironmentRepository {
       if (!isConditionFailure(error)) throw error;
       const references = await referencesOf(this.db, this.tableName, keys.environment(environment.id));
       if (references === undefined) throw new NotFoundError('Environment', environment.id);
-      throw new ConflictError(`Environment '${environment.name}' is still named by deployment freezes; delete them first.`, { references });
+      throw new ConflictError(
+        `Environment '${environment.name}' is still named by deployment freezes; delete them first.`,
+        { references },
+      );
     }
   }
 

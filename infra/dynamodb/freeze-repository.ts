@@ -63,8 +63,16 @@ export class DynamoFreezeRepository implements FreezeRepository {
     const references = this.#references(null, freeze);
     await this.#write(
       [
-        { Put: { TableName: this.tableName, Item: this.#item(freeze), ConditionExpression: 'attribute_not_exists(pk)' } },
-        { Put: { TableName: this.tableName, Item: aliasItem('freeze', freeze.shortId, freeze.id), ConditionExpression: 'attribute_not_exists(pk)' } },
+        {
+          Put: { TableName: this.tableName, Item: this.#item(freeze), ConditionExpression: 'attribute_not_exists(pk)' },
+        },
+        {
+          Put: {
+            TableName: this.tableName,
+            Item: aliasItem('freeze', freeze.shortId, freeze.id),
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
       ],
       references,
       'The deployment freeze could not be created; try again.',
@@ -93,7 +101,13 @@ export class DynamoFreezeRepository implements FreezeRepository {
       await this.db.send(
         new TransactWriteCommand({
           TransactItems: [
-            { Delete: { TableName: this.tableName, Key: keys.freeze(freeze.id), ConditionExpression: 'attribute_exists(pk)' } },
+            {
+              Delete: {
+                TableName: this.tableName,
+                Key: keys.freeze(freeze.id),
+                ConditionExpression: 'attribute_exists(pk)',
+              },
+            },
             { Delete: { TableName: this.tableName, Key: keys.shortId('freeze', freeze.shortId) } },
             ...this.#references(freeze, null).map((r) => r.item),
           ],
@@ -110,7 +124,12 @@ export class DynamoFreezeRepository implements FreezeRepository {
     const changes: Reference[] = [];
     const pairs = [
       { field: 'tenant_id', old: before?.tenantId ?? null, now: after?.tenantId ?? null, ref: tenantReference },
-      { field: 'environment_id', old: before?.environmentId ?? null, now: after?.environmentId ?? null, ref: environmentReference },
+      {
+        field: 'environment_id',
+        old: before?.environmentId ?? null,
+        now: after?.environmentId ?? null,
+        ref: environmentReference,
+      },
     ] as const;
     for (const { field, old, now, ref } of pairs) {
       if (old === now) continue;
@@ -127,7 +146,8 @@ export class DynamoFreezeRepository implements FreezeRepository {
       if (!isConditionFailure(error)) throw error;
       const missing = references.find((r, index) => r.field !== undefined && failedAt(error, items.length + index));
       if (missing?.field === 'tenant_id') throw ValidationError.field('tenant_id', 'The tenant does not exist.');
-      if (missing?.field === 'environment_id') throw ValidationError.field('environment_id', 'The environment does not exist.');
+      if (missing?.field === 'environment_id')
+        throw ValidationError.field('environment_id', 'The environment does not exist.');
       throw new ConflictError(raced);
     }
   }

@@ -9,9 +9,24 @@ import { keys } from './keys.js';
 
 /** Fixed numbers of the entities (append only: a number, once used, keeps its entity). */
 const ENTITY_NUMBERS: Readonly<Record<string, number>> = {
-  user: 1, role: 2, api_key: 3, tenant: 4, environment: 5, freeze: 6, action: 7, action_version: 8, sequence: 9,
-  solution: 10, target: 11, command: 12, deployment: 13, enrollment_token: 14, trigger: 15, oauth_client: 16,
-  identity_provider: 17, webhook: 18,
+  user: 1,
+  role: 2,
+  api_key: 3,
+  tenant: 4,
+  environment: 5,
+  freeze: 6,
+  action: 7,
+  action_version: 8,
+  sequence: 9,
+  solution: 10,
+  target: 11,
+  command: 12,
+  deployment: 13,
+  enrollment_token: 14,
+  trigger: 15,
+  oauth_client: 16,
+  identity_provider: 17,
+  webhook: 18,
 };
 
 /** An entity's number: fixed for the known ones, a stable number above 1000 for any other name. */
@@ -53,7 +68,8 @@ export class DynamoIdGenerator implements IdGenerator {
   decode(shortId: string, entity: string): number | undefined {
     const numbers = this.#sqids.decode(shortId);
     // Sqids decodes some foreign strings too; only a canonical encoding of (entity, counter) is ours.
-    if (numbers.length !== 2 || numbers[0] !== entityNumber(entity) || this.#sqids.encode(numbers) !== shortId) return undefined;
+    if (numbers.length !== 2 || numbers[0] !== entityNumber(entity) || this.#sqids.encode(numbers) !== shortId)
+      return undefined;
     return numbers[1];
   }
 }

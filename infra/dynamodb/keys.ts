@@ -26,7 +26,10 @@ export const keys = {
   /** An API key by the hash of its full value (the authentication lookup). */
   apiKeyByHash: (keyHash: string): Key => ({ pk: `APIKEYHASH#${keyHash}`, sk: 'KEY' }),
   /** A user's API keys on gsi1, and one key by id on gsi2. */
-  apiKeysOfUser: (userId: string, createdAt: string, id: string) => ({ gsi1pk: `USERAPIKEYS#${userId}`, gsi1sk: `${createdAt}#${id}` }),
+  apiKeysOfUser: (userId: string, createdAt: string, id: string) => ({
+    gsi1pk: `USERAPIKEYS#${userId}`,
+    gsi1sk: `${createdAt}#${id}`,
+  }),
   apiKeyById: (id: string) => ({ gsi2pk: `APIKEY#${id}`, gsi2sk: 'KEY' }),
   sseToken: (tokenHash: string): Key => ({ pk: `SSETOKEN#${tokenHash}`, sk: 'TOKEN' }),
   sseSession: (sessionId: string): Key => ({ pk: `SSESESSION#${sessionId}`, sk: 'SESSION' }),
@@ -38,7 +41,10 @@ export const keys = {
   rateLimit: (key: string): Key => ({ pk: `RATE#${key}`, sk: 'RATE' }),
   /** The open-stream slots of one user (STREAMS_PER_USER of them), each holding at most one lease. */
   streamSlots: (userId: string) => `STREAMSLOTS#${userId}`,
-  streamSlot: (userId: string, slot: number): Key => ({ pk: `STREAMSLOTS#${userId}`, sk: `SLOT#${String(slot).padStart(4, '0')}` }),
+  streamSlot: (userId: string, slot: number): Key => ({
+    pk: `STREAMSLOTS#${userId}`,
+    sk: `SLOT#${String(slot).padStart(4, '0')}`,
+  }),
   /** Failed-login counting and lockout of one client address. */
   loginThrottle: (ip: string): Key => ({ pk: `LOGINTHROTTLE#${ip}`, sk: 'LOGINTHROTTLE' }),
   /** Wrong two-factor codes of one user and the lockout (the login throttle's item shape). */
@@ -50,7 +56,10 @@ export const keys = {
   action: (id: string): Key => ({ pk: `ACTION#${id}`, sk: 'ACTION' }),
   actionVersion: (actionId: string, version: string): Key => ({ pk: `ACTION#${actionId}`, sk: `VERSION#${version}` }),
   /** Slug uniqueness within a scope: a tenant id, or GLOBAL. */
-  actionSlug: (tenantId: string | null, slug: string): Key => ({ pk: `ACTIONSLUG#${tenantId ?? 'GLOBAL'}#${slug.toLowerCase()}`, sk: 'CLAIM' }),
+  actionSlug: (tenantId: string | null, slug: string): Key => ({
+    pk: `ACTIONSLUG#${tenantId ?? 'GLOBAL'}#${slug.toLowerCase()}`,
+    sk: 'CLAIM',
+  }),
   actionsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'ACTIONS', gsi1sk: `${createdAt}#${id}` }),
   sequence: (id: string): Key => ({ pk: `SEQUENCE#${id}`, sk: 'SEQUENCE' }),
   sequencesIndex: (createdAt: string, id: string) => ({ gsi1pk: 'SEQUENCES', gsi1sk: `${createdAt}#${id}` }),
@@ -63,7 +72,10 @@ export const keys = {
   tenantsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'TENANTS', gsi1sk: `${createdAt}#${id}` }),
   environment: (id: string): Key => ({ pk: `ENVIRONMENT#${id}`, sk: 'ENVIRONMENT' }),
   /** Environment names are unique within their tenant (or among global environments). */
-  environmentName: (tenantId: string | null, name: string): Key => ({ pk: `ENVNAME#${tenantId ?? 'GLOBAL'}#${name.toLowerCase()}`, sk: 'CLAIM' }),
+  environmentName: (tenantId: string | null, name: string): Key => ({
+    pk: `ENVNAME#${tenantId ?? 'GLOBAL'}#${name.toLowerCase()}`,
+    sk: 'CLAIM',
+  }),
   environmentsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'ENVIRONMENTS', gsi1sk: `${createdAt}#${id}` }),
   freeze: (id: string): Key => ({ pk: `FREEZE#${id}`, sk: 'FREEZE' }),
   freezesIndex: (createdAt: string, id: string) => ({ gsi1pk: 'FREEZES', gsi1sk: `${createdAt}#${id}` }),
@@ -78,7 +90,10 @@ export const keys = {
   agentToken: (tokenHash: string): Key => ({ pk: `AGENTTOKEN#${tokenHash}`, sk: 'TOKEN' }),
   /** A command for an agent; its output chunks share the partition (sk OUTPUT#<seq>). */
   command: (id: string): Key => ({ pk: `COMMAND#${id}`, sk: 'COMMAND' }),
-  commandOutput: (id: string, seq: number): Key => ({ pk: `COMMAND#${id}`, sk: `OUTPUT#${String(seq).padStart(10, '0')}` }),
+  commandOutput: (id: string, seq: number): Key => ({
+    pk: `COMMAND#${id}`,
+    sk: `OUTPUT#${String(seq).padStart(10, '0')}`,
+  }),
   /**
    * A target's inbox on gsi1 (sparse: only while there is something to tell the agent): commands to run
    * (RUN#...) and running commands to stop (CANCEL#...). Claiming an entry removes these attributes.
@@ -95,7 +110,10 @@ export const keys = {
   orchestrationInstance: (instanceId: string): Key => ({ pk: 'ORCHESTRATION', sk: `INSTANCE#${instanceId}` }),
   pendingRequest: (id: string): Key => ({ pk: `PENDING#${id}`, sk: 'PENDING' }),
   /** Requests being dispatched on gsi1 (sparse: only while processing), oldest claim first: the sweep's recovery. */
-  pendingProcessing: (processingSince: string, id: string) => ({ gsi1pk: 'PENDINGPROCESSING', gsi1sk: `${processingSince}#${id}` }),
+  pendingProcessing: (processingSince: string, id: string) => ({
+    gsi1pk: 'PENDINGPROCESSING',
+    gsi1sk: `${processingSince}#${id}`,
+  }),
   /**
    * The outbox: side effects a terminal transaction still owes (cancel notices, the dispatcher's wake-up, the final
    * event). One small partition, oldest first; an entry lives from the terminal write until its effects are done.
@@ -107,7 +125,10 @@ export const keys = {
     gsi1sk: `${String(100 - priority).padStart(3, '0')}#${queuedAt}#${id}`,
   }),
   /** Every pending request, any status, on gsi2. */
-  pendingRequestsIndex: (createdAt: string, id: string) => ({ gsi2pk: 'PENDINGREQUESTS', gsi2sk: `${createdAt}#${id}` }),
+  pendingRequestsIndex: (createdAt: string, id: string) => ({
+    gsi2pk: 'PENDINGREQUESTS',
+    gsi2sk: `${createdAt}#${id}`,
+  }),
   /** The commands of one deployment on gsi2 (to stop them all on cancel). */
   deploymentCommands: (deploymentId: string, createdAt: string, commandId: string) => ({
     gsi2pk: `DEPLOYMENTCOMMANDS#${deploymentId}`,
@@ -117,7 +138,13 @@ export const keys = {
   /** The head of a deployment's event sequence (attribute `seq`: the last seq written). */
   deploymentEventsHead: (deploymentId: string): Key => ({ pk: `DEPLOYMENTEVENTS#${deploymentId}`, sk: 'HEAD' }),
   /** One event; the zero-padded seq makes the sort key order the sequence order. */
-  deploymentEvent: (deploymentId: string, seq: number): Key => ({ pk: `DEPLOYMENTEVENTS#${deploymentId}`, sk: `EVENT#${String(seq).padStart(10, '0')}` }),
+  deploymentEvent: (deploymentId: string, seq: number): Key => ({
+    pk: `DEPLOYMENTEVENTS#${deploymentId}`,
+    sk: `EVENT#${String(seq).padStart(10, '0')}`,
+  }),
   /** Marks that the events of one keyed group (a part of a command's output chunk) were appended: written with them. */
-  deploymentEventsMarker: (deploymentId: string, groupKey: string): Key => ({ pk: `DEPLOYMENTEVENTS#${deploymentId}`, sk: `MARK#${groupKey}` }),
+  deploymentEventsMarker: (deploymentId: string, groupKey: string): Key => ({
+    pk: `DEPLOYMENTEVENTS#${deploymentId}`,
+    sk: `MARK#${groupKey}`,
+  }),
 } as const;

@@ -36,7 +36,6 @@ const MAX_ATTEMPTS = 8;
 type Step = 'newWindow' | 'count' | 'lock';
 type RawItem = Record<string, { N?: string } | undefined> | undefined;
 
-
 const rawNumber = (item: RawItem, name: string): number | undefined => {
   const value = item?.[name]?.N;
   return value === undefined ? undefined : Number(value);
@@ -66,7 +65,9 @@ export class DynamoLoginThrottle implements TwoFactorThrottle {
   }
 
   async check(ip: string, now: Date): Promise<LockoutState> {
-    const result = await this.db.send(new GetCommand({ TableName: this.tableName, Key: this.keyOf(ip), ConsistentRead: true }));
+    const result = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: this.keyOf(ip), ConsistentRead: true }),
+    );
     return stateAt(result.Item?.['locked_until'], now.getTime());
   }
 
@@ -74,9 +75,13 @@ export class DynamoLoginThrottle implements TwoFactorThrottle {
     const at = now.getTime();
     const windowFloor = at - this.policy.windowSeconds * 1_000;
     const lockedUntil = at + this.policy.lockoutSeconds * 1_000;
-    const ttl = Math.ceil(at / 1_000) + Math.max(this.policy.windowSeconds, this.policy.lockoutSeconds) + TTL_SKEW_MARGIN_S;
+    const ttl =
+      Math.ceil(at / 1_000) + Math.max(this.policy.windowSeconds, this.policy.lockoutSeconds) + TTL_SKEW_MARGIN_S;
     const current = '#start > :floor';
-    const updates: Record<Step, { UpdateExpression: string; ConditionExpression: string; ExpressionAttributeValues: Record<string, number> }> = {
+    const updates: Record<
+      Step,
+      { UpdateExpression: string; ConditionExpression: string; ExpressionAttributeValues: Record<string, number> }
+    > = {
       newWindow: {
         UpdateExpression: 'SET #start = :now, #failures = :one, #ttl = :ttl',
         ConditionExpression: 'attribute_not_exists(#start) OR #start <= :floor',
@@ -85,12 +90,24 @@ export class DynamoLoginThrottle implements TwoFactorThrottle {
       count: {
         UpdateExpression: 'ADD #failures :one SET #ttl = :ttl',
         ConditionExpression: `${current} AND (#failures < :max OR #lockedUntil >= :lockedUntil)`,
-        ExpressionAttributeValues: { ':one': 1, ':ttl': ttl, ':floor': windowFloor, ':max': this.policy.maxFailures, ':lockedUntil': lockedUntil },
+        ExpressionAttributeValues: {
+          ':one': 1,
+          ':ttl': ttl,
+          ':floor': windowFloor,
+          ':max': this.policy.maxFailures,
+          ':lockedUntil': lockedUntil,
+        },
       },
       lock: {
         UpdateExpression: 'ADD #failures :one SET #lockedUntil = :lockedUntil, #ttl = :ttl',
         ConditionExpression: `${current} AND #failures >= :max AND (attribute_not_exists(#lockedUntil) OR #lockedUntil < :lockedUntil)`,
-        ExpressionAttributeValues: { ':one': 1, ':ttl': ttl, ':floor': windowFloor, ':max': this.policy.maxFailures, ':lockedUntil': lockedUntil },
+        ExpressionAttributeValues: {
+          ':one': 1,
+          ':ttl': ttl,
+          ':floor': windowFloor,
+          ':max': this.policy.maxFailures,
+          ':lockedUntil': lockedUntil,
+        },
       },
     };
     /** The update whose condition the item (as a failed condition returned it) satisfies. */

@@ -5,7 +5,15 @@
 // concurrent creates never exceed the capacity, and a crash cannot leave an instance held by a finished deployment.
 // The same transaction writes the outbox entry of what the end still owes (partition OUTBOX, see outbox.ts), and
 // instance items carry `checkedAt`, the last run of their holder's periodic engine check (what the sweep reads).
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import type { Orchestration } from '../../domain/deployments/ports.js';
 import type { Deployment, HeldInstance, OutboxEntry, PendingRequest } from '../../domain/deployments/types.js';
 import { RequestNotProcessingError } from '../../domain/deployments/dispatch.js';
@@ -34,19 +42,29 @@ export class DynamoOrchestration implements Orchestration {
   ) {}
 
   async capacity(): Promise<number> {
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.orchestrationConfig(), ConsistentRead: true }));
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: keys.orchestrationConfig(), ConsistentRead: true }),
+    );
     return Item === undefined ? this.defaultCapacity : Number(Item['instances']);
   }
 
   async setCapacity(instances: number): Promise<void> {
-    await this.db.send(new PutCommand({ TableName: this.tableName, Item: { ...keys.orchestrationConfig(), type: 'orchestration_config', instances } }));
+    await this.db.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: { ...keys.orchestrationConfig(), type: 'orchestration_config', instances },
+      }),
+    );
   }
 
   async holders(): Promise<ReadonlyMap<string, string>> {
     return new Map((await this.heldInstances()).map((held) => [held.instanceId, held.deploymentId]));
   }
 
-  async start(deployment: Deployment, dispatched?: { readonly request: PendingRequest; readonly at: Date }): Promise<string | undefined> {
+  async start(
+    deployment: Deployment,
+    dispatched?: { readonly request: PendingRequest; readonly at: Date },
+  ): Promise<string | undefined> {
     for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
       const [capacity, held] = await Promise.all([this.capacity(), this.holders()]);
       const free = Array.from({ length: capacity }, (_, i) => instanceId(i + 1)).filter((id) => !held.has(id));
@@ -55,7 +73,11 @@ export class DynamoOrchestration implements Orchestration {
       // A random free instance: concurrent creates rarely pick the same one.
       const chosen = free[Math.floor(Math.random() * free.length)] as string;
       try {
-        await this.db.send(new TransactWriteCommand({ TransactItems: this.startItems({ ...deployment, instanceId: chosen }, chosen, dispatched) }));
+        await this.db.send(
+          new TransactWriteCommand({
+            TransactItems: this.startItems({ ...deployment, instanceId: chosen }, chosen, dispatched),
+          }),
+        );
         return chosen;
       } catch (error) {
         if (!isConditionFailure(error)) throw error;
@@ -66,18 +88,38 @@ export class DynamoOrchestration implements Orchestration {
     return undefined;
   }
 
-  private startItems(deployment: Deployment, chosen: string, dispatched: { readonly request: PendingRequest; readonly at: Date } | undefined) {
+  private startItems(
+    deployment: Deployment,
+    chosen: string,
+    dispatched: { readonly request: PendingRequest; readonly at: Date } | undefined,
+  ) {
     const n = Number(chosen.slice('instance-'.length));
     return [
-      { Put: { TableName: this.tableName, Item: deploymentItem(deployment), ConditionExpression: 'attribute_not_exists(pk)' } },
-      { Put: { TableName: this.tableName, Item: aliasItem('deployment', deployment.shortId, deployment.id), ConditionExpression: 'attribute_not_exists(pk)' } },
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: deploymentItem(deployment),
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: aliasItem('deployment', deployment.shortId, deployment.id),
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
       {
         Update: {
           TableName: this.tableName,
           Key: keys.orchestrationInstance(chosen),
           UpdateExpression: 'SET holder = :deployment, instance_id = :id, heldSince = :at',
           ConditionExpression: 'attribute_not_exists(holder)',
-          ExpressionAttributeValues: { ':deployment': deployment.id, ':id': chosen, ':at': deployment.startedAt ?? deployment.createdAt },
+          ExpressionAttributeValues: {
+            ':deployment': deployment.id,
+            ':id': chosen,
+            ':at': deployment.startedAt ?? deployment.createdAt,
+          },
         },
       },
       {
@@ -85,7 +127,8 @@ export class DynamoOrchestration implements Orchestration {
           TableName: this.tableName,
           Key: keys.orchestrationConfig(),
           // No settings item yet: the default capacity, which the caller already applied.
-          ConditionExpression: n <= this.defaultCapacity ? 'attribute_not_exists(pk) OR instances >= :n' : 'instances >= :n',
+          ConditionExpression:
+            n <= this.defaultCapacity ? 'attribute_not_exists(pk) OR instances >= :n' : 'instances >= :n',
           ExpressionAttributeValues: { ':n': n },
         },
       },
@@ -97,7 +140,8 @@ export class DynamoOrchestration implements Orchestration {
                 TableName: this.tableName,
                 Key: keys.pendingRequest(dispatched.request.id),
                 UpdateExpression:
-                  'SET #status = :dispatched, deploymentId = :deployment, dispatchedAt = :at, dispatchedToInstanceId = :instance, processingSince = :null, waitingReason = :null, waitingUntil = :null REMOVE gsi1pk, gsi1sk',
+                  'SET #status = :dispatched, deploymentId = :deployment, dispatchedAt = :at, dispatchedToInstanceId = :instance, ' +
+                  'processingSince = :null, waitingReason = :null, waitingUntil = :null REMOVE gsi1pk, gsi1sk',
                 ConditionExpression: '#status = :processing',
                 ExpressionAttributeNames: { '#status': 'status' },
                 ExpressionAttributeValues: {
@@ -142,7 +186,16 @@ export class DynamoOrchestration implements Orchestration {
               },
             },
             ...release,
-            ...(owed === undefined ? [] : [{ Put: { TableName: this.tableName, Item: { ...keys.outboxEntry(owed.at, owed.deploymentId), type: 'outbox', ...owed } } }]),
+            ...(owed === undefined
+              ? []
+              : [
+                  {
+                    Put: {
+                      TableName: this.tableName,
+                      Item: { ...keys.outboxEntry(owed.at, owed.deploymentId), type: 'outbox', ...owed },
+                    },
+                  },
+                ]),
           ],
         }),
       );
@@ -167,12 +220,16 @@ export class DynamoOrchestration implements Orchestration {
   }
 
   async outboxEntry(deploymentId: string, at: string): Promise<OutboxEntry | undefined> {
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.outboxEntry(at, deploymentId), ConsistentRead: true }));
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: keys.outboxEntry(at, deploymentId), ConsistentRead: true }),
+    );
     return Item === undefined ? undefined : toEntry(Item);
   }
 
   async settled(entry: OutboxEntry): Promise<void> {
-    await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: keys.outboxEntry(entry.at, entry.deploymentId) }));
+    await this.db.send(
+      new DeleteCommand({ TableName: this.tableName, Key: keys.outboxEntry(entry.at, entry.deploymentId) }),
+    );
   }
 
   async heldInstances(): Promise<readonly HeldInstance[]> {
@@ -200,7 +257,11 @@ export class DynamoOrchestration implements Orchestration {
           Key: keys.orchestrationInstance(instance),
           UpdateExpression: 'SET checkedAt = :at',
           ConditionExpression: 'holder = :deployment AND (attribute_not_exists(checkedAt) OR checkedAt <= :latest)',
-          ExpressionAttributeValues: { ':at': at.toISOString(), ':deployment': deploymentId, ':latest': new Date(at.getTime() - minGapMs).toISOString() },
+          ExpressionAttributeValues: {
+            ':at': at.toISOString(),
+            ':deployment': deploymentId,
+            ':latest': new Date(at.getTime() - minGapMs).toISOString(),
+          },
         }),
       ),
     );

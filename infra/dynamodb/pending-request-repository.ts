@@ -78,10 +78,16 @@ export class DynamoPendingRequestRepository implements PendingRequestRepository 
   }
 
   async setWaiting(request: PendingRequest, reason: string | null, until: string | null): Promise<boolean> {
-    return this.move(request, 'pending', 'SET waitingReason = :reason, waitingUntil = :until', { ':reason': reason, ':until': until });
+    return this.move(request, 'pending', 'SET waitingReason = :reason, waitingUntil = :until', {
+      ':reason': reason,
+      ':until': until,
+    });
   }
 
-  async release(request: PendingRequest, error: { readonly message: string; readonly at: Date } | undefined): Promise<boolean> {
+  async release(
+    request: PendingRequest,
+    error: { readonly message: string; readonly at: Date } | undefined,
+  ): Promise<boolean> {
     const queue = keys.pendingQueue(request.priority, request.queuedAt, request.id);
     const base = { ':to': 'pending', ':g1': queue.gsi1pk, ':g2': queue.gsi1sk, ':null': null };
     return error === undefined
@@ -95,13 +101,18 @@ export class DynamoPendingRequestRepository implements PendingRequestRepository 
   }
 
   async fail(request: PendingRequest, message: string, at: Date): Promise<boolean> {
-    return this.move(request, 'processing', 'SET #status = :to, errorMessage = :error, lastRetryAt = :at, processingSince = :null ADD retryCount :one REMOVE gsi1pk, gsi1sk', {
-      ':to': 'failed',
-      ':error': message,
-      ':at': at.toISOString(),
-      ':one': 1,
-      ':null': null,
-    });
+    return this.move(
+      request,
+      'processing',
+      'SET #status = :to, errorMessage = :error, lastRetryAt = :at, processingSince = :null ADD retryCount :one REMOVE gsi1pk, gsi1sk',
+      {
+        ':to': 'failed',
+        ':error': message,
+        ':at': at.toISOString(),
+        ':one': 1,
+        ':null': null,
+      },
+    );
   }
 
   async cancel(request: PendingRequest, at: Date): Promise<boolean> {
@@ -110,16 +121,28 @@ export class DynamoPendingRequestRepository implements PendingRequestRepository 
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.pendingRequest(request.id),
-          UpdateExpression: 'SET #status = :cancelled, cancelledAt = :at, processingSince = :null REMOVE gsi1pk, gsi1sk',
+          UpdateExpression:
+            'SET #status = :cancelled, cancelledAt = :at, processingSince = :null REMOVE gsi1pk, gsi1sk',
           ConditionExpression: '#status IN (:pending, :processing)',
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':cancelled': 'cancelled', ':at': at.toISOString(), ':pending': 'pending', ':processing': 'processing', ':null': null },
+          ExpressionAttributeValues: {
+            ':cancelled': 'cancelled',
+            ':at': at.toISOString(),
+            ':pending': 'pending',
+            ':processing': 'processing',
+            ':null': null,
+          },
         }),
       ),
     );
   }
 
-  private move(request: PendingRequest, from: string, update: string, values: Record<string, unknown>): Promise<boolean> {
+  private move(
+    request: PendingRequest,
+    from: string,
+    update: string,
+    values: Record<string, unknown>,
+  ): Promise<boolean> {
     return conditionally(
       this.db.send(
         new UpdateCommand({

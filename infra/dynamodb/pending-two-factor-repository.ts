@@ -24,7 +24,12 @@ export class DynamoPendingTwoFactorAttempts implements PendingTwoFactorAttempts 
           UpdateExpression: 'SET #type = :type, #ttl = :ttl ADD attempts :one',
           ConditionExpression: 'attribute_not_exists(used) AND (attribute_not_exists(attempts) OR attempts < :max)',
           ExpressionAttributeNames: { '#type': 'type', '#ttl': 'ttl' },
-          ExpressionAttributeValues: { ':type': 'two_factor_pending', ':ttl': ttlOf(expiresAt), ':one': 1, ':max': max },
+          ExpressionAttributeValues: {
+            ':type': 'two_factor_pending',
+            ':ttl': ttlOf(expiresAt),
+            ':one': 1,
+            ':max': max,
+          },
         }),
       ),
     );

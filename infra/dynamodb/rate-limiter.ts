@@ -33,7 +33,6 @@ const MAX_ROUNDS = 3;
 
 type RawItem = Record<string, { N?: string } | undefined> | undefined;
 
-
 /** The `tat` of the item a failed condition returned (raw attribute values), in µs; undefined if absent. */
 const oldTatUs = (item: RawItem): number | undefined => {
   const value = item?.['tat']?.N;
@@ -50,9 +49,12 @@ export class DynamoRateLimiter implements RateLimiter {
 
   async take(key: string, policy: RatePolicy, now: Date, count = 1): Promise<RateDecision> {
     if (!(policy.ratePerSecond > 0) || !Number.isInteger(policy.burst) || policy.burst < 1) {
-      throw new RangeError(`Invalid rate policy: ratePerSecond must be > 0 and burst an integer >= 1 (got ${policy.ratePerSecond}, ${policy.burst}).`);
+      throw new RangeError(
+        `Invalid rate policy: ratePerSecond must be > 0 and burst an integer >= 1 (got ${policy.ratePerSecond}, ${policy.burst}).`,
+      );
     }
-    if (!Number.isInteger(count) || count < 1 || count > policy.burst) throw new RangeError(`Invalid count ${count}: an integer from 1 to the burst.`);
+    if (!Number.isInteger(count) || count < 1 || count > policy.burst)
+      throw new RangeError(`Invalid count ${count}: an integer from 1 to the burst.`);
     const interval = Math.max(1, Math.round(US_PER_S / policy.ratePerSecond));
     const nowUs = now.getTime() * US_PER_MS;
     const tolerance = (policy.burst - count) * interval;
@@ -75,7 +77,12 @@ export class DynamoRateLimiter implements RateLimiter {
       const room = await this.#update(key, {
         UpdateExpression: 'SET #tat = #tat + :interval, #ttl = :ttl',
         ConditionExpression: '#tat BETWEEN :now AND :limit',
-        ExpressionAttributeValues: { ':interval': toMs(count * interval), ':ttl': ttl, ':now': toMs(nowUs), ':limit': toMs(nowUs + tolerance) },
+        ExpressionAttributeValues: {
+          ':interval': toMs(count * interval),
+          ':ttl': ttl,
+          ':now': toMs(nowUs),
+          ':limit': toMs(nowUs + tolerance),
+        },
       });
       if (room.ok) {
         const remaining = Math.floor((nowUs + policy.burst * interval - room.tat) / interval);
@@ -90,7 +97,11 @@ export class DynamoRateLimiter implements RateLimiter {
   /** One conditional update; its new `tat` when it applied, or the item's `tat` when the condition failed. */
   async #update(
     key: string,
-    update: { UpdateExpression: string; ConditionExpression: string; ExpressionAttributeValues: Record<string, number> },
+    update: {
+      UpdateExpression: string;
+      ConditionExpression: string;
+      ExpressionAttributeValues: Record<string, number>;
+    },
   ): Promise<{ ok: true; tat: number } | { ok: false; tat: number | undefined }> {
     try {
       const result = await this.db.send(

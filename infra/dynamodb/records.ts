@@ -9,7 +9,12 @@ import { queryAll } from './query-all.js';
 export type Item = Record<string, unknown>;
 
 /** The record at `key` (a consistent read), mapped; undefined when it does not exist. */
-export const getRecord = async <T>(db: DynamoDBDocumentClient, tableName: string, key: Key, map: (item: Item) => T): Promise<T | undefined> => {
+export const getRecord = async <T>(
+  db: DynamoDBDocumentClient,
+  tableName: string,
+  key: Key,
+  map: (item: Item) => T,
+): Promise<T | undefined> => {
   const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
   return Item === undefined ? undefined : map(Item);
 };
@@ -55,4 +60,5 @@ export const listPartition = async <T>(
 const TABLE_ATTRIBUTE = /^(pk|sk|type|gsi\d+(pk|sk))$/;
 
 /** The item without its table attributes (pk, sk, type, gsi keys): the record as the domain wrote it. */
-export const stripKeys = <T>(item: Item): T => Object.fromEntries(Object.entries(item).filter(([name]) => !TABLE_ATTRIBUTE.test(name))) as T;
+export const stripKeys = <T>(item: Item): T =>
+  Object.fromEntries(Object.entries(item).filter(([name]) => !TABLE_ATTRIBUTE.test(name))) as T;

@@ -31,7 +31,12 @@ export class DynamoRoleRepository implements RoleRepository {
 
   async list(): Promise<readonly Role[]> {
     const { Items } = await this.db.send(
-      new QueryCommand({ TableName: this.tableName, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :roles', ExpressionAttributeValues: { ':roles': 'ROLES' } }),
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :roles',
+        ExpressionAttributeValues: { ':roles': 'ROLES' },
+      }),
     );
     return (Items ?? []).map(toRole);
   }
@@ -39,16 +44,22 @@ export class DynamoRoleRepository implements RoleRepository {
   async get(idOrShortId: string): Promise<Role | undefined> {
     let id = idOrShortId;
     if (!UUID.test(idOrShortId)) {
-      const alias = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.shortId('role', idOrShortId) }));
+      const alias = await this.db.send(
+        new GetCommand({ TableName: this.tableName, Key: keys.shortId('role', idOrShortId) }),
+      );
       if (alias.Item === undefined) return undefined;
       id = String(alias.Item['role_id']);
     }
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.role(id), ConsistentRead: true }));
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: keys.role(id), ConsistentRead: true }),
+    );
     return Item === undefined ? undefined : toRole(Item);
   }
 
   async findByName(name: string): Promise<Role | undefined> {
-    const claim = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.roleName(name), ConsistentRead: true }));
+    const claim = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: keys.roleName(name), ConsistentRead: true }),
+    );
     return claim.Item === undefined ? undefined : this.get(String(claim.Item['role_id']));
   }
 
@@ -56,8 +67,20 @@ export class DynamoRoleRepository implements RoleRepository {
     await this.#write(
       [
         { Put: { TableName: this.tableName, Item: this.#item(role), ConditionExpression: 'attribute_not_exists(pk)' } },
-        { Put: { TableName: this.tableName, Item: { ...keys.roleName(role.name), role_id: role.id }, ConditionExpression: 'attribute_not_exists(pk)' } },
-        { Put: { TableName: this.tableName, Item: { ...keys.shortId('role', role.shortId), role_id: role.id }, ConditionExpression: 'attribute_not_exists(pk)' } },
+        {
+          Put: {
+            TableName: this.tableName,
+            Item: { ...keys.roleName(role.name), role_id: role.id },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+        {
+          Put: {
+            TableName: this.tableName,
+            Item: { ...keys.shortId('role', role.shortId), role_id: role.id },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
       ],
       role.name,
     );
@@ -68,11 +91,24 @@ export class DynamoRoleRepository implements RoleRepository {
     await this.#write(
       [
         // Optimistic: the role is saved only if nobody changed it since it was read.
-        { Put: { TableName: this.tableName, Item: this.#item(next), ConditionExpression: 'updatedAt = :seen', ExpressionAttributeValues: { ':seen': previous.updatedAt } } },
+        {
+          Put: {
+            TableName: this.tableName,
+            Item: this.#item(next),
+            ConditionExpression: 'updatedAt = :seen',
+            ExpressionAttributeValues: { ':seen': previous.updatedAt },
+          },
+        },
         ...(renamed
           ? [
               { Delete: { TableName: this.tableName, Key: keys.roleName(previous.name) } },
-              { Put: { TableName: this.tableName, Item: { ...keys.roleName(next.name), role_id: next.id }, ConditionExpression: 'attribute_not_exists(pk)' } },
+              {
+                Put: {
+                  TableName: this.tableName,
+                  Item: { ...keys.roleName(next.name), role_id: next.id },
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                },
+              },
             ]
           : []),
       ],
@@ -92,12 +128,17 @@ export class DynamoRoleRepository implements RoleRepository {
     );
   }
 
-  async #write(items: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>, name: string): Promise<void> {
+  async #write(
+    items: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>,
+    name: string,
+  ): Promise<void> {
     try {
       await this.db.send(new TransactWriteCommand({ TransactItems: items }));
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
-      throw new ConflictError(`A role named '${name}' already exists, or the role changed meanwhile; try again.`, { field: 'name' });
+      throw new ConflictError(`A role named '${name}' already exists, or the role changed meanwhile; try again.`, {
+        field: 'name',
+      });
     }
   }
 }

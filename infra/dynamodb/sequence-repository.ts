@@ -21,11 +21,25 @@ import { failedAt, tenantReference } from './tenant-repository.js';
  * Transaction items applying reference changes to the records at `keyOf(id)`: `ADD refCount delta`, and with a
  * revision `SET revision = revision + 1` conditioned on it; without one, conditioned on the record existing.
  */
-export const referenceUpdates = (tableName: string, keyOf: (id: string) => Key, changes: readonly ReferenceChange[]): TransactItem[] =>
+export const referenceUpdates = (
+  tableName: string,
+  keyOf: (id: string) => Key,
+  changes: readonly ReferenceChange[],
+): TransactItem[] =>
   changes.flatMap((change): TransactItem[] => {
     if (change.revision === undefined) {
       if (change.delta === 0) return [];
-      return [{ Update: { TableName: tableName, Key: keyOf(change.id), UpdateExpression: 'ADD refCount :delta', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':delta': change.delta } } }];
+      return [
+        {
+          Update: {
+            TableName: tableName,
+            Key: keyOf(change.id),
+            UpdateExpression: 'ADD refCount :delta',
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeValues: { ':delta': change.delta },
+          },
+        },
+      ];
     }
     return [
       {
@@ -34,7 +48,11 @@ export const referenceUpdates = (tableName: string, keyOf: (id: string) => Key, 
           Key: keyOf(change.id),
           UpdateExpression: change.delta === 0 ? 'SET revision = :next' : 'SET revision = :next ADD refCount :delta',
           ConditionExpression: 'revision = :seen',
-          ExpressionAttributeValues: { ':seen': change.revision, ':next': change.revision + 1, ...(change.delta === 0 ? {} : { ':delta': change.delta }) },
+          ExpressionAttributeValues: {
+            ':seen': change.revision,
+            ':next': change.revision + 1,
+            ...(change.delta === 0 ? {} : { ':delta': change.delta }),
+          },
         },
       },
     ];
@@ -50,9 +68,20 @@ interface ReferencingRecord {
 }
 
 /** Creating `record`: its item and short-id alias (both only when new) and, for a tenant's record, the tenant reference at index 2. */
-export const createItems = (tableName: string, entity: string, record: ReferencingRecord, item: Record<string, unknown>): TransactItem[] => [
+export const createItems = (
+  tableName: string,
+  entity: string,
+  record: ReferencingRecord,
+  item: Record<string, unknown>,
+): TransactItem[] => [
   { Put: { TableName: tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
-  { Put: { TableName: tableName, Item: aliasItem(entity, record.shortId, record.id), ConditionExpression: 'attribute_not_exists(pk)' } },
+  {
+    Put: {
+      TableName: tableName,
+      Item: aliasItem(entity, record.shortId, record.id),
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  },
   ...(record.tenantId === null ? [] : [tenantReference(tableName, record.tenantId, 1)]),
 ];
 
@@ -74,7 +103,13 @@ export const deleteItems = (tableName: string, entity: string, key: Key, record:
  * Updating `previous` to `next` with `fields` (each set as is), updatedAt and the next revision, only while its
  * revision is unchanged. An Update, not a Put: other writes move `refCount` without touching the revision.
  */
-export const reviseItem = (tableName: string, key: Key, previous: ReferencingRecord, next: ReferencingRecord & { readonly updatedAt: string }, fields: Record<string, unknown>): TransactItem => {
+export const reviseItem = (
+  tableName: string,
+  key: Key,
+  previous: ReferencingRecord,
+  next: ReferencingRecord & { readonly updatedAt: string },
+  fields: Record<string, unknown>,
+): TransactItem => {
   const names = Object.keys(fields);
   return {
     Update: {
@@ -83,7 +118,12 @@ export const reviseItem = (tableName: string, key: Key, previous: ReferencingRec
       UpdateExpression: `SET ${names.map((name) => `#${name} = :${name}`).join(', ')}, updatedAt = :at, revision = :next`,
       ConditionExpression: 'revision = :seen',
       ExpressionAttributeNames: Object.fromEntries(names.map((name) => [`#${name}`, name])),
-      ExpressionAttributeValues: { ...Object.fromEntries(names.map((name) => [`:${name}`, fields[name]])), ':at': next.updatedAt, ':next': next.revision, ':seen': previous.revision },
+      ExpressionAttributeValues: {
+        ...Object.fromEntries(names.map((name) => [`:${name}`, fields[name]])),
+        ':at': next.updatedAt,
+        ':next': next.revision,
+        ':seen': previous.revision,
+      },
     },
   };
 };
@@ -92,12 +132,19 @@ export const reviseItem = (tableName: string, key: Key, previous: ReferencingRec
  * Runs a referencing record's transaction; the tenant reference (at `tenantIndex`, -1 for none) failing is a
  * vanished tenant, anything else a race (`raced` names what may have changed).
  */
-export const transactReferencing = async (db: DynamoDBDocumentClient, items: TransactItem[], record: ReferencingRecord, tenantIndex: number, raced: string): Promise<void> => {
+export const transactReferencing = async (
+  db: DynamoDBDocumentClient,
+  items: TransactItem[],
+  record: ReferencingRecord,
+  tenantIndex: number,
+  raced: string,
+): Promise<void> => {
   try {
     await db.send(new TransactWriteCommand({ TransactItems: items }));
   } catch (error) {
     if (!isConditionFailure(error)) throw error;
-    if (tenantIndex >= 0 && failedAt(error, tenantIndex)) throw ValidationError.field('tenant_id', `There is no tenant '${record.tenantId}'.`);
+    if (tenantIndex >= 0 && failedAt(error, tenantIndex))
+      throw ValidationError.field('tenant_id', `There is no tenant '${record.tenantId}'.`);
     throw new ConcurrentChangeError(raced);
   }
 };
@@ -133,7 +180,10 @@ export class DynamoSequenceRepository implements SequenceRepository {
   }
 
   async listUsingAction(actionId: string): Promise<readonly Sequence[]> {
-    return this.#query({ FilterExpression: 'contains(actionIds, :action)', ExpressionAttributeValues: { ':action': actionId } });
+    return this.#query({
+      FilterExpression: 'contains(actionIds, :action)',
+      ExpressionAttributeValues: { ':action': actionId },
+    });
   }
 
   async find(idOrShortId: string): Promise<Sequence | undefined> {
@@ -141,14 +191,30 @@ export class DynamoSequenceRepository implements SequenceRepository {
   }
 
   async create(sequence: Sequence, actions: readonly ReferenceChange[]): Promise<void> {
-    const item = { ...keys.sequence(sequence.id), ...keys.sequencesIndex(sequence.createdAt, sequence.id), type: 'sequence', ...sequence, actionIds: actionIdsOf(sequence) };
+    const item = {
+      ...keys.sequence(sequence.id),
+      ...keys.sequencesIndex(sequence.createdAt, sequence.id),
+      type: 'sequence',
+      ...sequence,
+      actionIds: actionIdsOf(sequence),
+    };
     const items = createItems(this.tableName, 'sequence', sequence, item);
-    await this.#transact([...items, ...referenceUpdates(this.tableName, keys.action, actions)], sequence, sequence.tenantId === null ? -1 : 2);
+    await this.#transact(
+      [...items, ...referenceUpdates(this.tableName, keys.action, actions)],
+      sequence,
+      sequence.tenantId === null ? -1 : 2,
+    );
   }
 
   async update(previous: Sequence, next: Sequence, actions: readonly ReferenceChange[]): Promise<void> {
     // Solutions move `refCount` without touching the revision: reviseItem keeps it.
-    const fields = { name: next.name, description: next.description, version: next.version, steps: next.steps, actionIds: actionIdsOf(next) };
+    const fields = {
+      name: next.name,
+      description: next.description,
+      version: next.version,
+      steps: next.steps,
+      actionIds: actionIdsOf(next),
+    };
     const item = reviseItem(this.tableName, keys.sequence(previous.id), previous, next, fields);
     await this.#transact([item, ...referenceUpdates(this.tableName, keys.action, actions)], previous, -1);
   }
@@ -163,6 +229,12 @@ export class DynamoSequenceRepository implements SequenceRepository {
   }
 
   async #transact(items: TransactItem[], sequence: Sequence, tenantIndex: number): Promise<void> {
-    await transactReferencing(this.db, items, sequence, tenantIndex, `Sequence '${sequence.name}' or an action it uses`);
+    await transactReferencing(
+      this.db,
+      items,
+      sequence,
+      tenantIndex,
+      `Sequence '${sequence.name}' or an action it uses`,
+    );
   }
 }

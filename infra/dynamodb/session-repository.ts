@@ -15,18 +15,36 @@ export class DynamoSessionRepository implements SessionRepository {
   ) {}
 
   #item(session: RefreshSession) {
-    return { ...keys.refreshToken(session.tokenHash), type: 'refresh_token', ...session, rotated: false, ttl: ttlOf(session.expiresAt) };
+    return {
+      ...keys.refreshToken(session.tokenHash),
+      type: 'refresh_token',
+      ...session,
+      rotated: false,
+      ttl: ttlOf(session.expiresAt),
+    };
   }
 
   async create(session: RefreshSession): Promise<void> {
-    await this.db.send(new PutCommand({ TableName: this.tableName, Item: this.#item(session), ConditionExpression: 'attribute_not_exists(pk)' }));
+    await this.db.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: this.#item(session),
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
   }
 
   async find(tokenHash: string) {
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.refreshToken(tokenHash), ConsistentRead: true }));
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: keys.refreshToken(tokenHash), ConsistentRead: true }),
+    );
     if (Item === undefined) return undefined;
     const family = await this.db.send(
-      new GetCommand({ TableName: this.tableName, Key: keys.refreshFamily(String(Item['familyId'])), ConsistentRead: true }),
+      new GetCommand({
+        TableName: this.tableName,
+        Key: keys.refreshFamily(String(Item['familyId'])),
+        ConsistentRead: true,
+      }),
     );
     return {
       tokenHash,
@@ -53,7 +71,13 @@ export class DynamoSessionRepository implements SessionRepository {
                 ExpressionAttributeValues: { ':yes': true, ':no': false },
               },
             },
-            { Put: { TableName: this.tableName, Item: this.#item(next), ConditionExpression: 'attribute_not_exists(pk)' } },
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: this.#item(next),
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
           ],
         }),
       ),
@@ -64,7 +88,12 @@ export class DynamoSessionRepository implements SessionRepository {
     await this.db.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: { ...keys.refreshFamily(familyId), type: 'refresh_family', revokedAt: at.toISOString(), ttl: ttlOf(at.getTime()) + 90 * 86_400 },
+        Item: {
+          ...keys.refreshFamily(familyId),
+          type: 'refresh_family',
+          revokedAt: at.toISOString(),
+          ttl: ttlOf(at.getTime()) + 90 * 86_400,
+        },
       }),
     );
   }

@@ -14,7 +14,8 @@ import { createItems, deleteItems, referenceUpdates, reviseItem, transactReferen
 import { referenceItem } from './tenant-repository.js';
 
 /** The transaction item that adds (+1) or removes (-1) a reference to a solution; adding fails when it is gone. */
-export const solutionReference = (tableName: string, solutionId: string, delta: 1 | -1): TransactItem => referenceItem(tableName, keys.solution(solutionId), delta);
+export const solutionReference = (tableName: string, solutionId: string, delta: 1 | -1): TransactItem =>
+  referenceItem(tableName, keys.solution(solutionId), delta);
 
 const toSolution = (item: Record<string, unknown>): Solution => ({
   id: String(item['id']),
@@ -23,7 +24,10 @@ const toSolution = (item: Record<string, unknown>): Solution => ({
   description: (item['description'] as string | null | undefined) ?? null,
   version: String(item['version']),
   tenantId: (item['tenantId'] as string | null | undefined) ?? null,
-  sequences: ((item['sequences'] as Record<string, unknown>[] | undefined) ?? []).map((e) => ({ order: Number(e['order']), sequenceId: String(e['sequenceId']) })),
+  sequences: ((item['sequences'] as Record<string, unknown>[] | undefined) ?? []).map((e) => ({
+    order: Number(e['order']),
+    sequenceId: String(e['sequenceId']),
+  })),
   revision: Number(item['revision'] ?? 0),
   refCount: Number(item['refCount'] ?? 0),
   createdAt: String(item['createdAt']),
@@ -40,7 +44,9 @@ export class DynamoSolutionRepository implements SolutionRepository {
 
   async findSolution(idOrShortId: string): Promise<SolutionRef | undefined> {
     const solution = await this.find(idOrShortId);
-    return solution === undefined ? undefined : { id: solution.id, shortId: solution.shortId, name: solution.name, tenantId: solution.tenantId };
+    return solution === undefined
+      ? undefined
+      : { id: solution.id, shortId: solution.shortId, name: solution.name, tenantId: solution.tenantId };
   }
 
   async listAll(): Promise<readonly Solution[]> {
@@ -52,14 +58,30 @@ export class DynamoSolutionRepository implements SolutionRepository {
   }
 
   async create(solution: Solution, sequences: readonly ReferenceChange[]): Promise<void> {
-    const item = { ...keys.solution(solution.id), ...keys.solutionsIndex(solution.createdAt, solution.id), type: 'solution', ...solution, sequenceIds: sequenceIdsOf(solution) };
+    const item = {
+      ...keys.solution(solution.id),
+      ...keys.solutionsIndex(solution.createdAt, solution.id),
+      type: 'solution',
+      ...solution,
+      sequenceIds: sequenceIdsOf(solution),
+    };
     const items = createItems(this.tableName, 'solution', solution, item);
-    await this.#transact([...items, ...referenceUpdates(this.tableName, keys.sequence, sequences)], solution, solution.tenantId === null ? -1 : 2);
+    await this.#transact(
+      [...items, ...referenceUpdates(this.tableName, keys.sequence, sequences)],
+      solution,
+      solution.tenantId === null ? -1 : 2,
+    );
   }
 
   async update(previous: Solution, next: Solution, sequences: readonly ReferenceChange[]): Promise<void> {
     // References from other contexts move `refCount`: reviseItem keeps it.
-    const fields = { name: next.name, description: next.description, version: next.version, sequences: next.sequences, sequenceIds: sequenceIdsOf(next) };
+    const fields = {
+      name: next.name,
+      description: next.description,
+      version: next.version,
+      sequences: next.sequences,
+      sequenceIds: sequenceIdsOf(next),
+    };
     const item = reviseItem(this.tableName, keys.solution(previous.id), previous, next, fields);
     await this.#transact([item, ...referenceUpdates(this.tableName, keys.sequence, sequences)], previous, -1);
   }
@@ -70,6 +92,12 @@ export class DynamoSolutionRepository implements SolutionRepository {
   }
 
   async #transact(items: TransactItem[], solution: Solution, tenantIndex: number): Promise<void> {
-    await transactReferencing(this.db, items, solution, tenantIndex, `Solution '${solution.name}' or a sequence it uses`);
+    await transactReferencing(
+      this.db,
+      items,
+      solution,
+      tenantIndex,
+      `Solution '${solution.name}' or a sequence it uses`,
+    );
   }
 }

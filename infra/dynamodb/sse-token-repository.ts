@@ -25,7 +25,13 @@ export class DynamoSseTokenRepository implements SseTokenRepository {
     await this.db.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: { ...keys.sseToken(tokenHash), type: 'sse_token', ...grant, expiresAt: expiresAt.getTime(), ttl: ttlOf(expiresAt) },
+        Item: {
+          ...keys.sseToken(tokenHash),
+          type: 'sse_token',
+          ...grant,
+          expiresAt: expiresAt.getTime(),
+          ttl: ttlOf(expiresAt),
+        },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );
@@ -50,13 +56,25 @@ export class DynamoSseTokenRepository implements SseTokenRepository {
     await this.db.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: { ...keys.sseSession(grant.sessionId), type: 'sse_session', ...grant, refreshHash, expiresAt: expiresAt.getTime(), ttl: ttlOf(expiresAt) },
+        Item: {
+          ...keys.sseSession(grant.sessionId),
+          type: 'sse_session',
+          ...grant,
+          refreshHash,
+          expiresAt: expiresAt.getTime(),
+          ttl: ttlOf(expiresAt),
+        },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );
   }
 
-  async rotateSession(sessionId: string, oldRefreshHash: string, newRefreshHash: string, now: Date): Promise<SseGrant | undefined> {
+  async rotateSession(
+    sessionId: string,
+    oldRefreshHash: string,
+    newRefreshHash: string,
+    now: Date,
+  ): Promise<SseGrant | undefined> {
     const updated = await whenCondition(
       this.db.send(
         new UpdateCommand({

@@ -1,7 +1,13 @@
 // StreamLeaseStore: one item per slot of a user's open streams (`STREAMSLOTS#<user>` / `SLOT#<n>`), holding the
 // lease id and when it runs out. Claiming is a conditional put (the slot is free or its lease expired), renewing
 // and releasing are conditional on the lease id. The item's TTL removes slots long after their lease ended.
-import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import type { SlotState, StreamLease, StreamLeaseStore } from '../../domain/identity/stream-leases.js';
 import { conditionally } from './conditional.js';
 import { keys } from './keys.js';
@@ -14,7 +20,12 @@ export class DynamoStreamLeaseStore implements StreamLeaseStore {
 
   async slots(userId: string): Promise<readonly SlotState[]> {
     const { Items } = await this.db.send(
-      new QueryCommand({ TableName: this.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.streamSlots(userId) }, ConsistentRead: true }),
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.streamSlots(userId) },
+        ConsistentRead: true,
+      }),
     );
     return (Items ?? []).map((item) => ({ slot: Number(item['slot']), expiresAt: Number(item['expiresAt']) }));
   }
@@ -24,7 +35,14 @@ export class DynamoStreamLeaseStore implements StreamLeaseStore {
       this.db.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { ...keys.streamSlot(lease.userId, lease.slot), type: 'stream_slot', slot: lease.slot, leaseId: lease.leaseId, expiresAt, ttl: Math.ceil(expiresAt / 1000) + 3600 },
+          Item: {
+            ...keys.streamSlot(lease.userId, lease.slot),
+            type: 'stream_slot',
+            slot: lease.slot,
+            leaseId: lease.leaseId,
+            expiresAt,
+            ttl: Math.ceil(expiresAt / 1000) + 3600,
+          },
           ConditionExpression: 'attribute_not_exists(pk) OR expiresAt <= :now',
           ExpressionAttributeValues: { ':now': now },
         }),
@@ -41,7 +59,11 @@ export class DynamoStreamLeaseStore implements StreamLeaseStore {
           UpdateExpression: 'SET expiresAt = :at, #ttl = :ttl',
           ConditionExpression: 'leaseId = :mine',
           ExpressionAttributeNames: { '#ttl': 'ttl' },
-          ExpressionAttributeValues: { ':at': expiresAt, ':ttl': Math.ceil(expiresAt / 1000) + 3600, ':mine': lease.leaseId },
+          ExpressionAttributeValues: {
+            ':at': expiresAt,
+            ':ttl': Math.ceil(expiresAt / 1000) + 3600,
+            ':mine': lease.leaseId,
+          },
         }),
       ),
     );

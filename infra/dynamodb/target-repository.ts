@@ -2,7 +2,15 @@
 // item, written and deleted together in one transaction, which also counts the target as a reference on its
 // tenant and environment (so neither can be deleted while it has targets); enrollment tokens by hash until they
 // expire or are revoked (listed on gsi1, found by id on gsi2; each registration takes one use conditionally).
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import type { EnrollmentTokenRepository, TargetRepository } from '../../domain/targets/ports.js';
 import type { EnrollmentToken, Target } from '../../domain/targets/types.js';
 import { ConflictError } from '../../domain/errors.js';
@@ -15,7 +23,12 @@ import { findRecord, getRecord, listPartition, stripKeys, type Item } from './re
 
 const toTarget = (item: Item): Target => stripKeys<Target>(item);
 
-const itemOf = (target: Target) => ({ ...keys.target(target.id), ...keys.targetsIndex(target.createdAt, target.id), type: 'target', ...target });
+const itemOf = (target: Target) => ({
+  ...keys.target(target.id),
+  ...keys.targetsIndex(target.createdAt, target.id),
+  type: 'target',
+  ...target,
+});
 
 export class DynamoTargetRepository implements TargetRepository {
   constructor(
@@ -24,7 +37,9 @@ export class DynamoTargetRepository implements TargetRepository {
   ) {}
 
   async create(target: Target): Promise<void> {
-    const put = (Item: Record<string, unknown>) => ({ Put: { TableName: this.tableName, Item, ConditionExpression: 'attribute_not_exists(pk)' } });
+    const put = (Item: Record<string, unknown>) => ({
+      Put: { TableName: this.tableName, Item, ConditionExpression: 'attribute_not_exists(pk)' },
+    });
     const references = this.references(target, 1);
     try {
       await this.db.send(
@@ -38,7 +53,8 @@ export class DynamoTargetRepository implements TargetRepository {
         }),
       );
     } catch (error) {
-      if (references.some((_, i) => failedAt(error, 3 + i))) throw new ConflictError('The tenant or environment of the enrollment token no longer exists.');
+      if (references.some((_, i) => failedAt(error, 3 + i)))
+        throw new ConflictError('The tenant or environment of the enrollment token no longer exists.');
       throw error;
     }
   }
@@ -76,7 +92,12 @@ export class DynamoTargetRepository implements TargetRepository {
           UpdateExpression: 'SET #name = :name, tags = :tags, updatedAt = :now',
           ConditionExpression: 'updatedAt = :seen',
           ExpressionAttributeNames: { '#name': 'name' },
-          ExpressionAttributeValues: { ':name': next.name, ':tags': next.tags, ':now': next.updatedAt, ':seen': previous.updatedAt },
+          ExpressionAttributeValues: {
+            ':name': next.name,
+            ':tags': next.tags,
+            ':now': next.updatedAt,
+            ':seen': previous.updatedAt,
+          },
         }),
       ),
     );
@@ -90,7 +111,8 @@ export class DynamoTargetRepository implements TargetRepository {
           TableName: this.tableName,
           Key: keys.target(id),
           UpdateExpression: 'SET lastHeartbeatAt = :at',
-          ConditionExpression: 'attribute_exists(pk) AND (attribute_type(lastHeartbeatAt, :null) OR lastHeartbeatAt < :at)',
+          ConditionExpression:
+            'attribute_exists(pk) AND (attribute_type(lastHeartbeatAt, :null) OR lastHeartbeatAt < :at)',
           ExpressionAttributeValues: { ':at': at.toISOString(), ':null': 'NULL' },
         }),
       ),
@@ -102,8 +124,16 @@ export class DynamoTargetRepository implements TargetRepository {
       await this.db.send(
         new TransactWriteCommand({
           TransactItems: [
-            { Delete: { TableName: this.tableName, Key: keys.target(target.id), ConditionExpression: 'attribute_exists(pk)' } },
-            ...[keys.shortId('target', target.shortId), keys.agentToken(target.agentTokenHash)].map((Key) => ({ Delete: { TableName: this.tableName, Key } })),
+            {
+              Delete: {
+                TableName: this.tableName,
+                Key: keys.target(target.id),
+                ConditionExpression: 'attribute_exists(pk)',
+              },
+            },
+            ...[keys.shortId('target', target.shortId), keys.agentToken(target.agentTokenHash)].map((Key) => ({
+              Delete: { TableName: this.tableName, Key },
+            })),
             ...this.references(target, -1),
           ],
         }),
@@ -143,14 +173,21 @@ export class DynamoEnrollmentTokenRepository implements EnrollmentTokenRepositor
   }
 
   async get(tokenHash: string): Promise<EnrollmentToken | undefined> {
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.enrollmentToken(tokenHash), ConsistentRead: true }));
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: keys.enrollmentToken(tokenHash), ConsistentRead: true }),
+    );
     return Item === undefined ? undefined : toEnrollmentToken(Item);
   }
 
   async findById(id: string): Promise<EnrollmentToken | undefined> {
     const { gsi2pk } = keys.enrollmentTokenById(id);
     const { Items } = await this.db.send(
-      new QueryCommand({ TableName: this.tableName, IndexName: 'gsi2', KeyConditionExpression: 'gsi2pk = :id', ExpressionAttributeValues: { ':id': gsi2pk } }),
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: 'gsi2',
+        KeyConditionExpression: 'gsi2pk = :id',
+        ExpressionAttributeValues: { ':id': gsi2pk },
+      }),
     );
     const item = Items?.[0];
     return item === undefined ? undefined : toEnrollmentToken(item);

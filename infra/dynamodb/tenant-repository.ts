@@ -37,7 +37,8 @@ export const referenceItem = (tableName: string, key: Key, delta: 1 | -1): Trans
 });
 
 /** One reference to a tenant (see referenceItem). */
-export const tenantReference = (tableName: string, tenantId: string, delta: 1 | -1): TransactItem => referenceItem(tableName, keys.tenant(tenantId), delta);
+export const tenantReference = (tableName: string, tenantId: string, delta: 1 | -1): TransactItem =>
+  referenceItem(tableName, keys.tenant(tenantId), delta);
 
 /** The `refCount` of the record at `key`, read after a delete conditioned on it failed; undefined when the record is gone. */
 export const referencesOf = (db: DynamoDBDocumentClient, tableName: string, key: Key): Promise<number | undefined> =>
@@ -45,7 +46,8 @@ export const referencesOf = (db: DynamoDBDocumentClient, tableName: string, key:
 
 /** Whether the transaction item at `index` is the one whose condition failed. */
 export const failedAt = (error: unknown, index: number): boolean =>
-  ((error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [])[index]?.Code === 'ConditionalCheckFailed';
+  ((error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [])[index]?.Code ===
+  'ConditionalCheckFailed';
 
 export class DynamoTenantRepository implements TenantRepository {
   constructor(
@@ -55,7 +57,9 @@ export class DynamoTenantRepository implements TenantRepository {
 
   async findTenant(idOrShortId: string): Promise<TenantRef | undefined> {
     const tenant = await this.get(idOrShortId);
-    return tenant === undefined ? undefined : { id: tenant.id, shortId: tenant.shortId, name: tenant.name, slug: tenant.slug };
+    return tenant === undefined
+      ? undefined
+      : { id: tenant.id, shortId: tenant.shortId, name: tenant.name, slug: tenant.slug };
   }
 
   async listAll(): Promise<readonly Tenant[]> {
@@ -71,12 +75,24 @@ export class DynamoTenantRepository implements TenantRepository {
       {
         Put: {
           TableName: this.tableName,
-          Item: { ...keys.tenant(tenant.id), ...keys.tenantsIndex(tenant.createdAt, tenant.id), type: 'tenant', ...tenant, refCount: 0 },
+          Item: {
+            ...keys.tenant(tenant.id),
+            ...keys.tenantsIndex(tenant.createdAt, tenant.id),
+            type: 'tenant',
+            ...tenant,
+            refCount: 0,
+          },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
       this.#claim(tenant),
-      { Put: { TableName: this.tableName, Item: aliasItem('tenant', tenant.shortId, tenant.id), ConditionExpression: 'attribute_not_exists(pk)' } },
+      {
+        Put: {
+          TableName: this.tableName,
+          Item: aliasItem('tenant', tenant.shortId, tenant.id),
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
     ];
     await this.#write(items, tenant.slug, 1);
   }
@@ -92,10 +108,17 @@ export class DynamoTenantRepository implements TenantRepository {
           UpdateExpression: 'SET #name = :name, slug = :slug, updatedAt = :now',
           ConditionExpression: 'updatedAt = :seen',
           ExpressionAttributeNames: { '#name': 'name' },
-          ExpressionAttributeValues: { ':name': next.name, ':slug': next.slug, ':now': next.updatedAt, ':seen': previous.updatedAt },
+          ExpressionAttributeValues: {
+            ':name': next.name,
+            ':slug': next.slug,
+            ':now': next.updatedAt,
+            ':seen': previous.updatedAt,
+          },
         },
       },
-      ...(moved ? [this.#claim(next), { Delete: { TableName: this.tableName, Key: keys.tenantSlug(previous.slug) } }] : []),
+      ...(moved
+        ? [this.#claim(next), { Delete: { TableName: this.tableName, Key: keys.tenantSlug(previous.slug) } }]
+        : []),
     ];
     await this.#write(items, next.slug, moved ? 1 : -1);
   }
@@ -122,12 +145,21 @@ export class DynamoTenantRepository implements TenantRepository {
       if (!isConditionFailure(error)) throw error;
       const references = await referencesOf(this.db, this.tableName, keys.tenant(tenant.id));
       if (references === undefined) throw new NotFoundError('Tenant', tenant.id);
-      throw new ConflictError(`Tenant '${tenant.slug}' is still referenced by users, environments, catalog entries or deployment freezes; remove them first.`, { references });
+      throw new ConflictError(
+        `Tenant '${tenant.slug}' is still referenced by users, environments, catalog entries or deployment freezes; remove them first.`,
+        { references },
+      );
     }
   }
 
   #claim(tenant: Tenant): TransactItem {
-    return { Put: { TableName: this.tableName, Item: { ...keys.tenantSlug(tenant.slug), tenant_id: tenant.id }, ConditionExpression: 'attribute_not_exists(pk)' } };
+    return {
+      Put: {
+        TableName: this.tableName,
+        Item: { ...keys.tenantSlug(tenant.slug), tenant_id: tenant.id },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    };
   }
 
   /** Runs the transaction; the claim (at `claimIndex`, -1 for none) failing is a taken slug, anything else a race. */
@@ -136,7 +168,8 @@ export class DynamoTenantRepository implements TenantRepository {
       await this.db.send(new TransactWriteCommand({ TransactItems: items }));
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
-      if (claimIndex >= 0 && failedAt(error, claimIndex)) throw new ConflictError(`A tenant with slug '${slug}' already exists.`, { field: 'slug' });
+      if (claimIndex >= 0 && failedAt(error, claimIndex))
+        throw new ConflictError(`A tenant with slug '${slug}' already exists.`, { field: 'slug' });
       throw new ConflictError('The tenant changed meanwhile; read it again and retry.');
     }
   }

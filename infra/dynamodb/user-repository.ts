@@ -2,7 +2,13 @@
 // alias for its short id, all written in one transaction so a race cannot create two users with one email.
 // Every write of the user item is an UpdateItem of the fields it owns that adds 1 to `revision`, so writes never
 // undo each other and an admin edit (conditioned on the revision it read) notices any write since.
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  GetCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import { ConflictError, ValidationError } from '../../domain/errors.js';
 import type { UserDirectory, UserRepository } from '../../domain/identity/ports.js';
 import type { TwoFactor, User, UserChanges } from '../../domain/identity/types.js';
@@ -14,12 +20,19 @@ import { queryAll } from './query-all.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-
 /** Items written before revisions existed read as revision 0. */
-const toUser = (item: Record<string, unknown>): User => ({ ...stripKeys<User>(item), revision: typeof item['revision'] === 'number' ? item['revision'] : 0 });
+const toUser = (item: Record<string, unknown>): User => ({
+  ...stripKeys<User>(item),
+  revision: typeof item['revision'] === 'number' ? item['revision'] : 0,
+});
 
 /** The admin-editable fields as stored attribute names. */
-const CHANGE_ATTRIBUTES: Readonly<Record<keyof UserChanges, string>> = { displayName: 'displayName', status: 'status', roles: 'roles', tenantId: 'tenantId' };
+const CHANGE_ATTRIBUTES: Readonly<Record<keyof UserChanges, string>> = {
+  displayName: 'displayName',
+  status: 'status',
+  roles: 'roles',
+  tenantId: 'tenantId',
+};
 
 export class DynamoUserRepository implements UserRepository, UserDirectory {
   constructor(
@@ -29,7 +42,11 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
 
   async create(user: User): Promise<void> {
     const claim = (key: { pk: string; sk: string }) => ({
-      Put: { TableName: this.tableName, Item: { ...key, user_id: user.id }, ConditionExpression: 'attribute_not_exists(pk)' },
+      Put: {
+        TableName: this.tableName,
+        Item: { ...key, user_id: user.id },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
     });
     try {
       await this.db.send(
@@ -53,20 +70,27 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
     } catch (error) {
       if ((error as Error).name !== 'TransactionCanceledException') throw error;
       const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [];
-      if (reasons[1]?.Code === 'ConditionalCheckFailed') throw new ConflictError('A user with this email already exists.', { field: 'email' });
-      if (reasons[2]?.Code === 'ConditionalCheckFailed') throw new ConflictError('A user with this username already exists.', { field: 'username' });
-      if (reasons[4]?.Code === 'ConditionalCheckFailed') throw ValidationError.field('tenant_id', 'The tenant does not exist.');
+      if (reasons[1]?.Code === 'ConditionalCheckFailed')
+        throw new ConflictError('A user with this email already exists.', { field: 'email' });
+      if (reasons[2]?.Code === 'ConditionalCheckFailed')
+        throw new ConflictError('A user with this username already exists.', { field: 'username' });
+      if (reasons[4]?.Code === 'ConditionalCheckFailed')
+        throw ValidationError.field('tenant_id', 'The tenant does not exist.');
       throw new ConflictError('The user could not be created; try again.');
     }
   }
 
   async get(id: string): Promise<User | undefined> {
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.user(id), ConsistentRead: true }));
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: keys.user(id), ConsistentRead: true }),
+    );
     return Item === undefined ? undefined : toUser(Item);
   }
 
   async findByEmail(email: string): Promise<User | undefined> {
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.userEmail(email), ConsistentRead: true }));
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: keys.userEmail(email), ConsistentRead: true }),
+    );
     return Item === undefined ? undefined : this.get(String(Item['user_id']));
   }
 
@@ -85,7 +109,9 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
 
   async find(idOrShortId: string): Promise<User | undefined> {
     if (UUID.test(idOrShortId)) return this.get(idOrShortId);
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.shortId('user', idOrShortId) }));
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: keys.shortId('user', idOrShortId) }),
+    );
     return Item === undefined ? undefined : this.get(String(Item['user_id']));
   }
 
@@ -103,7 +129,10 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
       TableName: this.tableName,
       Key: keys.user(previous.id),
       UpdateExpression: `SET ${sets.join(', ')} ADD #revision :one`,
-      ConditionExpression: previous.revision === 0 ? 'attribute_exists(pk) AND (attribute_not_exists(#revision) OR #revision = :seen)' : 'attribute_exists(pk) AND #revision = :seen',
+      ConditionExpression:
+        previous.revision === 0
+          ? 'attribute_exists(pk) AND (attribute_not_exists(#revision) OR #revision = :seen)'
+          : 'attribute_exists(pk) AND #revision = :seen',
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
     };
@@ -112,7 +141,9 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
     // Moving to another tenant moves the reference with it, in the same transaction.
     const references = [
       ...(previous.tenantId === null ? [] : [tenantReference(this.tableName, previous.tenantId, -1)]),
-      ...(changes.tenantId === null || changes.tenantId === undefined ? [] : [tenantReference(this.tableName, changes.tenantId, 1)]),
+      ...(changes.tenantId === null || changes.tenantId === undefined
+        ? []
+        : [tenantReference(this.tableName, changes.tenantId, 1)]),
     ];
     try {
       await this.db.send(new TransactWriteCommand({ TransactItems: [{ Update: update }, ...references] }));
@@ -129,7 +160,12 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
     await this.db.send(
       new TransactWriteCommand({
         TransactItems: [
-          ...[keys.user(user.id), keys.userEmail(user.email), keys.userName(user.username), keys.shortId('user', user.shortId)].map((Key) => ({
+          ...[
+            keys.user(user.id),
+            keys.userEmail(user.email),
+            keys.userName(user.username),
+            keys.shortId('user', user.shortId),
+          ].map((Key) => ({
             Delete: { TableName: this.tableName, Key },
           })),
           ...(user.tenantId === null ? [] : [tenantReference(this.tableName, user.tenantId, -1)]),
@@ -180,8 +216,14 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
           TableName: this.tableName,
           Key: keys.user(id),
           UpdateExpression: 'SET twoFactor = :next ADD revision :one',
-          ConditionExpression: 'attribute_exists(pk) AND twoFactor.enabled = :enabled AND twoFactor.lastStep = :lastStep',
-          ExpressionAttributeValues: { ':next': next, ':enabled': expected.enabled, ':lastStep': expected.lastStep, ':one': 1 },
+          ConditionExpression:
+            'attribute_exists(pk) AND twoFactor.enabled = :enabled AND twoFactor.lastStep = :lastStep',
+          ExpressionAttributeValues: {
+            ':next': next,
+            ':enabled': expected.enabled,
+            ':lastStep': expected.lastStep,
+            ':one': 1,
+          },
         }),
       ),
     );
@@ -194,7 +236,8 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
           TableName: this.tableName,
           Key: keys.user(id),
           UpdateExpression: 'SET twoFactor.lastStep = :step ADD revision :one',
-          ConditionExpression: 'attribute_exists(pk) AND (attribute_type(twoFactor.lastStep, :null) OR twoFactor.lastStep < :step)',
+          ConditionExpression:
+            'attribute_exists(pk) AND (attribute_type(twoFactor.lastStep, :null) OR twoFactor.lastStep < :step)',
           ExpressionAttributeValues: { ':step': step, ':null': 'NULL', ':one': 1 },
         }),
       ),

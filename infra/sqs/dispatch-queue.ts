@@ -10,6 +10,8 @@ export class SqsDispatchQueue implements DispatchQueue {
   ) {}
 
   async wake(reason: string): Promise<void> {
-    await this.sqs.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: JSON.stringify({ type: 'dispatch', reason }) }));
+    await this.sqs.send(
+      new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: JSON.stringify({ type: 'dispatch', reason }) }),
+    );
   }
 }

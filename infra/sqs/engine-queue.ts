@@ -14,13 +14,18 @@ export class SqsEngineQueue implements EngineQueue {
     private readonly queueUrl: string,
   ) {}
 
-  async wake(deploymentId: string, options: { readonly delaySeconds?: number; readonly check?: boolean } = {}): Promise<void> {
+  async wake(
+    deploymentId: string,
+    options: { readonly delaySeconds?: number; readonly check?: boolean } = {},
+  ): Promise<void> {
     const message: EngineMessage = { deployment_id: deploymentId, check: options.check === true };
     await this.sqs.send(
       new SendMessageCommand({
         QueueUrl: this.queueUrl,
         MessageBody: JSON.stringify(message),
-        ...(options.delaySeconds === undefined ? {} : { DelaySeconds: Math.min(900, Math.max(0, Math.round(options.delaySeconds))) }),
+        ...(options.delaySeconds === undefined
+          ? {}
+          : { DelaySeconds: Math.min(900, Math.max(0, Math.round(options.delaySeconds))) }),
       }),
     );
   }

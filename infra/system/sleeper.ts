@@ -3,8 +3,9 @@ import type { Sleeper } from '../../domain/targets/ports.js';
 
 /** Resolves after `ms`, or at once when `signal` aborts (never rejects). */
 export const systemSleeper: Sleeper = {
-  sleep: (ms, signal) => wait(ms, undefined, signal === undefined ? undefined : { signal }).then(
-    () => undefined,
-    () => undefined,
-  ),
+  sleep: (ms, signal) =>
+    wait(ms, undefined, signal === undefined ? undefined : { signal }).then(
+      () => undefined,
+      () => undefined,
+    ),
 };

@@ -57,8 +57,14 @@ export class JoseTokenService implements TokenService {
         { issuer: this.issuer, audience: AUDIENCE, algorithms: [ALG], currentDate: this.clock.now() },
       );
       const type = payload['typ'] as TokenType;
-      if (!TYPES.includes(type) || typeof payload.sub !== 'string' || typeof payload['ims'] !== 'number') throw new InvalidTokenError();
-      return { type, userId: payload.sub, tenantId: (payload['tid'] as string | null) ?? null, issuedAt: payload['ims'] };
+      if (!TYPES.includes(type) || typeof payload.sub !== 'string' || typeof payload['ims'] !== 'number')
+        throw new InvalidTokenError();
+      return {
+        type,
+        userId: payload.sub,
+        tenantId: (payload['tid'] as string | null) ?? null,
+        issuedAt: payload['ims'],
+      };
     } catch (error) {
       if (error instanceof errors.JWTExpired) throw new TokenExpiredError();
       if (error instanceof InvalidTokenError) throw error;
@@ -70,7 +76,12 @@ export class JoseTokenService implements TokenService {
   async jwks(): Promise<{ keys: JWK[] }> {
     await this.#currentKey(); // a fresh service publishes the key it will sign with
     const { Items } = await this.db.send(
-      new QueryCommand({ TableName: this.tableName, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :k', ExpressionAttributeValues: { ':k': 'SIGNINGKEYS' } }),
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :k',
+        ExpressionAttributeValues: { ':k': 'SIGNINGKEYS' },
+      }),
     );
     return { keys: (Items ?? []).map((item) => item['publicJwk'] as JWK) };
   }
@@ -84,7 +95,9 @@ export class JoseTokenService implements TokenService {
   }
 
   async #loadOrCreate(): Promise<SigningKey> {
-    const pointer = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.currentSigningKey(), ConsistentRead: true }));
+    const pointer = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: keys.currentSigningKey(), ConsistentRead: true }),
+    );
     if (pointer.Item !== undefined) return this.#privateKey(String(pointer.Item['kid']));
     const kid = randomUUID();
     const pair = await generateKeyPair(ALG, { extractable: true });
@@ -109,7 +122,13 @@ export class JoseTokenService implements TokenService {
                 },
               },
             },
-            { Put: { TableName: this.tableName, Item: { ...keys.currentSigningKey(), kid }, ConditionExpression: 'attribute_not_exists(pk)' } },
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: { ...keys.currentSigningKey(), kid },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
           ],
         }),
       );
@@ -121,7 +140,9 @@ export class JoseTokenService implements TokenService {
   }
 
   async #privateKey(kid: string): Promise<SigningKey> {
-    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.signingKey(kid), ConsistentRead: true }));
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: keys.signingKey(kid), ConsistentRead: true }),
+    );
     if (Item === undefined) throw new Error(`signing key ${kid} is missing`);
     const jwk = JSON.parse(this.cipher.decrypt(String(Item['privateKey']), `signing-key:${kid}`)) as JWK;
     return { kid, privateKey: (await importJWK(jwk, ALG)) as CryptoKey };
@@ -132,11 +153,16 @@ export class JoseTokenService implements TokenService {
     if (key === undefined) {
       key = (async () => {
         // Consistent: a key created a moment ago by another instance (a fresh service's first login) must be found.
-        const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.signingKey(kid), ConsistentRead: true }));
+        const { Item } = await this.db.send(
+          new GetCommand({ TableName: this.tableName, Key: keys.signingKey(kid), ConsistentRead: true }),
+        );
         return Item === undefined ? undefined : ((await importJWK(Item['publicJwk'] as JWK, ALG)) as CryptoKey);
       })();
       this.#publicKeys.set(kid, key);
-      key.then((found) => found === undefined && this.#publicKeys.delete(kid), () => this.#publicKeys.delete(kid));
+      key.then(
+        (found) => found === undefined && this.#publicKeys.delete(kid),
+        () => this.#publicKeys.delete(kid),
+      );
     }
     return key;
   }

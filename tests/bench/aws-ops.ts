@@ -41,12 +41,17 @@ class Counter {
     const tally = this.byOperation.get(key) ?? { calls: 0, wru: 0, rru: 0 };
     tally.calls += 1;
     if (service === 'dynamodb') {
-      const parsed = JSON.parse(body || '{}') as { TransactItems?: unknown[]; RequestItems?: Record<string, unknown[]> };
+      const parsed = JSON.parse(body || '{}') as {
+        TransactItems?: unknown[];
+        RequestItems?: Record<string, unknown[]>;
+      };
       if (operation === 'TransactWriteItems') tally.wru += 2 * (parsed.TransactItems?.length ?? 0);
-      else if (operation === 'BatchWriteItem') tally.wru += Object.values(parsed.RequestItems ?? {}).reduce((n, items) => n + items.length, 0);
+      else if (operation === 'BatchWriteItem')
+        tally.wru += Object.values(parsed.RequestItems ?? {}).reduce((n, items) => n + items.length, 0);
       else if (['PutItem', 'UpdateItem', 'DeleteItem'].includes(operation)) tally.wru += 1;
       else if (operation === 'TransactGetItems') tally.rru += 2 * (parsed.TransactItems?.length ?? 0);
-      else if (['GetItem', 'Query', 'Scan', 'BatchGetItem'].includes(operation)) tally.rru += Math.max(1, Math.ceil(answerBytes / 4096));
+      else if (['GetItem', 'Query', 'Scan', 'BatchGetItem'].includes(operation))
+        tally.rru += Math.max(1, Math.ceil(answerBytes / 4096));
     }
     this.byOperation.set(key, tally);
   }
@@ -60,7 +65,8 @@ const difference = (after: Map<string, Tally>, before: Map<string, Tally>): Map<
   const out = new Map<string, Tally>();
   for (const [key, tally] of after) {
     const was = before.get(key) ?? { calls: 0, wru: 0, rru: 0 };
-    if (tally.calls > was.calls) out.set(key, { calls: tally.calls - was.calls, wru: tally.wru - was.wru, rru: tally.rru - was.rru });
+    if (tally.calls > was.calls)
+      out.set(key, { calls: tally.calls - was.calls, wru: tally.wru - was.wru, rru: tally.rru - was.rru });
   }
   return out;
 };
@@ -77,7 +83,13 @@ const startCountingProxy = async (dynamo: Emulator, sqs: Emulator, counter: Coun
       const toDynamo = prefix?.startsWith('DynamoDB') ?? false;
       const upstream = new URL(toDynamo ? dynamo.endpoint : sqs.endpoint);
       const forward = httpRequest(
-        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: `127.0.0.1:${port}` } },
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, host: `127.0.0.1:${port}` },
+        },
         (answer) => {
           const parts: Buffer[] = [];
           answer.on('data', (c: Buffer) => parts.push(c));
@@ -85,8 +97,15 @@ const startCountingProxy = async (dynamo: Emulator, sqs: Emulator, counter: Coun
             // Queue URLs name the emulator's own address: point them at the proxy, so every later SQS call (the SDK
             // sends each to its queue URL's host) is counted too.
             const raw = Buffer.concat(parts);
-            const bytes = toDynamo ? raw : Buffer.from(raw.toString('utf8').replaceAll(new URL(sqs.endpoint).host, `127.0.0.1:${port}`));
-            counter.record(toDynamo ? 'dynamodb' : 'sqs', target === '' ? `${req.method} (query protocol)` : operation, body.toString('utf8'), bytes.length);
+            const bytes = toDynamo
+              ? raw
+              : Buffer.from(raw.toString('utf8').replaceAll(new URL(sqs.endpoint).host, `127.0.0.1:${port}`));
+            counter.record(
+              toDynamo ? 'dynamodb' : 'sqs',
+              target === '' ? `${req.method} (query protocol)` : operation,
+              body.toString('utf8'),
+              bytes.length,
+            );
             res.writeHead(answer.statusCode ?? 500, { ...answer.headers, 'content-length': String(bytes.length) });
             res.end(bytes);
           });
@@ -105,7 +124,9 @@ const startCountingProxy = async (dynamo: Emulator, sqs: Emulator, counter: Coun
 
 const table = (title: string, tallies: Map<string, Tally>, per: number, unit: string) => {
   console.log(`\n   ${title}`);
-  console.log(`   ${'operation'.padEnd(34)} ${`calls/${unit}`.padStart(14)} ${`WRU/${unit}`.padStart(12)} ${`RRU/${unit}`.padStart(12)}`);
+  console.log(
+    `   ${'operation'.padEnd(34)} ${`calls/${unit}`.padStart(14)} ${`WRU/${unit}`.padStart(12)} ${`RRU/${unit}`.padStart(12)}`,
+  );
   const rows = [...tallies].sort(([a], [b]) => a.localeCompare(b));
   let calls = 0;
   let wru = 0;
@@ -114,14 +135,20 @@ const table = (title: string, tallies: Map<string, Tally>, per: number, unit: st
     calls += tally.calls;
     wru += tally.wru;
     rru += tally.rru;
-    console.log(`   ${operation.padEnd(34)} ${(tally.calls / per).toFixed(2).padStart(14)} ${(tally.wru / per).toFixed(2).padStart(12)} ${(tally.rru / per).toFixed(2).padStart(12)}`);
+    console.log(
+      `   ${operation.padEnd(34)} ${(tally.calls / per).toFixed(2).padStart(14)} ${(tally.wru / per).toFixed(2).padStart(12)} ${(tally.rru / per).toFixed(2).padStart(12)}`,
+    );
   }
   if (rows.length === 0) console.log('   (none)');
-  console.log(`   ${'total'.padEnd(34)} ${(calls / per).toFixed(2).padStart(14)} ${(wru / per).toFixed(2).padStart(12)} ${(rru / per).toFixed(2).padStart(12)}`);
+  console.log(
+    `   ${'total'.padEnd(34)} ${(calls / per).toFixed(2).padStart(14)} ${(wru / per).toFixed(2).padStart(12)} ${(rru / per).toFixed(2).padStart(12)}`,
+  );
 };
 
 const main = async () => {
-  console.log(`AWS operations through a counting proxy (machine: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)})`);
+  console.log(
+    `AWS operations through a counting proxy (machine: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)})`,
+  );
   const dir = await mkdtemp(join(tmpdir(), 'deployer-bench-ops-'));
   const counter = new Counter();
   const dynamo = await startDynamo({ port: await freePort() });
@@ -134,13 +161,22 @@ const main = async () => {
     stack = await startStack({ port: 0, namePrefix: `bench-ops-${randomUUID().slice(0, 8)}-`, bootstrapAdmin: ADMIN });
     const { baseUrl, call } = await signedIn(stack, ADMIN);
     agents = await startLocalAgents({ ...stack, dynamoEndpoint: dynamo.endpoint }, dir, () => undefined);
-    const action = await call('POST', '/actions', { slug: 'echo', name: 'Echo', version: { version: '1.0.0', script: 'echo ok' } });
+    const action = await call('POST', '/actions', {
+      slug: 'echo',
+      name: 'Echo',
+      version: { version: '1.0.0', script: 'echo ok' },
+    });
     await sleep(3000); // start-up traffic settles
 
     // 1. Idle: the service with its two agents and nobody calling
     let before = counter.snapshot();
     await sleep(IDLE_SECONDS * 1000);
-    table(`1. idle, two agents connected, no client (${IDLE_SECONDS} s), per minute`, difference(counter.snapshot(), before), IDLE_SECONDS / 60, 'min');
+    table(
+      `1. idle, two agents connected, no client (${IDLE_SECONDS} s), per minute`,
+      difference(counter.snapshot(), before),
+      IDLE_SECONDS / 60,
+      'min',
+    );
 
     // 2. Requests: each measured over N calls, agents' background traffic subtracted by measuring it alone
     const N = 20;
@@ -176,13 +212,25 @@ const main = async () => {
     before = counter.snapshot();
     const K = 5;
     for (let i = 0; i < K; i += 1) {
-      const created = await call('POST', '/deployments', { action_id: action.id, target_tags: [{ key: 'role', value: 'web' }] });
-      for (const until = Date.now() + 60_000; !['success', 'failed'].includes((await call('GET', `/deployments/${created.deployment_id}`)).state); await sleep(250)) {
+      const created = await call('POST', '/deployments', {
+        action_id: action.id,
+        target_tags: [{ key: 'role', value: 'web' }],
+      });
+      for (
+        const until = Date.now() + 60_000;
+        !['success', 'failed'].includes((await call('GET', `/deployments/${created.deployment_id}`)).state);
+        await sleep(250)
+      ) {
         if (Date.now() > until) throw new Error('the deployment did not finish within 60 s');
       }
     }
     await sleep(12_000); // the engine's periodic check after the end, the agents' acknowledgements
-    table(`3. a one-command deployment, create to success, with the client's status polls and the agents' traffic (${K} runs), per deployment`, difference(counter.snapshot(), before), K, 'dep');
+    table(
+      `3. a one-command deployment, create to success, with the client's status polls and the agents' traffic (${K} runs), per deployment`,
+      difference(counter.snapshot(), before),
+      K,
+      'dep',
+    );
 
     // 4. An open dashboard stream on a table of deployments
     const sse = (await call('POST', '/auth/sse-token')).sse_token as string;
@@ -190,7 +238,12 @@ const main = async () => {
     await sleep(2000);
     before = counter.snapshot();
     await sleep(20_000);
-    table(`4. one open GET /sse/deployments with ${K + 0} deployments stored, per minute (20 s measured)`, difference(counter.snapshot(), before), 20 / 60, 'min');
+    table(
+      `4. one open GET /sse/deployments with ${K + 0} deployments stored, per minute (20 s measured)`,
+      difference(counter.snapshot(), before),
+      20 / 60,
+      'min',
+    );
     await stream.body?.cancel();
   } finally {
     await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));

@@ -22,17 +22,20 @@ import { runBench, signedIn } from './support.js';
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
 const K = Number(process.argv[2] ?? 10);
-if (!Number.isInteger(K) || K < 1 || K > 100) throw new Error(`K must be a whole number from 1 to 100 (got ${process.argv[2]})`);
+if (!Number.isInteger(K) || K < 1 || K > 100)
+  throw new Error(`K must be a whole number from 1 to 100 (got ${process.argv[2]})`);
 const POLL_MS = 25;
 const ADMIN = { email: 'bench@example.com', password: 'bench-password' };
 
-const percentile = (sorted: readonly number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+const percentile = (sorted: readonly number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const ms = (n: number) => (Number.isNaN(n) ? '-' : `${n.toFixed(0)} ms`).padStart(9);
 const row = (label: string, samples: readonly number[]) => {
   const sorted = [...samples].sort((a, b) => a - b);
   return `   ${label.padEnd(50)} ${String(sorted.length).padStart(5)} ${ms(sorted[0] ?? NaN)} ${ms(percentile(sorted, 50))} ${ms(percentile(sorted, 95))} ${ms(sorted.at(-1) ?? NaN)}`;
 };
-const header = (title: string) => `   ${title.padEnd(50)} ${'count'.padStart(5)} ${['min', 'p50', 'p95', 'max'].map((h) => h.padStart(9)).join(' ')}`;
+const header = (title: string) =>
+  `   ${title.padEnd(50)} ${'count'.padStart(5)} ${['min', 'p50', 'p95', 'max'].map((h) => h.padStart(9)).join(' ')}`;
 const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis));
 const alive = (pid: number) => {
   try {
@@ -51,7 +54,9 @@ interface ListedDeployment {
 }
 
 const main = async () => {
-  console.log(`Dispatch latency: capacity 1, ${K} hand-overs from a cancelled deployment to the next waiting one (machine: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)})`);
+  console.log(
+    `Dispatch latency: capacity 1, ${K} hand-overs from a cancelled deployment to the next waiting one (machine: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)})`,
+  );
   let stack: Stack | undefined;
   let agents: readonly RunningAgent[] = [];
   const dir = await mkdtemp(join(tmpdir(), 'deployer-bench-dispatch-'));
@@ -63,16 +68,30 @@ const main = async () => {
       await rm(dir, { recursive: true, force: true });
     })());
   // Ctrl-C stops the agents and the stack (DynamoDB Local, serverless-offline) instead of leaving them behind.
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stopEverything().finally(() => (console.log(`   ${signal}: agents and stack stopped`), process.exit(130))));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(
+      signal,
+      () =>
+        void stopEverything().finally(() => (console.log(`   ${signal}: agents and stack stopped`), process.exit(130))),
+    );
   try {
-    stack = await startStack({ port: 0, namePrefix: `bench-dispatch-${randomUUID().slice(0, 8)}-`, bootstrapAdmin: ADMIN });
+    stack = await startStack({
+      port: 0,
+      namePrefix: `bench-dispatch-${randomUUID().slice(0, 8)}-`,
+      bootstrapAdmin: ADMIN,
+    });
     const { call } = await signedIn(stack, ADMIN);
-    const active = async (): Promise<ListedDeployment[]> => (await call('GET', '/deployments?status=running&limit=100')).data;
+    const active = async (): Promise<ListedDeployment[]> =>
+      (await call('GET', '/deployments?status=running&limit=100')).data;
     agents = await startLocalAgents(stack, dir, () => undefined);
 
     // Prepare: capacity 1, one deployment running `sleep 60`, K waiting
     await call('PUT', '/admin/orchestration', { instances: 1 });
-    const action = await call('POST', '/actions', { slug: 'sleep-60', name: 'Sleep 60', version: { version: '1.0.0', script: 'sleep 60' } });
+    const action = await call('POST', '/actions', {
+      slug: 'sleep-60',
+      name: 'Sleep 60',
+      version: { version: '1.0.0', script: 'sleep 60' },
+    });
     if (typeof action.id !== 'string') throw new Error(`POST /actions answered ${JSON.stringify(action)}`);
     const body = { action_id: action.id, target_tags: [{ key: 'role', value: 'web' }] };
     const first = await call('POST', '/deployments', body);
@@ -82,7 +101,11 @@ const main = async () => {
       const queued = await call('POST', '/deployments', body);
       if (queued.pending !== true) throw new Error(`deployment ${i + 2} was not queued: ${JSON.stringify(queued)}`);
     }
-    for (const until = Date.now() + 30_000; (await call('GET', `/deployments/${running}`)).state !== 'running'; await sleep(200)) {
+    for (
+      const until = Date.now() + 30_000;
+      (await call('GET', `/deployments/${running}`)).state !== 'running';
+      await sleep(200)
+    ) {
       if (Date.now() > until) throw new Error('the first deployment never ran');
     }
 
@@ -94,7 +117,9 @@ const main = async () => {
     for (let i = 0; i < K; i += 1) {
       await sleep(1000); // the previous hand-over's engine pass and the agent's pickup are over
       const sent = Date.now();
-      const cancelled = (await call('POST', `/deployments/${running}/cancel`, { reason: 'benchmark hand-over' })) as ListedDeployment;
+      const cancelled = (await call('POST', `/deployments/${running}/cancel`, {
+        reason: 'benchmark hand-over',
+      })) as ListedDeployment;
       const answered = Date.now();
       let next: ListedDeployment | undefined;
       for (const until = answered + 60_000; next === undefined && Date.now() < until; await sleep(POLL_MS)) {
@@ -102,7 +127,11 @@ const main = async () => {
       }
       if (next === undefined) throw new Error(`hand-over ${i + 1}: no next deployment within 60 s`);
       const listedAt = Date.now();
-      for (const until = listedAt + 60_000; (await call('GET', `/deployments/${next.id}`)).plan.steps[0]?.state !== 'running'; await sleep(POLL_MS)) {
+      for (
+        const until = listedAt + 60_000;
+        (await call('GET', `/deployments/${next.id}`)).plan.steps[0]?.state !== 'running';
+        await sleep(POLL_MS)
+      ) {
         if (Date.now() > until) throw new Error(`hand-over ${i + 1}: the step of ${next.id} never ran`);
       }
       cancelMs.push(answered - sent);
@@ -137,7 +166,9 @@ const main = async () => {
     console.log(row('its step started_at (engine: command queued)', stepStarted));
     console.log(row('its command started on the agent (analysis)', agentStarted));
     const orchestration = await call('GET', '/admin/orchestration');
-    console.log(`   afterwards: instances ${orchestration.instances}, in use ${orchestration.in_use}, pending ${JSON.stringify(orchestration.pending)}`);
+    console.log(
+      `   afterwards: instances ${orchestration.instances}, in use ${orchestration.in_use}, pending ${JSON.stringify(orchestration.pending)}`,
+    );
   } finally {
     await stopEverything();
     const left = (stack?.childPids ?? []).filter(alive);

@@ -23,10 +23,12 @@ import { runBench, signedIn } from './support.js';
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
 const N = Number(process.argv[2] ?? 100);
-if (!Number.isInteger(N) || N < 1 || N > 500) throw new Error(`N must be a whole number from 1 to 500 (got ${process.argv[2]})`);
+if (!Number.isInteger(N) || N < 1 || N > 500)
+  throw new Error(`N must be a whole number from 1 to 500 (got ${process.argv[2]})`);
 /** How often a waiting long poll looks at its inbox (AGENT_POLL_INTERVAL_MS); the service's default unless given. */
 const POLL_INTERVAL_MS = process.argv[3] === undefined ? undefined : Number(process.argv[3]);
-if (POLL_INTERVAL_MS !== undefined && !(Number.isInteger(POLL_INTERVAL_MS) && POLL_INTERVAL_MS >= 50)) throw new Error(`the poll interval must be a whole number of ms >= 50 (got ${process.argv[3]})`);
+if (POLL_INTERVAL_MS !== undefined && !(Number.isInteger(POLL_INTERVAL_MS) && POLL_INTERVAL_MS >= 50))
+  throw new Error(`the poll interval must be a whole number of ms >= 50 (got ${process.argv[3]})`);
 /** Agents enrolling at once (each enrollment is a request plus a state file). */
 const ENROLL_BATCH = 10;
 /** Past this, no more agents are started: the machine cannot carry N of them. */
@@ -34,13 +36,15 @@ const ENROLL_DEADLINE_MS = 240_000;
 const ADMIN = { email: 'bench@example.com', password: 'bench-password' };
 const TERMINAL = ['success', 'failed', 'cancelled', 'rolled_back'];
 
-const percentile = (sorted: readonly number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+const percentile = (sorted: readonly number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const ms = (n: number) => (Number.isNaN(n) ? '-' : `${n.toFixed(0)} ms`).padStart(9);
 const spread = (label: string, samples: readonly number[]) => {
   const sorted = [...samples].sort((a, b) => a - b);
   return `   ${label.padEnd(44)} ${String(sorted.length).padStart(5)} ${ms(sorted[0] ?? NaN)} ${ms(percentile(sorted, 50))} ${ms(percentile(sorted, 95))} ${ms(sorted.at(-1) ?? NaN)}`;
 };
-const header = (title: string) => `   ${title.padEnd(44)} ${'count'.padStart(5)} ${['min', 'p50', 'p95', 'max'].map((h) => h.padStart(9)).join(' ')}`;
+const header = (title: string) =>
+  `   ${title.padEnd(44)} ${'count'.padStart(5)} ${['min', 'p50', 'p95', 'max'].map((h) => h.padStart(9)).join(' ')}`;
 const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis));
 /** The resident memory of a process, from /proc (Linux); undefined elsewhere or once it is gone. */
 const rssMiB = async (pid: number): Promise<number | undefined> => {
@@ -65,19 +69,35 @@ const countingFetch: typeof fetch = async (input, init) => {
   const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
   const kind = url.pathname.replace(/^\/api\/v1\/agent\//, '').replace(/commands\/[^/]+\//, 'commands/{id}/');
   traffic.set(`${kind} ${response.status}`, (traffic.get(`${kind} ${response.status}`) ?? 0) + 1);
-  if (response.status >= 400 && refusals.length < 5) refusals.push(`${new Date().toISOString()} ${init?.method ?? 'GET'} ${kind} ${response.status} retry-after ${response.headers.get('retry-after')}`);
-  if (kind === 'register' && response.status !== 201) refusals.push(`register ${response.status}: ${JSON.stringify([...response.headers])} ${(await response.clone().text()).slice(0, 300)}`);
+  if (response.status >= 400 && refusals.length < 5)
+    refusals.push(
+      `${new Date().toISOString()} ${init?.method ?? 'GET'} ${kind} ${response.status} retry-after ${response.headers.get('retry-after')}`,
+    );
+  if (kind === 'register' && response.status !== 201)
+    refusals.push(
+      `register ${response.status}: ${JSON.stringify([...response.headers])} ${(await response.clone().text()).slice(0, 300)}`,
+    );
   return response;
 };
 
 /** What the commands of the agents start from: the basics of a login shell, not this process's environment. */
 const commandEnvironment = (): NodeJS.ProcessEnv =>
-  Object.fromEntries(['PATH', 'HOME', 'USER', 'LANG', 'TMPDIR'].flatMap((k) => (process.env[k] === undefined ? [] : [[k, process.env[k]]])));
+  Object.fromEntries(
+    ['PATH', 'HOME', 'USER', 'LANG', 'TMPDIR'].flatMap((k) =>
+      process.env[k] === undefined ? [] : [[k, process.env[k]]],
+    ),
+  );
 
 const main = async () => {
   const cores = cpus();
-  console.log(`Fan-out: one \`echo ok\` command, target_mode parallel, to ${N} agents in one process (long polls look at the inbox every ${POLL_INTERVAL_MS ?? 'default (500)'} ms)`);
-  console.log(`   machine: ${cores.length} cores (${cores[0]?.model.trim() ?? 'unknown'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, load ${loadavg().map((l) => l.toFixed(1)).join(' ')} at start`);
+  console.log(
+    `Fan-out: one \`echo ok\` command, target_mode parallel, to ${N} agents in one process (long polls look at the inbox every ${POLL_INTERVAL_MS ?? 'default (500)'} ms)`,
+  );
+  console.log(
+    `   machine: ${cores.length} cores (${cores[0]?.model.trim() ?? 'unknown'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, load ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} at start`,
+  );
   let stack: Stack | undefined;
   const agents: RunningAgent[] = [];
   const dir = await mkdtemp(join(tmpdir(), 'deployer-bench-fanout-'));
@@ -90,7 +110,12 @@ const main = async () => {
       await rm(dir, { recursive: true, force: true });
     })());
   // Ctrl-C stops the agents and the stack (DynamoDB Local, serverless-offline) instead of leaving them behind.
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stopEverything().finally(() => (console.log(`   ${signal}: agents and stack stopped`), process.exit(130))));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(
+      signal,
+      () =>
+        void stopEverything().finally(() => (console.log(`   ${signal}: agents and stack stopped`), process.exit(130))),
+    );
   try {
     stack = await startStack({
       port: 0,
@@ -106,11 +131,19 @@ const main = async () => {
     const { baseUrl, call } = await signedIn(stack, ADMIN);
 
     // Prepare: N agents, enrolled with one token, ENROLL_BATCH at a time
-    const enrollment = (await call('POST', '/targets/enrollment-tokens', { expires_in_hours: 1, max_uses: Math.min(N, 1000), tags: [{ key: 'bench', value: 'fanout' }] })).token as string;
+    const enrollment = (
+      await call('POST', '/targets/enrollment-tokens', {
+        expires_in_hours: 1,
+        max_uses: Math.min(N, 1000),
+        tags: [{ key: 'bench', value: 'fanout' }],
+      })
+    ).token as string;
     const enrollStarted = Date.now();
     for (let first = 0; first < N; first += ENROLL_BATCH) {
       if (Date.now() - enrollStarted > ENROLL_DEADLINE_MS) {
-        throw new Error(`only ${agents.length} of ${N} agents enrolled within ${ENROLL_DEADLINE_MS / 1000} s (load ${loadavg()[0]!.toFixed(1)}): try a smaller N or a longer poll interval`);
+        throw new Error(
+          `only ${agents.length} of ${N} agents enrolled within ${ENROLL_DEADLINE_MS / 1000} s (load ${loadavg()[0]!.toFixed(1)}): try a smaller N or a longer poll interval`,
+        );
       }
       const batch = Array.from({ length: Math.min(ENROLL_BATCH, N - first) }, (_, i) => first + i);
       const started = await Promise.allSettled(
@@ -135,7 +168,9 @@ const main = async () => {
         if (result.status === 'fulfilled') agents.push(result.value);
         else agentProblems.push(`enrollment failed: ${String(result.reason)}`);
       }
-      console.log(`   ... ${agents.length} agents enrolled after ${((Date.now() - enrollStarted) / 1000).toFixed(1)} s (load ${loadavg()[0]!.toFixed(1)})`);
+      console.log(
+        `   ... ${agents.length} agents enrolled after ${((Date.now() - enrollStarted) / 1000).toFixed(1)} s (load ${loadavg()[0]!.toFixed(1)})`,
+      );
     }
     const enrollMs = Date.now() - enrollStarted;
     let online = 0;
@@ -144,17 +179,27 @@ const main = async () => {
       online = targets;
       if (online >= agents.length) break;
     }
-    console.log(`   agents enrolled: ${agents.length} of ${N} in ${(enrollMs / 1000).toFixed(1)} s (${ENROLL_BATCH} at a time); online: ${online}`);
+    console.log(
+      `   agents enrolled: ${agents.length} of ${N} in ${(enrollMs / 1000).toFixed(1)} s (${ENROLL_BATCH} at a time); online: ${online}`,
+    );
     await sleep(5000); // every agent is in its long poll
 
-    const action = await call('POST', '/actions', { slug: 'echo-ok', name: 'Echo ok', version: { version: '1.0.0', script: 'echo ok' } });
+    const action = await call('POST', '/actions', {
+      slug: 'echo-ok',
+      name: 'Echo ok',
+      version: { version: '1.0.0', script: 'echo ok' },
+    });
     if (typeof action.id !== 'string') throw new Error(`POST /actions answered ${JSON.stringify(action)}`);
 
     /** One deployment: create, poll it every 100 ms until it is terminal, print its timeline. */
     const round = async (label: string) => {
       // Act
       const createdAt = Date.now();
-      const created = await call('POST', '/deployments', { action_id: action.id, target_tags: [{ key: 'bench', value: 'fanout' }], target_mode: 'parallel' });
+      const created = await call('POST', '/deployments', {
+        action_id: action.id,
+        target_tags: [{ key: 'bench', value: 'fanout' }],
+        target_mode: 'parallel',
+      });
       const answeredAt = Date.now();
       const id = created.deployment_id as string;
       let deployment = created.deployment;
@@ -167,26 +212,56 @@ const main = async () => {
         }
       }
       // Assess: the timeline, relative to the create request
-      const steps = deployment.plan.steps as { state: string; started_at: string | null; completed_at: string | null; error_message: string | null }[];
-      const results = (await call('GET', `/deployments/${id}/analysis`)) as { status: string; started_at: string | null; completed_at: string | null }[];
-      const history = (await call('GET', `/deployments/${id}/logs/history?limit=1000`)) as { event_type: string; timestamp: string }[];
+      const steps = deployment.plan.steps as {
+        state: string;
+        started_at: string | null;
+        completed_at: string | null;
+        error_message: string | null;
+      }[];
+      const results = (await call('GET', `/deployments/${id}/analysis`)) as {
+        status: string;
+        started_at: string | null;
+        completed_at: string | null;
+      }[];
+      const history = (await call('GET', `/deployments/${id}/logs/history?limit=1000`)) as {
+        event_type: string;
+        timestamp: string;
+      }[];
       const since = (iso: string | null) => (iso === null ? NaN : Date.parse(iso) - createdAt);
       const times = (values: readonly (string | null)[]) => values.map(since).filter((n) => !Number.isNaN(n));
       const states = (items: readonly { state?: string; status?: string }[]) =>
-        Object.entries(items.reduce<Record<string, number>>((counts, s) => ({ ...counts, [s.state ?? s.status ?? '?']: (counts[s.state ?? s.status ?? '?'] ?? 0) + 1 }), {}))
+        Object.entries(
+          items.reduce<Record<string, number>>(
+            (counts, s) => ({ ...counts, [s.state ?? s.status ?? '?']: (counts[s.state ?? s.status ?? '?'] ?? 0) + 1 }),
+            {},
+          ),
+        )
           .map(([state, count]) => `${count} ${state}`)
           .join(', ');
-      console.log(`\n   ${label}: deployment ${deployment.state}, ${steps.length} steps (${states(steps)}); commands: ${states(results)}`);
+      console.log(
+        `\n   ${label}: deployment ${deployment.state}, ${steps.length} steps (${states(steps)}); commands: ${states(results)}`,
+      );
       const errors = new Map<string, number>();
-      for (const step of steps) if (step.error_message !== null) errors.set(step.error_message, (errors.get(step.error_message) ?? 0) + 1);
+      for (const step of steps)
+        if (step.error_message !== null) errors.set(step.error_message, (errors.get(step.error_message) ?? 0) + 1);
       for (const [message, count] of errors) console.log(`   ${count} step(s) failed: ${message}`);
-      console.log(`   TOTAL, create request sent -> terminal state seen by the client: ${Number.isNaN(endedAt) ? 'not terminal within 300 s' : `${((endedAt - createdAt) / 1000).toFixed(2)} s`} (server duration_ms ${deployment.duration_ms ?? '-'})`);
+      const total = Number.isNaN(endedAt)
+        ? 'not terminal within 300 s'
+        : `${((endedAt - createdAt) / 1000).toFixed(2)} s`;
+      console.log(
+        `   TOTAL, create request sent -> terminal state seen by the client: ${total} (server duration_ms ${deployment.duration_ms ?? '-'})`,
+      );
       console.log(header('after the create request was sent'));
       console.log(spread('create answered (201)', [answeredAt - createdAt]));
       console.log(spread('deployment started_at (instance taken)', times([deployment.started_at])));
       console.log(spread('step marked running (command in the inbox)', times(steps.map((s) => s.started_at))));
       console.log(spread('command started on its agent', times(results.map((r) => r.started_at))));
-      console.log(spread('its output line stored (log event)', times(history.filter((e) => e.event_type === 'log').map((e) => e.timestamp))));
+      console.log(
+        spread(
+          'its output line stored (log event)',
+          times(history.filter((e) => e.event_type === 'log').map((e) => e.timestamp)),
+        ),
+      );
       console.log(spread('command done on its agent, output delivered', times(results.map((r) => r.completed_at))));
       console.log(spread('step completed (engine pass after complete)', times(steps.map((s) => s.completed_at))));
       console.log(spread('deployment completed_at', times([deployment.completed_at])));
@@ -198,13 +273,29 @@ const main = async () => {
     await round('round 2 (warm)');
 
     const offlineRss = await Promise.all(stack.childPids.map(rssMiB));
-    console.log(`\n   resident memory: this process ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB; stack children ${offlineRss.map((r) => (r === undefined ? '?' : `${r.toFixed(0)} MiB`)).join(', ')} (DynamoDB Local, serverless-offline with its worker threads)`);
-    console.log(`   agent requests by kind and status: ${[...traffic].sort().map(([k, n]) => `${k}: ${n}`).join(', ')}`);
+    const children = offlineRss.map((r) => (r === undefined ? '?' : `${r.toFixed(0)} MiB`)).join(', ');
+    console.log(
+      `\n   resident memory: this process ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB; ` +
+        `stack children ${children} (DynamoDB Local, serverless-offline with its worker threads)`,
+    );
+    console.log(
+      `   agent requests by kind and status: ${[...traffic]
+        .sort()
+        .map(([k, n]) => `${k}: ${n}`)
+        .join(', ')}`,
+    );
     if (refusals.length > 0) console.log(`   first refusals: ${refusals.join('; ')}`);
-    console.log(`   load average at the end: ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log(
+      `   load average at the end: ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
   } finally {
     await stopEverything();
-    if (agentProblems.length > 0) console.log(`   agent log lines about problems: ${agentProblems.length}, e.g.\n     ${agentProblems.slice(0, 5).join('\n     ')}`);
+    if (agentProblems.length > 0)
+      console.log(
+        `   agent log lines about problems: ${agentProblems.length}, e.g.\n     ${agentProblems.slice(0, 5).join('\n     ')}`,
+      );
     const left = (stack?.childPids ?? []).filter(alive);
     console.log(`   stopped; child processes left: ${left.length === 0 ? 'none' : left.join(', ')}`);
   }

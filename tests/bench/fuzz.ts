@@ -6,13 +6,27 @@
 import { parseArgs } from 'node:util';
 import { startStack } from '../../local/stack.js';
 import { uniqueName } from '../support/aws.js';
-import { BAD_OUTCOMES, FUZZ_STACK_ENV, formatReport, operationsOf, ownEntities, planRequests, runFuzz } from '../support/fuzz.js';
+import {
+  BAD_OUTCOMES,
+  FUZZ_STACK_ENV,
+  formatReport,
+  operationsOf,
+  ownEntities,
+  planRequests,
+  runFuzz,
+} from '../support/fuzz.js';
 import { apiClient } from '../support/http.js';
 import { runBench } from './support.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
-const { values } = parseArgs({ options: { total: { type: 'string', default: '10000' }, seed: { type: 'string', default: '21' }, concurrency: { type: 'string', default: '4' } } });
+const { values } = parseArgs({
+  options: {
+    total: { type: 'string', default: '10000' },
+    seed: { type: 'string', default: '21' },
+    concurrency: { type: 'string', default: '4' },
+  },
+});
 const total = Number(values.total);
 const seed = Number(values.seed);
 const concurrency = Number(values.concurrency);
@@ -23,15 +37,24 @@ const ADMIN = { email: 'bench@example.com', password: 'bench-password' };
 await runBench(async () => {
   const { logger } = await import('../../functions/shared/logger.js');
   logger.setLogLevel('CRITICAL');
-  const stack = await startStack({ port: 0, namePrefix: `${uniqueName('benchfuzz')}-`, bootstrapAdmin: ADMIN, env: FUZZ_STACK_ENV });
+  const stack = await startStack({
+    port: 0,
+    namePrefix: `${uniqueName('benchfuzz')}-`,
+    bootstrapAdmin: ADMIN,
+    env: FUZZ_STACK_ENV,
+  });
   try {
     const api = apiClient(() => stack.baseUrl);
     let token = (await api.login(ADMIN)).token;
     const call = (method: string, path: string, body?: unknown) => api.call(method, `/api/v1${path}`, { token, body });
-    const own = await ownEntities(call, uniqueName('bench'), (body) => api.call('POST', '/api/v1/agent/register', { body }));
+    const own = await ownEntities(call, uniqueName('bench'), (body) =>
+      api.call('POST', '/api/v1/agent/register', { body }),
+    );
     const operations = operationsOf((await api.call('GET', '/api/v1/openapi.json')).json);
     const requests = planRequests(operations, { total, seed, ids: own.ids });
-    console.log(`fuzzing ${operations.length} operations with ${total} requests (seed ${seed}, ${concurrency} at a time) at ${stack.baseUrl}`);
+    console.log(
+      `fuzzing ${operations.length} operations with ${total} requests (seed ${seed}, ${concurrency} at a time) at ${stack.baseUrl}`,
+    );
     const report = await runFuzz({
       baseUrl: stack.baseUrl,
       login: async () => (token = (await api.login(ADMIN)).token),
@@ -40,7 +63,12 @@ await runBench(async () => {
       concurrency,
       timeoutMs: 25_000,
       onProgress: (done, counts) => {
-        if (done % 500 === 0) console.log(`  ${done} / ${total}: ${Object.entries(counts).map(([k, n]) => `${k} ${n}`).join(', ')}`);
+        if (done % 500 === 0)
+          console.log(
+            `  ${done} / ${total}: ${Object.entries(counts)
+              .map(([k, n]) => `${k} ${n}`)
+              .join(', ')}`,
+          );
       },
     });
     token = (await api.login(ADMIN)).token; // a fuzzed logout may have revoked the last one

@@ -29,7 +29,8 @@ const INTERVAL_MS = Number(process.argv[3] ?? 15);
 const LEAD_IN_MS = 3000;
 const ADMIN = { email: 'bench@example.com', password: 'bench-password' };
 
-const percentile = (sorted: readonly number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+const percentile = (sorted: readonly number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const row = (label: string, samples: readonly number[]) => {
   const sorted = [...samples].sort((a, b) => a - b);
   const f = (n: number) => `${n.toFixed(0)} ms`.padStart(9);
@@ -46,7 +47,10 @@ const alive = (pid: number) => {
 };
 
 /** Reads an SSE response to its end, calling `onMessage` with each data frame and the time its bytes arrived. */
-const readStream = async (response: Response, onMessage: (message: { event: string; data: Record<string, unknown> }, receivedAt: number) => void) => {
+const readStream = async (
+  response: Response,
+  onMessage: (message: { event: string; data: Record<string, unknown> }, receivedAt: number) => void,
+) => {
   if (response.body === null) throw new Error('the stream has no body');
   const decoder = new TextDecoder();
   let buffer = '';
@@ -64,7 +68,9 @@ const readStream = async (response: Response, onMessage: (message: { event: stri
 };
 
 const main = async () => {
-  console.log(`Agent output -> SSE client latency: ${LINES} lines, ${INTERVAL_MS} ms apart, from local-1 (machine: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)})`);
+  console.log(
+    `Agent output -> SSE client latency: ${LINES} lines, ${INTERVAL_MS} ms apart, from local-1 (machine: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)})`,
+  );
   const startedAt = performance.now();
   let stack: Stack | undefined;
   let agents: readonly RunningAgent[] = [];
@@ -77,9 +83,18 @@ const main = async () => {
       await rm(dir, { recursive: true, force: true });
     })());
   // Ctrl-C stops the agents and the stack (DynamoDB Local, serverless-offline) instead of leaving them behind.
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stopEverything().finally(() => (console.log(`   ${signal}: agents and stack stopped`), process.exit(130))));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(
+      signal,
+      () =>
+        void stopEverything().finally(() => (console.log(`   ${signal}: agents and stack stopped`), process.exit(130))),
+    );
   try {
-    stack = await startStack({ port: 0, namePrefix: `bench-output-${randomUUID().slice(0, 8)}-`, bootstrapAdmin: ADMIN });
+    stack = await startStack({
+      port: 0,
+      namePrefix: `bench-output-${randomUUID().slice(0, 8)}-`,
+      bootstrapAdmin: ADMIN,
+    });
     const { baseUrl, call } = await signedIn(stack, ADMIN);
     const agentLog: string[] = [];
     agents = await startLocalAgents(stack, dir, (line) => agentLog.push(line));
@@ -93,9 +108,16 @@ const main = async () => {
   };
   tick();
 }, ${LEAD_IN_MS});`;
-    const action = await call('POST', '/actions', { slug: 'print-times', name: 'Print times', version: { version: '1.0.0', interpreter: 'node', script } });
+    const action = await call('POST', '/actions', {
+      slug: 'print-times',
+      name: 'Print times',
+      version: { version: '1.0.0', interpreter: 'node', script },
+    });
     if (typeof action.id !== 'string') throw new Error(`POST /actions answered ${JSON.stringify(action)}`);
-    const created = await call('POST', '/deployments', { action_id: action.id, target_tags: [{ key: 'role', value: 'web' }] });
+    const created = await call('POST', '/deployments', {
+      action_id: action.id,
+      target_tags: [{ key: 'role', value: 'web' }],
+    });
     const deploymentId = created.deployment_id as string;
     const sse = (await call('POST', '/auth/sse-token', {})).sse_token as string;
 
@@ -103,7 +125,9 @@ const main = async () => {
     const toStore: number[] = [];
     const storeToClient: number[] = [];
     let finalState = '';
-    const response = await fetch(`${baseUrl}/api/v1/deployments/${deploymentId}/logs?sse_token=${sse}`, { signal: AbortSignal.timeout(LEAD_IN_MS + LINES * INTERVAL_MS * 4 + 120_000) });
+    const response = await fetch(`${baseUrl}/api/v1/deployments/${deploymentId}/logs?sse_token=${sse}`, {
+      signal: AbortSignal.timeout(LEAD_IN_MS + LINES * INTERVAL_MS * 4 + 120_000),
+    });
     if (response.status !== 200) throw new Error(`the stream answered ${response.status}: ${await response.text()}`);
     await readStream(response, (message, receivedAt) => {
       if (message.event === 'state_change') finalState = String(message.data['new_state']);
@@ -119,13 +143,16 @@ const main = async () => {
     });
 
     console.log(`\n   deployment ${deploymentId} ended ${finalState}; ${endToEnd.length} of ${LINES} lines received`);
-    console.log(`   ${'latency of a line'.padEnd(40)} ${'count'.padStart(5)} ${['min', 'p50', 'p95', 'max'].map((h) => h.padStart(9)).join(' ')}`);
+    console.log(
+      `   ${'latency of a line'.padEnd(40)} ${'count'.padStart(5)} ${['min', 'p50', 'p95', 'max'].map((h) => h.padStart(9)).join(' ')}`,
+    );
     console.log(row('printed -> SSE client (end to end)', endToEnd));
     console.log(row('printed -> stored (agent batch, POST)', toStore));
     console.log(row('stored -> SSE client (store poll)', storeToClient));
     console.log('   (stored = log.timestamp, written when the output request was handled: millisecond resolution)');
     const problems = agentLog.filter((line) => /error|fail|refused|retry/i.test(line));
-    if (problems.length > 0) console.log(`   agent log lines about problems: ${problems.length}, e.g. ${problems.slice(0, 3).join(' | ')}`);
+    if (problems.length > 0)
+      console.log(`   agent log lines about problems: ${problems.length}, e.g. ${problems.slice(0, 3).join(' | ')}`);
   } finally {
     await stopEverything();
     const left = (stack?.childPids ?? []).filter(alive);

@@ -18,7 +18,8 @@ import { bound } from '../fakes/shell.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const summary = (samples: number[], unit = 'ms', digits = 2) => {
   const sorted = [...samples].sort((a, b) => a - b);
   const f = (n: number) => `${n.toFixed(digits)} ${unit}`;
@@ -47,14 +48,28 @@ const httpLatency = async () => {
 };
 
 const shellOverhead = async () => {
-  console.log('\n2. In process: the shared HTTP shell vs a bare middy handler (same health body, no I/O, logs silenced)');
+  console.log(
+    '\n2. In process: the shared HTTP shell vs a bare middy handler (same health body, no I/O, logs silenced)',
+  );
   logger.setLogLevel('SILENT');
   const body = { status: 'ok', checked_at: new Date().toISOString(), dependencies: {} };
-  const bare = middy().handler(async () => ({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }));
+  const bare = middy().handler(async () => ({
+    statusCode: 200,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  }));
   // The shell with a rate gate that answers at once: its own cost, without the limiter's DynamoDB write.
-  const ours = bound(http({ operationId: 'bench', summary: 'bench', tags: [], permission: 'public', responses: {} }, async () => ({ statusCode: 200, body })));
+  const ours = bound(
+    http({ operationId: 'bench', summary: 'bench', tags: [], permission: 'public', responses: {} }, async () => ({
+      statusCode: 200,
+      body,
+    })),
+  );
   const event = httpEvent('GET', '/api/v1/health');
-  for (const [name, handler] of [['bare middy', bare], ['shell (http())', ours]] as const) {
+  for (const [name, handler] of [
+    ['bare middy', bare],
+    ['shell (http())', ours],
+  ] as const) {
     for (let i = 0; i < 2_000; i += 1) await handler(event, lambdaContext()); // warm
     const samples: number[] = [];
     for (let i = 0; i < 20_000; i += 1) {
@@ -83,7 +98,9 @@ const bundles = async () => {
       external: ['@aws-sdk/*', '@node-rs/argon2'], // as serverless.yml: the SDK is the runtime's, argon2 ships beside the bundle
       outfile,
       logLevel: 'silent',
-      banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+      banner: {
+        js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+      },
     });
     const size = (await stat(outfile)).size;
     const times: number[] = [];
@@ -92,14 +109,23 @@ const bundles = async () => {
       const script = `globalThis.awslambda ??= {}; awslambda.streamifyResponse ??= (h) => h;
         const s = performance.now(); await import(${JSON.stringify(outfile)}); console.log(performance.now() - s);`;
       const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
-        env: { ...process.env, TABLE_NAME: 't', DISPATCH_QUEUE_URL: 'http://127.0.0.1/q', ORCHESTRATOR_QUEUE_URL: 'http://127.0.0.1/o' },
+        env: {
+          ...process.env,
+          TABLE_NAME: 't',
+          DISPATCH_QUEUE_URL: 'http://127.0.0.1/q',
+          ORCHESTRATOR_QUEUE_URL: 'http://127.0.0.1/o',
+        },
       });
       times.push(Number(stdout.trim()));
     }
     times.sort((a, b) => a - b);
-    console.log(`   ${fn.name.padEnd(10)} ${(size / 1024).toFixed(0).padStart(5)} KiB   init median ${times[2]!.toFixed(1)} ms (min ${times[0]!.toFixed(1)}, max ${times[4]!.toFixed(1)})`);
+    console.log(
+      `   ${fn.name.padEnd(10)} ${(size / 1024).toFixed(0).padStart(5)} KiB   init median ${times[2]!.toFixed(1)} ms (min ${times[0]!.toFixed(1)}, max ${times[4]!.toFixed(1)})`,
+    );
   }
-  console.log('   (size excludes the AWS SDK, provided by the runtime, and the native Argon2 binary, about 650 KiB shipped beside the bundles that hash passwords; init time includes loading both)');
+  console.log(
+    '   (size excludes the AWS SDK, provided by the runtime, and the native Argon2 binary, about 650 KiB shipped beside the bundles that hash passwords; init time includes loading both)',
+  );
 };
 
 await httpLatency();

@@ -11,7 +11,8 @@ export const signedIn = async (stack: Pick<Stack, 'baseUrl'>, admin: { email: st
   const token = (await api.login(admin)).token;
   const call = async (method: string, path: string, body?: unknown) => {
     const reply = await api.call(method, `/api/v1${path}`, { token, body });
-    if (reply.status >= 300) throw new Error(`${method} ${path} answered ${reply.status}: ${JSON.stringify(reply.json)}`);
+    if (reply.status >= 300)
+      throw new Error(`${method} ${path} answered ${reply.status}: ${JSON.stringify(reply.json)}`);
     return reply.json;
   };
   return { baseUrl, token, call };

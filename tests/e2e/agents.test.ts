@@ -21,7 +21,8 @@ let dir = '';
 const agents: RunningAgent[] = [];
 
 const api = apiClient(() => stack.baseUrl);
-const call = (method: string, path: string, token?: string, body?: unknown) => api.call(method, `/api/v1${path}`, { ...(token === undefined ? {} : { token }), body });
+const call = (method: string, path: string, token?: string, body?: unknown) =>
+  api.call(method, `/api/v1${path}`, { ...(token === undefined ? {} : { token }), body });
 const quietLog = () => undefined;
 
 const wiring = async () => (await import('../../functions/shared/targets-wiring.js')).targetsDeps();
@@ -53,7 +54,8 @@ const finished = async (id: string, withinMs = 30_000): Promise<Command> => {
   }
 };
 
-const outputOf = async (id: string): Promise<string> => (await (await wiring()).commands.output(id)).map((c) => c.data).join('');
+const outputOf = async (id: string): Promise<string> =>
+  (await (await wiring()).commands.output(id)).map((c) => c.data).join('');
 
 beforeAll(async () => {
   stack = await startStack({ port: 0, namePrefix: `${uniqueName('agents')}-`, bootstrapAdmin: ADMIN });
@@ -73,16 +75,28 @@ describe('enrollment tokens', () => {
     expect(created.status).toBe(201);
     expect(created.json.token).toMatch(/^det_/);
     expect(Date.parse(created.json.expires_at) - Date.now()).toBeGreaterThan(3_500_000);
-    expect((await call('POST', '/targets/enrollment-tokens', admin, { expires_in_hours: 0 })).json.error).toMatchObject({ code: 'VALIDATION_ERROR' });
+    expect((await call('POST', '/targets/enrollment-tokens', admin, { expires_in_hours: 0 })).json.error).toMatchObject(
+      { code: 'VALIDATION_ERROR' },
+    );
     expect((await call('POST', '/targets/enrollment-tokens', undefined, {})).status).toBe(401);
     await createUser('viewer@example.com', 'viewer-password', ['user']);
     const viewer = (await api.login({ email: 'viewer@example.com', password: 'viewer-password' })).token;
-    expect((await call('POST', '/targets/enrollment-tokens', viewer, {})).json.error.code).toBe('INSUFFICIENT_PERMISSIONS');
+    expect((await call('POST', '/targets/enrollment-tokens', viewer, {})).json.error.code).toBe(
+      'INSUFFICIENT_PERMISSIONS',
+    );
     expect((await call('GET', '/targets', viewer)).status).toBe(200);
   });
 
   it('refuses registration with an unknown token', async () => {
-    const reply = await call('POST', '/agent/register', undefined, { enrollment_token: 'det_nope', name: 'x', hostname: 'x', os: 'linux', arch: 'x64', agent_version: '1.0.0', tags: [] });
+    const reply = await call('POST', '/agent/register', undefined, {
+      enrollment_token: 'det_nope',
+      name: 'x',
+      hostname: 'x',
+      os: 'linux',
+      arch: 'x64',
+      agent_version: '1.0.0',
+      tags: [],
+    });
     expect([reply.status, reply.json.error.code]).toEqual([401, 'INVALID_CREDENTIALS']);
   });
 });
@@ -91,7 +105,9 @@ describe('an agent started with an enrollment token', () => {
   let agent: RunningAgent;
 
   beforeAll(async () => {
-    const { token } = (await call('POST', '/targets/enrollment-tokens', admin, { tags: [{ key: 'role', value: 'web' }] })).json;
+    const { token } = (
+      await call('POST', '/targets/enrollment-tokens', admin, { tags: [{ key: 'role', value: 'web' }] })
+    ).json;
     agent = await startAgent({
       server: stack.baseUrl,
       name: 'e2e-web',
@@ -107,11 +123,30 @@ describe('an agent started with an enrollment token', () => {
   it('appears online with its tags, by id and short id, and can be renamed and retagged', async () => {
     const list = await call('GET', '/targets?tag=role=web', admin);
     const target = list.json.data.find((t: { id: string }) => t.id === agent.targetId);
-    expect(target).toMatchObject({ name: 'e2e-web', status: 'online', tags: [{ key: 'role', value: 'web' }], agent_version: expect.any(String) });
+    expect(target).toMatchObject({
+      name: 'e2e-web',
+      status: 'online',
+      tags: [{ key: 'role', value: 'web' }],
+      agent_version: expect.any(String),
+    });
     expect((await call('GET', `/targets/${target.short_id}`, admin)).json.id).toBe(agent.targetId);
-    const renamed = await call('PUT', `/targets/${agent.targetId}`, admin, { name: 'e2e-web-1', tags: [{ key: 'role', value: 'web' }, { key: 'tier', value: '1' }] });
-    expect(renamed.json).toMatchObject({ name: 'e2e-web-1', tags: [{ key: 'role', value: 'web' }, { key: 'tier', value: '1' }] });
-    expect((await call('PUT', `/targets/${agent.targetId}`, admin, { tags: [{ key: '', value: 'x' }] })).status).toBe(400);
+    const renamed = await call('PUT', `/targets/${agent.targetId}`, admin, {
+      name: 'e2e-web-1',
+      tags: [
+        { key: 'role', value: 'web' },
+        { key: 'tier', value: '1' },
+      ],
+    });
+    expect(renamed.json).toMatchObject({
+      name: 'e2e-web-1',
+      tags: [
+        { key: 'role', value: 'web' },
+        { key: 'tier', value: '1' },
+      ],
+    });
+    expect((await call('PUT', `/targets/${agent.targetId}`, admin, { tags: [{ key: '', value: 'x' }] })).status).toBe(
+      400,
+    );
     expect((await call('GET', '/targets/nope', admin)).status).toBe(404);
   });
 
@@ -141,7 +176,11 @@ describe('an agent started with an enrollment token', () => {
   });
 
   it('reports a failing command’s exit code and stderr', async () => {
-    const command = await enqueue(agent.targetId, { script: 'echo "disk full" >&2; exit 3', variables: {}, secretVariables: [] });
+    const command = await enqueue(agent.targetId, {
+      script: 'echo "disk full" >&2; exit 3',
+      variables: {},
+      secretVariables: [],
+    });
     expect((await finished(command.id)).result?.exitCode).toBe(3);
     expect(await outputOf(command.id)).toContain('disk full');
   });
@@ -150,7 +189,15 @@ describe('an agent started with an enrollment token', () => {
 describe('agent credentials', () => {
   const register = async (name: string) => {
     const { token } = (await call('POST', '/targets/enrollment-tokens', admin, {})).json;
-    const reply = await call('POST', '/agent/register', undefined, { enrollment_token: token, name, hostname: name, os: 'linux', arch: 'x64', agent_version: '1.0.0', tags: [] });
+    const reply = await call('POST', '/agent/register', undefined, {
+      enrollment_token: token,
+      name,
+      hostname: name,
+      os: 'linux',
+      arch: 'x64',
+      agent_version: '1.0.0',
+      tags: [],
+    });
     expect(reply.status).toBe(201);
     return reply.json as { target_id: string; agent_token: string };
   };
@@ -166,8 +213,19 @@ describe('agent credentials', () => {
     expect(delivered.json.commands.map((c: { id: string }) => c.id)).toEqual([command.id]);
     const chunk = { chunks: [{ stream: 'stdout', data: 'x', seq: 0 }] };
     expect((await call('POST', `/agent/commands/${command.id}/output`, two.agent_token, chunk)).status).toBe(404);
-    expect((await call('POST', `/agent/commands/${command.id}/complete`, two.agent_token, { exit_code: 0, started_at: new Date().toISOString(), completed_at: new Date().toISOString() })).status).toBe(404);
-    expect((await call('POST', `/agent/commands/${command.id}/output`, one.agent_token, chunk)).json).toEqual({ accepted: 1, cancel_requested: false });
+    expect(
+      (
+        await call('POST', `/agent/commands/${command.id}/complete`, two.agent_token, {
+          exit_code: 0,
+          started_at: new Date().toISOString(),
+          completed_at: new Date().toISOString(),
+        })
+      ).status,
+    ).toBe(404);
+    expect((await call('POST', `/agent/commands/${command.id}/output`, one.agent_token, chunk)).json).toEqual({
+      accepted: 1,
+      cancel_requested: false,
+    });
     // credentials in the wrong place
     expect((await call('GET', '/targets', one.agent_token)).json.error.code).toBe('INVALID_TOKEN');
     expect((await call('POST', '/agent/heartbeat', admin, {})).json.error.code).toBe('INVALID_TOKEN');
@@ -203,8 +261,22 @@ describe('npm start’s local agents', () => {
     const targets = (await call('GET', '/targets?tag=env=local&limit=100', admin)).json.data;
     const byName = [...targets].sort((a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name));
     expect(byName.map((t: { name: string; status: string; tags: unknown }) => [t.name, t.status, t.tags])).toEqual([
-      ['local-1', 'online', [{ key: 'env', value: 'local' }, { key: 'role', value: 'web' }]],
-      ['local-2', 'online', [{ key: 'env', value: 'local' }, { key: 'role', value: 'db' }]],
+      [
+        'local-1',
+        'online',
+        [
+          { key: 'env', value: 'local' },
+          { key: 'role', value: 'web' },
+        ],
+      ],
+      [
+        'local-2',
+        'online',
+        [
+          { key: 'env', value: 'local' },
+          { key: 'role', value: 'db' },
+        ],
+      ],
     ]);
   });
 });

@@ -28,7 +28,11 @@ const login = (credentials = ADMIN) => api.login(credentials);
 describe('login and the access token', () => {
   it('logs the bootstrap admin in and sets a strict, HttpOnly refresh cookie on the auth path', async () => {
     const { body, setCookie, token } = await login();
-    expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, user: { email: ADMIN.email, roles: ['admin'], status: 'active' } });
+    expect(body).toMatchObject({
+      token_type: 'Bearer',
+      expires_in: 3600,
+      user: { email: ADMIN.email, roles: ['admin'], status: 'active' },
+    });
     expect(body.user.permissions).toHaveLength(57);
     expect(setCookie).toMatch(/^deployer_refresh=[\w-]{40,};/);
     expect(setCookie).toContain('HttpOnly');
@@ -71,7 +75,10 @@ describe('login and the access token', () => {
     // An expired token signed by the service's own key (the stack runs in this process, with its configuration).
     const { tokenService } = await import('../../functions/shared/identity-wiring.js');
     const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString()) as { sub: string };
-    const expired = await tokenService().issue({ type: 'access', userId: claims.sub, tenantId: null, issuedAt: Date.now() - 7_200_000 }, 3600);
+    const expired = await tokenService().issue(
+      { type: 'access', userId: claims.sub, tenantId: null, issuedAt: Date.now() - 7_200_000 },
+      3600,
+    );
     const reply = await call('GET', '/api/v1/auth/me', { token: expired });
     expect(reply.status).toBe(401);
     expect(reply.json.error.code).toBe('TOKEN_EXPIRED');
@@ -119,7 +126,8 @@ describe('refresh and logout', () => {
     const out = await call('POST', '/api/v1/auth/logout', { token: a.token });
     expect(out.status).toBe(200);
     expect(out.json.message).toEqual(expect.any(String));
-    for (const token of [a.token, b.token]) expect((await call('GET', '/api/v1/auth/me', { token })).json.error.code).toBe('INVALID_TOKEN');
+    for (const token of [a.token, b.token])
+      expect((await call('GET', '/api/v1/auth/me', { token })).json.error.code).toBe('INVALID_TOKEN');
     expect((await call('POST', '/api/v1/auth/refresh', { cookie: b.cookie })).status).toBe(401);
     const again = await login();
     expect((await call('GET', '/api/v1/auth/me', { token: again.token })).status).toBe(200);
@@ -142,11 +150,18 @@ describe('protected routes', () => {
     await createUser('viewer@example.com', 'viewer-password', ['user']); // holds no roles:read
     const viewer = await login({ email: 'viewer@example.com', password: 'viewer-password' });
     const admin = await login();
-    const guarded = allRoutes().filter((r) => r.handler.spec.permission.includes(':') && !viewer.body.user.permissions.includes(r.handler.spec.permission));
+    const guarded = allRoutes().filter(
+      (r) =>
+        r.handler.spec.permission.includes(':') && !viewer.body.user.permissions.includes(r.handler.spec.permission),
+    );
     expect(guarded.length).toBeGreaterThan(0);
     for (const route of guarded) {
       const denied = await call(route.method, sample(route.path), { token: viewer.token });
-      expect([route.path, denied.status, denied.json.error.code]).toEqual([route.path, 403, 'INSUFFICIENT_PERMISSIONS']);
+      expect([route.path, denied.status, denied.json.error.code]).toEqual([
+        route.path,
+        403,
+        'INSUFFICIENT_PERMISSIONS',
+      ]);
     }
     const allowed = await call('GET', '/api/v1/admin/permissions', { token: admin.token });
     expect(allowed.status).toBe(200);
@@ -157,25 +172,39 @@ describe('protected routes', () => {
 describe('failed-login lockout', () => {
   /** A request from another loopback address: the limit is per client address. */
   const loginFrom = (localAddress: string, password: string) =>
-    new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; json: any }>((resolve, reject) => { // eslint-disable-line @typescript-eslint/no-explicit-any
-      const body = JSON.stringify({ email: ADMIN.email, password });
-      const req = httpRequest(
-        { host: '127.0.0.1', port: stack.port, path: '/api/v1/auth/login', method: 'POST', localAddress, headers: { 'content-type': 'application/json', 'x-forwarded-for': '203.0.113.50' } },
-        (res) => {
-          let text = '';
-          res.on('data', (chunk) => (text += chunk));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, json: JSON.parse(text) }));
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any
+    new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; json: any }>(
+      (resolve, reject) => {
+        const body = JSON.stringify({ email: ADMIN.email, password });
+        const req = httpRequest(
+          {
+            host: '127.0.0.1',
+            port: stack.port,
+            path: '/api/v1/auth/login',
+            method: 'POST',
+            localAddress,
+            headers: { 'content-type': 'application/json', 'x-forwarded-for': '203.0.113.50' },
+          },
+          (res) => {
+            let text = '';
+            res.on('data', (chunk) => (text += chunk));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, json: JSON.parse(text) }));
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      },
+    );
 
   it('locks an address out after 10 failed logins with the spec 429, while other addresses still log in', async () => {
     for (let i = 0; i < 10; i += 1) expect((await loginFrom('127.0.0.2', 'wrong')).status).toBe(401);
     const locked = await loginFrom('127.0.0.2', 'wrong');
     expect(locked.status).toBe(429);
-    expect(locked.json.error).toMatchObject({ code: 'AUTH_RATE_LIMIT_EXCEEDED', reason: expect.any(String), retry_after_secs: expect.any(Number) });
+    expect(locked.json.error).toMatchObject({
+      code: 'AUTH_RATE_LIMIT_EXCEEDED',
+      reason: expect.any(String),
+      retry_after_secs: expect.any(Number),
+    });
     expect(locked.headers['retry-after']).toBe(String(locked.json.error.retry_after_secs));
     expect(locked.headers['x-ratelimit-remaining']).toBe('0');
     expect(locked.headers['content-type']).toContain('application/json');
@@ -188,17 +217,25 @@ describe('failed-login lockout', () => {
 describe('API keys over HTTP', () => {
   it('creates a key shown once, uses it, lists it without the secret, and revokes it', async () => {
     const { token } = await login();
-    const created = await call('POST', '/api/v1/auth/api-keys', { token, body: { name: 'ci', description: 'pipeline', scopes: ['roles:read', 'api_keys:read'] } });
+    const created = await call('POST', '/api/v1/auth/api-keys', {
+      token,
+      body: { name: 'ci', description: 'pipeline', scopes: ['roles:read', 'api_keys:read'] },
+    });
     expect(created.status).toBe(201);
     expect(created.json.full_key).toMatch(/^dpl_[0-9A-Za-z]{40}$/);
     expect(created.json.warning).toEqual(expect.any(String));
     const key = created.json.full_key as string;
     expect((await call('GET', '/api/v1/admin/permissions', { token: key })).status).toBe(200);
-    expect((await call('POST', '/api/v1/auth/api-keys', { token: key, body: { name: 'x', scopes: ['roles:read'] } })).json.error.code).toBe('INSUFFICIENT_PERMISSIONS');
+    expect(
+      (await call('POST', '/api/v1/auth/api-keys', { token: key, body: { name: 'x', scopes: ['roles:read'] } })).json
+        .error.code,
+    ).toBe('INSUFFICIENT_PERMISSIONS');
     // Listing keys needs a user login (the key itself answers 403: tests/e2e/security/access.test.ts).
     const listed = await call('GET', '/api/v1/auth/api-keys', { token });
     expect(listed.status).toBe(200);
-    expect(listed.json.api_keys).toContainEqual(expect.objectContaining({ id: created.json.api_key.id, key_prefix: key.slice(0, 12), last_used_ip: '127.0.0.1' }));
+    expect(listed.json.api_keys).toContainEqual(
+      expect.objectContaining({ id: created.json.api_key.id, key_prefix: key.slice(0, 12), last_used_ip: '127.0.0.1' }),
+    );
     expect(JSON.stringify(listed.json)).not.toContain(key);
     const revoked = await call('DELETE', `/api/v1/auth/api-keys/${created.json.api_key.id}`, { token });
     expect(revoked.status).toBe(200);
@@ -208,10 +245,19 @@ describe('API keys over HTTP', () => {
 
   it('refuses to create a key with an API key, and scopes beyond the creator', async () => {
     const { token } = await login();
-    const created = await call('POST', '/api/v1/auth/api-keys', { token, body: { name: 'k', scopes: ['api_keys:create'] } });
-    const withKey = await call('POST', '/api/v1/auth/api-keys', { token: created.json.full_key, body: { name: 'k2', scopes: ['api_keys:create'] } });
+    const created = await call('POST', '/api/v1/auth/api-keys', {
+      token,
+      body: { name: 'k', scopes: ['api_keys:create'] },
+    });
+    const withKey = await call('POST', '/api/v1/auth/api-keys', {
+      token: created.json.full_key,
+      body: { name: 'k2', scopes: ['api_keys:create'] },
+    });
     expect([withKey.status, withKey.json.error.code]).toEqual([403, 'FORBIDDEN']);
-    const unknown = await call('POST', '/api/v1/auth/api-keys', { token, body: { name: 'k3', scopes: ['everything:all'] } });
+    const unknown = await call('POST', '/api/v1/auth/api-keys', {
+      token,
+      body: { name: 'k3', scopes: ['everything:all'] },
+    });
     expect([unknown.status, unknown.json.error.code]).toEqual([400, 'VALIDATION_ERROR']);
   });
 });
@@ -231,13 +277,20 @@ describe('two-factor authentication over HTTP', () => {
     expect(setup.status).toBe(200);
     expect(setup.json.secret).toMatch(/^[A-Z2-7]{16,}=*$/);
     expect(setup.json.otpauth_url).toMatch(/^otpauth:\/\/totp\/.+secret=/);
-    expect((await call('POST', '/api/v1/auth/login', { body: credentials })).json.access_token).toEqual(expect.any(String));
+    expect((await call('POST', '/api/v1/auth/login', { body: credentials })).json.access_token).toEqual(
+      expect.any(String),
+    );
 
     // Enable with a wrong code, then with the current one.
-    expect((await call('POST', '/api/v1/auth/2fa/enable', { token, body: { code: '000000' } })).json.error.code).toBe('VALIDATION_ERROR');
+    expect((await call('POST', '/api/v1/auth/2fa/enable', { token, body: { code: '000000' } })).json.error.code).toBe(
+      'VALIDATION_ERROR',
+    );
     const secret = setup.json.secret as string;
     const enabledStep = step();
-    const enabled = await call('POST', '/api/v1/auth/2fa/enable', { token, body: { code: await codeAt(secret, enabledStep) } });
+    const enabled = await call('POST', '/api/v1/auth/2fa/enable', {
+      token,
+      body: { code: await codeAt(secret, enabledStep) },
+    });
     expect([enabled.status, enabled.json.error]).toEqual([200, undefined]);
     expect(enabled.json.two_factor_enabled).toBe(true);
 
@@ -249,23 +302,36 @@ describe('two-factor authentication over HTTP', () => {
     expect([blocked.status, blocked.json.error.code]).toEqual([403, 'TWO_FACTOR_REQUIRED']);
 
     // The code used to enable is spent; the next step's code (accepted one step early) completes the login, once.
-    const spent = await call('POST', '/api/v1/auth/2fa/verify', { body: { code: await codeAt(secret, enabledStep), pending_token: pending.json.pending_token } });
+    const spent = await call('POST', '/api/v1/auth/2fa/verify', {
+      body: { code: await codeAt(secret, enabledStep), pending_token: pending.json.pending_token },
+    });
     expect([spent.status, spent.json.error?.code]).toEqual([401, 'INVALID_CREDENTIALS']);
     const usedStep = enabledStep + 1;
     const nextCode = await codeAt(secret, usedStep);
-    const verified = await call('POST', '/api/v1/auth/2fa/verify', { body: { code: nextCode, pending_token: pending.json.pending_token } });
+    const verified = await call('POST', '/api/v1/auth/2fa/verify', {
+      body: { code: nextCode, pending_token: pending.json.pending_token },
+    });
     expect(verified.status).toBe(200);
     expect(verified.json.user.email).toBe('totp@example.com');
     expect(verified.headers.getSetCookie()[0]).toContain('deployer_refresh=');
-    const replay = await call('POST', '/api/v1/auth/2fa/verify', { body: { code: nextCode, pending_token: pending.json.pending_token } });
+    const replay = await call('POST', '/api/v1/auth/2fa/verify', {
+      body: { code: nextCode, pending_token: pending.json.pending_token },
+    });
     expect(replay.status).toBe(401);
-    expect((await call('GET', '/api/v1/auth/me', { token: verified.json.access_token })).json.two_factor_enabled).toBe(true);
+    expect((await call('GET', '/api/v1/auth/me', { token: verified.json.access_token })).json.two_factor_enabled).toBe(
+      true,
+    );
 
     // Disabling needs a code newer than every one used: wait until usedStep is the real current step (replay protection).
     await new Promise((r) => setTimeout(r, Math.max(0, usedStep * 30_000 - Date.now() + 200)));
-    const disabled = await call('POST', '/api/v1/auth/2fa/disable', { token: verified.json.access_token, body: { code: await codeAt(secret, usedStep + 1) } });
+    const disabled = await call('POST', '/api/v1/auth/2fa/disable', {
+      token: verified.json.access_token,
+      body: { code: await codeAt(secret, usedStep + 1) },
+    });
     expect(disabled.status).toBe(200);
-    expect((await call('POST', '/api/v1/auth/login', { body: credentials })).json.access_token).toEqual(expect.any(String));
+    expect((await call('POST', '/api/v1/auth/login', { body: credentials })).json.access_token).toEqual(
+      expect.any(String),
+    );
   }, 60_000);
 });
 
@@ -274,16 +340,27 @@ describe('SSE tokens over HTTP', () => {
     const { token } = await login();
     const issued = await call('POST', '/api/v1/auth/sse-token', { token, body: {} });
     expect(issued.status).toBe(200);
-    expect(issued.json).toMatchObject({ sse_token: expect.any(String), expires_in: 60, session_id: expect.any(String), refresh_token: expect.any(String) });
-    const renewed = await call('POST', '/api/v1/auth/sse-token/refresh', { body: { session_id: issued.json.session_id, refresh_token: issued.json.refresh_token } });
+    expect(issued.json).toMatchObject({
+      sse_token: expect.any(String),
+      expires_in: 60,
+      session_id: expect.any(String),
+      refresh_token: expect.any(String),
+    });
+    const renewed = await call('POST', '/api/v1/auth/sse-token/refresh', {
+      body: { session_id: issued.json.session_id, refresh_token: issued.json.refresh_token },
+    });
     expect(renewed.status).toBe(200);
     expect(renewed.json.sse_token).not.toBe(issued.json.sse_token);
-    const reused = await call('POST', '/api/v1/auth/sse-token/refresh', { body: { session_id: issued.json.session_id, refresh_token: issued.json.refresh_token } });
+    const reused = await call('POST', '/api/v1/auth/sse-token/refresh', {
+      body: { session_id: issued.json.session_id, refresh_token: issued.json.refresh_token },
+    });
     expect([reused.status, reused.json.error.code]).toEqual([401, 'INVALID_TOKEN']);
     // The streams' own check (the streaming endpoints arrive with the execution issue) consumes a token once.
     const { identityDeps } = await import('../../functions/shared/identity-wiring.js');
     const { verifySseToken } = await import('../../domain/identity/sse-tokens.js');
     await expect(verifySseToken(identityDeps(), renewed.json.sse_token)).resolves.toMatchObject({ kind: 'user' });
-    await expect(verifySseToken(identityDeps(), renewed.json.sse_token)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+    await expect(verifySseToken(identityDeps(), renewed.json.sse_token)).rejects.toMatchObject({
+      code: 'INVALID_TOKEN',
+    });
   });
 });

@@ -18,23 +18,32 @@ const raw = (method: string, path: string, body: string, token?: string) =>
 
 /** A request with exactly these headers (fetch would refuse or rewrite some of them). */
 const rawHttp = (path: string, headers: Record<string, string>, method = 'GET', body?: string) =>
-  new Promise<{ status: number; contentType: string; json: any }>((resolve, reject) => { // eslint-disable-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  new Promise<{ status: number; contentType: string; json: any }>((resolve, reject) => {
     const url = new URL(stack.baseUrl);
     const req = request({ host: '127.0.0.1', port: url.port, path, method, headers }, (res) => {
       let text = '';
       res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), json: text === '' ? undefined : JSON.parse(text) }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          contentType: String(res.headers['content-type'] ?? ''),
+          json: text === '' ? undefined : JSON.parse(text),
+        }),
+      );
     });
     req.on('error', reject);
     req.end(body);
   });
 
-const isEnvelope = (json: unknown) => expect(json).toMatchObject({ error: { code: expect.any(String), message: expect.any(String) } });
+const isEnvelope = (json: unknown) =>
+  expect(json).toMatchObject({ error: { code: expect.any(String), message: expect.any(String) } });
 
 beforeAll(async () => {
   stack = await startStack({ port: 0, namePrefix: `${uniqueName('badinput')}-`, bootstrapAdmin: ADMIN });
   admin = (await api.login(ADMIN)).token;
-  tenantId = (await api.call('POST', '/api/v1/tenants', { token: admin, body: { name: 'Probe', slug: 'probe' } })).json.id;
+  tenantId = (await api.call('POST', '/api/v1/tenants', { token: admin, body: { name: 'Probe', slug: 'probe' } })).json
+    .id;
 });
 
 afterAll(async () => {
@@ -58,7 +67,11 @@ describe('bodies that are not JSON objects', () => {
         const reply = await raw(method, path, body, authenticated ? admin : undefined);
         // Assess
         expect([method, path, body, reply.status]).toEqual([method, path, body, 400]);
-        expect(reply.json.error).toMatchObject({ code: 'VALIDATION_ERROR', message: 'The body must be a JSON object.', details: { fields: [{ field: 'body' }] } });
+        expect(reply.json.error).toMatchObject({
+          code: 'VALIDATION_ERROR',
+          message: 'The body must be a JSON object.',
+          details: { fields: [{ field: 'body' }] },
+        });
       }
     }
     // Nothing changed: the tenant keeps its name, the capacity is what it was
@@ -66,7 +79,12 @@ describe('bodies that are not JSON objects', () => {
   });
 
   it('refuses a body over 8 MiB with 413 and the envelope', async () => {
-    const reply = await raw('POST', '/tenants', JSON.stringify({ name: 'x'.repeat(9 * 1024 * 1024), slug: 'big' }), admin);
+    const reply = await raw(
+      'POST',
+      '/tenants',
+      JSON.stringify({ name: 'x'.repeat(9 * 1024 * 1024), slug: 'big' }),
+      admin,
+    );
     expect(reply.status).toBe(413);
     expect(reply.json.error).toMatchObject({ code: 'VALIDATION_ERROR', details: { limit_bytes: 8 * 1024 * 1024 } });
   });
@@ -75,9 +93,18 @@ describe('bodies that are not JSON objects', () => {
 describe('query parameters', () => {
   it('answers 400 at once for an array or repeated parameter where one value is expected', async () => {
     // Prepare: an agent token
-    const enrollment = (await api.call('POST', '/api/v1/targets/enrollment-tokens', { token: admin, body: {} })).json.token as string;
+    const enrollment = (await api.call('POST', '/api/v1/targets/enrollment-tokens', { token: admin, body: {} })).json
+      .token as string;
     const registered = await api.call('POST', '/api/v1/agent/register', {
-      body: { enrollment_token: enrollment, name: 'probe', hostname: 'probe', os: 'linux', arch: 'x64', agent_version: '1.0.0', tags: [] },
+      body: {
+        enrollment_token: enrollment,
+        name: 'probe',
+        hostname: 'probe',
+        os: 'linux',
+        arch: 'x64',
+        agent_version: '1.0.0',
+        tags: [],
+      },
     });
     const agentToken = registered.json.agent_token as string;
     // Act
@@ -87,7 +114,11 @@ describe('query parameters', () => {
     const list = await api.call('GET', '/api/v1/tenants?limit=1&limit=2', { token: admin });
     // Assess
     expect(Date.now() - started).toBeLessThan(10_000); // a long poll would hold each for 20 s
-    for (const [reply, field] of [[array, 'wait'], [repeated, 'wait'], [list, 'limit']] as const) {
+    for (const [reply, field] of [
+      [array, 'wait'],
+      [repeated, 'wait'],
+      [list, 'limit'],
+    ] as const) {
       expect(reply.status).toBe(400);
       expect(reply.json.error.details.fields).toEqual([expect.objectContaining({ field })]);
     }
@@ -100,7 +131,13 @@ describe('requests the HTTP layer cannot read', () => {
     const cases: [string, Record<string, string>, string, number, string?][] = [
       ['/api/v1/actions/%zz', { authorization: `Bearer ${admin}` }, 'GET', 400],
       ['/api/v1/actions', { authorization: `Bearer ${admin}`, cookie: ';;=;__proto__=x; a' }, 'GET', 400],
-      ['/api/v1/tenants', { authorization: `Bearer ${admin}`, 'content-type': 'application/json, text/plain' }, 'POST', 400, '{"name":"a","slug":"a"}'],
+      [
+        '/api/v1/tenants',
+        { authorization: `Bearer ${admin}`, 'content-type': 'application/json, text/plain' },
+        'POST',
+        400,
+        '{"name":"a","slug":"a"}',
+      ],
       [`/api/v1/actions?x=${long}`, { authorization: `Bearer ${admin}` }, 'GET', 431],
       ['/api/v1/actions', { authorization: `Bearer ${admin}`, 'x-long': long }, 'GET', 431],
     ];

@@ -12,15 +12,22 @@ let admin: string;
 
 const api = apiClient(() => stack.baseUrl);
 /** An API call: paths relative to /api/v1, a bearer token (undefined: none), a JSON body. */
-const call = (method: string, path: string, token: string | undefined, body?: unknown) => api.call(method, `/api/v1${path}`, token === undefined ? { body } : { token, body });
+const call = (method: string, path: string, token: string | undefined, body?: unknown) =>
+  api.call(method, `/api/v1${path}`, token === undefined ? { body } : { token, body });
 const login = async (email: string, password: string): Promise<string> => (await api.login({ email, password })).token;
-const fields = (reply: Reply): string[] => (reply.json.error.details?.fields ?? []).map((f: { field: string }) => f.field);
+const fields = (reply: Reply): string[] =>
+  (reply.json.error.details?.fields ?? []).map((f: { field: string }) => f.field);
 const outcome = (reply: Reply) => [reply.status, reply.json?.error?.code];
 
 let slugs = 0;
 const newAction = (overrides: Record<string, unknown> = {}) => {
   slugs += 1;
-  return { slug: `action-${slugs}`, name: `Action ${slugs}`, version: { version: '1.0.0', script: 'echo one' }, ...overrides };
+  return {
+    slug: `action-${slugs}`,
+    name: `Action ${slugs}`,
+    version: { version: '1.0.0', script: 'echo one' },
+    ...overrides,
+  };
 };
 const created = async (token: string, path: string, body: unknown) => {
   const reply = await call('POST', path, token, body);
@@ -83,11 +90,25 @@ describe('actions: the statuses of the spec’s table', () => {
     const body = newAction({
       slug: 'restart-nginx',
       description: 'Restarts nginx',
-      version: { version: '1.0.0', script: 'systemctl restart nginx', interpreter: 'bash', timeout_seconds: 60, variables: [{ name: 'SERVICE', default: 'nginx', required: true }], changelog: 'first' },
+      version: {
+        version: '1.0.0',
+        script: 'systemctl restart nginx',
+        interpreter: 'bash',
+        timeout_seconds: 60,
+        variables: [{ name: 'SERVICE', default: 'nginx', required: true }],
+        changelog: 'first',
+      },
     });
     const reply = await call('POST', '/actions', admin, body);
     expect(reply.status).toBe(201);
-    expect(reply.json).toMatchObject({ slug: 'restart-nginx', name: body.name, description: 'Restarts nginx', tenant_id: null, latest_version: '1.0.0', short_id: expect.any(String) });
+    expect(reply.json).toMatchObject({
+      slug: 'restart-nginx',
+      name: body.name,
+      description: 'Restarts nginx',
+      tenant_id: null,
+      latest_version: '1.0.0',
+      short_id: expect.any(String),
+    });
     expect(reply.json.versions).toEqual([
       {
         id: expect.any(String),
@@ -106,8 +127,22 @@ describe('actions: the statuses of the spec’s table', () => {
     // 400: named fields
     const badVersion = await call('POST', '/actions', admin, newAction({ version: { version: '1.0', script: 'x' } }));
     expect([...outcome(badVersion), fields(badVersion)]).toEqual([400, 'VALIDATION_ERROR', ['version.version']]);
-    const badShape = await call('POST', '/actions', admin, { slug: 'Not A Slug', name: 'x', version: { version: '1.0.0', script: 'x', interpreter: 'ruby', timeout_seconds: 0, variables: [{ name: 'BAD-NAME' }] } });
-    expect([...outcome(badShape), fields(badShape)]).toEqual([400, 'VALIDATION_ERROR', ['slug', 'version.interpreter', 'version.timeout_seconds', 'version.variables.0.name']]);
+    const badShape = await call('POST', '/actions', admin, {
+      slug: 'Not A Slug',
+      name: 'x',
+      version: {
+        version: '1.0.0',
+        script: 'x',
+        interpreter: 'ruby',
+        timeout_seconds: 0,
+        variables: [{ name: 'BAD-NAME' }],
+      },
+    });
+    expect([...outcome(badShape), fields(badShape)]).toEqual([
+      400,
+      'VALIDATION_ERROR',
+      ['slug', 'version.interpreter', 'version.timeout_seconds', 'version.variables.0.name'],
+    ]);
     const missing = await call('POST', '/actions', admin, { slug: 'no-version', name: 'x' });
     expect([...outcome(missing), fields(missing)]).toEqual([400, 'MISSING_FIELD', ['version']]);
     // 409
@@ -126,34 +161,69 @@ describe('actions: the statuses of the spec’s table', () => {
     expect([...outcome(badPage), fields(badPage)]).toEqual([400, 'VALIDATION_ERROR', ['limit']]);
     expect((await call('GET', `/actions/${action.id}`, admin)).json).toEqual(action);
     expect((await call('GET', `/actions/${action.short_id}`, admin)).json).toEqual(action);
-    expect(outcome(await call('GET', '/actions/00000000-0000-4000-8000-000000000000', admin))).toEqual([404, 'NOT_FOUND']);
+    expect(outcome(await call('GET', '/actions/00000000-0000-4000-8000-000000000000', admin))).toEqual([
+      404,
+      'NOT_FOUND',
+    ]);
     expect(outcome(await call('GET', '/actions/nope', admin))).toEqual([404, 'NOT_FOUND']);
   });
 
   it('PUT /actions/{id}: 200 changes the name, 400 for a bad name or a slug, 404 unknown', async () => {
     const action = await created(admin, '/actions', newAction());
-    const renamed = await call('PUT', `/actions/${action.short_id}`, admin, { name: 'Renamed', description: 'now described' });
+    const renamed = await call('PUT', `/actions/${action.short_id}`, admin, {
+      name: 'Renamed',
+      description: 'now described',
+    });
     expect(renamed.status).toBe(200);
-    expect(renamed.json).toMatchObject({ id: action.id, slug: action.slug, name: 'Renamed', description: 'now described', latest_version: '1.0.0' });
+    expect(renamed.json).toMatchObject({
+      id: action.id,
+      slug: action.slug,
+      name: 'Renamed',
+      description: 'now described',
+      latest_version: '1.0.0',
+    });
     expect(renamed.json.versions).toHaveLength(1);
     const empty = await call('PUT', `/actions/${action.id}`, admin, { name: '  ' });
     expect([...outcome(empty), fields(empty)]).toEqual([400, 'VALIDATION_ERROR', ['name']]);
     const slug = await call('PUT', `/actions/${action.id}`, admin, { name: 'x', slug: 'other' });
     expect([...outcome(slug), fields(slug)]).toEqual([400, 'VALIDATION_ERROR', ['slug']]);
-    expect(outcome(await call('PUT', '/actions/00000000-0000-4000-8000-000000000000', admin, { name: 'x' }))).toEqual([404, 'NOT_FOUND']);
+    expect(outcome(await call('PUT', '/actions/00000000-0000-4000-8000-000000000000', admin, { name: 'x' }))).toEqual([
+      404,
+      'NOT_FOUND',
+    ]);
     expect((await call('GET', `/actions/${action.id}`, admin)).json.slug).toBe(action.slug);
   });
 
   it('versions: list 200 newest first / 404; create 201 / 400 / 404 / 409; get 200 / 404', async () => {
     const action = await created(admin, '/actions', newAction());
     // create
-    for (const version of ['1.10.0', '1.9.0']) expect((await call('POST', `/actions/${action.id}/versions`, admin, { version, script: `echo ${version}` })).status).toBe(201);
-    const v2 = await call('POST', `/actions/${action.short_id}/versions`, admin, { version: '2.0.0', script: 'echo two', rollback_script: 'echo undo' });
+    for (const version of ['1.10.0', '1.9.0'])
+      expect(
+        (await call('POST', `/actions/${action.id}/versions`, admin, { version, script: `echo ${version}` })).status,
+      ).toBe(201);
+    const v2 = await call('POST', `/actions/${action.short_id}/versions`, admin, {
+      version: '2.0.0',
+      script: 'echo two',
+      rollback_script: 'echo undo',
+    });
     expect(v2.status).toBe(201);
-    expect(v2.json).toMatchObject({ action_id: action.id, version: '2.0.0', interpreter: 'sh', rollback_script: 'echo undo', variables: [] });
+    expect(v2.json).toMatchObject({
+      action_id: action.id,
+      version: '2.0.0',
+      interpreter: 'sh',
+      rollback_script: 'echo undo',
+      variables: [],
+    });
     const bad = await call('POST', `/actions/${action.id}/versions`, admin, { version: 'two', script: 'x' });
     expect([...outcome(bad), fields(bad)]).toEqual([400, 'VALIDATION_ERROR', ['version']]);
-    expect(outcome(await call('POST', '/actions/00000000-0000-4000-8000-000000000000/versions', admin, { version: '1.0.0', script: 'x' }))).toEqual([404, 'NOT_FOUND']);
+    expect(
+      outcome(
+        await call('POST', '/actions/00000000-0000-4000-8000-000000000000/versions', admin, {
+          version: '1.0.0',
+          script: 'x',
+        }),
+      ),
+    ).toEqual([404, 'NOT_FOUND']);
     const exists = await call('POST', `/actions/${action.id}/versions`, admin, { version: '1.9.0', script: 'x' });
     expect([...outcome(exists), exists.json.error.details]).toEqual([409, 'CONFLICT', { field: 'version' }]);
     // list
@@ -166,24 +236,52 @@ describe('actions: the statuses of the spec’s table', () => {
     const one = await call('GET', `/actions/${action.id}/versions/1.9.0`, admin);
     expect([one.status, one.json.script]).toEqual([200, 'echo 1.9.0']);
     expect(outcome(await call('GET', `/actions/${action.id}/versions/3.0.0`, admin))).toEqual([404, 'NOT_FOUND']);
-    expect(outcome(await call('GET', `/actions/${action.id}/versions/not-a-version`, admin))).toEqual([404, 'NOT_FOUND']);
+    expect(outcome(await call('GET', `/actions/${action.id}/versions/not-a-version`, admin))).toEqual([
+      404,
+      'NOT_FOUND',
+    ]);
   });
 
   it('PUT /actions/{id}/versions/{version}: 200 changes fields and number, 400 not semver, 404, 409 number taken', async () => {
     const action = await created(admin, '/actions', newAction());
     await created(admin, `/actions/${action.id}/versions`, { version: '1.1.0', script: 'echo b' });
-    const updated = await call('PUT', `/actions/${action.id}/versions/1.0.0`, admin, { script: 'echo a2', interpreter: 'python3', changelog: 'fix', variables: [{ name: 'TOKEN', secret: true }] });
+    const updated = await call('PUT', `/actions/${action.id}/versions/1.0.0`, admin, {
+      script: 'echo a2',
+      interpreter: 'python3',
+      changelog: 'fix',
+      variables: [{ name: 'TOKEN', secret: true }],
+    });
     expect(updated.status).toBe(200);
-    expect(updated.json).toMatchObject({ version: '1.0.0', script: 'echo a2', interpreter: 'python3', changelog: 'fix', variables: [{ name: 'TOKEN', secret: true, default: null }] });
+    expect(updated.json).toMatchObject({
+      version: '1.0.0',
+      script: 'echo a2',
+      interpreter: 'python3',
+      changelog: 'fix',
+      variables: [{ name: 'TOKEN', secret: true, default: null }],
+    });
     const renumbered = await call('PUT', `/actions/${action.short_id}/versions/1.0.0`, admin, { version: '3.0.0' });
     expect([renumbered.status, renumbered.json.version, renumbered.json.id]).toEqual([200, '3.0.0', updated.json.id]);
-    expect((await call('GET', `/actions/${action.id}`, admin)).json.versions.map((v: { version: string }) => v.version)).toEqual(['3.0.0', '1.1.0']);
+    expect(
+      (await call('GET', `/actions/${action.id}`, admin)).json.versions.map((v: { version: string }) => v.version),
+    ).toEqual(['3.0.0', '1.1.0']);
     const bad = await call('PUT', `/actions/${action.id}/versions/3.0.0`, admin, { version: 'x.y.z' });
     expect([...outcome(bad), fields(bad)]).toEqual([400, 'VALIDATION_ERROR', ['version']]);
-    const secretDefault = await call('PUT', `/actions/${action.id}/versions/3.0.0`, admin, { variables: [{ name: 'TOKEN', secret: true, default: 'hunter2' }] });
-    expect([...outcome(secretDefault), fields(secretDefault)]).toEqual([400, 'VALIDATION_ERROR', ['variables.0.default']]);
-    expect(outcome(await call('PUT', `/actions/${action.id}/versions/1.0.0`, admin, { script: 'x' }))).toEqual([404, 'NOT_FOUND']);
-    expect(outcome(await call('PUT', '/actions/nope/versions/1.1.0', admin, { script: 'x' }))).toEqual([404, 'NOT_FOUND']);
+    const secretDefault = await call('PUT', `/actions/${action.id}/versions/3.0.0`, admin, {
+      variables: [{ name: 'TOKEN', secret: true, default: 'hunter2' }],
+    });
+    expect([...outcome(secretDefault), fields(secretDefault)]).toEqual([
+      400,
+      'VALIDATION_ERROR',
+      ['variables.0.default'],
+    ]);
+    expect(outcome(await call('PUT', `/actions/${action.id}/versions/1.0.0`, admin, { script: 'x' }))).toEqual([
+      404,
+      'NOT_FOUND',
+    ]);
+    expect(outcome(await call('PUT', '/actions/nope/versions/1.1.0', admin, { script: 'x' }))).toEqual([
+      404,
+      'NOT_FOUND',
+    ]);
     const taken = await call('PUT', `/actions/${action.id}/versions/3.0.0`, admin, { version: '1.1.0' });
     expect([...outcome(taken), taken.json.error.details]).toEqual([409, 'CONFLICT', { field: 'version' }]);
   });
@@ -216,9 +314,20 @@ describe('sequences and solutions', () => {
     const migrate = await created(admin, '/actions', newAction({ slug: 'migrate-db' }));
 
     // A sequence
-    const bad = await call('POST', '/sequences', admin, { name: 'Release', steps: [{ action_id: web.short_id, version_requirement: '^2.0.0' }, { action_id: 'nope' }] });
-    expect([...outcome(bad), fields(bad)]).toEqual([400, 'VALIDATION_ERROR', ['steps.0.version_requirement', 'steps.1.action_id']]);
-    const sequence = await call('POST', '/sequences', admin, { name: 'Release', description: 'web then db', steps: [{ action_id: web.short_id, version_requirement: '~1.1.0' }, { action_id: migrate.short_id }] });
+    const bad = await call('POST', '/sequences', admin, {
+      name: 'Release',
+      steps: [{ action_id: web.short_id, version_requirement: '^2.0.0' }, { action_id: 'nope' }],
+    });
+    expect([...outcome(bad), fields(bad)]).toEqual([
+      400,
+      'VALIDATION_ERROR',
+      ['steps.0.version_requirement', 'steps.1.action_id'],
+    ]);
+    const sequence = await call('POST', '/sequences', admin, {
+      name: 'Release',
+      description: 'web then db',
+      steps: [{ action_id: web.short_id, version_requirement: '~1.1.0' }, { action_id: migrate.short_id }],
+    });
     expect(sequence.status).toBe(201);
     expect(sequence.json).toMatchObject({
       name: 'Release',
@@ -235,27 +344,59 @@ describe('sequences and solutions', () => {
     expect([sequences.status, sequences.json.data.map((s: { id: string }) => s.id)]).toEqual([200, [sequence.json.id]]);
 
     // A solution
-    const solution = await call('POST', '/solutions', admin, { name: 'Platform', version: '2.1.0', sequences: [{ sequence_id: sequence.json.short_id }] });
+    const solution = await call('POST', '/solutions', admin, {
+      name: 'Platform',
+      version: '2.1.0',
+      sequences: [{ sequence_id: sequence.json.short_id }],
+    });
     expect(solution.status).toBe(201);
-    expect(solution.json).toMatchObject({ name: 'Platform', version: '2.1.0', sequences: [{ order: 1, sequence_id: sequence.json.id }] });
+    expect(solution.json).toMatchObject({
+      name: 'Platform',
+      version: '2.1.0',
+      sequences: [{ order: 1, sequence_id: sequence.json.id }],
+    });
     expect((await call('GET', `/solutions/${solution.json.short_id}`, admin)).json).toEqual(solution.json);
     expect((await call('GET', '/solutions', admin)).json.meta.total).toBe(1);
 
     // References: 409s
     const actionInUse = await call('DELETE', `/actions/${migrate.id}`, admin);
-    expect([...outcome(actionInUse), actionInUse.json.error.details]).toEqual([409, 'CONFLICT', { sequences: [{ id: sequence.json.id, name: 'Release' }] }]);
+    expect([...outcome(actionInUse), actionInUse.json.error.details]).toEqual([
+      409,
+      'CONFLICT',
+      { sequences: [{ id: sequence.json.id, name: 'Release' }] },
+    ]);
     const onlyVersion = await call('DELETE', `/actions/${web.id}/versions/1.1.0`, admin);
     expect(outcome(onlyVersion)).toEqual([409, 'CONFLICT']);
-    expect(outcome(await call('PUT', `/actions/${web.id}/versions/1.1.0`, admin, { version: '2.0.0' }))).toEqual([409, 'CONFLICT']);
+    expect(outcome(await call('PUT', `/actions/${web.id}/versions/1.1.0`, admin, { version: '2.0.0' }))).toEqual([
+      409,
+      'CONFLICT',
+    ]);
     expect((await call('DELETE', `/actions/${web.id}/versions/1.0.0`, admin)).status).toBe(204); // no step needs it
     const sequenceInUse = await call('DELETE', `/sequences/${sequence.json.id}`, admin);
-    expect([...outcome(sequenceInUse), sequenceInUse.json.error.details]).toEqual([409, 'CONFLICT', { solutions: [{ id: solution.json.id, name: 'Platform' }] }]);
+    expect([...outcome(sequenceInUse), sequenceInUse.json.error.details]).toEqual([
+      409,
+      'CONFLICT',
+      { solutions: [{ id: solution.json.id, name: 'Platform' }] },
+    ]);
 
     // Updates
-    const updated = await call('PUT', `/sequences/${sequence.json.id}`, admin, { name: 'Release 2', version: '1.1.0', steps: [{ action_id: web.id }] });
-    expect(updated.json).toMatchObject({ name: 'Release 2', version: '1.1.0', steps: [{ order: 1, action_id: web.id, version_requirement: null }] });
-    expect(outcome(await call('PUT', `/sequences/${sequence.json.id}`, admin, { tenant_id: null }))).toEqual([400, 'VALIDATION_ERROR']);
-    expect((await call('PUT', `/solutions/${solution.json.id}`, admin, { name: 'Platform 2' })).json.name).toBe('Platform 2');
+    const updated = await call('PUT', `/sequences/${sequence.json.id}`, admin, {
+      name: 'Release 2',
+      version: '1.1.0',
+      steps: [{ action_id: web.id }],
+    });
+    expect(updated.json).toMatchObject({
+      name: 'Release 2',
+      version: '1.1.0',
+      steps: [{ order: 1, action_id: web.id, version_requirement: null }],
+    });
+    expect(outcome(await call('PUT', `/sequences/${sequence.json.id}`, admin, { tenant_id: null }))).toEqual([
+      400,
+      'VALIDATION_ERROR',
+    ]);
+    expect((await call('PUT', `/solutions/${solution.json.id}`, admin, { name: 'Platform 2' })).json.name).toBe(
+      'Platform 2',
+    );
 
     // Unwind: the action no step uses any more goes first, then solution, sequence, the last action
     expect((await call('DELETE', `/actions/${migrate.id}`, admin)).status).toBe(204);
@@ -281,11 +422,22 @@ describe('tenant isolation', () => {
     // Act: each tenant makes its own action with the same slug; Acme builds on the global one
     const acmeAction = await created(acmeOps, '/actions', newAction({ slug: 'deploy' }));
     const globexAction = await created(globexOps, '/actions', newAction({ slug: 'deploy' }));
-    const acmeSequence = await created(acmeOps, '/sequences', { name: 'acme release', steps: [{ action_id: shared.short_id }, { action_id: acmeAction.short_id }] });
-    const acmeSolution = await created(acmeOps, '/solutions', { name: 'acme platform', sequences: [{ sequence_id: acmeSequence.id }] });
+    const acmeSequence = await created(acmeOps, '/sequences', {
+      name: 'acme release',
+      steps: [{ action_id: shared.short_id }, { action_id: acmeAction.short_id }],
+    });
+    const acmeSolution = await created(acmeOps, '/solutions', {
+      name: 'acme platform',
+      sequences: [{ sequence_id: acmeSequence.id }],
+    });
 
     // Assess: ownership
-    expect([acmeAction.tenant_id, globexAction.tenant_id, acmeSequence.tenant_id, acmeSolution.tenant_id]).toEqual([acme.id, globex.id, acme.id, acme.id]);
+    expect([acmeAction.tenant_id, globexAction.tenant_id, acmeSequence.tenant_id, acmeSolution.tenant_id]).toEqual([
+      acme.id,
+      globex.id,
+      acme.id,
+      acme.id,
+    ]);
     // Visibility
     const acmeSees = (await call('GET', '/actions?limit=100', acmeOps)).json.data.map((a: { id: string }) => a.id);
     expect(acmeSees).toContain(shared.id);
@@ -296,17 +448,36 @@ describe('tenant isolation', () => {
     expect(outcome(await call('GET', `/solutions/${acmeSolution.id}`, globexOps))).toEqual([404, 'NOT_FOUND']);
     expect(outcome(await call('DELETE', `/actions/${acmeAction.id}`, globexOps))).toEqual([404, 'NOT_FOUND']);
     expect((await call('GET', '/sequences', globexOps)).json.data).toEqual([]);
-    const adminFiltered = (await call('GET', `/actions?tenant_id=${globex.id}&limit=100`, admin)).json.data.map((a: { id: string }) => a.id);
+    const adminFiltered = (await call('GET', `/actions?tenant_id=${globex.id}&limit=100`, admin)).json.data.map(
+      (a: { id: string }) => a.id,
+    );
     expect(adminFiltered).toContain(globexAction.id);
     expect(adminFiltered).not.toContain(acmeAction.id);
     // Changes: global records are read-only for tenants, other tenants are out of reach
     const changeGlobal = await call('PUT', `/actions/${shared.id}`, acmeOps, { name: 'mine now' });
-    expect([...outcome(changeGlobal), changeGlobal.json.error.details]).toEqual([403, 'FORBIDDEN', { reason: 'tenant_restriction' }]);
-    expect(outcome(await call('POST', '/actions', acmeOps, newAction({ tenant_id: globex.id })))).toEqual([403, 'FORBIDDEN']);
-    const foreignStep = await call('POST', '/sequences', acmeOps, { name: 'x', steps: [{ action_id: globexAction.id }] });
+    expect([...outcome(changeGlobal), changeGlobal.json.error.details]).toEqual([
+      403,
+      'FORBIDDEN',
+      { reason: 'tenant_restriction' },
+    ]);
+    expect(outcome(await call('POST', '/actions', acmeOps, newAction({ tenant_id: globex.id })))).toEqual([
+      403,
+      'FORBIDDEN',
+    ]);
+    const foreignStep = await call('POST', '/sequences', acmeOps, {
+      name: 'x',
+      steps: [{ action_id: globexAction.id }],
+    });
     expect([...outcome(foreignStep), fields(foreignStep)]).toEqual([400, 'VALIDATION_ERROR', ['steps.0.action_id']]);
-    const globalSequence = await call('POST', '/sequences', admin, { name: 'x', steps: [{ action_id: acmeAction.id }] });
-    expect([...outcome(globalSequence), fields(globalSequence)]).toEqual([400, 'VALIDATION_ERROR', ['steps.0.action_id']]);
+    const globalSequence = await call('POST', '/sequences', admin, {
+      name: 'x',
+      steps: [{ action_id: acmeAction.id }],
+    });
+    expect([...outcome(globalSequence), fields(globalSequence)]).toEqual([
+      400,
+      'VALIDATION_ERROR',
+      ['steps.0.action_id'],
+    ]);
     // A global admin creates for a tenant by its short id; an unknown tenant is 400
     const forGlobex = await created(admin, '/actions', newAction({ tenant_id: globex.short_id }));
     expect(forGlobex.tenant_id).toBe(globex.id);

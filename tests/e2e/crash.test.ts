@@ -32,7 +32,11 @@ const killGroup = (signal: NodeJS.Signals) => {
 /** Starts tests/support/crash-stack.ts as the leader of its own process group; its base URL once ready. */
 const startLife = async (args: string[]): Promise<string> => {
   output = '';
-  child = spawn(process.execPath, [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'tests', 'support', 'crash-stack.ts'), ...args], { cwd: ROOT, detached: true, env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'WARN' } });
+  child = spawn(
+    process.execPath,
+    [join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(ROOT, 'tests', 'support', 'crash-stack.ts'), ...args],
+    { cwd: ROOT, detached: true, env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'WARN' } },
+  );
   child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
   const until = Date.now() + 150_000;
@@ -49,12 +53,16 @@ const waitFor = async <T>(what: string, check: () => Promise<T | undefined>, wit
   for (;;) {
     const value = await check();
     if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}; last seen: ${JSON.stringify(last)}; stack output:\n${output.slice(-4000)}`);
+    if (Date.now() > until)
+      throw new Error(
+        `timed out waiting for ${what}; last seen: ${JSON.stringify(last)}; stack output:\n${output.slice(-4000)}`,
+      );
     await new Promise((r) => setTimeout(r, 500));
   }
 };
 
-const lines = async (file: string): Promise<string[]> => (await readFile(file, 'utf8').catch(() => '')).split('\n').filter((l) => l !== '');
+const lines = async (file: string): Promise<string[]> =>
+  (await readFile(file, 'utf8').catch(() => '')).split('\n').filter((l) => l !== '');
 
 afterAll(async () => {
   killGroup('SIGKILL');
@@ -74,66 +82,112 @@ afterAll(async () => {
 });
 
 describe('a SIGKILL of the whole stack mid-command, then a restart on the same data', () => {
-  it('fails the running deployment with a reason, runs each queued one exactly once, and frees the instance', { timeout: 400_000 }, async () => {
-    // Prepare: a first life with capacity 1, one long deployment running, two waiting
-    dir = await mkdtemp(join(tmpdir(), 'deployer-crash-'));
-    const args = [dir, String(await freePort()), String(await freePort()), String(await freePort()), `${uniqueName('crash')}-`];
-    let baseUrl = await startLife(args);
-    const api = apiClient(() => baseUrl);
-    let token = (await api.login(ADMIN)).token;
-    const call = (method: string, path: string, body?: unknown) => api.call(method, `/api/v1${path}`, { token, body });
-    const action = async (slug: string, script: string) => (await call('POST', '/actions', { slug, name: slug, version: { version: '1.0.0', script } })).json.id as string;
-    const long = await action('crash-long', `echo $$ > ${join(dir, 'long.pid')}; echo started >> ${join(dir, 'long.runs')}; echo started; sleep 30; echo finished >> ${join(dir, 'long.runs')}`);
-    const first = await action('crash-q1', `echo run >> ${join(dir, 'q1.runs')}`);
-    const second = await action('crash-q2', `echo run >> ${join(dir, 'q2.runs')}`);
-    expect((await call('PUT', '/admin/orchestration', { instances: 1 })).status).toBe(200);
-    const deploy = (actionId: string) => call('POST', '/deployments', { action_id: actionId, target_tags: [{ key: 'role', value: 'web' }] });
-    const running = await deploy(long);
-    expect(running.status).toBe(201);
-    const runningId = running.json.deployment_id as string;
-    await waitFor('the long command to start', async () => ((await lines(join(dir!, 'long.runs'))).length > 0 ? true : undefined), 60_000);
-    const queued = [await deploy(first), await deploy(second)];
-    for (const reply of queued) expect([reply.status, reply.json.pending]).toEqual([202, true]);
-    const requestIds = queued.map((reply) => reply.json.pending_request_id as string);
+  it(
+    'fails the running deployment with a reason, runs each queued one exactly once, and frees the instance',
+    { timeout: 400_000 },
+    async () => {
+      // Prepare: a first life with capacity 1, one long deployment running, two waiting
+      dir = await mkdtemp(join(tmpdir(), 'deployer-crash-'));
+      const args = [
+        dir,
+        String(await freePort()),
+        String(await freePort()),
+        String(await freePort()),
+        `${uniqueName('crash')}-`,
+      ];
+      let baseUrl = await startLife(args);
+      const api = apiClient(() => baseUrl);
+      let token = (await api.login(ADMIN)).token;
+      const call = (method: string, path: string, body?: unknown) =>
+        api.call(method, `/api/v1${path}`, { token, body });
+      const action = async (slug: string, script: string) =>
+        (await call('POST', '/actions', { slug, name: slug, version: { version: '1.0.0', script } })).json.id as string;
+      const long = await action(
+        'crash-long',
+        `echo $$ > ${join(dir, 'long.pid')}; echo started >> ${join(dir, 'long.runs')}; echo started; sleep 30; echo finished >> ${join(dir, 'long.runs')}`,
+      );
+      const first = await action('crash-q1', `echo run >> ${join(dir, 'q1.runs')}`);
+      const second = await action('crash-q2', `echo run >> ${join(dir, 'q2.runs')}`);
+      expect((await call('PUT', '/admin/orchestration', { instances: 1 })).status).toBe(200);
+      const deploy = (actionId: string) =>
+        call('POST', '/deployments', { action_id: actionId, target_tags: [{ key: 'role', value: 'web' }] });
+      const running = await deploy(long);
+      expect(running.status).toBe(201);
+      const runningId = running.json.deployment_id as string;
+      await waitFor(
+        'the long command to start',
+        async () => ((await lines(join(dir!, 'long.runs'))).length > 0 ? true : undefined),
+        60_000,
+      );
+      const queued = [await deploy(first), await deploy(second)];
+      for (const reply of queued) expect([reply.status, reply.json.pending]).toEqual([202, true]);
+      const requestIds = queued.map((reply) => reply.json.pending_request_id as string);
 
-    // Act: SIGKILL the whole process group mid-command, then start again on the same data
-    killGroup('SIGKILL');
-    await new Promise<void>((resolve) => (child!.exitCode !== null || child!.signalCode !== null ? resolve() : child!.once('exit', () => resolve())));
-    baseUrl = await startLife(args);
-    token = (await api.login(ADMIN)).token;
+      // Act: SIGKILL the whole process group mid-command, then start again on the same data
+      killGroup('SIGKILL');
+      await new Promise<void>((resolve) =>
+        child!.exitCode !== null || child!.signalCode !== null ? resolve() : child!.once('exit', () => resolve()),
+      );
+      baseUrl = await startLife(args);
+      token = (await api.login(ADMIN)).token;
 
-    // Assess: the running deployment fails with a clear reason
-    const failed = await waitFor('the interrupted deployment to end', async () => {
-      const d = (await call('GET', `/deployments/${runningId}`)).json;
-      last = d;
-      return TERMINAL.includes(d.state) ? d : undefined;
-    }, 90_000);
-    expect(failed.state).toBe('failed');
-    expect(failed.plan.steps).toEqual([expect.objectContaining({ state: 'failed', exit_code: -1, error_message: 'The agent restarted while the command was running' })]);
-    // each queued one is dispatched and runs once
-    const deploymentIds = await waitFor('both queued requests to be dispatched', async () => {
-      const pending = (await call('GET', '/deployments/pending')).json as { id: string; status: string; deployment_id?: string }[];
-      const found = requestIds.map((id) => pending.find((r) => r.id === id));
-      return found.every((r) => r?.status === 'dispatched' && r.deployment_id !== undefined) ? found.map((r) => r!.deployment_id!) : undefined;
-    }, 120_000);
-    for (const id of deploymentIds) {
-      const done = await waitFor(`deployment ${id} to end`, async () => {
-        const d = (await call('GET', `/deployments/${id}`)).json;
-        return TERMINAL.includes(d.state) ? d : undefined;
-      }, 90_000);
-      expect([id, done.state]).toEqual([id, 'success']);
-    }
-    // a few sweeps later, still once each (a second run would append a second line)
-    await new Promise((r) => setTimeout(r, 5_000));
-    expect(await lines(join(dir, 'q1.runs'))).toEqual(['run']);
-    expect(await lines(join(dir, 'q2.runs'))).toEqual(['run']);
-    // Never started again by the restart. (The command itself, in its own process group, outlives the SIGKILL of
-    // the stack's group and may still append `finished` when its sleep ends: the restarted agent reports it lost
-    // but does not stop it; see the report of issue #21.)
-    expect((await lines(join(dir, 'long.runs'))).filter((line) => line === 'started')).toEqual(['started']);
-    // the instance is free
-    const orchestration = (await call('GET', '/admin/orchestration')).json;
-    expect(orchestration).toMatchObject({ instances: 1, in_use: 0, available: 1, holders: [], pending: 0 });
-    expect((await call('GET', '/health')).status).toBe(200);
-  });
+      // Assess: the running deployment fails with a clear reason
+      const failed = await waitFor(
+        'the interrupted deployment to end',
+        async () => {
+          const d = (await call('GET', `/deployments/${runningId}`)).json;
+          last = d;
+          return TERMINAL.includes(d.state) ? d : undefined;
+        },
+        90_000,
+      );
+      expect(failed.state).toBe('failed');
+      expect(failed.plan.steps).toEqual([
+        expect.objectContaining({
+          state: 'failed',
+          exit_code: -1,
+          error_message: 'The agent restarted while the command was running',
+        }),
+      ]);
+      // each queued one is dispatched and runs once
+      const deploymentIds = await waitFor(
+        'both queued requests to be dispatched',
+        async () => {
+          const pending = (await call('GET', '/deployments/pending')).json as {
+            id: string;
+            status: string;
+            deployment_id?: string;
+          }[];
+          const found = requestIds.map((id) => pending.find((r) => r.id === id));
+          return found.every((r) => r?.status === 'dispatched' && r.deployment_id !== undefined)
+            ? found.map((r) => r!.deployment_id!)
+            : undefined;
+        },
+        120_000,
+      );
+      for (const id of deploymentIds) {
+        const done = await waitFor(
+          `deployment ${id} to end`,
+          async () => {
+            const d = (await call('GET', `/deployments/${id}`)).json;
+            return TERMINAL.includes(d.state) ? d : undefined;
+          },
+          90_000,
+        );
+        expect([id, done.state]).toEqual([id, 'success']);
+      }
+      // a few sweeps later, still once each (a second run would append a second line)
+      await new Promise((r) => setTimeout(r, 5_000));
+      expect(await lines(join(dir, 'q1.runs'))).toEqual(['run']);
+      expect(await lines(join(dir, 'q2.runs'))).toEqual(['run']);
+      // Never started again by the restart. (The command itself, in its own process group, outlives the SIGKILL of
+      // the stack's group and may still append `finished` when its sleep ends: the restarted agent reports it lost
+      // but does not stop it; see the report of issue #21.)
+      expect((await lines(join(dir, 'long.runs'))).filter((line) => line === 'started')).toEqual(['started']);
+      // the instance is free
+      const orchestration = (await call('GET', '/admin/orchestration')).json;
+      expect(orchestration).toMatchObject({ instances: 1, in_use: 0, available: 1, holders: [], pending: 0 });
+      expect((await call('GET', '/health')).status).toBe(200);
+    },
+  );
 });

@@ -24,17 +24,35 @@ let dir: string;
 let agents: readonly RunningAgent[] = [];
 
 const api = apiClient(() => stack.baseUrl);
-const call = (method: string, path: string, token?: string, body?: unknown) => api.call(method, `/api/v1${path}`, { ...(token === undefined ? {} : { token }), body });
+const call = (method: string, path: string, token?: string, body?: unknown) =>
+  api.call(method, `/api/v1${path}`, { ...(token === undefined ? {} : { token }), body });
 
 const store = async () => (await import('../../functions/shared/stream-wiring.js')).deploymentEvents();
 const append = async (deploymentId: string, events: readonly DeploymentEvent[]) =>
-  (await store()).append(deploymentId, events.map((event) => ({ at: new Date().toISOString(), event })));
+  (await store()).append(
+    deploymentId,
+    events.map((event) => ({ at: new Date().toISOString(), event })),
+  );
 
 const log = (message: string, stream: 'stdout' | 'stderr' = 'stdout'): DeploymentEvent => ({
   type: 'log',
-  log: { timestamp: new Date().toISOString(), level: stream === 'stderr' ? 'error' : 'info', step_id: null, target_id: null, target_name: 'local-1', message, metadata: { stream } },
+  log: {
+    timestamp: new Date().toISOString(),
+    level: stream === 'stderr' ? 'error' : 'info',
+    step_id: null,
+    target_id: null,
+    target_name: 'local-1',
+    message,
+    metadata: { stream },
+  },
 });
-const ended = (deploymentId: string): DeploymentEvent => ({ type: 'state_change', deployment_id: deploymentId, old_state: 'running', new_state: 'success', message: 'Deployment succeeded.' });
+const ended = (deploymentId: string): DeploymentEvent => ({
+  type: 'state_change',
+  deployment_id: deploymentId,
+  old_state: 'running',
+  new_state: 'success',
+  message: 'Deployment succeeded.',
+});
 
 /**
  * A running deployment stored directly, without waking the execution engine: its events are only the ones a test
@@ -54,9 +72,11 @@ const sseToken = async (token = admin): Promise<string> => {
   return issued.json.sse_token;
 };
 
-const errorCode = async (response: Response): Promise<string> => ((await response.json()) as { error: { code: string } }).error.code;
+const errorCode = async (response: Response): Promise<string> =>
+  ((await response.json()) as { error: { code: string } }).error.code;
 
-const logsUrl = (deploymentId: string, query: string) => `${stack.baseUrl}/api/v1/deployments/${deploymentId}/logs?${query}`;
+const logsUrl = (deploymentId: string, query: string) =>
+  `${stack.baseUrl}/api/v1/deployments/${deploymentId}/logs?${query}`;
 
 /** Reads a stream to its end (the server closes it); fails the test if that takes longer than `withinMs`. */
 const readToEnd = async (url: string, headers: Record<string, string> = {}, withinMs = 10_000) => {
@@ -89,7 +109,10 @@ const listen = (url: string) => {
     received.some(match)
       ? Promise.resolve()
       : new Promise<void>((resolve, reject) => {
-          const timer = setTimeout(() => reject(new Error(`not received in ${withinMs} ms: ${JSON.stringify(received)}`)), withinMs);
+          const timer = setTimeout(
+            () => reject(new Error(`not received in ${withinMs} ms: ${JSON.stringify(received)}`)),
+            withinMs,
+          );
           waiters.push({ match, resolve: () => (clearTimeout(timer), resolve()) });
         });
   return { source, received, until, errored: () => errored };
@@ -116,7 +139,12 @@ const framesOf = (text: string) =>
 beforeAll(async () => {
   // Deployments here are stored without waking the engine; the sweep would give them a check chain after a minute
   // (rightly: nothing else would) and the engine's events would mix with the ones a test appends. It stays idle.
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('logs')}-`, bootstrapAdmin: ADMIN, env: { SWEEP_INTERVAL_MS: '3600000' } });
+  stack = await startStack({
+    port: 0,
+    namePrefix: `${uniqueName('logs')}-`,
+    bootstrapAdmin: ADMIN,
+    env: { SWEEP_INTERVAL_MS: '3600000' },
+  });
   admin = (await api.login(ADMIN)).token;
   // Deployments here stay running (a long sleep) while the test appends their events: room for all of them.
   expect((await call('PUT', '/admin/orchestration', admin, { instances: 50 })).status).toBe(200);
@@ -126,7 +154,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   const running = await call('GET', '/deployments?status=running&limit=100', admin).catch(() => undefined);
-  for (const d of running?.json?.data ?? []) await call('POST', `/deployments/${d.id}/cancel`, admin, { reason: 'test cleanup' });
+  for (const d of running?.json?.data ?? [])
+    await call('POST', `/deployments/${d.id}/cancel`, admin, { reason: 'test cleanup' });
   await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
   await stack?.stop();
   await rm(dir, { recursive: true, force: true });
@@ -162,8 +191,16 @@ describe('GET /deployments/{id}/logs', () => {
       ['5', 'state_change'],
     ]);
     expect(client.received.slice(1).every((r) => r.data['type'] === r.event)).toBe(true);
-    expect(client.received[1]!.data).toMatchObject({ log: { message: 'fetching', target_name: 'local-1', level: 'info' } });
-    expect(client.received[5]!.data).toEqual({ type: 'state_change', deployment_id: id, old_state: 'running', new_state: 'success', message: 'Deployment succeeded.' });
+    expect(client.received[1]!.data).toMatchObject({
+      log: { message: 'fetching', target_name: 'local-1', level: 'info' },
+    });
+    expect(client.received[5]!.data).toEqual({
+      type: 'state_change',
+      deployment_id: id,
+      old_state: 'running',
+      new_state: 'success',
+      message: 'Deployment succeeded.',
+    });
   });
 
   it('gives a client arriving after the end the history and the final state_change, then closes (raw frames)', async () => {
@@ -187,11 +224,17 @@ describe('GET /deployments/{id}/logs', () => {
   it('resumes after Last-Event-ID (header or query) without loss or duplicates', async () => {
     // Prepare
     const id = await deploy();
-    await append(id, ['a', 'b', 'c'].map((m) => log(m)));
+    await append(
+      id,
+      ['a', 'b', 'c'].map((m) => log(m)),
+    );
     const first = listen(logsUrl(id, `sse_token=${await sseToken()}`));
     await first.until((r) => r.id === '3');
     first.source.close();
-    await append(id, ['d', 'e'].map((m) => log(m)));
+    await append(
+      id,
+      ['d', 'e'].map((m) => log(m)),
+    );
     // Act: a new token and the last id seen (?last_event_id=; the Last-Event-ID header below)
     const second = listen(logsUrl(id, `sse_token=${await sseToken()}&last_event_id=3`));
     await second.until((r) => r.id === '5');
@@ -202,7 +245,9 @@ describe('GET /deployments/{id}/logs', () => {
     // Assess
     const ids = [...first.received, ...second.received].filter((r) => r.event !== 'ping').map((r) => Number(r.id));
     expect(ids).toEqual([1, 2, 3, 4, 5, 6, 7]);
-    const messagesSeen = [...first.received, ...second.received].filter((r) => r.event === 'log').map((r) => (r.data['log'] as { message: string }).message);
+    const messagesSeen = [...first.received, ...second.received]
+      .filter((r) => r.event === 'log')
+      .map((r) => (r.data['log'] as { message: string }).message);
     expect(messagesSeen).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
     expect(framesOf(byHeader.text).map((f) => f.id ?? 'ping')).toEqual(['ping', '5', '6', '7']);
   });
@@ -219,15 +264,26 @@ describe('GET /deployments/{id}/logs', () => {
     // Assess
     expect(cancelled.status).toBe(200);
     const change = client.received.find((r) => r.event === 'state_change')!;
-    expect(change.data).toMatchObject({ deployment_id: id, old_state: 'running', new_state: 'cancelled', message: expect.stringContaining('wrong version') });
+    expect(change.data).toMatchObject({
+      deployment_id: id,
+      old_state: 'running',
+      new_state: 'cancelled',
+      message: expect.stringContaining('wrong version'),
+    });
     const history = await call('GET', `/deployments/${id}/logs/history`, admin);
-    expect(history.json.at(-1)).toMatchObject({ event_type: 'state_change', level: 'warn', metadata: { new_state: 'cancelled' } });
+    expect(history.json.at(-1)).toMatchObject({
+      event_type: 'state_change',
+      level: 'warn',
+      metadata: { new_state: 'cancelled' },
+    });
   });
 
   it('accepts only a valid single-use sse_token: the Authorization header, a used token and a missing one are 401', async () => {
     const id = await deploy();
     const token = await sseToken();
-    const viaHeader = await fetch(`${stack.baseUrl}/api/v1/deployments/${id}/logs`, { headers: { authorization: `Bearer ${admin}` } });
+    const viaHeader = await fetch(`${stack.baseUrl}/api/v1/deployments/${id}/logs`, {
+      headers: { authorization: `Bearer ${admin}` },
+    });
     expect([viaHeader.status, await errorCode(viaHeader)]).toEqual([401, 'INVALID_TOKEN']);
     const controller = new AbortController();
     const firstUse = await fetch(logsUrl(id, `sse_token=${token}`), { signal: controller.signal });
@@ -266,7 +322,10 @@ describe('GET /deployments/{id}/logs/history', () => {
   it('answers a bare array, oldest first, paged by offset and limit, with +00:00 timestamps', async () => {
     // Prepare
     const id = await deploy();
-    await append(id, Array.from({ length: 12 }, (_, i) => log(`line ${i + 1}`, i % 2 === 0 ? 'stdout' : 'stderr')));
+    await append(
+      id,
+      Array.from({ length: 12 }, (_, i) => log(`line ${i + 1}`, i % 2 === 0 ? 'stdout' : 'stderr')),
+    );
     await append(id, [ended(id)]);
     // Act
     const all = await call('GET', `/deployments/${id}/logs/history`, admin);
@@ -294,10 +353,16 @@ describe('GET /deployments/{id}/logs/history', () => {
     });
     expect(all.json[1]).toMatchObject({ level: 'error', stdout: null, stderr: 'line 2' });
     expect(all.json.every((e: { timestamp: string }) => e.timestamp.endsWith('+00:00'))).toBe(true);
-    expect(all.json.at(-1)).toMatchObject({ event_type: 'state_change', message: 'Deployment succeeded.', metadata: { new_state: 'success' } });
+    expect(all.json.at(-1)).toMatchObject({
+      event_type: 'state_change',
+      message: 'Deployment succeeded.',
+      metadata: { new_state: 'success' },
+    });
     expect(page.json.map((e: { message: string }) => e.message)).toEqual(['line 3', 'line 4', 'line 5']);
     expect([past.status, past.json]).toEqual([200, []]);
     expect([tooMany.status, tooMany.json.error.details.fields[0].field]).toEqual([400, 'limit']);
-    expect((await call('GET', '/deployments/00000000-0000-4000-8000-000000000000/logs/history', admin)).status).toBe(404);
+    expect((await call('GET', '/deployments/00000000-0000-4000-8000-000000000000/logs/history', admin)).status).toBe(
+      404,
+    );
   });
 });

@@ -18,9 +18,11 @@ let dir: string;
 let agents: readonly RunningAgent[] = [];
 
 const api = apiClient(() => stack.baseUrl);
-const call = (method: string, path: string, token: string | undefined, body?: unknown) => api.call(method, `/api/v1${path}`, token === undefined ? { body } : { token, body });
+const call = (method: string, path: string, token: string | undefined, body?: unknown) =>
+  api.call(method, `/api/v1${path}`, token === undefined ? { body } : { token, body });
 const preview = (body: unknown) => call('POST', '/deployments/preview', admin, body);
-const fields = (reply: Reply): string[] => (reply.json.error?.details?.fields ?? []).map((f: { field: string }) => f.field);
+const fields = (reply: Reply): string[] =>
+  (reply.json.error?.details?.fields ?? []).map((f: { field: string }) => f.field);
 const created = async (path: string, body: unknown) => {
   const reply = await call('POST', path, admin, body);
   if (reply.status !== 201) throw new Error(`POST ${path} answered ${reply.status}: ${JSON.stringify(reply.json)}`);
@@ -39,9 +41,23 @@ beforeAll(async () => {
   action = await created('/actions', {
     slug: 'restart-web',
     name: 'Restart web',
-    version: { version: '1.0.0', script: 'echo restart', variables: [{ name: 'API_TOKEN', secret: true, required: true }, { name: 'MODE', default: 'soft' }] },
+    version: {
+      version: '1.0.0',
+      script: 'echo restart',
+      variables: [
+        { name: 'API_TOKEN', secret: true, required: true },
+        { name: 'MODE', default: 'soft' },
+      ],
+    },
   });
-  await created(`/actions/${action.id}/versions`, { version: '1.1.0', script: 'echo restart $MODE', variables: [{ name: 'API_TOKEN', secret: true, required: true }, { name: 'MODE', default: 'soft' }] });
+  await created(`/actions/${action.id}/versions`, {
+    version: '1.1.0',
+    script: 'echo restart $MODE',
+    variables: [
+      { name: 'API_TOKEN', secret: true, required: true },
+      { name: 'MODE', default: 'soft' },
+    ],
+  });
 });
 
 afterAll(async () => {
@@ -53,7 +69,11 @@ afterAll(async () => {
 describe('POST /deployments/preview', () => {
   it('plans an action on local-1 by tag: one step, the newest version, secrets masked, no warnings', async () => {
     // Act
-    const reply = await preview({ action_id: action.short_id, target_tags: WEB, variables: { API_TOKEN: 'hunter2-e2e' } });
+    const reply = await preview({
+      action_id: action.short_id,
+      target_tags: WEB,
+      variables: { API_TOKEN: 'hunter2-e2e' },
+    });
     // Assess
     expect(reply.status).toBe(200);
     expect(reply.json).toMatchObject({
@@ -65,15 +85,32 @@ describe('POST /deployments/preview', () => {
       warnings: [],
       active_freezes: [],
     });
-    expect(reply.json.plan).toMatchObject({ target_count: 1, tenant_name: null, environment_name: null, resolved_variables: { API_TOKEN: '***', MODE: 'soft' } });
-    expect(reply.json.plan.steps.map((s: Record<string, unknown>) => [s['target_name'], s['action_id'], s['action_version'], s['sequence_order'], s['action_order'], s['state']])).toEqual([
-      ['local-1', action.id, '1.1.0', 1, 1, 'pending'],
-    ]);
+    expect(reply.json.plan).toMatchObject({
+      target_count: 1,
+      tenant_name: null,
+      environment_name: null,
+      resolved_variables: { API_TOKEN: '***', MODE: 'soft' },
+    });
+    expect(
+      reply.json.plan.steps.map((s: Record<string, unknown>) => [
+        s['target_name'],
+        s['action_id'],
+        s['action_version'],
+        s['sequence_order'],
+        s['action_order'],
+        s['state'],
+      ]),
+    ).toEqual([['local-1', action.id, '1.1.0', 1, 1, 'pending']]);
     expect(JSON.stringify(reply.json)).not.toContain('hunter2-e2e');
   });
 
   it('picks the version a range selects (~1.0), and both local agents with OR-ed tags', async () => {
-    const reply = await preview({ action_id: action.id, version_requirement: '~1.0', target_tags: [...WEB, { key: 'role', value: 'db' }], prompted_values: { API_TOKEN: 'x' } });
+    const reply = await preview({
+      action_id: action.id,
+      version_requirement: '~1.0',
+      target_tags: [...WEB, { key: 'role', value: 'db' }],
+      prompted_values: { API_TOKEN: 'x' },
+    });
     expect(reply.status).toBe(200);
     expect(reply.json.plan.steps.map((s: Record<string, unknown>) => [s['target_name'], s['action_version']])).toEqual([
       ['local-1', '1.0.0'],
@@ -113,36 +150,79 @@ describe('POST /deployments/preview', () => {
   it('answers 400 with the right code and fields for bad bodies', async () => {
     const cases: [unknown, number, string, string[]][] = [
       [{ target_tags: WEB }, 400, 'VALIDATION_ERROR', ['solution_id', 'sequence_id', 'action_id']],
-      [{ action_id: action.id, sequence_id: 'x', target_tags: WEB }, 400, 'VALIDATION_ERROR', ['sequence_id', 'action_id']],
+      [
+        { action_id: action.id, sequence_id: 'x', target_tags: WEB },
+        400,
+        'VALIDATION_ERROR',
+        ['sequence_id', 'action_id'],
+      ],
       [{ action_id: action.id }, 400, 'VALIDATION_ERROR', ['target_ids', 'target_tags']],
       [{ action_id: action.id, target_tags: WEB, tenant_id: 'acme' }, 400, 'MISSING_FIELD', ['environment_id']],
       [{ action_id: action.id, target_tags: WEB, override_freeze: true }, 400, 'MISSING_FIELD', ['override_reason']],
       [{ action_id: action.id, target_tags: WEB, priority: 101 }, 400, 'VALIDATION_ERROR', ['priority']],
       [{ action_id: 'nope', target_tags: WEB }, 400, 'VALIDATION_ERROR', ['action_id']],
-      [{ action_id: action.id, target_tags: [{ key: 'role', value: 'mainframe' }], variables: { API_TOKEN: 'x' } }, 400, 'VALIDATION_ERROR', ['target_tags']],
-      [{ action_id: action.id, target_tags: WEB, version_requirement: '^9', variables: { API_TOKEN: 'x' } }, 400, 'VALIDATION_ERROR', ['version_requirement']],
+      [
+        { action_id: action.id, target_tags: [{ key: 'role', value: 'mainframe' }], variables: { API_TOKEN: 'x' } },
+        400,
+        'VALIDATION_ERROR',
+        ['target_tags'],
+      ],
+      [
+        { action_id: action.id, target_tags: WEB, version_requirement: '^9', variables: { API_TOKEN: 'x' } },
+        400,
+        'VALIDATION_ERROR',
+        ['version_requirement'],
+      ],
       [{ action_id: action.id, target_tags: WEB }, 400, 'VALIDATION_ERROR', ['variables.API_TOKEN']],
     ];
     for (const [body, status, code, named] of cases) {
       const reply = await preview(body);
       expect([body, reply.status, reply.json.error?.code, fields(reply)]).toEqual([body, status, code, named]);
     }
-    expect((await call('POST', '/deployments/preview', undefined, { action_id: action.id, target_tags: WEB })).status).toBe(401);
+    expect(
+      (await call('POST', '/deployments/preview', undefined, { action_id: action.id, target_tags: WEB })).status,
+    ).toBe(401);
   });
 
   it('a frozen solution still previews (200) with a warning and the active freeze', async () => {
     // Prepare: a solution of a sequence of the action, and a freeze on that solution in force now
-    const sequence = await created('/sequences', { name: 'Web release', steps: [{ action_id: action.id, version_requirement: '^1.0.0' }] });
+    const sequence = await created('/sequences', {
+      name: 'Web release',
+      steps: [{ action_id: action.id, version_requirement: '^1.0.0' }],
+    });
     const solution = await created('/solutions', { name: 'Web platform', sequences: [{ sequence_id: sequence.id }] });
-    const freeze = await created('/deployment-freezes', { name: 'Year end', reason: 'change freeze', start_time: hoursFromNow(-1), end_time: hoursFromNow(2), solution_id: solution.id });
+    const freeze = await created('/deployment-freezes', {
+      name: 'Year end',
+      reason: 'change freeze',
+      start_time: hoursFromNow(-1),
+      end_time: hoursFromNow(2),
+      solution_id: solution.id,
+    });
     // Act
     const local1 = agents[0]!.targetId; // LOCAL_AGENTS order: local-1, local-2
-    const reply = await preview({ solution_id: solution.short_id, target_ids: [local1], variables: { API_TOKEN: 'x' } });
+    const reply = await preview({
+      solution_id: solution.short_id,
+      target_ids: [local1],
+      variables: { API_TOKEN: 'x' },
+    });
     // Assess
     expect(reply.status).toBe(200);
-    expect([reply.json.source_type, reply.json.source_name, reply.json.source_version]).toEqual(['solution', 'Web platform', '1.0.0']);
-    expect(reply.json.plan.steps.map((s: Record<string, unknown>) => [s['target_name'], s['sequence_name'], s['sequence_order'], s['action_version']])).toEqual([['local-1', 'Web release', 1, '1.1.0']]);
+    expect([reply.json.source_type, reply.json.source_name, reply.json.source_version]).toEqual([
+      'solution',
+      'Web platform',
+      '1.0.0',
+    ]);
+    expect(
+      reply.json.plan.steps.map((s: Record<string, unknown>) => [
+        s['target_name'],
+        s['sequence_name'],
+        s['sequence_order'],
+        s['action_version'],
+      ]),
+    ).toEqual([['local-1', 'Web release', 1, '1.1.0']]);
     expect(reply.json.active_freezes).toEqual([{ id: freeze.id, name: 'Year end', ends_at: freeze.end_time }]);
-    expect(reply.json.warnings).toContain(`Deployments are frozen by 'Year end' until ${freeze.end_time} (change freeze).`);
+    expect(reply.json.warnings).toContain(
+      `Deployments are frozen by 'Year end' until ${freeze.end_time} (change freeze).`,
+    );
   });
 });

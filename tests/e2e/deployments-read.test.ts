@@ -18,7 +18,8 @@ let operator: string;
 let tenantUser: string;
 
 const api = apiClient(() => stack.baseUrl);
-const call = (method: string, path: string, token: string, body?: unknown) => api.call(method, `/api/v1${path}`, { token, body });
+const call = (method: string, path: string, token: string, body?: unknown) =>
+  api.call(method, `/api/v1${path}`, { token, body });
 const wiring = async () => (await import('../../functions/shared/deployments-wiring.js')).deploymentsDeps();
 
 const uuid = (n: number) => `d0000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
@@ -40,12 +41,19 @@ const seedDeployment = async (n: number, state: Deployment['state'], overrides: 
 /** The seeded requests' triggering user: an active one (the dispatcher fails requests of users no longer active). */
 let triggerer: string;
 const seedRequest = async (n: number, overrides: Partial<PendingRequest> = {}) =>
-  (await wiring()).pending.create(aPendingRequest({ id: rid(n), queuedAt: minute(n), createdAt: minute(n), triggeredBy: triggerer, ...overrides }));
+  (await wiring()).pending.create(
+    aPendingRequest({ id: rid(n), queuedAt: minute(n), createdAt: minute(n), triggeredBy: triggerer, ...overrides }),
+  );
 
 beforeAll(async () => {
   // The seeded running deployments have no engine check chain (they were never started): the sweep would rightly
   // give them one, and the engine would end them. This file tests the read side only, so its sweep stays idle.
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('deployments-read')}-`, bootstrapAdmin: ADMIN, env: { SWEEP_INTERVAL_MS: '3600000' } });
+  stack = await startStack({
+    port: 0,
+    namePrefix: `${uniqueName('deployments-read')}-`,
+    bootstrapAdmin: ADMIN,
+    env: { SWEEP_INTERVAL_MS: '3600000' },
+  });
   admin = (await api.login(ADMIN)).token;
   triggerer = await createUser('oscar@example.com', 'oscar-password', ['operator']);
   await createUser('tina@example.com', 'tina-password', ['operator'], TENANT_A);
@@ -106,7 +114,13 @@ describe('deployment get', () => {
     const missing = await call('GET', `/deployments/${uuid(99)}`, admin);
 
     expect(byId.status).toBe(200);
-    expect(byId.json).toMatchObject({ id: uuid(2), state: 'failed', completed_at: minute(3), config: { priority: 0 }, plan: { target_count: 1 } });
+    expect(byId.json).toMatchObject({
+      id: uuid(2),
+      state: 'failed',
+      completed_at: minute(3),
+      config: { priority: 0 },
+      plan: { target_count: 1 },
+    });
     expect(byShortId.json).toEqual(byId.json);
     expect([foreign.status, foreign.json.error.code]).toEqual([404, 'NOT_FOUND']);
     expect(own.status).toBe(200);
@@ -162,7 +176,11 @@ describe('pending dispatch requests', () => {
     });
     expect(list.json.map((r: { queue_position: number }) => r.queue_position)).toEqual([3, 1, 2]);
     expect(scoped.json.map((r: { id: string }) => r.id)).toEqual([rid(2)]);
-    expect((await call('GET', '/admin/orchestration', admin)).json).toMatchObject({ instances: 0, available: 0, pending: 3 });
+    expect((await call('GET', '/admin/orchestration', admin)).json).toMatchObject({
+      instances: 0,
+      available: 0,
+      pending: 3,
+    });
   });
 
   it('answers 400 for an unknown status filter', async () => {
@@ -181,9 +199,15 @@ describe('pending dispatch requests', () => {
     expect([foreign.status, foreign.json.error.code]).toEqual([404, 'NOT_FOUND']);
     expect(first.status).toBe(200);
     expect(first.json).toBeUndefined();
-    expect([again.status, again.json.error.code, again.json.error.details]).toEqual([409, 'CONFLICT', { status: 'cancelled' }]);
+    expect([again.status, again.json.error.code, again.json.error.details]).toEqual([
+      409,
+      'CONFLICT',
+      { status: 'cancelled' },
+    ]);
     expect(missing.status).toBe(404);
-    expect(cancelled.json.map((r: { id: string; status: string }) => [r.id, r.status])).toEqual([[rid(3), 'cancelled']]);
+    expect(cancelled.json.map((r: { id: string; status: string }) => [r.id, r.status])).toEqual([
+      [rid(3), 'cancelled'],
+    ]);
     expect(cancelled.json[0]).not.toHaveProperty('queue_position');
   });
 });
@@ -203,7 +227,10 @@ describe('raising the capacity', () => {
     const deployment = await call('GET', `/deployments/${first?.deployment_id}`, admin);
 
     expect(raised.json).toMatchObject({ instances: 3, in_use: 2 });
-    expect(first).toMatchObject({ dispatched_to_instance_id: expect.stringMatching(/^instance-[1-3]$/), dispatched_at: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/) });
+    expect(first).toMatchObject({
+      dispatched_to_instance_id: expect.stringMatching(/^instance-[1-3]$/),
+      dispatched_at: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/),
+    });
     expect(list.json.every((r: { dispatched_at: string }) => r.dispatched_at >= first.dispatched_at)).toBe(true);
     expect(deployment.json).toMatchObject({ tenant_id: TENANT_A, state: expect.stringMatching(/^(running|failed)$/) });
   });

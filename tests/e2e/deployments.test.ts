@@ -20,10 +20,17 @@ let agents: readonly RunningAgent[] = [];
 let actionId: string;
 
 const api = apiClient(() => stack.baseUrl);
-const call = (method: string, path: string, token: string, body?: unknown) => api.call(method, `/api/v1${path}`, { token, body });
-const setCapacity = async (instances: number) => expect((await call('PUT', '/admin/orchestration', admin, { instances })).status).toBe(200);
+const call = (method: string, path: string, token: string, body?: unknown) =>
+  api.call(method, `/api/v1${path}`, { token, body });
+const setCapacity = async (instances: number) =>
+  expect((await call('PUT', '/admin/orchestration', admin, { instances })).status).toBe(200);
 const deployWeb = (extra: Record<string, unknown> = {}) =>
-  call('POST', '/deployments', admin, { action_id: actionId, target_tags: [{ key: 'role', value: 'web' }], variables: { WHO: 'ops' }, ...extra });
+  call('POST', '/deployments', admin, {
+    action_id: actionId,
+    target_tags: [{ key: 'role', value: 'web' }],
+    variables: { WHO: 'ops' },
+    ...extra,
+  });
 
 /** Polls until `check` passes (the dispatcher runs asynchronously, woken through SQS). */
 const eventually = async <T>(read: () => Promise<T>, check: (value: T) => boolean, withinMs = 15_000): Promise<T> => {
@@ -58,11 +65,23 @@ beforeAll(async () => {
     slug: 'hello',
     name: 'Say hello',
     // Long enough to stay running while a test looks at it (the tests cancel what they start).
-    version: { version: '1.0.0', script: 'echo "hello $WHO"; sleep 60', variables: [{ name: 'WHO', default: 'world' }] },
+    version: {
+      version: '1.0.0',
+      script: 'echo "hello $WHO"; sleep 60',
+      variables: [{ name: 'WHO', default: 'world' }],
+    },
   });
   expect([action.status, action.json]).toEqual([201, expect.anything()]);
   actionId = action.json.id;
-  expect((await call('POST', `/actions/${actionId}/versions`, admin, { version: '1.1.0', script: 'echo "hi $WHO"; sleep 60', variables: [{ name: 'WHO', required: true }] })).status).toBe(201);
+  expect(
+    (
+      await call('POST', `/actions/${actionId}/versions`, admin, {
+        version: '1.1.0',
+        script: 'echo "hi $WHO"; sleep 60',
+        variables: [{ name: 'WHO', required: true }],
+      })
+    ).status,
+  ).toBe(201);
 });
 
 afterAll(async () => {
@@ -77,7 +96,11 @@ describe('create', () => {
     const created = await deployWeb({ version_requirement: '^1.0.0', variables: { WHO: 'team' } });
     // Assess
     expect(created.status).toBe(201);
-    expect(created.json).toMatchObject({ pending: false, deployment_id: expect.any(String), message: expect.any(String) });
+    expect(created.json).toMatchObject({
+      pending: false,
+      deployment_id: expect.any(String),
+      message: expect.any(String),
+    });
     const deployment = created.json.deployment;
     expect(deployment).toMatchObject({
       source_type: 'action',
@@ -96,7 +119,13 @@ describe('create', () => {
       config: { priority: 0, target_tags: [{ key: 'role', value: 'web' }] },
       plan: { target_count: 1, resolved_variables: { WHO: 'team' } },
     });
-    expect(deployment.plan.steps[0]).toMatchObject({ target_name: 'local-1', action_order: 1, sequence_order: 1, state: 'pending', retry_count: 0 });
+    expect(deployment.plan.steps[0]).toMatchObject({
+      target_name: 'local-1',
+      action_order: 1,
+      sequence_order: 1,
+      state: 'pending',
+      retry_count: 0,
+    });
     const fetched = await call('GET', `/deployments/${deployment.short_id}`, admin);
     expect(fetched.json.id).toBe(deployment.id);
     const list = await call('GET', '/deployments', admin);
@@ -119,12 +148,21 @@ describe('create', () => {
       [{ action_id: actionId, target_ids: ['x'], max_retries: 11 }, 'max_retries'],
       [{ action_id: actionId, target_ids: ['x'], tenant_id: 'acme' }, 'environment_id'],
       [{ action_id: actionId, target_ids: ['x'], override_freeze: true }, 'override_reason'],
-      [{ action_id: actionId, target_tags: [{ key: 'role', value: 'web' }], version_requirement: '^1.1.0' }, 'variables.WHO'],
-      [{ action_id: actionId, target_tags: [{ key: 'role', value: 'web' }], version_requirement: '^9' }, 'version_requirement'],
+      [
+        { action_id: actionId, target_tags: [{ key: 'role', value: 'web' }], version_requirement: '^1.1.0' },
+        'variables.WHO',
+      ],
+      [
+        { action_id: actionId, target_tags: [{ key: 'role', value: 'web' }], version_requirement: '^9' },
+        'version_requirement',
+      ],
     ];
     for (const [body, field] of cases) {
       const reply = await call('POST', '/deployments', admin, body);
-      expect([reply.status, reply.json.error.details?.fields?.map((f: { field: string }) => f.field).join(',')]).toEqual([400, expect.stringContaining(field)]);
+      expect([
+        reply.status,
+        reply.json.error.details?.fields?.map((f: { field: string }) => f.field).join(','),
+      ]).toEqual([400, expect.stringContaining(field)]);
     }
   });
 
@@ -150,13 +188,33 @@ describe('create', () => {
       // Act + Assess
       const frozen = await deployWeb();
       expect(frozen.status).toBe(409);
-      expect(frozen.json.error).toMatchObject({ code: 'DEPLOYMENT_FROZEN', details: { can_override: true, active_freezes: [{ id: freeze.json.id, name: 'release week' }] } });
-      const asOperator = await call('POST', '/deployments', operator, { action_id: actionId, target_tags: [{ key: 'role', value: 'web' }], variables: { WHO: 'ops' } });
+      expect(frozen.json.error).toMatchObject({
+        code: 'DEPLOYMENT_FROZEN',
+        details: { can_override: true, active_freezes: [{ id: freeze.json.id, name: 'release week' }] },
+      });
+      const asOperator = await call('POST', '/deployments', operator, {
+        action_id: actionId,
+        target_tags: [{ key: 'role', value: 'web' }],
+        variables: { WHO: 'ops' },
+      });
       expect(asOperator.json.error.details.can_override).toBe(false);
-      expect((await call('POST', '/deployments', operator, { action_id: actionId, target_tags: [{ key: 'role', value: 'web' }], variables: { WHO: 'ops' }, override_freeze: true, override_reason: 'hotfix' })).status).toBe(403);
+      expect(
+        (
+          await call('POST', '/deployments', operator, {
+            action_id: actionId,
+            target_tags: [{ key: 'role', value: 'web' }],
+            variables: { WHO: 'ops' },
+            override_freeze: true,
+            override_reason: 'hotfix',
+          })
+        ).status,
+      ).toBe(403);
       const overridden = await deployWeb({ override_freeze: true, override_reason: 'security hotfix' });
       expect(overridden.status).toBe(201);
-      expect(overridden.json.deployment.freeze_override).toMatchObject({ reason: 'security hotfix', freezes: [{ id: freeze.json.id }] });
+      expect(overridden.json.deployment.freeze_override).toMatchObject({
+        reason: 'security hotfix',
+        freezes: [{ id: freeze.json.id }],
+      });
     } finally {
       await call('DELETE', `/deployment-freezes/${freeze.json.id}`, admin);
       await cancelAllRunning();
@@ -174,58 +232,91 @@ describe('the dispatch queue', () => {
     expect(queued.status).toBe(202);
     expect(queued.json).toMatchObject({ pending: true, pending_request_id: expect.any(String), queue_position: 1 });
     const pending = await call('GET', '/deployments/pending?status=pending', admin);
-    expect(pending.json.find((p: { id: string }) => p.id === queued.json.pending_request_id)).toMatchObject({ status: 'pending', retry_count: 0, queued_at: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/) });
+    expect(pending.json.find((p: { id: string }) => p.id === queued.json.pending_request_id)).toMatchObject({
+      status: 'pending',
+      retry_count: 0,
+      queued_at: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/),
+    });
 
     await setCapacity(1);
     const dispatched = await eventually(
-      async () => (await call('GET', '/deployments/pending', admin)).json.find((p: { id: string }) => p.id === queued.json.pending_request_id),
+      async () =>
+        (await call('GET', '/deployments/pending', admin)).json.find(
+          (p: { id: string }) => p.id === queued.json.pending_request_id,
+        ),
       (p) => p.status === 'dispatched',
     );
-    expect(dispatched).toMatchObject({ deployment_id: expect.any(String), dispatched_to_instance_id: 'instance-1', dispatched_at: expect.any(String) });
-    expect((await call('GET', `/deployments/${dispatched.deployment_id}`, admin)).json).toMatchObject({ state: 'running', config: { priority: 5 } });
+    expect(dispatched).toMatchObject({
+      deployment_id: expect.any(String),
+      dispatched_to_instance_id: 'instance-1',
+      dispatched_at: expect.any(String),
+    });
+    expect((await call('GET', `/deployments/${dispatched.deployment_id}`, admin)).json).toMatchObject({
+      state: 'running',
+      config: { priority: 5 },
+    });
     expect((await call('DELETE', `/deployments/pending/${dispatched.id}`, admin)).status).toBe(409);
 
     // Redeploy: the same configuration, variables merged, a new deployment pointing at the original
     await call('POST', `/deployments/${dispatched.deployment_id}/cancel`, admin, {});
-    const redeployed = await call('POST', `/deployments/${dispatched.deployment_id}/redeploy`, admin, { variables: { WHO: 'again' }, priority: 7 });
+    const redeployed = await call('POST', `/deployments/${dispatched.deployment_id}/redeploy`, admin, {
+      variables: { WHO: 'again' },
+      priority: 7,
+    });
     expect(redeployed.status).toBe(201);
-    expect(redeployed.json).toMatchObject({ source_deployment_id: dispatched.deployment_id, state: 'running', plan: null, config: { priority: 7, variables: { WHO: 'again' } } });
+    expect(redeployed.json).toMatchObject({
+      source_deployment_id: dispatched.deployment_id,
+      state: 'running',
+      plan: null,
+      config: { priority: 7, variables: { WHO: 'again' } },
+    });
     expect((await call('POST', '/deployments/nope/redeploy', admin, {})).status).toBe(404);
     await cancelAllRunning();
   });
 
   // 20 creates, then three hand-overs through SQS: about 25 s on a loaded 2-core machine.
-  it('runs exactly one of 20 concurrent creates with capacity 1, then each waiting one once, in priority order', { timeout: 120_000 }, async () => {
-    // Prepare
-    await setCapacity(1);
-    // Act
-    const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => deployWeb({ priority: i % 4 })));
-    // Assess
-    expect(replies.map((r) => r.status).sort()).toEqual([201, ...Array(19).fill(202)]);
-    const waiting = (await call('GET', '/deployments/pending?status=pending', admin)).json;
-    expect(waiting).toHaveLength(19);
+  it(
+    'runs exactly one of 20 concurrent creates with capacity 1, then each waiting one once, in priority order',
+    { timeout: 120_000 },
+    async () => {
+      // Prepare
+      await setCapacity(1);
+      // Act
+      const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => deployWeb({ priority: i % 4 })));
+      // Assess
+      expect(replies.map((r) => r.status).sort()).toEqual([201, ...Array(19).fill(202)]);
+      const waiting = (await call('GET', '/deployments/pending?status=pending', admin)).json;
+      expect(waiting).toHaveLength(19);
 
-    const order: string[] = [];
-    for (let round = 0; round < 3; round += 1) {
-      await cancelAllRunning();
-      const running = await eventually(
-        async () => (await call('GET', '/deployments?status=running', admin)).json.data as { id: string }[],
-        (data) => data.length === 1,
+      const order: string[] = [];
+      for (let round = 0; round < 3; round += 1) {
+        await cancelAllRunning();
+        const running = await eventually(
+          async () => (await call('GET', '/deployments?status=running', admin)).json.data as { id: string }[],
+          (data) => data.length === 1,
+        );
+        order.push(running[0]!.id);
+      }
+      const started = await Promise.all(
+        order.map(async (id) => (await call('GET', `/deployments/${id}`, admin)).json.config.priority),
       );
-      order.push(running[0]!.id);
-    }
-    const started = await Promise.all(order.map(async (id) => (await call('GET', `/deployments/${id}`, admin)).json.config.priority));
-    expect(started).toEqual([3, 3, 3]);
-    const requests = (await call('GET', '/deployments/pending', admin)).json.filter((p: { status: string }) => p.status === 'dispatched');
-    expect(new Set(requests.map((p: { deployment_id: string }) => p.deployment_id)).size).toBe(requests.length);
+      expect(started).toEqual([3, 3, 3]);
+      const requests = (await call('GET', '/deployments/pending', admin)).json.filter(
+        (p: { status: string }) => p.status === 'dispatched',
+      );
+      expect(new Set(requests.map((p: { deployment_id: string }) => p.deployment_id)).size).toBe(requests.length);
 
-    // A pending request can be deleted (200, empty body); a missing one answers 404
-    const next = (await call('GET', '/deployments/pending?status=pending', admin)).json[0];
-    const deleted = await call('DELETE', `/deployments/pending/${next.id}`, admin);
-    expect([deleted.status, deleted.json]).toEqual([200, undefined]);
-    expect((await call('DELETE', '/deployments/pending/3f1e5a4c-0000-4000-8000-000000000000', admin)).status).toBe(404);
-    for (const p of (await call('GET', '/deployments/pending?status=pending', admin)).json) await call('DELETE', `/deployments/pending/${p.id}`, admin);
-    await cancelAllRunning();
-    await setCapacity(4);
-  });
+      // A pending request can be deleted (200, empty body); a missing one answers 404
+      const next = (await call('GET', '/deployments/pending?status=pending', admin)).json[0];
+      const deleted = await call('DELETE', `/deployments/pending/${next.id}`, admin);
+      expect([deleted.status, deleted.json]).toEqual([200, undefined]);
+      expect((await call('DELETE', '/deployments/pending/3f1e5a4c-0000-4000-8000-000000000000', admin)).status).toBe(
+        404,
+      );
+      for (const p of (await call('GET', '/deployments/pending?status=pending', admin)).json)
+        await call('DELETE', `/deployments/pending/${p.id}`, admin);
+      await cancelAllRunning();
+      await setCapacity(4);
+    },
+  );
 });

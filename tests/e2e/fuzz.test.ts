@@ -5,7 +5,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../local/stack.js';
 import { uniqueName } from '../support/aws.js';
-import { FUZZ_STACK_ENV, formatReport, operationsOf, ownEntities, planRequests, runFuzz, type IdPool } from '../support/fuzz.js';
+import {
+  FUZZ_STACK_ENV,
+  formatReport,
+  operationsOf,
+  ownEntities,
+  planRequests,
+  runFuzz,
+  type IdPool,
+} from '../support/fuzz.js';
 import { apiClient } from '../support/http.js';
 
 const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
@@ -22,7 +30,12 @@ const call = (method: string, path: string, body?: unknown) => api.call(method, 
 const register = (body: unknown) => api.call('POST', '/api/v1/agent/register', { body });
 
 beforeAll(async () => {
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('fuzz')}-`, bootstrapAdmin: ADMIN, env: FUZZ_STACK_ENV });
+  stack = await startStack({
+    port: 0,
+    namePrefix: `${uniqueName('fuzz')}-`,
+    bootstrapAdmin: ADMIN,
+    env: FUZZ_STACK_ENV,
+  });
   token = (await api.login(ADMIN)).token;
   ({ ids, cleanup, agentToken } = await ownEntities(call, uniqueName('e2e'), register));
 });
@@ -40,7 +53,14 @@ describe('HTTP fuzz over the served OpenAPI document', () => {
     expect(operations.length).toBeGreaterThan(80);
     const requests = planRequests(operations, { total: TOTAL, seed: SEED, ids });
     // Act
-    const report = await runFuzz({ baseUrl: stack.baseUrl, login: async () => (token = (await api.login(ADMIN)).token), agentToken, requests, timeoutMs: 25_000, concurrency: 4 });
+    const report = await runFuzz({
+      baseUrl: stack.baseUrl,
+      login: async () => (token = (await api.login(ADMIN)).token),
+      agentToken,
+      requests,
+      timeoutMs: 25_000,
+      concurrency: 4,
+    });
     // Assess
     const shown = formatReport(report, SEED);
     expect(report.counts['5xx'], shown).toBe(0);

@@ -9,7 +9,8 @@ import { useStackWithAgents } from '../support/stack-with-agents.js';
 
 const fixture = useStackWithAgents('hostile');
 const api = apiClient(() => fixture.stack.baseUrl);
-const call = (method: string, path: string, body?: unknown) => api.call(method, `/api/v1${path}`, { token: fixture.admin, body });
+const call = (method: string, path: string, body?: unknown) =>
+  api.call(method, `/api/v1${path}`, { token: fixture.admin, body });
 
 const HOSTILE = '<img src=x onerror=alert(1)>';
 /** What the script prints, line by line (printf %s: nothing is interpreted by the shell). */
@@ -42,50 +43,69 @@ const framesOf = (text: string): Frame[] =>
     .map((block) => ({ lines: block.split(/\r\n|\n|\r/) }));
 
 describe('hostile text', () => {
-  it('is stored and returned as given, and every SSE event of its log stream is a single data: JSON line', { timeout: 120_000 }, async () => {
-    // Prepare: the action, and a deployment of it on local-1
-    const created = await call('POST', '/actions', { slug: 'hostile', name: HOSTILE, description: HOSTILE, version: { version: '1.0.0', script: SCRIPT } });
-    expect([created.status, created.json]).toEqual([201, expect.anything()]);
-    const deployment = await call('POST', '/deployments', { action_id: created.json.id, target_tags: [{ key: 'role', value: 'web' }] });
-    expect([deployment.status, deployment.json]).toEqual([201, expect.anything()]);
-    const id = deployment.json.deployment_id as string;
-    const until = Date.now() + 60_000;
-    let state = '';
-    while (Date.now() < until && !['success', 'failed'].includes(state)) {
-      await new Promise((r) => setTimeout(r, 500));
-      state = (await call('GET', `/deployments/${id}`)).json.state;
-    }
-    expect(state).toBe('success');
+  it(
+    'is stored and returned as given, and every SSE event of its log stream is a single data: JSON line',
+    { timeout: 120_000 },
+    async () => {
+      // Prepare: the action, and a deployment of it on local-1
+      const created = await call('POST', '/actions', {
+        slug: 'hostile',
+        name: HOSTILE,
+        description: HOSTILE,
+        version: { version: '1.0.0', script: SCRIPT },
+      });
+      expect([created.status, created.json]).toEqual([201, expect.anything()]);
+      const deployment = await call('POST', '/deployments', {
+        action_id: created.json.id,
+        target_tags: [{ key: 'role', value: 'web' }],
+      });
+      expect([deployment.status, deployment.json]).toEqual([201, expect.anything()]);
+      const id = deployment.json.deployment_id as string;
+      const until = Date.now() + 60_000;
+      let state = '';
+      while (Date.now() < until && !['success', 'failed'].includes(state)) {
+        await new Promise((r) => setTimeout(r, 500));
+        state = (await call('GET', `/deployments/${id}`)).json.state;
+      }
+      expect(state).toBe('success');
 
-    // Assess: stored and returned as given, as JSON
-    const action = await call('GET', `/actions/${created.json.id}`);
-    expect(action.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    expect(action.headers.get('x-content-type-options')).toBe('nosniff');
-    expect(action.json).toMatchObject({ name: HOSTILE, description: HOSTILE });
-    expect((await call('GET', `/deployments/${id}`)).json).toMatchObject({ action_name: HOSTILE });
+      // Assess: stored and returned as given, as JSON
+      const action = await call('GET', `/actions/${created.json.id}`);
+      expect(action.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(action.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(action.json).toMatchObject({ name: HOSTILE, description: HOSTILE });
+      expect((await call('GET', `/deployments/${id}`)).json).toMatchObject({ action_name: HOSTILE });
 
-    // The log stream of the finished deployment, read raw to its end
-    const sseToken = (await call('POST', '/auth/sse-token', {})).json.sse_token as string;
-    const response = await fetch(`${fixture.stack.baseUrl}/api/v1/deployments/${id}/logs?sse_token=${sseToken}`, { signal: AbortSignal.timeout(15_000) });
-    expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
-    const raw = await response.text();
-    const messages: { event: string; data: { log?: { message?: string } } }[] = [];
-    for (const frame of framesOf(raw)) {
-      const fields = frame.lines.filter((line) => !line.startsWith(':')); // comment lines (keep-alives)
-      if (fields.length === 0) continue;
-      if (fields.every((line) => /^retry: \d+$/.test(line))) continue; // the server's own closing reconnect hint
-      const data = fields.filter((line) => line.startsWith('data:'));
-      const others = fields.filter((line) => !line.startsWith('data:'));
-      expect([frame.lines, data.length]).toEqual([frame.lines, 1]);
-      for (const line of others) expect(line).toMatch(/^(id: [^\r\n]+|retry: \d+)$/);
-      messages.push(JSON.parse(data[0]!.slice('data:'.length)) as (typeof messages)[number]);
-    }
-    // Each printed line is one log message with exactly its text; nothing else came out of it
-    const logged = messages.filter((m) => m.event === 'log').map((m) => m.data.log?.message);
-    // (a line with a bare CR may be split there by the agent, as a terminal would show it: its frame check above holds)
-    for (const line of PRINTED.filter((l) => l !== '' && !l.includes('\r'))) expect([line, logged.includes(line)]).toEqual([line, true]);
-    expect(messages.map((m) => m.event).filter((e) => !['log', 'state_change', 'step_update', 'progress', 'ping'].includes(e))).toEqual([]);
-    expect(messages.some((m) => (m as unknown as { x?: unknown }).x !== undefined)).toBe(false);
-  });
+      // The log stream of the finished deployment, read raw to its end
+      const sseToken = (await call('POST', '/auth/sse-token', {})).json.sse_token as string;
+      const response = await fetch(`${fixture.stack.baseUrl}/api/v1/deployments/${id}/logs?sse_token=${sseToken}`, {
+        signal: AbortSignal.timeout(15_000),
+      });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      const raw = await response.text();
+      const messages: { event: string; data: { log?: { message?: string } } }[] = [];
+      for (const frame of framesOf(raw)) {
+        const fields = frame.lines.filter((line) => !line.startsWith(':')); // comment lines (keep-alives)
+        if (fields.length === 0) continue;
+        if (fields.every((line) => /^retry: \d+$/.test(line))) continue; // the server's own closing reconnect hint
+        const data = fields.filter((line) => line.startsWith('data:'));
+        const others = fields.filter((line) => !line.startsWith('data:'));
+        expect([frame.lines, data.length]).toEqual([frame.lines, 1]);
+        for (const line of others) expect(line).toMatch(/^(id: [^\r\n]+|retry: \d+)$/);
+        messages.push(JSON.parse(data[0]!.slice('data:'.length)) as (typeof messages)[number]);
+      }
+      // Each printed line is one log message with exactly its text; nothing else came out of it
+      const logged = messages.filter((m) => m.event === 'log').map((m) => m.data.log?.message);
+      // (a line with a bare CR may be split there by the agent, as a terminal would show it: its frame check above holds)
+      for (const line of PRINTED.filter((l) => l !== '' && !l.includes('\r')))
+        expect([line, logged.includes(line)]).toEqual([line, true]);
+      expect(
+        messages
+          .map((m) => m.event)
+          .filter((e) => !['log', 'state_change', 'step_update', 'progress', 'ping'].includes(e)),
+      ).toEqual([]);
+      expect(messages.some((m) => (m as unknown as { x?: unknown }).x !== undefined)).toBe(false);
+    },
+  );
 });

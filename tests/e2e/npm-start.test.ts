@@ -54,66 +54,97 @@ describe('npm start', () => {
   it.each([
     ['Ctrl-C (SIGINT)', 'SIGINT'],
     ['SIGTERM to the process group', 'SIGTERM'],
-  ] as const)('stops in order on %s with a command running, and exits within seconds', async (_name, signal) => {
-    // Prepare: npm start in memory on a free port, as the leader of its own process group
-    output = '';
-    const port = await freePort();
-    // As package.json's `start` runs it: node with tsx's loader, no wrapper process between the signal and start.ts
-    // (tsx's CLI wrapper SIGKILLs its child when the child does not confirm a relayed signal within 60 ms, as a
-    // loaded machine can make it: an exit 130 without the orderly stop).
-    child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'local', 'start.ts'), '--in-memory', '--port', String(port)], {
-      cwd: ROOT,
-      detached: true,
-      // INFO: the functions' access lines, to see the running command's completion reach them on the way down
-      env: { ...process.env, BOOTSTRAP_ADMIN_EMAIL: 'admin@example.com', BOOTSTRAP_ADMIN_PASSWORD: 'admin-password', POWERTOOLS_LOG_LEVEL: 'INFO' },
-    });
-    child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
-    child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
-    const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
-    await waitFor('the ready banner', () => output.includes('Deployment service ready'), 120_000);
-    // One line per start-up step, with its time
-    for (const step of ['SQS emulator (local-aws-sqs)', 'DynamoDB Local', 'HTTP functions (serverless-offline)', 'tables (1)', 'first admin', 'agents (2)']) {
-      expect(output).toMatch(new RegExp(`^  ${step.replace(/[()-]/g, '\\$&')}\\.+ \\d+\\.\\d s$`, 'm'));
-    }
-    const dynamoPort = Number(/DynamoDB\s+http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]);
-    expect(await listening(dynamoPort)).toBe(true);
+  ] as const)(
+    'stops in order on %s with a command running, and exits within seconds',
+    async (_name, signal) => {
+      // Prepare: npm start in memory on a free port, as the leader of its own process group
+      output = '';
+      const port = await freePort();
+      // As package.json's `start` runs it: node with tsx's loader, no wrapper process between the signal and start.ts
+      // (tsx's CLI wrapper SIGKILLs its child when the child does not confirm a relayed signal within 60 ms, as a
+      // loaded machine can make it: an exit 130 without the orderly stop).
+      child = spawn(
+        process.execPath,
+        ['--import', 'tsx', join(ROOT, 'local', 'start.ts'), '--in-memory', '--port', String(port)],
+        {
+          cwd: ROOT,
+          detached: true,
+          // INFO: the functions' access lines, to see the running command's completion reach them on the way down
+          env: {
+            ...process.env,
+            BOOTSTRAP_ADMIN_EMAIL: 'admin@example.com',
+            BOOTSTRAP_ADMIN_PASSWORD: 'admin-password',
+            POWERTOOLS_LOG_LEVEL: 'INFO',
+          },
+        },
+      );
+      child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+      child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+      const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
+      await waitFor('the ready banner', () => output.includes('Deployment service ready'), 120_000);
+      // One line per start-up step, with its time
+      for (const step of [
+        'SQS emulator (local-aws-sqs)',
+        'DynamoDB Local',
+        'HTTP functions (serverless-offline)',
+        'tables (1)',
+        'first admin',
+        'agents (2)',
+      ]) {
+        expect(output).toMatch(new RegExp(`^  ${step.replace(/[()-]/g, '\\$&')}\\.+ \\d+\\.\\d s$`, 'm'));
+      }
+      const dynamoPort = Number(/DynamoDB\s+http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]);
+      expect(await listening(dynamoPort)).toBe(true);
 
-    const api = apiClient(() => `http://localhost:${port}`);
-    const token = (await api.login({ email: 'admin@example.com', password: 'admin-password' })).token;
-    const call = (method: string, path: string, body?: unknown) => api.call(method, `/api/v1${path}`, { token, body });
-    const action = await call('POST', '/actions', { slug: 'long', name: 'Long', version: { version: '1.0.0', script: 'echo started; sleep 60' } });
-    const created = await call('POST', '/deployments', { action_id: action.json.id, target_tags: [{ key: 'role', value: 'web' }] });
-    expect(created.status).toBe(201);
-    await waitFor(
-      'the command to run',
-      async () => (await call('GET', `/deployments/${created.json.deployment_id}/logs/history`)).json.some?.((e: { message: string }) => e.message === 'started') === true,
-      30_000,
-    );
+      const api = apiClient(() => `http://localhost:${port}`);
+      const token = (await api.login({ email: 'admin@example.com', password: 'admin-password' })).token;
+      const call = (method: string, path: string, body?: unknown) =>
+        api.call(method, `/api/v1${path}`, { token, body });
+      const action = await call('POST', '/actions', {
+        slug: 'long',
+        name: 'Long',
+        version: { version: '1.0.0', script: 'echo started; sleep 60' },
+      });
+      const created = await call('POST', '/deployments', {
+        action_id: action.json.id,
+        target_tags: [{ key: 'role', value: 'web' }],
+      });
+      expect(created.status).toBe(201);
+      await waitFor(
+        'the command to run',
+        async () =>
+          (await call('GET', `/deployments/${created.json.deployment_id}/logs/history`)).json.some?.(
+            (e: { message: string }) => e.message === 'started',
+          ) === true,
+        30_000,
+      );
 
-    // Act: the signal to the whole process group (a terminal's Ctrl-C: SIGINT; a CI runner or process manager: SIGTERM)
-    const sent = Date.now();
-    const signalledAt = output.length;
-    process.kill(-child.pid!, signal);
-    const code = await exited;
-    const took = Date.now() - sent;
-    const afterSignal = output.slice(signalledAt);
+      // Act: the signal to the whole process group (a terminal's Ctrl-C: SIGINT; a CI runner or process manager: SIGTERM)
+      const sent = Date.now();
+      const signalledAt = output.length;
+      process.kill(-child.pid!, signal);
+      const code = await exited;
+      const took = Date.now() - sent;
+      const afterSignal = output.slice(signalledAt);
 
-    // Assess: a clean exit within the grace period plus a few seconds, nothing failing to reach the emulators
-    expect(code).toBe(0);
-    expect(took).toBeLessThan(15_000);
-    expect(output).toContain('Stopped.');
-    expect(output).not.toMatch(/DATABASE_CONNECTION_ERROR|ECONNREFUSED|cannot reach the server/);
-    expect(output).not.toMatch(/-> 5\d\d \(/); // no request answered 500 (or any 5xx) on the way down
-    // In order: the agents first; the running command's completion still reaches the functions (so they were still
-    // up); then "Stopped." once the functions and emulators are down
-    const stopping = afterSignal.indexOf(`${signal}: stopping the agents`);
-    const completion = afterSignal.search(/POST \/api\/v1\/agent\/commands\/[^ ]+\/complete -> 2\d\d/);
-    expect([stopping, completion]).toEqual([expect.any(Number), expect.any(Number)]);
-    expect(stopping).toBeGreaterThan(-1);
-    expect(afterSignal.indexOf('[local-1] stopped')).toBeGreaterThan(stopping);
-    expect(completion).toBeGreaterThan(stopping);
-    expect(afterSignal.indexOf('Stopped.')).toBeGreaterThan(completion);
-    expect(await listening(dynamoPort)).toBe(false);
-    expect(await listening(port)).toBe(false);
-  }, 240_000); // a whole `npm start` boots here: DynamoDB Local, serverless-offline, the agents
+      // Assess: a clean exit within the grace period plus a few seconds, nothing failing to reach the emulators
+      expect(code).toBe(0);
+      expect(took).toBeLessThan(15_000);
+      expect(output).toContain('Stopped.');
+      expect(output).not.toMatch(/DATABASE_CONNECTION_ERROR|ECONNREFUSED|cannot reach the server/);
+      expect(output).not.toMatch(/-> 5\d\d \(/); // no request answered 500 (or any 5xx) on the way down
+      // In order: the agents first; the running command's completion still reaches the functions (so they were still
+      // up); then "Stopped." once the functions and emulators are down
+      const stopping = afterSignal.indexOf(`${signal}: stopping the agents`);
+      const completion = afterSignal.search(/POST \/api\/v1\/agent\/commands\/[^ ]+\/complete -> 2\d\d/);
+      expect([stopping, completion]).toEqual([expect.any(Number), expect.any(Number)]);
+      expect(stopping).toBeGreaterThan(-1);
+      expect(afterSignal.indexOf('[local-1] stopped')).toBeGreaterThan(stopping);
+      expect(completion).toBeGreaterThan(stopping);
+      expect(afterSignal.indexOf('Stopped.')).toBeGreaterThan(completion);
+      expect(await listening(dynamoPort)).toBe(false);
+      expect(await listening(port)).toBe(false);
+    },
+    240_000,
+  ); // a whole `npm start` boots here: DynamoDB Local, serverless-offline, the agents
 });

@@ -17,18 +17,26 @@ afterAll(async () => {
 });
 
 const get = (path: string, localAddress: string, forwardedFor?: string) =>
-  new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }>((resolve, reject) => {
-    const req = httpRequest(
-      { host: '127.0.0.1', port: stack.port, path, localAddress, headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor } },
-      (res) => {
-        let body = '';
-        res.on('data', (chunk) => (body += chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
+  new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }>(
+    (resolve, reject) => {
+      const req = httpRequest(
+        {
+          host: '127.0.0.1',
+          port: stack.port,
+          path,
+          localAddress,
+          headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor },
+        },
+        (res) => {
+          let body = '';
+          res.on('data', (chunk) => (body += chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    },
+  );
 
 describe('general rate limit', () => {
   it('lets a burst through, then answers 429 in plain text with Retry-After, per client address', async () => {
@@ -37,7 +45,9 @@ describe('general rate limit', () => {
     await get('/api/v1/nothing-here', '127.0.0.9');
     // Act: bursts sent at once (burst 5, then a token every 20 s).
     const started = Date.now();
-    const burst = await Promise.all(Array.from({ length: 9 }, (_, i) => get('/api/v1/server/info', '127.0.0.4', `198.51.100.${i}`)));
+    const burst = await Promise.all(
+      Array.from({ length: 9 }, (_, i) => get('/api/v1/server/info', '127.0.0.4', `198.51.100.${i}`)),
+    );
     const refills = Math.ceil((Date.now() - started) / 20_000);
     const unknownPaths = await Promise.all(Array.from({ length: 12 }, () => get('/api/v1/nothing-here', '127.0.0.7')));
     const otherAddress = await get('/api/v1/server/info', '127.0.0.5');

@@ -16,7 +16,8 @@ let admin: string;
 const sources: EventSource[] = [];
 
 const api = apiClient(() => stack.baseUrl);
-const call = (method: string, path: string, token?: string, body?: unknown) => api.call(method, `/api/v1${path}`, { ...(token === undefined ? {} : { token }), body });
+const call = (method: string, path: string, token?: string, body?: unknown) =>
+  api.call(method, `/api/v1${path}`, { ...(token === undefined ? {} : { token }), body });
 
 const sseToken = async (token = admin): Promise<string> => {
   const issued = await call('POST', '/auth/sse-token', token, {});
@@ -25,13 +26,27 @@ const sseToken = async (token = admin): Promise<string> => {
 };
 
 const streamUrl = (resourceType: string, query: string) => `${stack.baseUrl}/api/v1/sse/${resourceType}?${query}`;
-const errorCode = async (response: Response): Promise<string> => ((await response.json()) as { error: { code: string } }).error.code;
+const errorCode = async (response: Response): Promise<string> =>
+  ((await response.json()) as { error: { code: string } }).error.code;
 
 /** A target enrolled as an agent would enroll it (global unless `tenantId`). */
 const enroll = async (name: string, tenantId?: string): Promise<string> => {
-  const token = await call('POST', '/targets/enrollment-tokens', admin, tenantId === undefined ? {} : { tenant_id: tenantId });
+  const token = await call(
+    'POST',
+    '/targets/enrollment-tokens',
+    admin,
+    tenantId === undefined ? {} : { tenant_id: tenantId },
+  );
   expect(token.status).toBe(201);
-  const reply = await call('POST', '/agent/register', undefined, { enrollment_token: token.json.token, name, hostname: name, os: 'linux', arch: 'x64', agent_version: '1.0.0', tags: [] });
+  const reply = await call('POST', '/agent/register', undefined, {
+    enrollment_token: token.json.token,
+    name,
+    hostname: name,
+    os: 'linux',
+    arch: 'x64',
+    agent_version: '1.0.0',
+    tags: [],
+  });
   expect(reply.status).toBe(201);
   return reply.json.target_id;
 };
@@ -58,7 +73,10 @@ const listen = (url: string) => {
     const seen = received.find(match);
     if (seen !== undefined) return Promise.resolve(seen);
     return new Promise<Received>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`not received in ${withinMs} ms: ${JSON.stringify(received)}`)), withinMs);
+      const timer = setTimeout(
+        () => reject(new Error(`not received in ${withinMs} ms: ${JSON.stringify(received)}`)),
+        withinMs,
+      );
       waiters.push({ match, resolve: (r) => (clearTimeout(timer), resolve(r)) });
     });
   };
@@ -99,7 +117,13 @@ describe('GET /sse/targets', () => {
       type: 'created',
       resource_type: 'targets',
       id,
-      record: expect.objectContaining({ id, name: 'sse-web-1', hostname: 'sse-web-1', status: 'online', tenant_id: null }),
+      record: expect.objectContaining({
+        id,
+        name: 'sse-web-1',
+        hostname: 'sse-web-1',
+        status: 'online',
+        tenant_id: null,
+      }),
     });
     expect(updated.data.record).toMatchObject({ id, name: 'sse-web-1b' });
     expect(deleted.data.record).toMatchObject({ id, name: 'sse-web-1b' });
@@ -109,7 +133,9 @@ describe('GET /sse/targets', () => {
   it('frames every message as one data line of {event, data} with no event: field, the ping first (raw text)', async () => {
     // Prepare
     const controller = new AbortController();
-    const response = await fetch(streamUrl('targets', `sse_token=${await sseToken()}&snapshot=true`), { signal: controller.signal });
+    const response = await fetch(streamUrl('targets', `sse_token=${await sseToken()}&snapshot=true`), {
+      signal: controller.signal,
+    });
     await enroll('sse-raw-1');
     // Act: read until a created message has arrived
     let text = '';
@@ -135,7 +161,9 @@ describe('GET /sse/targets', () => {
       });
     expect(messages[0]).toEqual({ event: 'ping', data: { type: 'ping' } });
     expect(messages.length).toBeGreaterThan(1);
-    expect(messages.every((m) => m.data.type === m.event && ['ping', 'created', 'updated', 'deleted'].includes(m.event))).toBe(true);
+    expect(
+      messages.every((m) => m.data.type === m.event && ['ping', 'created', 'updated', 'deleted'].includes(m.event)),
+    ).toBe(true);
   });
 
   it('sends the current records as created first with snapshot=true', async () => {
@@ -174,7 +202,9 @@ describe('GET /sse/targets', () => {
 
   it('accepts only the sse_token: the Authorization header alone is 401, a used token is 401', async () => {
     // Act
-    const viaHeader = await fetch(`${stack.baseUrl}/api/v1/sse/targets`, { headers: { authorization: `Bearer ${admin}` } });
+    const viaHeader = await fetch(`${stack.baseUrl}/api/v1/sse/targets`, {
+      headers: { authorization: `Bearer ${admin}` },
+    });
     const none = await fetch(`${stack.baseUrl}/api/v1/sse/targets`);
     const token = await sseToken();
     const controller = new AbortController();
@@ -220,11 +250,22 @@ describe('GET /sse/deployments', () => {
     const created = await client.until(about('created', deployment.id));
     // Act
     const cancelled = await call('POST', `/deployments/${deployment.id}/cancel`, admin, { reason: 'not today' });
-    const updated = await client.until((r) => about('updated', deployment.id)(r) && r.data.record?.['state'] === 'cancelled');
+    const updated = await client.until(
+      (r) => about('updated', deployment.id)(r) && r.data.record?.['state'] === 'cancelled',
+    );
     client.source.close();
     // Assess
     expect(cancelled.status).toBe(200);
-    expect(created.data).toMatchObject({ type: 'created', resource_type: 'deployments', id: deployment.id, record: { id: deployment.id, state: 'running' } });
-    expect(updated.data.record).toMatchObject({ id: deployment.id, state: 'cancelled', completed_at: expect.any(String) });
+    expect(created.data).toMatchObject({
+      type: 'created',
+      resource_type: 'deployments',
+      id: deployment.id,
+      record: { id: deployment.id, state: 'running' },
+    });
+    expect(updated.data.record).toMatchObject({
+      id: deployment.id,
+      state: 'cancelled',
+      completed_at: expect.any(String),
+    });
   });
 });

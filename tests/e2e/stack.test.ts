@@ -33,7 +33,10 @@ describe('the local stack over HTTP', () => {
   it('reports health with DynamoDB and SQS up', async () => {
     const health = await get('/api/v1/health');
     expect(health.status).toBe(200);
-    expect(health.json).toMatchObject({ status: 'ok', dependencies: { dynamodb: { status: 'up' }, sqs: { status: 'up' } } });
+    expect(health.json).toMatchObject({
+      status: 'ok',
+      dependencies: { dynamodb: { status: 'up' }, sqs: { status: 'up' } },
+    });
     const ready = await get('/api/v1/health/ready');
     expect(ready.status).toBe(200);
   });
@@ -69,7 +72,9 @@ describe('the local stack over HTTP', () => {
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     for (const route of documentedRoutes()) {
-      expect(doc.json.paths[route.path]?.[route.method.toLowerCase()]?.operationId).toBe(route.handler.spec.operationId);
+      expect(doc.json.paths[route.path]?.[route.method.toLowerCase()]?.operationId).toBe(
+        route.handler.spec.operationId,
+      );
     }
     // The e2e client checks answers against the document built in process (tests/support/openapi-conformance.ts):
     // it is the served one.
@@ -98,7 +103,9 @@ describe('local data', () => {
     const namePrefix = `${uniqueName('persist')}-`;
     const table = (s: Stack) => s.tables['MainTable']!;
     const db = (s: Stack) =>
-      DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: s.dynamoEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS }));
+      DynamoDBDocumentClient.from(
+        new DynamoDBClient({ endpoint: s.dynamoEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS }),
+      );
     // Act
     const first = await startStack({ port: 0, dataDir, namePrefix });
     await db(first).send(new PutCommand({ TableName: table(first), Item: { pk: 'KEEP', sk: 'ME', value: 42 } }));
@@ -106,7 +113,9 @@ describe('local data', () => {
     const second = await startStack({ port: 0, dataDir, namePrefix });
     try {
       // Assess
-      const { Item } = await db(second).send(new GetCommand({ TableName: table(second), Key: { pk: 'KEEP', sk: 'ME' } }));
+      const { Item } = await db(second).send(
+        new GetCommand({ TableName: table(second), Key: { pk: 'KEEP', sk: 'ME' } }),
+      );
       expect(Item).toEqual({ pk: 'KEEP', sk: 'ME', value: 42 });
       expect((await fetch(`${second.baseUrl}/api/v1/health`)).status).toBe(200);
     } finally {

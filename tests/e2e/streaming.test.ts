@@ -53,7 +53,10 @@ let stack: Stack;
 
 beforeAll(async () => {
   installLambdaStreamingShim();
-  const router = streamRouter([{ method: 'GET', path: '/api/v1/sse/{resource_type}', handler: testStream }], testShell());
+  const router = streamRouter(
+    [{ method: 'GET', path: '/api/v1/sse/{resource_type}', handler: testStream }],
+    testShell(),
+  );
   stack = await startStack({ port: 0, streamHandler: router as never });
 });
 
@@ -77,14 +80,26 @@ describe('streaming through the front', () => {
     await done.promise;
     source.close();
     // Assess
-    expect(received.map((r) => [r.n, r.id])).toEqual([[1, '1'], [2, '2'], [3, '3']]);
+    expect(received.map((r) => [r.n, r.id])).toEqual([
+      [1, '1'],
+      [2, '2'],
+      [3, '3'],
+    ]);
     for (let i = 1; i < 3; i += 1) expect(received[i - 1]!.at).toBeLessThanOrEqual(writtenAt[i]!);
-    await expect(Promise.race([handlerFinished.promise.then(() => 'finished'), new Promise((r) => setTimeout(() => r('still running'), 5_000))])).resolves.toBe('finished');
+    await expect(
+      Promise.race([
+        handlerFinished.promise.then(() => 'finished'),
+        new Promise((r) => setTimeout(() => r('still running'), 5_000)),
+      ]),
+    ).resolves.toBe('finished');
   });
 
   it('passes Last-Event-ID through, so a client can resume', async () => {
     const controller = new AbortController();
-    const response = await fetch(`${stack.baseUrl}/api/v1/sse/numbers`, { headers: { 'last-event-id': '2' }, signal: controller.signal });
+    const response = await fetch(`${stack.baseUrl}/api/v1/sse/numbers`, {
+      headers: { 'last-event-id': '2' },
+      signal: controller.signal,
+    });
     expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     const reader = response.body!.getReader();
     let text = '';
@@ -97,6 +112,8 @@ describe('streaming through the front', () => {
   it('answers validation errors as a JSON envelope before streaming', async () => {
     const response = await fetch(`${stack.baseUrl}/api/v1/sse/letters`);
     expect(response.status).toBe(400);
-    expect(await response.json()).toMatchObject({ error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'resource_type' }] } } });
+    expect(await response.json()).toMatchObject({
+      error: { code: 'VALIDATION_ERROR', details: { fields: [{ field: 'resource_type' }] } },
+    });
   });
 });

@@ -12,9 +12,11 @@ let admin: string;
 
 const api = apiClient(() => stack.baseUrl);
 /** An API call: paths relative to /api/v1, a bearer token, a JSON body. */
-const call = (method: string, path: string, token: string | undefined, body?: unknown) => api.call(method, `/api/v1${path}`, token === undefined ? { body } : { token, body });
+const call = (method: string, path: string, token: string | undefined, body?: unknown) =>
+  api.call(method, `/api/v1${path}`, token === undefined ? { body } : { token, body });
 const login = async (email: string, password: string): Promise<string> => (await api.login({ email, password })).token;
-const fields = (reply: { json: { error: { details?: { fields?: { field: string }[] } } } }) => (reply.json.error.details?.fields ?? []).map((f) => f.field);
+const fields = (reply: { json: { error: { details?: { fields?: { field: string }[] } } } }) =>
+  (reply.json.error.details?.fields ?? []).map((f) => f.field);
 
 const hoursFromNow = (hours: number) => new Date(Date.now() + hours * 3_600_000).toISOString();
 
@@ -40,7 +42,15 @@ describe('authentication and permissions', () => {
     expect((await call('GET', '/tenants', uma)).json.error.code).toBe('INSUFFICIENT_PERMISSIONS');
     expect((await call('POST', '/tenants', uma, { name: 'X', slug: 'x' })).status).toBe(403);
     expect((await call('POST', '/environments', uma, { name: 'x' })).status).toBe(403);
-    expect((await call('POST', '/deployment-freezes', uma, { name: 'x', start_time: hoursFromNow(0), end_time: hoursFromNow(1) })).status).toBe(403);
+    expect(
+      (
+        await call('POST', '/deployment-freezes', uma, {
+          name: 'x',
+          start_time: hoursFromNow(0),
+          end_time: hoursFromNow(1),
+        })
+      ).status,
+    ).toBe(403);
     expect((await call('GET', '/environments', uma)).status).toBe(200);
     expect((await call('GET', '/deployment-freezes', uma)).status).toBe(200);
   });
@@ -51,7 +61,13 @@ describe('tenants', () => {
     // Create
     const created = await call('POST', '/tenants', admin, { name: 'Acme', slug: 'acme' });
     expect(created.status).toBe(201);
-    expect(created.json).toMatchObject({ name: 'Acme', slug: 'acme', id: expect.any(String), short_id: expect.any(String), created_at: expect.any(String) });
+    expect(created.json).toMatchObject({
+      name: 'Acme',
+      slug: 'acme',
+      id: expect.any(String),
+      short_id: expect.any(String),
+      created_at: expect.any(String),
+    });
     // Read
     expect((await call('GET', `/tenants/${created.json.id}`, admin)).json).toEqual(created.json);
     expect((await call('GET', `/tenants/${created.json.short_id}`, admin)).json.id).toBe(created.json.id);
@@ -60,7 +76,10 @@ describe('tenants', () => {
     expect(list.json.meta).toMatchObject({ page: 1, limit: 1 });
     expect(list.json.data).toHaveLength(1);
     // Update: rename, then move the slug; the old slug is free again
-    const renamed = await call('PUT', `/tenants/${created.json.short_id}`, admin, { name: 'Acme Corp', slug: 'acme-corp' });
+    const renamed = await call('PUT', `/tenants/${created.json.short_id}`, admin, {
+      name: 'Acme Corp',
+      slug: 'acme-corp',
+    });
     expect(renamed.status).toBe(200);
     expect(renamed.json).toMatchObject({ id: created.json.id, name: 'Acme Corp', slug: 'acme-corp' });
     const reuse = await call('POST', '/tenants', admin, { name: 'New Acme', slug: 'acme' });
@@ -91,7 +110,10 @@ describe('tenants', () => {
 
   it('refuses to delete a tenant that still has an environment (409)', async () => {
     const tenant = await call('POST', '/tenants', admin, { name: 'Sticky', slug: 'sticky' });
-    const environment = await call('POST', '/environments', admin, { name: 'production', tenant_id: tenant.json.short_id });
+    const environment = await call('POST', '/environments', admin, {
+      name: 'production',
+      tenant_id: tenant.json.short_id,
+    });
     expect(environment.status).toBe(201);
 
     const refused = await call('DELETE', `/tenants/${tenant.json.id}`, admin);
@@ -107,7 +129,11 @@ describe('tenants', () => {
     const userId = await createUser('moving@example.com', 'moving-password', ['user'], first.json.id);
 
     const refused = await call('DELETE', `/tenants/${first.json.id}`, admin);
-    expect([refused.status, refused.json.error.code, refused.json.error.message]).toEqual([409, 'CONFLICT', expect.stringContaining('users')]);
+    expect([refused.status, refused.json.error.code, refused.json.error.message]).toEqual([
+      409,
+      'CONFLICT',
+      expect.stringContaining('users'),
+    ]);
 
     expect((await call('PATCH', `/admin/users/${userId}`, admin, { tenant_id: second.json.id })).status).toBe(200);
     expect((await call('DELETE', `/tenants/${first.json.id}`, admin)).status).toBe(204);
@@ -124,13 +150,19 @@ describe('environments', () => {
     const scoped = await call('POST', '/environments', admin, { name: 'staging', tenant_id: tenant.json.id });
     expect([global.status, global.json.tenant_id]).toEqual([201, null]);
     expect([scoped.status, scoped.json.tenant_id]).toEqual([201, tenant.json.id]);
-    expect(scoped.json).toMatchObject({ short_id: expect.any(String), created_at: expect.any(String), updated_at: expect.any(String) });
+    expect(scoped.json).toMatchObject({
+      short_id: expect.any(String),
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
 
     expect((await call('GET', `/environments/${scoped.json.short_id}`, admin)).json).toEqual(scoped.json);
     const filtered = await call('GET', `/environments?tenant_id=${tenant.json.id}`, admin);
     expect(filtered.json.data.map((e: { id: string }) => e.id)).toEqual([scoped.json.id]);
     const all = await call('GET', '/environments', admin);
-    expect(all.json.data.map((e: { id: string }) => e.id)).toEqual(expect.arrayContaining([global.json.id, scoped.json.id]));
+    expect(all.json.data.map((e: { id: string }) => e.id)).toEqual(
+      expect.arrayContaining([global.json.id, scoped.json.id]),
+    );
 
     const renamed = await call('PUT', `/environments/${global.json.id}`, admin, { name: 'pre-production' });
     expect([renamed.status, renamed.json.name]).toEqual([200, 'pre-production']);
@@ -145,8 +177,15 @@ describe('environments', () => {
 
     expect((await call('POST', '/environments', admin, { name: 'QA' })).status).toBe(409);
     expect((await call('PUT', `/environments/${second.json.id}`, admin, { name: 'qa' })).status).toBe(409);
-    const unknownTenant = await call('POST', '/environments', admin, { name: 'x', tenant_id: '00000000-0000-4000-8000-000000000000' });
-    expect([unknownTenant.status, unknownTenant.json.error.code, fields(unknownTenant)]).toEqual([400, 'VALIDATION_ERROR', ['tenant_id']]);
+    const unknownTenant = await call('POST', '/environments', admin, {
+      name: 'x',
+      tenant_id: '00000000-0000-4000-8000-000000000000',
+    });
+    expect([unknownTenant.status, unknownTenant.json.error.code, fields(unknownTenant)]).toEqual([
+      400,
+      'VALIDATION_ERROR',
+      ['tenant_id'],
+    ]);
     const missing = await call('POST', '/environments', admin, {});
     expect([missing.status, missing.json.error.code, fields(missing)]).toEqual([400, 'MISSING_FIELD', ['name']]);
     expect((await call('PUT', `/environments/${first.json.id}`, admin, { name: 42 })).status).toBe(400);
@@ -163,7 +202,11 @@ describe('deployment freezes', () => {
     const tenant = await call('POST', '/tenants', admin, { name: 'Frozen', slug: 'frozen' });
     const environment = await call('POST', '/environments', admin, { name: 'production', tenant_id: tenant.json.id });
     // Act: a global freeze running now, a scoped one next week
-    const global = await call('POST', '/deployment-freezes', admin, { name: 'Incident', start_time: hoursFromNow(-1), end_time: hoursFromNow(1) });
+    const global = await call('POST', '/deployment-freezes', admin, {
+      name: 'Incident',
+      start_time: hoursFromNow(-1),
+      end_time: hoursFromNow(1),
+    });
     const scoped = await call('POST', '/deployment-freezes', admin, {
       name: 'Release week',
       reason: 'quarter close',
@@ -174,7 +217,15 @@ describe('deployment freezes', () => {
     });
     // Assess
     expect(global.status).toBe(201);
-    expect(global.json).toMatchObject({ tenant_id: null, solution_id: null, environment_id: null, reason: null, active: true, created_by: expect.any(String), short_id: expect.any(String) });
+    expect(global.json).toMatchObject({
+      tenant_id: null,
+      solution_id: null,
+      environment_id: null,
+      reason: null,
+      active: true,
+      created_by: expect.any(String),
+      short_id: expect.any(String),
+    });
     expect(scoped.status).toBe(201);
     expect(scoped.json).toMatchObject({
       start_time: '2099-03-01T08:00:00.000Z',
@@ -193,16 +244,34 @@ describe('deployment freezes', () => {
     const active = await call('GET', '/deployment-freezes?active=true', admin);
     expect(active.json.data.map((f: { id: string }) => f.id)).toContain(global.json.id);
     expect(active.json.data.map((f: { id: string }) => f.id)).not.toContain(scoped.json.id);
-    expect((await call('GET', `/deployment-freezes?tenant_id=${tenant.json.id}`, admin)).json.data.map((f: { id: string }) => f.id)).toEqual([scoped.json.id]);
-    expect((await call('GET', `/deployment-freezes?environment_id=${environment.json.id}`, admin)).json.data.map((f: { id: string }) => f.id)).toEqual([scoped.json.id]);
+    expect(
+      (await call('GET', `/deployment-freezes?tenant_id=${tenant.json.id}`, admin)).json.data.map(
+        (f: { id: string }) => f.id,
+      ),
+    ).toEqual([scoped.json.id]);
+    expect(
+      (await call('GET', `/deployment-freezes?environment_id=${environment.json.id}`, admin)).json.data.map(
+        (f: { id: string }) => f.id,
+      ),
+    ).toEqual([scoped.json.id]);
     expect((await call('GET', `/deployment-freezes/${scoped.json.short_id}`, admin)).json).toEqual(scoped.json);
 
     // An environment a freeze names cannot be deleted
     expect((await call('DELETE', `/environments/${environment.json.id}`, admin)).status).toBe(409);
 
-    const updated = await call('PUT', `/deployment-freezes/${scoped.json.id}`, admin, { name: 'Release fortnight', end_time: '2099-03-15T08:00:00Z', environment_id: null });
+    const updated = await call('PUT', `/deployment-freezes/${scoped.json.id}`, admin, {
+      name: 'Release fortnight',
+      end_time: '2099-03-15T08:00:00Z',
+      environment_id: null,
+    });
     expect(updated.status).toBe(200);
-    expect(updated.json).toMatchObject({ name: 'Release fortnight', start_time: scoped.json.start_time, end_time: '2099-03-15T08:00:00.000Z', environment_id: null, tenant_id: tenant.json.id });
+    expect(updated.json).toMatchObject({
+      name: 'Release fortnight',
+      start_time: scoped.json.start_time,
+      end_time: '2099-03-15T08:00:00.000Z',
+      environment_id: null,
+      tenant_id: tenant.json.id,
+    });
     expect((await call('DELETE', `/environments/${environment.json.id}`, admin)).status).toBe(204);
 
     expect((await call('DELETE', `/deployment-freezes/${scoped.json.id}`, admin)).status).toBe(204);
@@ -215,16 +284,42 @@ describe('deployment freezes', () => {
     // Prepare: a tenant's solution (an action, a sequence using it, a solution of that sequence)
     const owner = await call('POST', '/tenants', admin, { name: 'Solution owner', slug: 'solution-owner' });
     const stranger = await call('POST', '/tenants', admin, { name: 'Stranger', slug: 'stranger' });
-    const action = await call('POST', '/actions', admin, { slug: 'freeze-probe', name: 'Probe', tenant_id: owner.json.id, version: { version: '1.0.0', script: 'true' } });
-    const sequence = await call('POST', '/sequences', admin, { name: 'Probe sequence', tenant_id: owner.json.id, steps: [{ action_id: action.json.id, version_requirement: '^1.0.0' }] });
-    const solution = await call('POST', '/solutions', admin, { name: 'Probe solution', tenant_id: owner.json.id, sequences: [{ sequence_id: sequence.json.id }] });
+    const action = await call('POST', '/actions', admin, {
+      slug: 'freeze-probe',
+      name: 'Probe',
+      tenant_id: owner.json.id,
+      version: { version: '1.0.0', script: 'true' },
+    });
+    const sequence = await call('POST', '/sequences', admin, {
+      name: 'Probe sequence',
+      tenant_id: owner.json.id,
+      steps: [{ action_id: action.json.id, version_requirement: '^1.0.0' }],
+    });
+    const solution = await call('POST', '/solutions', admin, {
+      name: 'Probe solution',
+      tenant_id: owner.json.id,
+      sequences: [{ sequence_id: sequence.json.id }],
+    });
     expect([action.status, sequence.status, solution.status]).toEqual([201, 201, 201]);
     const window = { start_time: '2099-06-01T00:00:00Z', end_time: '2099-06-02T00:00:00Z' };
     // Act
-    const scoped = await call('POST', '/deployment-freezes', admin, { name: 'Solution freeze', ...window, solution_id: solution.json.short_id });
-    const mismatched = await call('POST', '/deployment-freezes', admin, { name: 'Wrong tenant', ...window, tenant_id: stranger.json.id, solution_id: solution.json.id });
+    const scoped = await call('POST', '/deployment-freezes', admin, {
+      name: 'Solution freeze',
+      ...window,
+      solution_id: solution.json.short_id,
+    });
+    const mismatched = await call('POST', '/deployment-freezes', admin, {
+      name: 'Wrong tenant',
+      ...window,
+      tenant_id: stranger.json.id,
+      solution_id: solution.json.id,
+    });
     // Assess
-    expect([scoped.status, scoped.json.solution_id, scoped.json.tenant_id]).toEqual([201, solution.json.id, owner.json.id]);
+    expect([scoped.status, scoped.json.solution_id, scoped.json.tenant_id]).toEqual([
+      201,
+      solution.json.id,
+      owner.json.id,
+    ]);
     expect([mismatched.status, fields(mismatched)]).toEqual([400, ['solution_id']]);
   });
 
@@ -232,14 +327,24 @@ describe('deployment freezes', () => {
     const base = { name: 'x', start_time: '2099-01-01T00:00:00Z', end_time: '2099-01-02T00:00:00Z' };
 
     const backwards = await call('POST', '/deployment-freezes', admin, { ...base, end_time: '2098-12-31T00:00:00Z' });
-    expect([backwards.status, backwards.json.error.code, fields(backwards)]).toEqual([400, 'VALIDATION_ERROR', ['end_time']]);
-    expect(fields(await call('POST', '/deployment-freezes', admin, { ...base, start_time: '2099-01-01T00:00:00' }))).toEqual(['start_time']);
+    expect([backwards.status, backwards.json.error.code, fields(backwards)]).toEqual([
+      400,
+      'VALIDATION_ERROR',
+      ['end_time'],
+    ]);
+    expect(
+      fields(await call('POST', '/deployment-freezes', admin, { ...base, start_time: '2099-01-01T00:00:00' })),
+    ).toEqual(['start_time']);
     for (const field of ['tenant_id', 'solution_id', 'environment_id']) {
       const reply = await call('POST', '/deployment-freezes', admin, { ...base, [field]: 'ghost' });
       expect([field, reply.status, fields(reply)]).toEqual([field, 400, [field]]);
     }
     const missing = await call('POST', '/deployment-freezes', admin, { name: 'x' });
-    expect([missing.status, missing.json.error.code, fields(missing).sort()]).toEqual([400, 'MISSING_FIELD', ['end_time', 'start_time']]);
+    expect([missing.status, missing.json.error.code, fields(missing).sort()]).toEqual([
+      400,
+      'MISSING_FIELD',
+      ['end_time', 'start_time'],
+    ]);
     expect((await call('GET', '/deployment-freezes?active=maybe', admin)).status).toBe(400);
     expect((await call('GET', '/deployment-freezes/nope', admin)).status).toBe(404);
     expect((await call('PUT', '/deployment-freezes/nope', admin, { name: 'y' })).status).toBe(404);
@@ -253,8 +358,17 @@ describe('tenant isolation', () => {
     const tenantB = await call('POST', '/tenants', admin, { name: 'Tenant B', slug: 'tenant-b' });
     const globalEnv = await call('POST', '/environments', admin, { name: 'shared-iso' });
     const envB = await call('POST', '/environments', admin, { name: 'prod-b', tenant_id: tenantB.json.id });
-    const freezeGlobal = await call('POST', '/deployment-freezes', admin, { name: 'Global', start_time: '2099-05-01T00:00:00Z', end_time: '2099-05-02T00:00:00Z' });
-    const freezeB = await call('POST', '/deployment-freezes', admin, { name: 'B only', start_time: '2099-05-01T00:00:00Z', end_time: '2099-05-02T00:00:00Z', tenant_id: tenantB.json.id });
+    const freezeGlobal = await call('POST', '/deployment-freezes', admin, {
+      name: 'Global',
+      start_time: '2099-05-01T00:00:00Z',
+      end_time: '2099-05-02T00:00:00Z',
+    });
+    const freezeB = await call('POST', '/deployment-freezes', admin, {
+      name: 'B only',
+      start_time: '2099-05-01T00:00:00Z',
+      end_time: '2099-05-02T00:00:00Z',
+      tenant_id: tenantB.json.id,
+    });
     await createUser('tina@example.com', 'tina-password', ['admin'], tenantA.json.id);
     const tina = await login('tina@example.com', 'tina-password');
 
@@ -270,8 +384,12 @@ describe('tenant isolation', () => {
     // Environments: created in its tenant; another tenant's are invisible; global ones read-only
     const envA = await call('POST', '/environments', tina, { name: 'prod-a' });
     expect([envA.status, envA.json.tenant_id]).toEqual([201, tenantA.json.id]);
-    expect((await call('POST', '/environments', tina, { name: 'sneaky', tenant_id: tenantB.json.id })).status).toBe(403);
-    const visibleEnvs = (await call('GET', `/environments?tenant_id=${tenantB.json.id}`, tina)).json.data.map((e: { id: string }) => e.id);
+    expect((await call('POST', '/environments', tina, { name: 'sneaky', tenant_id: tenantB.json.id })).status).toBe(
+      403,
+    );
+    const visibleEnvs = (await call('GET', `/environments?tenant_id=${tenantB.json.id}`, tina)).json.data.map(
+      (e: { id: string }) => e.id,
+    );
     expect(visibleEnvs).toEqual(expect.arrayContaining([envA.json.id, globalEnv.json.id]));
     expect(visibleEnvs).not.toContain(envB.json.id);
     expect((await call('GET', `/environments/${envB.json.short_id}`, tina)).status).toBe(404);
@@ -280,10 +398,29 @@ describe('tenant isolation', () => {
     expect((await call('DELETE', `/environments/${envB.json.id}`, tina)).status).toBe(404);
 
     // Freezes: its own default to its tenant; global ones visible but read-only; another tenant's invisible
-    const freezeA = await call('POST', '/deployment-freezes', tina, { name: 'A only', start_time: '2099-05-01T00:00:00Z', end_time: '2099-05-02T00:00:00Z', environment_id: envA.json.id });
+    const freezeA = await call('POST', '/deployment-freezes', tina, {
+      name: 'A only',
+      start_time: '2099-05-01T00:00:00Z',
+      end_time: '2099-05-02T00:00:00Z',
+      environment_id: envA.json.id,
+    });
     expect([freezeA.status, freezeA.json.tenant_id]).toEqual([201, tenantA.json.id]);
-    expect((await call('POST', '/deployment-freezes', tina, { name: 'global', start_time: '2099-05-01T00:00:00Z', end_time: '2099-05-02T00:00:00Z', tenant_id: null })).status).toBe(403);
-    const otherEnv = await call('POST', '/deployment-freezes', tina, { name: 'x', start_time: '2099-05-01T00:00:00Z', end_time: '2099-05-02T00:00:00Z', environment_id: envB.json.id });
+    expect(
+      (
+        await call('POST', '/deployment-freezes', tina, {
+          name: 'global',
+          start_time: '2099-05-01T00:00:00Z',
+          end_time: '2099-05-02T00:00:00Z',
+          tenant_id: null,
+        })
+      ).status,
+    ).toBe(403);
+    const otherEnv = await call('POST', '/deployment-freezes', tina, {
+      name: 'x',
+      start_time: '2099-05-01T00:00:00Z',
+      end_time: '2099-05-02T00:00:00Z',
+      environment_id: envB.json.id,
+    });
     expect([otherEnv.status, fields(otherEnv)]).toEqual([400, ['environment_id']]);
     const visibleFreezes = (await call('GET', '/deployment-freezes', tina)).json.data.map((f: { id: string }) => f.id);
     expect(visibleFreezes.sort()).toEqual([freezeA.json.id, freezeGlobal.json.id].sort());

@@ -2,7 +2,13 @@
 // revision-conditioned version changes, reference counts, and ConcurrentChangeError on a lost race.
 import { ConcurrentChangeError } from '../../domain/catalog/errors.js';
 import type { CatalogDeps } from '../../domain/catalog/deps.js';
-import type { ActionRepository, ReferenceChange, SequenceRepository, SolutionRepository, VersionChange } from '../../domain/catalog/ports.js';
+import type {
+  ActionRepository,
+  ReferenceChange,
+  SequenceRepository,
+  SolutionRepository,
+  VersionChange,
+} from '../../domain/catalog/ports.js';
 import { newestFirst } from '../../domain/catalog/resolve.js';
 import type { Action, ActionVersion, Sequence, Solution } from '../../domain/catalog/types.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../domain/errors.js';
@@ -11,8 +17,10 @@ import type { TenantLookup, TenantRef } from '../../domain/shared/lookups.js';
 import { FakeClock } from './clock.js';
 import { fakeIds } from './identity.js';
 
-const byIdOrShortId = <T extends { id: string; shortId: string }>(records: Iterable<T>, idOrShortId: string): T | undefined =>
-  [...records].find((r) => r.id === idOrShortId.toLowerCase() || r.shortId === idOrShortId);
+const byIdOrShortId = <T extends { id: string; shortId: string }>(
+  records: Iterable<T>,
+  idOrShortId: string,
+): T | undefined => [...records].find((r) => r.id === idOrShortId.toLowerCase() || r.shortId === idOrShortId);
 
 export class FakeTenantLookup implements TenantLookup {
   readonly tenants = new Map<string, TenantRef>();
@@ -27,15 +35,24 @@ export class FakeTenantLookup implements TenantLookup {
 }
 
 /** Applies reference changes to records in `store`, all or nothing, like one DynamoDB transaction. */
-const applyReferences = <T extends { id: string; revision: number; refCount: number }>(store: Map<string, T>, changes: readonly ReferenceChange[], what: string): (() => void) => {
+const applyReferences = <T extends { id: string; revision: number; refCount: number }>(
+  store: Map<string, T>,
+  changes: readonly ReferenceChange[],
+  what: string,
+): (() => void) => {
   for (const change of changes) {
     const record = store.get(change.id);
-    if (record === undefined || (change.revision !== undefined && record.revision !== change.revision)) throw new ConcurrentChangeError(what);
+    if (record === undefined || (change.revision !== undefined && record.revision !== change.revision))
+      throw new ConcurrentChangeError(what);
   }
   return () => {
     for (const change of changes) {
       const record = store.get(change.id) as T;
-      store.set(change.id, { ...record, refCount: record.refCount + change.delta, revision: change.revision === undefined ? record.revision : change.revision + 1 });
+      store.set(change.id, {
+        ...record,
+        refCount: record.refCount + change.delta,
+        revision: change.revision === undefined ? record.revision : change.revision + 1,
+      });
     }
   };
 };
@@ -61,7 +78,9 @@ export class FakeActionRepository implements ActionRepository {
   }
   async create(action: Action, first: ActionVersion) {
     this.#race();
-    const clash = [...this.actions.values()].some((a) => a.tenantId === action.tenantId && a.slug.toLowerCase() === action.slug.toLowerCase());
+    const clash = [...this.actions.values()].some(
+      (a) => a.tenantId === action.tenantId && a.slug.toLowerCase() === action.slug.toLowerCase(),
+    );
     if (clash) throw new ConflictError(`slug '${action.slug}' taken`, { field: 'slug' });
     this.actions.set(action.id, action);
     this.versions.set(action.id, [first]);
@@ -80,14 +99,25 @@ export class FakeActionRepository implements ActionRepository {
     const versions = this.versions.get(previous.id) ?? [];
     const without = (v: ActionVersion) => versions.filter((x) => x.version !== v.version);
     const after =
-      change.kind === 'create' ? [...versions, change.version] : change.kind === 'delete' ? without(change.version) : [...without(change.previous), change.next];
+      change.kind === 'create'
+        ? [...versions, change.version]
+        : change.kind === 'delete'
+          ? without(change.version)
+          : [...without(change.previous), change.next];
     this.versions.set(previous.id, after);
-    this.actions.set(previous.id, { ...current, latestVersion: next.latestVersion, versionCount: next.versionCount, updatedAt: next.updatedAt, revision: next.revision });
+    this.actions.set(previous.id, {
+      ...current,
+      latestVersion: next.latestVersion,
+      versionCount: next.versionCount,
+      updatedAt: next.updatedAt,
+      revision: next.revision,
+    });
   }
   async delete(action: Action) {
     this.#race();
     const current = this.actions.get(action.id);
-    if (current === undefined || current.revision !== action.revision || current.refCount !== 0) throw new ConcurrentChangeError('action');
+    if (current === undefined || current.revision !== action.revision || current.refCount !== 0)
+      throw new ConcurrentChangeError('action');
     this.actions.delete(action.id);
     this.versions.delete(action.id);
   }
@@ -120,7 +150,8 @@ export class FakeSequenceRepository implements SequenceRepository {
   }
   async delete(sequence: Sequence, actions: readonly ReferenceChange[]) {
     const current = this.sequences.get(sequence.id);
-    if (current === undefined || current.revision !== sequence.revision || current.refCount !== 0) throw new ConcurrentChangeError('sequence');
+    if (current === undefined || current.revision !== sequence.revision || current.refCount !== 0)
+      throw new ConcurrentChangeError('sequence');
     const apply = applyReferences(this.actions.actions, actions, 'action');
     this.sequences.delete(sequence.id);
     apply();
@@ -145,7 +176,8 @@ export class FakeSolutionRepository implements SolutionRepository {
     return byIdOrShortId(this.solutions.values(), idOrShortId);
   }
   async create(solution: Solution, sequences: readonly ReferenceChange[]) {
-    if (solution.tenantId !== null && !this.tenants.tenants.has(solution.tenantId)) throw ValidationError.field('tenant_id', 'gone');
+    if (solution.tenantId !== null && !this.tenants.tenants.has(solution.tenantId))
+      throw ValidationError.field('tenant_id', 'gone');
     const apply = applyReferences(this.sequences.sequences, sequences, 'sequence');
     this.solutions.set(solution.id, solution);
     apply();
@@ -159,7 +191,8 @@ export class FakeSolutionRepository implements SolutionRepository {
   }
   async delete(solution: Solution, sequences: readonly ReferenceChange[]) {
     const current = this.solutions.get(solution.id);
-    if (current === undefined || current.revision !== solution.revision || current.refCount !== 0) throw new ConcurrentChangeError('solution');
+    if (current === undefined || current.revision !== solution.revision || current.refCount !== 0)
+      throw new ConcurrentChangeError('solution');
     const apply = applyReferences(this.sequences.sequences, sequences, 'sequence');
     this.solutions.delete(solution.id);
     apply();
@@ -183,7 +216,10 @@ export const catalogFakes = () => {
 };
 
 /** A caller of the catalog use cases (permissions are the HTTP shell's business, not the use cases'). */
-export const catalogCaller = (tenantId: string | null = null, userId = 'c0000000-0000-4000-8000-000000000001'): Caller => ({
+export const catalogCaller = (
+  tenantId: string | null = null,
+  userId = 'c0000000-0000-4000-8000-000000000001',
+): Caller => ({
   kind: 'user',
   userId,
   tenantId,

@@ -1,8 +1,20 @@
 // In-memory fakes of the deployments context, for unit tests of its use cases. They keep the adapters'
 // conditions (revisions, statuses, free instances) so a use case that loses a race behaves as in production.
 import type { DeploymentsDeps } from '../../domain/deployments/deps.js';
-import type { DeploymentRepository, DispatchQueue, Orchestration, PendingRequestRepository } from '../../domain/deployments/ports.js';
-import type { Deployment, DeploymentDraft, HeldInstance, OutboxEntry, PendingRequest, Plan } from '../../domain/deployments/types.js';
+import type {
+  DeploymentRepository,
+  DispatchQueue,
+  Orchestration,
+  PendingRequestRepository,
+} from '../../domain/deployments/ports.js';
+import type {
+  Deployment,
+  DeploymentDraft,
+  HeldInstance,
+  OutboxEntry,
+  PendingRequest,
+  Plan,
+} from '../../domain/deployments/types.js';
 import { TERMINAL_STATES } from '../../domain/deployments/types.js';
 import { RequestNotProcessingError } from '../../domain/deployments/dispatch.js';
 import { FakeClock } from './clock.js';
@@ -38,7 +50,8 @@ export class FakeDeploymentRepository implements DeploymentRepository {
   }
   async clearFailedPasses(deployment: Deployment) {
     const current = this.deployments.get(deployment.id);
-    if (current?.revision === deployment.revision) this.deployments.set(deployment.id, { ...current, passFailures: undefined });
+    if (current?.revision === deployment.revision)
+      this.deployments.set(deployment.id, { ...current, passFailures: undefined });
   }
 }
 
@@ -59,7 +72,10 @@ export class FakePendingRequestRepository implements PendingRequestRepository {
     return [...this.requests.values()];
   }
   async queue(limit: number) {
-    return [...this.requests.values()].filter((r) => r.status === 'pending').sort(dispatchOrder).slice(0, limit);
+    return [...this.requests.values()]
+      .filter((r) => r.status === 'pending')
+      .sort(dispatchOrder)
+      .slice(0, limit);
   }
   async claim(request: PendingRequest, at: Date) {
     return this.move(request, ['pending'], (r) => ({ ...r, status: 'processing', processingSince: at.toISOString() }));
@@ -69,7 +85,9 @@ export class FakePendingRequestRepository implements PendingRequestRepository {
       ...r,
       status: 'pending',
       processingSince: null,
-      ...(error === undefined ? {} : { errorMessage: error.message, retryCount: r.retryCount + 1, lastRetryAt: error.at.toISOString() }),
+      ...(error === undefined
+        ? {}
+        : { errorMessage: error.message, retryCount: r.retryCount + 1, lastRetryAt: error.at.toISOString() }),
     }));
   }
   async fail(request: PendingRequest, message: string, at: Date) {
@@ -107,7 +125,11 @@ export class FakePendingRequestRepository implements PendingRequestRepository {
       waitingUntil: null,
     }));
   }
-  private move(request: PendingRequest, from: readonly PendingRequest['status'][], change: (r: PendingRequest) => PendingRequest): boolean {
+  private move(
+    request: PendingRequest,
+    from: readonly PendingRequest['status'][],
+    change: (r: PendingRequest) => PendingRequest,
+  ): boolean {
     const current = this.requests.get(request.id);
     if (current === undefined || !from.includes(current.status)) return false;
     this.requests.set(request.id, change(current));
@@ -149,7 +171,10 @@ export class FakeOrchestration implements Orchestration {
     const instanceId = this.freeInstance();
     if (instanceId === undefined) return undefined;
     if (this.deployments.deployments.has(deployment.id)) throw new Error(`deployment ${deployment.id} exists already`);
-    if (dispatched !== undefined && !this.pending.dispatch(dispatched.request, deployment.id, instanceId, dispatched.at)) {
+    if (
+      dispatched !== undefined &&
+      !this.pending.dispatch(dispatched.request, deployment.id, instanceId, dispatched.at)
+    ) {
       throw new RequestNotProcessingError(dispatched.request.id);
     }
     this.held.set(instanceId, deployment.id);
@@ -166,7 +191,11 @@ export class FakeOrchestration implements Orchestration {
     return true;
   }
   async outbox(before: Date, limit: number) {
-    return [...this.owed.entries()].filter(([key]) => key < before.toISOString()).sort(([a], [b]) => a.localeCompare(b)).slice(0, limit).map(([, e]) => e);
+    return [...this.owed.entries()]
+      .filter(([key]) => key < before.toISOString())
+      .sort(([a], [b]) => a.localeCompare(b))
+      .slice(0, limit)
+      .map(([, e]) => e);
   }
   async outboxEntry(deploymentId: string, at: string) {
     return this.owed.get(`${at}#${deploymentId}`);
@@ -177,7 +206,12 @@ export class FakeOrchestration implements Orchestration {
   async heldInstances(): Promise<readonly HeldInstance[]> {
     return [...this.held].map(([instanceId, deploymentId]) => {
       const checked = this.checkedAt.get(instanceId);
-      return { instanceId, deploymentId, heldSince: null, checkedAt: checked === undefined ? null : new Date(checked).toISOString() };
+      return {
+        instanceId,
+        deploymentId,
+        heldSince: null,
+        checkedAt: checked === undefined ? null : new Date(checked).toISOString(),
+      };
     });
   }
   async recordCheck(instanceId: string, deploymentId: string, at: Date, minGapMs: number) {

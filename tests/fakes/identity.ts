@@ -5,7 +5,23 @@ import { authenticate } from '../../domain/identity/authenticate.js';
 import { login } from '../../domain/identity/login.js';
 import type { IdentityDeps } from '../../domain/identity/deps.js';
 import { InvalidTokenError, TokenExpiredError } from '../../domain/identity/errors.js';
-import type { ApiKey, ApiKeyRepository, LockoutState, PendingTwoFactorAttempts, Role, TwoFactorThrottle, RoleRepository, SseGrant, SseTokenRepository, UserDirectory, PasswordHasher, SessionRepository, TokenGenerator, TokenService, UserRepository } from '../../domain/identity/ports.js';
+import type {
+  ApiKey,
+  ApiKeyRepository,
+  LockoutState,
+  PendingTwoFactorAttempts,
+  Role,
+  TwoFactorThrottle,
+  RoleRepository,
+  SseGrant,
+  SseTokenRepository,
+  UserDirectory,
+  PasswordHasher,
+  SessionRepository,
+  TokenGenerator,
+  TokenService,
+  UserRepository,
+} from '../../domain/identity/ports.js';
 import { roleDirectory } from '../../domain/identity/roles-admin.js';
 import type { RefreshSession, TokenClaims, TwoFactor, User, UserChanges } from '../../domain/identity/types.js';
 import type { IdGenerator } from '../../domain/shared/ports.js';
@@ -37,7 +53,8 @@ export class FakeUserRepository implements UserRepository {
   }
   async setTwoFactor(id: string, next: TwoFactor, expected: Pick<TwoFactor, 'enabled' | 'lastStep'>) {
     const user = this.users.get(id);
-    if (!user || user.twoFactor.enabled !== expected.enabled || user.twoFactor.lastStep !== expected.lastStep) return false;
+    if (!user || user.twoFactor.enabled !== expected.enabled || user.twoFactor.lastStep !== expected.lastStep)
+      return false;
     this.users.set(id, { ...user, twoFactor: next, revision: user.revision + 1 });
     return true;
   }
@@ -49,7 +66,8 @@ export class FakeUserRepository implements UserRepository {
   }
   async revokeTokens(id: string, at: Date) {
     const user = this.users.get(id);
-    if (user && user.tokensValidAfter < at.getTime()) this.users.set(id, { ...user, tokensValidAfter: at.getTime(), revision: user.revision + 1 });
+    if (user && user.tokensValidAfter < at.getTime())
+      this.users.set(id, { ...user, tokensValidAfter: at.getTime(), revision: user.revision + 1 });
   }
 }
 
@@ -83,7 +101,9 @@ export class FakeTokenService implements TokenService {
   }
   async verify(token: string): Promise<TokenClaims> {
     if (!token.startsWith('fake.')) throw new InvalidTokenError();
-    const { exp, ...claims } = JSON.parse(Buffer.from(token.slice(5), 'base64url').toString()) as TokenClaims & { exp: number };
+    const { exp, ...claims } = JSON.parse(Buffer.from(token.slice(5), 'base64url').toString()) as TokenClaims & {
+      exp: number;
+    };
     if (exp <= this.clock.now().getTime()) throw new TokenExpiredError();
     return claims;
   }
@@ -174,13 +194,16 @@ export class FakeLoginThrottle implements TwoFactorThrottle {
   constructor(private readonly policy = { maxFailures: 10, windowSeconds: 60, lockoutSeconds: 300 }) {}
   async check(ip: string, now: Date): Promise<LockoutState> {
     const until = this.lockedUntil.get(ip) ?? 0;
-    return until > now.getTime() ? { locked: true, retryAfterSeconds: Math.ceil((until - now.getTime()) / 1000) } : { locked: false, retryAfterSeconds: 0 };
+    return until > now.getTime()
+      ? { locked: true, retryAfterSeconds: Math.ceil((until - now.getTime()) / 1000) }
+      : { locked: false, retryAfterSeconds: 0 };
   }
   async recordFailure(ip: string, now: Date): Promise<LockoutState> {
     const recent = (this.failures.get(ip) ?? []).filter((t) => t > now.getTime() - this.policy.windowSeconds * 1000);
     recent.push(now.getTime());
     this.failures.set(ip, recent);
-    if (recent.length > this.policy.maxFailures) this.lockedUntil.set(ip, now.getTime() + this.policy.lockoutSeconds * 1000);
+    if (recent.length > this.policy.maxFailures)
+      this.lockedUntil.set(ip, now.getTime() + this.policy.lockoutSeconds * 1000);
     return this.check(ip, now);
   }
   async release(subject: string) {
@@ -190,7 +213,9 @@ export class FakeLoginThrottle implements TwoFactorThrottle {
 
 export const fakeIds = (): IdGenerator => {
   let n = 0;
-  return { next: async () => ((n += 1), { id: `f0000000-0000-4000-8000-${String(n).padStart(12, '0')}`, shortId: `s${n}` }) };
+  return {
+    next: async () => ((n += 1), { id: `f0000000-0000-4000-8000-${String(n).padStart(12, '0')}`, shortId: `s${n}` }),
+  };
 };
 
 export const identityFakes = () => {
@@ -224,7 +249,14 @@ export const identityFakes = () => {
     pendingTwoFactor,
     ids: fakeIds(),
     clock,
-    settings: { accessTokenTtlSeconds: 3600, refreshTokenTtlSeconds: 14 * 86_400, twoFactorPendingTtlSeconds: 300, twoFactorCodesPerToken: 5, sseTokenTtlSeconds: 60, sseSessionTtlSeconds: 12 * 3600 },
+    settings: {
+      accessTokenTtlSeconds: 3600,
+      refreshTokenTtlSeconds: 14 * 86_400,
+      twoFactorPendingTtlSeconds: 300,
+      twoFactorCodesPerToken: 5,
+      sseTokenTtlSeconds: 60,
+      sseSessionTtlSeconds: 12 * 3600,
+    },
   };
   return { deps, clock, users, sessions, throttle, twoFactorThrottle, pendingTwoFactor, apiKeys };
 };
@@ -241,7 +273,8 @@ export const aUser = (overrides: Partial<User> = {}): User => ({
   passwordHash: 'hashed:correct horse',
   twoFactor: { enabled: false, secret: null, lastStep: null },
   emailVerified: true,
-  tokensValidAfter: 0, revision: 0,
+  tokensValidAfter: 0,
+  revision: 0,
   createdAt: '2026-01-01T00:00:00.000Z',
   updatedAt: '2026-01-01T00:00:00.000Z',
   lastLoginAt: null,

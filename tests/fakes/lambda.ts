@@ -38,7 +38,11 @@ export interface ParsedResponse {
   readonly raw: string;
 }
 
-export const parseResponse = (response: { statusCode?: number; headers?: Record<string, unknown>; body?: string }): ParsedResponse => {
+export const parseResponse = (response: {
+  statusCode?: number;
+  headers?: Record<string, unknown>;
+  body?: string;
+}): ParsedResponse => {
   const raw = response.body ?? '';
   let json: unknown;
   try {
@@ -46,5 +50,10 @@ export const parseResponse = (response: { statusCode?: number; headers?: Record<
   } catch {
     json = undefined;
   }
-  return { statusCode: response.statusCode ?? 0, headers: (response.headers ?? {}) as Record<string, string>, json, raw };
+  return {
+    statusCode: response.statusCode ?? 0,
+    headers: (response.headers ?? {}) as Record<string, string>,
+    json,
+    raw,
+  };
 };

@@ -19,5 +19,7 @@ export const testShell = (overrides: Partial<FullShell> = {}): FullShell => ({
 });
 
 /** The endpoint as its Lambda handler, under the test shell (with `overrides`). */
-export const bound = <K extends AuthKind>(endpoint: HttpEndpoint<K>, overrides: Partial<FullShell> = {}): LambdaHttpHandler =>
-  bindHttp(endpoint, testShell(overrides) as unknown as ShellFor<K>);
+export const bound = <K extends AuthKind>(
+  endpoint: HttpEndpoint<K>,
+  overrides: Partial<FullShell> = {},
+): LambdaHttpHandler => bindHttp(endpoint, testShell(overrides) as unknown as ShellFor<K>);

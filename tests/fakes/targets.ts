@@ -1,7 +1,19 @@
 // In-memory fakes of the targets context, for unit tests of its use cases.
 import type { TargetsDeps } from '../../domain/targets/deps.js';
-import type { CommandRepository, EnrollmentTokenRepository, Sleeper, TargetRepository } from '../../domain/targets/ports.js';
-import type { Command, CommandResult, EnrollmentToken, OutputChunk, StoredChunk, Target } from '../../domain/targets/types.js';
+import type {
+  CommandRepository,
+  EnrollmentTokenRepository,
+  Sleeper,
+  TargetRepository,
+} from '../../domain/targets/ports.js';
+import type {
+  Command,
+  CommandResult,
+  EnrollmentToken,
+  OutputChunk,
+  StoredChunk,
+  Target,
+} from '../../domain/targets/types.js';
 import type { EnvironmentRef, TenantRef } from '../../domain/shared/lookups.js';
 import { AesGcmSecretCipher } from '../../infra/crypto/secret-cipher.js';
 import { FakeClock } from './clock.js';
@@ -80,7 +92,9 @@ export class FakeCommandRepository implements CommandRepository {
   async claimInbox(targetId: string, max: number, at: Date) {
     const cancel = [...this.notices].filter((id) => this.commands.get(id)?.targetId === targetId);
     cancel.forEach((id) => this.notices.delete(id));
-    const queued = [...this.commands.values()].filter((c) => c.targetId === targetId && c.status === 'queued').slice(0, max);
+    const queued = [...this.commands.values()]
+      .filter((c) => c.targetId === targetId && c.status === 'queued')
+      .slice(0, max);
     const commands = queued.map((c) => {
       const delivered: Command = { ...c, status: 'delivered', deliveredAt: at.toISOString() };
       this.commands.set(c.id, delivered);
@@ -109,7 +123,8 @@ export class FakeCommandRepository implements CommandRepository {
   }
   async requestCancel(command: Command, at: Date) {
     const current = this.commands.get(command.id) as Command;
-    if (current.status === 'queued') this.commands.set(command.id, { ...current, status: 'cancelled', cancelRequestedAt: at.toISOString() });
+    if (current.status === 'queued')
+      this.commands.set(command.id, { ...current, status: 'cancelled', cancelRequestedAt: at.toISOString() });
     else if (current.status === 'delivered' && current.cancelRequestedAt === null) {
       this.commands.set(command.id, { ...current, cancelRequestedAt: at.toISOString() });
       this.notices.add(command.id);

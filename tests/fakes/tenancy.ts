@@ -11,8 +11,10 @@ import type { Environment, Freeze, Tenant } from '../../domain/tenancy/types.js'
 import { FakeClock } from './clock.js';
 import { fakeIds } from './identity.js';
 
-const byIdOrShortId = <T extends { id: string; shortId: string }>(items: Iterable<T>, idOrShortId: string): T | undefined =>
-  [...items].find((item) => item.id === idOrShortId.toLowerCase() || item.shortId === idOrShortId);
+const byIdOrShortId = <T extends { id: string; shortId: string }>(
+  items: Iterable<T>,
+  idOrShortId: string,
+): T | undefined => [...items].find((item) => item.id === idOrShortId.toLowerCase() || item.shortId === idOrShortId);
 
 /** Reference counts shared by the fakes, as the refCount attributes of tenant and environment items. */
 class References {
@@ -53,7 +55,8 @@ export class FakeTenantRepository implements TenantRepository {
   }
   async delete(tenant: Tenant) {
     if (!this.tenants.has(tenant.id)) throw new NotFoundError('Tenant', tenant.id);
-    if (this.references.of(tenant.id) > 0) throw new ConflictError('still referenced', { references: this.references.of(tenant.id) });
+    if (this.references.of(tenant.id) > 0)
+      throw new ConflictError('still referenced', { references: this.references.of(tenant.id) });
     this.tenants.delete(tenant.id);
   }
 }
@@ -67,7 +70,14 @@ export class FakeEnvironmentRepository implements EnvironmentRepository {
 
   async findEnvironment(idOrShortId: string) {
     const environment = await this.get(idOrShortId);
-    return environment && { id: environment.id, shortId: environment.shortId, name: environment.name, tenantId: environment.tenantId };
+    return (
+      environment && {
+        id: environment.id,
+        shortId: environment.shortId,
+        name: environment.name,
+        tenantId: environment.tenantId,
+      }
+    );
   }
   async listAll() {
     return [...this.environments.values()];
@@ -76,7 +86,12 @@ export class FakeEnvironmentRepository implements EnvironmentRepository {
     return byIdOrShortId(this.environments.values(), idOrShortId);
   }
   #nameTaken(environment: Environment) {
-    return [...this.environments.values()].some((e) => e.id !== environment.id && e.tenantId === environment.tenantId && e.name.toLowerCase() === environment.name.toLowerCase());
+    return [...this.environments.values()].some(
+      (e) =>
+        e.id !== environment.id &&
+        e.tenantId === environment.tenantId &&
+        e.name.toLowerCase() === environment.name.toLowerCase(),
+    );
   }
   async create(environment: Environment) {
     if (this.#nameTaken(environment)) throw new ConflictError('name taken', { field: 'name' });
@@ -88,7 +103,8 @@ export class FakeEnvironmentRepository implements EnvironmentRepository {
   }
   async update(previous: Environment, next: Environment) {
     if (this.#nameTaken(next)) throw new ConflictError('name taken', { field: 'name' });
-    if (this.environments.get(previous.id)?.updatedAt !== previous.updatedAt) throw new ConflictError('changed meanwhile');
+    if (this.environments.get(previous.id)?.updatedAt !== previous.updatedAt)
+      throw new ConflictError('changed meanwhile');
     this.environments.set(next.id, next);
   }
   async delete(environment: Environment) {
@@ -117,8 +133,13 @@ export class FakeFreezeRepository implements FreezeRepository {
     return byIdOrShortId(this.freezes.values(), idOrShortId);
   }
   #reference(before: Freeze | null, after: Freeze | null) {
-    if (after?.tenantId != null && after.tenantId !== before?.tenantId && !this.tenants.tenants.has(after.tenantId)) throw ValidationError.field('tenant_id', 'no such tenant');
-    if (after?.environmentId != null && after.environmentId !== before?.environmentId && !this.environments.environments.has(after.environmentId)) {
+    if (after?.tenantId != null && after.tenantId !== before?.tenantId && !this.tenants.tenants.has(after.tenantId))
+      throw ValidationError.field('tenant_id', 'no such tenant');
+    if (
+      after?.environmentId != null &&
+      after.environmentId !== before?.environmentId &&
+      !this.environments.environments.has(after.environmentId)
+    ) {
       throw ValidationError.field('environment_id', 'no such environment');
     }
     for (const field of ['tenantId', 'environmentId'] as const) {

@@ -51,7 +51,8 @@ export const deploy = async (token: string, actionId: string): Promise<string> =
     },
     headers: { authorization: `Bearer ${token}` },
   });
-  if (error !== undefined) return typeof error === 'string' ? error : `${response.status} ${error.error.code} ${error.error.message}`;
+  if (error !== undefined)
+    return typeof error === 'string' ? error : `${response.status} ${error.error.code} ${error.error.message}`;
   if ('dry_run' in data) return `dry run of ${data.plan.target_count} targets`;
   if (data.pending) return data.pending_request_id;
   const steps: number = data.deployment.total_steps;
@@ -61,11 +62,21 @@ export const deploy = async (token: string, actionId: string): Promise<string> =
 /** Pending requests (a bare array) and the log history (offset/limit integers). */
 export const queueAndHistory = async (token: string, id: string): Promise<number> => {
   const headers = { authorization: `Bearer ${token}` };
-  const pending = await client.GET('/api/v1/deployments/pending', { params: { query: { status: 'pending' } }, headers });
+  const pending = await client.GET('/api/v1/deployments/pending', {
+    params: { query: { status: 'pending' } },
+    headers,
+  });
   const position: number | undefined = pending.data?.[0]?.queue_position;
-  const history = await client.GET('/api/v1/deployments/{id}/logs/history', { params: { path: { id }, query: { offset: 0, limit: 100 } }, headers });
+  const history = await client.GET('/api/v1/deployments/{id}/logs/history', {
+    params: { path: { id }, query: { offset: 0, limit: 100 } },
+    headers,
+  });
   const kinds: string[] = (history.data ?? []).map((entry) => entry.event_type);
-  const cancelled = await client.POST('/api/v1/deployments/{id}/cancel', { params: { path: { id } }, body: { reason: 'done' }, headers });
+  const cancelled = await client.POST('/api/v1/deployments/{id}/cancel', {
+    params: { path: { id } },
+    body: { reason: 'done' },
+    headers,
+  });
   const state: string | undefined = cancelled.data?.state;
   return (position ?? 0) + kinds.length + (state === undefined ? 0 : 1);
 };

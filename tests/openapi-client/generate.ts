@@ -11,7 +11,8 @@ import { buildOpenApi } from '../../functions/shared/openapi.js';
 import pkg from '../../package.json' with { type: 'json' };
 
 /** The document as the service serves it. */
-export const currentDocument = (): Record<string, unknown> => buildOpenApi(documentedRoutes(), { version: pkg.version });
+export const currentDocument = (): Record<string, unknown> =>
+  buildOpenApi(documentedRoutes(), { version: pkg.version });
 
 /** The TypeScript types of `document` (default: the current one). */
 export const apiTypes = async (document: Record<string, unknown> = currentDocument()): Promise<string> =>

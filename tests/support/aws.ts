@@ -20,8 +20,14 @@ export const createTestTable = async (client: DynamoDBClient, name: string): Pro
     new CreateTableCommand({
       TableName: name,
       BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }],
-      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
+      AttributeDefinitions: [
+        { AttributeName: 'pk', AttributeType: 'S' },
+        { AttributeName: 'sk', AttributeType: 'S' },
+      ],
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
     }),
   );
   await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: name });
@@ -31,15 +37,24 @@ export const createTestTable = async (client: DynamoDBClient, name: string): Pro
 export const createServiceTable = async (client: DynamoDBClient, name: string): Promise<void> => {
   const index = (n: 1 | 2) => ({
     IndexName: `gsi${n}`,
-    KeySchema: [{ AttributeName: `gsi${n}pk`, KeyType: 'HASH' as const }, { AttributeName: `gsi${n}sk`, KeyType: 'RANGE' as const }],
+    KeySchema: [
+      { AttributeName: `gsi${n}pk`, KeyType: 'HASH' as const },
+      { AttributeName: `gsi${n}sk`, KeyType: 'RANGE' as const },
+    ],
     Projection: { ProjectionType: 'ALL' as const },
   });
   await client.send(
     new CreateTableCommand({
       TableName: name,
       BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk'].map((AttributeName) => ({ AttributeName, AttributeType: 'S' as const })),
-      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
+      AttributeDefinitions: ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk'].map((AttributeName) => ({
+        AttributeName,
+        AttributeType: 'S' as const,
+      })),
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
       GlobalSecondaryIndexes: [index(1), index(2)],
     }),
   );
@@ -55,6 +70,7 @@ export const serviceTableFixture = (label: string, translate?: TranslateConfig) 
   const client = dynamoClient();
   const db = DynamoDBDocumentClient.from(client, translate);
   /** The `refCount` attribute of the item at `key`, read consistently. */
-  const refCountOf = async (key: { pk: string; sk: string }) => (await db.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item?.['refCount'];
+  const refCountOf = async (key: { pk: string; sk: string }) =>
+    (await db.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item?.['refCount'];
   return { table, client, db, refCountOf };
 };

@@ -9,7 +9,8 @@ import { startLocalAgents } from '../../local/agents.js';
 import { startStack } from '../../local/stack.js';
 
 const [dir, port, dynamoPort, sqsPort, namePrefix] = process.argv.slice(2);
-if (dir === undefined || namePrefix === undefined) throw new Error('usage: crash-stack.ts <dir> <port> <dynamoPort> <sqsPort> <namePrefix>');
+if (dir === undefined || namePrefix === undefined)
+  throw new Error('usage: crash-stack.ts <dir> <port> <dynamoPort> <sqsPort> <namePrefix>');
 await mkdir(join(dir, 'secrets'), { recursive: true });
 const stack = await startStack({
   port: Number(port),

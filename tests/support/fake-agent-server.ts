@@ -37,7 +37,8 @@ const json = (res: ServerResponse, status: number, body: unknown, headers: Recor
   res.end(JSON.stringify(body));
 };
 
-const error = (res: ServerResponse, status: number, code: string, message: string) => json(res, status, { error: { code, message } });
+const error = (res: ServerResponse, status: number, code: string, message: string) =>
+  json(res, status, { error: { code, message } });
 
 const readBody = (req: IncomingMessage): Promise<unknown> =>
   new Promise((resolve, reject) => {
@@ -186,7 +187,10 @@ export class FakeAgentBackend {
     if (failure !== -1) {
       const [f] = this.failures.splice(failure, 1);
       await readBody(req).catch(() => undefined);
-      res.writeHead(f!.status, { 'content-type': 'application/json', ...(f!.retryAfter === undefined ? {} : { 'retry-after': f!.retryAfter }) });
+      res.writeHead(f!.status, {
+        'content-type': 'application/json',
+        ...(f!.retryAfter === undefined ? {} : { 'retry-after': f!.retryAfter }),
+      });
       res.end(JSON.stringify({ error: { code: 'SERVICE_UNAVAILABLE', message: 'injected failure' } }));
       return;
     }
@@ -201,24 +205,37 @@ export class FakeAgentBackend {
     const target = this.targetOf(req);
     if (target === undefined) return error(res, 401, 'INVALID_TOKEN', 'The agent token is not valid');
     if (req.method === 'POST' && path === '/api/v1/agent/heartbeat') {
-      this.heartbeats.push({ targetId: target.id, running: (body as { running_command_ids: string[] }).running_command_ids, at: Date.now() });
+      this.heartbeats.push({
+        targetId: target.id,
+        running: (body as { running_command_ids: string[] }).running_command_ids,
+        at: Date.now(),
+      });
       return json(res, 200, { server_time: new Date().toISOString() });
     }
     if (req.method === 'GET' && path === '/api/v1/agent/commands') {
-      return this.poll(req, res, target, Number(url.searchParams.get('wait') ?? '20'), Number(url.searchParams.get('max') ?? '10'));
+      return this.poll(
+        req,
+        res,
+        target,
+        Number(url.searchParams.get('wait') ?? '20'),
+        Number(url.searchParams.get('max') ?? '10'),
+      );
     }
     const match = /^\/api\/v1\/agent\/commands\/([^/]+)\/(output|complete)$/.exec(path);
     if (req.method === 'POST' && match !== null) {
       const state = this.commands.get(decodeURIComponent(match[1]!));
       if (state === undefined || state.targetId !== target.id) return error(res, 404, 'NOT_FOUND', 'no such command');
-      return match[2] === 'output' ? this.appendOutput(res, state, body as { chunks: OutputChunk[] }) : this.complete(res, state, body as CompleteRequest);
+      return match[2] === 'output'
+        ? this.appendOutput(res, state, body as { chunks: OutputChunk[] })
+        : this.complete(res, state, body as CompleteRequest);
     }
     return error(res, 404, 'NOT_FOUND', `${req.method} ${path}`);
   }
 
   private register(res: ServerResponse, body: RegisterRequest) {
     this.registerCalls += 1;
-    if (!this.enrollmentTokens.has(body?.enrollment_token)) return error(res, 401, 'INVALID_CREDENTIALS', 'The enrollment token is unknown or expired');
+    if (!this.enrollmentTokens.has(body?.enrollment_token))
+      return error(res, 401, 'INVALID_CREDENTIALS', 'The enrollment token is unknown or expired');
     const target: FakeTarget = { id: `target-${randomUUID()}`, token: `dpa_${randomUUID()}`, registration: body };
     this.targets.set(target.id, target);
     return json(res, 201, { target_id: target.id, agent_token: target.token });
@@ -266,7 +283,8 @@ export class FakeAgentBackend {
       state.received.push(chunk);
       const expected = state.chunks.length;
       if (chunk.seq < expected) continue; // a retry: already stored
-      if (state.status === 'completed') return error(res, 409, 'CONFLICT', 'The command is completed; it takes no more output.');
+      if (state.status === 'completed')
+        return error(res, 409, 'CONFLICT', 'The command is completed; it takes no more output.');
       if (chunk.seq > expected) {
         state.violations.push(`gap: got seq ${chunk.seq}, expected ${expected}`);
         return error(res, 400, 'VALIDATION_ERROR', `expected seq ${expected}`);

@@ -23,7 +23,12 @@ export interface PlatformAnswer {
 
 /** Locally (npm start, the e2e stack): the answers that are not the service's JSON envelope. */
 export const PLATFORM_ANSWERS: readonly PlatformAnswer[] = [
-  { status: 429, contentType: /^text\/plain/, body: /^Too Many Requests/, when: 'the general rate limit (docs/errors.md section 2): plain text, Retry-After' },
+  {
+    status: 429,
+    contentType: /^text\/plain/,
+    body: /^Too Many Requests/,
+    when: 'the general rate limit (docs/errors.md section 2): plain text, Retry-After',
+  },
 ];
 
 /**
@@ -77,7 +82,9 @@ export const operationsOf = (document: JsonSchema): Operation[] => {
         streaming: okContent.includes('text/event-stream'),
         agent: op['x-permission'] === 'agent',
         parameters: op['parameters'] ?? [],
-        ...(op['requestBody'] === undefined ? {} : { body: op['requestBody']['content']?.['application/json']?.['schema'] ?? {} }),
+        ...(op['requestBody'] === undefined
+          ? {}
+          : { body: op['requestBody']['content']?.['application/json']?.['schema'] ?? {} }),
       });
     }
   }
@@ -140,7 +147,10 @@ export const plausible = (schema: JsonSchema | undefined, rng: Rng, depth = 0): 
       return `fz${'abcdefgh'.slice(0, rng.int(0, 8))}`.slice(0, max).padEnd(min, 'z');
     }
     case 'integer':
-      return rng.int(Number(schema['minimum'] ?? 0), Math.min(Number(schema['maximum'] ?? 100), Number(schema['minimum'] ?? 0) + 100));
+      return rng.int(
+        Number(schema['minimum'] ?? 0),
+        Math.min(Number(schema['maximum'] ?? 100), Number(schema['minimum'] ?? 0) + 100),
+      );
     case 'number':
       return Number(schema['minimum'] ?? 0) + rng.next();
     case 'boolean':
@@ -166,15 +176,94 @@ export const plausible = (schema: JsonSchema | undefined, rng: Rng, depth = 0): 
 
 const MB_STRING = 'A'.repeat(1024 * 1024);
 /** One value of each JSON type, and the odd ones. */
-const WRONG_VALUES: readonly Json[] = ['x', '', 0, -1, 3.5, true, false, null, [], [1, 'a', null], {}, { a: { b: 1 } }, 1e308, -0];
+const WRONG_VALUES: readonly Json[] = [
+  'x',
+  '',
+  0,
+  -1,
+  3.5,
+  true,
+  false,
+  null,
+  [],
+  [1, 'a', null],
+  {},
+  { a: { b: 1 } },
+  1e308,
+  -0,
+];
 const DEEP = 5000;
 /** Numbers JSON can carry that a JavaScript number cannot hold (1e309 parses to Infinity). */
-const NUMBER_TEXTS = ['1e309', '-1e309', '1e308', '18446744073709551616', '-0', '0.0000000000000000001', '123456789012345678901234567890'];
-const ODD_CONTENT_TYPES = ['text/plain', 'application/xml', 'multipart/form-data; boundary=x', 'application/json, text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', '*/*', ''];
-const ODD_IDS = ['00000000-0000-4000-8000-000000000000', 'x', 'zzzzzzzzzz', 'a'.repeat(65), '%zz', '%00', '..', '%2e%2e%2f', '__proto__', 'constructor', '%F0%9F%98%80', '-1', '1e309', '%20', '%C3%28'];
-const ODD_AUTHORIZATION = ['Bearer', 'Bearer ', 'Basic dXNlcjpwYXNz', 'Bearer a.b.c', `Bearer ${'x'.repeat(8000)}`, 'bearer  x', 'Bearer \u00e9', 'Digest username="x"', 'Bearer null', 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.'];
-const JUNK_COOKIES = [';;=;__proto__=x; a', '__proto__=x', 'a=%zz', '=====', 'refresh_token=' + 'x'.repeat(5000), 'constructor=1; toString=2'];
-const NOT_OBJECTS = ['0', 'false', '-0', '"x"', '[]', '[{}]', 'null', 'not json', '{', '{"a":}', '\u0000', '{"a":1}{"b":2}'];
+const NUMBER_TEXTS = [
+  '1e309',
+  '-1e309',
+  '1e308',
+  '18446744073709551616',
+  '-0',
+  '0.0000000000000000001',
+  '123456789012345678901234567890',
+];
+const ODD_CONTENT_TYPES = [
+  'text/plain',
+  'application/xml',
+  'multipart/form-data; boundary=x',
+  'application/json, text/plain',
+  'application/x-www-form-urlencoded',
+  'application/json; charset=latin1',
+  '*/*',
+  '',
+];
+const ODD_IDS = [
+  '00000000-0000-4000-8000-000000000000',
+  'x',
+  'zzzzzzzzzz',
+  'a'.repeat(65),
+  '%zz',
+  '%00',
+  '..',
+  '%2e%2e%2f',
+  '__proto__',
+  'constructor',
+  '%F0%9F%98%80',
+  '-1',
+  '1e309',
+  '%20',
+  '%C3%28',
+];
+const ODD_AUTHORIZATION = [
+  'Bearer',
+  'Bearer ',
+  'Basic dXNlcjpwYXNz',
+  'Bearer a.b.c',
+  `Bearer ${'x'.repeat(8000)}`,
+  'bearer  x',
+  'Bearer \u00e9',
+  'Digest username="x"',
+  'Bearer null',
+  'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.',
+];
+const JUNK_COOKIES = [
+  ';;=;__proto__=x; a',
+  '__proto__=x',
+  'a=%zz',
+  '=====',
+  'refresh_token=' + 'x'.repeat(5000),
+  'constructor=1; toString=2',
+];
+const NOT_OBJECTS = [
+  '0',
+  'false',
+  '-0',
+  '"x"',
+  '[]',
+  '[{}]',
+  'null',
+  'not json',
+  '{',
+  '{"a":}',
+  '\u0000',
+  '{"a":1}{"b":2}',
+];
 
 /**
  * Stands for the signed-in admin's access token in a planned request; the runner puts the current one in when it
@@ -207,7 +296,10 @@ const plausibleQuery = (op: Operation, rng: Rng): [string, string][] =>
     .filter((p) => p.in === 'query' && (p.required || p.name === 'wait' || rng.chance(0.4)))
     .map((p) => [p.name, p.name === 'wait' ? '1' : String(plausible(p.schema, rng))]); // a long poll answers within 1 s
 
-const queryText = (pairs: readonly (readonly [string, string])[]): string => (pairs.length === 0 ? '' : `?${pairs.map(([k, val]) => `${encodeURIComponent(k)}=${encodeURIComponent(val)}`).join('&')}`);
+const queryText = (pairs: readonly (readonly [string, string])[]): string =>
+  pairs.length === 0
+    ? ''
+    : `?${pairs.map(([k, val]) => `${encodeURIComponent(k)}=${encodeURIComponent(val)}`).join('&')}`;
 
 const MUTATIONS = [
   'plausible',
@@ -231,7 +323,17 @@ const MUTATIONS = [
 ] as const;
 export type Mutation = (typeof MUTATIONS)[number];
 
-const BODY_ONLY = new Set<Mutation>(['wrong type', 'missing fields', '1 MB string', 'deep nesting', 'invalid UTF-8', 'odd content type', '__proto__ keys', 'huge or non-finite number', 'not an object']);
+const BODY_ONLY = new Set<Mutation>([
+  'wrong type',
+  'missing fields',
+  '1 MB string',
+  'deep nesting',
+  'invalid UTF-8',
+  'odd content type',
+  '__proto__ keys',
+  'huge or non-finite number',
+  'not an object',
+]);
 
 /** One request for `op` with `mutation` (or a plausible one where the mutation does not apply). */
 export const buildRequest = (op: Operation, mutation: Mutation, ids: IdPool, rng: Rng): FuzzRequest => {
@@ -241,7 +343,10 @@ export const buildRequest = (op: Operation, mutation: Mutation, ids: IdPool, rng
   const value = op.body === undefined ? undefined : plausible(op.body, rng);
   let bodyText: string | undefined = value === undefined ? undefined : JSON.stringify(value);
   let body: Buffer | undefined;
-  const object = (value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {}) as Record<string, Json>;
+  const object = (value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {}) as Record<
+    string,
+    Json
+  >;
   const fields = Object.keys(op.body?.['properties'] ?? {});
   const field = fields.length > 0 ? rng.pick(fields) : 'x';
   const withField = (text: string) => {
@@ -261,10 +366,16 @@ export const buildRequest = (op: Operation, mutation: Mutation, ids: IdPool, rng
       bodyText = withField(JSON.stringify(MB_STRING));
       break;
     case 'deep nesting':
-      bodyText = rng.chance(0.5) ? withField(`${'['.repeat(DEEP)}${']'.repeat(DEEP)}`) : withField(`${'{"a":'.repeat(DEEP)}1${'}'.repeat(DEEP)}`);
+      bodyText = rng.chance(0.5)
+        ? withField(`${'['.repeat(DEEP)}${']'.repeat(DEEP)}`)
+        : withField(`${'{"a":'.repeat(DEEP)}1${'}'.repeat(DEEP)}`);
       break;
     case 'invalid UTF-8':
-      body = Buffer.concat([Buffer.from(`{${JSON.stringify(field)}:"`), Buffer.from([0xc3, 0x28, 0xff, 0xfe, 0xed, 0xa0, 0x80]), Buffer.from('"}')]);
+      body = Buffer.concat([
+        Buffer.from(`{${JSON.stringify(field)}:"`),
+        Buffer.from([0xc3, 0x28, 0xff, 0xfe, 0xed, 0xa0, 0x80]),
+        Buffer.from('"}'),
+      ]);
       bodyText = undefined;
       break;
     case 'odd content type':
@@ -273,7 +384,10 @@ export const buildRequest = (op: Operation, mutation: Mutation, ids: IdPool, rng
     case '__proto__ keys':
       bodyText = rng.chance(0.5)
         ? `{"__proto__":{"polluted":true,"admin":true},${(bodyText ?? '{}').slice(1)}`.replace(/,}$/, '}')
-        : `{"constructor":{"prototype":{"polluted":true}},"__proto__":null,${(bodyText ?? '{}').slice(1)}`.replace(/,}$/, '}');
+        : `{"constructor":{"prototype":{"polluted":true}},"__proto__":null,${(bodyText ?? '{}').slice(1)}`.replace(
+            /,}$/,
+            '}',
+          );
       break;
     case 'huge or non-finite number':
       bodyText = withField(rng.pick(NUMBER_TEXTS));
@@ -288,7 +402,13 @@ export const buildRequest = (op: Operation, mutation: Mutation, ids: IdPool, rng
       query = [...query.filter(([k]) => k !== queryName), [`${queryName}[]`, '1']];
       break;
     case 'odd query value':
-      query = [...query.filter(([k]) => k !== queryName), [queryName, rng.pick(['-1', '0', '1e309', 'NaN', 'x', '', '99999999999999999999', '1.5', '%zz', 'a'.repeat(2000)])]];
+      query = [
+        ...query.filter(([k]) => k !== queryName),
+        [
+          queryName,
+          rng.pick(['-1', '0', '1e309', 'NaN', 'x', '', '99999999999999999999', '1.5', '%zz', 'a'.repeat(2000)]),
+        ],
+      ];
       break;
     case 'long header':
       headers[rng.pick(['x-long', 'user-agent', 'accept'])] = 'a'.repeat(rng.pick([4_000, 17_000, 40_000]));
@@ -311,11 +431,21 @@ export const buildRequest = (op: Operation, mutation: Mutation, ids: IdPool, rng
   if (body === undefined && bodyText !== undefined) body = Buffer.from(bodyText, 'utf8');
   if (body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
   if (headers['content-type'] === '') delete headers['content-type'];
-  return { operation: `${op.method} ${op.path}`, mutation, method: op.method, target, headers, ...(body === undefined ? {} : { body }) };
+  return {
+    operation: `${op.method} ${op.path}`,
+    mutation,
+    method: op.method,
+    target,
+    headers,
+    ...(body === undefined ? {} : { body }),
+  };
 };
 
 /** `total` requests over every operation (round robin), each with a mutation chosen by the seed. */
-export const planRequests = (operations: readonly Operation[], options: { total: number; seed: number; ids: IdPool }): FuzzRequest[] => {
+export const planRequests = (
+  operations: readonly Operation[],
+  options: { total: number; seed: number; ids: IdPool },
+): FuzzRequest[] => {
   const rng = new Rng(options.seed);
   return Array.from({ length: options.total }, (_, i) => {
     const op = operations[i % operations.length]!;
@@ -348,24 +478,51 @@ export const send = (baseUrl: string, req: FuzzRequest, timeoutMs: number): Prom
       clearTimeout(timer);
       resolve(answer);
     };
-    const headers: Record<string, string> = { ...req.headers, ...(req.body === undefined ? {} : { 'content-length': String(req.body.length) }) };
+    const headers: Record<string, string> = {
+      ...req.headers,
+      ...(req.body === undefined ? {} : { 'content-length': String(req.body.length) }),
+    };
     let outgoing: ReturnType<typeof request>;
     try {
-      outgoing = request({ host: url.hostname, port: url.port, method: req.method, path: req.target, headers }, (res) => {
-        const contentType = String(res.headers['content-type'] ?? '');
-        if (contentType.startsWith('text/event-stream')) {
-          res.destroy();
-          done({ status: res.statusCode ?? 0, contentType, body: '', timedOut: false });
-          return;
-        }
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => done({ status: res.statusCode ?? 0, contentType, body: Buffer.concat(chunks).toString('utf8'), timedOut: false }));
-        res.on('error', (e) => done({ status: res.statusCode ?? 0, contentType, body: Buffer.concat(chunks).toString('utf8'), timedOut: false, error: e.message }));
-      });
+      outgoing = request(
+        { host: url.hostname, port: url.port, method: req.method, path: req.target, headers },
+        (res) => {
+          const contentType = String(res.headers['content-type'] ?? '');
+          if (contentType.startsWith('text/event-stream')) {
+            res.destroy();
+            done({ status: res.statusCode ?? 0, contentType, body: '', timedOut: false });
+            return;
+          }
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            done({
+              status: res.statusCode ?? 0,
+              contentType,
+              body: Buffer.concat(chunks).toString('utf8'),
+              timedOut: false,
+            }),
+          );
+          res.on('error', (e) =>
+            done({
+              status: res.statusCode ?? 0,
+              contentType,
+              body: Buffer.concat(chunks).toString('utf8'),
+              timedOut: false,
+              error: e.message,
+            }),
+          );
+        },
+      );
     } catch (error) {
       // node:http itself refuses to send it (a character a path or header cannot carry): a bug of the plan, not of the service
-      resolve({ status: -1, contentType: '', body: '', timedOut: false, error: `not sent: ${(error as Error).message}` });
+      resolve({
+        status: -1,
+        contentType: '',
+        body: '',
+        timedOut: false,
+        error: `not sent: ${(error as Error).message}`,
+      });
       return;
     }
     const timer = setTimeout(() => {
@@ -376,7 +533,16 @@ export const send = (baseUrl: string, req: FuzzRequest, timeoutMs: number): Prom
     outgoing.end(req.body);
   });
 
-export type Outcome = '2xx' | '3xx' | '4xx envelope' | '5xx' | 'timeout' | 'platform answer' | 'non-envelope' | 'connection error' | 'not sent';
+export type Outcome =
+  | '2xx'
+  | '3xx'
+  | '4xx envelope'
+  | '5xx'
+  | 'timeout'
+  | 'platform answer'
+  | 'non-envelope'
+  | 'connection error'
+  | 'not sent';
 
 const isEnvelope = (answer: Answer): boolean => {
   if (!answer.contentType.startsWith('application/json')) return false;
@@ -396,7 +562,12 @@ export const classify = (answer: Answer): Outcome => {
   if (answer.status >= 200 && answer.status < 300) return '2xx';
   if (answer.status >= 300 && answer.status < 400) return '3xx';
   if (isEnvelope(answer)) return '4xx envelope';
-  if (PLATFORM_ANSWERS.some((p) => p.status === answer.status && p.contentType.test(answer.contentType) && p.body.test(answer.body))) return 'platform answer';
+  if (
+    PLATFORM_ANSWERS.some(
+      (p) => p.status === answer.status && p.contentType.test(answer.contentType) && p.body.test(answer.body),
+    )
+  )
+    return 'platform answer';
   return 'non-envelope';
 };
 
@@ -414,12 +585,22 @@ export const curlOf = (baseUrl: string, req: FuzzRequest): string => {
     return `${shellQuote(text.slice(0, run.index))}"$(head -c ${all.length} /dev/zero | tr '\\0' ${shellQuote(ch!)})"${short(text.slice(run.index + all.length))}`;
   };
   const parts = ['curl -sS -i', '-X', req.method];
-  for (const [name, value] of Object.entries(req.headers)) parts.push('-H', value === `Bearer ${TOKEN}` || value === `Bearer ${AGENT_TOKEN}` ? `"${name}: ${value}"` : short(`${name}: ${value}`));
+  for (const [name, value] of Object.entries(req.headers))
+    parts.push(
+      '-H',
+      value === `Bearer ${TOKEN}` || value === `Bearer ${AGENT_TOKEN}`
+        ? `"${name}: ${value}"`
+        : short(`${name}: ${value}`),
+    );
   if (req.body !== undefined && req.headers['content-type'] === undefined) parts.push('-H', `'content-type:'`); // curl would add its own
   if (req.body !== undefined) {
     const text = req.body.toString('utf8');
     if (Buffer.from(text, 'utf8').equals(req.body)) parts.push('--data-binary', short(text));
-    else parts.push('--data-binary', `"$(printf '${[...req.body].map((b) => `\\x${b.toString(16).padStart(2, '0')}`).join('')}')"`);
+    else
+      parts.push(
+        '--data-binary',
+        `"$(printf '${[...req.body].map((b) => `\\x${b.toString(16).padStart(2, '0')}`).join('')}')"`,
+      );
   }
   parts.push('--path-as-is', shellQuote(`${baseUrl}${req.target}`));
   return parts.join(' ');
@@ -460,7 +641,17 @@ export interface FuzzRun {
 
 export const runFuzz = async (run: FuzzRun): Promise<FuzzReport> => {
   const started = Date.now();
-  const counts: Record<Outcome, number> = { '2xx': 0, '3xx': 0, '4xx envelope': 0, '5xx': 0, timeout: 0, 'platform answer': 0, 'non-envelope': 0, 'connection error': 0, 'not sent': 0 };
+  const counts: Record<Outcome, number> = {
+    '2xx': 0,
+    '3xx': 0,
+    '4xx envelope': 0,
+    '5xx': 0,
+    timeout: 0,
+    'platform answer': 0,
+    'non-envelope': 0,
+    'connection error': 0,
+    'not sent': 0,
+  };
   const byStatus: Record<string, number> = {};
   const findings = new Map<string, Finding>();
   let next = 0;
@@ -469,8 +660,10 @@ export const runFuzz = async (run: FuzzRun): Promise<FuzzReport> => {
   let relogins = 0;
   let signingIn: Promise<void> | undefined;
   const withToken = (req: FuzzRequest): FuzzRequest => {
-    if (req.headers['authorization'] === `Bearer ${TOKEN}`) return { ...req, headers: { ...req.headers, authorization: `Bearer ${token}` } };
-    if (req.headers['authorization'] === `Bearer ${AGENT_TOKEN}`) return { ...req, headers: { ...req.headers, authorization: `Bearer ${run.agentToken ?? 'none'}` } };
+    if (req.headers['authorization'] === `Bearer ${TOKEN}`)
+      return { ...req, headers: { ...req.headers, authorization: `Bearer ${token}` } };
+    if (req.headers['authorization'] === `Bearer ${AGENT_TOKEN}`)
+      return { ...req, headers: { ...req.headers, authorization: `Bearer ${run.agentToken ?? 'none'}` } };
     return req;
   };
   const worker = async () => {
@@ -478,7 +671,12 @@ export const runFuzz = async (run: FuzzRun): Promise<FuzzReport> => {
       const req = run.requests[next++]!;
       const sentWith = token;
       const answer = await send(run.baseUrl, withToken(req), run.timeoutMs ?? 15_000);
-      if (answer.status === 401 && req.headers['authorization'] === `Bearer ${TOKEN}` && sentWith === token && /revoked/.test(answer.body)) {
+      if (
+        answer.status === 401 &&
+        req.headers['authorization'] === `Bearer ${TOKEN}` &&
+        sentWith === token &&
+        /revoked/.test(answer.body)
+      ) {
         signingIn ??= run.login().then((fresh) => {
           token = fresh;
           relogins += 1;
@@ -493,14 +691,30 @@ export const runFuzz = async (run: FuzzRun): Promise<FuzzReport> => {
         const key = `${outcome}|${answer.status}|${req.operation}|${req.mutation}`;
         const known = findings.get(key);
         if (known !== undefined) known.count += 1;
-        else findings.set(key, { outcome, status: answer.status, operation: req.operation, mutation: req.mutation, answer: (answer.error ?? `${answer.contentType} ${answer.body}`).slice(0, 300), curl: curlOf(run.baseUrl, req), count: 1 });
+        else
+          findings.set(key, {
+            outcome,
+            status: answer.status,
+            operation: req.operation,
+            mutation: req.mutation,
+            answer: (answer.error ?? `${answer.contentType} ${answer.body}`).slice(0, 300),
+            curl: curlOf(run.baseUrl, req),
+            count: 1,
+          });
       }
       done += 1;
       run.onProgress?.(done, counts);
     }
   };
   await Promise.all(Array.from({ length: run.concurrency ?? 4 }, worker));
-  return { total: run.requests.length, counts, byStatus, findings: [...findings.values()], millis: Date.now() - started, relogins };
+  return {
+    total: run.requests.length,
+    counts,
+    byStatus,
+    findings: [...findings.values()],
+    millis: Date.now() - started,
+    relogins,
+  };
 };
 
 // ---- the fuzzer's own entities ---------------------------------------------------------------------------------
@@ -511,20 +725,42 @@ type Call = (method: string, path: string, body?: unknown) => Promise<{ status: 
  * Creates a tenant, an environment, an action (with version 1.0.0) and a registered agent (tag fuzz=<tag>: no
  * deployment ever selects it) of the fuzzer's own; `cleanup` deletes them.
  */
-export const ownEntities = async (call: Call, tag: string, register: (body: unknown) => Promise<{ status: number; json: any }>): Promise<{ ids: IdPool; agentToken: string; cleanup: () => Promise<void> }> => { // eslint-disable-line @typescript-eslint/no-explicit-any
+export const ownEntities = async (
+  call: Call,
+  tag: string,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  register: (body: unknown) => Promise<{ status: number; json: any }>,
+): Promise<{ ids: IdPool; agentToken: string; cleanup: () => Promise<void> }> => {
   const must = async (method: string, path: string, body: unknown) => {
     const reply = await call(method, path, body);
-    if (reply.status >= 300) throw new Error(`${method} ${path} answered ${reply.status}: ${JSON.stringify(reply.json)}`);
+    if (reply.status >= 300)
+      throw new Error(`${method} ${path} answered ${reply.status}: ${JSON.stringify(reply.json)}`);
     return reply.json as { id: string; short_id?: string };
   };
-  const slug = `fuzz-${tag}`.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 60);
+  const slug = `fuzz-${tag}`
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-')
+    .slice(0, 60);
   const tenant = await must('POST', '/tenants', { name: `Fuzz ${tag}`, slug });
   const environment = await must('POST', '/environments', { name: `fuzz-${tag}`, tenant_id: tenant.id });
-  const action = await must('POST', '/actions', { slug, name: `Fuzz ${tag}`, version: { version: '1.0.0', script: 'echo fuzz' } });
+  const action = await must('POST', '/actions', {
+    slug,
+    name: `Fuzz ${tag}`,
+    version: { version: '1.0.0', script: 'echo fuzz' },
+  });
   const both = (e: { id: string; short_id?: string }) => (e.short_id === undefined ? [e.id] : [e.id, e.short_id]);
   const enrollment = await must('POST', '/targets/enrollment-tokens', {});
-  const agent = await register({ enrollment_token: (enrollment as unknown as { token: string }).token, name: slug, hostname: slug, os: 'linux', arch: 'x64', agent_version: '1.0.0', tags: [{ key: 'fuzz', value: slug }] });
-  if (agent.status !== 201) throw new Error(`agent registration answered ${agent.status}: ${JSON.stringify(agent.json)}`);
+  const agent = await register({
+    enrollment_token: (enrollment as unknown as { token: string }).token,
+    name: slug,
+    hostname: slug,
+    os: 'linux',
+    arch: 'x64',
+    agent_version: '1.0.0',
+    tags: [{ key: 'fuzz', value: slug }],
+  });
+  if (agent.status !== 201)
+    throw new Error(`agent registration answered ${agent.status}: ${JSON.stringify(agent.json)}`);
   const targetId = agent.json.target_id as string;
   return {
     ids: { tenants: both(tenant), environments: both(environment), actions: both(action) },
@@ -544,9 +780,17 @@ export const formatReport = (report: FuzzReport, seed: number): string => {
     `fuzz: ${report.total} requests, seed ${seed}, ${(report.millis / 1000).toFixed(1)} s`,
     ...Object.entries(report.counts).map(([outcome, count]) => `  ${outcome.padEnd(18)} ${String(count).padStart(6)}`),
     `  signed in again after a fuzzed logout: ${report.relogins} times`,
-    `  statuses: ${Object.entries(report.byStatus).sort().map(([s, n]) => `${s}=${n}`).join(' ')}`,
+    `  statuses: ${Object.entries(report.byStatus)
+      .sort()
+      .map(([s, n]) => `${s}=${n}`)
+      .join(' ')}`,
     `findings: ${report.findings.length}`,
   ];
-  for (const f of report.findings) lines.push(`- ${f.outcome} ${f.status} x${f.count}: ${f.operation} (${f.mutation})`, `    answer: ${f.answer.replace(/\s+/g, ' ')}`, `    repro:  ${f.curl}`);
+  for (const f of report.findings)
+    lines.push(
+      `- ${f.outcome} ${f.status} x${f.count}: ${f.operation} (${f.mutation})`,
+      `    answer: ${f.answer.replace(/\s+/g, ' ')}`,
+      `    repro:  ${f.curl}`,
+    );
   return lines.join('\n');
 };

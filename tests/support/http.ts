@@ -37,7 +37,12 @@ export const apiClient = (baseUrl: () => string) => {
     const response = await fetch(`${baseUrl()}${path}`, {
       method,
       headers,
-      body: options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body),
+      body:
+        options.body === undefined
+          ? undefined
+          : typeof options.body === 'string'
+            ? options.body
+            : JSON.stringify(options.body),
     });
     const text = await response.text();
     const contentType = response.headers.get('content-type');
@@ -49,9 +54,15 @@ export const apiClient = (baseUrl: () => string) => {
   /** Logs in; the access token, the refresh cookie (`name=value`) and the whole answer. */
   const login = async (credentials: { email: string; password: string }) => {
     const reply = await call('POST', '/api/v1/auth/login', { body: credentials });
-    if (reply.status !== 200) throw new Error(`login of ${credentials.email} answered ${reply.status}: ${JSON.stringify(reply.json)}`);
+    if (reply.status !== 200)
+      throw new Error(`login of ${credentials.email} answered ${reply.status}: ${JSON.stringify(reply.json)}`);
     const setCookie = reply.headers.getSetCookie()[0] ?? '';
-    return { token: reply.json.access_token as string, cookie: setCookie.split(';')[0] ?? '', setCookie, body: reply.json };
+    return {
+      token: reply.json.access_token as string,
+      cookie: setCookie.split(';')[0] ?? '',
+      setCookie,
+      body: reply.json,
+    };
   };
 
   return { call, login };

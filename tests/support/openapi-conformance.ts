@@ -30,7 +30,8 @@ export interface Answer {
   readonly text: string;
 }
 
-let built: { doc: JsonObject; ajv: Ajv2020; templates: { path: string; pattern: RegExp; literal: number }[] } | undefined;
+let built:
+  { doc: JsonObject; ajv: Ajv2020; templates: { path: string; pattern: RegExp; literal: number }[] } | undefined;
 
 const DOC_ID = 'https://deployer.invalid/openapi';
 
@@ -43,7 +44,12 @@ export const openApiDocument = () => {
   addFormats.default(ajv);
   const templates = Object.keys(doc['paths'] as JsonObject).map((path) => ({
     path,
-    pattern: new RegExp(`^${path.split('/').map((part) => (/^\{.+\}$/.test(part) ? '[^/]+' : part.replace(/[.*+?^$()|[\]\\]/g, '\\$&'))).join('/')}$`),
+    pattern: new RegExp(
+      `^${path
+        .split('/')
+        .map((part) => (/^\{.+\}$/.test(part) ? '[^/]+' : part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')))
+        .join('/')}$`,
+    ),
     literal: path.split('/').filter((part) => !/^\{.+\}$/.test(part)).length,
   }));
   built = { doc, ajv, templates };
@@ -63,7 +69,8 @@ const validatorFor = (key: string, schema: JsonObject): ValidateFunction => {
   return validate;
 };
 
-const mediaType = (contentType: string | null): string | undefined => contentType?.split(';')[0]?.trim().toLowerCase() || undefined;
+const mediaType = (contentType: string | null): string | undefined =>
+  contentType?.split(';')[0]?.trim().toLowerCase() || undefined;
 
 /** The template of the document that `path` (no query string) matches, the most literal first. */
 export const templateOf = (path: string): string | undefined => {
@@ -80,25 +87,31 @@ const describe = (answer: Answer, template: string | undefined): string =>
 export const conformanceProblems = (answer: Answer): string[] => {
   const { doc } = openApiDocument();
   const template = templateOf(answer.path);
-  const operation = template === undefined ? undefined : (doc['paths'][template] as JsonObject)[answer.method.toLowerCase()];
+  const operation =
+    template === undefined ? undefined : (doc['paths'][template] as JsonObject)[answer.method.toLowerCase()];
   const type = mediaType(answer.contentType);
   if (operation === undefined) {
     // Outside the document: still ours, so the envelope (or the general limiter's plain text).
     if (answer.status === 429 && type === 'text/plain') return [];
-    if (answer.status < 400) return [`${describe(answer, template)}: a success for a request the document does not list`];
+    if (answer.status < 400)
+      return [`${describe(answer, template)}: a success for a request the document does not list`];
     return checkJson(answer, 'outside', { $ref: '#/components/schemas/ErrorEnvelope' }, type);
   }
   const responses = operation['responses'] as JsonObject;
   const response = (responses[String(answer.status)] ?? responses['default']) as JsonObject | undefined;
-  if (response === undefined) return [`${describe(answer, template)}: the operation does not list this status (and has no default)`];
+  if (response === undefined)
+    return [`${describe(answer, template)}: the operation does not list this status (and has no default)`];
   const content = response['content'] as JsonObject | undefined;
   if (answer.text === '') {
     if (content === undefined || answer.status === 204) return [];
     return [`${describe(answer, template)}: an empty body, but the document lists ${Object.keys(content).join(', ')}`];
   }
-  if (content === undefined) return [`${describe(answer, template)}: a body (${type}), but the document lists no content`];
+  if (content === undefined)
+    return [`${describe(answer, template)}: a body (${type}), but the document lists no content`];
   if (type === undefined || content[type] === undefined) {
-    return [`${describe(answer, template)}: content type ${type ?? '(none)'} is not one the document lists (${Object.keys(content).join(', ')})`];
+    return [
+      `${describe(answer, template)}: content type ${type ?? '(none)'} is not one the document lists (${Object.keys(content).join(', ')})`,
+    ];
   }
   if (type !== 'application/json') return [];
   const schema = (content[type] as JsonObject)['schema'] as JsonObject | undefined;
@@ -106,8 +119,15 @@ export const conformanceProblems = (answer: Answer): string[] => {
   return checkJson(answer, `${answer.method} ${template} ${answer.status}`, schema, type, template);
 };
 
-const checkJson = (answer: Answer, key: string, schema: JsonObject, type: string | undefined, template?: string): string[] => {
-  if (type !== 'application/json') return [`${describe(answer, template)}: content type ${type ?? '(none)'}, the document lists application/json`];
+const checkJson = (
+  answer: Answer,
+  key: string,
+  schema: JsonObject,
+  type: string | undefined,
+  template?: string,
+): string[] => {
+  if (type !== 'application/json')
+    return [`${describe(answer, template)}: content type ${type ?? '(none)'}, the document lists application/json`];
   let body: unknown;
   try {
     body = JSON.parse(answer.text);
@@ -116,12 +136,17 @@ const checkJson = (answer: Answer, key: string, schema: JsonObject, type: string
   }
   const validate = validatorFor(key, schema);
   if (validate(body)) return [];
-  return (validate.errors ?? []).map((e) => `${describe(answer, template)}: ${e.instancePath || '(body)'} ${e.message ?? ''} ${JSON.stringify(e.params)}`);
+  return (validate.errors ?? []).map(
+    (e) =>
+      `${describe(answer, template)}: ${e.instancePath || '(body)'} ${e.message ?? ''} ${JSON.stringify(e.params)}`,
+  );
 };
 
 /** Throws an Error naming method, path, status and the problems when the document does not describe the answer. */
 export const assertConforms = (answer: Answer): void => {
   const problems = conformanceProblems(answer);
   if (problems.length === 0) return;
-  throw new Error(`The answer does not match the OpenAPI document:\n  ${problems.slice(0, 20).join('\n  ')}\n  body: ${answer.text.slice(0, 500)}`);
+  throw new Error(
+    `The answer does not match the OpenAPI document:\n  ${problems.slice(0, 20).join('\n  ')}\n  body: ${answer.text.slice(0, 500)}`,
+  );
 };

@@ -25,7 +25,12 @@ export interface StackWithAgents {
 export const useStackWithAgents = (name: string, options: Partial<Pick<StackOptions, 'env'>> = {}): StackWithAgents => {
   const fixture = {} as { -readonly [K in keyof StackWithAgents]: StackWithAgents[K] };
   beforeAll(async () => {
-    fixture.stack = await startStack({ port: 0, namePrefix: `${uniqueName(name)}-`, bootstrapAdmin: ADMIN, ...options });
+    fixture.stack = await startStack({
+      port: 0,
+      namePrefix: `${uniqueName(name)}-`,
+      bootstrapAdmin: ADMIN,
+      ...options,
+    });
     fixture.admin = (await apiClient(() => fixture.stack.baseUrl).login(ADMIN)).token;
     fixture.dir = await mkdtemp(join(tmpdir(), `deployer-${name}-`));
     fixture.agents = await startLocalAgents(fixture.stack, fixture.dir, () => undefined);

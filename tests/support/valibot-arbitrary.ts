@@ -19,7 +19,8 @@ const VARIABLE_NAME = fc.stringMatching(/^[A-Z][A-Z0-9_]{0,15}$/);
 
 /** Characters an ordinary value is made of, a few odd ones included (quotes, `<`, non-Latin, an emoji). */
 const TEXT_CHAR = fc.constantFrom(...'abcXYZ019 -_.:/<>"\'&é漢😀'.split(/(?=[\s\S])/u));
-const text = (min: number, max: number) => fc.string({ unit: TEXT_CHAR, minLength: min, maxLength: Math.min(max, min + 24) });
+const text = (min: number, max: number) =>
+  fc.string({ unit: TEXT_CHAR, minLength: min, maxLength: Math.min(max, min + 24) });
 
 const actionsOf = (node: Node): Node[] => (Array.isArray(node.pipe) ? node.pipe.slice(1) : []);
 const find = (actions: Node[], type: string): Node | undefined => actions.find((a) => a.type === type);
@@ -37,10 +38,20 @@ const stringArbitrary = (actions: Node[]): fc.Arbitrary<string> => {
     return fc.integer({ min: low, max: high }).map(String);
   }
   if (find(actions, 'uuid') !== undefined) return fc.uuid({ version: 4 });
-  if (find(actions, 'email') !== undefined) return fc.tuple(fc.stringMatching(/^[a-z][a-z0-9]{0,10}$/), fc.constantFrom('example.com', 'test.org')).map(([l, d]) => `${l}@${d}`);
+  if (find(actions, 'email') !== undefined)
+    return fc
+      .tuple(fc.stringMatching(/^[a-z][a-z0-9]{0,10}$/), fc.constantFrom('example.com', 'test.org'))
+      .map(([l, d]) => `${l}@${d}`);
   // iso_timestamp, or a check whose message asks for an ISO 8601 date-time (tenancy's DateTime)
-  if (find(actions, 'iso_timestamp') !== undefined || actions.some((a) => a.type === 'check' && /ISO 8601/.test(String(a.message)))) return ISO_TIMESTAMP;
-  if (regex !== undefined) return fc.stringMatching(new RegExp(regex.source, regex.flags.replace('i', ''))).filter((s) => s.length >= min && s.length <= max);
+  if (
+    find(actions, 'iso_timestamp') !== undefined ||
+    actions.some((a) => a.type === 'check' && /ISO 8601/.test(String(a.message)))
+  )
+    return ISO_TIMESTAMP;
+  if (regex !== undefined)
+    return fc
+      .stringMatching(new RegExp(regex.source, regex.flags.replace('i', '')))
+      .filter((s) => s.length >= min && s.length <= max);
   const trimmed = find(actions, 'trim') !== undefined;
   const base = text(trimmed ? Math.max(min, 1) : min, max);
   return trimmed ? base.map((s) => s.trim()).filter((s) => s.length >= min && s.length <= max) : base;
@@ -104,7 +115,11 @@ export const arbitraryOf = (node: Node, depth = 0): fc.Arbitrary<unknown> => {
     case 'array':
       return arrayArbitrary(base, actions, depth);
     case 'record':
-      return fc.dictionary(arbitraryOf(base.key, depth + 1) as fc.Arbitrary<string>, arbitraryOf(base.value, depth + 1), { maxKeys: 4 });
+      return fc.dictionary(
+        arbitraryOf(base.key, depth + 1) as fc.Arbitrary<string>,
+        arbitraryOf(base.value, depth + 1),
+        { maxKeys: 4 },
+      );
     case 'custom':
       // The only custom schema of the request bodies: an object of variable name -> text.
       return fc.dictionary(VARIABLE_NAME, fc.oneof(text(0, 24), fc.integer(), fc.boolean()), { maxKeys: 4 });
@@ -117,7 +132,8 @@ export const arbitraryOf = (node: Node, depth = 0): fc.Arbitrary<unknown> => {
 };
 
 /** The arbitrary of `schema`, keeping only values the whole schema (cross-field checks included) accepts. */
-export const validFor = (schema: v.GenericSchema): fc.Arbitrary<unknown> => arbitraryOf(schema).filter((value) => v.safeParse(schema, value).success);
+export const validFor = (schema: v.GenericSchema): fc.Arbitrary<unknown> =>
+  arbitraryOf(schema).filter((value) => v.safeParse(schema, value).success);
 
 /** The object entries of a schema (through pipes and optional wrappers), or none. */
 export const entriesOf = (schema: Node): Record<string, v.GenericSchema> => {

@@ -22,7 +22,9 @@ export const OrchestrationSchema = v.object({
   pending: v.number(),
 });
 
-export const makeHandler = (deps: () => Pick<DeploymentsDeps, 'orchestration' | 'pending' | 'deployments' | 'dispatch'>) =>
+export const makeHandler = (
+  deps: () => Pick<DeploymentsDeps, 'orchestration' | 'pending' | 'deployments' | 'dispatch'>,
+) =>
   http(
     {
       operationId: 'set_orchestration',
@@ -33,7 +35,10 @@ export const makeHandler = (deps: () => Pick<DeploymentsDeps, 'orchestration' | 
       body: Body,
       responses: {
         200: { description: 'The orchestration capacity after the change', schema: OrchestrationSchema },
-        403: { description: 'INSUFFICIENT_PERMISSIONS without the admin role; FORBIDDEN for a tenant-scoped admin or an API key' },
+        403: {
+          description:
+            'INSUFFICIENT_PERMISSIONS without the admin role; FORBIDDEN for a tenant-scoped admin or an API key',
+        },
       },
     },
     async ({ caller, body }) => ({ statusCode: 200, body: await setOrchestration(deps(), caller, body) }),

@@ -12,7 +12,11 @@ export const makeHandler = (deps: () => RolesDeps) =>
       tags: ['admin'],
       permission: 'roles:delete',
       params: PathId,
-      responses: { 204: { description: 'Deleted' }, 403: { description: 'FORBIDDEN: a system role, or a tenant-scoped caller (tenant_restriction)' }, 404: { description: 'NOT_FOUND' } },
+      responses: {
+        204: { description: 'Deleted' },
+        403: { description: 'FORBIDDEN: a system role, or a tenant-scoped caller (tenant_restriction)' },
+        404: { description: 'NOT_FOUND' },
+      },
     },
     async ({ caller, params }) => {
       await deleteRole(deps(), caller, params.id);

@@ -14,9 +14,15 @@ export const makeHandler = (deps: () => RolesDeps) =>
       tags: ['admin'],
       permission: 'roles:read',
       params: PathId,
-      responses: { 200: { description: 'Permission groups', schema: v.array(PermissionGroupSchema) }, 404: { description: 'NOT_FOUND' } },
+      responses: {
+        200: { description: 'Permission groups', schema: v.array(PermissionGroupSchema) },
+        404: { description: 'NOT_FOUND' },
+      },
     },
-    async ({ params }) => ({ statusCode: 200, body: groupPermissions((await findRole(deps(), params.id)).permissions) }),
+    async ({ params }) => ({
+      statusCode: 200,
+      body: groupPermissions((await findRole(deps(), params.id)).permissions),
+    }),
   );
 
 export const handler = makeHandler(rolesDeps);

@@ -13,7 +13,11 @@ export const makeHandler = (deps: () => RolesDeps) =>
       permission: 'roles:update',
       body: PermissionsBody,
       params: PathId,
-      responses: { 204: { description: 'Removed' }, 403: { description: 'FORBIDDEN: a system role, or a tenant-scoped caller (tenant_restriction)' }, 404: { description: 'NOT_FOUND: the role or a permission' } },
+      responses: {
+        204: { description: 'Removed' },
+        403: { description: 'FORBIDDEN: a system role, or a tenant-scoped caller (tenant_restriction)' },
+        404: { description: 'NOT_FOUND: the role or a permission' },
+      },
     },
     async ({ caller, body, params }) => {
       await changePermissions(deps(), caller, params.id, body.permissions, 'remove');

@@ -13,7 +13,12 @@ export const makeHandler = (deps: () => RolesDeps) =>
       permission: 'roles:update',
       body: RoleBody,
       params: PathId,
-      responses: { 200: { description: 'The role', schema: RoleDetailSchema }, 403: { description: 'FORBIDDEN: a system role, or a tenant-scoped caller (tenant_restriction)' }, 404: { description: 'NOT_FOUND' }, 409: { description: 'CONFLICT: the name is taken' } },
+      responses: {
+        200: { description: 'The role', schema: RoleDetailSchema },
+        403: { description: 'FORBIDDEN: a system role, or a tenant-scoped caller (tenant_restriction)' },
+        404: { description: 'NOT_FOUND' },
+        409: { description: 'CONFLICT: the name is taken' },
+      },
     },
     async ({ caller, body, params }) => ({ statusCode: 200, body: await updateRole(deps(), caller, params.id, body) }),
   );

@@ -13,7 +13,21 @@ export const makeHandler = (deps: () => RolesDeps) =>
       tags: ['admin'],
       permission: 'roles:read',
       params: PathId,
-      responses: { 200: { description: 'Users', schema: v.array(v.object({ id: v.string(), email: v.string(), username: v.string(), display_name: v.nullable(v.string()), status: v.string() })) }, 404: { description: 'NOT_FOUND' } },
+      responses: {
+        200: {
+          description: 'Users',
+          schema: v.array(
+            v.object({
+              id: v.string(),
+              email: v.string(),
+              username: v.string(),
+              display_name: v.nullable(v.string()),
+              status: v.string(),
+            }),
+          ),
+        },
+        404: { description: 'NOT_FOUND' },
+      },
     },
     async ({ caller, params }) => ({ statusCode: 200, body: await roleUsers(deps(), caller, params.id) }),
   );

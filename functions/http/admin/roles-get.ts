@@ -14,7 +14,9 @@ export const makeHandler = (deps: () => RolesDeps) =>
       tags: ['admin'],
       permission: 'roles:read',
       query: PageQuery(50),
-      responses: { 200: { description: 'A page of roles', schema: v.object({ data: v.array(RoleSchema), meta: MetaSchema }) } },
+      responses: {
+        200: { description: 'A page of roles', schema: v.object({ data: v.array(RoleSchema), meta: MetaSchema }) },
+      },
     },
     async ({ query }) => ({ statusCode: 200, body: await listRoles(deps(), query) }),
   );

@@ -12,7 +12,11 @@ export const makeHandler = (deps: () => RolesDeps) =>
       tags: ['admin'],
       permission: 'roles:create',
       body: RoleBody,
-      responses: { 201: { description: 'The role', schema: RoleDetailSchema }, 409: { description: 'CONFLICT: the name is taken' }, 403: { description: 'FORBIDDEN: a tenant-scoped caller (tenant_restriction)' } },
+      responses: {
+        201: { description: 'The role', schema: RoleDetailSchema },
+        409: { description: 'CONFLICT: the name is taken' },
+        403: { description: 'FORBIDDEN: a tenant-scoped caller (tenant_restriction)' },
+      },
     },
     async ({ caller, body }) => ({ statusCode: 201, body: await createRole(deps(), caller, body) }),
   );

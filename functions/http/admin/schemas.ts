@@ -15,14 +15,26 @@ export const RoleSchema = v.object({
 export const RoleDetailSchema = v.object({ ...RoleSchema.entries, permissions: v.array(v.string()) });
 
 export const RoleBody = v.object({
-  name: v.pipe(v.string(), v.trim(), v.regex(/^[a-z][a-z0-9_-]{1,62}$/i, 'must be 2 to 63 letters, digits, - or _, starting with a letter')),
+  name: v.pipe(
+    v.string(),
+    v.trim(),
+    v.regex(/^[a-z][a-z0-9_-]{1,62}$/i, 'must be 2 to 63 letters, digits, - or _, starting with a letter'),
+  ),
   description: v.optional(v.pipe(v.string(), v.maxLength(1000))),
 });
 
-export const PermissionsBody = v.object({ permissions: v.pipe(v.array(v.pipe(v.string(), v.maxLength(100))), v.minLength(1, 'name at least one permission'), v.maxLength(57)) });
+export const PermissionsBody = v.object({
+  permissions: v.pipe(
+    v.array(v.pipe(v.string(), v.maxLength(100))),
+    v.minLength(1, 'name at least one permission'),
+    v.maxLength(57),
+  ),
+});
 
-
-export const UserStatusSchema = v.picklist(['active', 'inactive', 'locked', 'pending'], 'must be one of active, inactive, locked, pending');
+export const UserStatusSchema = v.picklist(
+  ['active', 'inactive', 'locked', 'pending'],
+  'must be one of active, inactive, locked, pending',
+);
 
 export const AdminUserSchema = v.object({
   id: v.string(),

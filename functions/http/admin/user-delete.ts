@@ -12,7 +12,11 @@ export const makeHandler = (deps: () => UsersDeps) =>
       tags: ['admin'],
       permission: 'users:delete',
       params: PathId,
-      responses: { 204: { description: 'Deleted' }, 404: { description: 'NOT_FOUND' }, 409: { description: 'CONFLICT: your own account' } },
+      responses: {
+        204: { description: 'Deleted' },
+        404: { description: 'NOT_FOUND' },
+        409: { description: 'CONFLICT: your own account' },
+      },
     },
     async ({ caller, params }) => {
       await deleteUser(deps(), caller, params.id);

@@ -12,7 +12,10 @@ export const makeHandler = (deps: () => UsersDeps) =>
       tags: ['admin'],
       permission: 'users:read',
       params: PathId,
-      responses: { 200: { description: 'The user', schema: AdminUserSchema }, 404: { description: 'NOT_FOUND (also another tenant’s)' } },
+      responses: {
+        200: { description: 'The user', schema: AdminUserSchema },
+        404: { description: 'NOT_FOUND (also another tenant’s)' },
+      },
     },
     async ({ caller, params }) => ({ statusCode: 200, body: await getUser(deps(), caller, params.id) }),
   );

@@ -22,7 +22,11 @@ export const makeHandler = (deps: () => UsersDeps) =>
       permission: 'users:update',
       params: PathId,
       body: Body,
-      responses: { 200: { description: 'The user', schema: AdminUserSchema }, 404: { description: 'NOT_FOUND' }, 409: { description: 'CONFLICT' } },
+      responses: {
+        200: { description: 'The user', schema: AdminUserSchema },
+        404: { description: 'NOT_FOUND' },
+        409: { description: 'CONFLICT' },
+      },
     },
     async ({ caller, params, body }) => ({ statusCode: 200, body: await updateUser(deps(), caller, params.id, body) }),
   );

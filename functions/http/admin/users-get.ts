@@ -21,7 +21,9 @@ export const makeHandler = (deps: () => UsersDeps) =>
       tags: ['admin'],
       permission: 'users:read',
       query: Query,
-      responses: { 200: { description: 'A page of users', schema: v.object({ data: v.array(AdminUserSchema), meta: MetaSchema }) } },
+      responses: {
+        200: { description: 'A page of users', schema: v.object({ data: v.array(AdminUserSchema), meta: MetaSchema }) },
+      },
     },
     async ({ caller, query }) => ({ statusCode: 200, body: await listUsers(deps(), caller, query) }),
   );

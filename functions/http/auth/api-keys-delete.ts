@@ -15,7 +15,11 @@ export const makeHandler = (deps: () => IdentityDeps) =>
       permission: 'api_keys:delete',
       credentials: 'user',
       params: v.object({ id: Uuid }),
-      responses: { 200: { description: 'Revoked', schema: v.object({ message: v.string() }) }, 404: { description: 'No such key of yours' }, 403: { description: 'FORBIDDEN (user_credentials_required): an API key' } },
+      responses: {
+        200: { description: 'Revoked', schema: v.object({ message: v.string() }) },
+        404: { description: 'No such key of yours' },
+        403: { description: 'FORBIDDEN (user_credentials_required): an API key' },
+      },
     },
     async ({ caller, params }) => ({ statusCode: 200, body: await revokeApiKey(deps(), caller, params.id) }),
   );

@@ -14,7 +14,10 @@ export const makeHandler = (deps: () => IdentityDeps) =>
       tags: ['auth'],
       permission: 'api_keys:read',
       credentials: 'user',
-      responses: { 200: { description: 'Your keys', schema: v.object({ api_keys: v.array(ApiKeySchema) }) }, 403: { description: 'FORBIDDEN (user_credentials_required): an API key' } },
+      responses: {
+        200: { description: 'Your keys', schema: v.object({ api_keys: v.array(ApiKeySchema) }) },
+        403: { description: 'FORBIDDEN (user_credentials_required): an API key' },
+      },
     },
     async ({ caller }) => ({ statusCode: 200, body: await listApiKeys(deps(), caller) }),
   );

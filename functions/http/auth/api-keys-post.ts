@@ -9,7 +9,9 @@ import { ApiKeySchema } from './schemas.js';
 const Body = v.object({
   name: v.pipe(v.string(), v.trim(), v.minLength(1, 'is required'), v.maxLength(255)),
   description: v.optional(v.pipe(v.string(), v.maxLength(1000))),
-  expires_in_days: v.optional(v.pipe(v.number(), v.integer('must be a whole number of days'), v.minValue(1), v.maxValue(3650))),
+  expires_in_days: v.optional(
+    v.pipe(v.number(), v.integer('must be a whole number of days'), v.minValue(1), v.maxValue(3650)),
+  ),
   scopes: v.pipe(v.array(v.string()), v.minLength(1, 'needs at least one permission name'), v.maxLength(57)),
 });
 
@@ -23,7 +25,10 @@ export const makeHandler = (deps: () => IdentityDeps) =>
       credentials: 'user',
       body: Body,
       responses: {
-        201: { description: 'The key, with `full_key` shown this once', schema: v.object({ api_key: ApiKeySchema, full_key: v.string(), warning: v.string() }) },
+        201: {
+          description: 'The key, with `full_key` shown this once',
+          schema: v.object({ api_key: ApiKeySchema, full_key: v.string(), warning: v.string() }),
+        },
       },
     },
     async ({ caller, body }) => ({ statusCode: 201, body: await createApiKey(deps(), caller, body) }),

@@ -13,7 +13,11 @@ const isPlainLocalhost = (headers: HttpRequest<unknown, unknown, unknown, unknow
 const attributes = (request: HttpRequest<unknown, unknown, unknown, unknown>): string =>
   `Path=${PATH}; HttpOnly; SameSite=Strict${isPlainLocalhost(request.headers) ? '' : '; Secure'}`;
 
-export const refreshCookie = (request: HttpRequest<unknown, unknown, unknown, unknown>, token: string, expiresAt: Date): string =>
+export const refreshCookie = (
+  request: HttpRequest<unknown, unknown, unknown, unknown>,
+  token: string,
+  expiresAt: Date,
+): string =>
   `${REFRESH_COOKIE}=${token}; ${attributes(request)}; Max-Age=${Math.max(0, Math.floor((expiresAt.getTime() - Date.now()) / 1000))}`;
 
 export const clearedRefreshCookie = (request: HttpRequest<unknown, unknown, unknown, unknown>): string =>

@@ -20,7 +20,10 @@ export const makeHandler = (deps: () => IdentityDeps, bootstrap: () => Promise<v
       limiterDown: 'refuse',
       body: Body,
       responses: {
-        200: { description: 'A session, or `requires_2fa` with a pending token', schema: v.union([SessionSchema, TwoFactorPendingSchema]) },
+        200: {
+          description: 'A session, or `requires_2fa` with a pending token',
+          schema: v.union([SessionSchema, TwoFactorPendingSchema]),
+        },
         401: { description: 'INVALID_CREDENTIALS', schema: ErrorEnvelopeSchema },
         429: { description: 'AUTH_RATE_LIMIT_EXCEEDED', schema: ErrorEnvelopeSchema },
       },
@@ -29,7 +32,11 @@ export const makeHandler = (deps: () => IdentityDeps, bootstrap: () => Promise<v
       await bootstrap();
       const outcome = await login(deps(), { ...request.body, ip: request.sourceIp });
       if (outcome.kind === 'two_factor') return { statusCode: 200, body: outcome.body };
-      return { statusCode: 200, body: outcome.body, cookies: [refreshCookie(request, outcome.refreshToken, outcome.refreshExpiresAt)] };
+      return {
+        statusCode: 200,
+        body: outcome.body,
+        cookies: [refreshCookie(request, outcome.refreshToken, outcome.refreshExpiresAt)],
+      };
     },
   );
 

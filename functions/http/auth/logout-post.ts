@@ -14,9 +14,16 @@ export const makeHandler = (deps: () => IdentityDeps) =>
       tags: ['auth'],
       permission: 'authenticated',
       credentials: 'user',
-      responses: { 200: { description: 'Logged out', schema: v.object({ message: v.string() }) }, 403: { description: 'FORBIDDEN (user_credentials_required): an API key' } },
+      responses: {
+        200: { description: 'Logged out', schema: v.object({ message: v.string() }) },
+        403: { description: 'FORBIDDEN (user_credentials_required): an API key' },
+      },
     },
-    async (request) => ({ statusCode: 200, body: await logout(deps(), request.caller), cookies: [clearedRefreshCookie(request)] }),
+    async (request) => ({
+      statusCode: 200,
+      body: await logout(deps(), request.caller),
+      cookies: [clearedRefreshCookie(request)],
+    }),
   );
 
 export const handler = makeHandler(identityDeps);

@@ -19,13 +19,20 @@ export const makeHandler = (deps: () => IdentityDeps) =>
       limiterDown: 'refuse',
       responses: {
         200: { description: 'A new access token; the cookie is replaced', schema: SessionSchema },
-        401: { description: 'INVALID_TOKEN: no, an expired, revoked or reused refresh token', schema: ErrorEnvelopeSchema },
+        401: {
+          description: 'INVALID_TOKEN: no, an expired, revoked or reused refresh token',
+          schema: ErrorEnvelopeSchema,
+        },
       },
     },
     async (request) => {
       try {
         const session = await refreshSession(deps(), request.cookies[REFRESH_COOKIE]);
-        return { statusCode: 200, body: session.body, cookies: [refreshCookie(request, session.refreshToken, session.refreshExpiresAt)] };
+        return {
+          statusCode: 200,
+          body: session.body,
+          cookies: [refreshCookie(request, session.refreshToken, session.refreshExpiresAt)],
+        };
       } catch (error) {
         if (!(error instanceof InvalidTokenError)) throw error;
         // Answer the error and drop the dead cookie in the same response.

@@ -20,7 +20,13 @@ export const SessionSchema = v.object({
 
 export const TwoFactorPendingSchema = v.object({ requires_2fa: v.literal(true), pending_token: v.string() });
 
-export const Email = v.pipe(v.string(), v.trim(), v.toLowerCase(), v.email('must be an email address'), v.maxLength(255));
+export const Email = v.pipe(
+  v.string(),
+  v.trim(),
+  v.toLowerCase(),
+  v.email('must be an email address'),
+  v.maxLength(255),
+);
 
 export const ApiKeySchema = v.object({
   id: v.string(),
@@ -34,7 +40,16 @@ export const ApiKeySchema = v.object({
   expires_at: v.nullable(v.string()),
 });
 
-export const Code = v.pipe(v.string(), v.trim(), v.regex(/^\d{6}$/, 'must be the 6 digits your authenticator app shows'));
+export const Code = v.pipe(
+  v.string(),
+  v.trim(),
+  v.regex(/^\d{6}$/, 'must be the 6 digits your authenticator app shows'),
+);
 export const Toggled = v.object({ message: v.string(), two_factor_enabled: v.boolean() });
 
-export const SseTokenSchema = v.object({ sse_token: v.string(), expires_in: v.number(), session_id: v.string(), refresh_token: v.string() });
+export const SseTokenSchema = v.object({
+  sse_token: v.string(),
+  expires_in: v.number(),
+  session_id: v.string(),
+  refresh_token: v.string(),
+});

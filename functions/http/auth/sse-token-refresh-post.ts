@@ -19,11 +19,21 @@ export const makeHandler = (deps: () => IdentityDeps) =>
       body: v.object({ session_id: Required, refresh_token: Required }),
       responses: {
         200: { description: 'A new token and refresh token', schema: SseTokenSchema },
-        401: { description: 'INVALID_TOKEN: unknown or expired session, or a used refresh token', schema: ErrorEnvelopeSchema },
-        403: { description: 'FORBIDDEN (user_credentials_required): a session an API key started; ask POST /auth/sse-token with the key again', schema: ErrorEnvelopeSchema },
+        401: {
+          description: 'INVALID_TOKEN: unknown or expired session, or a used refresh token',
+          schema: ErrorEnvelopeSchema,
+        },
+        403: {
+          description:
+            'FORBIDDEN (user_credentials_required): a session an API key started; ask POST /auth/sse-token with the key again',
+          schema: ErrorEnvelopeSchema,
+        },
       },
     },
-    async ({ body }) => ({ statusCode: 200, body: await refreshSseToken(deps(), { sessionId: body.session_id, refreshToken: body.refresh_token }) }),
+    async ({ body }) => ({
+      statusCode: 200,
+      body: await refreshSseToken(deps(), { sessionId: body.session_id, refreshToken: body.refresh_token }),
+    }),
   );
 
 export const handler = makeHandler(identityDeps);

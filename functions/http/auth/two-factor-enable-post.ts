@@ -15,7 +15,14 @@ export const makeHandler = (deps: () => IdentityDeps) =>
       permission: 'authenticated',
       credentials: 'user',
       body: v.object({ code: Code }),
-      responses: { 200: { description: 'On', schema: Toggled }, 403: { description: 'FORBIDDEN (user_credentials_required): an API key' }, 429: { description: 'AUTH_RATE_LIMIT_EXCEEDED: too many wrong codes for this account (too_many_failed_two_factor_codes)' } },
+      responses: {
+        200: { description: 'On', schema: Toggled },
+        403: { description: 'FORBIDDEN (user_credentials_required): an API key' },
+        429: {
+          description:
+            'AUTH_RATE_LIMIT_EXCEEDED: too many wrong codes for this account (too_many_failed_two_factor_codes)',
+        },
+      },
     },
     async ({ caller, body }) => ({ statusCode: 200, body: await enableTwoFactor(deps(), caller, body.code) }),
   );

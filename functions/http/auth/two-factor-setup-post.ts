@@ -13,7 +13,10 @@ export const makeHandler = (deps: () => IdentityDeps) =>
       tags: ['auth'],
       permission: 'authenticated',
       credentials: 'user',
-      responses: { 200: { description: 'The secret', schema: v.object({ secret: v.string(), otpauth_url: v.string() }) }, 403: { description: 'FORBIDDEN (user_credentials_required): an API key' } },
+      responses: {
+        200: { description: 'The secret', schema: v.object({ secret: v.string(), otpauth_url: v.string() }) },
+        403: { description: 'FORBIDDEN (user_credentials_required): an API key' },
+      },
     },
     async ({ caller }) => ({ statusCode: 200, body: await setupTwoFactor(deps(), caller) }),
   );

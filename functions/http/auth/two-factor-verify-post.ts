@@ -19,13 +19,29 @@ export const makeHandler = (deps: () => IdentityDeps) =>
       body: v.object({ code: Code, pending_token: v.pipe(v.string(), v.minLength(1, 'is required')) }),
       responses: {
         200: { description: 'A session, as login answers it', schema: SessionSchema },
-        401: { description: 'INVALID_CREDENTIALS (wrong or reused code), INVALID_TOKEN (also a pending token used once or after 5 attempts), TOKEN_EXPIRED', schema: ErrorEnvelopeSchema },
-        429: { description: 'AUTH_RATE_LIMIT_EXCEEDED: this address (too_many_failed_logins) or this account (too_many_failed_two_factor_codes)', schema: ErrorEnvelopeSchema },
+        401: {
+          description:
+            'INVALID_CREDENTIALS (wrong or reused code), INVALID_TOKEN (also a pending token used once or after 5 attempts), TOKEN_EXPIRED',
+          schema: ErrorEnvelopeSchema,
+        },
+        429: {
+          description:
+            'AUTH_RATE_LIMIT_EXCEEDED: this address (too_many_failed_logins) or this account (too_many_failed_two_factor_codes)',
+          schema: ErrorEnvelopeSchema,
+        },
       },
     },
     async (request) => {
-      const session = await verifyTwoFactor(deps(), { code: request.body.code, pendingToken: request.body.pending_token, ip: request.sourceIp });
-      return { statusCode: 200, body: session.body, cookies: [refreshCookie(request, session.refreshToken, session.refreshExpiresAt)] };
+      const session = await verifyTwoFactor(deps(), {
+        code: request.body.code,
+        pendingToken: request.body.pending_token,
+        ip: request.sourceIp,
+      });
+      return {
+        statusCode: 200,
+        body: session.body,
+        cookies: [refreshCookie(request, session.refreshToken, session.refreshExpiresAt)],
+      };
     },
   );
 

@@ -13,7 +13,11 @@ export const makeHandler = (deps: () => CatalogDeps) =>
       tags: ['catalog'],
       permission: 'actions:delete',
       params: PathId,
-      responses: { 204: { description: 'Deleted with all its versions' }, 404: { description: 'NOT_FOUND (also another tenant’s)' }, 409: { description: 'CONFLICT: a sequence uses the action' } },
+      responses: {
+        204: { description: 'Deleted with all its versions' },
+        404: { description: 'NOT_FOUND (also another tenant’s)' },
+        409: { description: 'CONFLICT: a sequence uses the action' },
+      },
     },
     async ({ caller, params }) => {
       await deleteAction(deps(), caller, params.id);

@@ -13,7 +13,10 @@ export const makeHandler = (deps: () => CatalogDeps) =>
       tags: ['catalog'],
       permission: 'actions:read',
       params: PathId,
-      responses: { 200: { description: 'The action', schema: ActionDetailSchema }, 404: { description: 'NOT_FOUND (also another tenant’s)' } },
+      responses: {
+        200: { description: 'The action', schema: ActionDetailSchema },
+        404: { description: 'NOT_FOUND (also another tenant’s)' },
+      },
     },
     async ({ caller, params }) => ({ statusCode: 200, body: await getAction(deps(), caller, params.id) }),
   );

@@ -14,9 +14,15 @@ export const makeHandler = (deps: () => CatalogDeps) =>
       permission: 'actions:update',
       params: PathId,
       body: UpdateActionBody,
-      responses: { 200: { description: 'The action', schema: ActionDetailSchema }, 404: { description: 'NOT_FOUND (also another tenant’s)' } },
+      responses: {
+        200: { description: 'The action', schema: ActionDetailSchema },
+        404: { description: 'NOT_FOUND (also another tenant’s)' },
+      },
     },
-    async ({ caller, params, body }) => ({ statusCode: 200, body: await updateAction(deps(), caller, params.id, body) }),
+    async ({ caller, params, body }) => ({
+      statusCode: 200,
+      body: await updateAction(deps(), caller, params.id, body),
+    }),
   );
 
 export const handler = makeHandler(catalogDeps);

@@ -13,7 +13,12 @@ export const makeHandler = (deps: () => CatalogDeps) =>
       tags: ['catalog'],
       permission: 'actions:delete',
       params: VersionPath,
-      responses: { 204: { description: 'Deleted' }, 400: { description: 'VALIDATION_ERROR: the last version of the action' }, 404: { description: 'NOT_FOUND (also another tenant’s)' }, 409: { description: 'CONFLICT: a sequence step needs this version' } },
+      responses: {
+        204: { description: 'Deleted' },
+        400: { description: 'VALIDATION_ERROR: the last version of the action' },
+        404: { description: 'NOT_FOUND (also another tenant’s)' },
+        409: { description: 'CONFLICT: a sequence step needs this version' },
+      },
     },
     async ({ caller, params }) => {
       await deleteVersion(deps(), caller, params.id, params.version);

@@ -13,9 +13,15 @@ export const makeHandler = (deps: () => CatalogDeps) =>
       tags: ['catalog'],
       permission: 'actions:read',
       params: VersionPath,
-      responses: { 200: { description: 'The version', schema: ActionVersionSchema }, 404: { description: 'NOT_FOUND (also another tenant’s)' } },
+      responses: {
+        200: { description: 'The version', schema: ActionVersionSchema },
+        404: { description: 'NOT_FOUND (also another tenant’s)' },
+      },
     },
-    async ({ caller, params }) => ({ statusCode: 200, body: await getVersion(deps(), caller, params.id, params.version) }),
+    async ({ caller, params }) => ({
+      statusCode: 200,
+      body: await getVersion(deps(), caller, params.id, params.version),
+    }),
   );
 
 export const handler = makeHandler(catalogDeps);

@@ -14,9 +14,16 @@ export const makeHandler = (deps: () => CatalogDeps) =>
       permission: 'actions:update',
       params: VersionPath,
       body: VersionPatchBody,
-      responses: { 200: { description: 'The version', schema: ActionVersionSchema }, 404: { description: 'NOT_FOUND (also another tenant’s)' }, 409: { description: 'CONFLICT: the new number exists, or a sequence needs the old one' } },
+      responses: {
+        200: { description: 'The version', schema: ActionVersionSchema },
+        404: { description: 'NOT_FOUND (also another tenant’s)' },
+        409: { description: 'CONFLICT: the new number exists, or a sequence needs the old one' },
+      },
     },
-    async ({ caller, params, body }) => ({ statusCode: 200, body: await updateVersion(deps(), caller, params.id, params.version, body) }),
+    async ({ caller, params, body }) => ({
+      statusCode: 200,
+      body: await updateVersion(deps(), caller, params.id, params.version, body),
+    }),
   );
 
 export const handler = makeHandler(catalogDeps);

@@ -14,7 +14,10 @@ export const makeHandler = (deps: () => CatalogDeps) =>
       tags: ['catalog'],
       permission: 'actions:read',
       params: PathId,
-      responses: { 200: { description: 'The versions, newest first by semver', schema: v.array(ActionVersionSchema) }, 404: { description: 'NOT_FOUND (also another tenant’s)' } },
+      responses: {
+        200: { description: 'The versions, newest first by semver', schema: v.array(ActionVersionSchema) },
+        404: { description: 'NOT_FOUND (also another tenant’s)' },
+      },
     },
     async ({ caller, params }) => ({ statusCode: 200, body: await listVersions(deps(), caller, params.id) }),
   );

@@ -14,9 +14,16 @@ export const makeHandler = (deps: () => CatalogDeps) =>
       permission: 'actions:create',
       params: PathId,
       body: NewVersionBody,
-      responses: { 201: { description: 'The version', schema: ActionVersionSchema }, 404: { description: 'NOT_FOUND (also another tenant’s)' }, 409: { description: 'CONFLICT: the version exists' } },
+      responses: {
+        201: { description: 'The version', schema: ActionVersionSchema },
+        404: { description: 'NOT_FOUND (also another tenant’s)' },
+        409: { description: 'CONFLICT: the version exists' },
+      },
     },
-    async ({ caller, params, body }) => ({ statusCode: 201, body: await createVersion(deps(), caller, params.id, body) }),
+    async ({ caller, params, body }) => ({
+      statusCode: 201,
+      body: await createVersion(deps(), caller, params.id, body),
+    }),
   );
 
 export const handler = makeHandler(catalogDeps);

@@ -9,7 +9,8 @@ export const makeHandler = (deps: () => CatalogDeps) =>
   http(
     {
       operationId: 'list_actions',
-      summary: 'Actions the caller may use: its tenant’s and global ones (global callers: all, or one tenant’s view with tenant_id)',
+      summary:
+        'Actions the caller may use: its tenant’s and global ones (global callers: all, or one tenant’s view with tenant_id)',
       tags: ['catalog'],
       permission: 'actions:read',
       query: CatalogListQuery,

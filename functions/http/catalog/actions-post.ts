@@ -13,7 +13,10 @@ export const makeHandler = (deps: () => CatalogDeps) =>
       tags: ['catalog'],
       permission: 'actions:create',
       body: CreateActionBody,
-      responses: { 201: { description: 'The action with its version', schema: ActionDetailSchema }, 409: { description: 'CONFLICT: the slug exists in this scope' } },
+      responses: {
+        201: { description: 'The action with its version', schema: ActionDetailSchema },
+        409: { description: 'CONFLICT: the slug exists in this scope' },
+      },
     },
     async ({ caller, body }) => ({ statusCode: 201, body: await createAction(deps(), caller, body) }),
   );

@@ -13,7 +13,11 @@ export const makeHandler = (deps: () => CatalogDeps) =>
       tags: ['catalog'],
       permission: 'sequences:delete',
       params: PathId,
-      responses: { 204: { description: 'Deleted' }, 404: { description: 'NOT_FOUND (also another tenant’s)' }, 409: { description: 'CONFLICT: a solution uses the sequence' } },
+      responses: {
+        204: { description: 'Deleted' },
+        404: { description: 'NOT_FOUND (also another tenant’s)' },
+        409: { description: 'CONFLICT: a solution uses the sequence' },
+      },
     },
     async ({ caller, params }) => {
       await deleteSequence(deps(), caller, params.id);

@@ -13,7 +13,10 @@ export const makeHandler = (deps: () => CatalogDeps) =>
       tags: ['catalog'],
       permission: 'sequences:read',
       params: PathId,
-      responses: { 200: { description: 'The sequence', schema: SequenceSchema }, 404: { description: 'NOT_FOUND (also another tenant’s)' } },
+      responses: {
+        200: { description: 'The sequence', schema: SequenceSchema },
+        404: { description: 'NOT_FOUND (also another tenant’s)' },
+      },
     },
     async ({ caller, params }) => ({ statusCode: 200, body: await getSequence(deps(), caller, params.id) }),
   );

@@ -14,9 +14,15 @@ export const makeHandler = (deps: () => CatalogDeps) =>
       permission: 'sequences:update',
       params: PathId,
       body: UpdateSequenceBody,
-      responses: { 200: { description: 'The sequence', schema: SequenceSchema }, 404: { description: 'NOT_FOUND (also another tenant’s)' } },
+      responses: {
+        200: { description: 'The sequence', schema: SequenceSchema },
+        404: { description: 'NOT_FOUND (also another tenant’s)' },
+      },
     },
-    async ({ caller, params, body }) => ({ statusCode: 200, body: await updateSequence(deps(), caller, params.id, body) }),
+    async ({ caller, params, body }) => ({
+      statusCode: 200,
+      body: await updateSequence(deps(), caller, params.id, body),
+    }),
   );
 
 export const handler = makeHandler(catalogDeps);

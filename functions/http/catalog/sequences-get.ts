@@ -9,7 +9,8 @@ export const makeHandler = (deps: () => CatalogDeps) =>
   http(
     {
       operationId: 'list_sequences',
-      summary: 'Sequences the caller may use: its tenant’s and global ones (global callers: all, or one tenant’s view with tenant_id)',
+      summary:
+        'Sequences the caller may use: its tenant’s and global ones (global callers: all, or one tenant’s view with tenant_id)',
       tags: ['catalog'],
       permission: 'sequences:read',
       query: CatalogListQuery,

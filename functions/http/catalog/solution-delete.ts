@@ -13,7 +13,11 @@ export const makeHandler = (deps: () => CatalogDeps) =>
       tags: ['catalog'],
       permission: 'solutions:delete',
       params: PathId,
-      responses: { 204: { description: 'Deleted' }, 404: { description: 'NOT_FOUND (also another tenant’s)' }, 409: { description: 'CONFLICT: another record references the solution' } },
+      responses: {
+        204: { description: 'Deleted' },
+        404: { description: 'NOT_FOUND (also another tenant’s)' },
+        409: { description: 'CONFLICT: another record references the solution' },
+      },
     },
     async ({ caller, params }) => {
       await deleteSolution(deps(), caller, params.id);

@@ -13,7 +13,10 @@ export const makeHandler = (deps: () => CatalogDeps) =>
       tags: ['catalog'],
       permission: 'solutions:read',
       params: PathId,
-      responses: { 200: { description: 'The solution', schema: SolutionSchema }, 404: { description: 'NOT_FOUND (also another tenant’s)' } },
+      responses: {
+        200: { description: 'The solution', schema: SolutionSchema },
+        404: { description: 'NOT_FOUND (also another tenant’s)' },
+      },
     },
     async ({ caller, params }) => ({ statusCode: 200, body: await getSolution(deps(), caller, params.id) }),
   );

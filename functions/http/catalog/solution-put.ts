@@ -14,9 +14,15 @@ export const makeHandler = (deps: () => CatalogDeps) =>
       permission: 'solutions:update',
       params: PathId,
       body: UpdateSolutionBody,
-      responses: { 200: { description: 'The solution', schema: SolutionSchema }, 404: { description: 'NOT_FOUND (also another tenant’s)' } },
+      responses: {
+        200: { description: 'The solution', schema: SolutionSchema },
+        404: { description: 'NOT_FOUND (also another tenant’s)' },
+      },
     },
-    async ({ caller, params, body }) => ({ statusCode: 200, body: await updateSolution(deps(), caller, params.id, body) }),
+    async ({ caller, params, body }) => ({
+      statusCode: 200,
+      body: await updateSolution(deps(), caller, params.id, body),
+    }),
   );
 
 export const handler = makeHandler(catalogDeps);

@@ -9,7 +9,8 @@ export const makeHandler = (deps: () => CatalogDeps) =>
   http(
     {
       operationId: 'list_solutions',
-      summary: 'Solutions the caller may use: its tenant’s and global ones (global callers: all, or one tenant’s view with tenant_id)',
+      summary:
+        'Solutions the caller may use: its tenant’s and global ones (global callers: all, or one tenant’s view with tenant_id)',
       tags: ['catalog'],
       permission: 'solutions:read',
       query: CatalogListQuery,

@@ -28,7 +28,10 @@ export const makeHandler = (deps: () => CommandResultsDeps) =>
       tags: ['deployments'],
       permission: 'deployments:read',
       params: PathId,
-      responses: { 200: { description: 'Command results', schema: v.array(CommandResultSchema) }, 404: { description: 'NOT_FOUND (also another tenant’s)' } },
+      responses: {
+        200: { description: 'Command results', schema: v.array(CommandResultSchema) },
+        404: { description: 'NOT_FOUND (also another tenant’s)' },
+      },
     },
     async ({ caller, params }) => ({ statusCode: 200, body: await commandResults(deps(), caller, params.id) }),
   );

@@ -14,7 +14,10 @@ export const makeHandler = (deps: () => Pick<DeploymentsDeps, 'deployments'>) =>
       tags: ['deployments'],
       permission: 'deployments:read',
       params: PathId,
-      responses: { 200: { description: 'The deployment detail', schema: DeploymentDetailSchema }, 404: { description: 'NOT_FOUND (also another tenant’s)' } },
+      responses: {
+        200: { description: 'The deployment detail', schema: DeploymentDetailSchema },
+        404: { description: 'NOT_FOUND (also another tenant’s)' },
+      },
     },
     async ({ caller, params }) => ({ statusCode: 200, body: await getDeployment(deps(), caller, params.id) }),
   );

@@ -16,7 +16,10 @@ export const makeHandler = (deps: () => CreateDeps) =>
       params: PathId,
       body: RedeployBody,
       responses: {
-        201: { description: 'The new deployment (no envelope), source_deployment_id set, plan null', schema: DeploymentDetailSchema },
+        201: {
+          description: 'The new deployment (no envelope), source_deployment_id set, plan null',
+          schema: DeploymentDetailSchema,
+        },
         202: { description: 'Queued: every instance is busy', schema: DeploymentQueuedSchema },
         404: { description: 'NOT_FOUND' },
         409: { description: 'DEPLOYMENT_FROZEN' },

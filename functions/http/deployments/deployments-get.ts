@@ -27,7 +27,9 @@ export const makeHandler = (deps: () => Pick<DeploymentsDeps, 'deployments'>) =>
       tags: ['deployments'],
       permission: 'deployments:read',
       query: Query,
-      responses: { 200: { description: 'The deployment list envelope: {data, meta, status_counts}', schema: DeploymentListSchema } },
+      responses: {
+        200: { description: 'The deployment list envelope: {data, meta, status_counts}', schema: DeploymentListSchema },
+      },
     },
     async ({ caller, query }) => ({ statusCode: 200, body: await listDeployments(deps(), caller, query) }),
   );

@@ -2,7 +2,12 @@
 import { createAnswerBody, createDeployment, type CreateDeps } from '../../../domain/deployments/create.js';
 import { http } from '../../shared/http.js';
 import { createDeps } from '../../shared/deployments-wiring.js';
-import { CreateDeploymentBody, DeploymentDryRunSchema, DeploymentQueuedSchema, DeploymentStartedSchema } from './schemas.js';
+import {
+  CreateDeploymentBody,
+  DeploymentDryRunSchema,
+  DeploymentQueuedSchema,
+  DeploymentStartedSchema,
+} from './schemas.js';
 
 export const makeHandler = (deps: () => CreateDeps) =>
   http(

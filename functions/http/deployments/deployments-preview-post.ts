@@ -13,7 +13,11 @@ export const makeHandler = (deps: () => PlanDeps) =>
       permission: 'deployments:create',
       body: CreateDeploymentBody,
       responses: {
-        200: { description: 'The plan, warnings (offline or stale targets, freezes, ...), target summary, variables (secrets masked) and the source', schema: DeploymentPreviewSchema },
+        200: {
+          description:
+            'The plan, warnings (offline or stale targets, freezes, ...), target summary, variables (secrets masked) and the source',
+          schema: DeploymentPreviewSchema,
+        },
         403: { description: 'FORBIDDEN: another tenant; INSUFFICIENT_PERMISSIONS: no deployments:create' },
       },
     },

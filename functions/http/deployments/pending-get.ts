@@ -21,7 +21,9 @@ export const makeHandler = (deps: () => Pick<DeploymentsDeps, 'pending'>) =>
       tags: ['deployments'],
       permission: 'pending_deployments:read',
       query: Query,
-      responses: { 200: { description: 'A bare array of pending dispatch requests', schema: v.array(PendingRequestSchema) } },
+      responses: {
+        200: { description: 'A bare array of pending dispatch requests', schema: v.array(PendingRequestSchema) },
+      },
     },
     async ({ caller, query }) => ({ statusCode: 200, body: await listPendingRequests(deps(), caller, query) }),
   );

@@ -14,10 +14,20 @@ import { MetaSchema } from '../../shared/schemas.js';
 export { PathId } from '../../shared/schemas.js';
 
 /** A record by UUID or short id. */
-const RefId = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(64, 'must be at most 64 characters'));
+const RefId = v.pipe(
+  v.string('must be a string'),
+  v.trim(),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(64, 'must be at most 64 characters'),
+);
 
 const Int = (min: number, max: number) =>
-  v.pipe(v.number('must be an integer'), v.integer('must be an integer'), v.minValue(min, `must be ${min} to ${max}`), v.maxValue(max, `must be ${min} to ${max}`));
+  v.pipe(
+    v.number('must be an integer'),
+    v.integer('must be an integer'),
+    v.minValue(min, `must be ${min} to ${max}`),
+    v.maxValue(max, `must be ${min} to ${max}`),
+  );
 
 /** Limits the spec leaves open (api.md "Limits": not shown). */
 export const DEPLOYMENT_LIMITS = {
@@ -38,10 +48,7 @@ export const ROLLBACK_STRATEGIES = ['none', 'failed_target_only', 'all_executed'
 
 /** `sequential`, `parallel`, or `{rolling: {batch_size}}` with batch_size >= 1. */
 export const TargetModeSchema = v.union(
-  [
-    v.picklist(TARGET_MODES),
-    v.object({ rolling: v.object({ batch_size: Int(1, DEPLOYMENT_LIMITS.batchSize) }) }),
-  ],
+  [v.picklist(TARGET_MODES), v.object({ rolling: v.object({ batch_size: Int(1, DEPLOYMENT_LIMITS.batchSize) }) })],
   'must be "sequential", "parallel" or {"rolling": {"batch_size": n}} with n >= 1',
 );
 const FailureStrategy = v.picklist(FAILURE_STRATEGIES, `must be one of ${FAILURE_STRATEGIES.join(', ')}`);
@@ -51,9 +58,13 @@ const RollbackStrategy = v.picklist(ROLLBACK_STRATEGIES, `must be one of ${ROLLB
 const VariableValue = v.pipe(
   v.union([v.string(), v.number(), v.boolean()], 'must be a string'),
   v.transform(String),
-  v.maxLength(DEPLOYMENT_LIMITS.variableValueChars, `must be at most ${DEPLOYMENT_LIMITS.variableValueChars} characters`),
+  v.maxLength(
+    DEPLOYMENT_LIMITS.variableValueChars,
+    `must be at most ${DEPLOYMENT_LIMITS.variableValueChars} characters`,
+  ),
 );
-const isPlainObject = (input: unknown): input is Record<string, unknown> => typeof input === 'object' && input !== null && !Array.isArray(input);
+const isPlainObject = (input: unknown): input is Record<string, unknown> =>
+  typeof input === 'object' && input !== null && !Array.isArray(input);
 /**
  * name -> value, built from the raw body's own keys: every name is checked against environment-names.ts (so
  * `__proto__` is refused by name, field `variables.__proto__`), and `constructor` or `valueOf` stay ordinary names
@@ -73,7 +84,8 @@ const Variables = v.pipe(
     const input = dataset.value;
     for (const key of Object.keys(input)) {
       const message = variableNameProblem(key);
-      if (message !== undefined) addIssue({ message, path: [{ type: 'object', origin: 'key', input, key, value: input[key] }] });
+      if (message !== undefined)
+        addIssue({ message, path: [{ type: 'object', origin: 'key', input, key, value: input[key] }] });
     }
   }),
   v.rawTransform(({ dataset, addIssue, NEVER }) => {
@@ -85,18 +97,34 @@ const Variables = v.pipe(
       if (parsed.success) entries.push([key, parsed.output]);
       else {
         failed = true;
-        addIssue({ message: parsed.issues[0].message, path: [{ type: 'object', origin: 'value', input, key, value: raw }] });
+        addIssue({
+          message: parsed.issues[0].message,
+          path: [{ type: 'object', origin: 'value', input, key, value: raw }],
+        });
       }
     }
     return failed ? NEVER : (Object.fromEntries(entries) as Record<string, string>);
   }),
-  v.check((map) => Object.keys(map).length <= DEPLOYMENT_LIMITS.variables, `at most ${DEPLOYMENT_LIMITS.variables} variables`),
+  v.check(
+    (map) => Object.keys(map).length <= DEPLOYMENT_LIMITS.variables,
+    `at most ${DEPLOYMENT_LIMITS.variables} variables`,
+  ),
 );
 
-const TargetIds = v.pipe(v.array(RefId, 'must be an array of target ids'), v.maxLength(DEPLOYMENT_LIMITS.targetIds, `at most ${DEPLOYMENT_LIMITS.targetIds} targets`));
-const TargetTags = v.pipe(v.array(TagSchema, 'must be an array of {key, value}'), v.maxLength(DEPLOYMENT_LIMITS.targetTags, `at most ${DEPLOYMENT_LIMITS.targetTags} tags`));
+const TargetIds = v.pipe(
+  v.array(RefId, 'must be an array of target ids'),
+  v.maxLength(DEPLOYMENT_LIMITS.targetIds, `at most ${DEPLOYMENT_LIMITS.targetIds} targets`),
+);
+const TargetTags = v.pipe(
+  v.array(TagSchema, 'must be an array of {key, value}'),
+  v.maxLength(DEPLOYMENT_LIMITS.targetTags, `at most ${DEPLOYMENT_LIMITS.targetTags} tags`),
+);
 const Flag = v.optional(v.boolean('must be true or false'));
-const Reason = v.pipe(v.string('must be a string'), v.trim(), v.maxLength(DEPLOYMENT_LIMITS.reasonChars, `must be at most ${DEPLOYMENT_LIMITS.reasonChars} characters`));
+const Reason = v.pipe(
+  v.string('must be a string'),
+  v.trim(),
+  v.maxLength(DEPLOYMENT_LIMITS.reasonChars, `must be at most ${DEPLOYMENT_LIMITS.reasonChars} characters`),
+);
 
 /** The settings create and redeploy share, with the spec's ranges. */
 const settings = {
@@ -133,7 +161,10 @@ export const SOURCE_FIELDS = ['solution_id', 'sequence_id', 'action_id'] as cons
 const overrideReasonProblems = (body: Body): Problem[] => {
   if (body['override_freeze'] !== true) return [];
   const reason = body['override_reason'];
-  if (reason === undefined || reason === null) return [{ field: 'override_reason', message: 'override_reason is required when override_freeze is true.', missing: true }];
+  if (reason === undefined || reason === null)
+    return [
+      { field: 'override_reason', message: 'override_reason is required when override_freeze is true.', missing: true },
+    ];
   if (reason === '') return [{ field: 'override_reason', message: 'must not be empty when override_freeze is true' }];
   return [];
 };
@@ -142,7 +173,10 @@ const createProblems = (body: Body): Problem[] => {
   const problems: Problem[] = [];
   const sources = SOURCE_FIELDS.filter((key) => given(body, key));
   if (sources.length !== 1) {
-    const message = sources.length === 0 ? 'Give exactly one of solution_id, sequence_id and action_id.' : `Give only one of ${sources.join(', ')}.`;
+    const message =
+      sources.length === 0
+        ? 'Give exactly one of solution_id, sequence_id and action_id.'
+        : `Give only one of ${sources.join(', ')}.`;
     for (const field of sources.length === 0 ? SOURCE_FIELDS : sources) problems.push({ field, message });
   }
   if (!nonEmpty(body, 'target_ids') && !nonEmpty(body, 'target_tags')) {
@@ -150,7 +184,11 @@ const createProblems = (body: Body): Problem[] => {
     problems.push({ field: 'target_ids', message }, { field: 'target_tags', message });
   }
   if (given(body, 'tenant_id') && !given(body, 'environment_id')) {
-    problems.push({ field: 'environment_id', message: 'environment_id is required when tenant_id is given.', missing: true });
+    problems.push({
+      field: 'environment_id',
+      message: 'environment_id is required when tenant_id is given.',
+      missing: true,
+    });
   }
   return [...problems, ...overrideReasonProblems(body)];
 };
@@ -159,7 +197,11 @@ const redeployProblems = (body: Body): Problem[] => {
   const problems: Problem[] = [];
   const selectors = (['target_ids', 'target_tags'] as const).filter((key) => body[key] !== undefined);
   if (selectors.length > 0 && !selectors.some((key) => nonEmpty(body, key))) {
-    for (const field of selectors) problems.push({ field, message: 'Give at least one target: target_ids or target_tags replace the original selection.' });
+    for (const field of selectors)
+      problems.push({
+        field,
+        message: 'Give at least one target: target_ids or target_tags replace the original selection.',
+      });
   }
   return [...problems, ...overrideReasonProblems(body)];
 };
@@ -195,7 +237,16 @@ export const CreateDeploymentBody = v.pipe(
     sequence_id: v.optional(v.nullable(RefId)),
     action_id: v.optional(v.nullable(RefId)),
     version_requirement: v.optional(
-      v.nullable(v.pipe(v.string('must be a string'), v.trim(), v.maxLength(DEPLOYMENT_LIMITS.versionRequirementChars, `must be at most ${DEPLOYMENT_LIMITS.versionRequirementChars} characters`))),
+      v.nullable(
+        v.pipe(
+          v.string('must be a string'),
+          v.trim(),
+          v.maxLength(
+            DEPLOYMENT_LIMITS.versionRequirementChars,
+            `must be at most ${DEPLOYMENT_LIMITS.versionRequirementChars} characters`,
+          ),
+        ),
+      ),
     ),
     ...settings,
     target_tags_match_all: Flag,
@@ -325,7 +376,13 @@ export const DeploymentDetailSchema = v.object({
 export const DeploymentListSchema = v.object({
   data: v.array(DeploymentSchema),
   meta: MetaSchema,
-  status_counts: v.object({ all: v.number(), running: v.number(), failed: v.number(), succeeded: v.number(), other: v.number() }),
+  status_counts: v.object({
+    all: v.number(),
+    running: v.number(),
+    failed: v.number(),
+    succeeded: v.number(),
+    other: v.number(),
+  }),
 });
 
 /** api.md "Create-deployment responses": started. */

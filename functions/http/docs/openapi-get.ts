@@ -22,7 +22,11 @@ export const handler = http(
       200: {
         description: 'The OpenAPI document',
         contentType: 'application/json',
-        schema: v.looseObject({ openapi: v.string(), info: v.looseObject({ title: v.string(), version: v.string() }), paths: v.record(v.string(), v.unknown()) }),
+        schema: v.looseObject({
+          openapi: v.string(),
+          info: v.looseObject({ title: v.string(), version: v.string() }),
+          paths: v.record(v.string(), v.unknown()),
+        }),
       },
     },
   },

@@ -11,7 +11,12 @@ export const makeHandler = (deps: () => HealthDeps) =>
       summary: 'Liveness, with the state of DynamoDB and SQS',
       tags: ['meta'],
       permission: 'public',
-      responses: { 200: { description: 'The service answers; `status` is `degraded` when a dependency is down', schema: HealthReportSchema } },
+      responses: {
+        200: {
+          description: 'The service answers; `status` is `degraded` when a dependency is down',
+          schema: HealthReportSchema,
+        },
+      },
     },
     async () => ({ statusCode: 200, body: await checkHealth(deps()) }),
   );

@@ -17,6 +17,8 @@ export const handler = http(
   },
   async () => ({
     statusCode: 200,
-    body: { server_version: pkg.version, api_version: API_VERSION, service: pkg.name } satisfies v.InferOutput<typeof ServerInfo>,
+    body: { server_version: pkg.version, api_version: API_VERSION, service: pkg.name } satisfies v.InferOutput<
+      typeof ServerInfo
+    >,
   }),
 );

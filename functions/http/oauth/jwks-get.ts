@@ -9,7 +9,13 @@ export const handler = http(
     summary: 'Public keys of the service’s token signatures (JWK Set)',
     tags: ['oauth'],
     permission: 'public',
-    responses: { 200: { description: 'JWK Set', schema: v.object({ keys: v.array(v.record(v.string(), v.unknown())) }) } },
+    responses: {
+      200: { description: 'JWK Set', schema: v.object({ keys: v.array(v.record(v.string(), v.unknown())) }) },
+    },
   },
-  async () => ({ statusCode: 200, body: await tokenService().jwks(), headers: { 'cache-control': 'public, max-age=300' } }),
+  async () => ({
+    statusCode: 200,
+    body: await tokenService().jwks(),
+    headers: { 'cache-control': 'public, max-age=300' },
+  }),
 );

@@ -29,7 +29,10 @@ export const makeHandler = (deps: () => TargetsDeps) =>
         409: { description: 'CONFLICT: the command was cancelled before delivery or never delivered' },
       },
     },
-    async ({ caller, params, body }) => ({ statusCode: 200, body: await completeCommand(deps(), caller, params.id, body) }),
+    async ({ caller, params, body }) => ({
+      statusCode: 200,
+      body: await completeCommand(deps(), caller, params.id, body),
+    }),
   );
 
 export const handler = makeHandler(targetsDeps);

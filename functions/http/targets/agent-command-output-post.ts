@@ -2,7 +2,13 @@
 import * as v from 'valibot';
 import { appendOutput } from '../../../domain/targets/agent-protocol.js';
 import type { TargetsDeps } from '../../../domain/targets/deps.js';
-import { MAX_OUTPUT_BYTES, MAX_OUTPUT_CHUNKS, MAX_OUTPUT_LINES, outputBytes, outputLineCount } from '../../../domain/targets/output-limits.js';
+import {
+  MAX_OUTPUT_BYTES,
+  MAX_OUTPUT_CHUNKS,
+  MAX_OUTPUT_LINES,
+  outputBytes,
+  outputLineCount,
+} from '../../../domain/targets/output-limits.js';
 import { http } from '../../shared/http.js';
 import { targetsDeps } from '../../shared/targets-wiring.js';
 import { CommandIdParams } from './schemas.js';
@@ -20,8 +26,14 @@ const Body = v.object({
     ),
     v.minLength(1, 'send at least one chunk'),
     v.maxLength(MAX_OUTPUT_CHUNKS, `at most ${MAX_OUTPUT_CHUNKS} chunks per request`),
-    v.check((chunks) => outputBytes(chunks) <= MAX_OUTPUT_BYTES, `at most ${MAX_OUTPUT_BYTES} bytes of data per request, all chunks together`),
-    v.check((chunks) => outputLineCount(chunks) <= MAX_OUTPUT_LINES, `at most ${MAX_OUTPUT_LINES} lines per request, all chunks together`),
+    v.check(
+      (chunks) => outputBytes(chunks) <= MAX_OUTPUT_BYTES,
+      `at most ${MAX_OUTPUT_BYTES} bytes of data per request, all chunks together`,
+    ),
+    v.check(
+      (chunks) => outputLineCount(chunks) <= MAX_OUTPUT_LINES,
+      `at most ${MAX_OUTPUT_LINES} lines per request, all chunks together`,
+    ),
   ),
 });
 
@@ -29,18 +41,25 @@ export const makeHandler = (deps: () => TargetsDeps) =>
   http(
     {
       operationId: 'agent_command_output',
-      summary: 'Appends output of a running command (a retried seq is not stored twice); at most 100 chunks, 1 MiB of data and 5000 lines',
+      summary:
+        'Appends output of a running command (a retried seq is not stored twice); at most 100 chunks, 1 MiB of data and 5000 lines',
       tags: ['agent'],
       permission: 'agent',
       params: CommandIdParams,
       body: Body,
       responses: {
-        200: { description: 'Accepted; cancel_requested tells the agent to stop the command', schema: v.object({ accepted: v.number(), cancel_requested: v.boolean() }) },
+        200: {
+          description: 'Accepted; cancel_requested tells the agent to stop the command',
+          schema: v.object({ accepted: v.number(), cancel_requested: v.boolean() }),
+        },
         404: { description: 'NOT_FOUND: no such command for this agent' },
         409: { description: 'CONFLICT: the command is not running' },
       },
     },
-    async ({ caller, params, body }) => ({ statusCode: 200, body: await appendOutput(deps(), caller, params.id, body.chunks) }),
+    async ({ caller, params, body }) => ({
+      statusCode: 200,
+      body: await appendOutput(deps(), caller, params.id, body.chunks),
+    }),
   );
 
 export const handler = makeHandler(targetsDeps);

@@ -33,7 +33,12 @@ export const makeHandler = (deps: () => TargetsDeps) =>
       tags: ['agent'],
       permission: 'agent',
       query: Query,
-      responses: { 200: { description: 'Work for this agent', schema: v.object({ commands: v.array(CommandSchema), cancel: v.array(v.string()) }) } },
+      responses: {
+        200: {
+          description: 'Work for this agent',
+          schema: v.object({ commands: v.array(CommandSchema), cancel: v.array(v.string()) }),
+        },
+      },
     },
     async ({ caller, query }) => ({ statusCode: 200, body: await pollCommands(deps(), caller, query) }),
   );

@@ -5,7 +5,11 @@ import type { TargetsDeps } from '../../../domain/targets/deps.js';
 import { http } from '../../shared/http.js';
 import { targetsDeps } from '../../shared/targets-wiring.js';
 
-const Body = v.optional(v.object({ running_command_ids: v.optional(v.pipe(v.array(v.pipe(v.string(), v.maxLength(64))), v.maxLength(1000))) }));
+const Body = v.optional(
+  v.object({
+    running_command_ids: v.optional(v.pipe(v.array(v.pipe(v.string(), v.maxLength(64))), v.maxLength(1000))),
+  }),
+);
 
 export const makeHandler = (deps: () => TargetsDeps) =>
   http(

@@ -28,7 +28,10 @@ export const makeHandler = (deps: () => TargetsDeps) =>
       tags: ['agent'],
       permission: 'public',
       body: Body,
-      responses: { 201: { description: 'The new target and its agent token', schema: Registered }, 401: { description: 'INVALID_CREDENTIALS: unknown, expired, revoked or used-up enrollment token' } },
+      responses: {
+        201: { description: 'The new target and its agent token', schema: Registered },
+        401: { description: 'INVALID_CREDENTIALS: unknown, expired, revoked or used-up enrollment token' },
+      },
     },
     async ({ body }) => ({ statusCode: 201, body: await registerAgent(deps(), body) }),
   );

@@ -10,7 +10,8 @@ export const makeHandler = (deps: () => TargetsDeps) =>
   http(
     {
       operationId: 'list_enrollment_tokens',
-      summary: 'Enrollment tokens, oldest first, with their uses (never the secret); a tenant-scoped caller sees its tenant’s only',
+      summary:
+        'Enrollment tokens, oldest first, with their uses (never the secret); a tenant-scoped caller sees its tenant’s only',
       tags: ['targets'],
       permission: 'targets:read',
       query: PageQuery(50),

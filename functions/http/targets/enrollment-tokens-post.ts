@@ -10,9 +10,23 @@ const Ref = v.pipe(v.string(), v.minLength(1), v.maxLength(64));
 const Body = v.object({
   tenant_id: v.optional(v.nullable(Ref)),
   environment_id: v.optional(v.nullable(Ref)),
-  expires_in_hours: v.optional(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(1, 'must be at least 1'), v.maxValue(720, 'must be at most 720 (30 days)'))),
+  expires_in_hours: v.optional(
+    v.pipe(
+      v.number(),
+      v.integer('must be an integer'),
+      v.minValue(1, 'must be at least 1'),
+      v.maxValue(720, 'must be at most 720 (30 days)'),
+    ),
+  ),
   tags: v.optional(Tags),
-  max_uses: v.optional(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(1, 'must be at least 1'), v.maxValue(1000, 'must be at most 1000'))),
+  max_uses: v.optional(
+    v.pipe(
+      v.number(),
+      v.integer('must be an integer'),
+      v.minValue(1, 'must be at least 1'),
+      v.maxValue(1000, 'must be at most 1000'),
+    ),
+  ),
 });
 
 const TokenSchema = v.object({ ...EnrollmentTokenSchema.entries, token: v.string() });
@@ -21,7 +35,8 @@ export const makeHandler = (deps: () => TargetsDeps) =>
   http(
     {
       operationId: 'create_enrollment_token',
-      summary: 'An enrollment token for agents (shown once): it fixes the tenant, environment and tags of the targets it enrolls; max_uses registrations (default 1) until it expires (default 24 h)',
+      summary:
+        'An enrollment token for agents (shown once): it fixes the tenant, environment and tags of the targets it enrolls; max_uses registrations (default 1) until it expires (default 24 h)',
       tags: ['targets'],
       permission: 'targets:create',
       body: Body,

@@ -1,6 +1,13 @@
 import * as v from 'valibot';
 
-export const TagKey = v.pipe(v.string(), v.trim(), v.regex(/^[A-Za-z0-9][A-Za-z0-9_.\/-]{0,62}$/, 'must be 1 to 63 letters, digits, _ . / or -, starting with a letter or digit'));
+export const TagKey = v.pipe(
+  v.string(),
+  v.trim(),
+  v.regex(
+    /^[A-Za-z0-9][A-Za-z0-9_.\/-]{0,62}$/,
+    'must be 1 to 63 letters, digits, _ . / or -, starting with a letter or digit',
+  ),
+);
 export const TagValue = v.pipe(v.string(), v.trim(), v.maxLength(255, 'must be at most 255 characters'));
 export const TagSchema = v.object({ key: TagKey, value: TagValue });
 export const Tags = v.pipe(v.array(TagSchema), v.maxLength(50, 'at most 50 tags'));
@@ -24,7 +31,12 @@ export const TargetSchema = v.object({
 });
 
 /** A short free-text field the agent reports about its host. */
-export const HostField = v.pipe(v.string(), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(255, 'must be at most 255 characters'));
+export const HostField = v.pipe(
+  v.string(),
+  v.trim(),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(255, 'must be at most 255 characters'),
+);
 
 export const CommandIdParams = v.object({ id: v.pipe(v.string(), v.minLength(1), v.maxLength(64)) });
 

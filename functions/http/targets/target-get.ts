@@ -14,7 +14,10 @@ export const makeHandler = (deps: () => TargetsDeps) =>
       tags: ['targets'],
       permission: 'targets:read',
       params: PathId,
-      responses: { 200: { description: 'The target', schema: TargetSchema }, 404: { description: 'NOT_FOUND (also another tenant’s)' } },
+      responses: {
+        200: { description: 'The target', schema: TargetSchema },
+        404: { description: 'NOT_FOUND (also another tenant’s)' },
+      },
     },
     async ({ caller, params }) => ({ statusCode: 200, body: await getTarget(deps(), caller, params.id) }),
   );

@@ -24,7 +24,10 @@ export const makeHandler = (deps: () => TargetsDeps) =>
         409: { description: 'CONFLICT: changed meanwhile' },
       },
     },
-    async ({ caller, params, body }) => ({ statusCode: 200, body: await updateTarget(deps(), caller, params.id, body) }),
+    async ({ caller, params, body }) => ({
+      statusCode: 200,
+      body: await updateTarget(deps(), caller, params.id, body),
+    }),
   );
 
 export const handler = makeHandler(targetsDeps);

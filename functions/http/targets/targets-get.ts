@@ -11,7 +11,9 @@ import { TagKey, TagSchema, TargetSchema, TargetStatusSchema } from './schemas.j
 const TagFilter = v.pipe(
   v.string(),
   v.regex(/^[^=,]+=[^,]*(,[^=,]+=[^,]*)*$/, 'must be key=value pairs separated by commas'),
-  v.transform((s) => s.split(',').map((pair) => ({ key: pair.slice(0, pair.indexOf('=')), value: pair.slice(pair.indexOf('=') + 1) }))),
+  v.transform((s) =>
+    s.split(',').map((pair) => ({ key: pair.slice(0, pair.indexOf('=')), value: pair.slice(pair.indexOf('=') + 1) })),
+  ),
   v.array(v.object({ key: TagKey, value: TagSchema.entries.value })),
 );
 
@@ -28,13 +30,17 @@ export const makeHandler = (deps: () => TargetsDeps) =>
   http(
     {
       operationId: 'list_targets',
-      summary: 'Targets, oldest first; filters: status, tenant_id (global callers), environment_id, tag (k=v,...), search',
+      summary:
+        'Targets, oldest first; filters: status, tenant_id (global callers), environment_id, tag (k=v,...), search',
       tags: ['targets'],
       permission: 'targets:read',
       query: Query,
       responses: { 200: { description: 'A page of targets', schema: Paginated(TargetSchema) } },
     },
-    async ({ caller, query }) => ({ statusCode: 200, body: await listTargets(deps(), caller, { ...query, tags: query.tag }) }),
+    async ({ caller, query }) => ({
+      statusCode: 200,
+      body: await listTargets(deps(), caller, { ...query, tags: query.tag }),
+    }),
   );
 
 export const handler = makeHandler(targetsDeps);

@@ -13,7 +13,11 @@ export const makeHandler = (deps: () => TenancyDeps) =>
       tags: ['tenancy'],
       permission: 'freezes:delete',
       params: PathId,
-      responses: { 204: { description: 'Deleted' }, 403: { description: 'FORBIDDEN: a global freeze, for a tenant-scoped caller' }, 404: { description: 'NOT_FOUND' } },
+      responses: {
+        204: { description: 'Deleted' },
+        403: { description: 'FORBIDDEN: a global freeze, for a tenant-scoped caller' },
+        404: { description: 'NOT_FOUND' },
+      },
     },
     async ({ caller, params }) => {
       await deleteFreeze(deps(), caller, params.id);

@@ -13,7 +13,10 @@ export const makeHandler = (deps: () => TenancyDeps) =>
       tags: ['tenancy'],
       permission: 'freezes:read',
       params: PathId,
-      responses: { 200: { description: 'The freeze', schema: FreezeSchema }, 404: { description: 'NOT_FOUND (also another tenant)' } },
+      responses: {
+        200: { description: 'The freeze', schema: FreezeSchema },
+        404: { description: 'NOT_FOUND (also another tenant)' },
+      },
     },
     async ({ caller, params }) => ({ statusCode: 200, body: await getFreeze(deps(), caller, params.id) }),
   );

@@ -14,9 +14,17 @@ export const makeHandler = (deps: () => TenancyDeps) =>
       permission: 'freezes:update',
       body: UpdateFreezeBody,
       params: PathId,
-      responses: { 200: { description: 'The freeze', schema: FreezeSchema }, 403: { description: 'FORBIDDEN: a global freeze, for a tenant-scoped caller' }, 404: { description: 'NOT_FOUND' }, 409: { description: 'CONFLICT: changed meanwhile' } },
+      responses: {
+        200: { description: 'The freeze', schema: FreezeSchema },
+        403: { description: 'FORBIDDEN: a global freeze, for a tenant-scoped caller' },
+        404: { description: 'NOT_FOUND' },
+        409: { description: 'CONFLICT: changed meanwhile' },
+      },
     },
-    async ({ caller, body, params }) => ({ statusCode: 200, body: await updateFreeze(deps(), caller, params.id, body) }),
+    async ({ caller, body, params }) => ({
+      statusCode: 200,
+      body: await updateFreeze(deps(), caller, params.id, body),
+    }),
   );
 
 export const handler = makeHandler(tenancyDeps);

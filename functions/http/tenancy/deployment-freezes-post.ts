@@ -13,7 +13,10 @@ export const makeHandler = (deps: () => TenancyDeps) =>
       tags: ['tenancy'],
       permission: 'freezes:create',
       body: CreateFreezeBody,
-      responses: { 201: { description: 'The freeze', schema: FreezeSchema }, 403: { description: 'FORBIDDEN: another tenant, or a global freeze by a tenant-scoped caller' } },
+      responses: {
+        201: { description: 'The freeze', schema: FreezeSchema },
+        403: { description: 'FORBIDDEN: another tenant, or a global freeze by a tenant-scoped caller' },
+      },
     },
     async ({ caller, body }) => ({ statusCode: 201, body: await createFreeze(deps(), caller, body) }),
   );

@@ -13,7 +13,12 @@ export const makeHandler = (deps: () => TenancyDeps) =>
       tags: ['tenancy'],
       permission: 'environments:delete',
       params: PathId,
-      responses: { 204: { description: 'Deleted' }, 403: { description: 'FORBIDDEN: a global environment, for a tenant-scoped caller' }, 404: { description: 'NOT_FOUND' }, 409: { description: 'CONFLICT: freezes still name it' } },
+      responses: {
+        204: { description: 'Deleted' },
+        403: { description: 'FORBIDDEN: a global environment, for a tenant-scoped caller' },
+        404: { description: 'NOT_FOUND' },
+        409: { description: 'CONFLICT: freezes still name it' },
+      },
     },
     async ({ caller, params }) => {
       await deleteEnvironment(deps(), caller, params.id);

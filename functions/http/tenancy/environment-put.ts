@@ -14,9 +14,17 @@ export const makeHandler = (deps: () => TenancyDeps) =>
       permission: 'environments:update',
       body: UpdateEnvironmentBody,
       params: PathId,
-      responses: { 200: { description: 'The environment', schema: EnvironmentSchema }, 403: { description: 'FORBIDDEN: a global environment, for a tenant-scoped caller' }, 404: { description: 'NOT_FOUND' }, 409: { description: 'CONFLICT: the name is taken in that tenant' } },
+      responses: {
+        200: { description: 'The environment', schema: EnvironmentSchema },
+        403: { description: 'FORBIDDEN: a global environment, for a tenant-scoped caller' },
+        404: { description: 'NOT_FOUND' },
+        409: { description: 'CONFLICT: the name is taken in that tenant' },
+      },
     },
-    async ({ caller, body, params }) => ({ statusCode: 200, body: await updateEnvironment(deps(), caller, params.id, body) }),
+    async ({ caller, body, params }) => ({
+      statusCode: 200,
+      body: await updateEnvironment(deps(), caller, params.id, body),
+    }),
   );
 
 export const handler = makeHandler(tenancyDeps);

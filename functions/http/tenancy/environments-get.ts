@@ -9,7 +9,8 @@ export const makeHandler = (deps: () => TenancyDeps) =>
   http(
     {
       operationId: 'list_environments',
-      summary: 'Environments by name: global ones and those of the caller tenant; global callers may filter by tenant_id',
+      summary:
+        'Environments by name: global ones and those of the caller tenant; global callers may filter by tenant_id',
       tags: ['tenancy'],
       permission: 'environments:read',
       query: EnvironmentsQuery,

@@ -13,7 +13,11 @@ export const makeHandler = (deps: () => TenancyDeps) =>
       tags: ['tenancy'],
       permission: 'environments:create',
       body: CreateEnvironmentBody,
-      responses: { 201: { description: 'The environment', schema: EnvironmentSchema }, 403: { description: 'FORBIDDEN: another tenant' }, 409: { description: 'CONFLICT: the name is taken in that tenant' } },
+      responses: {
+        201: { description: 'The environment', schema: EnvironmentSchema },
+        403: { description: 'FORBIDDEN: another tenant' },
+        409: { description: 'CONFLICT: the name is taken in that tenant' },
+      },
     },
     async ({ caller, body }) => ({ statusCode: 201, body: await createEnvironment(deps(), caller, body) }),
   );

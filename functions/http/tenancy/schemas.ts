@@ -5,10 +5,18 @@ import { Name, Paginated, PageQuery, Slug, Uuid } from '../../shared/schemas.js'
 export { PathId } from '../../shared/schemas.js';
 
 /** A reference to another record: its UUID or its short id. */
-export const RefId = v.pipe(v.string(), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(64, 'must be at most 64 characters'));
+export const RefId = v.pipe(
+  v.string(),
+  v.trim(),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(64, 'must be at most 64 characters'),
+);
 
 /** An ISO 8601 date-time with an offset; stored normalised to UTC. */
-export const DateTime = v.pipe(v.string(), v.check(isDateTime, 'must be an ISO 8601 date-time with an offset, such as 2026-03-01T18:00:00Z'));
+export const DateTime = v.pipe(
+  v.string(),
+  v.check(isDateTime, 'must be an ISO 8601 date-time with an offset, such as 2026-03-01T18:00:00Z'),
+);
 
 export const Reason = v.pipe(v.string(), v.trim(), v.maxLength(2000, 'must be at most 2000 characters'));
 
@@ -75,7 +83,12 @@ export const UpdateFreezeBody = v.object({
 
 export const FreezesQuery = v.object({
   ...PageQuery(50).entries,
-  active: v.optional(v.pipe(v.picklist(['true', 'false'], 'must be true or false'), v.transform((value) => value === 'true'))),
+  active: v.optional(
+    v.pipe(
+      v.picklist(['true', 'false'], 'must be true or false'),
+      v.transform((value) => value === 'true'),
+    ),
+  ),
   tenant_id: v.optional(Uuid),
   environment_id: v.optional(Uuid),
 });

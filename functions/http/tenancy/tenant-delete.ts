@@ -13,7 +13,12 @@ export const makeHandler = (deps: () => TenancyDeps) =>
       tags: ['tenancy'],
       permission: 'tenants:delete',
       params: PathId,
-      responses: { 204: { description: 'Deleted' }, 403: { description: 'FORBIDDEN: a tenant-scoped caller' }, 404: { description: 'NOT_FOUND' }, 409: { description: 'CONFLICT: environments or freezes still reference it' } },
+      responses: {
+        204: { description: 'Deleted' },
+        403: { description: 'FORBIDDEN: a tenant-scoped caller' },
+        404: { description: 'NOT_FOUND' },
+        409: { description: 'CONFLICT: environments or freezes still reference it' },
+      },
     },
     async ({ caller, params }) => {
       await deleteTenant(deps(), caller, params.id);

@@ -13,7 +13,10 @@ export const makeHandler = (deps: () => TenancyDeps) =>
       tags: ['tenancy'],
       permission: 'tenants:read',
       params: PathId,
-      responses: { 200: { description: 'The tenant', schema: TenantSchema }, 404: { description: 'NOT_FOUND (also another tenant)' } },
+      responses: {
+        200: { description: 'The tenant', schema: TenantSchema },
+        404: { description: 'NOT_FOUND (also another tenant)' },
+      },
     },
     async ({ caller, params }) => ({ statusCode: 200, body: await getTenant(deps(), caller, params.id) }),
   );

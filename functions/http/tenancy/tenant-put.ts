@@ -14,9 +14,17 @@ export const makeHandler = (deps: () => TenancyDeps) =>
       permission: 'tenants:update',
       body: UpdateTenantBody,
       params: PathId,
-      responses: { 200: { description: 'The tenant', schema: TenantSchema }, 403: { description: 'FORBIDDEN: a tenant-scoped caller' }, 404: { description: 'NOT_FOUND' }, 409: { description: 'CONFLICT: the slug is taken' } },
+      responses: {
+        200: { description: 'The tenant', schema: TenantSchema },
+        403: { description: 'FORBIDDEN: a tenant-scoped caller' },
+        404: { description: 'NOT_FOUND' },
+        409: { description: 'CONFLICT: the slug is taken' },
+      },
     },
-    async ({ caller, body, params }) => ({ statusCode: 200, body: await updateTenant(deps(), caller, params.id, body) }),
+    async ({ caller, body, params }) => ({
+      statusCode: 200,
+      body: await updateTenant(deps(), caller, params.id, body),
+    }),
   );
 
 export const handler = makeHandler(tenancyDeps);

@@ -13,7 +13,11 @@ export const makeHandler = (deps: () => TenancyDeps) =>
       tags: ['tenancy'],
       permission: 'tenants:create',
       body: CreateTenantBody,
-      responses: { 201: { description: 'The tenant', schema: TenantSchema }, 403: { description: 'FORBIDDEN: a tenant-scoped caller' }, 409: { description: 'CONFLICT: the slug is taken' } },
+      responses: {
+        201: { description: 'The tenant', schema: TenantSchema },
+        403: { description: 'FORBIDDEN: a tenant-scoped caller' },
+        409: { description: 'CONFLICT: the slug is taken' },
+      },
     },
     async ({ caller, body }) => ({ statusCode: 201, body: await createTenant(deps(), caller, body) }),
   );

@@ -16,7 +16,8 @@ let tenantB: string;
 
 const api = apiClient(() => stack.baseUrl);
 /** An API call: paths relative to /api/v1, a bearer token, a JSON body. */
-const call = (method: string, path: string, token: string | undefined, body?: unknown) => api.call(method, `/api/v1${path}`, token === undefined ? { body } : { token, body });
+const call = (method: string, path: string, token: string | undefined, body?: unknown) =>
+  api.call(method, `/api/v1${path}`, token === undefined ? { body } : { token, body });
 const login = async (email: string, password: string): Promise<string> => (await api.login({ email, password })).token;
 
 interface RawReply {
@@ -30,7 +31,14 @@ const postFrom = (localAddress: string, path: string, body: unknown) =>
   new Promise<RawReply>((resolve, reject) => {
     const text = JSON.stringify(body);
     const req = httpRequest(
-      { host: '127.0.0.1', port: stack.port, path: `/api/v1${path}`, method: 'POST', localAddress, headers: { 'content-type': 'application/json' } },
+      {
+        host: '127.0.0.1',
+        port: stack.port,
+        path: `/api/v1${path}`,
+        method: 'POST',
+        localAddress,
+        headers: { 'content-type': 'application/json' },
+      },
       (res) => {
         let answer = '';
         res.on('data', (chunk) => (answer += chunk));
@@ -72,8 +80,16 @@ const twoFactorUser = async (name: string) => {
     expect(reply.json.requires_2fa).toBe(true);
     return reply.json.pending_token as string;
   };
-  const verify = (code: string, pending: string) => postFrom(nextAddress(), '/auth/2fa/verify', { code, pending_token: pending });
-  return { token, secret, pendingToken, verify, rightCode: () => codeAt(secret, step()), wrongCode: () => wrongCodeFor(secret) };
+  const verify = (code: string, pending: string) =>
+    postFrom(nextAddress(), '/auth/2fa/verify', { code, pending_token: pending });
+  return {
+    token,
+    secret,
+    pendingToken,
+    verify,
+    rightCode: () => codeAt(secret, step()),
+    wrongCode: () => wrongCodeFor(secret),
+  };
 };
 
 beforeAll(async () => {
@@ -91,20 +107,30 @@ describe('nobody grants what they do not hold', () => {
   it('a role editor without users:delete cannot add users:delete to a role it holds', async () => {
     // Prepare: a custom role with roles:read/update (and users:read), held by its own editor
     const role = await call('POST', '/admin/roles', admin, { name: 'role-editor' });
-    await call('POST', `/admin/roles/${role.json.id}/permissions`, admin, { permissions: ['roles:read', 'roles:update', 'users:read'] });
+    await call('POST', `/admin/roles/${role.json.id}/permissions`, admin, {
+      permissions: ['roles:read', 'roles:update', 'users:read'],
+    });
     await createUser('rita@example.com', 'rita-password', ['role-editor']);
     const rita = await login('rita@example.com', 'rita-password');
     const victim = await createUser('victor@example.com', 'victor-password', ['user']);
     // Act
-    const grab = await call('POST', `/admin/roles/${role.json.id}/permissions`, rita, { permissions: ['users:delete', 'users:read'] });
+    const grab = await call('POST', `/admin/roles/${role.json.id}/permissions`, rita, {
+      permissions: ['users:delete', 'users:read'],
+    });
     // Assess: refused, naming the missing permission; the role is unchanged and the delete still refused
     expect([grab.status, grab.json.error.code]).toEqual([403, 'INSUFFICIENT_PERMISSIONS']);
     expect(grab.json.error.details.missing).toEqual(['users:delete']);
-    expect((await call('GET', `/admin/roles/${role.json.id}`, admin)).json.permissions).toEqual(['roles:read', 'roles:update', 'users:read']);
+    expect((await call('GET', `/admin/roles/${role.json.id}`, admin)).json.permissions).toEqual([
+      'roles:read',
+      'roles:update',
+      'users:read',
+    ]);
     expect((await call('DELETE', `/admin/users/${victim}`, rita)).status).toBe(403);
     expect((await call('GET', `/admin/users/${victim}`, admin)).status).toBe(200);
     // What the editor holds, it may assign.
-    expect((await call('POST', `/admin/roles/${role.json.id}/permissions`, rita, { permissions: ['users:read'] })).status).toBe(204);
+    expect(
+      (await call('POST', `/admin/roles/${role.json.id}/permissions`, rita, { permissions: ['users:read'] })).status,
+    ).toBe(204);
   });
 
   it('a tenant-scoped admin cannot change the operator system role or a role shared by every tenant', async () => {
@@ -117,13 +143,20 @@ describe('nobody grants what they do not hold', () => {
       await call('POST', '/admin/roles/operator/permissions', tina, { permissions: ['users:delete'] }),
       await call('PUT', '/admin/roles/operator', tina, { name: 'operator' }),
       await call('POST', `/admin/roles/${shared.json.id}/permissions`, tina, { permissions: ['tenants:delete'] }),
-      await call('POST', `/admin/roles/${shared.json.id}/permissions/remove`, tina, { permissions: ['tenants:delete'] }),
+      await call('POST', `/admin/roles/${shared.json.id}/permissions/remove`, tina, {
+        permissions: ['tenants:delete'],
+      }),
       await call('PUT', `/admin/roles/${shared.json.id}`, tina, { name: 'renamed-by-tina' }),
       await call('DELETE', `/admin/roles/${shared.json.id}`, tina),
       await call('POST', '/admin/roles', tina, { name: 'tinas-role' }),
     ];
     // Assess
-    for (const reply of attempts) expect([reply.status, reply.json.error.code, reply.json.error.details?.reason]).toEqual([403, 'FORBIDDEN', 'tenant_restriction']);
+    for (const reply of attempts)
+      expect([reply.status, reply.json.error.code, reply.json.error.details?.reason]).toEqual([
+        403,
+        'FORBIDDEN',
+        'tenant_restriction',
+      ]);
     const after = await call('GET', `/admin/roles/${shared.json.id}`, admin);
     expect([after.json.name, after.json.permissions]).toEqual(['shared-auditor', []]);
     expect((await call('GET', '/admin/roles/operator', admin)).json.permissions).not.toContain('users:delete');
@@ -142,7 +175,9 @@ describe('nobody grants what they do not hold', () => {
     const ids = listed.json.map((u: { id: string }) => u.id);
     expect(ids).toContain(inA);
     expect(ids).not.toContain(inB);
-    expect((await call('GET', '/admin/roles/operator/users', admin)).json.map((u: { id: string }) => u.id)).toEqual(expect.arrayContaining([inA, inB]));
+    expect((await call('GET', '/admin/roles/operator/users', admin)).json.map((u: { id: string }) => u.id)).toEqual(
+      expect.arrayContaining([inA, inB]),
+    );
   });
 });
 
@@ -152,24 +187,51 @@ describe('nobody grants roles wider than they hold', () => {
     const power = await call('POST', '/admin/roles', admin, { name: 'tenant-remover' });
     await call('POST', `/admin/roles/${power.json.id}/permissions`, admin, { permissions: ['tenants:delete'] });
     const manager = await call('POST', '/admin/roles', admin, { name: 'user-creator' });
-    await call('POST', `/admin/roles/${manager.json.id}/permissions`, admin, { permissions: ['users:read', 'users:create', 'users:update'] });
+    await call('POST', `/admin/roles/${manager.json.id}/permissions`, admin, {
+      permissions: ['users:read', 'users:create', 'users:update'],
+    });
     await createUser('uma-manager@example.com', 'uma-password', ['user-creator']);
     const uma = await login('uma-manager@example.com', 'uma-password');
-    const key = (await call('POST', '/auth/api-keys', admin, { name: 'provisioning', scopes: ['users:create', 'users:read'] })).json.full_key as string;
+    const key = (
+      await call('POST', '/auth/api-keys', admin, { name: 'provisioning', scopes: ['users:create', 'users:read'] })
+    ).json.full_key as string;
     const plain = await createUser('pete@example.com', 'pete-password', []);
     // Act
-    const viaCustomRole = await call('POST', '/admin/users', uma, { email: 'x1@example.com', username: 'x1', password: 'x1-password', roles: ['tenant-remover'] });
+    const viaCustomRole = await call('POST', '/admin/users', uma, {
+      email: 'x1@example.com',
+      username: 'x1',
+      password: 'x1-password',
+      roles: ['tenant-remover'],
+    });
     const viaUpdate = await call('PATCH', `/admin/users/${plain}`, uma, { roles: ['tenant-remover'] });
-    const viaKey = await call('POST', '/admin/users', key, { email: 'x2@example.com', username: 'x2', password: 'x2-password', roles: ['admin'] });
+    const viaKey = await call('POST', '/admin/users', key, {
+      email: 'x2@example.com',
+      username: 'x2',
+      password: 'x2-password',
+      roles: ['admin'],
+    });
     // Assess
-    expect([viaCustomRole.status, viaCustomRole.json.error.code, viaCustomRole.json.error.details.missing]).toEqual([403, 'INSUFFICIENT_PERMISSIONS', ['tenants:delete']]);
+    expect([viaCustomRole.status, viaCustomRole.json.error.code, viaCustomRole.json.error.details.missing]).toEqual([
+      403,
+      'INSUFFICIENT_PERMISSIONS',
+      ['tenants:delete'],
+    ]);
     expect([viaUpdate.status, viaUpdate.json.error.code]).toEqual([403, 'INSUFFICIENT_PERMISSIONS']);
     expect([viaKey.status, viaKey.json.error.code]).toEqual([403, 'INSUFFICIENT_PERMISSIONS']);
     expect((await call('GET', `/admin/users/${plain}`, admin)).json.roles).toEqual([]);
     expect((await call('GET', '/admin/users?search=x1', admin)).json.meta.total).toBe(0);
     expect((await call('GET', '/admin/users?search=x2', admin)).json.meta.total).toBe(0);
     // Within what it holds, the key creates users.
-    expect((await call('POST', '/admin/users', key, { email: 'x3@example.com', username: 'x3', password: 'x3-password', roles: [] })).status).toBe(201);
+    expect(
+      (
+        await call('POST', '/admin/users', key, {
+          email: 'x3@example.com',
+          username: 'x3',
+          password: 'x3-password',
+          roles: [],
+        })
+      ).status,
+    ).toBe(201);
   });
 });
 
@@ -177,7 +239,9 @@ describe('nobody manages a stronger user', () => {
   it('an operator who may manage users cannot deactivate, lock, edit or delete an admin', async () => {
     // Prepare: operator plus a custom role with users:read/update/delete
     const role = await call('POST', '/admin/roles', admin, { name: 'user-manager' });
-    await call('POST', `/admin/roles/${role.json.id}/permissions`, admin, { permissions: ['users:read', 'users:update', 'users:delete'] });
+    await call('POST', `/admin/roles/${role.json.id}/permissions`, admin, {
+      permissions: ['users:read', 'users:update', 'users:delete'],
+    });
     await createUser('oscar@example.com', 'oscar-password', ['operator', 'user-manager']);
     const oscar = await login('oscar@example.com', 'oscar-password');
     const strong = await createUser('ada-admin@example.com', 'ada-password', ['admin']);
@@ -190,9 +254,15 @@ describe('nobody manages a stronger user', () => {
       await call('DELETE', `/admin/users/${strong}`, oscar),
     ];
     // Assess: refused, naming what the operator lacks; the admin is untouched and still logs in
-    for (const reply of attempts) expect([reply.status, reply.json.error.code]).toEqual([403, 'INSUFFICIENT_PERMISSIONS']);
-    expect(attempts[0]?.json.error.details.missing).toEqual(expect.arrayContaining(['users:create', 'roles:update', 'tenants:delete']));
-    expect((await call('GET', `/admin/users/${strong}`, admin)).json).toMatchObject({ status: 'active', display_name: null });
+    for (const reply of attempts)
+      expect([reply.status, reply.json.error.code]).toEqual([403, 'INSUFFICIENT_PERMISSIONS']);
+    expect(attempts[0]?.json.error.details.missing).toEqual(
+      expect.arrayContaining(['users:create', 'roles:update', 'tenants:delete']),
+    );
+    expect((await call('GET', `/admin/users/${strong}`, admin)).json).toMatchObject({
+      status: 'active',
+      display_name: null,
+    });
     expect(await login('ada-admin@example.com', 'ada-password')).toEqual(expect.any(String));
     // A weaker user is theirs to manage.
     expect((await call('PATCH', `/admin/users/${weak}`, oscar, { status: 'locked' })).json.status).toBe('locked');
@@ -206,7 +276,9 @@ describe('keys follow their user', () => {
     expect(env.status).toBe(201);
     const mover = await createUser('mona@example.com', 'mona-password', ['operator'], tenantA);
     const mona = await login('mona@example.com', 'mona-password');
-    const key = (await call('POST', '/auth/api-keys', mona, { name: 'ci', scopes: ['environments:read', 'deployments:read'] })).json.full_key as string;
+    const key = (
+      await call('POST', '/auth/api-keys', mona, { name: 'ci', scopes: ['environments:read', 'deployments:read'] })
+    ).json.full_key as string;
     expect((await call('GET', `/environments/${env.json.id}`, key)).status).toBe(200);
     // Act: the user moves to tenant B
     expect((await call('PATCH', `/admin/users/${mover}`, admin, { tenant_id: tenantB })).json.tenant_id).toBe(tenantB);
@@ -220,7 +292,8 @@ describe('keys follow their user', () => {
   it('a role taken from the user narrows the key at once', async () => {
     const user = await createUser('nina@example.com', 'nina-password', ['operator']);
     const nina = await login('nina@example.com', 'nina-password');
-    const key = (await call('POST', '/auth/api-keys', nina, { name: 'ci', scopes: ['targets:read'] })).json.full_key as string;
+    const key = (await call('POST', '/auth/api-keys', nina, { name: 'ci', scopes: ['targets:read'] })).json
+      .full_key as string;
     expect((await call('GET', '/targets', key)).status).toBe(200);
     await call('PATCH', `/admin/users/${user}`, admin, { roles: [] });
     const after = await call('GET', '/targets', key);
@@ -233,7 +306,10 @@ describe('user credentials only', () => {
     // Prepare: a key holding every scope these endpoints ask for
     await createUser('kim@example.com', 'kim-password', ['operator']);
     const kim = await login('kim@example.com', 'kim-password');
-    const created = await call('POST', '/auth/api-keys', kim, { name: 'ci', scopes: ['api_keys:create', 'api_keys:read', 'api_keys:delete', 'deployments:read'] });
+    const created = await call('POST', '/auth/api-keys', kim, {
+      name: 'ci',
+      scopes: ['api_keys:create', 'api_keys:read', 'api_keys:delete', 'deployments:read'],
+    });
     const key = created.json.full_key as string;
     const session = await call('POST', '/auth/sse-token', key, {});
     expect(session.status).toBe(200);
@@ -246,18 +322,35 @@ describe('user credentials only', () => {
       setup2fa: await call('POST', '/auth/2fa/setup', key),
       enable2fa: await call('POST', '/auth/2fa/enable', key, { code: '123456' }),
       disable2fa: await call('POST', '/auth/2fa/disable', key, { code: '123456' }),
-      refreshSse: await call('POST', '/auth/sse-token/refresh', undefined, { session_id: session.json.session_id, refresh_token: session.json.refresh_token }),
+      refreshSse: await call('POST', '/auth/sse-token/refresh', undefined, {
+        session_id: session.json.session_id,
+        refresh_token: session.json.refresh_token,
+      }),
     };
     // Assess: all refused; nothing happened (the login still works, the key still works, no 2FA)
     for (const [name, reply] of Object.entries(attempts)) {
-      expect([name, reply.status, reply.json.error.code, reply.json.error.details?.reason]).toEqual([name, 403, 'FORBIDDEN', 'user_credentials_required']);
+      expect([name, reply.status, reply.json.error.code, reply.json.error.details?.reason]).toEqual([
+        name,
+        403,
+        'FORBIDDEN',
+        'user_credentials_required',
+      ]);
     }
     expect((await call('GET', '/auth/me', kim)).json.two_factor_enabled).toBe(false);
-    expect((await call('GET', '/auth/api-keys', kim)).json.api_keys.map((k: { name: string }) => k.name)).toEqual(['ci']);
+    expect((await call('GET', '/auth/api-keys', kim)).json.api_keys.map((k: { name: string }) => k.name)).toEqual([
+      'ci',
+    ]);
     expect((await call('GET', '/auth/me', key)).status).toBe(200);
     // A user login renews its SSE session as before.
     const mine = await call('POST', '/auth/sse-token', kim, {});
-    expect((await call('POST', '/auth/sse-token/refresh', undefined, { session_id: mine.json.session_id, refresh_token: mine.json.refresh_token })).status).toBe(200);
+    expect(
+      (
+        await call('POST', '/auth/sse-token/refresh', undefined, {
+          session_id: mine.json.session_id,
+          refresh_token: mine.json.refresh_token,
+        })
+      ).status,
+    ).toBe(200);
   });
 });
 
@@ -271,7 +364,9 @@ describe('two-factor cannot be brute-forced', () => {
     for (let i = 0; i < 6; i += 1) wrong.push(await user.verify(await user.wrongCode(), pending));
     const right = await user.verify(await user.rightCode(), pending);
     // Assess
-    expect(wrong.slice(0, 5).map((r) => [r.status, r.json.error.code])).toEqual(Array(5).fill([401, 'INVALID_CREDENTIALS']));
+    expect(wrong.slice(0, 5).map((r) => [r.status, r.json.error.code])).toEqual(
+      Array(5).fill([401, 'INVALID_CREDENTIALS']),
+    );
     expect([wrong[5]?.status, wrong[5]?.json.error.code]).toEqual([401, 'INVALID_TOKEN']);
     expect([right.status, right.json.error?.code]).toEqual([401, 'INVALID_TOKEN']);
     // The code was right: a new pending login accepts it.
@@ -284,13 +379,18 @@ describe('two-factor cannot be brute-forced', () => {
     const tokens = [await user.pendingToken(), await user.pendingToken(), await user.pendingToken()];
     // Act: 5 + 5 + 1 wrong codes, each from another address
     const replies = [];
-    for (let i = 0; i < 11; i += 1) replies.push(await user.verify(await user.wrongCode(), tokens[Math.floor(i / 5)] as string));
+    for (let i = 0; i < 11; i += 1)
+      replies.push(await user.verify(await user.wrongCode(), tokens[Math.floor(i / 5)] as string));
     const right = await user.verify(await user.rightCode(), await user.pendingToken());
     // Assess
     expect(replies.slice(0, 10).map((r) => r.status)).toEqual(Array(10).fill(401));
     const locked = replies[10] as RawReply;
     expect(locked.status).toBe(429);
-    expect(locked.json.error).toMatchObject({ code: 'AUTH_RATE_LIMIT_EXCEEDED', reason: 'too_many_failed_two_factor_codes', retry_after_secs: 900 });
+    expect(locked.json.error).toMatchObject({
+      code: 'AUTH_RATE_LIMIT_EXCEEDED',
+      reason: 'too_many_failed_two_factor_codes',
+      retry_after_secs: 900,
+    });
     expect(locked.headers['retry-after']).toBe('900');
     expect([right.status, right.json.error.code]).toEqual([429, 'AUTH_RATE_LIMIT_EXCEEDED']);
     // Enabling or disabling 2FA is locked too.
@@ -301,12 +401,19 @@ describe('two-factor cannot be brute-forced', () => {
   it('concurrent wrong codes never get past the limit', async () => {
     // Prepare: 6 wrong codes one after the other (tokens 1 and 2), so 4 more are allowed
     const user = await twoFactorUser('rosa');
-    const tokens = [await user.pendingToken(), await user.pendingToken(), await user.pendingToken(), await user.pendingToken()];
+    const tokens = [
+      await user.pendingToken(),
+      await user.pendingToken(),
+      await user.pendingToken(),
+      await user.pendingToken(),
+    ];
     const code = await user.wrongCode();
     for (let i = 0; i < 6; i += 1) expect((await user.verify(code, tokens[i < 5 ? 0 : 1] as string)).status).toBe(401);
     // Act: 10 at once on tokens 2 to 4, which have 4 + 5 + 5 attempts left (each function instance starts cold
     // under serverless-offline, so the batch is kept small)
-    const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => user.verify(code, tokens[1 + (i % 3)] as string)));
+    const replies = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => user.verify(code, tokens[1 + (i % 3)] as string)),
+    );
     // Assess: exactly the 4 the user had left were checked; the others were refused unchecked
     const codes = replies.map((r) => r.json.error?.code as string);
     expect(codes.filter((c) => c === 'INVALID_CREDENTIALS')).toHaveLength(4);
@@ -339,11 +446,15 @@ describe('admin edits change only what they name', () => {
     let racing = true;
     const patches: { status: number }[] = [];
     const editor = async (n: number) => {
-      for (let i = 0; racing; i += 1) patches.push(await call('PATCH', `/admin/users/${id}`, admin, { display_name: `Rae ${n}.${i}` }));
+      for (let i = 0; racing; i += 1)
+        patches.push(await call('PATCH', `/admin/users/${id}`, admin, { display_name: `Rae ${n}.${i}` }));
     };
     const editors = [0, 1, 2, 3].map(editor);
     await new Promise((r) => setTimeout(r, 300));
-    const loggedIn = await call('POST', '/auth/login', undefined, { email: 'rae@example.com', password: 'rae-password' });
+    const loggedIn = await call('POST', '/auth/login', undefined, {
+      email: 'rae@example.com',
+      password: 'rae-password',
+    });
     const enabled = await call('POST', '/auth/2fa/enable', rae, { code: await codeAt(secret, step()) });
     await new Promise((r) => setTimeout(r, 300));
     racing = false;
@@ -357,7 +468,10 @@ describe('admin edits change only what they name', () => {
     expect(after.json.two_factor_enabled).toBe(true);
     expect(after.json.display_name).toMatch(/^Rae \d\.\d+$/);
     expect(Date.parse(after.json.last_login_at)).toBeGreaterThan(Date.parse(before.json.last_login_at));
-    expect((await call('POST', '/auth/login', undefined, { email: 'rae@example.com', password: 'rae-password' })).json.requires_2fa).toBe(true);
+    expect(
+      (await call('POST', '/auth/login', undefined, { email: 'rae@example.com', password: 'rae-password' })).json
+        .requires_2fa,
+    ).toBe(true);
   });
 
   it('an admin edit that read the user before a login and a 2FA enable over HTTP does not undo them', async () => {
@@ -377,8 +491,13 @@ describe('admin edits change only what they name', () => {
         const seen = await deps.users.find(userId);
         if (!interleaved) {
           interleaved = true;
-          expect((await call('POST', '/auth/login', undefined, { email: 'uli@example.com', password: 'uli-password' })).status).toBe(200);
-          expect((await call('POST', '/auth/2fa/enable', uli, { code: await codeAt(secret, step()) })).status).toBe(200);
+          expect(
+            (await call('POST', '/auth/login', undefined, { email: 'uli@example.com', password: 'uli-password' }))
+              .status,
+          ).toBe(200);
+          expect((await call('POST', '/auth/2fa/enable', uli, { code: await codeAt(secret, step()) })).status).toBe(
+            200,
+          );
         }
         return seen;
       },

@@ -11,7 +11,12 @@ let stack: Stack;
 const api = apiClient(() => stack.baseUrl);
 
 beforeAll(async () => {
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('sec-limiter')}-`, bootstrapAdmin: ADMIN, env: { RATE_LIMIT_TABLE_NAME: 'no-such-rate-limit-table' } });
+  stack = await startStack({
+    port: 0,
+    namePrefix: `${uniqueName('sec-limiter')}-`,
+    bootstrapAdmin: ADMIN,
+    env: { RATE_LIMIT_TABLE_NAME: 'no-such-rate-limit-table' },
+  });
 });
 
 afterAll(async () => {

@@ -13,7 +13,8 @@ let admin: string;
 const open: AbortController[] = [];
 
 const api = apiClient(() => stack.baseUrl);
-const call = (method: string, path: string, token: string | undefined, body?: unknown) => api.call(method, `/api/v1${path}`, token === undefined ? { body } : { token, body });
+const call = (method: string, path: string, token: string | undefined, body?: unknown) =>
+  api.call(method, `/api/v1${path}`, token === undefined ? { body } : { token, body });
 
 /** Opens /sse/targets with a fresh SSE token of `credential`; the response once its headers arrived. */
 const openStream = async (credential: string) => {
@@ -21,7 +22,10 @@ const openStream = async (credential: string) => {
   expect(issued.status).toBe(200);
   const controller = new AbortController();
   open.push(controller);
-  const response = await fetch(`${stack.baseUrl}/api/v1/sse/targets?sse_token=${encodeURIComponent(issued.json.sse_token)}`, { signal: controller.signal });
+  const response = await fetch(
+    `${stack.baseUrl}/api/v1/sse/targets?sse_token=${encodeURIComponent(issued.json.sse_token)}`,
+    { signal: controller.signal },
+  );
   return { response, controller };
 };
 
@@ -63,31 +67,35 @@ afterAll(async () => {
 });
 
 describe('open streams per user', () => {
-  it('refuses the 11th stream of a user with 429 before it opens, and frees the slot when one closes', { timeout: 120_000 }, async () => {
-    // Prepare: ten open streams
-    const user = await userWith('streamer');
-    const streams = [];
-    for (let i = 0; i < 10; i += 1) streams.push(await openStream(user.token));
-    expect(streams.map((s) => s.response.status)).toEqual(Array(10).fill(200));
-    // Act
-    const eleventh = await openStream(user.token);
-    // Assess: refused with the general limiter's convention, while another user still gets one
-    expect(eleventh.response.status).toBe(429);
-    expect(eleventh.response.headers.get('content-type')).toMatch(/^text\/plain/);
-    expect(Number(eleventh.response.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(await eleventh.response.text()).toMatch(/at most 10 event streams/);
-    expect((await openStream(admin)).response.status).toBe(200);
-    // A closed stream gives its slot back (released when the server notices the client left)
-    streams[0]!.controller.abort();
-    let reopened = 0;
-    for (let attempt = 0; attempt < 20 && reopened !== 200; attempt += 1) {
-      await new Promise((r) => setTimeout(r, 500));
-      const again = await openStream(user.token);
-      reopened = again.response.status;
-      if (reopened !== 200) again.controller.abort();
-    }
-    expect(reopened).toBe(200);
-  });
+  it(
+    'refuses the 11th stream of a user with 429 before it opens, and frees the slot when one closes',
+    { timeout: 120_000 },
+    async () => {
+      // Prepare: ten open streams
+      const user = await userWith('streamer');
+      const streams = [];
+      for (let i = 0; i < 10; i += 1) streams.push(await openStream(user.token));
+      expect(streams.map((s) => s.response.status)).toEqual(Array(10).fill(200));
+      // Act
+      const eleventh = await openStream(user.token);
+      // Assess: refused with the general limiter's convention, while another user still gets one
+      expect(eleventh.response.status).toBe(429);
+      expect(eleventh.response.headers.get('content-type')).toMatch(/^text\/plain/);
+      expect(Number(eleventh.response.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(await eleventh.response.text()).toMatch(/at most 10 event streams/);
+      expect((await openStream(admin)).response.status).toBe(200);
+      // A closed stream gives its slot back (released when the server notices the client left)
+      streams[0]!.controller.abort();
+      let reopened = 0;
+      for (let attempt = 0; attempt < 20 && reopened !== 200; attempt += 1) {
+        await new Promise((r) => setTimeout(r, 500));
+        const again = await openStream(user.token);
+        reopened = again.response.status;
+        if (reopened !== 200) again.controller.abort();
+      }
+      expect(reopened).toBe(200);
+    },
+  );
 });
 
 describe('an open stream ends within 10 s when its credential stops being valid', () => {

@@ -13,9 +13,18 @@ let stack: Stack;
 let admin: string;
 
 const api = apiClient(() => stack.baseUrl);
-const call = (method: string, path: string, token: string | undefined, body?: unknown) => api.call(method, `/api/v1${path}`, token === undefined ? { body } : { token, body });
+const call = (method: string, path: string, token: string | undefined, body?: unknown) =>
+  api.call(method, `/api/v1${path}`, token === undefined ? { body } : { token, body });
 const register = (token: string, name: string, tags: { key: string; value: string }[] = []) =>
-  call('POST', '/agent/register', undefined, { enrollment_token: token, name, hostname: name, os: 'linux', arch: 'x64', agent_version: '1.0.0', tags });
+  call('POST', '/agent/register', undefined, {
+    enrollment_token: token,
+    name,
+    hostname: name,
+    os: 'linux',
+    arch: 'x64',
+    agent_version: '1.0.0',
+    tags,
+  });
 
 beforeAll(async () => {
   stack = await startStack({ port: 0, namePrefix: `${uniqueName('sec-enroll')}-`, bootstrapAdmin: ADMIN });
@@ -31,14 +40,24 @@ describe('enrollment tokens decide what a target gets', () => {
     // Prepare
     const created = await call('POST', '/targets/enrollment-tokens', admin, { tags: [{ key: 'role', value: 'web' }] });
     expect(created.status).toBe(201);
-    expect(created.json).toMatchObject({ id: expect.any(String), token: expect.stringMatching(/^det_/), tags: [{ key: 'role', value: 'web' }], max_uses: 1 });
+    expect(created.json).toMatchObject({
+      id: expect.any(String),
+      token: expect.stringMatching(/^det_/),
+      tags: [{ key: 'role', value: 'web' }],
+      max_uses: 1,
+    });
     // Act: the attack
-    const reply = await register(created.json.token, 'sneaky', [{ key: 'role', value: 'db' }, { key: 'env', value: 'prod' }]);
+    const reply = await register(created.json.token, 'sneaky', [
+      { key: 'role', value: 'db' },
+      { key: 'env', value: 'prod' },
+    ]);
     // Assess
     expect(reply.status).toBe(201);
     const target = await call('GET', `/targets/${reply.json.target_id}`, admin);
     expect(target.json.tags).toEqual([{ key: 'role', value: 'web' }]);
-    expect((await call('GET', '/targets?tag=role=db', admin)).json.data.map((t: { id: string }) => t.id)).not.toContain(reply.json.target_id);
+    expect((await call('GET', '/targets?tag=role=db', admin)).json.data.map((t: { id: string }) => t.id)).not.toContain(
+      reply.json.target_id,
+    );
   });
 
   it('enrolls exactly max_uses hosts when 10 register at once with a max_uses 3 token', async () => {
@@ -49,8 +68,12 @@ describe('enrollment tokens decide what a target gets', () => {
     // Assess
     const statuses = replies.map((r) => r.status).sort();
     expect(statuses).toEqual([201, 201, 201, 401, 401, 401, 401, 401, 401, 401]);
-    expect(replies.filter((r) => r.status === 401).every((r) => r.json.error.code === 'INVALID_CREDENTIALS')).toBe(true);
-    const listed = (await call('GET', '/targets/enrollment-tokens?limit=100', admin)).json.data.find((t: { id: string }) => t.id === id);
+    expect(replies.filter((r) => r.status === 401).every((r) => r.json.error.code === 'INVALID_CREDENTIALS')).toBe(
+      true,
+    );
+    const listed = (await call('GET', '/targets/enrollment-tokens?limit=100', admin)).json.data.find(
+      (t: { id: string }) => t.id === id,
+    );
     expect(listed).toMatchObject({ uses: 3, max_uses: 3 });
     expect((await call('GET', '/targets?search=race-', admin)).json.meta.total).toBe(3);
   });
@@ -63,12 +86,22 @@ describe('enrollment tokens decide what a target gets', () => {
   });
 
   it('lists tokens without their secret, and validates max_uses', async () => {
-    const created = (await call('POST', '/targets/enrollment-tokens', admin, { max_uses: 5, tags: [{ key: 'tier', value: '1' }] })).json;
+    const created = (
+      await call('POST', '/targets/enrollment-tokens', admin, { max_uses: 5, tags: [{ key: 'tier', value: '1' }] })
+    ).json;
     const list = await call('GET', '/targets/enrollment-tokens?limit=100', admin);
     expect(list.status).toBe(200);
     expect(list.json.meta).toMatchObject({ page: 1, limit: 100 });
     const listed = list.json.data.find((t: { id: string }) => t.id === created.id);
-    expect(listed).toMatchObject({ uses: 0, max_uses: 5, tags: [{ key: 'tier', value: '1' }], expires_at: created.expires_at, created_by: expect.any(String), created_at: expect.any(String), tenant_id: null });
+    expect(listed).toMatchObject({
+      uses: 0,
+      max_uses: 5,
+      tags: [{ key: 'tier', value: '1' }],
+      expires_at: created.expires_at,
+      created_by: expect.any(String),
+      created_at: expect.any(String),
+      tenant_id: null,
+    });
     expect(JSON.stringify(list.json)).not.toContain(created.token);
     expect(JSON.stringify(list.json)).not.toMatch(/det_|tokenHash|token_hash/);
     const tooMany = await call('POST', '/targets/enrollment-tokens', admin, { max_uses: 1001 });
@@ -85,7 +118,9 @@ describe('enrollment tokens decide what a target gets', () => {
     const reply = await register(token, 'after-revoke');
     expect([reply.status, reply.json.error.code]).toEqual([401, 'INVALID_CREDENTIALS']);
     expect((await call('DELETE', `/targets/enrollment-tokens/${id}`, admin)).status).toBe(404);
-    expect((await call('GET', '/targets/enrollment-tokens?limit=100', admin)).json.data.map((t: { id: string }) => t.id)).not.toContain(id);
+    expect(
+      (await call('GET', '/targets/enrollment-tokens?limit=100', admin)).json.data.map((t: { id: string }) => t.id),
+    ).not.toContain(id);
   });
 });
 
@@ -101,7 +136,9 @@ describe('tenant-scoped users and enrollment tokens', () => {
     const tokenA = await call('POST', '/targets/enrollment-tokens', scoped, {});
     expect([tokenA.status, tokenA.json.tenant_id]).toEqual([201, tenantA.id]);
     // Act + Assess
-    const listed = (await call('GET', '/targets/enrollment-tokens?limit=100', scoped)).json.data.map((t: { id: string }) => t.id);
+    const listed = (await call('GET', '/targets/enrollment-tokens?limit=100', scoped)).json.data.map(
+      (t: { id: string }) => t.id,
+    );
     expect(listed).toEqual([tokenA.json.id]);
     expect((await call('DELETE', `/targets/enrollment-tokens/${tokenB.id}`, scoped)).status).toBe(404);
     expect((await call('POST', '/targets/enrollment-tokens', scoped, { tenant_id: tenantB.id })).status).toBe(403);

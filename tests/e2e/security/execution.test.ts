@@ -26,7 +26,8 @@ let dir: string;
 let agents: readonly RunningAgent[] = [];
 
 const api = apiClient(() => stack.baseUrl);
-const call = (token: string, method: string, path: string, body?: unknown) => api.call(method, `/api/v1${path}`, { token, body });
+const call = (token: string, method: string, path: string, body?: unknown) =>
+  api.call(method, `/api/v1${path}`, { token, body });
 const web = { target_tags: [{ key: 'role', value: 'web' }] };
 const exists = (file: string) =>
   access(file).then(
@@ -38,7 +39,11 @@ let n = 0;
 /** An action (by the admin, an action author) with one version; its id. */
 const action = async (version: Record<string, unknown>): Promise<string> => {
   n += 1;
-  const created = await call(admin, 'POST', '/actions', { slug: `sec-exec-${n}`, name: `Sec exec ${n}`, version: { version: '1.0.0', ...version } });
+  const created = await call(admin, 'POST', '/actions', {
+    slug: `sec-exec-${n}`,
+    name: `Sec exec ${n}`,
+    version: { version: '1.0.0', ...version },
+  });
   expect([created.status, created.json.error]).toEqual([201, undefined]);
   return created.json.id;
 };
@@ -58,12 +63,16 @@ const stdout = async (id: string): Promise<string> =>
     .filter((s) => s !== null)
     .join('\n');
 const deploymentCount = async (): Promise<number> => (await call(admin, 'GET', '/deployments?limit=1')).json.meta.total;
-const fieldsOf = (json: { error?: { details?: { fields?: { field: string }[] } } }) => (json.error?.details?.fields ?? []).map((f) => f.field).sort();
+const fieldsOf = (json: { error?: { details?: { fields?: { field: string }[] } } }) =>
+  (json.error?.details?.fields ?? []).map((f) => f.field).sort();
 
 beforeAll(async () => {
   stack = await startStack({ port: 0, namePrefix: `${uniqueName('sec-exec')}-`, bootstrapAdmin: ADMIN });
   admin = (await api.login(ADMIN)).token;
-  const role = await call(admin, 'POST', '/admin/roles', { name: 'deploy-only', description: 'creates deployments, reads the rest' });
+  const role = await call(admin, 'POST', '/admin/roles', {
+    name: 'deploy-only',
+    description: 'creates deployments, reads the rest',
+  });
   expect(role.status).toBe(201);
   const granted = await call(admin, 'POST', `/admin/roles/${role.json.id}/permissions`, {
     permissions: ['deployments:create', 'deployments:read', 'actions:read', 'targets:read'],
@@ -86,8 +95,16 @@ describe('a deployer cannot change how the action starts', () => {
     // Prepare
     const id = await action({ script: 'echo "greeting=$GREETING"', variables: [{ name: 'GREETING' }] });
     // Act
-    const denied = await call(deployer, 'POST', '/actions', { slug: 'mine', name: 'Mine', version: { version: '1.0.0', script: 'id' } });
-    const created = await call(deployer, 'POST', '/deployments', { action_id: id, ...web, variables: { GREETING: 'hello' } });
+    const denied = await call(deployer, 'POST', '/actions', {
+      slug: 'mine',
+      name: 'Mine',
+      version: { version: '1.0.0', script: 'id' },
+    });
+    const created = await call(deployer, 'POST', '/deployments', {
+      action_id: id,
+      ...web,
+      variables: { GREETING: 'hello' },
+    });
     // Assess
     expect(denied.status).toBe(403);
     expect([created.status, created.json.error]).toEqual([201, undefined]);
@@ -99,20 +116,50 @@ describe('a deployer cannot change how the action starts', () => {
     // Prepare
     const id = await action({ script: 'echo "note=$NOTE"', variables: [{ name: 'NOTE' }] });
     // Act
-    const created = await call(deployer, 'POST', '/deployments', { action_id: id, ...web, variables: { NOTE: 'enc:x' } });
+    const created = await call(deployer, 'POST', '/deployments', {
+      action_id: id,
+      ...web,
+      variables: { NOTE: 'enc:x' },
+    });
     // Assess
     expect([created.status, created.json.error]).toEqual([201, undefined]);
     const done = await finished(created.json.deployment_id);
-    expect([done.state, done.config.variables, done.plan.resolved_variables]).toEqual(['success', { NOTE: 'enc:x' }, { NOTE: 'enc:x' }]);
+    expect([done.state, done.config.variables, done.plan.resolved_variables]).toEqual([
+      'success',
+      { NOTE: 'enc:x' },
+      { NOTE: 'enc:x' },
+    ]);
     expect(await stdout(created.json.deployment_id)).toContain('note=enc:x');
   });
 
   // Each attack, if it got through, would make the target's interpreter write `marker` before the script runs.
   const attacks = (marker: string): [string, string, string, Record<string, unknown>, string[]][] => [
-    ['NODE_OPTIONS --import', 'node', 'console.log(1)', { variables: { NODE_OPTIONS: `--import=data:text/javascript,import('node:fs').then(f=>f.writeFileSync('${marker}','x'))` } }, ['variables.NODE_OPTIONS']],
+    [
+      'NODE_OPTIONS --import',
+      'node',
+      'console.log(1)',
+      {
+        variables: {
+          NODE_OPTIONS: `--import=data:text/javascript,import('node:fs').then(f=>f.writeFileSync('${marker}','x'))`,
+        },
+      },
+      ['variables.NODE_OPTIONS'],
+    ],
     ['LD_PRELOAD', 'sh', 'echo 1', { variables: { LD_PRELOAD: `${marker}.so` } }, ['variables.LD_PRELOAD']],
-    ['lower-case ld_preload', 'sh', 'echo 1', { prompted_values: { ld_preload: `${marker}.so` } }, ['prompted_values.ld_preload']],
-    ['SHELLOPTS=xtrace + PS4', 'bash', 'echo 1', { variables: { SHELLOPTS: 'xtrace', PS4: `$(touch ${marker})` } }, ['variables.PS4', 'variables.SHELLOPTS']],
+    [
+      'lower-case ld_preload',
+      'sh',
+      'echo 1',
+      { prompted_values: { ld_preload: `${marker}.so` } },
+      ['prompted_values.ld_preload'],
+    ],
+    [
+      'SHELLOPTS=xtrace + PS4',
+      'bash',
+      'echo 1',
+      { variables: { SHELLOPTS: 'xtrace', PS4: `$(touch ${marker})` } },
+      ['variables.PS4', 'variables.SHELLOPTS'],
+    ],
     [
       'PYTHONWARNINGS + BROWSER',
       'python3',
@@ -122,32 +169,56 @@ describe('a deployer cannot change how the action starts', () => {
     ],
     ['BASH_ENV', 'bash', 'echo 1', { variables: { BASH_ENV: `${marker}.sh` } }, ['variables.BASH_ENV']],
     ['__proto__', 'sh', 'echo 1', { variables: Object.fromEntries([['__proto__', 'x']]) }, ['variables.__proto__']],
-    ['an undeclared variable', 'sh', 'echo 1', { variables: { GREETING: 'hi', UNDECLARED: 'x' } }, ['variables.UNDECLARED']],
+    [
+      'an undeclared variable',
+      'sh',
+      'echo 1',
+      { variables: { GREETING: 'hi', UNDECLARED: 'x' } },
+      ['variables.UNDECLARED'],
+    ],
   ];
 
-  it.each(attacks('').map(([name], index) => [name, index] as const))('%s: 400 naming it at create, dry run and preview; nothing runs', async (_name, index) => {
-    // Prepare
-    const marker = join(dir, `pwned-${index}`);
-    const [, interpreter, script, variables, fields] = attacks(marker)[index]!;
-    const id = await action({ script, interpreter, variables: [{ name: 'GREETING' }] });
-    const before = await deploymentCount();
-    // Act
-    const created = await call(deployer, 'POST', '/deployments', { action_id: id, ...web, ...variables });
-    const dryRun = await call(deployer, 'POST', '/deployments', { action_id: id, ...web, ...variables, dry_run: true });
-    const preview = await call(deployer, 'POST', '/deployments/preview', { action_id: id, ...web, ...variables });
-    // Assess
-    for (const reply of [created, dryRun, preview]) {
-      expect([reply.status, reply.json.error?.code, fieldsOf(reply.json)]).toEqual([400, 'VALIDATION_ERROR', fields]);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 1000)); // time for anything that was started to run
-    expect(await deploymentCount()).toBe(before);
-    expect(await exists(marker)).toBe(false);
-  });
+  it.each(attacks('').map(([name], index) => [name, index] as const))(
+    '%s: 400 naming it at create, dry run and preview; nothing runs',
+    async (_name, index) => {
+      // Prepare
+      const marker = join(dir, `pwned-${index}`);
+      const [, interpreter, script, variables, fields] = attacks(marker)[index]!;
+      const id = await action({ script, interpreter, variables: [{ name: 'GREETING' }] });
+      const before = await deploymentCount();
+      // Act
+      const created = await call(deployer, 'POST', '/deployments', { action_id: id, ...web, ...variables });
+      const dryRun = await call(deployer, 'POST', '/deployments', {
+        action_id: id,
+        ...web,
+        ...variables,
+        dry_run: true,
+      });
+      const preview = await call(deployer, 'POST', '/deployments/preview', { action_id: id, ...web, ...variables });
+      // Assess
+      for (const reply of [created, dryRun, preview]) {
+        expect([reply.status, reply.json.error?.code, fieldsOf(reply.json)]).toEqual([400, 'VALIDATION_ERROR', fields]);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1000)); // time for anything that was started to run
+      expect(await deploymentCount()).toBe(before);
+      expect(await exists(marker)).toBe(false);
+    },
+  );
 
   it('says why an undeclared variable is refused', async () => {
     const id = await action({ script: 'echo 1', variables: [{ name: 'GREETING' }] });
-    const reply = await call(deployer, 'POST', '/deployments/preview', { action_id: id, ...web, variables: { OTHER: 'x' } });
-    expect(reply.json.error.details.fields).toEqual([{ field: 'variables.OTHER', code: 'VALIDATION_ERROR', message: 'Variable OTHER is not declared by any action of the plan' }]);
+    const reply = await call(deployer, 'POST', '/deployments/preview', {
+      action_id: id,
+      ...web,
+      variables: { OTHER: 'x' },
+    });
+    expect(reply.json.error.details.fields).toEqual([
+      {
+        field: 'variables.OTHER',
+        code: 'VALIDATION_ERROR',
+        message: 'Variable OTHER is not declared by any action of the plan',
+      },
+    ]);
   });
 });
 
@@ -156,12 +227,22 @@ describe('an action author cannot declare such a variable', () => {
     // Prepare
     const id = await action({ script: 'echo 1', variables: [{ name: 'PORT' }] });
     // Act
-    const atCreate = await call(admin, 'POST', '/actions', { slug: 'sec-bad', name: 'Bad', version: { version: '1.0.0', script: 'echo 1', variables: [{ name: 'NODE_OPTIONS' }] } });
-    const atVersion = await call(admin, 'POST', `/actions/${id}/versions`, { version: '1.1.0', script: 'echo 1', variables: [{ name: 'PORT' }, { name: 'ld_preload' }] });
+    const atCreate = await call(admin, 'POST', '/actions', {
+      slug: 'sec-bad',
+      name: 'Bad',
+      version: { version: '1.0.0', script: 'echo 1', variables: [{ name: 'NODE_OPTIONS' }] },
+    });
+    const atVersion = await call(admin, 'POST', `/actions/${id}/versions`, {
+      version: '1.1.0',
+      script: 'echo 1',
+      variables: [{ name: 'PORT' }, { name: 'ld_preload' }],
+    });
     const atUpdate = await call(admin, 'PUT', `/actions/${id}/versions/1.0.0`, { variables: [{ name: 'SHELLOPTS' }] });
     // Assess
     expect([atCreate.status, fieldsOf(atCreate.json)]).toEqual([400, ['version.variables.0.name']]);
-    expect(atCreate.json.error.details.fields[0].message).toContain("Variable NODE_OPTIONS is not allowed in a command's environment");
+    expect(atCreate.json.error.details.fields[0].message).toContain(
+      "Variable NODE_OPTIONS is not allowed in a command's environment",
+    );
     expect([atVersion.status, fieldsOf(atVersion.json)]).toEqual([400, ['variables.1.name']]);
     expect([atUpdate.status, fieldsOf(atUpdate.json)]).toEqual([400, ['variables.0.name']]);
     const stored = await call(admin, 'GET', `/actions/${id}/versions/1.0.0`);
@@ -173,14 +254,33 @@ describe('redeploy', () => {
   it('refuses refused and undeclared overrides, and drops original variables the new plan no longer declares (plan warning)', async () => {
     // Prepare
     const id = await action({ script: 'echo "a=$A"', variables: [{ name: 'A' }] });
-    const first = await call(admin, 'POST', '/deployments', { action_id: id, version_requirement: '^1', ...web, variables: { A: 'one' } });
+    const first = await call(admin, 'POST', '/deployments', {
+      action_id: id,
+      version_requirement: '^1',
+      ...web,
+      variables: { A: 'one' },
+    });
     expect(first.status).toBe(201);
     await finished(first.json.deployment_id);
-    expect((await call(admin, 'POST', `/actions/${id}/versions`, { version: '1.1.0', script: 'echo "b=$B a=$A"', variables: [{ name: 'B' }] })).status).toBe(201);
+    expect(
+      (
+        await call(admin, 'POST', `/actions/${id}/versions`, {
+          version: '1.1.0',
+          script: 'echo "b=$B a=$A"',
+          variables: [{ name: 'B' }],
+        })
+      ).status,
+    ).toBe(201);
     // Act
-    const refused = await call(admin, 'POST', `/deployments/${first.json.deployment_id}/redeploy`, { variables: { NODE_OPTIONS: '--require=/tmp/x.js' } });
-    const undeclared = await call(admin, 'POST', `/deployments/${first.json.deployment_id}/redeploy`, { variables: { A: 'again' } });
-    const again = await call(admin, 'POST', `/deployments/${first.json.deployment_id}/redeploy`, { variables: { B: 'two' } });
+    const refused = await call(admin, 'POST', `/deployments/${first.json.deployment_id}/redeploy`, {
+      variables: { NODE_OPTIONS: '--require=/tmp/x.js' },
+    });
+    const undeclared = await call(admin, 'POST', `/deployments/${first.json.deployment_id}/redeploy`, {
+      variables: { A: 'again' },
+    });
+    const again = await call(admin, 'POST', `/deployments/${first.json.deployment_id}/redeploy`, {
+      variables: { B: 'two' },
+    });
     // Assess
     expect([refused.status, fieldsOf(refused.json)]).toEqual([400, ['variables.NODE_OPTIONS']]);
     expect([undeclared.status, fieldsOf(undeclared.json)]).toEqual([400, ['variables.A']]);
@@ -198,24 +298,44 @@ describe('redeploy', () => {
 describe('redeploy and secrets', () => {
   it("another user's redeploy must give each secret again (400 naming it); the original triggerer's reuses it", async () => {
     // Prepare: two users who may create and redeploy; rita deploys a secret
-    const role = await call(admin, 'POST', '/admin/roles', { name: 'redeployer', description: 'creates and redeploys' });
-    await call(admin, 'POST', `/admin/roles/${role.json.id}/permissions`, { permissions: ['deployments:create', 'deployments:redeploy', 'deployments:read', 'actions:read', 'targets:read'] });
+    const role = await call(admin, 'POST', '/admin/roles', {
+      name: 'redeployer',
+      description: 'creates and redeploys',
+    });
+    await call(admin, 'POST', `/admin/roles/${role.json.id}/permissions`, {
+      permissions: ['deployments:create', 'deployments:redeploy', 'deployments:read', 'actions:read', 'targets:read'],
+    });
     await createUser('rita@example.com', 'rita-password', ['redeployer']);
     await createUser('sam@example.com', 'sam-password', ['redeployer']);
     const rita = (await api.login({ email: 'rita@example.com', password: 'rita-password' })).token;
     const sam = (await api.login({ email: 'sam@example.com', password: 'sam-password' })).token;
-    const id = await action({ script: 'echo "token length ${#TOKEN}"', variables: [{ name: 'TOKEN', secret: true, required: true }] });
-    const first = await call(rita, 'POST', '/deployments', { action_id: id, ...web, prompted_values: { TOKEN: 'rita-secret-123' } });
+    const id = await action({
+      script: 'echo "token length ${#TOKEN}"',
+      variables: [{ name: 'TOKEN', secret: true, required: true }],
+    });
+    const first = await call(rita, 'POST', '/deployments', {
+      action_id: id,
+      ...web,
+      prompted_values: { TOKEN: 'rita-secret-123' },
+    });
     expect(first.status).toBe(201);
     await finished(first.json.deployment_id);
     // Act
     const without = await call(sam, 'POST', `/deployments/${first.json.deployment_id}/redeploy`, {});
-    const withOwn = await call(sam, 'POST', `/deployments/${first.json.deployment_id}/redeploy`, { variables: { TOKEN: 'sam' } });
+    const withOwn = await call(sam, 'POST', `/deployments/${first.json.deployment_id}/redeploy`, {
+      variables: { TOKEN: 'sam' },
+    });
     const byTriggerer = await call(rita, 'POST', `/deployments/${first.json.deployment_id}/redeploy`, {});
     // Assess
     expect([without.status, without.json.error?.details?.fields]).toEqual([
       400,
-      [{ field: 'variables.TOKEN', code: 'VALIDATION_ERROR', message: 'Secret variable TOKEN must be given again: only the original triggerer or an admin may reuse it' }],
+      [
+        {
+          field: 'variables.TOKEN',
+          code: 'VALIDATION_ERROR',
+          message: 'Secret variable TOKEN must be given again: only the original triggerer or an admin may reuse it',
+        },
+      ],
     ]);
     expect([withOwn.status, byTriggerer.status]).toEqual([201, 201]);
     expect((await finished(withOwn.json.id)).state).toBe('success');
@@ -228,13 +348,24 @@ describe('redeploy and secrets', () => {
 describe('secrets in command records', () => {
   it('keeps a secret sealed in the raw command item; only the agent that runs it sees the value', async () => {
     // Prepare
-    const id = await action({ script: 'echo "token length ${#TOKEN}"', variables: [{ name: 'TOKEN', secret: true, required: true }] });
+    const id = await action({
+      script: 'echo "token length ${#TOKEN}"',
+      variables: [{ name: 'TOKEN', secret: true, required: true }],
+    });
     // Act
-    const created = await call(deployer, 'POST', '/deployments', { action_id: id, ...web, variables: { TOKEN: 'plaintext-secret-42' } });
+    const created = await call(deployer, 'POST', '/deployments', {
+      action_id: id,
+      ...web,
+      variables: { TOKEN: 'plaintext-secret-42' },
+    });
     const done = await finished(created.json.deployment_id);
-    const db = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: stack.dynamoEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS }));
+    const db = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ endpoint: stack.dynamoEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS }),
+    );
     const commandId = commandIdOf(done.plan.steps[0].id, 1);
-    const { Item } = await db.send(new GetCommand({ TableName: stack.tables['MainTable']!, Key: { pk: `COMMAND#${commandId}`, sk: 'COMMAND' } }));
+    const { Item } = await db.send(
+      new GetCommand({ TableName: stack.tables['MainTable']!, Key: { pk: `COMMAND#${commandId}`, sk: 'COMMAND' } }),
+    );
     // Assess
     expect(done.state).toBe('success');
     expect(Item?.['secretVariables']).toEqual(['TOKEN']);
@@ -247,7 +378,13 @@ describe('secrets in command records', () => {
 describe('a deployment runs what was planned', () => {
   const waitingFor = async (requestId: string) => {
     for (const until = Date.now() + 40_000; ; await new Promise((r) => setTimeout(r, 250))) {
-      const request = ((await call(admin, 'GET', '/deployments/pending')).json as { id: string; status: string; deployment_id?: string }[]).find((r) => r.id === requestId);
+      const request = (
+        (await call(admin, 'GET', '/deployments/pending')).json as {
+          id: string;
+          status: string;
+          deployment_id?: string;
+        }[]
+      ).find((r) => r.id === requestId);
       if (request?.deployment_id !== undefined) return request.deployment_id;
       if (Date.now() > until) throw new Error(`request ${requestId} was not dispatched: ${JSON.stringify(request)}`);
     }
@@ -274,7 +411,11 @@ describe('a deployment runs what was planned', () => {
       const redeployed = await call(admin, 'POST', `/deployments/${deploymentId}/redeploy`, {});
       expect(redeployed.status).toBe(201);
       const again = await finished(redeployed.json.id);
-      expect(again.plan.warnings).toEqual([expect.stringMatching(/^Planned anew from the current catalog \(redeploy of .*\): .*its script changed since the original ran/)]);
+      expect(again.plan.warnings).toEqual([
+        expect.stringMatching(
+          /^Planned anew from the current catalog \(redeploy of .*\): .*its script changed since the original ran/,
+        ),
+      ]);
       expect(await stdout(redeployed.json.id)).toContain('edited script');
     } finally {
       await call(admin, 'PUT', '/admin/orchestration', { instances: 4 });
@@ -284,7 +425,9 @@ describe('a deployment runs what was planned', () => {
   it('a version deleted while its deployment runs does not stop the deployment’s later attempts', async () => {
     // Prepare: the first attempt fails and is retried after the version is gone
     const marker = join(dir, 'attempted-once');
-    const id = await action({ script: `if [ -f ${marker} ]; then echo "second attempt"; else touch ${marker}; sleep 2; exit 3; fi` });
+    const id = await action({
+      script: `if [ -f ${marker} ]; then echo "second attempt"; else touch ${marker}; sleep 2; exit 3; fi`,
+    });
     const created = await call(deployer, 'POST', '/deployments', { action_id: id, ...web, max_retries: 1 });
     expect(created.status).toBe(201);
     // Act: delete the action version (and the action) while the first attempt runs

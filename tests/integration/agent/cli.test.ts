@@ -16,7 +16,11 @@ interface Run {
 }
 
 const agentProcess = (args: string[], env: NodeJS.ProcessEnv = {}): Run => {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'agent/main.ts', ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'agent/main.ts', ...args], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -58,12 +62,30 @@ describe('npm run agent', () => {
   it('stops on SIGTERM: polling ends, a running command is killed after the grace period and reported, exit 0', async () => {
     // Prepare
     run = agentProcess(
-      ['--server', server.url, '--name', 'cli-agent', '--tag', 'env=test', '--state-dir', join(dir, 'state'), '--poll-wait-seconds', '1',
-        '--heartbeat-seconds', '1', '--kill-grace-seconds', '1', '--shutdown-grace-seconds', '1'],
+      [
+        '--server',
+        server.url,
+        '--name',
+        'cli-agent',
+        '--tag',
+        'env=test',
+        '--state-dir',
+        join(dir, 'state'),
+        '--poll-wait-seconds',
+        '1',
+        '--heartbeat-seconds',
+        '1',
+        '--kill-grace-seconds',
+        '1',
+        '--shutdown-grace-seconds',
+        '1',
+      ],
       { DEPLOYER_AGENT_ENROLL_TOKEN: 'det_test-enrollment' },
     );
     await until('the agent to start', () => run!.stdout().includes('[cli-agent] started: target'), 20_000);
-    const command = server.backend.enqueue(server.backend.target.id, { script: 'echo "token=${DEPLOYER_AGENT_ENROLL_TOKEN:-none}"; sleep 30' });
+    const command = server.backend.enqueue(server.backend.target.id, {
+      script: 'echo "token=${DEPLOYER_AGENT_ENROLL_TOKEN:-none}"; sleep 30',
+    });
     await until('the command output', () => server.backend.output(command.id) !== '');
     // Act
     run.child.kill('SIGTERM');
@@ -71,7 +93,10 @@ describe('npm run agent', () => {
     // Assess
     expect(code).toBe(0);
     expect(server.backend.output(command.id)).toBe('token=none\n');
-    expect(server.backend.command(command.id).completion).toMatchObject({ exit_code: 130, error_message: 'Cancelled: the agent shut down before the command finished' });
+    expect(server.backend.command(command.id).completion).toMatchObject({
+      exit_code: 130,
+      error_message: 'Cancelled: the agent shut down before the command finished',
+    });
     expect(server.backend.target.registration.tags).toEqual([{ key: 'env', value: 'test' }]);
     const out = run.stdout();
     expect(out).toContain('[cli-agent] received SIGTERM; stopping');

@@ -69,7 +69,9 @@ describe('running commands', () => {
     expect(state.violations).toEqual([]);
     expect(await readFile(join(dir, 'state', 'work', command.id, 'script.sh'), 'utf8')).toBe(script);
     const log = lines.join('\n');
-    expect(log).toMatch(new RegExp(`Z \\[test-agent\\] running ${command.id} \\(deploy dep-1, action hello@1\\.2\\.0, sh, no timeout\\)`));
+    expect(log).toMatch(
+      new RegExp(`Z \\[test-agent\\] running ${command.id} \\(deploy dep-1, action hello@1\\.2\\.0, sh, no timeout\\)`),
+    );
     expect(log).toMatch(new RegExp(`finished ${command.id}: exit 0 in \\d+\\.\\ds`));
     expect(log).not.toContain('correct-horse');
     const store = new CommandStore(join(dir, 'state'));
@@ -87,7 +89,12 @@ describe('running commands', () => {
     const state = await completed(command.id);
     // Assess
     expect(state.chunks.map((c) => c.seq)).toEqual(state.chunks.map((_, i) => i));
-    const lines = state.chunks.flatMap((c) => c.data.trimEnd().split('\n').map((line) => `${c.stream}:${line}`));
+    const lines = state.chunks.flatMap((c) =>
+      c.data
+        .trimEnd()
+        .split('\n')
+        .map((line) => `${c.stream}:${line}`),
+    );
     expect(lines).toEqual(steps.map((s) => `${s.startsWith('err') ? 'stderr' : 'stdout'}:${s}`));
     expect(state.violations).toEqual([]);
   });
@@ -99,7 +106,10 @@ describe('running commands', () => {
     const command = enqueue({ script: 'exit 0', interpreter: 'python3' });
     const state = await completed(command.id);
     // Assess
-    expect(state.completion).toMatchObject({ exit_code: 127, error_message: "The interpreter 'python3' was not found on this host" });
+    expect(state.completion).toMatchObject({
+      exit_code: 127,
+      error_message: "The interpreter 'python3' was not found on this host",
+    });
   });
 
   it('kills a command that runs past its timeout, with its children, and reports 124', async () => {
@@ -113,7 +123,10 @@ describe('running commands', () => {
     const state = await completed(command.id, 10_000);
     // Assess
     expect(Date.now() - began).toBeLessThan(8000);
-    expect(state.completion).toMatchObject({ exit_code: 124, error_message: 'Timed out after 1 s; the process group was killed' });
+    expect(state.completion).toMatchObject({
+      exit_code: 124,
+      error_message: 'Timed out after 1 s; the process group was killed',
+    });
     await until('the sleep to be gone', () => !alive(child), 3000);
   });
 
@@ -186,7 +199,11 @@ describe('running commands', () => {
     await until('the refused completion', () => lines.some((l) => l.includes(`finished ${command.id}`)));
     // Act: delivered again before the completion got through
     server.backend.redeliver(command.id);
-    await until('the completion to be sent again', () => server.backend.command(command.id).completeCalls === 2, 15_000);
+    await until(
+      'the completion to be sent again',
+      () => server.backend.command(command.id).completeCalls === 2,
+      15_000,
+    );
     // Assess
     expect(await readFile(ran, 'utf8')).toBe('once\n');
     expect(server.backend.command(command.id).deliveries).toBe(2);
@@ -205,7 +222,9 @@ describe('running commands', () => {
     await new Promise((r) => setTimeout(r, 500));
     // Assess
     expect(calls()).toBe(after);
-    expect(lines.join('\n')).toMatch(new RegExp(`finished ${command.id}: exit 130 .*\\(The server no longer knows this command\\)`));
+    expect(lines.join('\n')).toMatch(
+      new RegExp(`finished ${command.id}: exit 130 .*\\(The server no longer knows this command\\)`),
+    );
   });
 });
 
@@ -238,7 +257,10 @@ describe('stopping the agent', () => {
     // Assess
     expect(Date.now() - began).toBeLessThan(8000);
     expect(Date.now() - began).toBeGreaterThanOrEqual(900);
-    expect(server.backend.command(command.id).completion).toMatchObject({ exit_code: 130, error_message: 'Cancelled: the agent shut down before the command finished' });
+    expect(server.backend.command(command.id).completion).toMatchObject({
+      exit_code: 130,
+      error_message: 'Cancelled: the agent shut down before the command finished',
+    });
     expect(server.backend.output(command.id)).toBe('started\n');
     expect(alive(child)).toBe(false);
     expect(server.backend.polls.length).toBeLessThanOrEqual(pollsBefore + 1);

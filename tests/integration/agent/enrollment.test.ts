@@ -31,11 +31,20 @@ const start = async (options: Partial<Parameters<typeof startTestAgent>[0]> = {}
 describe('agent enrollment', () => {
   it('enrolls once, keeps its token in a 0600 state file, and later starts reuse it without registering', async () => {
     // Prepare
-    const first = await start({ name: 'local-1', tags: [{ key: 'env', value: 'local' }, { key: 'role', value: 'web' }] });
+    const first = await start({
+      name: 'local-1',
+      tags: [
+        { key: 'env', value: 'local' },
+        { key: 'role', value: 'web' },
+      ],
+    });
     await first.agent.stop();
     // Act
     const second = await start({ name: 'local-1', enrollToken: undefined });
-    await until('a heartbeat of the second start', () => server.backend.heartbeats.length > 0 && server.backend.heartbeats.at(-1)!.at > Date.now() - 1000);
+    await until(
+      'a heartbeat of the second start',
+      () => server.backend.heartbeats.length > 0 && server.backend.heartbeats.at(-1)!.at > Date.now() - 1000,
+    );
     // Assess
     const { target } = server.backend;
     expect(server.backend.registerCalls).toBe(1);
@@ -44,14 +53,22 @@ describe('agent enrollment', () => {
       enrollment_token: 'det_test-enrollment',
       name: 'local-1',
       agent_version: AGENT_VERSION,
-      tags: [{ key: 'env', value: 'local' }, { key: 'role', value: 'web' }],
+      tags: [
+        { key: 'env', value: 'local' },
+        { key: 'role', value: 'web' },
+      ],
     });
     expect(target.registration.hostname).not.toBe('');
     expect(target.registration.os).not.toBe('');
     expect(target.registration.arch).not.toBe('');
     const file = join(dir, 'state', 'state.json');
     expect((await stat(file)).mode & 0o777).toBe(0o600);
-    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({ server: server.url, target_id: target.id, agent_token: target.token, name: 'local-1' });
+    expect(JSON.parse(await readFile(file, 'utf8'))).toMatchObject({
+      server: server.url,
+      target_id: target.id,
+      agent_token: target.token,
+      name: 'local-1',
+    });
     const log = [...first.lines, ...second.lines].join('\n');
     expect(log).toContain(`enrolled with ${server.url} as target ${target.id} (tags env=local, role=web)`);
     expect(log).toContain(`using the enrollment in ${join(dir, 'state')} (target ${target.id})`);
@@ -86,7 +103,9 @@ describe('agent enrollment', () => {
     try {
       // Act
       const refused = start({ server: other.url, enrollToken: undefined });
-      await expect(refused).rejects.toThrow(`belongs to the server ${server.url}, not ${other.url}; pass --enroll TOKEN`);
+      await expect(refused).rejects.toThrow(
+        `belongs to the server ${server.url}, not ${other.url}; pass --enroll TOKEN`,
+      );
       const moved = await start({ server: other.url });
       // Assess
       expect(other.backend.registerCalls).toBe(1);
@@ -111,7 +130,9 @@ describe('agent enrollment', () => {
     // Assess
     expect(newTarget.id).not.toBe(oldTarget);
     expect(server.backend.output(command.id)).toBe('still working\n');
-    expect(lines.join('\n')).toContain('the server refused the agent token (target deleted or server data reset); enrolling again');
+    expect(lines.join('\n')).toContain(
+      'the server refused the agent token (target deleted or server data reset); enrolling again',
+    );
   });
 
   it('exits with 1 and says why when its token is refused and it cannot enroll again', async () => {
@@ -124,7 +145,9 @@ describe('agent enrollment', () => {
     const code = await agent.exited;
     // Assess
     expect(code).toBe(1);
-    expect(lines.join('\n')).toContain('The server refused the agent token (the target was deleted or the server data was reset). Start the agent again with --enroll TOKEN.');
+    expect(lines.join('\n')).toContain(
+      'The server refused the agent token (the target was deleted or the server data was reset). Start the agent again with --enroll TOKEN.',
+    );
     expect(server.backend.registerCalls).toBe(1);
   });
 });
@@ -142,15 +165,37 @@ describe('agent restarts', () => {
     const store = new CommandStore(join(dir, 'state'));
     const at = '2026-11-22T10:00:00.000Z';
     await store.save({ id: lost.id, status: 'started', deployment_id: 'dep-1', started_at: at, updated_at: at });
-    await store.save({ id: unreported.id, status: 'completed', deployment_id: 'dep-1', started_at: at, updated_at: at, result: { exit_code: 3, started_at: at, completed_at: at } });
+    await store.save({
+      id: unreported.id,
+      status: 'completed',
+      deployment_id: 'dep-1',
+      started_at: at,
+      updated_at: at,
+      result: { exit_code: 3, started_at: at, completed_at: at },
+    });
     // Act
     await start({ enrollToken: undefined });
     server.backend.redeliver(lost.id);
-    await until('both completions', () => server.backend.command(lost.id).completion !== undefined && server.backend.command(unreported.id).completion !== undefined);
-    await until('the records to be marked reported', async () => (await store.list()).every((r) => r.status === 'reported'));
+    await until(
+      'both completions',
+      () =>
+        server.backend.command(lost.id).completion !== undefined &&
+        server.backend.command(unreported.id).completion !== undefined,
+    );
+    await until('the records to be marked reported', async () =>
+      (await store.list()).every((r) => r.status === 'reported'),
+    );
     // Assess
-    expect(server.backend.command(lost.id).completion).toMatchObject({ exit_code: -1, started_at: at, error_message: 'The agent restarted while the command was running' });
-    expect(server.backend.command(unreported.id).completion).toEqual({ exit_code: 3, started_at: at, completed_at: at });
+    expect(server.backend.command(lost.id).completion).toMatchObject({
+      exit_code: -1,
+      started_at: at,
+      error_message: 'The agent restarted while the command was running',
+    });
+    expect(server.backend.command(unreported.id).completion).toEqual({
+      exit_code: 3,
+      started_at: at,
+      completed_at: at,
+    });
     expect(server.backend.command(lost.id).chunks).toEqual([]);
   });
 });

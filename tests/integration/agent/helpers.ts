@@ -10,7 +10,11 @@ export const tempDir = (prefix = 'agent-'): Promise<string> => mkdtemp(join(tmpd
 export const removeDir = (dir: string): Promise<void> => rm(dir, { recursive: true, force: true });
 
 /** Waits until `condition` holds; fails with `what` after `timeoutMs` (wide: the machine may be loaded). */
-export const until = async (what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> => {
+export const until = async (
+  what: string,
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs = 15_000,
+): Promise<void> => {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -51,7 +55,9 @@ export interface TestAgent {
 }
 
 /** An agent with short intervals so the tests are quick; `lines` collects its log. */
-export const startTestAgent = async (options: Partial<AgentOptions> & Pick<AgentOptions, 'server' | 'stateDir'>): Promise<TestAgent> => {
+export const startTestAgent = async (
+  options: Partial<AgentOptions> & Pick<AgentOptions, 'server' | 'stateDir'>,
+): Promise<TestAgent> => {
   const lines: string[] = [];
   const agent = await startAgent({
     name: 'test-agent',

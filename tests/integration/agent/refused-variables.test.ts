@@ -53,10 +53,16 @@ describe('a command whose variables the agent refuses', () => {
       [name, value],
     ]) as Record<string, string>;
     // Act
-    const command = server.backend.enqueue(server.backend.target.id, { script: `touch '${marker}'; echo ran`, variables } satisfies Partial<AgentCommand>);
+    const command = server.backend.enqueue(server.backend.target.id, {
+      script: `touch '${marker}'; echo ran`,
+      variables,
+    } satisfies Partial<AgentCommand>);
     const state = await completed(command.id);
     // Assess
-    expect(state.completion).toMatchObject({ exit_code: 126, error_message: `Refused to run: variable ${name} is not allowed in a command's environment` });
+    expect(state.completion).toMatchObject({
+      exit_code: 126,
+      error_message: `Refused to run: variable ${name} is not allowed in a command's environment`,
+    });
     expect(await exists(marker)).toBe(false);
     expect(server.backend.output(command.id, 'stdout')).toBe('');
     expect(running.lines.join('\n')).toContain(`refused ${command.id}: variable '${name}'`);
@@ -66,7 +72,10 @@ describe('a command whose variables the agent refuses', () => {
     // Prepare
     running = await startTestAgent({ server: server.url, stateDir: join(dir, 'state') });
     // Act
-    const command = server.backend.enqueue(server.backend.target.id, { script: 'echo "$NODE_ENV $PORT"', variables: { NODE_ENV: 'production', PORT: '80', valueOf: 'v' } });
+    const command = server.backend.enqueue(server.backend.target.id, {
+      script: 'echo "$NODE_ENV $PORT"',
+      variables: { NODE_ENV: 'production', PORT: '80', valueOf: 'v' },
+    });
     const state = await completed(command.id);
     // Assess
     expect(state.completion).toMatchObject({ exit_code: 0 });

@@ -45,7 +45,9 @@ describe('agent resilience', () => {
     expect(state.violations).toEqual([]);
     expect(state.chunks.map((c) => c.seq)).toEqual(state.chunks.map((_, i) => i));
     expect(backend.output(command.id, 'stdout')).toBe(Array.from({ length: 40 }, (_, i) => `line ${i + 1}\n`).join(''));
-    expect(backend.output(command.id, 'stderr')).toBe(Array.from({ length: 13 }, (_, i) => `warn ${(i + 1) * 3}\n`).join(''));
+    expect(backend.output(command.id, 'stderr')).toBe(
+      Array.from({ length: 13 }, (_, i) => `warn ${(i + 1) * 3}\n`).join(''),
+    );
     expect(state.chunksAtCompletion).toBe(state.chunks.length);
     expect(state.deliveries).toBe(1);
     expect(await readFile(ran, 'utf8')).toBe('run\n');

@@ -26,13 +26,26 @@ const run = async (overrides: Partial<RunSpec> & Pick<RunSpec, 'script'>) => {
     ...overrides,
   });
   const result = await process.done;
-  return { result, output, text: (stream: string) => output.filter((o) => o.stream === stream).map((o) => o.text).join(''), ms: Date.now() - started, pid: process.pid };
+  return {
+    result,
+    output,
+    text: (stream: string) =>
+      output
+        .filter((o) => o.stream === stream)
+        .map((o) => o.text)
+        .join(''),
+    ms: Date.now() - started,
+    pid: process.pid,
+  };
 };
 
 describe('startProcess', () => {
   it('runs the script from a file in its own directory and reports its exit code', async () => {
     // Act
-    const { result, text } = await run({ script: 'echo "out $(basename "$PWD") $0"; echo err >&2; exit 3', env: { PATH: process.env['PATH'] ?? '', GREETING: 'hi' } });
+    const { result, text } = await run({
+      script: 'echo "out $(basename "$PWD") $0"; echo err >&2; exit 3',
+      env: { PATH: process.env['PATH'] ?? '', GREETING: 'hi' },
+    });
     // Assess
     expect(result).toEqual({ exitCode: 3 });
     expect(text('stdout')).toBe('out cmd script.sh\n');
@@ -88,7 +101,11 @@ describe('startProcess', () => {
     // Prepare
     const pidFile = join(dir, 'shell.pid');
     // Act
-    const running = run({ script: `trap '' TERM; echo $$ > ${pidFile}; while true; do sleep 0.2; done`, timeoutSeconds: 1, killGraceMs: 1500 });
+    const running = run({
+      script: `trap '' TERM; echo $$ > ${pidFile}; while true; do sleep 0.2; done`,
+      timeoutSeconds: 1,
+      killGraceMs: 1500,
+    });
     const shell = await pidFrom(pidFile);
     const { result, ms } = await running;
     // Assess

@@ -37,7 +37,11 @@ describe('AWS clients (endpoints from the SDK variables)', () => {
     await withEndpoint(DYNAMO, inject('dynamoEndpoint'), async () => {
       const db = makeDynamoClient({ AWS_REGION: 'us-east-1' });
       await db.send(new PutCommand({ TableName: table, Item: { pk: 'a', sk: 'b', value: 1 } }));
-      expect((await db.send(new GetCommand({ TableName: table, Key: { pk: 'a', sk: 'b' } }))).Item).toEqual({ pk: 'a', sk: 'b', value: 1 });
+      expect((await db.send(new GetCommand({ TableName: table, Key: { pk: 'a', sk: 'b' } }))).Item).toEqual({
+        pk: 'a',
+        sk: 'b',
+        value: 1,
+      });
       await expect(dynamoProbe(db, table).check()).resolves.toBeUndefined();
     });
     await withEndpoint(SQS, inject('sqsEndpoint'), async () => {
@@ -48,7 +52,14 @@ describe('AWS clients (endpoints from the SDK variables)', () => {
   it('let conditional-write failures through for repositories to handle', async () => {
     await withEndpoint(DYNAMO, inject('dynamoEndpoint'), async () => {
       const db = makeDynamoClient({ AWS_REGION: 'us-east-1' });
-      const put = () => db.send(new PutCommand({ TableName: table, Item: { pk: 'once', sk: 'x' }, ConditionExpression: 'attribute_not_exists(pk)' }));
+      const put = () =>
+        db.send(
+          new PutCommand({
+            TableName: table,
+            Item: { pk: 'once', sk: 'x' },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          }),
+        );
       await put();
       await expect(put()).rejects.toMatchObject({ name: 'ConditionalCheckFailedException' });
     });
@@ -69,7 +80,9 @@ describe('AWS clients (endpoints from the SDK variables)', () => {
   it('turn a malformed request into DATABASE_ERROR', async () => {
     await withEndpoint(DYNAMO, inject('dynamoEndpoint'), async () => {
       const db = makeDynamoClient({ AWS_REGION: 'us-east-1' });
-      await expect(db.send(new PutCommand({ TableName: table, Item: { nokey: 1 } }))).rejects.toMatchObject({ code: 'DATABASE_ERROR' });
+      await expect(db.send(new PutCommand({ TableName: table, Item: { nokey: 1 } }))).rejects.toMatchObject({
+        code: 'DATABASE_ERROR',
+      });
     });
   });
 

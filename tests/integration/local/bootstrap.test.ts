@@ -54,7 +54,12 @@ describe('ensureQueues', () => {
     const client = sqsClient();
     const prefix = uniqueName('q');
     const queues: QueueDefinition[] = [
-      { logicalId: 'Work', name: 'work', attributes: { VisibilityTimeout: '7' }, deadLetter: { logicalId: 'WorkDlq', maxReceiveCount: 3 } },
+      {
+        logicalId: 'Work',
+        name: 'work',
+        attributes: { VisibilityTimeout: '7' },
+        deadLetter: { logicalId: 'WorkDlq', maxReceiveCount: 3 },
+      },
       { logicalId: 'WorkDlq', name: 'work-dlq', attributes: {}, deadLetter: undefined },
     ];
     // Act
@@ -62,8 +67,13 @@ describe('ensureQueues', () => {
     const second = await ensureQueues(client, queues, (q) => `${prefix}-${q.name}`);
     // Assess
     expect(second).toEqual(first);
-    const attributes = await client.send(new GetQueueAttributesCommand({ QueueUrl: first['Work']!.url, AttributeNames: ['All'] }));
+    const attributes = await client.send(
+      new GetQueueAttributesCommand({ QueueUrl: first['Work']!.url, AttributeNames: ['All'] }),
+    );
     expect(attributes.Attributes?.['VisibilityTimeout']).toBe('7');
-    expect(JSON.parse(attributes.Attributes?.['RedrivePolicy'] ?? '{}')).toEqual({ deadLetterTargetArn: first['WorkDlq']!.arn, maxReceiveCount: 3 });
+    expect(JSON.parse(attributes.Attributes?.['RedrivePolicy'] ?? '{}')).toEqual({
+      deadLetterTargetArn: first['WorkDlq']!.arn,
+      maxReceiveCount: 3,
+    });
   });
 });

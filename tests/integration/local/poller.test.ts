@@ -20,7 +20,12 @@ const queuesWith = async (maxReceiveCount: number) => {
   return ensureQueues(
     sqs,
     [
-      { logicalId: 'Q', name: 'q', attributes: { VisibilityTimeout: '1' }, deadLetter: { logicalId: 'Dlq', maxReceiveCount } },
+      {
+        logicalId: 'Q',
+        name: 'q',
+        attributes: { VisibilityTimeout: '1' },
+        deadLetter: { logicalId: 'Dlq', maxReceiveCount },
+      },
       { logicalId: 'Dlq', name: 'dlq', attributes: {}, deadLetter: undefined },
     ],
     (q) => `${prefix}-${q.name}`,
@@ -35,7 +40,11 @@ const until = async (condition: () => boolean, timeoutMs = 15_000) => {
   }
 };
 
-const start = (queue: { url: string; arn: string }, handler: (event: SQSEvent) => Promise<SQSBatchResponse | void>, batchSize = 10) =>
+const start = (
+  queue: { url: string; arn: string },
+  handler: (event: SQSEvent) => Promise<SQSBatchResponse | void>,
+  batchSize = 10,
+) =>
   startPoller({
     sqs,
     queueUrl: queue.url,
@@ -51,7 +60,12 @@ describe('local SQS poller', () => {
   it('delivers batches as Lambda does and deletes handled messages', async () => {
     // Prepare
     const queues = await queuesWith(3);
-    await sqs.send(new SendMessageBatchCommand({ QueueUrl: queues['Q']!.url, Entries: ['a', 'b', 'c'].map((id) => ({ Id: id, MessageBody: id })) }));
+    await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: queues['Q']!.url,
+        Entries: ['a', 'b', 'c'].map((id) => ({ Id: id, MessageBody: id })),
+      }),
+    );
     const seen: string[] = [];
     let sample: SQSEvent | undefined;
     // Act
@@ -63,12 +77,21 @@ describe('local SQS poller', () => {
     await new Promise((r) => setTimeout(r, 1_500)); // past the visibility timeout: nothing comes back
     // Assess
     expect(seen.sort()).toEqual(['a', 'b', 'c']);
-    expect(sample?.Records[0]).toMatchObject({ eventSource: 'aws:sqs', eventSourceARN: queues['Q']!.arn, attributes: { ApproximateReceiveCount: '1' } });
+    expect(sample?.Records[0]).toMatchObject({
+      eventSource: 'aws:sqs',
+      eventSourceARN: queues['Q']!.arn,
+      attributes: { ApproximateReceiveCount: '1' },
+    });
   });
 
   it('redelivers only the messages a handler reports as failed', async () => {
     const queues = await queuesWith(5);
-    await sqs.send(new SendMessageBatchCommand({ QueueUrl: queues['Q']!.url, Entries: ['ok', 'flaky'].map((id) => ({ Id: id, MessageBody: id })) }));
+    await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: queues['Q']!.url,
+        Entries: ['ok', 'flaky'].map((id) => ({ Id: id, MessageBody: id })),
+      }),
+    );
     const deliveries: string[] = [];
     poller = start(queues['Q']!, async (event) => {
       deliveries.push(...event.Records.map((r) => `${r.body}#${r.attributes.ApproximateReceiveCount}`));
@@ -105,7 +128,9 @@ describe('local SQS poller', () => {
     await until(() => attempts >= 2);
     const deadline = Date.now() + 10_000;
     while (dead === undefined && Date.now() < deadline) {
-      const { Messages } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queues['Dlq']!.url, WaitTimeSeconds: 1 }));
+      const { Messages } = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: queues['Dlq']!.url, WaitTimeSeconds: 1 }),
+      );
       dead = Messages?.[0]?.Body;
     }
     expect(dead).toBe('poison');

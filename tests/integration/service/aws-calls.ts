@@ -116,7 +116,10 @@ export const awsCallsOf = async (root: string, module: string): Promise<Function
     if (rest.trim() !== '') modules.push(path);
     for (const match of code.matchAll(SDK_IMPORT)) {
       for (const part of (match[1] ?? '').split(',')) {
-        const [imported, local = imported] = part.trim().split(/\s+as\s+/).map((name) => name.trim());
+        const [imported, local = imported] = part
+          .trim()
+          .split(/\s+as\s+/)
+          .map((name) => name.trim());
         if (imported === undefined || imported === '' || !imported.endsWith('Command')) continue;
         // Used when the name occurs in code that survived tree shaking (names are unique in a bundle).
         if (!new RegExp(`\\b${local}\\b`).test(withoutSdkImports)) continue;

@@ -35,7 +35,11 @@ const typeCheckCalls = async (document: Record<string, unknown>): Promise<string
     skipLibCheck: true,
     types: [],
   });
-  return ts.getPreEmitDiagnostics(program).map((d) => `${d.file?.fileName.slice(folder.length) ?? ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+  return ts
+    .getPreEmitDiagnostics(program)
+    .map(
+      (d) => `${d.file?.fileName.slice(folder.length) ?? ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`,
+    );
 };
 
 // Generating and compiling takes seconds; more on a loaded 2-core machine.
@@ -51,7 +55,10 @@ describe('a client generated from the OpenAPI document', { timeout: 120_000 }, (
     // Prepare: the list answer without its schema, and the create body's variables without their type
     const broken = structuredClone(currentDocument()) as any; // eslint-disable-line @typescript-eslint/no-explicit-any
     delete broken.paths['/api/v1/deployments'].get.responses['200'].content;
-    broken.paths['/api/v1/deployments'].post.requestBody.content['application/json'].schema.properties.variables = { type: 'object', additionalProperties: { type: 'string' } };
+    broken.paths['/api/v1/deployments'].post.requestBody.content['application/json'].schema.properties.variables = {
+      type: 'object',
+      additionalProperties: { type: 'string' },
+    };
     // Act
     const errors = await typeCheckCalls(broken);
     // Assess

@@ -13,7 +13,12 @@ import { allRoutes, areas, documentedRoutes } from '../../../functions/http/rout
 import { STREAM_PATH_PATTERNS, streamRoutes } from '../../../functions/streams/routes.js';
 import { keys } from '../../../infra/dynamodb/keys.js';
 import { patternMatcher } from '../../../local/front.js';
-import { loadServiceDefinition, ROOT, type HttpEventDefinition, type ServiceDefinition } from '../../../local/service-definition.js';
+import {
+  loadServiceDefinition,
+  ROOT,
+  type HttpEventDefinition,
+  type ServiceDefinition,
+} from '../../../local/service-definition.js';
 import { LOCAL_VISIBILITY_TIMEOUT_SECONDS, localQueues } from '../../../local/stack.js';
 import { awsCallsOf, type FunctionCalls } from './aws-calls.js';
 
@@ -28,7 +33,9 @@ const serves = (event: HttpEventDefinition, method: string, path: string): boole
   if (event.method !== 'ANY' && event.method !== method) return false;
   const pattern = event.path
     .split('/')
-    .map((segment) => (segment === '{proxy+}' ? '.+' : /^\{.+\}$/.test(segment) ? '[^/]+' : segment.replace(/[.*+?^$()|[\]\\]/g, '\\$&')))
+    .map((segment) =>
+      segment === '{proxy+}' ? '.+' : /^\{.+\}$/.test(segment) ? '[^/]+' : segment.replace(/[.*+?^$()|[\]\\]/g, '\\$&'),
+    )
     .join('/');
   return new RegExp(`^${pattern}$`).test(path.replace(/\{[^}]+\}/g, 'x'));
 };
@@ -47,7 +54,10 @@ describe('serverless.yml', () => {
       const own = definition.httpEvents.filter((e) => e.functionName === area);
       expect(own.length, `serverless.yml has no httpApi events for area ${area}`).toBeGreaterThan(0);
       for (const { method, path } of routes) {
-        expect(own.some((e) => serves(e, method, path)), `${method} ${path} is not served by function ${area}`).toBe(true);
+        expect(
+          own.some((e) => serves(e, method, path)),
+          `${method} ${path} is not served by function ${area}`,
+        ).toBe(true);
         const others = definition.httpEvents.filter((e) => e.functionName !== area && serves(e, method, path));
         expect(others, `${method} ${path} is also served by another function`).toEqual([]);
       }
@@ -74,7 +84,13 @@ describe('serverless.yml', () => {
 });
 
 type Resource = { Type: string; Properties: Record<string, unknown>; DependsOn?: string[] };
-type Statement = { Sid?: string; Effect: string; Action: string | string[]; Resource: unknown; Condition?: Record<string, Record<string, string[]>> };
+type Statement = {
+  Sid?: string;
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+  Condition?: Record<string, Record<string, string[]>>;
+};
 
 /** The packaging's CORS_ORIGINS (spaces and a repeat on purpose: they are trimmed and deduplicated). */
 const PACKAGED_CORS_ORIGINS = 'https://console.example.com, https://admin.example.com,https://console.example.com';
@@ -86,7 +102,8 @@ const resourceName = (value: unknown): string => {
   const getAtt = v['Fn::GetAtt'];
   if (Array.isArray(getAtt) && getAtt[1] === 'Arn') return String(getAtt[0]);
   const join = v['Fn::Join'];
-  if (Array.isArray(join) && join[0] === '/' && Array.isArray(join[1])) return (join[1] as unknown[]).map(resourceName).join('/');
+  if (Array.isArray(join) && join[0] === '/' && Array.isArray(join[1]))
+    return (join[1] as unknown[]).map(resourceName).join('/');
   throw new Error(`unexpected resource reference ${JSON.stringify(value)}`);
 };
 const asList = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
@@ -109,7 +126,10 @@ const RUNS_ONLY_LIKE: Readonly<Record<string, string>> = { docs: 'notFound' };
 
 /** The grants (`action resource`) a function's code and events need. */
 const neededGrants = (functionName: string, calls: FunctionCalls, consumedQueues: readonly string[]): string[] => {
-  const grants = new Set<string>([`logs:CreateLogStream ${logicalPrefix(functionName)}LogGroup`, `logs:PutLogEvents ${logicalPrefix(functionName)}LogGroup`]);
+  const grants = new Set<string>([
+    `logs:CreateLogStream ${logicalPrefix(functionName)}LogGroup`,
+    `logs:PutLogEvents ${logicalPrefix(functionName)}LogGroup`,
+  ]);
   for (const { module, action } of calls.calls) {
     if (action.startsWith('dynamodb:')) {
       grants.add(`${action} MainTable`);
@@ -118,10 +138,13 @@ const neededGrants = (functionName: string, calls: FunctionCalls, consumedQueues
       const queue = QUEUE_OF_MODULE[module];
       if (queue === undefined) throw new Error(`${module} makes ${action}: say which queue in QUEUE_OF_MODULE`);
       grants.add(`${action} ${queue}`);
-    } else throw new Error(`${functionName}: ${module} makes ${action}, which this test does not map to a resource yet`);
+    } else
+      throw new Error(`${functionName}: ${module} makes ${action}, which this test does not map to a resource yet`);
   }
   // The event source mapping polls on the function's behalf with the function's role.
-  for (const queue of consumedQueues) for (const action of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes']) grants.add(`${action} ${queue}`);
+  for (const queue of consumedQueues)
+    for (const action of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'])
+      grants.add(`${action} ${queue}`);
   return [...grants].sort();
 };
 
@@ -132,26 +155,40 @@ describe('serverless package', () => {
 
   beforeAll(async () => {
     out = await mkdtemp(join(tmpdir(), 'deployer-package-'));
-    await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules', 'osls', 'bin', 'serverless.js'), 'package', '--stage', 'ci', '--package', out], {
-      cwd: ROOT,
-      // Its own build folder: packaging cleans the folder it builds in, and stacks of other tests build too.
-      env: {
-        ...process.env,
-        TABLE_NAME: '',
-        DISPATCH_QUEUE_URL: '',
-        ORCHESTRATOR_QUEUE_URL: '',
-        CORS_ORIGINS: PACKAGED_CORS_ORIGINS,
-        ESBUILD_WORK_FOLDER: join('.build', `package-${process.pid}`),
-        SLS_TELEMETRY_DISABLED: '1',
+    await promisify(execFile)(
+      process.execPath,
+      [join(ROOT, 'node_modules', 'osls', 'bin', 'serverless.js'), 'package', '--stage', 'ci', '--package', out],
+      {
+        cwd: ROOT,
+        // Its own build folder: packaging cleans the folder it builds in, and stacks of other tests build too.
+        env: {
+          ...process.env,
+          TABLE_NAME: '',
+          DISPATCH_QUEUE_URL: '',
+          ORCHESTRATOR_QUEUE_URL: '',
+          CORS_ORIGINS: PACKAGED_CORS_ORIGINS,
+          ESBUILD_WORK_FOLDER: join('.build', `package-${process.pid}`),
+          SLS_TELEMETRY_DISABLED: '1',
+        },
       },
-    });
+    );
     template = JSON.parse(await readFile(join(out, 'cloudformation-template-update-stack.json'), 'utf8'));
     artifacts = await readdir(out);
     await rm(join(ROOT, '.build', `package-${process.pid}`), { recursive: true, force: true });
   }, 120_000);
 
   it('builds without cloud credentials, one artifact per function', () => {
-    expect(artifacts).toEqual(expect.arrayContaining(['meta.zip', 'docs.zip', 'auth.zip', 'admin.zip', 'oauth.zip', 'notFound.zip', 'stream.zip']));
+    expect(artifacts).toEqual(
+      expect.arrayContaining([
+        'meta.zip',
+        'docs.zip',
+        'auth.zip',
+        'admin.zip',
+        'oauth.zip',
+        'notFound.zip',
+        'stream.zip',
+      ]),
+    );
   });
 
   it('ships the native Argon2 binary for Lambda (linux arm64), not this machine’s', async () => {
@@ -165,8 +202,12 @@ describe('serverless package', () => {
     const urls = Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Url');
     expect(urls).toHaveLength(1);
     expect(urls[0]?.Properties).toMatchObject({ InvokeMode: 'RESPONSE_STREAM', AuthType: 'AWS_IAM' });
-    const edge = template.Resources['Edge']?.Properties as { DistributionConfig: { CacheBehaviors: { PathPattern: string; TargetOriginId: string }[] } };
-    expect(edge.DistributionConfig.CacheBehaviors.map((b) => [b.PathPattern, b.TargetOriginId])).toEqual(STREAM_PATH_PATTERNS.map((p) => [p, 'streams']));
+    const edge = template.Resources['Edge']?.Properties as {
+      DistributionConfig: { CacheBehaviors: { PathPattern: string; TargetOriginId: string }[] };
+    };
+    expect(edge.DistributionConfig.CacheBehaviors.map((b) => [b.PathPattern, b.TargetOriginId])).toEqual(
+      STREAM_PATH_PATTERNS.map((p) => [p, 'streams']),
+    );
   });
 
   it('stays well inside the 500-resource limit when every area exists', () => {
@@ -200,10 +241,20 @@ describe('serverless package', () => {
       return policies.flatMap((policy) => policy.PolicyDocument.Statement);
     };
     const grantsOf = (roleId: string): string[] =>
-      [...new Set(statementsOf(roleId).flatMap((st) => asList(st.Action).flatMap((action) => asList(st.Resource).map((r) => `${action} ${resourceName(r)}`))))].sort();
+      [
+        ...new Set(
+          statementsOf(roleId).flatMap((st) =>
+            asList(st.Action).flatMap((action) => asList(st.Resource).map((r) => `${action} ${resourceName(r)}`)),
+          ),
+        ),
+      ].sort();
     const consumedQueuesOf = (functionName: string): string[] =>
       Object.values(template.Resources)
-        .filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && resourceName(r.Properties['FunctionName']) === `${logicalPrefix(functionName)}LambdaFunction`)
+        .filter(
+          (r) =>
+            r.Type === 'AWS::Lambda::EventSourceMapping' &&
+            resourceName(r.Properties['FunctionName']) === `${logicalPrefix(functionName)}LambdaFunction`,
+        )
         .map((r) => resourceName(r.Properties['EventSourceArn']));
 
     let calls: Record<string, FunctionCalls>;
@@ -219,23 +270,38 @@ describe('serverless package', () => {
       const iam = Object.entries(template.Resources).filter(([, r]) => r.Type.startsWith('AWS::IAM::'));
       expect(iam.map(([id, r]) => `${r.Type} ${id}`).sort()).toEqual(roles.map((id) => `AWS::IAM::Role ${id}`).sort());
       for (const id of roles) {
-        const trust = (template.Resources[id]?.Properties['AssumeRolePolicyDocument'] as { Statement: { Principal: unknown; Action: unknown }[] }).Statement;
-        expect(trust).toEqual([{ Effect: 'Allow', Principal: { Service: ['lambda.amazonaws.com'] }, Action: 'sts:AssumeRole' }]);
+        const trust = (
+          template.Resources[id]?.Properties['AssumeRolePolicyDocument'] as {
+            Statement: { Principal: unknown; Action: unknown }[];
+          }
+        ).Statement;
+        expect(trust).toEqual([
+          { Effect: 'Allow', Principal: { Service: ['lambda.amazonaws.com'] }, Action: 'sts:AssumeRole' },
+        ]);
       }
     });
 
     it('grants no wildcard action or resource, and only Allow statements with an Action and a Resource', () => {
       for (const fn of definition.functions) {
         for (const st of statementsOf(roleOf(fn.name))) {
-          expect(Object.keys(st).sort(), `${fn.name} ${st.Sid}`).toEqual(expect.arrayContaining(['Action', 'Effect', 'Resource']));
-          expect(Object.keys(st).filter((k) => k.startsWith('Not')), `${fn.name} ${st.Sid}`).toEqual([]);
+          expect(Object.keys(st).sort(), `${fn.name} ${st.Sid}`).toEqual(
+            expect.arrayContaining(['Action', 'Effect', 'Resource']),
+          );
+          expect(
+            Object.keys(st).filter((k) => k.startsWith('Not')),
+            `${fn.name} ${st.Sid}`,
+          ).toEqual([]);
           expect(st.Effect).toBe('Allow');
-          for (const action of asList(st.Action)) expect(action, `${fn.name} grants ${action}`).toMatch(/^[a-z0-9-]+:[A-Za-z]+$/);
+          for (const action of asList(st.Action))
+            expect(action, `${fn.name} grants ${action}`).toMatch(/^[a-z0-9-]+:[A-Za-z]+$/);
           for (const resource of asList(st.Resource)) {
             const name = resourceName(resource);
             expect(name, `${fn.name} grants ${JSON.stringify(st.Action)} on ${name}`).not.toBe('*');
             expect(name.replace(/\/index\/\*$/, ''), `${fn.name}: ${name}`).toMatch(/^[A-Za-z0-9]+$/); // a resource of this stack
-            expect(template.Resources[name.replace(/\/index\/\*$/, '')], `${fn.name}: ${name} is not in the stack`).toBeDefined();
+            expect(
+              template.Resources[name.replace(/\/index\/\*$/, '')],
+              `${fn.name}: ${name} is not in the stack`,
+            ).toBeDefined();
           }
         }
       }
@@ -252,13 +318,19 @@ describe('serverless package', () => {
       // The shell a spec-only bundle runs is part of that bundle.
       for (const [fn, like] of Object.entries(RUNS_ONLY_LIKE)) {
         const ownActions = new Set(calls[fn]!.calls.map((c) => c.action));
-        for (const call of calls[like]!.calls) expect(ownActions.has(call.action), `${fn} runs ${call.action} like ${like}`).toBe(true);
+        for (const call of calls[like]!.calls)
+          expect(ownActions.has(call.action), `${fn} runs ${call.action} like ${like}`).toBe(true);
       }
     });
 
     it('never grants BatchWriteItem, TransactGetItems, Scan or DescribeTable, which no code calls', () => {
       const granted = definition.functions.flatMap((fn) => grantsOf(roleOf(fn.name)));
-      for (const action of ['dynamodb:BatchWriteItem', 'dynamodb:TransactGetItems', 'dynamodb:Scan', 'dynamodb:DescribeTable']) {
+      for (const action of [
+        'dynamodb:BatchWriteItem',
+        'dynamodb:TransactGetItems',
+        'dynamodb:Scan',
+        'dynamodb:DescribeTable',
+      ]) {
         expect(granted.filter((g) => g.startsWith(`${action} `))).toEqual([]);
       }
     });
@@ -276,15 +348,21 @@ describe('serverless package', () => {
             ? ['dynamodb:GetItem infra/health-probes.ts', 'dynamodb:UpdateItem infra/dynamodb/rate-limiter.ts']
             : ['dynamodb:UpdateItem infra/dynamodb/rate-limiter.ts'],
         );
-        for (const st of statementsOf(roleOf(fn)).filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')))) {
+        for (const st of statementsOf(roleOf(fn)).filter((s) =>
+          asList(s.Action).some((a) => a.startsWith('dynamodb:')),
+        )) {
           const actions = asList(st.Action);
           if (actions.includes('dynamodb:UpdateItem')) {
             expect(actions, fn).toEqual(['dynamodb:UpdateItem']);
-            expect(st.Condition, fn).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${rateLimitPrefix}*`] } });
+            expect(st.Condition, fn).toEqual({
+              'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${rateLimitPrefix}*`] },
+            });
           } else {
             expect(fn).toBe('meta');
             expect(actions).toEqual(['dynamodb:GetItem']);
-            expect(st.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [keys.probe().pk] } });
+            expect(st.Condition).toEqual({
+              'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [keys.probe().pk] },
+            });
           }
         }
       }
@@ -294,14 +372,19 @@ describe('serverless package', () => {
       const environment = definition.environment;
       expect(environment['DISPATCH_QUEUE_URL']).toEqual({ Ref: 'DispatchQueue' });
       expect(environment['ORCHESTRATOR_QUEUE_URL']).toEqual({ Ref: 'OrchestratorQueue' });
-      const variableOf: Record<string, string> = { DispatchQueue: 'DISPATCH_QUEUE_URL', OrchestratorQueue: 'ORCHESTRATOR_QUEUE_URL' };
+      const variableOf: Record<string, string> = {
+        DispatchQueue: 'DISPATCH_QUEUE_URL',
+        OrchestratorQueue: 'ORCHESTRATOR_QUEUE_URL',
+      };
       const constructors: Record<string, RegExp> = {
         'infra/sqs/dispatch-queue.ts': /new SqsDispatchQueue\([^;\n]*/g,
         'infra/sqs/engine-queue.ts': /new SqsEngineQueue\([^;\n]*/g,
         'infra/health-probes.ts': /sqsProbe\([^;\n]*/g,
       };
       const sources = await Promise.all(
-        (await readdir(join(ROOT, 'functions', 'shared'))).filter((f) => f.endsWith('.ts')).map((f) => readFile(join(ROOT, 'functions', 'shared', f), 'utf8')),
+        (await readdir(join(ROOT, 'functions', 'shared')))
+          .filter((f) => f.endsWith('.ts'))
+          .map((f) => readFile(join(ROOT, 'functions', 'shared', f), 'utf8')),
       );
       for (const [module, queue] of Object.entries(QUEUE_OF_MODULE)) {
         const uses = sources.flatMap((source) => source.match(constructors[module]!) ?? []);
@@ -326,7 +409,10 @@ describe('serverless package', () => {
       for (const { fn, queue } of consumers()) {
         const timeout = Number(fn.Properties['Timeout']);
         expect(timeout).toBeGreaterThan(0);
-        expect(Number(queue.Properties['VisibilityTimeout']), String(queue.Properties['QueueName'])).toBeGreaterThanOrEqual(6 * timeout);
+        expect(
+          Number(queue.Properties['VisibilityTimeout']),
+          String(queue.Properties['QueueName']),
+        ).toBeGreaterThanOrEqual(6 * timeout);
       }
     });
 
@@ -340,7 +426,9 @@ describe('serverless package', () => {
     it('keeps one sweep at a time, dropping runs that waited past two minutes instead of retrying them', () => {
       expect(template.Resources['SweepLambdaFunction']?.Properties['ReservedConcurrentExecutions']).toBe(1);
       const invokeConfig = Object.values(template.Resources).find(
-        (r) => r.Type === 'AWS::Lambda::EventInvokeConfig' && JSON.stringify(r.Properties['FunctionName']) === JSON.stringify({ Ref: 'SweepLambdaFunction' }),
+        (r) =>
+          r.Type === 'AWS::Lambda::EventInvokeConfig' &&
+          JSON.stringify(r.Properties['FunctionName']) === JSON.stringify({ Ref: 'SweepLambdaFunction' }),
       );
       expect(invokeConfig?.Properties).toMatchObject({ MaximumEventAgeInSeconds: 120, MaximumRetryAttempts: 0 });
     });
@@ -350,18 +438,29 @@ describe('serverless package', () => {
       expect(local.map((q) => q.logicalId)).toEqual(definition.queues.map((q) => q.logicalId));
       for (const queue of local) {
         const cloud = definition.queues.find((q) => q.logicalId === queue.logicalId)!;
-        expect(queue.attributes['VisibilityTimeout']).toBe(cloud.attributes['VisibilityTimeout'] === undefined ? undefined : String(LOCAL_VISIBILITY_TIMEOUT_SECONDS));
+        expect(queue.attributes['VisibilityTimeout']).toBe(
+          cloud.attributes['VisibilityTimeout'] === undefined ? undefined : String(LOCAL_VISIBILITY_TIMEOUT_SECONDS),
+        );
         expect(queue.deadLetter).toEqual(cloud.deadLetter);
       }
-      expect(definition.queues.find((q) => q.logicalId === 'DispatchQueue')?.attributes['VisibilityTimeout']).toBe('360');
+      expect(definition.queues.find((q) => q.logicalId === 'DispatchQueue')?.attributes['VisibilityTimeout']).toBe(
+        '360',
+      );
     });
   });
 
   describe('CORS', () => {
     type Resolve = (input: { resolveVariable: (name: string) => Promise<unknown> }) => Promise<unknown>;
-    type Cors = { httpApi: Resolve; streamUrl: Resolve; corsFor: (origins: string[]) => unknown; parseOrigins: (value: string | undefined) => string[] };
+    type Cors = {
+      httpApi: Resolve;
+      streamUrl: Resolve;
+      corsFor: (origins: string[]) => unknown;
+      parseOrigins: (value: string | undefined) => string[];
+    };
     const cors = createRequire(import.meta.url)('../../../infra/cors.cjs') as Cors;
-    const atStage = (stage: string) => ({ resolveVariable: async (name: string) => (name === 'sls:stage' ? stage : undefined) });
+    const atStage = (stage: string) => ({
+      resolveVariable: async (name: string) => (name === 'sls:stage' ? stage : undefined),
+    });
     const withOrigins = async <T>(value: string | undefined, run: () => Promise<T>): Promise<T> => {
       const before = process.env['CORS_ORIGINS'];
       if (value === undefined) delete process.env['CORS_ORIGINS'];
@@ -410,10 +509,19 @@ describe('serverless package', () => {
     });
 
     it('refuses a wildcard or anything but an exact origin (API Gateway sends credentials only to named origins)', () => {
-      for (const bad of ['*', 'https://*.example.com', 'console.example.com', 'https://console.example.com/', 'https://console.example.com/app']) {
+      for (const bad of [
+        '*',
+        'https://*.example.com',
+        'console.example.com',
+        'https://console.example.com/',
+        'https://console.example.com/app',
+      ]) {
         expect(() => cors.corsFor(cors.parseOrigins(bad)), bad).toThrow(/CORS_ORIGINS/);
       }
-      expect(cors.parseOrigins('http://localhost:3000, http://127.0.0.1:5173')).toEqual(['http://localhost:3000', 'http://127.0.0.1:5173']);
+      expect(cors.parseOrigins('http://localhost:3000, http://127.0.0.1:5173')).toEqual([
+        'http://localhost:3000',
+        'http://127.0.0.1:5173',
+      ]);
     });
   });
 });

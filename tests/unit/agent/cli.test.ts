@@ -13,16 +13,40 @@ describe('parseCli', () => {
   it('reads every option', () => {
     // Act
     const options = run([
-      '--server', 'http://localhost:3000/', '--enroll', 'det_abc', '--name', 'local-1', '--tag', 'env=local', '--tag', 'role=web',
-      '--concurrency', '2', '--state-dir', 'state', '--work-dir', '/tmp/work', '--heartbeat-seconds', '5', '--poll-wait-seconds', '10',
-      '--kill-grace-seconds', '1', '--shutdown-grace-seconds', '3',
+      '--server',
+      'http://localhost:3000/',
+      '--enroll',
+      'det_abc',
+      '--name',
+      'local-1',
+      '--tag',
+      'env=local',
+      '--tag',
+      'role=web',
+      '--concurrency',
+      '2',
+      '--state-dir',
+      'state',
+      '--work-dir',
+      '/tmp/work',
+      '--heartbeat-seconds',
+      '5',
+      '--poll-wait-seconds',
+      '10',
+      '--kill-grace-seconds',
+      '1',
+      '--shutdown-grace-seconds',
+      '3',
     ]);
     // Assess
     expect(options).toEqual({
       server: 'http://localhost:3000',
       enrollToken: 'det_abc',
       name: 'local-1',
-      tags: [{ key: 'env', value: 'local' }, { key: 'role', value: 'web' }],
+      tags: [
+        { key: 'env', value: 'local' },
+        { key: 'role', value: 'web' },
+      ],
       concurrency: 2,
       stateDir: '/srv/agent/state',
       workDir: '/tmp/work',
@@ -47,7 +71,9 @@ describe('parseCli', () => {
   });
 
   it('keeps a name with odd characters to one directory level', () => {
-    expect(run(['--server', 'http://x', '--name', '../evil/name']).stateDir).toBe('/srv/agent/.local/agents/__evil_name');
+    expect(run(['--server', 'http://x', '--name', '../evil/name']).stateDir).toBe(
+      '/srv/agent/.local/agents/__evil_name',
+    );
   });
 
   it('takes the enrollment token from the environment when --enroll is absent', () => {
@@ -82,7 +108,10 @@ describe('parseCli', () => {
   it('answers --help and --version without needing a server', () => {
     expect(parseCli(['--help'], environment)).toEqual({ kind: 'help' });
     expect(parseCli(['-h'], environment)).toEqual({ kind: 'help' });
-    expect(parseCli(['--version'], environment)).toMatchObject({ kind: 'version', version: expect.stringMatching(/^\d+\.\d+\.\d+$/) });
+    expect(parseCli(['--version'], environment)).toMatchObject({
+      kind: 'version',
+      version: expect.stringMatching(/^\d+\.\d+\.\d+$/),
+    });
     expect(USAGE).toContain('--enroll TOKEN');
   });
 });

@@ -8,16 +8,27 @@ const scripted = (answers: Answer[]) => {
   const calls: { url: string; method: string; authorization: string | undefined; body: unknown }[] = [];
   const fetch = (async (url: string, init: RequestInit) => {
     const headers = init.headers as Record<string, string>;
-    calls.push({ url, method: init.method ?? 'GET', authorization: headers['authorization'], body: init.body === undefined ? undefined : JSON.parse(String(init.body)) });
+    calls.push({
+      url,
+      method: init.method ?? 'GET',
+      authorization: headers['authorization'],
+      body: init.body === undefined ? undefined : JSON.parse(String(init.body)),
+    });
     const answer = answers.shift();
     if (answer === undefined) throw new Error('no more answers');
     if (answer instanceof Error) throw answer;
-    return new Response(answer.body === undefined ? null : JSON.stringify(answer.body), { status: answer.status, headers: answer.headers });
+    return new Response(answer.body === undefined ? null : JSON.stringify(answer.body), {
+      status: answer.status,
+      headers: answer.headers,
+    });
   }) as unknown as typeof globalThis.fetch;
   return { fetch, calls };
 };
 
-const refused = () => Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
+const refused = () =>
+  Object.assign(new TypeError('fetch failed'), {
+    cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+  });
 
 let log: string[];
 beforeEach(() => {
@@ -29,7 +40,13 @@ afterEach(() => {
 });
 
 const client = (fetch: typeof globalThis.fetch, onUnauthorized?: (token: string) => Promise<void>) => {
-  const c = new AgentClient({ server: 'http://server/', fetch, log: (m) => log.push(m), random: () => 0, ...(onUnauthorized ? { onUnauthorized } : {}) });
+  const c = new AgentClient({
+    server: 'http://server/',
+    fetch,
+    log: (m) => log.push(m),
+    random: () => 0,
+    ...(onUnauthorized ? { onUnauthorized } : {}),
+  });
   c.setToken('dpa_one');
   return c;
 };
@@ -37,14 +54,23 @@ const client = (fetch: typeof globalThis.fetch, onUnauthorized?: (token: string)
 describe('AgentClient', () => {
   it('retries network errors and 5xx with backoff, logging the outage once and the reconnection once', async () => {
     // Prepare
-    const { fetch, calls } = scripted([refused(), { status: 503 }, refused(), { status: 200, body: { accepted: 1, cancel_requested: false } }]);
+    const { fetch, calls } = scripted([
+      refused(),
+      { status: 503 },
+      refused(),
+      { status: 200, body: { accepted: 1, cancel_requested: false } },
+    ]);
     // Act
     const answer = client(fetch).output('c1', [{ stream: 'stdout', data: 'x', seq: 0 }]);
     await vi.advanceTimersByTimeAsync(250 + 500 + 1000);
     // Assess
     await expect(answer).resolves.toEqual({ accepted: 1, cancel_requested: false });
     expect(calls).toHaveLength(4);
-    expect(calls.every((c) => c.url === 'http://server/api/v1/agent/commands/c1/output' && c.authorization === 'Bearer dpa_one')).toBe(true);
+    expect(
+      calls.every(
+        (c) => c.url === 'http://server/api/v1/agent/commands/c1/output' && c.authorization === 'Bearer dpa_one',
+      ),
+    ).toBe(true);
     expect(log).toHaveLength(2);
     expect(log[0]).toMatch(/cannot reach the server http:\/\/server \(ECONNREFUSED\); retrying with backoff/);
     expect(log[1]).toMatch(/reconnected to the server after/);
@@ -52,7 +78,10 @@ describe('AgentClient', () => {
 
   it('waits as long as Retry-After says on 429', async () => {
     // Prepare
-    const { fetch, calls } = scripted([{ status: 429, headers: { 'retry-after': '2' } }, { status: 200, body: {} }]);
+    const { fetch, calls } = scripted([
+      { status: 429, headers: { 'retry-after': '2' } },
+      { status: 200, body: {} },
+    ]);
     // Act
     const done = client(fetch).complete('c1', { exit_code: 0, started_at: 'a', completed_at: 'b' });
     await vi.advanceTimersByTimeAsync(1900);
@@ -66,7 +95,10 @@ describe('AgentClient', () => {
 
   it('hands a 401 to onUnauthorized and repeats the call with the new token', async () => {
     // Prepare
-    const { fetch, calls } = scripted([{ status: 401, body: { error: { code: 'INVALID_TOKEN', message: 'no' } } }, { status: 200, body: { server_time: 'now' } }]);
+    const { fetch, calls } = scripted([
+      { status: 401, body: { error: { code: 'INVALID_TOKEN', message: 'no' } } },
+      { status: 200, body: { server_time: 'now' } },
+    ]);
     const c: AgentClient = client(fetch, async () => c.setToken('dpa_two'));
     // Act
     await c.heartbeat(['a']);
@@ -111,7 +143,18 @@ describe('AgentClient', () => {
     const { fetch, calls } = scripted(Array.from({ length: 20 }, () => refused()));
     // Act
     const register = client(fetch)
-      .register({ enrollment_token: 'det', name: 'n', hostname: 'h', os: 'linux', arch: 'x64', agent_version: '1.0.0', tags: [] }, 1000)
+      .register(
+        {
+          enrollment_token: 'det',
+          name: 'n',
+          hostname: 'h',
+          os: 'linux',
+          arch: 'x64',
+          agent_version: '1.0.0',
+          tags: [],
+        },
+        1000,
+      )
       .catch((e: unknown) => e);
     await vi.advanceTimersByTimeAsync(5000);
     // Assess

@@ -50,14 +50,19 @@ describe('commandEnv', () => {
     const env = commandEnv(base, { ...command, variables: {} });
     // Assess
     expect(env['PATH']).toBe('/usr/bin');
-    expect(Object.keys(env).filter((k) => !k.startsWith('DEPLOYER_') || k.startsWith('DEPLOYER_AGENT'))).toEqual(['PATH', 'KEEP']);
+    expect(Object.keys(env).filter((k) => !k.startsWith('DEPLOYER_') || k.startsWith('DEPLOYER_AGENT'))).toEqual([
+      'PATH',
+      'KEEP',
+    ]);
   });
 
   it('skips variables that cannot be environment variables, naming them', () => {
     // Prepare
     const warnings: string[] = [];
     // Act
-    const env = commandEnv({}, { ...command, variables: { 'A=B': 'x', OK: 'fine', NUL: 'a\0b' } }, (m) => warnings.push(m));
+    const env = commandEnv({}, { ...command, variables: { 'A=B': 'x', OK: 'fine', NUL: 'a\0b' } }, (m) =>
+      warnings.push(m),
+    );
     // Assess
     expect(env['OK']).toBe('fine');
     expect(env['NUL']).toBeUndefined();

@@ -20,7 +20,8 @@ describe("the agent's copy of the variable-name rule", () => {
       'valueOf',
       '1BAD',
     ];
-    for (const name of [...names, ...names.map((n) => n.toLowerCase())]) expect([name, agent.variableNameProblem(name)]).toEqual([name, domain.variableNameProblem(name)]);
+    for (const name of [...names, ...names.map((n) => n.toLowerCase())])
+      expect([name, agent.variableNameProblem(name)]).toEqual([name, domain.variableNameProblem(name)]);
   });
 });
 

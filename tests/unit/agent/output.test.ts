@@ -48,7 +48,7 @@ describe('SecretMasker', () => {
     for (let seed = 1; seed <= 200; seed++) {
       let x = seed;
       const pieces: string[] = [];
-      for (let i = 0; i < text.length; ) {
+      for (let i = 0; i < text.length;) {
         x = (x * 1103515245 + 12345) % 2 ** 31;
         const n = 1 + (x % 5);
         pieces.push(text.slice(i, i + n));
@@ -180,7 +180,10 @@ describe('OutputBatcher', () => {
     await batcher.flush();
     // Assess
     expect(whileInFlight).toBe(1);
-    expect(sent).toEqual([[{ stream: 'stdout', data: 'first', seq: 0 }], [{ stream: 'stdout', data: ' second', seq: 1 }]]);
+    expect(sent).toEqual([
+      [{ stream: 'stdout', data: 'first', seq: 0 }],
+      [{ stream: 'stdout', data: ' second', seq: 1 }],
+    ]);
   });
 
   it('gives up on the rest when a send fails for good', async () => {

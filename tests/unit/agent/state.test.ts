@@ -2,7 +2,14 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CommandStore, readState, statePath, writeState, type AgentState, type CommandRecord } from '../../../agent/state.js';
+import {
+  CommandStore,
+  readState,
+  statePath,
+  writeState,
+  type AgentState,
+  type CommandRecord,
+} from '../../../agent/state.js';
 
 let dir: string;
 
@@ -13,7 +20,13 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const state: AgentState = { server: 'http://localhost:3000', target_id: 't-1', agent_token: 'dpa_secret', name: 'local-1', enrolled_at: '2026-11-22T10:00:00.000Z' };
+const state: AgentState = {
+  server: 'http://localhost:3000',
+  target_id: 't-1',
+  agent_token: 'dpa_secret',
+  name: 'local-1',
+  enrolled_at: '2026-11-22T10:00:00.000Z',
+};
 
 describe('state file', () => {
   it('is written with mode 0600 in a directory of mode 0700, and read back', async () => {
@@ -75,7 +88,10 @@ describe('CommandStore', () => {
     await store.init();
     // Act
     await store.save(record('a', 'started', '2026-11-22T10:00:00.000Z'));
-    await store.save({ ...record('a', 'completed', '2026-11-22T10:00:01.000Z'), result: { exit_code: 0, started_at: 's', completed_at: 'c' } });
+    await store.save({
+      ...record('a', 'completed', '2026-11-22T10:00:01.000Z'),
+      result: { exit_code: 0, started_at: 's', completed_at: 'c' },
+    });
     await store.save(record('b', 'started', '2026-11-22T10:00:02.000Z'));
     // Assess
     expect((await store.get('a'))?.status).toBe('completed');

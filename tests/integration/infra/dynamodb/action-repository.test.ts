@@ -19,7 +19,21 @@ let counter = 0;
 const anAction = (overrides: Partial<Action> = {}): Action => {
   counter += 1;
   const at = `2026-01-01T00:00:${String(counter).padStart(2, '0')}.000Z`;
-  return { id: randomUUID(), shortId: `a${counter}`, slug: `action-${counter}`, name: `Action ${counter}`, description: null, tenantId: null, latestVersion: '1.0.0', versionCount: 1, revision: 1, refCount: 0, createdAt: at, updatedAt: at, ...overrides };
+  return {
+    id: randomUUID(),
+    shortId: `a${counter}`,
+    slug: `action-${counter}`,
+    name: `Action ${counter}`,
+    description: null,
+    tenantId: null,
+    latestVersion: '1.0.0',
+    versionCount: 1,
+    revision: 1,
+    refCount: 0,
+    createdAt: at,
+    updatedAt: at,
+    ...overrides,
+  };
 };
 const aVersion = (action: Action, version: string, overrides: Partial<ActionVersion> = {}): ActionVersion => ({
   id: randomUUID(),
@@ -36,7 +50,12 @@ const aVersion = (action: Action, version: string, overrides: Partial<ActionVers
   ...overrides,
 });
 /** `action` after its versions become `latest` .. and one more change. */
-const bumped = (action: Action, latestVersion: string, versionCount: number): Action => ({ ...action, latestVersion, versionCount, revision: action.revision + 1 });
+const bumped = (action: Action, latestVersion: string, versionCount: number): Action => ({
+  ...action,
+  latestVersion,
+  versionCount,
+  revision: action.revision + 1,
+});
 
 beforeAll(async () => {
   await createServiceTable(client, table);
@@ -58,7 +77,14 @@ describe('DynamoActionRepository', () => {
   });
 
   it('claims the slug per scope: 409 in the same scope, fine in a tenant; a missing tenant is 400', async () => {
-    const tenant = { id: randomUUID(), shortId: 'tenant-x', name: 'X', slug: `x-${counter}`, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' };
+    const tenant = {
+      id: randomUUID(),
+      shortId: 'tenant-x',
+      name: 'X',
+      slug: `x-${counter}`,
+      createdAt: '2026-01-01T00:00:00.000Z',
+      updatedAt: '2026-01-01T00:00:00.000Z',
+    };
     await tenants.create(tenant);
     const global = anAction({ slug: 'shared-slug' });
     await actions.create(global, aVersion(global, '1.0.0'));
@@ -86,8 +112,14 @@ describe('DynamoActionRepository', () => {
     await actions.create(action, aVersion(action, '1.0.0'));
     // Act
     const results = await Promise.allSettled([
-      actions.changeVersions(action, bumped(action, '1.1.0', 2), { kind: 'create', version: aVersion(action, '1.1.0') }),
-      actions.changeVersions(action, bumped(action, '1.2.0', 2), { kind: 'create', version: aVersion(action, '1.2.0') }),
+      actions.changeVersions(action, bumped(action, '1.1.0', 2), {
+        kind: 'create',
+        version: aVersion(action, '1.1.0'),
+      }),
+      actions.changeVersions(action, bumped(action, '1.2.0', 2), {
+        kind: 'create',
+        version: aVersion(action, '1.2.0'),
+      }),
     ]);
     // Assess
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
@@ -104,12 +136,27 @@ describe('DynamoActionRepository', () => {
     await actions.create(action, v1);
     const v2 = aVersion(action, '1.2.0');
     await actions.changeVersions(action, bumped(action, '1.2.0', 2), { kind: 'create', version: v2 });
-    await db.send(new UpdateCommand({ TableName: table, Key: keys.action(action.id), UpdateExpression: 'ADD refCount :one', ExpressionAttributeValues: { ':one': 1 } }));
+    await db.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: keys.action(action.id),
+        UpdateExpression: 'ADD refCount :one',
+        ExpressionAttributeValues: { ':one': 1 },
+      }),
+    );
 
     let current = (await actions.find(action.id))!.action;
-    await actions.changeVersions(current, bumped(current, '2.0.0', 2), { kind: 'replace', previous: v1, next: { ...v1, version: '2.0.0', script: 'new' } });
+    await actions.changeVersions(current, bumped(current, '2.0.0', 2), {
+      kind: 'replace',
+      previous: v1,
+      next: { ...v1, version: '2.0.0', script: 'new' },
+    });
     current = (await actions.find(action.id))!.action;
-    await actions.changeVersions(current, bumped(current, '2.0.0', 2), { kind: 'replace', previous: { ...v1, version: '2.0.0' }, next: { ...v1, version: '2.0.0', script: 'newer' } });
+    await actions.changeVersions(current, bumped(current, '2.0.0', 2), {
+      kind: 'replace',
+      previous: { ...v1, version: '2.0.0' },
+      next: { ...v1, version: '2.0.0', script: 'newer' },
+    });
     current = (await actions.find(action.id))!.action;
     await actions.changeVersions(current, bumped(current, '2.0.0', 1), { kind: 'delete', version: v2 });
 
@@ -117,8 +164,18 @@ describe('DynamoActionRepository', () => {
     expect(found?.versions.map((v) => [v.version, v.script, v.id])).toEqual([['2.0.0', 'newer', v1.id]]);
     expect(found?.action).toMatchObject({ latestVersion: '2.0.0', versionCount: 1, revision: 5, refCount: 1 });
     // A rename touches name and description only.
-    const renamed = await actions.rename(found!.action, { name: 'Renamed', description: 'd', updatedAt: '2026-02-01T00:00:00.000Z' });
-    expect(renamed).toMatchObject({ name: 'Renamed', description: 'd', refCount: 1, revision: 5, latestVersion: '2.0.0' });
+    const renamed = await actions.rename(found!.action, {
+      name: 'Renamed',
+      description: 'd',
+      updatedAt: '2026-02-01T00:00:00.000Z',
+    });
+    expect(renamed).toMatchObject({
+      name: 'Renamed',
+      description: 'd',
+      refCount: 1,
+      revision: 5,
+      latestVersion: '2.0.0',
+    });
     // refCount 1: the delete is refused.
     await expect(actions.delete(renamed, found!.versions)).rejects.toBeInstanceOf(ConcurrentChangeError);
   });
@@ -139,16 +196,29 @@ describe('DynamoActionRepository', () => {
     await actions.delete(found!.action, found!.versions);
     // Assess
     expect(await actions.find(action.id)).toBeUndefined();
-    const left = await db.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.action(action.id).pk } }));
+    const left = await db.send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.action(action.id).pk },
+      }),
+    );
     expect(left.Items).toEqual([]);
-    expect((await db.send(new GetCommand({ TableName: table, Key: keys.actionSlug(null, 'many-versions') }))).Item).toBeUndefined();
-    expect((await db.send(new GetCommand({ TableName: table, Key: keys.shortId('action', action.shortId) }))).Item).toBeUndefined();
+    expect(
+      (await db.send(new GetCommand({ TableName: table, Key: keys.actionSlug(null, 'many-versions') }))).Item,
+    ).toBeUndefined();
+    expect(
+      (await db.send(new GetCommand({ TableName: table, Key: keys.shortId('action', action.shortId) }))).Item,
+    ).toBeUndefined();
   });
 
   it('refuses a delete from a stale revision', async () => {
     const action = anAction();
     await actions.create(action, aVersion(action, '1.0.0'));
-    await actions.changeVersions(action, bumped(action, '1.1.0', 2), { kind: 'create', version: aVersion(action, '1.1.0') });
+    await actions.changeVersions(action, bumped(action, '1.1.0', 2), {
+      kind: 'create',
+      version: aVersion(action, '1.1.0'),
+    });
     await expect(actions.delete(action, [aVersion(action, '1.0.0')])).rejects.toBeInstanceOf(ConcurrentChangeError);
     expect(await actions.find(action.id)).toBeDefined();
   });

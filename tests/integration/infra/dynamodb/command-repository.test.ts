@@ -60,10 +60,21 @@ describe('DynamoCommandRepository', () => {
     const command = aCommand('t-out');
     await commands.enqueue(command);
     const [delivered] = (await commands.claimInbox('t-out', 1, new Date())).commands;
-    const chunks = [{ stream: 'stdout' as const, data: 'one', seq: 0 }, { stream: 'stderr' as const, data: 'two', seq: 1 }];
+    const chunks = [
+      { stream: 'stdout' as const, data: 'one', seq: 0 },
+      { stream: 'stderr' as const, data: 'two', seq: 1 },
+    ];
     expect(await commands.appendOutput(delivered!, chunks, new Date())).toHaveLength(2);
-    expect((await commands.appendOutput(delivered!, [...chunks, { stream: 'stdout', data: 'three', seq: 2 }], new Date())).map((c) => c.seq)).toEqual([2]);
-    expect((await commands.output(command.id)).map((c) => [c.seq, c.stream, c.data])).toEqual([[0, 'stdout', 'one'], [1, 'stderr', 'two'], [2, 'stdout', 'three']]);
+    expect(
+      (
+        await commands.appendOutput(delivered!, [...chunks, { stream: 'stdout', data: 'three', seq: 2 }], new Date())
+      ).map((c) => c.seq),
+    ).toEqual([2]);
+    expect((await commands.output(command.id)).map((c) => [c.seq, c.stream, c.data])).toEqual([
+      [0, 'stdout', 'one'],
+      [1, 'stderr', 'two'],
+      [2, 'stdout', 'three'],
+    ]);
     expect((await commands.get(command.id))?.outputSeq).toBe(2);
   });
 
@@ -71,8 +82,16 @@ describe('DynamoCommandRepository', () => {
     const command = aCommand('t-done');
     await commands.enqueue(command);
     await commands.claimInbox('t-done', 1, new Date());
-    const result = { exitCode: 0, startedAt: '2026-11-22T10:00:00.000Z', completedAt: '2026-11-22T10:00:01.000Z', errorMessage: null };
-    const outcomes = await Promise.all([commands.complete(command.id, result), commands.complete(command.id, { ...result, exitCode: 1 })]);
+    const result = {
+      exitCode: 0,
+      startedAt: '2026-11-22T10:00:00.000Z',
+      completedAt: '2026-11-22T10:00:01.000Z',
+      errorMessage: null,
+    };
+    const outcomes = await Promise.all([
+      commands.complete(command.id, result),
+      commands.complete(command.id, { ...result, exitCode: 1 }),
+    ]);
     expect(outcomes.filter(Boolean)).toHaveLength(1);
     expect((await commands.get(command.id))?.status).toBe('completed');
   });
@@ -87,7 +106,10 @@ describe('DynamoCommandRepository', () => {
     await commands.requestCancel(running, new Date());
     await commands.requestCancel((await commands.get(running.id))!, new Date());
     expect((await commands.get(waiting.id))?.status).toBe('cancelled');
-    const busy = await Promise.all([commands.claimInbox('t-cancel', 0, new Date()), commands.claimInbox('t-cancel', 0, new Date())]);
+    const busy = await Promise.all([
+      commands.claimInbox('t-cancel', 0, new Date()),
+      commands.claimInbox('t-cancel', 0, new Date()),
+    ]);
     expect(busy.flatMap((b) => b.cancel)).toEqual([running.id]);
     expect(await commands.claimInbox('t-cancel', 4, new Date())).toEqual({ commands: [], cancel: [] });
   });
@@ -121,7 +143,11 @@ describe('DynamoTargetRepository', () => {
     expect((await targets.listAll()).map((t) => t.id)).toContain(target.id);
     await targets.delete(target);
     await targets.recordHeartbeat(target.id, new Date('2026-11-22T10:06:00.000Z'));
-    expect([await targets.get(target.id), await targets.find('tgt1'), await targets.findByAgentTokenHash('hash-1')]).toEqual([undefined, undefined, undefined]);
+    expect([
+      await targets.get(target.id),
+      await targets.find('tgt1'),
+      await targets.findByAgentTokenHash('hash-1'),
+    ]).toEqual([undefined, undefined, undefined]);
   });
 
   it('updates only over the version it read', async () => {

@@ -11,7 +11,18 @@ const store = new DynamoDeploymentEventStore(db, table);
 
 const logEvent = (message: string, at = '2026-11-22T10:00:00.000Z'): NewEvent => ({
   at,
-  event: { type: 'log', log: { timestamp: at, level: 'info', step_id: 's1', target_id: 't1', target_name: 'local-1', message, metadata: { stream: 'stdout' } } },
+  event: {
+    type: 'log',
+    log: {
+      timestamp: at,
+      level: 'info',
+      step_id: 's1',
+      target_id: 't1',
+      target_name: 'local-1',
+      message,
+      metadata: { stream: 'stdout' },
+    },
+  },
 });
 
 beforeAll(async () => {
@@ -24,13 +35,24 @@ describe('DynamoDeploymentEventStore', () => {
     const first = await store.append('d-order', [logEvent('one'), logEvent('two')]);
     // Act
     const second = await store.append('d-order', [
-      { at: '2026-11-22T10:00:01.000Z', event: { type: 'state_change', deployment_id: 'd-order', old_state: 'running', new_state: 'success', message: 'done' } },
+      {
+        at: '2026-11-22T10:00:01.000Z',
+        event: {
+          type: 'state_change',
+          deployment_id: 'd-order',
+          old_state: 'running',
+          new_state: 'success',
+          message: 'done',
+        },
+      },
     ]);
     // Assess
     expect(first.map((e) => e.seq)).toEqual([1, 2]);
     expect(second.map((e) => e.seq)).toEqual([3]);
     expect((await store.after('d-order', 0, 10)).map((e) => e.seq)).toEqual([1, 2, 3]);
-    expect(await store.after('d-order', 1, 1)).toEqual([{ seq: 2, at: '2026-11-22T10:00:00.000Z', event: logEvent('two').event }]);
+    expect(await store.after('d-order', 1, 1)).toEqual([
+      { seq: 2, at: '2026-11-22T10:00:00.000Z', event: logEvent('two').event },
+    ]);
     expect((await store.page('d-order', 1, 5)).map((e) => e.seq)).toEqual([2, 3]);
     expect(await store.after('d-order', 3, 10)).toEqual([]);
     expect((await store.last('d-order'))?.event).toMatchObject({ type: 'state_change', new_state: 'success' });
@@ -42,7 +64,8 @@ describe('DynamoDeploymentEventStore', () => {
     // Act
     const writers = Array.from({ length: 10 }, async (_, w) => {
       const got: number[] = [];
-      for (let i = 0; i < 20; i += 1) got.push(...(await store.append('d-race', [logEvent(`w${w}-e${i}`)])).map((e) => e.seq));
+      for (let i = 0; i < 20; i += 1)
+        got.push(...(await store.append('d-race', [logEvent(`w${w}-e${i}`)])).map((e) => e.seq));
       return got;
     });
     const returned = (await Promise.all(writers)).flat();
@@ -60,17 +83,29 @@ describe('DynamoDeploymentEventStore', () => {
 
   it('splits an append of more than 99 events into transactions and keeps their order', async () => {
     // Act
-    const stored = await store.append('d-big', Array.from({ length: 250 }, (_, i) => logEvent(`line ${i}`)));
+    const stored = await store.append(
+      'd-big',
+      Array.from({ length: 250 }, (_, i) => logEvent(`line ${i}`)),
+    );
     // Assess
     expect(stored.map((e) => e.seq)).toEqual(Array.from({ length: 250 }, (_, i) => i + 1));
     const read = await store.after('d-big', 0, 1000);
-    expect(read.map((e) => (e.event.type === 'log' ? e.event.log.message : ''))).toEqual(Array.from({ length: 250 }, (_, i) => `line ${i}`));
-    expect((await store.page('d-big', 240, 100)).map((e) => e.seq)).toEqual([241, 242, 243, 244, 245, 246, 247, 248, 249, 250]);
+    expect(read.map((e) => (e.event.type === 'log' ? e.event.log.message : ''))).toEqual(
+      Array.from({ length: 250 }, (_, i) => `line ${i}`),
+    );
+    expect((await store.page('d-big', 240, 100)).map((e) => e.seq)).toEqual([
+      241, 242, 243, 244, 245, 246, 247, 248, 249, 250,
+    ]);
   });
 
   it('cuts over-long outputs to their tail', async () => {
     const output = `${'x'.repeat(100_000)}THE END`;
-    const [stored] = await store.append('d-long', [{ at: '2026-11-22T10:00:00.000Z', event: { type: 'step_update', step_id: 's1', state: 'failed', exit_code: 1, error_message: null, output } }]);
+    const [stored] = await store.append('d-long', [
+      {
+        at: '2026-11-22T10:00:00.000Z',
+        event: { type: 'step_update', step_id: 's1', state: 'failed', exit_code: 1, error_message: null, output },
+      },
+    ]);
     const read = (await store.after('d-long', 0, 1))[0]!;
     expect(read).toEqual(stored);
     expect(read.event.type === 'step_update' && read.event.output?.endsWith('THE END')).toBe(true);
@@ -80,7 +115,11 @@ describe('DynamoDeploymentEventStore', () => {
 
 describe('transactionBatches', () => {
   it('cuts at 99 events and at about 3 MB', () => {
-    expect(transactionBatches(Array.from({ length: 200 }, () => ({ size: 10 }))).map((b) => b.length)).toEqual([99, 99, 2]);
-    expect(transactionBatches(Array.from({ length: 5 }, () => ({ size: 1_000_000 }))).map((b) => b.length)).toEqual([3, 2]);
+    expect(transactionBatches(Array.from({ length: 200 }, () => ({ size: 10 }))).map((b) => b.length)).toEqual([
+      99, 99, 2,
+    ]);
+    expect(transactionBatches(Array.from({ length: 5 }, () => ({ size: 1_000_000 }))).map((b) => b.length)).toEqual([
+      3, 2,
+    ]);
   });
 });

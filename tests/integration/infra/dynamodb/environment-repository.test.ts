@@ -17,11 +17,26 @@ let counter = 0;
 const next = () => (counter += 1);
 const aTenant = (): Tenant => {
   const n = next();
-  return { id: randomUUID(), shortId: `t${n}`, name: `Tenant ${n}`, slug: `tenant-${n}`, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' };
+  return {
+    id: randomUUID(),
+    shortId: `t${n}`,
+    name: `Tenant ${n}`,
+    slug: `tenant-${n}`,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:00:00.000Z',
+  };
 };
 const anEnvironment = (overrides: Partial<Environment> = {}): Environment => {
   const n = next();
-  return { id: randomUUID(), shortId: `e${n}`, name: `env-${n}`, tenantId: null, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z', ...overrides };
+  return {
+    id: randomUUID(),
+    shortId: `e${n}`,
+    name: `env-${n}`,
+    tenantId: null,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:00:00.000Z',
+    ...overrides,
+  };
 };
 
 let tenant: Tenant;
@@ -45,7 +60,12 @@ describe('DynamoEnvironmentRepository', () => {
     // Assess
     expect(await environments.get(environment.id)).toEqual(environment);
     expect(await environments.get(environment.shortId)).toEqual(environment);
-    expect(await environments.findEnvironment(environment.shortId)).toEqual({ id: environment.id, shortId: environment.shortId, name: environment.name, tenantId: tenant.id });
+    expect(await environments.findEnvironment(environment.shortId)).toEqual({
+      id: environment.id,
+      shortId: environment.shortId,
+      name: environment.name,
+      tenantId: tenant.id,
+    });
     expect((await environments.listAll()).map((e) => e.id)).toContain(environment.id);
     expect(await refCountOf(keys.tenant(tenant.id))).toBe(before + 1);
   });
@@ -53,7 +73,10 @@ describe('DynamoEnvironmentRepository', () => {
   it('refuses a tenant that does not exist, with a 400 on tenant_id, and writes nothing', async () => {
     const environment = anEnvironment({ tenantId: randomUUID() });
 
-    await expect(environments.create(environment)).rejects.toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ field: 'tenant_id' }] } });
+    await expect(environments.create(environment)).rejects.toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: { fields: [{ field: 'tenant_id' }] },
+    });
     expect(await environments.get(environment.id)).toBeUndefined();
     await expect(environments.create({ ...environment, tenantId: null })).resolves.toBeUndefined();
   });
@@ -70,7 +93,10 @@ describe('DynamoEnvironmentRepository', () => {
     ]);
     // Assess
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'fulfilled']);
-    expect((results[0] as PromiseRejectedResult).reason).toMatchObject({ code: 'CONFLICT', details: { field: 'name' } });
+    expect((results[0] as PromiseRejectedResult).reason).toMatchObject({
+      code: 'CONFLICT',
+      details: { field: 'name' },
+    });
   });
 
   it('moves the name claim on rename and keeps the reference count', async () => {
@@ -85,15 +111,27 @@ describe('DynamoEnvironmentRepository', () => {
     expect(await environments.get(environment.id)).toEqual(renamed);
     expect(await refCountOf(keys.environment(environment.id))).toBe(1);
     await expect(environments.create(anEnvironment({ name: 'blue', tenantId: tenant.id }))).resolves.toBeUndefined();
-    await expect(environments.create(anEnvironment({ name: 'green', tenantId: tenant.id }))).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(environments.create(anEnvironment({ name: 'green', tenantId: tenant.id }))).rejects.toMatchObject({
+      code: 'CONFLICT',
+    });
   });
 
   it('refuses an update from a stale read', async () => {
     const environment = anEnvironment();
     await environments.create(environment);
-    await environments.update(environment, { ...environment, name: `${environment.name}-a`, updatedAt: '2026-02-01T00:00:00.000Z' });
+    await environments.update(environment, {
+      ...environment,
+      name: `${environment.name}-a`,
+      updatedAt: '2026-02-01T00:00:00.000Z',
+    });
 
-    await expect(environments.update(environment, { ...environment, name: `${environment.name}-b`, updatedAt: '2026-02-02T00:00:00.000Z' })).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(
+      environments.update(environment, {
+        ...environment,
+        name: `${environment.name}-b`,
+        updatedAt: '2026-02-02T00:00:00.000Z',
+      }),
+    ).rejects.toMatchObject({ code: 'CONFLICT' });
   });
 
   it('refuses to delete an environment a freeze names; deletes it, its claim and alias and releases the tenant once free', async () => {
@@ -105,12 +143,17 @@ describe('DynamoEnvironmentRepository', () => {
     const freeze = aFreeze({ id: randomUUID(), shortId: `fz${next()}`, environmentId: environment.id });
     await freezes.create(freeze);
     // Act / Assess
-    await expect(environments.delete(environment)).rejects.toMatchObject({ code: 'CONFLICT', details: { references: 1 } });
+    await expect(environments.delete(environment)).rejects.toMatchObject({
+      code: 'CONFLICT',
+      details: { references: 1 },
+    });
     await freezes.delete(freeze);
     await environments.delete(environment);
     expect(await environments.get(environment.shortId)).toBeUndefined();
     expect(await refCountOf(keys.tenant(scopedTenant.id))).toBe(0);
-    await expect(environments.create(anEnvironment({ name: 'doomed', tenantId: scopedTenant.id }))).resolves.toBeUndefined();
+    await expect(
+      environments.create(anEnvironment({ name: 'doomed', tenantId: scopedTenant.id })),
+    ).resolves.toBeUndefined();
     await expect(environments.delete(environment)).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
@@ -120,7 +163,9 @@ describe('DynamoEnvironmentRepository', () => {
     await tenants.create(gone);
     await tenants.delete(gone);
     // Act / Assess
-    await expect(environments.create(anEnvironment({ tenantId: gone.id }))).rejects.toMatchObject({ details: { fields: [{ field: 'tenant_id' }] } });
+    await expect(environments.create(anEnvironment({ tenantId: gone.id }))).rejects.toMatchObject({
+      details: { fields: [{ field: 'tenant_id' }] },
+    });
     expect(await tenants.get(gone.id)).toBeUndefined();
   });
 });

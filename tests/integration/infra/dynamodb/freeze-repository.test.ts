@@ -17,13 +17,33 @@ let counter = 0;
 const next = () => (counter += 1);
 const aTenant = (): Tenant => {
   const n = next();
-  return { id: randomUUID(), shortId: `t${n}`, name: `Tenant ${n}`, slug: `tenant-${n}`, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' };
+  return {
+    id: randomUUID(),
+    shortId: `t${n}`,
+    name: `Tenant ${n}`,
+    slug: `tenant-${n}`,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:00:00.000Z',
+  };
 };
 const anEnvironment = (tenantId: string | null): Environment => {
   const n = next();
-  return { id: randomUUID(), shortId: `e${n}`, name: `env-${n}`, tenantId, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' };
+  return {
+    id: randomUUID(),
+    shortId: `e${n}`,
+    name: `env-${n}`,
+    tenantId,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:00:00.000Z',
+  };
 };
-const freeze = (overrides: Partial<Freeze> = {}): Freeze => aFreeze({ id: randomUUID(), shortId: `fz${next()}`, createdAt: `2026-11-01T00:00:${String(counter % 60).padStart(2, '0')}.000Z`, ...overrides });
+const freeze = (overrides: Partial<Freeze> = {}): Freeze =>
+  aFreeze({
+    id: randomUUID(),
+    shortId: `fz${next()}`,
+    createdAt: `2026-11-01T00:00:${String(counter % 60).padStart(2, '0')}.000Z`,
+    ...overrides,
+  });
 
 let tenantA: Tenant;
 let tenantB: Tenant;
@@ -41,7 +61,12 @@ beforeAll(async () => {
 
 describe('DynamoFreezeRepository', () => {
   it('creates a freeze readable by id and short id, with every field kept', async () => {
-    const created = freeze({ reason: 'release', tenantId: tenantA.id, solutionId: randomUUID(), environmentId: environment.id });
+    const created = freeze({
+      reason: 'release',
+      tenantId: tenantA.id,
+      solutionId: randomUUID(),
+      environmentId: environment.id,
+    });
 
     await freezes.create(created);
 
@@ -69,11 +94,17 @@ describe('DynamoFreezeRepository', () => {
 
   it('references its tenant and environment, and releases them on delete', async () => {
     // Prepare
-    const before = { tenant: Number(await refCountOf(keys.tenant(tenantA.id))), env: Number(await refCountOf(keys.environment(environment.id))) };
+    const before = {
+      tenant: Number(await refCountOf(keys.tenant(tenantA.id))),
+      env: Number(await refCountOf(keys.environment(environment.id))),
+    };
     const scoped = freeze({ tenantId: tenantA.id, environmentId: environment.id });
     // Act
     await freezes.create(scoped);
-    const during = { tenant: await refCountOf(keys.tenant(tenantA.id)), env: await refCountOf(keys.environment(environment.id)) };
+    const during = {
+      tenant: await refCountOf(keys.tenant(tenantA.id)),
+      env: await refCountOf(keys.environment(environment.id)),
+    };
     await freezes.delete(scoped);
     // Assess
     expect(during).toEqual({ tenant: before.tenant + 1, env: before.env + 1 });
@@ -89,7 +120,10 @@ describe('DynamoFreezeRepository', () => {
   ] as const)('refuses a %s that does not exist and writes nothing', async (field, scope) => {
     const orphan = freeze(scope);
 
-    await expect(freezes.create(orphan)).rejects.toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ field }] } });
+    await expect(freezes.create(orphan)).rejects.toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: { fields: [{ field }] },
+    });
     expect(await freezes.get(orphan.id)).toBeUndefined();
   });
 
@@ -117,9 +151,13 @@ describe('DynamoFreezeRepository', () => {
     await freezes.create(stale);
     await freezes.update(stale, { ...stale, name: 'first', updatedAt: '2026-11-02T00:00:00.000Z' });
 
-    await expect(freezes.update(stale, { ...stale, name: 'second', updatedAt: '2026-11-03T00:00:00.000Z' })).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(
+      freezes.update(stale, { ...stale, name: 'second', updatedAt: '2026-11-03T00:00:00.000Z' }),
+    ).rejects.toMatchObject({ code: 'CONFLICT' });
     const current = (await freezes.get(stale.id))!;
-    await expect(freezes.update(current, { ...current, tenantId: randomUUID(), updatedAt: '2026-11-04T00:00:00.000Z' })).rejects.toMatchObject({
+    await expect(
+      freezes.update(current, { ...current, tenantId: randomUUID(), updatedAt: '2026-11-04T00:00:00.000Z' }),
+    ).rejects.toMatchObject({
       details: { fields: [{ field: 'tenant_id' }] },
     });
     expect((await freezes.get(stale.id))?.name).toBe('first');

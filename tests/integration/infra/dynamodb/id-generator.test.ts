@@ -5,7 +5,10 @@ import { createTestTable, dynamoClient, uniqueName } from '../../../support/aws.
 
 const table = uniqueName('ids');
 const client = dynamoClient();
-const ids = new DynamoIdGenerator(DynamoDBDocumentClient.from(client), table, { alphabet: 'k3G7QAe51FCsPW92uEOyq4Bg6Sp8YzVTmnU0liwDdHXLajZrfxNhobJIRcMvKt', minLength: 6 });
+const ids = new DynamoIdGenerator(DynamoDBDocumentClient.from(client), table, {
+  alphabet: 'k3G7QAe51FCsPW92uEOyq4Bg6Sp8YzVTmnU0liwDdHXLajZrfxNhobJIRcMvKt',
+  minLength: 6,
+});
 
 beforeAll(async () => {
   await createTestTable(client, table);
@@ -28,7 +31,9 @@ describe('DynamoIdGenerator', () => {
 
   it('counts each entity separately, and short ids differ across entities', async () => {
     // Act: the first of each entity
-    const firsts = await Promise.all(['tenant', 'sequence', 'solution', 'deployment', 'some_new_entity'].map((e) => ids.next(e)));
+    const firsts = await Promise.all(
+      ['tenant', 'sequence', 'solution', 'deployment', 'some_new_entity'].map((e) => ids.next(e)),
+    );
     // Assess
     expect(ids.decode(firsts[0]!.shortId, 'tenant')).toBe(1);
     expect(ids.decode(firsts[1]!.shortId, 'sequence')).toBe(1);

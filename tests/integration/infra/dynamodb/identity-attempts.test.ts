@@ -39,7 +39,9 @@ describe('DynamoPendingTwoFactorAttempts', () => {
     const reserved = await Promise.all(Array.from({ length: 12 }, () => pending.reserve(token, 5, inAnHour())));
     // Assess
     expect(reserved.filter(Boolean)).toHaveLength(5);
-    expect(await Promise.all([pending.consume(token), pending.consume(token), pending.consume(token)])).toEqual(expect.arrayContaining([true, false, false]));
+    expect(await Promise.all([pending.consume(token), pending.consume(token), pending.consume(token)])).toEqual(
+      expect.arrayContaining([true, false, false]),
+    );
     const other = randomUUID();
     expect(await pending.reserve(other, 5, inAnHour())).toBe(true);
     expect(await pending.consume(other)).toBe(true);
@@ -50,7 +52,12 @@ describe('DynamoPendingTwoFactorAttempts', () => {
 
 describe('the two-factor throttle', () => {
   it('takes back released attempts and locks after the maximum of 20 concurrent ones', async () => {
-    const throttle = new DynamoLoginThrottle(db, table, { maxFailures: 10, windowSeconds: 900, lockoutSeconds: 900 }, keys.twoFactorThrottle);
+    const throttle = new DynamoLoginThrottle(
+      db,
+      table,
+      { maxFailures: 10, windowSeconds: 900, lockoutSeconds: 900 },
+      keys.twoFactorThrottle,
+    );
     const user = randomUUID();
     const now = new Date();
     for (let i = 0; i < 9; i += 1) await throttle.recordFailure(user, now);
@@ -62,11 +69,23 @@ describe('the two-factor throttle', () => {
     expect(await throttle.check(user, now)).toEqual({ locked: true, retryAfterSeconds: 900 });
     // Another user, and the login throttle of an address with the same text, are not affected.
     expect((await throttle.check(randomUUID(), now)).locked).toBe(false);
-    expect((await new DynamoLoginThrottle(db, table, { maxFailures: 10, windowSeconds: 60, lockoutSeconds: 300 }).check(user, now)).locked).toBe(false);
+    expect(
+      (
+        await new DynamoLoginThrottle(db, table, { maxFailures: 10, windowSeconds: 60, lockoutSeconds: 300 }).check(
+          user,
+          now,
+        )
+      ).locked,
+    ).toBe(false);
   });
 
   it('never releases below zero', async () => {
-    const throttle = new DynamoLoginThrottle(db, table, { maxFailures: 1, windowSeconds: 900, lockoutSeconds: 900 }, keys.twoFactorThrottle);
+    const throttle = new DynamoLoginThrottle(
+      db,
+      table,
+      { maxFailures: 1, windowSeconds: 900, lockoutSeconds: 900 },
+      keys.twoFactorThrottle,
+    );
     const user = randomUUID();
     const now = new Date();
     await throttle.release(user, now);
@@ -83,9 +102,22 @@ describe('DynamoUserRepository edits', () => {
     const id = randomUUID();
     const now = new Date().toISOString();
     return {
-      id, shortId: id.slice(0, 8), email: `${id}@example.com`, username: id, displayName: 'Ada', status: 'active', roles: ['user'], tenantId: null,
-      passwordHash: 'x', twoFactor: { enabled: false, secret: 'enc', lastStep: null }, emailVerified: false, tokensValidAfter: 0, revision: 0,
-      createdAt: now, updatedAt: now, lastLoginAt: null,
+      id,
+      shortId: id.slice(0, 8),
+      email: `${id}@example.com`,
+      username: id,
+      displayName: 'Ada',
+      status: 'active',
+      roles: ['user'],
+      tenantId: null,
+      passwordHash: 'x',
+      twoFactor: { enabled: false, secret: 'enc', lastStep: null },
+      emailVerified: false,
+      tokensValidAfter: 0,
+      revision: 0,
+      createdAt: now,
+      updatedAt: now,
+      lastLoginAt: null,
     };
   };
 
@@ -96,14 +128,25 @@ describe('DynamoUserRepository edits', () => {
     await users.create(user);
     const seen = (await users.get(user.id)) as User;
     expect(seen.revision).toBe(0);
-    expect(await users.setTwoFactor(user.id, { enabled: true, secret: 'enc', lastStep: 5 }, { enabled: false, lastStep: null })).toBe(true);
+    expect(
+      await users.setTwoFactor(
+        user.id,
+        { enabled: true, secret: 'enc', lastStep: 5 },
+        { enabled: false, lastStep: null },
+      ),
+    ).toBe(true);
     await users.recordLogin(user.id, new Date());
     // Act + Assess: the stale edit is refused; one on the current revision writes its field alone
     expect(await users.update(seen, { displayName: 'Stale' }, new Date())).toBe(false);
     const current = (await users.get(user.id)) as User;
     expect(current.revision).toBe(2);
     expect(await users.update(current, { displayName: 'Ada L.', tenantId: null }, new Date())).toBe(true);
-    expect(await users.get(user.id)).toMatchObject({ displayName: 'Ada L.', twoFactor: { enabled: true, lastStep: 5 }, lastLoginAt: expect.any(String), revision: 3 });
+    expect(await users.get(user.id)).toMatchObject({
+      displayName: 'Ada L.',
+      twoFactor: { enabled: true, lastStep: 5 },
+      lastLoginAt: expect.any(String),
+      revision: 3,
+    });
   });
 
   it('read items written before revisions as revision 0, and edit them', async () => {

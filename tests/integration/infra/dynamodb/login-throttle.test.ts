@@ -41,7 +41,8 @@ const fail = async (ip: string, count: number, when: (i: number) => Date, using 
 };
 
 const stored = async (ip: string) =>
-  (await instances[0]!.send(new GetCommand({ TableName: table, Key: keys.loginThrottle(ip), ConsistentRead: true }))).Item;
+  (await instances[0]!.send(new GetCommand({ TableName: table, Key: keys.loginThrottle(ip), ConsistentRead: true })))
+    .Item;
 
 describe('DynamoLoginThrottle', () => {
   it('records ten failures unlocked and locks on the eleventh', async () => {
@@ -100,7 +101,9 @@ describe('DynamoLoginThrottle', () => {
     const ip = newIp();
     const throttles = instances.map((db) => new DynamoLoginThrottle(db, table, { ...policy, maxFailures: 29 }));
     // Act
-    const states = await Promise.all(Array.from({ length: 30 }, (_, i) => throttles[i % throttles.length]!.recordFailure(ip, at(0))));
+    const states = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => throttles[i % throttles.length]!.recordFailure(ip, at(0))),
+    );
     // Assess
     expect(states.filter((s) => s.locked)).toEqual([{ locked: true, retryAfterSeconds: 900 }]);
     expect(await stored(ip)).toMatchObject({ failures: 30, locked_until: base + 900_000 });
@@ -113,11 +116,17 @@ describe('DynamoLoginThrottle', () => {
     await fail(ip, 10, () => at(0));
     const throttles = instances.map((db) => new DynamoLoginThrottle(db, table, policy));
     // Act
-    const states = await Promise.all(Array.from({ length: 30 }, (_, i) => throttles[i % throttles.length]!.recordFailure(ip, at(400_000))));
+    const states = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => throttles[i % throttles.length]!.recordFailure(ip, at(400_000))),
+    );
     // Assess: the first ten of the new window are unlocked, the other twenty see the lockout.
     expect(states.filter((s) => !s.locked)).toHaveLength(10);
     expect(states.filter((s) => s.locked).every((s) => s.retryAfterSeconds === 900)).toBe(true);
-    expect(await stored(ip)).toMatchObject({ failures: 30, window_start: base + 400_000, locked_until: base + 1_300_000 });
+    expect(await stored(ip)).toMatchObject({
+      failures: 30,
+      window_start: base + 400_000,
+      locked_until: base + 1_300_000,
+    });
   });
 
   it('never shortens a lockout when an instance with a lagging clock records a failure', async () => {

@@ -35,17 +35,23 @@ const setup = async (capacity: number) => {
   };
   /** Ends a running deployment the way cancel does: terminal state and instance freed in one transaction. */
   const finish = async (deployment: Deployment) =>
-    orchestration.finish(deployment, { ...deployment, state: 'success', completedAt: new Date().toISOString(), revision: deployment.revision + 1 });
+    orchestration.finish(deployment, {
+      ...deployment,
+      state: 'success',
+      completedAt: new Date().toISOString(),
+      revision: deployment.revision + 1,
+    });
   return { deps, orchestration, pending, deployments, dispatch, finish };
 };
-
 
 describe('orchestration capacity', () => {
   it('starts exactly one of 20 concurrent creates with one instance and queues 19', async () => {
     // Prepare
     const { deps, deployments, pending } = await setup(1);
     // Act
-    const outcomes = await Promise.all(Array.from({ length: 20 }, (_, i) => startOrQueue(deps, aDraft({ triggeredBy: `user-${i}` }))));
+    const outcomes = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => startOrQueue(deps, aDraft({ triggeredBy: `user-${i}` }))),
+    );
     // Assess
     expect(outcomes.filter((o) => o.kind === 'started')).toHaveLength(1);
     expect(outcomes.filter((o) => o.kind === 'queued')).toHaveLength(19);
@@ -82,7 +88,9 @@ describe('orchestration capacity', () => {
     expect(order).toEqual([queued[1]!.id, queued[0]!.id, queued[2]!.id]);
     const all = await pending.listAll();
     expect(all.map((r) => r.status)).toEqual(['dispatched', 'dispatched', 'dispatched']);
-    expect(all.every((r) => r.deploymentId !== null && r.dispatchedToInstanceId === 'instance-1' && r.dispatchedAt !== null)).toBe(true);
+    expect(
+      all.every((r) => r.deploymentId !== null && r.dispatchedToInstanceId === 'instance-1' && r.dispatchedAt !== null),
+    ).toBe(true);
   });
 
   it('lets a higher-priority create overtake the queue, and a cancelled request is never dispatched', async () => {
@@ -90,7 +98,8 @@ describe('orchestration capacity', () => {
     const running = await startOrQueue(deps, aDraft());
     const low = await startOrQueue(deps, aDraft());
     const cancelled = await startOrQueue(deps, aDraft({ config: { ...aDraft().config, priority: 10 } }));
-    if (low.kind !== 'queued' || cancelled.kind !== 'queued' || running.kind !== 'started') throw new Error('unexpected');
+    if (low.kind !== 'queued' || cancelled.kind !== 'queued' || running.kind !== 'started')
+      throw new Error('unexpected');
     expect(await pending.cancel(cancelled.request, new Date())).toBe(true);
     expect(await pending.cancel(cancelled.request, new Date())).toBe(false);
     await finish(running.deployment);
@@ -107,7 +116,10 @@ describe('orchestration capacity', () => {
     const { deps, orchestration } = await setup(0);
     for (let i = 0; i < 3; i += 1) expect((await startOrQueue(deps, aDraft())).kind).toBe('queued');
     await orchestration.setCapacity(2);
-    expect((await dispatchPending(deps)).dispatched.map((d) => d.instanceId).sort()).toEqual(['instance-1', 'instance-2']);
+    expect((await dispatchPending(deps)).dispatched.map((d) => d.instanceId).sort()).toEqual([
+      'instance-1',
+      'instance-2',
+    ]);
     await orchestration.setCapacity(0);
     expect((await orchestration.holders()).size).toBe(2);
     expect((await startOrQueue(deps, aDraft({ config: { ...aDraft().config, priority: 100 } }))).kind).toBe('queued');

@@ -22,7 +22,13 @@ import { createServiceTable, dynamoClient, uniqueName } from '../../../support/a
 
 const client = dynamoClient();
 const db = DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
-const admin: Caller = { kind: 'user', userId: 'u1', tenantId: null, roles: ['admin'], permissions: new Set(['deployments:cancel']) };
+const admin: Caller = {
+  kind: 'user',
+  userId: 'u1',
+  tenantId: null,
+  roles: ['admin'],
+  permissions: new Set(['deployments:cancel']),
+};
 
 describe('the outbox and the sweep', () => {
   it('a process that dies after the terminal write loses nothing: the sweep delivers the cancel notice and dispatches the request behind', async () => {
@@ -49,15 +55,39 @@ describe('the outbox and the sweep', () => {
     const a = await startOrQueue(deps, aDraft());
     if (a.kind !== 'started') throw new Error('A should have started');
     await commands.enqueue({
-      id: `${a.deployment.id}-cmd`, targetId: 'target-1', deploymentId: a.deployment.id, stepId: 'step-1', attempt: 1,
-      action: { id: 'x', slug: 'x', version: '1.0.0' }, script: 'sleep 600', interpreter: 'sh', variables: {}, secretVariables: [], timeoutSeconds: 600,
-      status: 'queued', createdAt: new Date().toISOString(), deliveredAt: null, cancelRequestedAt: null, outputSeq: -1, result: null,
+      id: `${a.deployment.id}-cmd`,
+      targetId: 'target-1',
+      deploymentId: a.deployment.id,
+      stepId: 'step-1',
+      attempt: 1,
+      action: { id: 'x', slug: 'x', version: '1.0.0' },
+      script: 'sleep 600',
+      interpreter: 'sh',
+      variables: {},
+      secretVariables: [],
+      timeoutSeconds: 600,
+      status: 'queued',
+      createdAt: new Date().toISOString(),
+      deliveredAt: null,
+      cancelRequestedAt: null,
+      outputSeq: -1,
+      result: null,
     });
     expect((await commands.claimInbox('target-1', 1, new Date())).commands).toHaveLength(1); // the agent runs it
     const b = await startOrQueue(deps, aDraft({ triggeredBy: 'someone-else' }));
     expect(b.kind).toBe('queued');
     // Act 1: the cancel's terminal transaction commits, then the process "dies" before its side effects.
-    const dying = { ...deps, commands, deployments, events, dispatch: { wake: async () => { throw new Error('the process died'); } } };
+    const dying = {
+      ...deps,
+      commands,
+      deployments,
+      events,
+      dispatch: {
+        wake: async () => {
+          throw new Error('the process died');
+        },
+      },
+    };
     await expect(cancelDeployment(dying, admin, a.deployment.id, 'stop')).rejects.toThrow('the process died');
     // Assess 1: final state written and instance freed, but the request behind still waits and the outbox holds the debt.
     expect((await deployments.get(a.deployment.id))?.state).toBe('cancelled');
@@ -71,13 +101,21 @@ describe('the outbox and the sweep', () => {
       commands,
       events,
       engine: { wake: async () => undefined },
-      dispatch: { wake: async (reason: string) => { woken.push(reason); await dispatchPending(deps); } },
+      dispatch: {
+        wake: async (reason: string) => {
+          woken.push(reason);
+          await dispatchPending(deps);
+        },
+      },
     };
     const report = await sweep(sweepDeps);
     // Assess 2: the cancel notice reaches the agent, the request behind is dispatched, the outbox is empty.
     expect(report.settled).toEqual([a.deployment.id]);
     expect((await commands.claimInbox('target-1', 0, new Date())).cancel).toEqual([`${a.deployment.id}-cmd`]);
-    expect(await pending.get(b.kind === 'queued' ? b.request.id : '')).toMatchObject({ status: 'dispatched', dispatchedToInstanceId: 'instance-1' });
+    expect(await pending.get(b.kind === 'queued' ? b.request.id : '')).toMatchObject({
+      status: 'dispatched',
+      dispatchedToInstanceId: 'instance-1',
+    });
     expect(await orchestration.outbox(new Date(Date.now() + 60_000), 10)).toEqual([]);
     expect((await events.last(a.deployment.id))?.event).toMatchObject({ type: 'state_change', new_state: 'cancelled' });
     // A second sweep finds nothing left to do.
@@ -91,8 +129,25 @@ describe('keyed log events', () => {
     const table = uniqueName('keyed');
     await createServiceTable(client, table);
     const store = new DynamoDeploymentEventStore(db, table);
-    const line = (message: string): NewEvent => ({ at: '2026-11-22T10:00:00.000Z', event: { type: 'log', log: { timestamp: '2026-11-22T10:00:00.000Z', level: 'info', step_id: null, target_id: null, target_name: null, message, metadata: null } } });
-    const group = (seq: number, part: number, lines: number) => ({ key: `cmd-1#${seq}#${part}`, events: Array.from({ length: lines }, (_, i) => line(`seq ${seq} part ${part} line ${i}`)) });
+    const line = (message: string): NewEvent => ({
+      at: '2026-11-22T10:00:00.000Z',
+      event: {
+        type: 'log',
+        log: {
+          timestamp: '2026-11-22T10:00:00.000Z',
+          level: 'info',
+          step_id: null,
+          target_id: null,
+          target_name: null,
+          message,
+          metadata: null,
+        },
+      },
+    });
+    const group = (seq: number, part: number, lines: number) => ({
+      key: `cmd-1#${seq}#${part}`,
+      events: Array.from({ length: lines }, (_, i) => line(`seq ${seq} part ${part} line ${i}`)),
+    });
     const retried = [group(0, 0, 3), group(1, 0, 90), group(1, 1, 30)];
     // Act: seq 0 appended; the append of seq 1 (two parts) was "lost" (crash); the agent retries seq 0 and 1, twice.
     await store.appendOnce('dep-1', [group(0, 0, 3)]);

@@ -110,12 +110,16 @@ describe('DynamoRateLimiter', () => {
     const policy = { ratePerSecond: 1, burst: 200 };
     const limiters = instances.map((db) => new DynamoRateLimiter(db, table));
     // Act
-    const decisions = await Promise.all(Array.from({ length: 300 }, (_, i) => limiters[i % limiters.length]!.take(key, policy, at(0))));
+    const decisions = await Promise.all(
+      Array.from({ length: 300 }, (_, i) => limiters[i % limiters.length]!.take(key, policy, at(0))),
+    );
     // Assess: every allowed take saw its own bucket level, every refused one a wait.
     const allowed = decisions.filter((d) => d.allowed);
     const refused = decisions.filter((d) => !d.allowed);
     expect(allowed).toHaveLength(200);
-    expect(allowed.map((d) => d.remaining).sort((a, b) => b - a)).toEqual(Array.from({ length: 200 }, (_, i) => 199 - i));
+    expect(allowed.map((d) => d.remaining).sort((a, b) => b - a)).toEqual(
+      Array.from({ length: 200 }, (_, i) => 199 - i),
+    );
     expect(refused).toHaveLength(100);
     expect(refused.every((d) => d.remaining === 0 && d.retryAfterSeconds === 1)).toBe(true);
   });
@@ -140,7 +144,9 @@ describe('DynamoRateLimiter', () => {
     // Act
     await takeMany(key, policy, at(0), 3);
     // Assess
-    const { Item } = await instances[0]!.send(new GetCommand({ TableName: table, Key: keys.rateLimit(key), ConsistentRead: true }));
+    const { Item } = await instances[0]!.send(
+      new GetCommand({ TableName: table, Key: keys.rateLimit(key), ConsistentRead: true }),
+    );
     expect(Item?.['tat']).toBe(base + 750);
     const ttl = Item?.['ttl'] as number;
     expect(Number.isInteger(ttl)).toBe(true);
@@ -176,7 +182,9 @@ describe('amortisedRateGate over the shared bucket, across simulated instances',
     const writes = { count: 0 };
     const made = instances.slice(0, count).map((db) => {
       const shared = new DynamoRateLimiter(db, table);
-      const counted = { take: (...args: Parameters<DynamoRateLimiter['take']>) => ((writes.count += 1), shared.take(...args)) };
+      const counted = {
+        take: (...args: Parameters<DynamoRateLimiter['take']>) => ((writes.count += 1), shared.take(...args)),
+      };
       return amortisedRateGate(counted, () => policy, clock);
     });
     return { made, writes };

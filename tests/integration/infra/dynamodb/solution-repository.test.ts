@@ -24,7 +24,10 @@ const deps: CatalogDeps = {
   sequences: new DynamoSequenceRepository(db, table),
   solutions,
   tenants: new DynamoTenantRepository(db, table),
-  ids: new DynamoIdGenerator(db, table, { alphabet: 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789', minLength: 6 }),
+  ids: new DynamoIdGenerator(db, table, {
+    alphabet: 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789',
+    minLength: 6,
+  }),
   clock: systemClock,
 };
 const admin = catalogCaller();
@@ -32,7 +35,11 @@ const admin = catalogCaller();
 let counter = 0;
 const aSequence = async () => {
   counter += 1;
-  const action = await createAction(deps, admin, { slug: `action-${counter}`, name: 'a', version: { version: '1.0.0', script: 'echo' } });
+  const action = await createAction(deps, admin, {
+    slug: `action-${counter}`,
+    name: 'a',
+    version: { version: '1.0.0', script: 'echo' },
+  });
   return createSequence(deps, admin, { name: `sequence ${counter}`, steps: [{ action_id: action.id }] });
 };
 const refCountOf = async (sequenceId: string) => (await deps.sequences.find(sequenceId))?.refCount;
@@ -47,10 +54,18 @@ describe('DynamoSolutionRepository', () => {
     const first = await aSequence();
     const second = await aSequence();
     // Act
-    const solution = await createSolution(deps, admin, { name: 'platform', sequences: [{ sequence_id: first.short_id }, { sequence_id: second.id }, { sequence_id: first.id }] });
+    const solution = await createSolution(deps, admin, {
+      name: 'platform',
+      sequences: [{ sequence_id: first.short_id }, { sequence_id: second.id }, { sequence_id: first.id }],
+    });
     // Assess
     expect(await getSolution(deps, admin, solution.short_id)).toEqual(solution);
-    expect(await solutions.findSolution(solution.short_id)).toEqual({ id: solution.id, shortId: solution.short_id, name: 'platform', tenantId: null });
+    expect(await solutions.findSolution(solution.short_id)).toEqual({
+      id: solution.id,
+      shortId: solution.short_id,
+      name: 'platform',
+      tenantId: null,
+    });
     expect(await solutions.findSolution('nope')).toBeUndefined();
     expect([await refCountOf(first.id), await refCountOf(second.id)]).toEqual([1, 1]);
     expect((await solutions.listAll()).map((s) => s.id)).toContain(solution.id);
@@ -58,7 +73,19 @@ describe('DynamoSolutionRepository', () => {
 
   it('writes nothing when a sequence vanished meanwhile', async () => {
     const gone = { id: '5e000000-0000-4000-8000-0000000000ff', delta: 1 as const };
-    const solution = { id: '50000000-0000-4000-8000-000000000001', shortId: 'sol-stale', name: 's', description: null, version: '1.0.0', tenantId: null, sequences: [{ order: 1, sequenceId: gone.id }], revision: 1, refCount: 0, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' };
+    const solution = {
+      id: '50000000-0000-4000-8000-000000000001',
+      shortId: 'sol-stale',
+      name: 's',
+      description: null,
+      version: '1.0.0',
+      tenantId: null,
+      sequences: [{ order: 1, sequenceId: gone.id }],
+      revision: 1,
+      refCount: 0,
+      createdAt: '2026-01-01T00:00:00.000Z',
+      updatedAt: '2026-01-01T00:00:00.000Z',
+    };
     await expect(solutions.create(solution, [gone])).rejects.toBeInstanceOf(ConcurrentChangeError);
     expect(await solutions.find(solution.id)).toBeUndefined();
     expect(await solutions.find('sol-stale')).toBeUndefined();
@@ -75,15 +102,22 @@ describe('DynamoSolutionRepository', () => {
     await deleteSolution(deps, admin, solution.id);
     expect(await refCountOf(second.id)).toBe(0);
     await expect(getSolution(deps, admin, solution.id)).rejects.toBeInstanceOf(NotFoundError);
-    await expect(createSolution(deps, admin, { name: 's', sequences: [{ sequence_id: first.id }] })).rejects.toBeInstanceOf(ValidationError);
+    await expect(
+      createSolution(deps, admin, { name: 's', sequences: [{ sequence_id: first.id }] }),
+    ).rejects.toBeInstanceOf(ValidationError);
   });
 
   it('is not deleted while another record references it (solutionReference)', async () => {
-    const solution = await createSolution(deps, admin, { name: 'frozen', sequences: [{ sequence_id: (await aSequence()).id }] });
+    const solution = await createSolution(deps, admin, {
+      name: 'frozen',
+      sequences: [{ sequence_id: (await aSequence()).id }],
+    });
     await db.send(new TransactWriteCommand({ TransactItems: [solutionReference(table, solution.id, 1)] }));
     await expect(deleteSolution(deps, admin, solution.id)).rejects.toBeInstanceOf(ConflictError);
     await db.send(new TransactWriteCommand({ TransactItems: [solutionReference(table, solution.id, -1)] }));
     await deleteSolution(deps, admin, solution.id);
-    await expect(db.send(new TransactWriteCommand({ TransactItems: [solutionReference(table, solution.id, 1)] }))).rejects.toThrow();
+    await expect(
+      db.send(new TransactWriteCommand({ TransactItems: [solutionReference(table, solution.id, 1)] })),
+    ).rejects.toThrow();
   });
 });

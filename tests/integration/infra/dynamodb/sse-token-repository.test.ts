@@ -37,6 +37,9 @@ describe('DynamoSseTokenRepository', () => {
     expect(concurrent.filter((r) => r !== undefined)).toHaveLength(1);
     const winner = concurrent[0] === undefined ? 'h2b' : 'h2a';
     expect(await repository.rotateSession('rot', winner, 'h3', new Date(Date.now() + 120_000))).toBeUndefined();
-    expect(await repository.rotateSession('rot', winner, 'h3', new Date())).toMatchObject({ sessionId: 'rot', userId: 'u1' });
+    expect(await repository.rotateSession('rot', winner, 'h3', new Date())).toMatchObject({
+      sessionId: 'rot',
+      userId: 'u1',
+    });
   });
 });

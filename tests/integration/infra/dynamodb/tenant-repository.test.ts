@@ -12,7 +12,15 @@ const environments = new DynamoEnvironmentRepository(db, table);
 let counter = 0;
 const aTenant = (overrides: Partial<Tenant> = {}): Tenant => {
   counter += 1;
-  return { id: randomUUID(), shortId: `t${counter}`, name: `Tenant ${counter}`, slug: `tenant-${counter}`, createdAt: `2026-01-01T00:00:${String(counter).padStart(2, '0')}.000Z`, updatedAt: '2026-01-01T00:00:00.000Z', ...overrides };
+  return {
+    id: randomUUID(),
+    shortId: `t${counter}`,
+    name: `Tenant ${counter}`,
+    slug: `tenant-${counter}`,
+    createdAt: `2026-01-01T00:00:${String(counter).padStart(2, '0')}.000Z`,
+    updatedAt: '2026-01-01T00:00:00.000Z',
+    ...overrides,
+  };
 };
 
 beforeAll(async () => {
@@ -28,7 +36,12 @@ describe('DynamoTenantRepository', () => {
     // Assess
     expect(await tenants.get(tenant.id)).toEqual(tenant);
     expect(await tenants.get(tenant.shortId)).toEqual(tenant);
-    expect(await tenants.findTenant(tenant.shortId)).toEqual({ id: tenant.id, shortId: tenant.shortId, name: tenant.name, slug: tenant.slug });
+    expect(await tenants.findTenant(tenant.shortId)).toEqual({
+      id: tenant.id,
+      shortId: tenant.shortId,
+      name: tenant.name,
+      slug: tenant.slug,
+    });
     expect((await tenants.listAll()).map((t) => t.id)).toContain(tenant.id);
   });
 
@@ -45,7 +58,9 @@ describe('DynamoTenantRepository', () => {
     // Assess
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     const rejected = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
-    expect(rejected.map((r) => (r.reason as { code: string; details: unknown }).code)).toEqual(Array(4).fill('CONFLICT'));
+    expect(rejected.map((r) => (r.reason as { code: string; details: unknown }).code)).toEqual(
+      Array(4).fill('CONFLICT'),
+    );
     expect((rejected[0]?.reason as { details: unknown }).details).toEqual({ field: 'slug' });
   });
 
@@ -67,7 +82,9 @@ describe('DynamoTenantRepository', () => {
     expect(await tenants.get(tenant.id)).toEqual(next);
     await expect(tenants.create(aTenant({ slug: 'before' }))).resolves.toBeUndefined();
     await expect(tenants.create(aTenant({ slug: 'after' }))).rejects.toMatchObject({ code: 'CONFLICT' });
-    await expect(tenants.update(next, { ...next, slug: 'occupied', updatedAt: '2026-03-01T00:00:00.000Z' })).rejects.toMatchObject({ code: 'CONFLICT', details: { field: 'slug' } });
+    await expect(
+      tenants.update(next, { ...next, slug: 'occupied', updatedAt: '2026-03-01T00:00:00.000Z' }),
+    ).rejects.toMatchObject({ code: 'CONFLICT', details: { field: 'slug' } });
     expect((await tenants.get(tenant.id))?.slug).toBe('after');
   });
 
@@ -76,7 +93,9 @@ describe('DynamoTenantRepository', () => {
     await tenants.create(tenant);
     await tenants.update(tenant, { ...tenant, name: 'First', updatedAt: '2026-02-01T00:00:00.000Z' });
 
-    await expect(tenants.update(tenant, { ...tenant, name: 'Second', updatedAt: '2026-02-02T00:00:00.000Z' })).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(
+      tenants.update(tenant, { ...tenant, name: 'Second', updatedAt: '2026-02-02T00:00:00.000Z' }),
+    ).rejects.toMatchObject({ code: 'CONFLICT' });
     expect((await tenants.get(tenant.id))?.name).toBe('First');
   });
 
@@ -84,7 +103,14 @@ describe('DynamoTenantRepository', () => {
     // Prepare
     const tenant = aTenant();
     await tenants.create(tenant);
-    const environment = { id: randomUUID(), shortId: `e${counter}`, name: 'production', tenantId: tenant.id, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' };
+    const environment = {
+      id: randomUUID(),
+      shortId: `e${counter}`,
+      name: 'production',
+      tenantId: tenant.id,
+      createdAt: '2026-01-01T00:00:00.000Z',
+      updatedAt: '2026-01-01T00:00:00.000Z',
+    };
     await environments.create(environment);
     const renamed = { ...tenant, name: 'Renamed', updatedAt: '2026-02-01T00:00:00.000Z' };
     await tenants.update(tenant, renamed);

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { findActionWithVersions, isVersionRange, isVisibleTo, newestFirst, normalizeVersion, pickVersion } from '../../../../domain/catalog/resolve.js';
+import {
+  findActionWithVersions,
+  isVersionRange,
+  isVisibleTo,
+  newestFirst,
+  normalizeVersion,
+  pickVersion,
+} from '../../../../domain/catalog/resolve.js';
 import { createAction, createVersion } from '../../../../domain/catalog/actions.js';
 import { catalogCaller as caller, catalogFakes, TENANT_A } from '../../../fakes/catalog.js';
 
@@ -53,7 +60,11 @@ describe('findActionWithVersions', () => {
   it('finds an action by id or short id with its versions newest first', async () => {
     // Prepare
     const { deps } = catalogFakes();
-    const made = await createAction(deps, caller(), { slug: 'restart', name: 'Restart', version: { version: '1.9.0', script: 'echo a' } });
+    const made = await createAction(deps, caller(), {
+      slug: 'restart',
+      name: 'Restart',
+      version: { version: '1.9.0', script: 'echo a' },
+    });
     await createVersion(deps, caller(), made.id, { version: '1.10.0', script: 'echo b' });
     // Act
     const byId = await findActionWithVersions(deps.actions, made.id);

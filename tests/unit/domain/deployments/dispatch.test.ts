@@ -8,7 +8,13 @@ import { aDraft, deploymentsFakes } from '../../../fakes/deployments.js';
 import { fakeIds } from '../../../fakes/identity.js';
 import { FakeCommandRepository } from '../../../fakes/targets.js';
 
-const admin: Caller = { kind: 'user', userId: 'u1', tenantId: null, roles: ['admin'], permissions: new Set(['deployments:cancel']) };
+const admin: Caller = {
+  kind: 'user',
+  userId: 'u1',
+  tenantId: null,
+  roles: ['admin'],
+  permissions: new Set(['deployments:cancel']),
+};
 
 const setup = (capacity: number) => {
   const fakes = deploymentsFakes(capacity);
@@ -23,7 +29,16 @@ describe('startOrQueue', () => {
   it('starts on a free instance: running, progress 0, all steps counted', async () => {
     const { deps } = setup(1);
     const outcome = await startOrQueue(deps, aDraft());
-    expect(outcome).toMatchObject({ kind: 'started', deployment: { state: 'running', progress: 0, totalSteps: 1, instanceId: 'instance-1', startedAt: '2026-11-22T10:00:00.000Z' } });
+    expect(outcome).toMatchObject({
+      kind: 'started',
+      deployment: {
+        state: 'running',
+        progress: 0,
+        totalSteps: 1,
+        instanceId: 'instance-1',
+        startedAt: '2026-11-22T10:00:00.000Z',
+      },
+    });
   });
 
   it('queues when no instance is free, wakes the dispatcher and tells the position', async () => {
@@ -47,7 +62,11 @@ describe('dispatchPending', () => {
     await orchestration.setCapacity(2);
     const report = await dispatchPending(deps);
     expect(report.dispatched.map((d) => d.requestId)).toEqual(['r-2', 'r-3']);
-    expect(await pending.get('r-2')).toMatchObject({ status: 'dispatched', dispatchedToInstanceId: 'instance-1', dispatchedAt: expect.any(String) });
+    expect(await pending.get('r-2')).toMatchObject({
+      status: 'dispatched',
+      dispatchedToInstanceId: 'instance-1',
+      dispatchedAt: expect.any(String),
+    });
     expect((await pending.get('r-1'))?.status).toBe('pending');
   });
 
@@ -59,7 +78,12 @@ describe('dispatchPending', () => {
     const [running] = await deployments.listAll();
     await orchestration.finish(running!, { ...running!, state: 'success', revision: running!.revision + 1 });
     await expect(dispatchPending(broken)).rejects.toThrow('counter unavailable');
-    expect(await pending.get('r-1')).toMatchObject({ status: 'pending', retryCount: 1, errorMessage: 'Dispatch failed: counter unavailable', lastRetryAt: expect.any(String) });
+    expect(await pending.get('r-1')).toMatchObject({
+      status: 'pending',
+      retryCount: 1,
+      errorMessage: 'Dispatch failed: counter unavailable',
+      lastRetryAt: expect.any(String),
+    });
     expect(await dispatchPending(broken)).toEqual({ dispatched: [], failed: ['r-1'] });
     expect(await pending.get('r-1')).toMatchObject({ status: 'failed', retryCount: 2 });
     expect((await dispatchPending({ ...deps, ids: fakeIds() })).dispatched).toEqual([]);
@@ -100,11 +124,21 @@ describe('cancelDeployment', () => {
     // Act
     const answer = await cancelDeployment(cancelDeps, admin, started.deployment.shortId, 'wrong branch');
     // Assess
-    expect(answer).toMatchObject({ state: 'cancelled', plan: null, cancel_reason: 'wrong branch', completed_at: '2026-11-22T10:00:05.000Z', duration_ms: 5000 });
+    expect(answer).toMatchObject({
+      state: 'cancelled',
+      plan: null,
+      cancel_reason: 'wrong branch',
+      completed_at: '2026-11-22T10:00:05.000Z',
+      duration_ms: 5000,
+    });
     expect((await orchestration.holders()).size).toBe(0);
     expect((await commands.get(command.id))?.status).toBe('cancelled');
     expect(dispatch.reasons.at(-1)).toMatch(/freed/);
-    await expect(cancelDeployment(cancelDeps, admin, started.deployment.id, undefined)).rejects.toMatchObject({ code: 'CONFLICT' });
-    await expect(cancelDeployment(cancelDeps, { ...admin, tenantId: 'other' }, started.deployment.id, undefined)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(cancelDeployment(cancelDeps, admin, started.deployment.id, undefined)).rejects.toMatchObject({
+      code: 'CONFLICT',
+    });
+    await expect(
+      cancelDeployment(cancelDeps, { ...admin, tenantId: 'other' }, started.deployment.id, undefined),
+    ).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 });

@@ -3,7 +3,12 @@
 // what was lost, and queued work is checked again when it starts.
 import { describe, expect, it } from 'vitest';
 import { cancelDeployment } from '../../../../domain/deployments/cancel.js';
-import { dispatchPending, INACTIVE_USER_MESSAGE, recheckRequest, type DispatchDeps } from '../../../../domain/deployments/dispatch.js';
+import {
+  dispatchPending,
+  INACTIVE_USER_MESSAGE,
+  recheckRequest,
+  type DispatchDeps,
+} from '../../../../domain/deployments/dispatch.js';
 import { advance, gaveUpMessage, type EngineDeps } from '../../../../domain/deployments/engine.js';
 import { owedBy, settleOutbox } from '../../../../domain/deployments/outbox.js';
 import { sweep } from '../../../../domain/deployments/sweep.js';
@@ -22,12 +27,34 @@ const setup = (options: { maxFailedPasses?: number; maxDeploymentSeconds?: numbe
     orchestration: fakes.orchestration,
     dispatch: fakes.dispatch,
     commands,
-    targets: { get: async (id) => ({ id, shortId: id, name: id, hostname: id, os: 'linux', arch: 'x64', agentVersion: '1', tags: [], tenantId: null, environmentId: null, agentTokenHash: 'h', lastHeartbeatAt: fakes.clock.now().toISOString(), createdAt: '', updatedAt: '' }) },
-    scripts: { find: async () => ({ script: 'sleep 600', interpreter: 'sh', rollbackScript: null, timeoutSeconds: null }) },
+    targets: {
+      get: async (id) => ({
+        id,
+        shortId: id,
+        name: id,
+        hostname: id,
+        os: 'linux',
+        arch: 'x64',
+        agentVersion: '1',
+        tags: [],
+        tenantId: null,
+        environmentId: null,
+        agentTokenHash: 'h',
+        lastHeartbeatAt: fakes.clock.now().toISOString(),
+        createdAt: '',
+        updatedAt: '',
+      }),
+    },
+    scripts: {
+      find: async () => ({ script: 'sleep 600', interpreter: 'sh', rollbackScript: null, timeoutSeconds: null }),
+    },
     cipher: { encrypt: (v) => v, decrypt: (v) => v },
     engine: { wake: async (id, o) => void wakes.push({ id, check: o?.check === true, delay: o?.delaySeconds }) },
     clock: fakes.clock,
-    limits: { maxFailedPasses: options.maxFailedPasses ?? 5, maxDeploymentSeconds: options.maxDeploymentSeconds ?? 604_800 },
+    limits: {
+      maxFailedPasses: options.maxFailedPasses ?? 5,
+      maxDeploymentSeconds: options.maxDeploymentSeconds ?? 604_800,
+    },
     isTransient: () => options.transient === true,
   };
   return { ...fakes, commands, wakes, deps };
@@ -39,7 +66,8 @@ const started = async (s: ReturnType<typeof setup>, overrides: Partial<Deploymen
   return (await s.deployments.get(aDeployment().id))!;
 };
 /** A plan whose steps cannot be read: every pass throws a TypeError. */
-const corrupt = (s: ReturnType<typeof setup>, d: Deployment) => s.deployments.put({ ...d, plan: { ...d.plan, steps: null } as unknown as Plan });
+const corrupt = (s: ReturnType<typeof setup>, d: Deployment) =>
+  s.deployments.put({ ...d, plan: { ...d.plan, steps: null } as unknown as Plan });
 
 describe('poison never holds capacity', () => {
   it('fails the deployment on the 5th pass failing the same way: message, instance freed, commands stopped, dispatcher woken', async () => {
@@ -115,7 +143,9 @@ describe('poison never holds capacity', () => {
     expect((await s.deployments.get(d.id))?.state).toBe('running');
     s.clock.advance(50_000);
     await advance(s.deps, d.id);
-    expect((await s.deployments.get(d.id))?.errorMessage).toBe('The deployment timed out after 60 s; running commands were stopped.');
+    expect((await s.deployments.get(d.id))?.errorMessage).toBe(
+      'The deployment timed out after 60 s; running commands were stopped.',
+    );
   });
 
   it('a second periodic check chain ends itself; the first goes on', async () => {
@@ -132,13 +162,25 @@ describe('poison never holds capacity', () => {
 });
 
 describe('the outbox', () => {
-  const admin: Caller = { kind: 'user', userId: 'u1', tenantId: null, roles: ['admin'], permissions: new Set(['deployments:cancel']) };
+  const admin: Caller = {
+    kind: 'user',
+    userId: 'u1',
+    tenantId: null,
+    roles: ['admin'],
+    permissions: new Set(['deployments:cancel']),
+  };
 
   it('names what an end owes: cancel notices unless it succeeded, the wake-up, the final event', () => {
     const d = aDeployment();
     const ok = owedBy(d, { ...d, state: 'success', completedAt: '2026-11-22T10:05:00.000Z' });
     const failed = owedBy(d, { ...d, state: 'failed', completedAt: '2026-11-22T10:05:00.000Z', errorMessage: 'boom' });
-    expect(ok).toEqual({ deploymentId: d.id, at: '2026-11-22T10:05:00.000Z', cancelCommands: false, wakeDispatcher: true, finalEvent: { oldState: 'running', newState: 'success', message: 'All steps completed.' } });
+    expect(ok).toEqual({
+      deploymentId: d.id,
+      at: '2026-11-22T10:05:00.000Z',
+      cancelCommands: false,
+      wakeDispatcher: true,
+      finalEvent: { oldState: 'running', newState: 'success', message: 'All steps completed.' },
+    });
     expect(failed).toMatchObject({ cancelCommands: true, finalEvent: { newState: 'failed', message: 'boom' } });
   });
 
@@ -147,9 +189,15 @@ describe('the outbox', () => {
     const s = setup();
     const d = await started(s);
     await advance(s.deps, d.id);
-    const failing = { wake: async () => { throw new Error('the process died'); } };
+    const failing = {
+      wake: async () => {
+        throw new Error('the process died');
+      },
+    };
     // Act
-    await expect(cancelDeployment({ ...s.deps, events: undefined, dispatch: failing }, admin, d.id, undefined)).rejects.toThrow('the process died');
+    await expect(
+      cancelDeployment({ ...s.deps, events: undefined, dispatch: failing }, admin, d.id, undefined),
+    ).rejects.toThrow('the process died');
     const left = [...s.orchestration.owed.values()];
     await advance(s.deps, d.id); // a retried pass of the (now cancelled) deployment
     // Assess
@@ -163,13 +211,30 @@ describe('the outbox', () => {
     const s = setup();
     const stored: unknown[] = [];
     const events = {
-      last: async () => (stored.length === 0 ? undefined : { seq: stored.length, at: '', event: stored.at(-1) as never }),
-      append: async (_: string, e: readonly { event: unknown }[]) => { stored.push(...e.map((x) => x.event)); return []; },
+      last: async () =>
+        stored.length === 0 ? undefined : { seq: stored.length, at: '', event: stored.at(-1) as never },
+      append: async (_: string, e: readonly { event: unknown }[]) => {
+        stored.push(...e.map((x) => x.event));
+        return [];
+      },
     };
-    const entry = owedBy(aDeployment(), { ...aDeployment(), state: 'failed', completedAt: '2026-11-22T10:05:00.000Z', errorMessage: 'x' });
+    const entry = owedBy(aDeployment(), {
+      ...aDeployment(),
+      state: 'failed',
+      completedAt: '2026-11-22T10:05:00.000Z',
+      errorMessage: 'x',
+    });
     await settleOutbox({ ...s.deps, events }, entry);
     await settleOutbox({ ...s.deps, events }, entry);
-    expect(stored).toEqual([{ type: 'state_change', deployment_id: aDeployment().id, old_state: 'running', new_state: 'failed', message: 'x' }]);
+    expect(stored).toEqual([
+      {
+        type: 'state_change',
+        deployment_id: aDeployment().id,
+        old_state: 'running',
+        new_state: 'failed',
+        message: 'x',
+      },
+    ]);
   });
 });
 
@@ -178,7 +243,11 @@ describe('the sweep', () => {
     // Prepare
     const s = setup();
     const d = await started(s);
-    await s.orchestration.finish(d, { ...d, state: 'failed', completedAt: s.clock.now().toISOString(), revision: d.revision + 1 }, owedBy(d, { ...d, state: 'failed', completedAt: s.clock.now().toISOString() }));
+    await s.orchestration.finish(
+      d,
+      { ...d, state: 'failed', completedAt: s.clock.now().toISOString(), revision: d.revision + 1 },
+      owedBy(d, { ...d, state: 'failed', completedAt: s.clock.now().toISOString() }),
+    );
     s.pending.put(aPendingRequest());
     const young = await sweep({ ...s.deps, pending: s.pending });
     s.clock.advance(6_000);
@@ -206,15 +275,43 @@ describe('the sweep', () => {
 describe('queued work is re-checked when it starts', () => {
   const now = new Date('2026-11-22T10:00:00.000Z');
   const freeze = (overrides: Partial<Freeze> = {}): Freeze => ({
-    id: 'f1', shortId: 'f1', name: 'Year end', reason: null, startTime: '2026-11-22T09:00:00.000Z', endTime: '2027-01-03T00:00:00.000Z',
-    tenantId: null, solutionId: null, environmentId: 'env-a', createdBy: 'u', createdAt: '', updatedAt: '', ...overrides,
+    id: 'f1',
+    shortId: 'f1',
+    name: 'Year end',
+    reason: null,
+    startTime: '2026-11-22T09:00:00.000Z',
+    endTime: '2027-01-03T00:00:00.000Z',
+    tenantId: null,
+    solutionId: null,
+    environmentId: 'env-a',
+    createdBy: 'u',
+    createdAt: '',
+    updatedAt: '',
+    ...overrides,
   });
-  const inEnv = (environmentId: string | null, overrides: Partial<PendingRequest> = {}) => aPendingRequest({ draft: aDraft({ environmentId }), environmentId, ...overrides });
+  const inEnv = (environmentId: string | null, overrides: Partial<PendingRequest> = {}) =>
+    aPendingRequest({ draft: aDraft({ environmentId }), environmentId, ...overrides });
 
   it.each([
     ['an active user, no freeze', inEnv('env-b'), 'active', { kind: 'go' }],
-    ['a freeze on its environment', inEnv('env-a'), 'active', { kind: 'frozen', reason: "Deployment freeze 'Year end' is active until 2027-01-03T00:00:00+00:00", until: '2027-01-03T00:00:00+00:00' }],
-    ['a freeze, but an admin override at create', aPendingRequest({ draft: aDraft({ environmentId: 'env-a', freezeOverride: { reason: 'hotfix', by: 'u', freezes: [] } }) }), 'active', { kind: 'go' }],
+    [
+      'a freeze on its environment',
+      inEnv('env-a'),
+      'active',
+      {
+        kind: 'frozen',
+        reason: "Deployment freeze 'Year end' is active until 2027-01-03T00:00:00+00:00",
+        until: '2027-01-03T00:00:00+00:00',
+      },
+    ],
+    [
+      'a freeze, but an admin override at create',
+      aPendingRequest({
+        draft: aDraft({ environmentId: 'env-a', freezeOverride: { reason: 'hotfix', by: 'u', freezes: [] } }),
+      }),
+      'active',
+      { kind: 'go' },
+    ],
     ['a deactivated user', inEnv('env-b'), 'inactive', { kind: 'inactive_user' }],
     ['a locked user', inEnv('env-b'), 'locked', { kind: 'inactive_user' }],
     ['a deleted user', inEnv('env-b'), undefined, { kind: 'inactive_user' }],
@@ -232,7 +329,10 @@ describe('queued work is re-checked when it starts', () => {
       ids: { next: async () => ({ id: 'd-new', shortId: 'dn' }) },
       uuids: { uuid: () => 'x' },
       settings: { maxRetries: 1 },
-      recheck: { freezes: { listEndingAfter: async () => [freeze()] }, users: { get: async (id) => (statuses[id] === undefined ? undefined : ({ status: statuses[id] } as never)) } },
+      recheck: {
+        freezes: { listEndingAfter: async () => [freeze()] },
+        users: { get: async (id) => (statuses[id] === undefined ? undefined : ({ status: statuses[id] } as never)) },
+      },
     };
     s.pending.put(inEnv('env-a', { id: 'frozen', triggeredBy: 'active', queuedAt: '2026-11-22T09:00:00.000Z' }));
     s.pending.put(inEnv('env-b', { id: 'quitter', triggeredBy: 'gone', queuedAt: '2026-11-22T09:01:00.000Z' }));
@@ -242,7 +342,11 @@ describe('queued work is re-checked when it starts', () => {
     // Assess
     expect(report.dispatched.map((r) => r.requestId)).toEqual(['free']);
     expect(report.failed).toEqual(['quitter']);
-    expect(await s.pending.get('frozen')).toMatchObject({ status: 'pending', waitingReason: "Deployment freeze 'Year end' is active until 2027-01-03T00:00:00+00:00", waitingUntil: '2027-01-03T00:00:00+00:00' });
+    expect(await s.pending.get('frozen')).toMatchObject({
+      status: 'pending',
+      waitingReason: "Deployment freeze 'Year end' is active until 2027-01-03T00:00:00+00:00",
+      waitingUntil: '2027-01-03T00:00:00+00:00',
+    });
     expect(await s.pending.get('quitter')).toMatchObject({ status: 'failed', errorMessage: INACTIVE_USER_MESSAGE });
   });
 });

@@ -9,8 +9,20 @@ import { FakeCommandRepository } from '../../../fakes/targets.js';
 
 const T = ['t1', 't2', 't3', 't4'];
 const target = (id: string, lastHeartbeatAt: string | null): Target => ({
-  id, shortId: id, name: `host-${id}`, hostname: id, os: 'linux', arch: 'x64', agentVersion: '1.0.0', tags: [], tenantId: null, environmentId: null,
-  agentTokenHash: `h-${id}`, lastHeartbeatAt, createdAt: '2026-11-22T09:00:00.000Z', updatedAt: '2026-11-22T09:00:00.000Z',
+  id,
+  shortId: id,
+  name: `host-${id}`,
+  hostname: id,
+  os: 'linux',
+  arch: 'x64',
+  agentVersion: '1.0.0',
+  tags: [],
+  tenantId: null,
+  environmentId: null,
+  agentTokenHash: `h-${id}`,
+  lastHeartbeatAt,
+  createdAt: '2026-11-22T09:00:00.000Z',
+  updatedAt: '2026-11-22T09:00:00.000Z',
 });
 const step = (targetId: string, order: number): PlanStep => ({
   ...aPlan().steps[0]!,
@@ -31,14 +43,21 @@ const setup = (targets: readonly string[], stepsPerTarget: number, config: Parti
     dispatch: fakes.dispatch,
     commands,
     targets: { get: async (id) => target(id, heartbeats.get(id) ?? null) },
-    scripts: { find: async () => ({ script: 'echo hi', interpreter: 'sh', rollbackScript: 'echo undo', timeoutSeconds: null }) },
+    scripts: {
+      find: async () => ({ script: 'echo hi', interpreter: 'sh', rollbackScript: 'echo undo', timeoutSeconds: null }),
+    },
     cipher: { encrypt: (v) => v, decrypt: (v) => v },
     engine: { wake: async (id, options) => void wakes.push({ id, check: options?.check === true }) },
     clock: fakes.clock,
   };
   const steps = targets.flatMap((t) => Array.from({ length: stepsPerTarget }, (_, i) => step(t, i + 1)));
   const base = aDeployment();
-  const deployment: Deployment = { ...base, totalSteps: steps.length, plan: aPlan({ steps, targetCount: targets.length }), config: { ...base.config, ...config } };
+  const deployment: Deployment = {
+    ...base,
+    totalSteps: steps.length,
+    plan: aPlan({ steps, targetCount: targets.length }),
+    config: { ...base.config, ...config },
+  };
   return { ...fakes, deps, commands, heartbeats, wakes, deployment };
 };
 
@@ -50,9 +69,16 @@ const start = async (s: Setup) => {
 const states = async (s: Setup) => (await s.deployments.get(s.deployment.id))!.plan.steps.map((p) => p.state);
 /** The agent reports the latest attempt of `stepId` with `exitCode`, then the engine is woken. */
 const report = async (s: Setup, stepId: string, exitCode: number) => {
-  const latest = (await s.commands.listByDeployment(s.deployment.id)).filter((c) => c.stepId === stepId).sort((a, b) => b.attempt - a.attempt)[0]!;
+  const latest = (await s.commands.listByDeployment(s.deployment.id))
+    .filter((c) => c.stepId === stepId)
+    .sort((a, b) => b.attempt - a.attempt)[0]!;
   await s.commands.claimInbox(latest.targetId, 25, s.clock.now());
-  await s.commands.complete(latest.id, { exitCode, startedAt: s.clock.now().toISOString(), completedAt: s.clock.now().toISOString(), errorMessage: null });
+  await s.commands.complete(latest.id, {
+    exitCode,
+    startedAt: s.clock.now().toISOString(),
+    completedAt: s.clock.now().toISOString(),
+    errorMessage: null,
+  });
   await advance(s.deps, s.deployment.id);
 };
 
@@ -105,7 +131,11 @@ describe('failure strategies', () => {
     expect(await states(s)).toEqual(['failed', 'skipped', 'running', 'pending']);
     await report(s, 't2-s1', 0);
     await report(s, 't2-s2', 0);
-    expect((await s.deployments.get(s.deployment.id))).toMatchObject({ state: 'failed', completedSteps: 2, failedSteps: 1 });
+    expect(await s.deployments.get(s.deployment.id)).toMatchObject({
+      state: 'failed',
+      completedSteps: 2,
+      failedSteps: 1,
+    });
   });
 
   it('ignore_failures: everything runs; success with failed_steps counted', async () => {
@@ -113,7 +143,11 @@ describe('failure strategies', () => {
     await start(s);
     await report(s, 't1-s1', 1);
     await report(s, 't1-s2', 0);
-    expect((await s.deployments.get(s.deployment.id))).toMatchObject({ state: 'success', completedSteps: 1, failedSteps: 1 });
+    expect(await s.deployments.get(s.deployment.id)).toMatchObject({
+      state: 'success',
+      completedSteps: 1,
+      failedSteps: 1,
+    });
   });
 });
 
@@ -123,10 +157,19 @@ describe('commands', () => {
     await start(s);
     await report(s, 't1-s1', 1);
     await report(s, 't1-s1', 1);
-    expect((await s.deployments.get(s.deployment.id))!.plan.steps[0]).toMatchObject({ state: 'running', retryCount: 2 });
+    expect((await s.deployments.get(s.deployment.id))!.plan.steps[0]).toMatchObject({
+      state: 'running',
+      retryCount: 2,
+    });
     await report(s, 't1-s1', 1);
-    expect((await s.deployments.get(s.deployment.id))!.plan.steps[0]).toMatchObject({ state: 'failed', retryCount: 2, exitCode: 1 });
-    expect((await s.commands.listByDeployment(s.deployment.id)).map((c) => c.id)).toEqual([1, 2, 3].map((a) => commandIdOf('t1-s1', a)));
+    expect((await s.deployments.get(s.deployment.id))!.plan.steps[0]).toMatchObject({
+      state: 'failed',
+      retryCount: 2,
+      exitCode: 1,
+    });
+    expect((await s.commands.listByDeployment(s.deployment.id)).map((c) => c.id)).toEqual(
+      [1, 2, 3].map((a) => commandIdOf('t1-s1', a)),
+    );
   });
 
   it('a repeated wake-up changes nothing and enqueues nothing twice', async () => {
@@ -173,10 +216,15 @@ describe('commands', () => {
 });
 
 describe('rollback', () => {
-  const stepStates = async (s: Setup) => (await s.deployments.get(s.deployment.id))!.plan.steps.map((p) => `${p.id}:${p.state}`);
+  const stepStates = async (s: Setup) =>
+    (await s.deployments.get(s.deployment.id))!.plan.steps.map((p) => `${p.id}:${p.state}`);
 
   it('failed_target_only: rolls back the executed steps of the failed target, newest first, then rolled_back', async () => {
-    const s = setup(['t1', 't2'], 2, { targetMode: 'sequential', failureStrategy: 'continue_on_failure', rollbackStrategy: 'failed_target_only' });
+    const s = setup(['t1', 't2'], 2, {
+      targetMode: 'sequential',
+      failureStrategy: 'continue_on_failure',
+      rollbackStrategy: 'failed_target_only',
+    });
     await start(s);
     await report(s, 't1-s1', 0);
     s.clock.advance(1000);
@@ -184,27 +232,48 @@ describe('rollback', () => {
     await report(s, 't2-s1', 0);
     await report(s, 't2-s2', 0);
     expect((await s.deployments.get(s.deployment.id))!.state).toBe('rolling_back');
-    expect(await stepStates(s)).toEqual(['t1-s1:completed', 't1-s2:failed', 't2-s1:completed', 't2-s2:completed', 't1-s2-rollback:running', 't1-s1-rollback:pending']);
+    expect(await stepStates(s)).toEqual([
+      't1-s1:completed',
+      't1-s2:failed',
+      't2-s1:completed',
+      't2-s2:completed',
+      't1-s2-rollback:running',
+      't1-s1-rollback:pending',
+    ]);
     const rollback = (await s.commands.listByDeployment(s.deployment.id)).find((c) => c.stepId === 't1-s2-rollback');
     expect(rollback?.script).toBe('echo undo');
     await report(s, 't1-s2-rollback', 0);
     await report(s, 't1-s1-rollback', 0);
     const done = (await s.deployments.get(s.deployment.id))!;
-    expect(done).toMatchObject({ state: 'rolled_back', failedSteps: 1, completedSteps: 3, errorMessage: '1 step(s) failed.' });
+    expect(done).toMatchObject({
+      state: 'rolled_back',
+      failedSteps: 1,
+      completedSteps: 3,
+      errorMessage: '1 step(s) failed.',
+    });
     expect((await s.orchestration.holders()).size).toBe(0);
   });
 
   it('all_executed: every executed step of every target; a failed rollback leaves the deployment failed', async () => {
-    const s = setup(['t1', 't2'], 1, { targetMode: 'parallel', failureStrategy: 'continue_on_failure', rollbackStrategy: 'all_executed' });
+    const s = setup(['t1', 't2'], 1, {
+      targetMode: 'parallel',
+      failureStrategy: 'continue_on_failure',
+      rollbackStrategy: 'all_executed',
+    });
     await start(s);
     await report(s, 't1-s1', 0);
     await report(s, 't2-s1', 9);
-    expect((await s.deployments.get(s.deployment.id))!.plan.steps.filter((p) => p.rollbackOf !== undefined)).toHaveLength(2);
+    expect(
+      (await s.deployments.get(s.deployment.id))!.plan.steps.filter((p) => p.rollbackOf !== undefined),
+    ).toHaveLength(2);
     const [first] = (await s.deployments.get(s.deployment.id))!.plan.steps.filter((p) => p.state === 'running');
     await report(s, first!.id, 1);
     const second = (await s.deployments.get(s.deployment.id))!.plan.steps.find((p) => p.state === 'running');
     await report(s, second!.id, 0);
-    expect((await s.deployments.get(s.deployment.id))).toMatchObject({ state: 'failed', errorMessage: expect.stringMatching(/rollback failed/) });
+    expect(await s.deployments.get(s.deployment.id)).toMatchObject({
+      state: 'failed',
+      errorMessage: expect.stringMatching(/rollback failed/),
+    });
   });
 
   it('none: a failure ends failed without rolling back', async () => {
@@ -220,7 +289,23 @@ describe('pinned scripts', () => {
     // Prepare: the catalog now answers another script than the plan pinned
     const s = setup(['t1'], 1);
     const versionId = s.deployment.plan.steps[0]!.actionVersionId;
-    const pinned = { ...s, deployment: { ...s.deployment, plan: { ...s.deployment.plan, scripts: { [versionId]: { script: 'echo pinned', interpreter: 'bash' as const, rollbackScript: null, timeoutSeconds: 5 } } } } };
+    const pinned = {
+      ...s,
+      deployment: {
+        ...s.deployment,
+        plan: {
+          ...s.deployment.plan,
+          scripts: {
+            [versionId]: {
+              script: 'echo pinned',
+              interpreter: 'bash' as const,
+              rollbackScript: null,
+              timeoutSeconds: 5,
+            },
+          },
+        },
+      },
+    };
     const legacy = setup(['t1'], 1);
     // Act
     await start(pinned);

@@ -93,18 +93,29 @@ const world = () => {
 
   let slugs = 0;
   /** An action with these versions (the first created first), global unless a tenant is given. */
-  const action = async (name: string, versions: readonly (string | { version: string; variables: Partial<ActionVariable>[] })[], tenantId: string | null = null) => {
+  const action = async (
+    name: string,
+    versions: readonly (string | { version: string; variables: Partial<ActionVariable>[] })[],
+    tenantId: string | null = null,
+  ) => {
     slugs += 1;
     const [first, ...rest] = versions.map((v) => (typeof v === 'string' ? { version: v, variables: [] } : v));
     const creator = catalogCaller(tenantId);
-    const input = (v: { version: string; variables: Partial<ActionVariable>[] }) => ({ version: v.version, script: `echo ${name} ${v.version}`, variables: v.variables as never });
+    const input = (v: { version: string; variables: Partial<ActionVariable>[] }) => ({
+      version: v.version,
+      script: `echo ${name} ${v.version}`,
+      variables: v.variables as never,
+    });
     const made = await createAction(catalog.deps, creator, { slug: `action-${slugs}`, name, version: input(first!) });
     for (const v of rest) await createVersion(catalog.deps, creator, made.id, input(v));
     return made;
   };
 
-  const sequence = async (name: string, steps: { action_id: string; version_requirement?: string; order?: number }[], tenantId: string | null = null) =>
-    createSequence(catalog.deps, catalogCaller(tenantId), { name, version: '2.1.0', steps });
+  const sequence = async (
+    name: string,
+    steps: { action_id: string; version_requirement?: string; order?: number }[],
+    tenantId: string | null = null,
+  ) => createSequence(catalog.deps, catalogCaller(tenantId), { name, version: '2.1.0', steps });
 
   return { deps, catalog, tenancy, targets, cipher, target, action, sequence };
 };
@@ -122,7 +133,14 @@ const rejection = async (promise: Promise<unknown>): Promise<DomainError> => {
 const fieldsOf = (error: DomainError) => (error instanceof ValidationError ? error.fields.map((f) => f.field) : []);
 
 const stepsOf = (resolved: Awaited<ReturnType<typeof resolveDeployment>>) =>
-  resolved.draft.plan.steps.map((s) => [s.targetName, s.sequenceName, s.sequenceOrder, s.actionName, s.actionOrder, s.actionVersion]);
+  resolved.draft.plan.steps.map((s) => [
+    s.targetName,
+    s.sequenceName,
+    s.sequenceOrder,
+    s.actionName,
+    s.actionOrder,
+    s.actionVersion,
+  ]);
 
 describe('source: an action', () => {
   it('is one step per target, sequence_order and action_order 1, its latest version when no requirement', async () => {
@@ -132,15 +150,32 @@ describe('source: an action', () => {
     w.target('web-2', { tags: [{ key: 'role', value: 'web' }] });
     w.target('web-1', { tags: [{ key: 'role', value: 'web' }] });
     // Act
-    const resolved = await resolveDeployment(w.deps, admin, { action_id: restart.short_id, target_tags: [{ key: 'role', value: 'web' }] });
+    const resolved = await resolveDeployment(w.deps, admin, {
+      action_id: restart.short_id,
+      target_tags: [{ key: 'role', value: 'web' }],
+    });
     // Assess
     expect(stepsOf(resolved)).toEqual([
       ['web-1', null, 1, 'Restart', 1, '1.10.0'],
       ['web-2', null, 1, 'Restart', 1, '1.10.0'],
     ]);
     const { draft } = resolved;
-    expect([draft.sourceType, draft.action, draft.sequence, draft.solution]).toEqual(['action', { id: restart.id, name: 'Restart', version: '1.10.0' }, null, null]);
-    expect(draft.plan.steps[0]).toMatchObject({ id: 'step-1', sequenceId: null, actionId: restart.id, actionSlug: restart.slug, state: 'pending', retryCount: 0, exitCode: null, startedAt: null });
+    expect([draft.sourceType, draft.action, draft.sequence, draft.solution]).toEqual([
+      'action',
+      { id: restart.id, name: 'Restart', version: '1.10.0' },
+      null,
+      null,
+    ]);
+    expect(draft.plan.steps[0]).toMatchObject({
+      id: 'step-1',
+      sequenceId: null,
+      actionId: restart.id,
+      actionSlug: restart.slug,
+      state: 'pending',
+      retryCount: 0,
+      exitCode: null,
+      startedAt: null,
+    });
     expect(draft.plan.targetCount).toBe(2);
     expect(draft.plan.createdAt).toBe(NOW.toISOString());
     expect(draft.triggeredBy).toBe('admin-user');
@@ -152,7 +187,8 @@ describe('source: an action', () => {
     const restart = await w.action('Restart', ['1.0.0', '1.2.0', '1.10.0', '2.0.0', '2.1.0-beta.1']);
     w.target('web-1');
     const versionFor = async (version_requirement: string) =>
-      (await resolveDeployment(w.deps, admin, { action_id: restart.id, target_ids: ['tg1'], version_requirement })).draft.plan.steps[0]?.actionVersion;
+      (await resolveDeployment(w.deps, admin, { action_id: restart.id, target_ids: ['tg1'], version_requirement }))
+        .draft.plan.steps[0]?.actionVersion;
     // Act + Assess
     expect(await versionFor('^1.0.0')).toBe('1.10.0');
     expect(await versionFor('~1.2')).toBe('1.2.0');
@@ -170,8 +206,12 @@ describe('source: an action', () => {
     const restart = await w.action('Restart nginx', ['1.0.0', '1.1.0']);
     w.target('web-1');
     // Act
-    const none = await rejection(resolveDeployment(w.deps, admin, { action_id: restart.id, target_ids: ['tg1'], version_requirement: '^3' }));
-    const notRange = await rejection(resolveDeployment(w.deps, admin, { action_id: restart.id, target_ids: ['tg1'], version_requirement: 'newest' }));
+    const none = await rejection(
+      resolveDeployment(w.deps, admin, { action_id: restart.id, target_ids: ['tg1'], version_requirement: '^3' }),
+    );
+    const notRange = await rejection(
+      resolveDeployment(w.deps, admin, { action_id: restart.id, target_ids: ['tg1'], version_requirement: 'newest' }),
+    );
     // Assess
     expect([none.code, fieldsOf(none)]).toEqual(['VALIDATION_ERROR', ['version_requirement']]);
     expect(none.message).toContain("'Restart nginx'");
@@ -188,10 +228,20 @@ describe('source: an action', () => {
     w.target('a-1', { tenantId: TENANT_A });
     // Act
     const missing = await rejection(resolveDeployment(w.deps, admin, { action_id: 'nope', target_ids: ['tg1'] }));
-    const otherTenant = await rejection(resolveDeployment(w.deps, tenantUser(TENANT_A), { action_id: ofB.id, target_ids: ['tg2'] }));
+    const otherTenant = await rejection(
+      resolveDeployment(w.deps, tenantUser(TENANT_A), { action_id: ofB.id, target_ids: ['tg2'] }),
+    );
     // Assess
-    expect([missing.code, fieldsOf(missing), missing.message]).toEqual(['VALIDATION_ERROR', ['action_id'], expect.stringContaining("'nope' does not exist")]);
-    expect([otherTenant.code, fieldsOf(otherTenant), otherTenant.message]).toEqual(['VALIDATION_ERROR', ['action_id'], expect.stringContaining('does not exist')]);
+    expect([missing.code, fieldsOf(missing), missing.message]).toEqual([
+      'VALIDATION_ERROR',
+      ['action_id'],
+      expect.stringContaining("'nope' does not exist"),
+    ]);
+    expect([otherTenant.code, fieldsOf(otherTenant), otherTenant.message]).toEqual([
+      'VALIDATION_ERROR',
+      ['action_id'],
+      expect.stringContaining('does not exist'),
+    ]);
   });
 
   it('a tenant’s action deploys only in that tenant: a global caller without tenant_id, or with another tenant, gets a 400 saying so', async () => {
@@ -202,7 +252,14 @@ describe('source: an action', () => {
     w.target('b-1', { tenantId: TENANT_B, environmentId: ENV_B });
     // Act
     const error = await rejection(resolveDeployment(w.deps, admin, { action_id: ofA.id, target_ids: ['tg1'] }));
-    const inB = await rejection(resolveDeployment(w.deps, admin, { action_id: ofA.id, target_ids: ['tg2'], tenant_id: TENANT_B, environment_id: ENV_B }));
+    const inB = await rejection(
+      resolveDeployment(w.deps, admin, {
+        action_id: ofA.id,
+        target_ids: ['tg2'],
+        tenant_id: TENANT_B,
+        environment_id: ENV_B,
+      }),
+    );
     // Assess
     expect([error.code, fieldsOf(error)]).toEqual(['VALIDATION_ERROR', ['action_id']]);
     expect(error.message).toContain('belongs to a tenant');
@@ -216,7 +273,10 @@ describe('source: an action', () => {
     const global = await w.action('Global', ['1.0.0']);
     w.target('a-1', { tenantId: TENANT_A });
     // Act
-    const resolved = await resolveDeployment(w.deps, tenantUser(TENANT_A), { action_id: global.id, target_ids: ['tg1'] });
+    const resolved = await resolveDeployment(w.deps, tenantUser(TENANT_A), {
+      action_id: global.id,
+      target_ids: ['tg1'],
+    });
     // Assess
     expect(resolved.draft.tenantId).toBe(TENANT_A);
     expect(stepsOf(resolved)).toEqual([['a-1', null, 1, 'Global', 1, '1.0.0']]);
@@ -235,15 +295,26 @@ describe('source: a sequence', () => {
     ]);
     w.target('web-1');
     // Act
-    const resolved = await resolveDeployment(w.deps, admin, { sequence_id: seq.short_id, target_ids: ['tg1'], version_requirement: '^9' });
+    const resolved = await resolveDeployment(w.deps, admin, {
+      sequence_id: seq.short_id,
+      target_ids: ['tg1'],
+      version_requirement: '^9',
+    });
     // Assess
     expect(stepsOf(resolved)).toEqual([
       ['web-1', 'Release', 1, 'Stop', 1, '1.5.0'],
       ['web-1', 'Release', 1, 'Start', 2, '1.0.0'],
     ]);
     expect(resolved.draft.plan.steps[0]?.sequenceId).toBe(seq.id);
-    expect([resolved.draft.sourceType, resolved.draft.sequence, resolved.draft.action, resolved.draft.solution]).toEqual(['sequence', { id: seq.id, name: 'Release', version: '2.1.0' }, null, null]);
-    expect(resolved.warnings).toContain('version_requirement is ignored for a sequence: each step uses its own requirement.');
+    expect([
+      resolved.draft.sourceType,
+      resolved.draft.sequence,
+      resolved.draft.action,
+      resolved.draft.solution,
+    ]).toEqual(['sequence', { id: seq.id, name: 'Release', version: '2.1.0' }, null, null]);
+    expect(resolved.warnings).toContain(
+      'version_requirement is ignored for a sequence: each step uses its own requirement.',
+    );
   });
 
   it('answers 400 on sequence_id naming the step and action when no version satisfies a step any more', async () => {
@@ -252,7 +323,10 @@ describe('source: a sequence', () => {
     const stop = await w.action('Stop', ['1.0.0']);
     const seq = await w.sequence('Release', [{ action_id: stop.id }]);
     const stored = w.catalog.sequences.sequences.get(seq.id)!;
-    w.catalog.sequences.sequences.set(seq.id, { ...stored, steps: [{ order: 1, actionId: stop.id, versionRequirement: '^5' }] });
+    w.catalog.sequences.sequences.set(seq.id, {
+      ...stored,
+      steps: [{ order: 1, actionId: stop.id, versionRequirement: '^5' }],
+    });
     w.target('web-1');
     // Act
     const error = await rejection(resolveDeployment(w.deps, admin, { sequence_id: seq.id, target_ids: ['tg1'] }));
@@ -282,7 +356,10 @@ describe('source: a solution', () => {
     w.target('web-b');
     w.target('web-a');
     // Act
-    const resolved = await resolveDeployment(w.deps, admin, { solution_id: solution.short_id, target_ids: ['tg1', 'tg2'] });
+    const resolved = await resolveDeployment(w.deps, admin, {
+      solution_id: solution.short_id,
+      target_ids: ['tg1', 'tg2'],
+    });
     // Assess
     expect(stepsOf(resolved)).toEqual([
       ['web-a', 'First', 1, 'A', 1, '1.0.0'],
@@ -292,7 +369,12 @@ describe('source: a solution', () => {
       ['web-b', 'First', 1, 'B', 2, '1.0.0'],
       ['web-b', 'Second', 2, 'C', 1, '3.0.0'],
     ]);
-    expect([resolved.draft.sourceType, resolved.draft.solution, resolved.draft.sequence, resolved.draft.action]).toEqual(['solution', { id: solution.id, name: 'Platform', version: '4.0.0' }, null, null]);
+    expect([
+      resolved.draft.sourceType,
+      resolved.draft.solution,
+      resolved.draft.sequence,
+      resolved.draft.action,
+    ]).toEqual(['solution', { id: solution.id, name: 'Platform', version: '4.0.0' }, null, null]);
     expect(new Set(resolved.draft.plan.steps.map((s) => s.id)).size).toBe(6);
   });
 
@@ -313,7 +395,12 @@ describe('tenancy', () => {
     // Act
     const { draft } = await resolveDeployment(w.deps, tenantUser(TENANT_A), { action_id: act.id, target_ids: ['tg1'] });
     // Assess
-    expect([draft.tenantId, draft.tenantName, draft.environmentId, draft.environmentName]).toEqual([TENANT_A, 'Tenant A', null, null]);
+    expect([draft.tenantId, draft.tenantName, draft.environmentId, draft.environmentName]).toEqual([
+      TENANT_A,
+      'Tenant A',
+      null,
+      null,
+    ]);
     expect([draft.plan.tenantName, draft.config.tenantId]).toEqual(['Tenant A', TENANT_A]);
   });
 
@@ -323,12 +410,28 @@ describe('tenancy', () => {
     const act = await w.action('Act', ['1.0.0']);
     w.target('a-1', { tenantId: TENANT_A, environmentId: ENV_A });
     // Act
-    const other = await rejection(resolveDeployment(w.deps, tenantUser(TENANT_A), { action_id: act.id, target_ids: ['tg1'], tenant_id: TENANT_B, environment_id: ENV_B }));
-    const own = await resolveDeployment(w.deps, tenantUser(TENANT_A), { action_id: act.id, target_ids: ['tg1'], tenant_id: 'tnA', environment_id: 'envA' });
+    const other = await rejection(
+      resolveDeployment(w.deps, tenantUser(TENANT_A), {
+        action_id: act.id,
+        target_ids: ['tg1'],
+        tenant_id: TENANT_B,
+        environment_id: ENV_B,
+      }),
+    );
+    const own = await resolveDeployment(w.deps, tenantUser(TENANT_A), {
+      action_id: act.id,
+      target_ids: ['tg1'],
+      tenant_id: 'tnA',
+      environment_id: 'envA',
+    });
     // Assess
     expect(other).toBeInstanceOf(ForbiddenError);
     expect([other.code, other.details]).toEqual(['FORBIDDEN', { reason: 'tenant_restriction' }]);
-    expect([own.draft.tenantId, own.draft.environmentId, own.draft.environmentName]).toEqual([TENANT_A, ENV_A, 'prod-a']);
+    expect([own.draft.tenantId, own.draft.environmentId, own.draft.environmentName]).toEqual([
+      TENANT_A,
+      ENV_A,
+      'prod-a',
+    ]);
   });
 
   it('a global caller names a tenant by id or short id; an unknown one is a 400 on tenant_id', async () => {
@@ -337,8 +440,20 @@ describe('tenancy', () => {
     const act = await w.action('Act', ['1.0.0']);
     w.target('b-1', { tenantId: TENANT_B, environmentId: ENV_B });
     // Act
-    const ok = await resolveDeployment(w.deps, admin, { action_id: act.id, target_ids: ['tg1'], tenant_id: 'tnB', environment_id: ENV_B });
-    const unknown = await rejection(resolveDeployment(w.deps, admin, { action_id: act.id, target_ids: ['tg1'], tenant_id: 'nope', environment_id: ENV_B }));
+    const ok = await resolveDeployment(w.deps, admin, {
+      action_id: act.id,
+      target_ids: ['tg1'],
+      tenant_id: 'tnB',
+      environment_id: ENV_B,
+    });
+    const unknown = await rejection(
+      resolveDeployment(w.deps, admin, {
+        action_id: act.id,
+        target_ids: ['tg1'],
+        tenant_id: 'nope',
+        environment_id: ENV_B,
+      }),
+    );
     // Assess
     expect([ok.draft.tenantId, ok.draft.tenantName]).toEqual([TENANT_B, 'Tenant B']);
     expect([unknown.code, fieldsOf(unknown)]).toEqual(['VALIDATION_ERROR', ['tenant_id']]);
@@ -349,15 +464,28 @@ describe('tenancy', () => {
     const w = world();
     const act = await w.action('Act', ['1.0.0']);
     w.target('a-1', { tenantId: TENANT_A, environmentId: ENV_A });
-    const body = (environment_id: string, tenant_id?: string): CreateDeploymentCommand => ({ action_id: act.id, target_ids: ['tg1'], environment_id, ...(tenant_id ? { tenant_id } : {}) });
+    const body = (environment_id: string, tenant_id?: string): CreateDeploymentCommand => ({
+      action_id: act.id,
+      target_ids: ['tg1'],
+      environment_id,
+      ...(tenant_id ? { tenant_id } : {}),
+    });
     // Act
     const unknown = await rejection(resolveDeployment(w.deps, admin, body('nope', TENANT_A)));
     const otherTenants = await rejection(resolveDeployment(w.deps, admin, body(ENV_B, TENANT_A)));
     const invisible = await rejection(resolveDeployment(w.deps, tenantUser(TENANT_A), body(ENV_B)));
     // Assess
     expect([unknown.code, fieldsOf(unknown)]).toEqual(['VALIDATION_ERROR', ['environment_id']]);
-    expect([otherTenants.code, fieldsOf(otherTenants), otherTenants.message]).toEqual(['VALIDATION_ERROR', ['environment_id'], expect.stringContaining('another tenant')]);
-    expect([invisible.code, fieldsOf(invisible), invisible.message]).toEqual(['VALIDATION_ERROR', ['environment_id'], expect.stringContaining('does not exist')]);
+    expect([otherTenants.code, fieldsOf(otherTenants), otherTenants.message]).toEqual([
+      'VALIDATION_ERROR',
+      ['environment_id'],
+      expect.stringContaining('another tenant'),
+    ]);
+    expect([invisible.code, fieldsOf(invisible), invisible.message]).toEqual([
+      'VALIDATION_ERROR',
+      ['environment_id'],
+      expect.stringContaining('does not exist'),
+    ]);
   });
 
   it('a global environment suits any tenant; a tenant’s environment without tenant_id brings its tenant', async () => {
@@ -367,11 +495,24 @@ describe('tenancy', () => {
     w.target('a-staging', { tenantId: TENANT_A, environmentId: ENV_GLOBAL });
     w.target('a-prod', { tenantId: TENANT_A, environmentId: ENV_A });
     // Act
-    const globalEnv = await resolveDeployment(w.deps, admin, { action_id: act.id, target_ids: ['tg1'], tenant_id: TENANT_A, environment_id: 'envG' });
-    const implied = await resolveDeployment(w.deps, admin, { action_id: act.id, target_ids: ['tg2'], environment_id: ENV_A });
+    const globalEnv = await resolveDeployment(w.deps, admin, {
+      action_id: act.id,
+      target_ids: ['tg1'],
+      tenant_id: TENANT_A,
+      environment_id: 'envG',
+    });
+    const implied = await resolveDeployment(w.deps, admin, {
+      action_id: act.id,
+      target_ids: ['tg2'],
+      environment_id: ENV_A,
+    });
     // Assess
     expect([globalEnv.draft.tenantId, globalEnv.draft.environmentName]).toEqual([TENANT_A, 'staging']);
-    expect([implied.draft.tenantId, implied.draft.tenantName, implied.draft.environmentName]).toEqual([TENANT_A, 'Tenant A', 'prod-a']);
+    expect([implied.draft.tenantId, implied.draft.tenantName, implied.draft.environmentName]).toEqual([
+      TENANT_A,
+      'Tenant A',
+      'prod-a',
+    ]);
   });
 });
 
@@ -384,8 +525,13 @@ describe('targets', () => {
     w.target('a-2', { tenantId: TENANT_A });
     w.target('b-1', { tenantId: TENANT_B });
     // Act
-    const ok = await resolveDeployment(w.deps, tenantUser(TENANT_A), { action_id: act.id, target_ids: [one.id, 'tg2'] });
-    const bad = await rejection(resolveDeployment(w.deps, tenantUser(TENANT_A), { action_id: act.id, target_ids: [one.id, 'nope', 'tg3'] }));
+    const ok = await resolveDeployment(w.deps, tenantUser(TENANT_A), {
+      action_id: act.id,
+      target_ids: [one.id, 'tg2'],
+    });
+    const bad = await rejection(
+      resolveDeployment(w.deps, tenantUser(TENANT_A), { action_id: act.id, target_ids: [one.id, 'nope', 'tg3'] }),
+    );
     // Assess
     expect(ok.draft.plan.steps.map((s) => s.targetName)).toEqual(['a-1', 'a-2']);
     expect([bad.code, fieldsOf(bad)]).toEqual(['VALIDATION_ERROR', ['target_ids.1', 'target_ids.2']]);
@@ -396,13 +542,35 @@ describe('targets', () => {
     // Prepare
     const w = world();
     const act = await w.action('Act', ['1.0.0']);
-    w.target('web', { tags: [{ key: 'env', value: 'prod' }, { key: 'role', value: 'web' }] });
-    w.target('db', { tags: [{ key: 'env', value: 'prod' }, { key: 'role', value: 'db' }] });
-    w.target('stage-web', { tags: [{ key: 'env', value: 'stage' }, { key: 'role', value: 'web' }] });
-    const tags = [{ key: 'env', value: 'prod' }, { key: 'role', value: 'web' }];
+    w.target('web', {
+      tags: [
+        { key: 'env', value: 'prod' },
+        { key: 'role', value: 'web' },
+      ],
+    });
+    w.target('db', {
+      tags: [
+        { key: 'env', value: 'prod' },
+        { key: 'role', value: 'db' },
+      ],
+    });
+    w.target('stage-web', {
+      tags: [
+        { key: 'env', value: 'stage' },
+        { key: 'role', value: 'web' },
+      ],
+    });
+    const tags = [
+      { key: 'env', value: 'prod' },
+      { key: 'role', value: 'web' },
+    ];
     // Act
     const any = await resolveDeployment(w.deps, admin, { action_id: act.id, target_tags: tags });
-    const all = await resolveDeployment(w.deps, admin, { action_id: act.id, target_tags: tags, target_tags_match_all: true });
+    const all = await resolveDeployment(w.deps, admin, {
+      action_id: act.id,
+      target_tags: tags,
+      target_tags_match_all: true,
+    });
     // Assess
     expect(any.draft.plan.steps.map((s) => s.targetName)).toEqual(['db', 'stage-web', 'web']);
     expect(all.draft.plan.steps.map((s) => s.targetName)).toEqual(['web']);
@@ -414,10 +582,17 @@ describe('targets', () => {
     const w = world();
     const act = await w.action('Act', ['1.0.0']);
     const zed = w.target('zed', { tags: [{ key: 'role', value: 'web' }] });
-    const twinB = w.target('twin', { id: '7a000000-0000-4000-8000-00000000000b', tags: [{ key: 'role', value: 'web' }] });
+    const twinB = w.target('twin', {
+      id: '7a000000-0000-4000-8000-00000000000b',
+      tags: [{ key: 'role', value: 'web' }],
+    });
     const twinA = w.target('twin', { id: '7a000000-0000-4000-8000-00000000000a' });
     // Act
-    const resolved = await resolveDeployment(w.deps, admin, { action_id: act.id, target_ids: [zed.id, twinA.id, zed.shortId], target_tags: [{ key: 'role', value: 'web' }] });
+    const resolved = await resolveDeployment(w.deps, admin, {
+      action_id: act.id,
+      target_ids: [zed.id, twinA.id, zed.shortId],
+      target_tags: [{ key: 'role', value: 'web' }],
+    });
     // Assess
     expect(resolved.draft.plan.steps.map((s) => s.targetId)).toEqual([twinA.id, twinB.id, zed.id]);
     expect(resolved.draft.plan.targetCount).toBe(3);
@@ -435,18 +610,48 @@ describe('targets', () => {
     w.target('b-prod', { tags: web, tenantId: TENANT_B, environmentId: ENV_B });
     // Act
     const tenantOnly = await resolveDeployment(w.deps, tenantUser(TENANT_A), { action_id: act.id, target_tags: web });
-    const inProd = await resolveDeployment(w.deps, admin, { action_id: act.id, target_tags: web, tenant_id: TENANT_A, environment_id: ENV_A });
+    const inProd = await resolveDeployment(w.deps, admin, {
+      action_id: act.id,
+      target_tags: web,
+      tenant_id: TENANT_A,
+      environment_id: ENV_A,
+    });
     const global = await resolveDeployment(w.deps, admin, { action_id: act.id, target_tags: web });
-    const wrongEnv = await rejection(resolveDeployment(w.deps, admin, { action_id: act.id, target_ids: ['tg3'], tenant_id: TENANT_A, environment_id: ENV_A }));
-    const wrongTenant = await rejection(resolveDeployment(w.deps, admin, { action_id: act.id, target_ids: ['tg5'], tenant_id: TENANT_A, environment_id: ENV_A }));
-    const tenantTargetInGlobal = await rejection(resolveDeployment(w.deps, admin, { action_id: act.id, target_ids: ['tg2'] }));
+    const wrongEnv = await rejection(
+      resolveDeployment(w.deps, admin, {
+        action_id: act.id,
+        target_ids: ['tg3'],
+        tenant_id: TENANT_A,
+        environment_id: ENV_A,
+      }),
+    );
+    const wrongTenant = await rejection(
+      resolveDeployment(w.deps, admin, {
+        action_id: act.id,
+        target_ids: ['tg5'],
+        tenant_id: TENANT_A,
+        environment_id: ENV_A,
+      }),
+    );
+    const tenantTargetInGlobal = await rejection(
+      resolveDeployment(w.deps, admin, { action_id: act.id, target_ids: ['tg2'] }),
+    );
     // Assess
     expect(tenantOnly.draft.plan.steps.map((s) => s.targetName)).toEqual(['a-none', 'a-prod', 'a-test']);
     expect(inProd.draft.plan.steps.map((s) => s.targetName)).toEqual(['a-prod']);
     expect(global.draft.plan.steps.map((s) => s.targetName)).toEqual(['global-web']);
-    expect([fieldsOf(wrongEnv), wrongEnv.message]).toEqual([['target_ids.0'], expect.stringContaining("not in environment 'prod-a'")]);
-    expect([fieldsOf(wrongTenant), wrongTenant.message]).toEqual([['target_ids.0'], expect.stringContaining("not a target of tenant 'Tenant A'")]);
-    expect([fieldsOf(tenantTargetInGlobal), tenantTargetInGlobal.message]).toEqual([['target_ids.0'], expect.stringContaining('belongs to a tenant')]);
+    expect([fieldsOf(wrongEnv), wrongEnv.message]).toEqual([
+      ['target_ids.0'],
+      expect.stringContaining("not in environment 'prod-a'"),
+    ]);
+    expect([fieldsOf(wrongTenant), wrongTenant.message]).toEqual([
+      ['target_ids.0'],
+      expect.stringContaining("not a target of tenant 'Tenant A'"),
+    ]);
+    expect([fieldsOf(tenantTargetInGlobal), tenantTargetInGlobal.message]).toEqual([
+      ['target_ids.0'],
+      expect.stringContaining('belongs to a tenant'),
+    ]);
   });
 
   it('no target at all is a 400 on target_tags ("no target matches")', async () => {
@@ -455,7 +660,9 @@ describe('targets', () => {
     const act = await w.action('Act', ['1.0.0']);
     w.target('web', { tags: [{ key: 'role', value: 'web' }] });
     // Act
-    const error = await rejection(resolveDeployment(w.deps, admin, { action_id: act.id, target_tags: [{ key: 'role', value: 'db' }] }));
+    const error = await rejection(
+      resolveDeployment(w.deps, admin, { action_id: act.id, target_tags: [{ key: 'role', value: 'db' }] }),
+    );
     // Assess
     expect([error.code, fieldsOf(error)]).toEqual(['VALIDATION_ERROR', ['target_tags']]);
     expect(error.message).toContain('No target matches');
@@ -470,13 +677,22 @@ describe('targets', () => {
 });
 
 describe('variables', () => {
-  const declared = (variables: Partial<ActionVariable>[]) => variables.map((v) => ({ required: false, secret: false, default: null, description: null, ...v }));
+  const declared = (variables: Partial<ActionVariable>[]) =>
+    variables.map((v) => ({ required: false, secret: false, default: null, description: null, ...v }));
 
   it('defaults, overridden by variables, overridden by prompted_values; unset optional ones warned', async () => {
     // Prepare
     const w = world();
     const act = await w.action('Act', [
-      { version: '1.0.0', variables: declared([{ name: 'PORT', default: '80' }, { name: 'HOST', default: 'a' }, { name: 'MODE', default: 'x' }, { name: 'EXTRA' }]) },
+      {
+        version: '1.0.0',
+        variables: declared([
+          { name: 'PORT', default: '80' },
+          { name: 'HOST', default: 'a' },
+          { name: 'MODE', default: 'x' },
+          { name: 'EXTRA' },
+        ]),
+      },
     ]);
     w.target('web-1');
     // Act
@@ -501,13 +717,31 @@ describe('variables', () => {
   it('a required variable without a value is a 400 with one field per variable; a prompted value satisfies it', async () => {
     // Prepare
     const w = world();
-    const a = await w.action('Deploy', [{ version: '1.0.0', variables: declared([{ name: 'TOKEN', required: true }, { name: 'REGION', required: true }]) }]);
-    const b = await w.action('Notify', [{ version: '1.0.0', variables: declared([{ name: 'CHANNEL', required: true, default: '#ops' }, { name: 'REGION' }]) }]);
+    const a = await w.action('Deploy', [
+      {
+        version: '1.0.0',
+        variables: declared([
+          { name: 'TOKEN', required: true },
+          { name: 'REGION', required: true },
+        ]),
+      },
+    ]);
+    const b = await w.action('Notify', [
+      {
+        version: '1.0.0',
+        variables: declared([{ name: 'CHANNEL', required: true, default: '#ops' }, { name: 'REGION' }]),
+      },
+    ]);
     const seq = await w.sequence('Both', [{ action_id: a.id }, { action_id: b.id }]);
     w.target('web-1');
     // Act
     const error = await rejection(resolveDeployment(w.deps, admin, { sequence_id: seq.id, target_ids: ['tg1'] }));
-    const ok = await resolveDeployment(w.deps, admin, { sequence_id: seq.id, target_ids: ['tg1'], variables: { TOKEN: 't' }, prompted_values: { REGION: 'eu' } });
+    const ok = await resolveDeployment(w.deps, admin, {
+      sequence_id: seq.id,
+      target_ids: ['tg1'],
+      variables: { TOKEN: 't' },
+      prompted_values: { REGION: 'eu' },
+    });
     // Assess
     expect([error.code, fieldsOf(error)]).toEqual(['VALIDATION_ERROR', ['variables.TOKEN', 'variables.REGION']]);
     expect(error.message).toContain("Variable REGION is required by 'Deploy', 'Notify' and has no value.");
@@ -519,7 +753,14 @@ describe('variables', () => {
     // Prepare
     const w = world();
     const act = await w.action('Act', [
-      { version: '1.0.0', variables: declared([{ name: 'API_TOKEN', secret: true, required: true }, { name: 'DB_PASSWORD', secret: true }, { name: 'PLAIN' }]) },
+      {
+        version: '1.0.0',
+        variables: declared([
+          { name: 'API_TOKEN', secret: true, required: true },
+          { name: 'DB_PASSWORD', secret: true },
+          { name: 'PLAIN' },
+        ]),
+      },
     ]);
     w.target('web-1');
     // Act
@@ -545,10 +786,16 @@ describe('variables', () => {
   it('whether a value is secret is the stored flag: NOTE=enc:x is an ordinary value, shown and reused exactly as given', async () => {
     // Prepare
     const w = world();
-    const act = await w.action('Act', [{ version: '1.0.0', variables: declared([{ name: 'NOTE' }, { name: 'TOKEN', secret: true }]) }]);
+    const act = await w.action('Act', [
+      { version: '1.0.0', variables: declared([{ name: 'NOTE' }, { name: 'TOKEN', secret: true }]) },
+    ]);
     w.target('web-1');
     // Act
-    const resolved = await resolveDeployment(w.deps, admin, { action_id: act.id, target_ids: ['tg1'], variables: { NOTE: 'enc:x', TOKEN: 'enc:y' } });
+    const resolved = await resolveDeployment(w.deps, admin, {
+      action_id: act.id,
+      target_ids: ['tg1'],
+      variables: { NOTE: 'enc:x', TOKEN: 'enc:y' },
+    });
     const again = mergeRedeploy(w.cipher, resolved.draft, {});
     const shown = configView(resolved.draft.config, (name) => isSecretVariable(resolved.draft.plan, name));
     // Assess
@@ -566,7 +813,12 @@ describe('variables', () => {
     w.target('web-1');
     // Act
     const error = await rejection(
-      resolveDeployment(w.deps, admin, { action_id: act.id, target_ids: ['tg1'], variables: { PORT: '80', OTHER: 'x' }, prompted_values: { EXTRA: 'y' } }),
+      resolveDeployment(w.deps, admin, {
+        action_id: act.id,
+        target_ids: ['tg1'],
+        variables: { PORT: '80', OTHER: 'x' },
+        prompted_values: { EXTRA: 'y' },
+      }),
     );
     // Assess
     expect([error.code, fieldsOf(error)]).toEqual(['VALIDATION_ERROR', ['variables.OTHER', 'prompted_values.EXTRA']]);
@@ -590,7 +842,9 @@ describe('variables', () => {
     w.target('web-1');
     const map = Object.fromEntries([[name, 'x']]); // an own `__proto__` key, as JSON.parse makes it
     // Act
-    const error = await rejection(resolveDeployment(w.deps, admin, { action_id: act.id, target_ids: ['tg1'], [field]: map }));
+    const error = await rejection(
+      resolveDeployment(w.deps, admin, { action_id: act.id, target_ids: ['tg1'], [field]: map }),
+    );
     // Assess
     expect(fieldsOf(error)).toEqual([`${field}.${name}`]);
     expect(error.message).toContain(`Variable ${name} is not allowed in a command's environment`);
@@ -599,13 +853,31 @@ describe('variables', () => {
   it('valueOf, constructor and toString are ordinary names: declared, given and resolved like any other', async () => {
     // Prepare
     const w = world();
-    const act = await w.action('Act', [{ version: '1.0.0', variables: declared([{ name: 'valueOf' }, { name: 'constructor', default: 'c' }, { name: 'toString' }]) }]);
+    const act = await w.action('Act', [
+      {
+        version: '1.0.0',
+        variables: declared([{ name: 'valueOf' }, { name: 'constructor', default: 'c' }, { name: 'toString' }]),
+      },
+    ]);
     w.target('web-1');
     // Act
-    const resolved = await resolveDeployment(w.deps, admin, { action_id: act.id, target_ids: ['tg1'], variables: { valueOf: 'v' } });
-    const undeclared = await rejection(resolveDeployment(w.deps, admin, { action_id: (await w.action('Bare', ['1.0.0'])).id, target_ids: ['tg1'], variables: { hasOwnProperty: 'h' } }));
+    const resolved = await resolveDeployment(w.deps, admin, {
+      action_id: act.id,
+      target_ids: ['tg1'],
+      variables: { valueOf: 'v' },
+    });
+    const undeclared = await rejection(
+      resolveDeployment(w.deps, admin, {
+        action_id: (await w.action('Bare', ['1.0.0'])).id,
+        target_ids: ['tg1'],
+        variables: { hasOwnProperty: 'h' },
+      }),
+    );
     // Assess
-    expect(resolved.draft.plan.resolvedVariables).toEqual({ valueOf: { value: 'v', secret: false }, constructor: { value: 'c', secret: false } });
+    expect(resolved.draft.plan.resolvedVariables).toEqual({
+      valueOf: { value: 'v', secret: false },
+      constructor: { value: 'c', secret: false },
+    });
     expect(fieldsOf(undeclared)).toEqual(['variables.hasOwnProperty']);
   });
 
@@ -614,7 +886,15 @@ describe('variables', () => {
     const w = world();
     const act = await w.action('Old', [{ version: '1.0.0', variables: declared([{ name: 'PORT' }]) }]);
     const stored = w.catalog.actions.versions.get(act.id)!;
-    w.catalog.actions.versions.set(act.id, [{ ...stored[0]!, variables: [...stored[0]!.variables, { name: 'NODE_OPTIONS', description: null, required: false, default: '--import=x', secret: false }] }]);
+    w.catalog.actions.versions.set(act.id, [
+      {
+        ...stored[0]!,
+        variables: [
+          ...stored[0]!.variables,
+          { name: 'NODE_OPTIONS', description: null, required: false, default: '--import=x', secret: false },
+        ],
+      },
+    ]);
     w.target('web-1');
     // Act
     const error = await rejection(resolveDeployment(w.deps, admin, { action_id: act.id, target_ids: ['tg1'] }));
@@ -689,10 +969,37 @@ describe('freezes', () => {
     const w = world();
     const act = await w.action('Act', ['1.0.0']);
     w.target('a-prod', { tenantId: TENANT_A, environmentId: ENV_A });
-    w.tenancy.freezes.freezes.set('f1', aFreeze({ id: 'f1', name: 'Year end', reason: 'change freeze', startTime: '2026-11-01T00:00:00.000Z', endTime: '2027-01-03T00:00:00.000Z', environmentId: ENV_A }));
-    w.tenancy.freezes.freezes.set('f2', aFreeze({ id: 'f2', name: 'Other env', startTime: '2026-11-01T00:00:00.000Z', endTime: '2027-01-03T00:00:00.000Z', environmentId: ENV_A2 }));
-    w.tenancy.freezes.freezes.set('f3', aFreeze({ id: 'f3', name: 'Over', startTime: '2026-10-01T00:00:00.000Z', endTime: '2026-11-01T00:00:00.000Z' }));
-    const command: CreateDeploymentCommand = { action_id: act.id, target_ids: ['tg1'], tenant_id: TENANT_A, environment_id: ENV_A };
+    w.tenancy.freezes.freezes.set(
+      'f1',
+      aFreeze({
+        id: 'f1',
+        name: 'Year end',
+        reason: 'change freeze',
+        startTime: '2026-11-01T00:00:00.000Z',
+        endTime: '2027-01-03T00:00:00.000Z',
+        environmentId: ENV_A,
+      }),
+    );
+    w.tenancy.freezes.freezes.set(
+      'f2',
+      aFreeze({
+        id: 'f2',
+        name: 'Other env',
+        startTime: '2026-11-01T00:00:00.000Z',
+        endTime: '2027-01-03T00:00:00.000Z',
+        environmentId: ENV_A2,
+      }),
+    );
+    w.tenancy.freezes.freezes.set(
+      'f3',
+      aFreeze({ id: 'f3', name: 'Over', startTime: '2026-10-01T00:00:00.000Z', endTime: '2026-11-01T00:00:00.000Z' }),
+    );
+    const command: CreateDeploymentCommand = {
+      action_id: act.id,
+      target_ids: ['tg1'],
+      tenant_id: TENANT_A,
+      environment_id: ENV_A,
+    };
     return { w, command };
   };
 
@@ -700,7 +1007,9 @@ describe('freezes', () => {
     const { w, command } = await frozenWorld();
     const resolved = await resolveDeployment(w.deps, admin, command);
     expect(resolved.activeFreezes.map((f) => f.id)).toEqual(['f1']);
-    expect(resolved.warnings).toContain("Deployments are frozen by 'Year end' until 2027-01-03T00:00:00.000Z (change freeze).");
+    expect(resolved.warnings).toContain(
+      "Deployments are frozen by 'Year end' until 2027-01-03T00:00:00.000Z (change freeze).",
+    );
   });
 
   it('without override: 409 DEPLOYMENT_FROZEN with the freezes and can_override (true only for admins)', async () => {
@@ -713,21 +1022,33 @@ describe('freezes', () => {
     // Assess
     expect(forOperator).toBeInstanceOf(DeploymentFrozenError);
     expect([forOperator.code, forOperator.kind]).toEqual(['DEPLOYMENT_FROZEN', 'conflict']);
-    expect(forOperator.details).toEqual({ active_freezes: [{ id: 'f1', name: 'Year end', ends_at: '2027-01-03T00:00:00.000Z' }], can_override: false });
+    expect(forOperator.details).toEqual({
+      active_freezes: [{ id: 'f1', name: 'Year end', ends_at: '2027-01-03T00:00:00.000Z' }],
+      can_override: false,
+    });
     expect(forAdmin.details).toMatchObject({ can_override: true });
   });
 
   it('an admin’s override with a reason proceeds and is recorded', async () => {
     const { w, command } = await frozenWorld();
     const resolved = await resolveDeployment(w.deps, admin, command);
-    const override = checkFreezes(resolved, admin, { override_freeze: true, override_reason: '  hotfix for incident 42 ' });
-    expect(override).toEqual({ reason: 'hotfix for incident 42', by: 'admin-user', freezes: [{ id: 'f1', name: 'Year end', ends_at: '2027-01-03T00:00:00.000Z' }] });
+    const override = checkFreezes(resolved, admin, {
+      override_freeze: true,
+      override_reason: '  hotfix for incident 42 ',
+    });
+    expect(override).toEqual({
+      reason: 'hotfix for incident 42',
+      by: 'admin-user',
+      freezes: [{ id: 'f1', name: 'Year end', ends_at: '2027-01-03T00:00:00.000Z' }],
+    });
   });
 
   it('an admin’s override without a reason is a 400 MISSING_FIELD on override_reason', async () => {
     const { w, command } = await frozenWorld();
     const resolved = await resolveDeployment(w.deps, admin, command);
-    const error = await rejection(Promise.resolve().then(() => checkFreezes(resolved, admin, { override_freeze: true, override_reason: ' ' })));
+    const error = await rejection(
+      Promise.resolve().then(() => checkFreezes(resolved, admin, { override_freeze: true, override_reason: ' ' })),
+    );
     expect([error.code, fieldsOf(error)]).toEqual(['MISSING_FIELD', ['override_reason']]);
   });
 
@@ -735,9 +1056,17 @@ describe('freezes', () => {
     const { w, command } = await frozenWorld();
     const resolved = await resolveDeployment(w.deps, admin, command);
     for (const freezes of [resolved.activeFreezes, []]) {
-      const error = await rejection(Promise.resolve().then(() => checkFreezes({ activeFreezes: freezes }, operator, { override_freeze: true, override_reason: 'please' })));
+      const error = await rejection(
+        Promise.resolve().then(() =>
+          checkFreezes({ activeFreezes: freezes }, operator, { override_freeze: true, override_reason: 'please' }),
+        ),
+      );
       expect(error).toBeInstanceOf(FreezeOverrideNotAllowedError);
-      expect([error.code, error.kind, error.details]).toEqual(['INSUFFICIENT_PERMISSIONS', 'forbidden', { required_role: 'admin', field: 'override_freeze' }]);
+      expect([error.code, error.kind, error.details]).toEqual([
+        'INSUFFICIENT_PERMISSIONS',
+        'forbidden',
+        { required_role: 'admin', field: 'override_freeze' },
+      ]);
     }
   });
 
@@ -751,9 +1080,21 @@ describe('freezes', () => {
     const w = world();
     const act = await w.action('Act', ['1.0.0']);
     const seq = await w.sequence('Seq', [{ action_id: act.id }]);
-    const solution = await createSolution(w.catalog.deps, catalogCaller(), { name: 'Sol', sequences: [{ sequence_id: seq.id }] });
+    const solution = await createSolution(w.catalog.deps, catalogCaller(), {
+      name: 'Sol',
+      sequences: [{ sequence_id: seq.id }],
+    });
     w.target('web-1');
-    w.tenancy.freezes.freezes.set('fs', aFreeze({ id: 'fs', name: 'Sol freeze', startTime: '2026-11-01T00:00:00.000Z', endTime: '2026-12-01T00:00:00.000Z', solutionId: solution.id }));
+    w.tenancy.freezes.freezes.set(
+      'fs',
+      aFreeze({
+        id: 'fs',
+        name: 'Sol freeze',
+        startTime: '2026-11-01T00:00:00.000Z',
+        endTime: '2026-12-01T00:00:00.000Z',
+        solutionId: solution.id,
+      }),
+    );
     // Act
     const ofSolution = await resolveDeployment(w.deps, admin, { solution_id: solution.id, target_ids: ['tg1'] });
     const ofSequence = await resolveDeployment(w.deps, admin, { sequence_id: seq.id, target_ids: ['tg1'] });
@@ -767,24 +1108,58 @@ describe('previewDeployment', () => {
   it('answers the spec’s preview result: plan, warnings, target_summary, masked variables and the source', async () => {
     // Prepare
     const w = world();
-    const act = await w.action('Restart', [{ version: '1.2.0', variables: [{ name: 'TOKEN', secret: true, required: true, default: null, description: null }] }]);
+    const act = await w.action('Restart', [
+      {
+        version: '1.2.0',
+        variables: [{ name: 'TOKEN', secret: true, required: true, default: null, description: null }],
+      },
+    ]);
     const web = [{ key: 'role', value: 'web' }];
     w.target('online', { tags: web });
     w.target('stale', { tags: web, lastHeartbeatAt: new Date(NOW.getTime() - 120_000).toISOString() });
     w.target('offline', { tags: web, lastHeartbeatAt: '2026-11-22T08:00:00.000Z' });
     w.target('never', { tags: web, lastHeartbeatAt: null });
-    w.tenancy.freezes.freezes.set('g', aFreeze({ id: 'g', name: 'Global', startTime: '2026-11-22T00:00:00.000Z', endTime: '2026-11-23T00:00:00.000Z' }));
-    const before = JSON.stringify([...w.targets.targets.values(), ...w.tenancy.freezes.freezes.values(), ...w.catalog.actions.actions.values()]);
+    w.tenancy.freezes.freezes.set(
+      'g',
+      aFreeze({ id: 'g', name: 'Global', startTime: '2026-11-22T00:00:00.000Z', endTime: '2026-11-23T00:00:00.000Z' }),
+    );
+    const before = JSON.stringify([
+      ...w.targets.targets.values(),
+      ...w.tenancy.freezes.freezes.values(),
+      ...w.catalog.actions.actions.values(),
+    ]);
     // Act
-    const preview = await previewDeployment(w.deps, operator, { action_id: act.id, target_tags: web, variables: { TOKEN: 's3cret' } });
+    const preview = await previewDeployment(w.deps, operator, {
+      action_id: act.id,
+      target_tags: web,
+      variables: { TOKEN: 's3cret' },
+    });
     // Assess
-    expect(Object.keys(preview).sort()).toEqual(['active_freezes', 'plan', 'source_name', 'source_type', 'source_version', 'target_summary', 'variables', 'warnings']);
+    expect(Object.keys(preview).sort()).toEqual([
+      'active_freezes',
+      'plan',
+      'source_name',
+      'source_type',
+      'source_version',
+      'target_summary',
+      'variables',
+      'warnings',
+    ]);
     expect([preview.source_type, preview.source_name, preview.source_version]).toEqual(['action', 'Restart', '1.2.0']);
     expect(preview.target_summary).toEqual({ total: 4, online: 1, offline: 2, stale: 1 });
     expect(preview.variables).toEqual({ TOKEN: '***' });
     expect(preview.plan.resolved_variables).toEqual({ TOKEN: '***' });
     expect(preview.plan.target_count).toBe(4);
-    expect(preview.plan.steps.map((s) => [s.target_name, s.action_name, s.action_version, s.sequence_order, s.action_order, s.state])).toEqual([
+    expect(
+      preview.plan.steps.map((s) => [
+        s.target_name,
+        s.action_name,
+        s.action_version,
+        s.sequence_order,
+        s.action_order,
+        s.state,
+      ]),
+    ).toEqual([
       ['never', 'Restart', '1.2.0', 1, 1, 'pending'],
       ['offline', 'Restart', '1.2.0', 1, 1, 'pending'],
       ['online', 'Restart', '1.2.0', 1, 1, 'pending'],
@@ -798,16 +1173,32 @@ describe('previewDeployment', () => {
     ]);
     expect(preview.active_freezes).toEqual([{ id: 'g', name: 'Global', ends_at: '2026-11-23T00:00:00.000Z' }]);
     expect(JSON.stringify(preview)).not.toContain('s3cret');
-    expect(JSON.stringify([...w.targets.targets.values(), ...w.tenancy.freezes.freezes.values(), ...w.catalog.actions.actions.values()])).toBe(before);
+    expect(
+      JSON.stringify([
+        ...w.targets.targets.values(),
+        ...w.tenancy.freezes.freezes.values(),
+        ...w.catalog.actions.actions.values(),
+      ]),
+    ).toBe(before);
   });
 
   it('never answers DEPLOYMENT_FROZEN nor 403 for an override: both are warnings', async () => {
     const w = world();
     const act = await w.action('Act', ['1.0.0']);
     w.target('web-1');
-    w.tenancy.freezes.freezes.set('g', aFreeze({ id: 'g', name: 'Global', startTime: '2026-11-22T00:00:00.000Z', endTime: '2026-11-23T00:00:00.000Z' }));
-    const preview = await previewDeployment(w.deps, operator, { action_id: act.id, target_ids: ['tg1'], override_freeze: true, override_reason: 'x' });
-    expect(preview.warnings).toContain('override_freeze needs the admin role: creating this deployment would answer 403.');
+    w.tenancy.freezes.freezes.set(
+      'g',
+      aFreeze({ id: 'g', name: 'Global', startTime: '2026-11-22T00:00:00.000Z', endTime: '2026-11-23T00:00:00.000Z' }),
+    );
+    const preview = await previewDeployment(w.deps, operator, {
+      action_id: act.id,
+      target_ids: ['tg1'],
+      override_freeze: true,
+      override_reason: 'x',
+    });
+    expect(preview.warnings).toContain(
+      'override_freeze needs the admin role: creating this deployment would answer 403.',
+    );
     expect(preview.active_freezes).toHaveLength(1);
   });
 
@@ -817,8 +1208,17 @@ describe('previewDeployment', () => {
     const seq = await w.sequence('Release', [{ action_id: act.id }]);
     w.target('web-1');
     const preview = await previewDeployment(w.deps, admin, { sequence_id: seq.id, target_ids: ['tg1'] });
-    expect([preview.source_type, preview.source_name, preview.source_version]).toEqual(['sequence', 'Release', '2.1.0']);
-    expect(preview.plan.steps[0]).toMatchObject({ sequence_id: seq.id, sequence_name: 'Release', sequence_order: 1, action_order: 1 });
+    expect([preview.source_type, preview.source_name, preview.source_version]).toEqual([
+      'sequence',
+      'Release',
+      '2.1.0',
+    ]);
+    expect(preview.plan.steps[0]).toMatchObject({
+      sequence_id: seq.id,
+      sequence_name: 'Release',
+      sequence_order: 1,
+      action_order: 1,
+    });
   });
 });
 
@@ -848,7 +1248,11 @@ describe('mergeRedeploy', () => {
       max_retries: 2,
     });
     // Act
-    const command = mergeRedeploy(w.cipher, original.draft, { variables: { CHANGE: 'b' }, priority: 9, target_ids: ['tg2'] });
+    const command = mergeRedeploy(w.cipher, original.draft, {
+      variables: { CHANGE: 'b' },
+      priority: 9,
+      target_ids: ['tg2'],
+    });
     const again = await resolveDeployment(w.deps, tenantUser(), command);
     // Assess
     expect(command).toMatchObject({
@@ -877,13 +1281,28 @@ describe('mergeRedeploy', () => {
     const v1 = [{ name: 'GONE', secret: false, required: false, default: null, description: null }];
     const act = await w.action('Act', [{ version: '1.0.0', variables: v1 }]);
     w.target('web-1');
-    const original = await resolveDeployment(w.deps, admin, { action_id: act.id, version_requirement: '^1', target_ids: ['tg1'], variables: { GONE: 'g' } });
-    await createVersion(w.catalog.deps, catalogCaller(null), act.id, { version: '1.1.0', script: 'echo new', variables: [{ name: 'KEPT', required: false, secret: false }] });
+    const original = await resolveDeployment(w.deps, admin, {
+      action_id: act.id,
+      version_requirement: '^1',
+      target_ids: ['tg1'],
+      variables: { GONE: 'g' },
+    });
+    await createVersion(w.catalog.deps, catalogCaller(null), act.id, {
+      version: '1.1.0',
+      script: 'echo new',
+      variables: [{ name: 'KEPT', required: false, secret: false }],
+    });
     // Act
     const overrides = { variables: { KEPT: 'k' } };
-    const again = await resolveDeployment(w.deps, admin, mergeRedeploy(w.cipher, original.draft, overrides), { inherited: inheritedVariables(original.draft, overrides) });
+    const again = await resolveDeployment(w.deps, admin, mergeRedeploy(w.cipher, original.draft, overrides), {
+      inherited: inheritedVariables(original.draft, overrides),
+    });
     const bad = { variables: { GONE: 'given again' } };
-    const error = await rejection(resolveDeployment(w.deps, admin, mergeRedeploy(w.cipher, original.draft, bad), { inherited: inheritedVariables(original.draft, bad) }));
+    const error = await rejection(
+      resolveDeployment(w.deps, admin, mergeRedeploy(w.cipher, original.draft, bad), {
+        inherited: inheritedVariables(original.draft, bad),
+      }),
+    );
     // Assess
     const warning = 'Variable GONE of the original deployment is dropped: the new plan does not declare it.';
     expect(again.draft.plan.resolvedVariables).toEqual({ KEPT: { value: 'k', secret: false } });
@@ -897,24 +1316,45 @@ describe('mergeRedeploy', () => {
     // Prepare
     const w = world();
     const secret = (name: string) => ({ name, secret: true, required: false, default: null, description: null });
-    const act = await w.action('Act', [{ version: '1.0.0', variables: [secret('TOKEN'), secret('KEY'), { ...secret('PLAIN'), secret: false }] }]);
+    const act = await w.action('Act', [
+      { version: '1.0.0', variables: [secret('TOKEN'), secret('KEY'), { ...secret('PLAIN'), secret: false }] },
+    ]);
     w.target('web-1');
-    const original = await resolveDeployment(w.deps, operator, { action_id: act.id, target_ids: ['tg1'], variables: { KEY: 'old-key', PLAIN: 'p' }, prompted_values: { TOKEN: 'old-token' } });
+    const original = await resolveDeployment(w.deps, operator, {
+      action_id: act.id,
+      target_ids: ['tg1'],
+      variables: { KEY: 'old-key', PLAIN: 'p' },
+      prompted_values: { TOKEN: 'old-token' },
+    });
     const other = callerWith('operator', null, 'someone-else');
     // Act
-    const error = await rejection((async () => checkSecretReuse(other, original.draft, { variables: { KEY: 'new-key' } }))());
+    const error = await rejection(
+      (async () => checkSecretReuse(other, original.draft, { variables: { KEY: 'new-key' } }))(),
+    );
     const reuse = checkSecretReuse(other, original.draft, { variables: { KEY: 'new-key', TOKEN: 'new-token' } });
-    const merged = mergeRedeploy(w.cipher, original.draft, { variables: { KEY: 'new-key', TOKEN: 'new-token' } }, reuse);
+    const merged = mergeRedeploy(
+      w.cipher,
+      original.draft,
+      { variables: { KEY: 'new-key', TOKEN: 'new-token' } },
+      reuse,
+    );
     const again = await resolveDeployment(w.deps, other, merged);
     // Assess
     expect(fieldsOf(error)).toEqual(['variables.TOKEN']);
-    expect(error.message).toContain('Secret variable TOKEN must be given again: only the original triggerer or an admin may reuse it');
+    expect(error.message).toContain(
+      'Secret variable TOKEN must be given again: only the original triggerer or an admin may reuse it',
+    );
     expect(reuse).toEqual({ reuseSecrets: false });
-    expect([merged.variables, merged.prompted_values]).toEqual([{ PLAIN: 'p', KEY: 'new-key', TOKEN: 'new-token' }, {}]);
+    expect([merged.variables, merged.prompted_values]).toEqual([
+      { PLAIN: 'p', KEY: 'new-key', TOKEN: 'new-token' },
+      {},
+    ]);
     expect(openVariable(w.cipher, again.draft.plan.resolvedVariables['TOKEN']!.value, true)).toBe('new-token');
     expect(checkSecretReuse(operator, original.draft, {})).toEqual({ reuseSecrets: true });
     expect(checkSecretReuse(admin, original.draft, {})).toEqual({ reuseSecrets: true });
-    expect(mergeRedeploy(w.cipher, original.draft, {}, { reuseSecrets: true }).prompted_values).toEqual({ TOKEN: 'old-token' });
+    expect(mergeRedeploy(w.cipher, original.draft, {}, { reuseSecrets: true }).prompted_values).toEqual({
+      TOKEN: 'old-token',
+    });
   });
 
   it('an empty override reuses everything', async () => {
@@ -922,10 +1362,22 @@ describe('mergeRedeploy', () => {
     const act = await w.action('Act', ['1.0.0']);
     const seq = await w.sequence('Seq', [{ action_id: act.id }]);
     w.target('web-1', { tags: [{ key: 'role', value: 'web' }] });
-    const original = await resolveDeployment(w.deps, admin, { sequence_id: seq.id, target_tags: [{ key: 'role', value: 'web' }], target_tags_match_all: true, target_mode: 'parallel' });
+    const original = await resolveDeployment(w.deps, admin, {
+      sequence_id: seq.id,
+      target_tags: [{ key: 'role', value: 'web' }],
+      target_tags_match_all: true,
+      target_mode: 'parallel',
+    });
     const command = mergeRedeploy(w.cipher, original.draft, {});
     const again = await resolveDeployment(w.deps, admin, command);
-    expect(command).toMatchObject({ sequence_id: seq.id, action_id: null, target_tags: [{ key: 'role', value: 'web' }], target_ids: [], target_tags_match_all: true, target_mode: 'parallel' });
+    expect(command).toMatchObject({
+      sequence_id: seq.id,
+      action_id: null,
+      target_tags: [{ key: 'role', value: 'web' }],
+      target_ids: [],
+      target_tags_match_all: true,
+      target_mode: 'parallel',
+    });
     expect(again.draft.config).toEqual(original.draft.config);
     expect(stepsOf(again)).toEqual(stepsOf(original));
   });

@@ -30,7 +30,12 @@ const global = caller();
 const uuid = (n: number) => `d0000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 /** The n-th deployment, created n minutes after 10:00. */
 const nth = (n: number, overrides: Partial<Deployment> = {}): Deployment =>
-  aDeployment({ id: uuid(n), shortId: `d${n}`, createdAt: new Date(Date.UTC(2026, 10, 22, 10, n)).toISOString(), ...overrides });
+  aDeployment({
+    id: uuid(n),
+    shortId: `d${n}`,
+    createdAt: new Date(Date.UTC(2026, 10, 22, 10, n)).toISOString(),
+    ...overrides,
+  });
 
 const page = { page: 1, limit: 50 };
 
@@ -46,7 +51,14 @@ describe('listDeployments', () => {
 
     expect(list.data.map((d) => d.id)).toEqual([uuid(4), uuid(3), uuid(2), uuid(1)]);
     expect(list.meta).toEqual({ total: 4, page: 1, limit: 50, total_pages: 1, has_next: false, has_prev: false });
-    expect(list.data[0]).toMatchObject({ id: uuid(4), short_id: 'd4', source_type: 'action', action_name: 'restart-web', solution_id: null, state: 'running' });
+    expect(list.data[0]).toMatchObject({
+      id: uuid(4),
+      short_id: 'd4',
+      source_type: 'action',
+      action_name: 'restart-web',
+      solution_id: null,
+      state: 'running',
+    });
     expect(list.data[0]).not.toHaveProperty('plan');
   });
 
@@ -63,7 +75,16 @@ describe('listDeployments', () => {
     expect(beyond.meta.total).toBe(5);
   });
 
-  const states: DeploymentState[] = ['pending', 'queued', 'running', 'rolling_back', 'failed', 'rolled_back', 'success', 'cancelled'];
+  const states: DeploymentState[] = [
+    'pending',
+    'queued',
+    'running',
+    'rolling_back',
+    'failed',
+    'rolled_back',
+    'success',
+    'cancelled',
+  ];
   const everyState = () => {
     const fakes = deploymentsFakes();
     states.forEach((state, i) => fakes.deployments.put(nth(i + 1, { state })));
@@ -111,7 +132,9 @@ describe('listDeployments', () => {
   it('filters by environment_id, source_type and triggered_by', async () => {
     const { deps, deployments } = deploymentsFakes();
     deployments.put(nth(1, { environmentId: ENV_A }));
-    deployments.put(nth(2, { sourceType: 'solution', action: null, solution: { id: 's', name: 'stack', version: '2' } }));
+    deployments.put(
+      nth(2, { sourceType: 'solution', action: null, solution: { id: 's', name: 'stack', version: '2' } }),
+    );
     deployments.put(nth(3, { triggeredBy: 'someone-else' }));
 
     const byEnvironment = await listDeployments(deps, global, { ...page, environment_id: ENV_A });
@@ -152,7 +175,13 @@ describe('getDeployment', () => {
     const byShortId = await getDeployment(deps, global, 'd7');
 
     expect(byShortId).toEqual(byId);
-    expect(byId).toMatchObject({ id: uuid(7), config: { priority: 0, target_mode: 'sequential' }, plan: { target_count: 1 }, error_message: null, source_deployment_id: uuid(1) });
+    expect(byId).toMatchObject({
+      id: uuid(7),
+      config: { priority: 0, target_mode: 'sequential' },
+      plan: { target_count: 1 },
+      error_message: null,
+      source_deployment_id: uuid(1),
+    });
     expect(byId.plan?.steps).toHaveLength(1);
   });
 
@@ -173,7 +202,17 @@ describe('listPendingRequests', () => {
   it('answers a bare array, newest first, in the spec formats with unset fields omitted', async () => {
     const { deps, pending } = deploymentsFakes();
     pending.put(aPendingRequest({ id: rid(1), queuedAt: at(1), createdAt: at(1) }));
-    pending.put(aPendingRequest({ id: rid(2), queuedAt: at(2), createdAt: at(2), tenantId: TENANT_A, tenantName: 'tenant-a', environmentId: ENV_A, environmentName: 'prod' }));
+    pending.put(
+      aPendingRequest({
+        id: rid(2),
+        queuedAt: at(2),
+        createdAt: at(2),
+        tenantId: TENANT_A,
+        tenantName: 'tenant-a',
+        environmentId: ENV_A,
+        environmentName: 'prod',
+      }),
+    );
 
     const list = await listPendingRequests(deps, global, {});
 
@@ -188,7 +227,13 @@ describe('listPendingRequests', () => {
       priority: 0,
       queue_position: 1,
     });
-    expect(list[0]).toMatchObject({ tenant_id: TENANT_A, tenant_name: 'tenant-a', environment_id: ENV_A, environment_name: 'prod', queued_at: '2026-11-22 10:02:05' });
+    expect(list[0]).toMatchObject({
+      tenant_id: TENANT_A,
+      tenant_name: 'tenant-a',
+      environment_id: ENV_A,
+      environment_name: 'prod',
+      queued_at: '2026-11-22 10:02:05',
+    });
   });
 
   it('shows dispatch and retry fields once set, formatted without a zone', async () => {
@@ -261,17 +306,20 @@ describe('cancelPendingRequest', () => {
     expect((await pending.get(rid(1)))?.status).toBe('cancelled');
   });
 
-  it.each(['dispatched', 'cancelled', 'failed'] as const)('answers 409 naming the status for a %s request and leaves it', async (status: PendingStatus) => {
-    const { deps, pending } = deploymentsFakes();
-    pending.put(aPendingRequest({ id: rid(1), status }));
+  it.each(['dispatched', 'cancelled', 'failed'] as const)(
+    'answers 409 naming the status for a %s request and leaves it',
+    async (status: PendingStatus) => {
+      const { deps, pending } = deploymentsFakes();
+      pending.put(aPendingRequest({ id: rid(1), status }));
 
-    const error = await cancelPendingRequest(deps, global, rid(1)).catch((e: unknown) => e);
+      const error = await cancelPendingRequest(deps, global, rid(1)).catch((e: unknown) => e);
 
-    expect(error).toBeInstanceOf(ConflictError);
-    expect((error as ConflictError).details).toEqual({ status });
-    expect((error as ConflictError).message).toContain(status);
-    expect((await pending.get(rid(1)))?.status).toBe(status);
-  });
+      expect(error).toBeInstanceOf(ConflictError);
+      expect((error as ConflictError).details).toEqual({ status });
+      expect((error as ConflictError).message).toContain(status);
+      expect((await pending.get(rid(1)))?.status).toBe(status);
+    },
+  );
 
   it('answers 404 for a missing request and for another tenant’s', async () => {
     const { deps, pending } = deploymentsFakes();
@@ -355,7 +403,12 @@ describe('orchestration', () => {
     expect(dispatch.reasons).toEqual([]);
     expect(view).toMatchObject({ instances: 1, in_use: 3, available: 0 });
     expect((await deployments.get(uuid(2)))?.state).toBe('running');
-    expect(after).toMatchObject({ instances: 1, in_use: 1, available: 0, holders: [{ instance_id: 'instance-2', deployment_id: uuid(2) }] });
+    expect(after).toMatchObject({
+      instances: 1,
+      in_use: 1,
+      available: 0,
+      holders: [{ instance_id: 'instance-2', deployment_id: uuid(2) }],
+    });
     expect(await orchestration.start(nth(4))).toBeUndefined();
     const second = (await deployments.get(uuid(2)))!;
     await orchestration.finish(second, { ...second, state: 'success', revision: second.revision + 1 });
@@ -374,8 +427,12 @@ describe('orchestration', () => {
   it('only a global caller with the admin role may change it', async () => {
     const { deps, orchestration } = deploymentsFakes(2);
 
-    await expect(setOrchestration(deps, caller(null, ['operator']), { instances: 5 })).rejects.toBeInstanceOf(AdminRoleRequiredError);
-    await expect(setOrchestration(deps, caller(TENANT_A, ['admin']), { instances: 5 })).rejects.toBeInstanceOf(ForbiddenError);
+    await expect(setOrchestration(deps, caller(null, ['operator']), { instances: 5 })).rejects.toBeInstanceOf(
+      AdminRoleRequiredError,
+    );
+    await expect(setOrchestration(deps, caller(TENANT_A, ['admin']), { instances: 5 })).rejects.toBeInstanceOf(
+      ForbiddenError,
+    );
     expect(await orchestration.capacity()).toBe(2);
   });
 

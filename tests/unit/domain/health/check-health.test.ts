@@ -40,6 +40,8 @@ describe('checkReadiness', () => {
 
   it('returns the report when everything is up', async () => {
     const clock = new FakeClock();
-    await expect(checkReadiness({ probes: [probe('sqs', true, clock)], clock })).resolves.toMatchObject({ status: 'ok' });
+    await expect(checkReadiness({ probes: [probe('sqs', true, clock)], clock })).resolves.toMatchObject({
+      status: 'ok',
+    });
   });
 });

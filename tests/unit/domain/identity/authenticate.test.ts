@@ -36,7 +36,9 @@ describe('authenticate', () => {
     const caller = await authenticate(deps, `Bearer ${body.access_token}`, '1.1.1.1');
     expect(caller).toMatchObject({ kind: 'user', userId: aUser().id, tenantId: null, roles: ['operator'] });
     expect(() => authorize(caller, 'deployments:create')).not.toThrow();
-    expect(() => authorize(caller, 'users:delete')).toThrow(expect.objectContaining({ code: 'INSUFFICIENT_PERMISSIONS' }));
+    expect(() => authorize(caller, 'users:delete')).toThrow(
+      expect.objectContaining({ code: 'INSUFFICIENT_PERMISSIONS' }),
+    );
   });
 
   it('answers TOKEN_EXPIRED after an hour and INVALID_TOKEN for garbage', async () => {
@@ -45,7 +47,9 @@ describe('authenticate', () => {
     const { body } = await session(deps);
     await expect(authenticate(deps, 'Bearer not-a-token', '1.1.1.1')).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
     clock.advance(3600_000);
-    await expect(authenticate(deps, `Bearer ${body.access_token}`, '1.1.1.1')).rejects.toMatchObject({ code: 'TOKEN_EXPIRED' });
+    await expect(authenticate(deps, `Bearer ${body.access_token}`, '1.1.1.1')).rejects.toMatchObject({
+      code: 'TOKEN_EXPIRED',
+    });
   });
 
   it('answers TWO_FACTOR_REQUIRED for a pending 2FA token', async () => {
@@ -53,7 +57,9 @@ describe('authenticate', () => {
     await users.create(aUser({ twoFactor: { enabled: true, secret: 'enc', lastStep: null } }));
     const outcome = await login(deps, { email: 'ada@example.com', password: 'correct horse', ip: '1.1.1.1' });
     if (outcome.kind !== 'two_factor') throw new Error('expected 2FA');
-    await expect(authenticate(deps, `Bearer ${outcome.body.pending_token}`, '1.1.1.1')).rejects.toMatchObject({ code: 'TWO_FACTOR_REQUIRED' });
+    await expect(authenticate(deps, `Bearer ${outcome.body.pending_token}`, '1.1.1.1')).rejects.toMatchObject({
+      code: 'TWO_FACTOR_REQUIRED',
+    });
   });
 
   it('stops every token at once after logout, but not tokens issued after it', async () => {
@@ -68,8 +74,12 @@ describe('authenticate', () => {
     clock.advance(1);
     const second = await session(deps);
     // Assess
-    await expect(authenticate(deps, `Bearer ${first.body.access_token}`, '1.1.1.1')).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
-    await expect(authenticate(deps, `Bearer ${second.body.access_token}`, '1.1.1.1')).resolves.toMatchObject({ userId: aUser().id });
+    await expect(authenticate(deps, `Bearer ${first.body.access_token}`, '1.1.1.1')).rejects.toMatchObject({
+      code: 'INVALID_TOKEN',
+    });
+    await expect(authenticate(deps, `Bearer ${second.body.access_token}`, '1.1.1.1')).resolves.toMatchObject({
+      userId: aUser().id,
+    });
   });
 
   it('answers FORBIDDEN when the account is no longer active', async () => {
@@ -77,6 +87,8 @@ describe('authenticate', () => {
     await users.create(aUser());
     const { body } = await session(deps);
     users.users.set(aUser().id, { ...aUser(), status: 'inactive' });
-    await expect(authenticate(deps, `Bearer ${body.access_token}`, '1.1.1.1')).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    await expect(authenticate(deps, `Bearer ${body.access_token}`, '1.1.1.1')).rejects.toMatchObject({
+      code: 'FORBIDDEN',
+    });
   });
 });

@@ -27,9 +27,16 @@ describe('login', () => {
     const outcome = await login(deps, { email: 'ADA@example.com', password: 'correct horse', ip: '1.2.3.4' });
     // Assess
     if (outcome.kind !== 'session') throw new Error('expected a session');
-    expect(outcome.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, user: { email: 'ada@example.com', roles: ['operator'] } });
+    expect(outcome.body).toMatchObject({
+      token_type: 'Bearer',
+      expires_in: 3600,
+      user: { email: 'ada@example.com', roles: ['operator'] },
+    });
     expect(outcome.body.user.permissions).toContain('deployments:create');
-    expect(sessions.sessions.get(deps.random.hash(outcome.refreshToken))).toMatchObject({ userId: aUser().id, rotated: false });
+    expect(sessions.sessions.get(deps.random.hash(outcome.refreshToken))).toMatchObject({
+      userId: aUser().id,
+      rotated: false,
+    });
     expect((await users.get(aUser().id))?.lastLoginAt).toBe('2026-11-22T10:00:00.000Z');
   });
 
@@ -46,7 +53,9 @@ describe('login', () => {
     for (const status of ['inactive', 'locked'] as const) {
       const { deps, users } = identityFakes();
       await users.create(aUser({ status }));
-      await expect(login(deps, { email: 'ada@example.com', password: 'correct horse', ip: '1.2.3.4' })).rejects.toMatchObject({ code: 'INVALID_CREDENTIALS' });
+      await expect(
+        login(deps, { email: 'ada@example.com', password: 'correct horse', ip: '1.2.3.4' }),
+      ).rejects.toMatchObject({ code: 'INVALID_CREDENTIALS' });
     }
   });
 
@@ -60,7 +69,10 @@ describe('login', () => {
     const eleventh = attempt('9.9.9.9');
     // Assess
     await expect(eleventh).rejects.toThrow(AuthRateLimitError);
-    await expect(attempt('9.9.9.9', 'correct horse')).rejects.toMatchObject({ code: 'AUTH_RATE_LIMIT_EXCEEDED', retryAfterSeconds: 300 });
+    await expect(attempt('9.9.9.9', 'correct horse')).rejects.toMatchObject({
+      code: 'AUTH_RATE_LIMIT_EXCEEDED',
+      retryAfterSeconds: 300,
+    });
     await expect(attempt('8.8.8.8', 'correct horse')).resolves.toMatchObject({ kind: 'session' });
     clock.advance(301_000);
     await expect(attempt('9.9.9.9', 'correct horse')).resolves.toMatchObject({ kind: 'session' });

@@ -30,7 +30,10 @@ describe('refreshSession', () => {
     // Act
     const reuse = refreshSession(deps, refreshToken);
     // Assess
-    await expect(reuse).rejects.toMatchObject({ code: 'INVALID_TOKEN', message: expect.stringContaining('already used') });
+    await expect(reuse).rejects.toMatchObject({
+      code: 'INVALID_TOKEN',
+      message: expect.stringContaining('already used'),
+    });
     await expect(refreshSession(deps, next.refreshToken)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
   });
 

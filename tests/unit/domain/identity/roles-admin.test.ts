@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { changePermissions, createRole, deleteRole, findRole, listRoles, roleDirectory, roleUsers, updateRole, type RolesDeps } from '../../../../domain/identity/roles-admin.js';
+import {
+  changePermissions,
+  createRole,
+  deleteRole,
+  findRole,
+  listRoles,
+  roleDirectory,
+  roleUsers,
+  updateRole,
+  type RolesDeps,
+} from '../../../../domain/identity/roles-admin.js';
 import { FakeClock } from '../../../fakes/clock.js';
 import { aUser, fakeIds, FakeRoleRepository, FakeUserStore } from '../../../fakes/identity.js';
 import { systemRole, type Permission } from '../../../../domain/identity/permissions.js';
@@ -38,7 +48,9 @@ describe('role administration', () => {
     const adminRole = await findRole(deps, 'admin');
     await expect(updateRole(deps, admin, adminRole.id, { name: 'root' })).rejects.toMatchObject({ code: 'FORBIDDEN' });
     await expect(deleteRole(deps, admin, adminRole.id)).rejects.toMatchObject({ code: 'FORBIDDEN' });
-    await expect(changePermissions(deps, admin, adminRole.id, ['users:read'], 'remove')).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    await expect(changePermissions(deps, admin, adminRole.id, ['users:read'], 'remove')).rejects.toMatchObject({
+      code: 'FORBIDDEN',
+    });
   });
 
   it('refuses taken names, system names included, whatever the case', async () => {
@@ -57,7 +69,9 @@ describe('role administration', () => {
     // Act + Assess
     await changePermissions(deps, admin, role.id, ['users:read', 'roles:read'], 'assign');
     expect([...(await directory.permissionsOf(['auditor']))].sort()).toEqual(['roles:read', 'users:read']);
-    await expect(changePermissions(deps, admin, role.id, ['nope:nope'], 'assign')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(changePermissions(deps, admin, role.id, ['nope:nope'], 'assign')).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    });
     await updateRole(deps, admin, role.id, { name: 'reviewer' });
     expect((await users.get(aUser().id))?.roles).toEqual(['reviewer', 'user']);
     await deleteRole(deps, admin, role.id);
@@ -72,9 +86,18 @@ describe('role administration', () => {
     const role = await createRole(deps, admin, { name: 'helpers' });
     const caller = callerHolding(['roles:update', 'users:read']);
     // Act
-    const refused = changePermissions(deps, caller, role.id, ['users:read', 'users:delete', 'tenants:delete'], 'assign');
+    const refused = changePermissions(
+      deps,
+      caller,
+      role.id,
+      ['users:read', 'users:delete', 'tenants:delete'],
+      'assign',
+    );
     // Assess
-    await expect(refused).rejects.toMatchObject({ code: 'INSUFFICIENT_PERMISSIONS', details: { missing: ['users:delete', 'tenants:delete'] } });
+    await expect(refused).rejects.toMatchObject({
+      code: 'INSUFFICIENT_PERMISSIONS',
+      details: { missing: ['users:delete', 'tenants:delete'] },
+    });
     expect((await roles.get(role.id))?.permissions).toEqual([]);
     await changePermissions(deps, caller, role.id, ['users:read'], 'assign');
     expect((await roles.get(role.id))?.permissions).toEqual(['users:read']);
@@ -93,7 +116,8 @@ describe('role administration', () => {
       changePermissions(deps, scoped, operator.id, ['users:read'], 'assign'),
       changePermissions(deps, scoped, role.id, ['users:read'], 'remove'),
     ];
-    for (const refusal of refusals) await expect(refusal).rejects.toMatchObject({ code: 'FORBIDDEN', details: { reason: 'tenant_restriction' } });
+    for (const refusal of refusals)
+      await expect(refusal).rejects.toMatchObject({ code: 'FORBIDDEN', details: { reason: 'tenant_restriction' } });
   });
 
   it("shows a tenant-scoped caller only its own tenant's holders of a role", async () => {
@@ -102,7 +126,9 @@ describe('role administration', () => {
     await users.create(aUser({ id: 'in-b', shortId: 'b', email: 'b@x.com', username: 'b', tenantId: TENANT_B }));
     await users.create(aUser({ id: 'global', shortId: 'g', email: 'g@x.com', username: 'g', tenantId: null }));
     const operator = await findRole(deps, 'operator');
-    expect((await roleUsers(deps, callerHolding(['roles:read'], TENANT_A), operator.id)).map((u) => u.id)).toEqual(['in-a']);
+    expect((await roleUsers(deps, callerHolding(['roles:read'], TENANT_A), operator.id)).map((u) => u.id)).toEqual([
+      'in-a',
+    ]);
     expect((await roleUsers(deps, admin, operator.id)).map((u) => u.id).sort()).toEqual(['global', 'in-a', 'in-b']);
   });
 });

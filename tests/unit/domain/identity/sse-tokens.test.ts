@@ -2,16 +2,24 @@ import { describe, expect, it } from 'vitest';
 import { createApiKey, revokeApiKey } from '../../../../domain/identity/api-keys.js';
 import { authenticate } from '../../../../domain/identity/authenticate.js';
 import { logout } from '../../../../domain/identity/logout.js';
-import { issueSseToken, refreshSseToken, sseGrantStillValid, verifySseGrant, verifySseToken } from '../../../../domain/identity/sse-tokens.js';
+import {
+  issueSseToken,
+  refreshSseToken,
+  sseGrantStillValid,
+  verifySseGrant,
+  verifySseToken,
+} from '../../../../domain/identity/sse-tokens.js';
 import { signedIn } from '../../../fakes/identity.js';
-
 
 describe('SSE tokens', () => {
   it('are single use and stand for the caller', async () => {
     const { deps, caller } = await signedIn();
     const issued = await issueSseToken(deps, caller);
     expect(issued).toMatchObject({ expires_in: 60, session_id: expect.any(String), refresh_token: expect.any(String) });
-    await expect(verifySseToken(deps, issued.sse_token)).resolves.toMatchObject({ kind: 'user', userId: caller.userId });
+    await expect(verifySseToken(deps, issued.sse_token)).resolves.toMatchObject({
+      kind: 'user',
+      userId: caller.userId,
+    });
     await expect(verifySseToken(deps, issued.sse_token)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
   });
 
@@ -30,7 +38,9 @@ describe('SSE tokens', () => {
     expect(second.session_id).toBe(first.session_id);
     expect(second.refresh_token).not.toBe(first.refresh_token);
     await expect(verifySseToken(deps, second.sse_token)).resolves.toMatchObject({ userId: caller.userId });
-    await expect(refreshSseToken(deps, { sessionId: first.session_id, refreshToken: first.refresh_token })).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+    await expect(
+      refreshSseToken(deps, { sessionId: first.session_id, refreshToken: first.refresh_token }),
+    ).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
   });
 
   it('stop working after a logout, and for a revoked API key', async () => {
@@ -51,8 +61,14 @@ describe('SSE tokens', () => {
     const { deps, caller, clock } = await signedIn();
     const { full_key, api_key } = await createApiKey(deps, caller, { name: 'ci', scopes: ['deployments:read'] });
     const asUser = await verifySseGrant(deps, (await issueSseToken(deps, caller)).sse_token);
-    const asKey = await verifySseGrant(deps, (await issueSseToken(deps, await authenticate(deps, `Bearer ${full_key}`, '1.1.1.1'))).sse_token);
-    expect([await sseGrantStillValid(deps, asUser.grant), await sseGrantStillValid(deps, asKey.grant)]).toEqual([true, true]);
+    const asKey = await verifySseGrant(
+      deps,
+      (await issueSseToken(deps, await authenticate(deps, `Bearer ${full_key}`, '1.1.1.1'))).sse_token,
+    );
+    expect([await sseGrantStillValid(deps, asUser.grant), await sseGrantStillValid(deps, asKey.grant)]).toEqual([
+      true,
+      true,
+    ]);
     // Act + Assess
     clock.advance(1);
     await logout(deps, caller);
@@ -71,7 +87,9 @@ describe('SSE tokens', () => {
     const { full_key } = await createApiKey(deps, caller, { name: 'ci', scopes: ['deployments:read'] });
     const keyCaller = await authenticate(deps, `Bearer ${full_key}`, '1.1.1.1');
     const asKey = await issueSseToken(deps, keyCaller);
-    await expect(refreshSseToken(deps, { sessionId: asKey.session_id, refreshToken: asKey.refresh_token })).rejects.toMatchObject({
+    await expect(
+      refreshSseToken(deps, { sessionId: asKey.session_id, refreshToken: asKey.refresh_token }),
+    ).rejects.toMatchObject({
       code: 'FORBIDDEN',
       details: { reason: 'user_credentials_required' },
     });

@@ -1,12 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { acquireStreamLease, freeSlots, type SlotState, type StreamLease, type StreamLeaseStore } from '../../../../domain/identity/stream-leases.js';
+import {
+  acquireStreamLease,
+  freeSlots,
+  type SlotState,
+  type StreamLease,
+  type StreamLeaseStore,
+} from '../../../../domain/identity/stream-leases.js';
 
 /** The store's conditions, in memory: claim when free or expired, renew and release only by the holder. */
 class MemoryLeases implements StreamLeaseStore {
   readonly held = new Map<string, { leaseId: string; expiresAt: number }>();
   private key = (userId: string, slot: number) => `${userId}#${slot}`;
   async slots(userId: string): Promise<readonly SlotState[]> {
-    return [...this.held.entries()].filter(([k]) => k.startsWith(`${userId}#`)).map(([k, v]) => ({ slot: Number(k.split('#')[1]), expiresAt: v.expiresAt }));
+    return [...this.held.entries()]
+      .filter(([k]) => k.startsWith(`${userId}#`))
+      .map(([k, v]) => ({ slot: Number(k.split('#')[1]), expiresAt: v.expiresAt }));
   }
   async claim(lease: StreamLease, now: number, expiresAt: number) {
     const current = this.held.get(this.key(lease.userId, lease.slot));
@@ -21,7 +29,8 @@ class MemoryLeases implements StreamLeaseStore {
     return true;
   }
   async release(lease: StreamLease) {
-    if (this.held.get(this.key(lease.userId, lease.slot))?.leaseId === lease.leaseId) this.held.delete(this.key(lease.userId, lease.slot));
+    if (this.held.get(this.key(lease.userId, lease.slot))?.leaseId === lease.leaseId)
+      this.held.delete(this.key(lease.userId, lease.slot));
   }
 }
 
@@ -31,8 +40,27 @@ const take = (store: StreamLeaseStore, n: number, now: number, userId = 'u1') =>
 describe('freeSlots', () => {
   it('lists never-used slots first, then expired ones, and none when all are held', () => {
     expect(freeSlots([], 3, 0)).toEqual([0, 1, 2]);
-    expect(freeSlots([{ slot: 0, expiresAt: 100 }, { slot: 2, expiresAt: 50 }], 3, 60)).toEqual([1, 2]);
-    expect(freeSlots([{ slot: 0, expiresAt: 100 }, { slot: 1, expiresAt: 100 }, { slot: 2, expiresAt: 100 }], 3, 60)).toEqual([]);
+    expect(
+      freeSlots(
+        [
+          { slot: 0, expiresAt: 100 },
+          { slot: 2, expiresAt: 50 },
+        ],
+        3,
+        60,
+      ),
+    ).toEqual([1, 2]);
+    expect(
+      freeSlots(
+        [
+          { slot: 0, expiresAt: 100 },
+          { slot: 1, expiresAt: 100 },
+          { slot: 2, expiresAt: 100 },
+        ],
+        3,
+        60,
+      ),
+    ).toEqual([]);
   });
 });
 

@@ -2,9 +2,23 @@ import { describe, expect, it } from 'vitest';
 import type { Permission } from '../../../../domain/identity/permissions.js';
 import { systemRole } from '../../../../domain/identity/permissions.js';
 import type { Caller } from '../../../../domain/identity/types.js';
-import { createUser, deleteUser, EDIT_ATTEMPTS, listUsers, updateUser, type UsersDeps } from '../../../../domain/identity/users-admin.js';
+import {
+  createUser,
+  deleteUser,
+  EDIT_ATTEMPTS,
+  listUsers,
+  updateUser,
+  type UsersDeps,
+} from '../../../../domain/identity/users-admin.js';
 import { FakeClock } from '../../../fakes/clock.js';
-import { aUser, fakeHasher, fakeIds, FakeApiKeyRepository, FakeRoleRepository, FakeUserStore } from '../../../fakes/identity.js';
+import {
+  aUser,
+  fakeHasher,
+  fakeIds,
+  FakeApiKeyRepository,
+  FakeRoleRepository,
+  FakeUserStore,
+} from '../../../fakes/identity.js';
 
 const TENANT_A = 'aaaaaaaa-0000-4000-8000-000000000000';
 const TENANT_B = 'bbbbbbbb-0000-4000-8000-000000000000';
@@ -26,7 +40,13 @@ const callerWith = (role: string, tenantId: string | null = null, userId = 'call
   permissions: new Set<Permission>(systemRole(role)?.permissions ?? []),
 });
 
-const command = (overrides: Record<string, unknown> = {}) => ({ email: 'new@example.com', username: 'new', password: 'long-password', roles: ['user'], ...overrides });
+const command = (overrides: Record<string, unknown> = {}) => ({
+  email: 'new@example.com',
+  username: 'new',
+  password: 'long-password',
+  roles: ['user'],
+  ...overrides,
+});
 
 describe('user administration', () => {
   it('creates a user with a hashed password and no secrets in the answer', async () => {
@@ -39,8 +59,13 @@ describe('user administration', () => {
 
   it('refuses unknown roles (400) and roles wider than the caller (403)', async () => {
     const { deps } = setup();
-    await expect(createUser(deps, callerWith('admin'), command({ roles: ['ghost'] }))).rejects.toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ field: 'roles.0' }] } });
-    await expect(createUser(deps, callerWith('operator'), command({ roles: ['admin'] }))).rejects.toMatchObject({ code: 'INSUFFICIENT_PERMISSIONS' });
+    await expect(createUser(deps, callerWith('admin'), command({ roles: ['ghost'] }))).rejects.toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: { fields: [{ field: 'roles.0' }] },
+    });
+    await expect(createUser(deps, callerWith('operator'), command({ roles: ['admin'] }))).rejects.toMatchObject({
+      code: 'INSUFFICIENT_PERMISSIONS',
+    });
   });
 
   it('keeps tenant-scoped callers in their tenant: listing, creating, reading', async () => {
@@ -54,14 +79,30 @@ describe('user administration', () => {
     const global = await listUsers(deps, callerWith('admin'), { page: 1, limit: 50, tenant_id: TENANT_A });
     expect(global.data.map((u) => u.id).sort()).toEqual(['global', 'in-a']);
     expect((await createUser(deps, scoped, command())).tenant_id).toBe(TENANT_A);
-    await expect(createUser(deps, scoped, command({ email: 'c@x.com', username: 'c', tenant_id: TENANT_B }))).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    await expect(
+      createUser(deps, scoped, command({ email: 'c@x.com', username: 'c', tenant_id: TENANT_B })),
+    ).rejects.toMatchObject({ code: 'FORBIDDEN' });
     await expect(updateUser(deps, scoped, 'in-b', { display_name: 'x' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
   it('revokes sessions and API keys when a user is deactivated, and not on other changes', async () => {
     const { deps, users, apiKeys, clock } = setup();
     await users.create(aUser());
-    await apiKeys.create({ id: 'k1', userId: aUser().id, tenantId: null, name: 'ci', description: null, keyPrefix: 'dpl_x', keyHash: 'h', scopes: [], createdAt: '', expiresAt: null, lastUsedAt: null, lastUsedIp: null, revokedAt: null });
+    await apiKeys.create({
+      id: 'k1',
+      userId: aUser().id,
+      tenantId: null,
+      name: 'ci',
+      description: null,
+      keyPrefix: 'dpl_x',
+      keyHash: 'h',
+      scopes: [],
+      createdAt: '',
+      expiresAt: null,
+      lastUsedAt: null,
+      lastUsedIp: null,
+      revokedAt: null,
+    });
     await updateUser(deps, callerWith('admin'), aUser().id, { display_name: 'Ada L.' });
     expect((await users.get(aUser().id))?.tokensValidAfter).toBe(0);
     clock.advance(1);
@@ -74,18 +115,26 @@ describe('user administration', () => {
     const { deps, users } = setup();
     await users.create(aUser());
     const self = callerWith('admin', null, aUser().id);
-    await expect(updateUser(deps, self, aUser().id, { status: 'inactive' })).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(updateUser(deps, self, aUser().id, { status: 'inactive' })).rejects.toMatchObject({
+      code: 'CONFLICT',
+    });
     await expect(deleteUser(deps, self, aUser().id)).rejects.toMatchObject({ code: 'CONFLICT' });
   });
 
   it('searches username and email case-insensitively and filters by exact status', async () => {
     const { deps, users } = setup();
     await users.create(aUser({ id: '1', shortId: '1', email: 'Ada@Example.com', username: 'ada' }));
-    await users.create(aUser({ id: '2', shortId: '2', email: 'bob@example.com', username: 'BOBBY', status: 'pending' }));
+    await users.create(
+      aUser({ id: '2', shortId: '2', email: 'bob@example.com', username: 'BOBBY', status: 'pending' }),
+    );
     const caller = callerWith('admin');
     expect((await listUsers(deps, caller, { page: 1, limit: 50, search: 'EXAMPLE' })).meta.total).toBe(2);
-    expect((await listUsers(deps, caller, { page: 1, limit: 50, search: 'bobby' })).data.map((u) => u.id)).toEqual(['2']);
-    expect((await listUsers(deps, caller, { page: 1, limit: 50, status: 'pending' })).data.map((u) => u.id)).toEqual(['2']);
+    expect((await listUsers(deps, caller, { page: 1, limit: 50, search: 'bobby' })).data.map((u) => u.id)).toEqual([
+      '2',
+    ]);
+    expect((await listUsers(deps, caller, { page: 1, limit: 50, status: 'pending' })).data.map((u) => u.id)).toEqual([
+      '2',
+    ]);
   });
 
   it('refuses to change, lock or delete a user holding permissions the caller lacks, naming them', async () => {
@@ -93,29 +142,57 @@ describe('user administration', () => {
     const { deps, users } = setup();
     await users.create(aUser({ id: 'target', roles: ['admin'] }));
     await users.create(aUser({ id: 'other-admin', shortId: 'o', email: 'o@x.com', username: 'o', roles: ['admin'] }));
-    const manager: Caller = { ...callerWith('operator'), permissions: new Set<Permission>([...(systemRole('operator')?.permissions ?? []), 'users:update', 'users:delete']) };
+    const manager: Caller = {
+      ...callerWith('operator'),
+      permissions: new Set<Permission>([
+        ...(systemRole('operator')?.permissions ?? []),
+        'users:update',
+        'users:delete',
+      ]),
+    };
     // Act + Assess
-    await expect(updateUser(deps, manager, 'target', { status: 'inactive' })).rejects.toMatchObject({ code: 'INSUFFICIENT_PERMISSIONS', details: { missing: expect.arrayContaining(['users:create', 'roles:update']) } });
-    await expect(updateUser(deps, manager, 'target', { display_name: 'x' })).rejects.toMatchObject({ code: 'INSUFFICIENT_PERMISSIONS' });
+    await expect(updateUser(deps, manager, 'target', { status: 'inactive' })).rejects.toMatchObject({
+      code: 'INSUFFICIENT_PERMISSIONS',
+      details: { missing: expect.arrayContaining(['users:create', 'roles:update']) },
+    });
+    await expect(updateUser(deps, manager, 'target', { display_name: 'x' })).rejects.toMatchObject({
+      code: 'INSUFFICIENT_PERMISSIONS',
+    });
     await expect(deleteUser(deps, manager, 'target')).rejects.toMatchObject({ code: 'INSUFFICIENT_PERMISSIONS' });
     expect(await users.get('target')).toMatchObject({ status: 'active', displayName: 'Ada' });
     // A user no stronger than the manager can be managed.
     await users.create(aUser({ id: 'weaker', shortId: 'w', email: 'w@x.com', username: 'w', roles: ['user'] }));
-    await expect(updateUser(deps, manager, 'weaker', { status: 'locked' })).resolves.toMatchObject({ status: 'locked' });
+    await expect(updateUser(deps, manager, 'weaker', { status: 'locked' })).resolves.toMatchObject({
+      status: 'locked',
+    });
   });
 
   it('keeps the last active admin: no deactivating, demoting or deleting it while no other is active', async () => {
     const { deps, users } = setup();
     await users.create(aUser({ id: 'last', roles: ['admin'] }));
     const other = callerWith('admin', null, 'someone-else');
-    await expect(updateUser(deps, other, 'last', { status: 'inactive' })).rejects.toMatchObject({ code: 'CONFLICT', details: { reason: 'last_admin' } });
+    await expect(updateUser(deps, other, 'last', { status: 'inactive' })).rejects.toMatchObject({
+      code: 'CONFLICT',
+      details: { reason: 'last_admin' },
+    });
     await expect(updateUser(deps, other, 'last', { roles: ['operator'] })).rejects.toMatchObject({ code: 'CONFLICT' });
     await expect(deleteUser(deps, other, 'last')).rejects.toMatchObject({ code: 'CONFLICT' });
     // A tenant's admin does not stand in for the last global one.
-    await users.create(aUser({ id: 'tenant-admin', shortId: 't', email: 't@x.com', username: 't', roles: ['admin'], tenantId: TENANT_A }));
+    await users.create(
+      aUser({
+        id: 'tenant-admin',
+        shortId: 't',
+        email: 't@x.com',
+        username: 't',
+        roles: ['admin'],
+        tenantId: TENANT_A,
+      }),
+    );
     await expect(updateUser(deps, other, 'last', { status: 'inactive' })).rejects.toMatchObject({ code: 'CONFLICT' });
     await users.create(aUser({ id: 'second', shortId: 's2', email: 's@x.com', username: 's', roles: ['admin'] }));
-    await expect(updateUser(deps, other, 'last', { status: 'inactive' })).resolves.toMatchObject({ status: 'inactive' });
+    await expect(updateUser(deps, other, 'last', { status: 'inactive' })).resolves.toMatchObject({
+      status: 'inactive',
+    });
   });
 
   it('writes only the fields named: a 2FA enable or login that lands between read and write survives', async () => {
@@ -128,7 +205,11 @@ describe('user administration', () => {
         find: async (id: string) => {
           const seen = await users.find(id);
           if (seen !== undefined && !seen.twoFactor.enabled) {
-            await users.setTwoFactor(seen.id, { enabled: true, secret: 'enc', lastStep: 7 }, { enabled: false, lastStep: null });
+            await users.setTwoFactor(
+              seen.id,
+              { enabled: true, secret: 'enc', lastStep: 7 },
+              { enabled: false, lastStep: null },
+            );
             await users.recordLogin(seen.id, clock.now());
           }
           return seen;
@@ -139,7 +220,11 @@ describe('user administration', () => {
     const view = await updateUser(racing, callerWith('admin'), aUser().id, { display_name: 'Ada L.' });
     // Assess
     const stored = await users.get(aUser().id);
-    expect(stored).toMatchObject({ displayName: 'Ada L.', twoFactor: { enabled: true, lastStep: 7 }, lastLoginAt: clock.now().toISOString() });
+    expect(stored).toMatchObject({
+      displayName: 'Ada L.',
+      twoFactor: { enabled: true, lastStep: 7 },
+      lastLoginAt: clock.now().toISOString(),
+    });
     expect(view).toMatchObject({ display_name: 'Ada L.', two_factor_enabled: true });
   });
 
@@ -158,7 +243,9 @@ describe('user administration', () => {
         },
       }),
     };
-    await expect(updateUser(busy, callerWith('admin'), aUser().id, { display_name: 'x' })).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(updateUser(busy, callerWith('admin'), aUser().id, { display_name: 'x' })).rejects.toMatchObject({
+      code: 'CONFLICT',
+    });
     expect(writes).toBe(EDIT_ATTEMPTS);
     expect((await users.get(aUser().id))?.displayName).toBe('Ada');
   });

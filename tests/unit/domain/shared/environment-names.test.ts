@@ -70,6 +70,7 @@ describe('variable names a command may get', () => {
   });
 
   it('keeps every entry upper case, so the case-insensitive comparison can find it', () => {
-    for (const name of [...Object.keys(DENIED_VARIABLE_NAMES), ...Object.keys(DENIED_VARIABLE_PREFIXES)]) expect(name).toBe(name.toUpperCase());
+    for (const name of [...Object.keys(DENIED_VARIABLE_NAMES), ...Object.keys(DENIED_VARIABLE_PREFIXES)])
+      expect(name).toBe(name.toUpperCase());
   });
 });

@@ -1,12 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { appendOutput, authenticateAgent, completeCommand, pollCommands } from '../../../../domain/targets/agent-protocol.js';
+import {
+  appendOutput,
+  authenticateAgent,
+  completeCommand,
+  pollCommands,
+} from '../../../../domain/targets/agent-protocol.js';
 import { sealVariable } from '../../../../domain/deployments/plan.js';
 import { cancelCommand, enqueueCommand, type NewCommand } from '../../../../domain/targets/commands.js';
 import { createEnrollmentToken, registerAgent } from '../../../../domain/targets/enrollment.js';
 import type { Caller } from '../../../../domain/identity/types.js';
 import { targetsFakes } from '../../../fakes/targets.js';
 
-const admin: Caller = { kind: 'user', userId: 'u1', tenantId: null, roles: ['admin'], permissions: new Set(['targets:create']) };
+const admin: Caller = {
+  kind: 'user',
+  userId: 'u1',
+  tenantId: null,
+  roles: ['admin'],
+  permissions: new Set(['targets:create']),
+};
 const host = { hostname: 'h', os: 'linux', arch: 'x64', agent_version: '1.0.0', tags: [] };
 
 const twoAgents = async () => {
@@ -74,7 +85,10 @@ describe('pollCommands', () => {
     // Prepare
     const { deps, agentOne, command, commands } = await twoAgents();
     const sealed = sealVariable(deps.cipher, 's3cret');
-    const queued = await enqueueCommand(deps, command(agentOne.targetId, { variables: { NOTE: 'enc:x', TOKEN: sealed }, sealedSecrets: true }));
+    const queued = await enqueueCommand(
+      deps,
+      command(agentOne.targetId, { variables: { NOTE: 'enc:x', TOKEN: sealed }, sealedSecrets: true }),
+    );
     // Act
     const mine = await pollCommands(deps, agentOne, { wait: 0, max: 4 });
     // Assess
@@ -101,7 +115,10 @@ describe('output and completion', () => {
 
   it('stores each seq once, so a retried batch is harmless', async () => {
     const { deps, agentOne, commands, id } = await delivered();
-    const batch = [{ stream: 'stdout' as const, data: 'a', seq: 0 }, { stream: 'stderr' as const, data: 'b', seq: 1 }];
+    const batch = [
+      { stream: 'stdout' as const, data: 'a', seq: 0 },
+      { stream: 'stderr' as const, data: 'b', seq: 1 },
+    ];
     expect(await appendOutput(deps, agentOne, id, batch)).toEqual({ accepted: 2, cancel_requested: false });
     expect(await appendOutput(deps, agentOne, id, batch)).toEqual({ accepted: 0, cancel_requested: false });
     expect((await commands.output(id)).map((c) => c.data)).toEqual(['a', 'b']);
@@ -109,18 +126,34 @@ describe('output and completion', () => {
 
   it('never lets an agent touch another target’s command (404)', async () => {
     const { deps, agentTwo, id } = await delivered();
-    await expect(appendOutput(deps, agentTwo, id, [{ stream: 'stdout', data: 'x', seq: 0 }])).rejects.toMatchObject({ code: 'NOT_FOUND' });
-    await expect(completeCommand(deps, agentTwo, id, { exit_code: 0, ...times })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(appendOutput(deps, agentTwo, id, [{ stream: 'stdout', data: 'x', seq: 0 }])).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    });
+    await expect(completeCommand(deps, agentTwo, id, { exit_code: 0, ...times })).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    });
   });
 
   it('completes once; a repeated report answers the same; later output is refused unless a retry', async () => {
     const { deps, agentOne, commands, id } = await delivered();
     await appendOutput(deps, agentOne, id, [{ stream: 'stdout', data: 'a', seq: 0 }]);
-    expect(await completeCommand(deps, agentOne, id, { exit_code: 3, ...times, error_message: 'boom' })).toEqual({ id, status: 'completed' });
+    expect(await completeCommand(deps, agentOne, id, { exit_code: 3, ...times, error_message: 'boom' })).toEqual({
+      id,
+      status: 'completed',
+    });
     expect(await completeCommand(deps, agentOne, id, { exit_code: 3, ...times })).toEqual({ id, status: 'completed' });
-    expect((await commands.get(id))?.result).toEqual({ exitCode: 3, ...{ startedAt: times.started_at, completedAt: times.completed_at }, errorMessage: 'boom' });
-    expect(await appendOutput(deps, agentOne, id, [{ stream: 'stdout', data: 'a', seq: 0 }])).toEqual({ accepted: 0, cancel_requested: false });
-    await expect(appendOutput(deps, agentOne, id, [{ stream: 'stdout', data: 'late', seq: 1 }])).rejects.toMatchObject({ code: 'CONFLICT' });
+    expect((await commands.get(id))?.result).toEqual({
+      exitCode: 3,
+      ...{ startedAt: times.started_at, completedAt: times.completed_at },
+      errorMessage: 'boom',
+    });
+    expect(await appendOutput(deps, agentOne, id, [{ stream: 'stdout', data: 'a', seq: 0 }])).toEqual({
+      accepted: 0,
+      cancel_requested: false,
+    });
+    await expect(appendOutput(deps, agentOne, id, [{ stream: 'stdout', data: 'late', seq: 1 }])).rejects.toMatchObject({
+      code: 'CONFLICT',
+    });
   });
 
   it('cancels a queued command outright and tells the agent to stop a delivered one', async () => {
@@ -130,8 +163,12 @@ describe('output and completion', () => {
     await cancelCommand(deps, id);
     expect(await pollCommands(deps, agentOne, { wait: 0, max: 0 })).toEqual({ commands: [], cancel: [id] });
     expect(await pollCommands(deps, agentOne, { wait: 0, max: 4 })).toEqual({ commands: [], cancel: [] });
-    expect(await appendOutput(deps, agentOne, id, [{ stream: 'stdout', data: 'x', seq: 0 }])).toMatchObject({ cancel_requested: true });
-    await expect(completeCommand(deps, agentOne, waiting.id, { exit_code: 0, ...times })).rejects.toMatchObject({ code: 'CONFLICT' });
+    expect(await appendOutput(deps, agentOne, id, [{ stream: 'stdout', data: 'x', seq: 0 }])).toMatchObject({
+      cancel_requested: true,
+    });
+    await expect(completeCommand(deps, agentOne, waiting.id, { exit_code: 0, ...times })).rejects.toMatchObject({
+      code: 'CONFLICT',
+    });
   });
 });
 

@@ -1,7 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { authenticateAgent, heartbeat } from '../../../../domain/targets/agent-protocol.js';
-import { createEnrollmentToken, listEnrollmentTokens, registerAgent, revokeEnrollmentToken } from '../../../../domain/targets/enrollment.js';
-import { deleteTarget, getTarget, listTargets, targetStatus, updateTarget } from '../../../../domain/targets/targets.js';
+import {
+  createEnrollmentToken,
+  listEnrollmentTokens,
+  registerAgent,
+  revokeEnrollmentToken,
+} from '../../../../domain/targets/enrollment.js';
+import {
+  deleteTarget,
+  getTarget,
+  listTargets,
+  targetStatus,
+  updateTarget,
+} from '../../../../domain/targets/targets.js';
 import { PERMISSIONS } from '../../../../domain/identity/permissions.js';
 import type { Caller } from '../../../../domain/identity/types.js';
 import { targetsFakes } from '../../../fakes/targets.js';
@@ -10,20 +21,33 @@ const TENANT = { id: '11111111-1111-4111-8111-111111111111', shortId: 'tA', name
 const OTHER = { id: '22222222-2222-4222-8222-222222222222', shortId: 'tB', name: 'Other', slug: 'other' };
 const ENV = { id: '33333333-3333-4333-8333-333333333333', shortId: 'eA', name: 'prod', tenantId: TENANT.id };
 
-const caller = (tenantId: string | null = null): Caller => ({ kind: 'user', userId: 'u1', tenantId, roles: ['admin'], permissions: new Set(PERMISSIONS.map((p) => p.name)) });
-const host = { name: 'web-1', hostname: 'web-1.local', os: 'linux', arch: 'x64', agent_version: '1.0.0', tags: [{ key: 'role', value: 'web' }] };
+const caller = (tenantId: string | null = null): Caller => ({
+  kind: 'user',
+  userId: 'u1',
+  tenantId,
+  roles: ['admin'],
+  permissions: new Set(PERMISSIONS.map((p) => p.name)),
+});
+const host = {
+  name: 'web-1',
+  hostname: 'web-1.local',
+  os: 'linux',
+  arch: 'x64',
+  agent_version: '1.0.0',
+  tags: [{ key: 'role', value: 'web' }],
+};
 
 describe('targetStatus', () => {
   it('is online under 60 s, stale under 300 s, offline after or never seen', () => {
     const now = new Date('2026-11-22T10:00:00.000Z');
     const ago = (s: number) => new Date(now.getTime() - s * 1000).toISOString();
-    expect([targetStatus(ago(59.9), now), targetStatus(ago(60), now), targetStatus(ago(299.9), now), targetStatus(ago(300), now), targetStatus(null, now)]).toEqual([
-      'online',
-      'stale',
-      'stale',
-      'offline',
-      'offline',
-    ]);
+    expect([
+      targetStatus(ago(59.9), now),
+      targetStatus(ago(60), now),
+      targetStatus(ago(299.9), now),
+      targetStatus(ago(300), now),
+      targetStatus(null, now),
+    ]).toEqual(['online', 'stale', 'stale', 'offline', 'offline']);
   });
 });
 
@@ -42,8 +66,12 @@ describe('enrollment', () => {
     expect(first.agent_token).not.toBe(second.agent_token);
     expect([...targets.targets.values()].map((t) => t.name)).toEqual(['web-1', 'web-2']);
     expect(JSON.stringify([...targets.targets.values()])).not.toContain(first.agent_token);
-    await expect(registerAgent(deps, { ...host, enrollment_token: token })).rejects.toMatchObject({ code: 'INVALID_CREDENTIALS' });
-    await expect(registerAgent(deps, { ...host, enrollment_token: 'det_nope' })).rejects.toMatchObject({ code: 'INVALID_CREDENTIALS' });
+    await expect(registerAgent(deps, { ...host, enrollment_token: token })).rejects.toMatchObject({
+      code: 'INVALID_CREDENTIALS',
+    });
+    await expect(registerAgent(deps, { ...host, enrollment_token: 'det_nope' })).rejects.toMatchObject({
+      code: 'INVALID_CREDENTIALS',
+    });
   });
 
   it('gives targets the token’s tenant and environment, checked to exist and to agree', async () => {
@@ -51,13 +79,24 @@ describe('enrollment', () => {
     const scoped = await createEnrollmentToken(deps, caller(), { environment_id: 'eA' });
     expect(scoped).toMatchObject({ tenant_id: TENANT.id, environment_id: ENV.id });
     const { target_id } = await registerAgent(deps, { ...host, enrollment_token: scoped.token });
-    expect(await getTarget(deps, caller(), target_id)).toMatchObject({ tenant_id: TENANT.id, environment_id: ENV.id, status: 'online' });
+    expect(await getTarget(deps, caller(), target_id)).toMatchObject({
+      tenant_id: TENANT.id,
+      environment_id: ENV.id,
+      status: 'online',
+    });
 
-    await expect(createEnrollmentToken(deps, caller(), { tenant_id: 'missing' })).rejects.toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ field: 'tenant_id' }] } });
-    await expect(createEnrollmentToken(deps, caller(), { tenant_id: OTHER.id, environment_id: ENV.id })).rejects.toMatchObject({
+    await expect(createEnrollmentToken(deps, caller(), { tenant_id: 'missing' })).rejects.toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: { fields: [{ field: 'tenant_id' }] },
+    });
+    await expect(
+      createEnrollmentToken(deps, caller(), { tenant_id: OTHER.id, environment_id: ENV.id }),
+    ).rejects.toMatchObject({
       details: { fields: [{ field: 'environment_id' }] },
     });
-    await expect(createEnrollmentToken(deps, caller(TENANT.id), { tenant_id: OTHER.id })).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    await expect(createEnrollmentToken(deps, caller(TENANT.id), { tenant_id: OTHER.id })).rejects.toMatchObject({
+      code: 'FORBIDDEN',
+    });
     expect(await createEnrollmentToken(deps, caller(TENANT.id), {})).toMatchObject({ tenant_id: TENANT.id });
   });
 });
@@ -66,7 +105,14 @@ describe('enrollment token rules', () => {
   it('gives the target the token’s tags, never the tags the agent sends', async () => {
     const { deps, targets } = targetsFakes();
     const { token, tags } = await createEnrollmentToken(deps, caller(), { tags: [{ key: 'role', value: 'web' }] });
-    const { target_id } = await registerAgent(deps, { ...host, tags: [{ key: 'role', value: 'db' }, { key: 'admin', value: 'yes' }], enrollment_token: token });
+    const { target_id } = await registerAgent(deps, {
+      ...host,
+      tags: [
+        { key: 'role', value: 'db' },
+        { key: 'admin', value: 'yes' },
+      ],
+      enrollment_token: token,
+    });
     expect(tags).toEqual([{ key: 'role', value: 'web' }]);
     expect(targets.targets.get(target_id)?.tags).toEqual([{ key: 'role', value: 'web' }]);
   });
@@ -79,33 +125,52 @@ describe('enrollment token rules', () => {
     await registerAgent(deps, { ...host, enrollment_token: fleet.token });
     await registerAgent(deps, { ...host, enrollment_token: fleet.token });
     expect(single.max_uses).toBe(1);
-    await expect(registerAgent(deps, { ...host, enrollment_token: single.token })).rejects.toMatchObject({ code: 'INVALID_CREDENTIALS' });
-    await expect(registerAgent(deps, { ...host, enrollment_token: fleet.token })).rejects.toMatchObject({ code: 'INVALID_CREDENTIALS' });
+    await expect(registerAgent(deps, { ...host, enrollment_token: single.token })).rejects.toMatchObject({
+      code: 'INVALID_CREDENTIALS',
+    });
+    await expect(registerAgent(deps, { ...host, enrollment_token: fleet.token })).rejects.toMatchObject({
+      code: 'INVALID_CREDENTIALS',
+    });
     const listed = await listEnrollmentTokens(deps, caller(), { page: 1, limit: 50 });
-    expect(listed.data.map((t) => [t.uses, t.max_uses])).toEqual([[1, 1], [2, 2]]);
+    expect(listed.data.map((t) => [t.uses, t.max_uses])).toEqual([
+      [1, 1],
+      [2, 2],
+    ]);
     expect(JSON.stringify(listed)).not.toContain(single.token);
     expect(JSON.stringify(listed)).not.toContain('tokenHash');
-    await expect(createEnrollmentToken(deps, caller(), { max_uses: 1001 })).rejects.toMatchObject({ details: { fields: [{ field: 'max_uses' }] } });
-    await expect(createEnrollmentToken(deps, caller(), { max_uses: 0 })).rejects.toMatchObject({ details: { fields: [{ field: 'max_uses' }] } });
+    await expect(createEnrollmentToken(deps, caller(), { max_uses: 1001 })).rejects.toMatchObject({
+      details: { fields: [{ field: 'max_uses' }] },
+    });
+    await expect(createEnrollmentToken(deps, caller(), { max_uses: 0 })).rejects.toMatchObject({
+      details: { fields: [{ field: 'max_uses' }] },
+    });
   });
 
   it('refuses a token whose last use was taken between the read and the conditional write', async () => {
     const { deps, enrollmentTokens } = targetsFakes();
     const { token } = await createEnrollmentToken(deps, caller(), {});
     enrollmentTokens.takeUse = async () => false; // another registration won the race
-    await expect(registerAgent(deps, { ...host, enrollment_token: token })).rejects.toMatchObject({ code: 'INVALID_CREDENTIALS' });
+    await expect(registerAgent(deps, { ...host, enrollment_token: token })).rejects.toMatchObject({
+      code: 'INVALID_CREDENTIALS',
+    });
   });
 
   it('revokes: registration is refused; tenant-scoped callers see and revoke only their tenant’s tokens', async () => {
     const { deps } = targetsFakes({ tenants: [TENANT, OTHER] });
     const mine = await createEnrollmentToken(deps, caller(TENANT.id), { max_uses: 5 });
     const theirs = await createEnrollmentToken(deps, caller(OTHER.id), {});
-    expect((await listEnrollmentTokens(deps, caller(TENANT.id), { page: 1, limit: 50 })).data.map((t) => t.id)).toEqual([mine.id]);
+    expect((await listEnrollmentTokens(deps, caller(TENANT.id), { page: 1, limit: 50 })).data.map((t) => t.id)).toEqual(
+      [mine.id],
+    );
     expect((await listEnrollmentTokens(deps, caller(), { page: 1, limit: 50 })).meta.total).toBe(2);
-    await expect(revokeEnrollmentToken(deps, caller(TENANT.id), theirs.id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(revokeEnrollmentToken(deps, caller(TENANT.id), theirs.id)).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    });
     await expect(revokeEnrollmentToken(deps, caller(), 'nope')).rejects.toMatchObject({ code: 'NOT_FOUND' });
     await revokeEnrollmentToken(deps, caller(TENANT.id), mine.id);
-    await expect(registerAgent(deps, { ...host, enrollment_token: mine.token })).rejects.toMatchObject({ code: 'INVALID_CREDENTIALS' });
+    await expect(registerAgent(deps, { ...host, enrollment_token: mine.token })).rejects.toMatchObject({
+      code: 'INVALID_CREDENTIALS',
+    });
     await registerAgent(deps, { ...host, enrollment_token: theirs.token });
   });
 });
@@ -113,7 +178,9 @@ describe('enrollment token rules', () => {
 describe('targets', () => {
   const enrolled = async (tenantId: string | null = null) => {
     const fakes = targetsFakes({ tenants: [TENANT] });
-    const { token } = await createEnrollmentToken(fakes.deps, caller(tenantId), { tags: [{ key: 'role', value: 'web' }] });
+    const { token } = await createEnrollmentToken(fakes.deps, caller(tenantId), {
+      tags: [{ key: 'role', value: 'web' }],
+    });
     const registered = await registerAgent(fakes.deps, { ...host, enrollment_token: token });
     return { ...fakes, ...registered };
   };
@@ -134,13 +201,33 @@ describe('targets', () => {
     await expect(getTarget(deps, caller(OTHER.id), target_id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
     await expect(deleteTarget(deps, caller(OTHER.id), target_id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
     expect((await listTargets(deps, caller(OTHER.id), { page: 1, limit: 50 })).meta.total).toBe(0);
-    expect((await listTargets(deps, caller(TENANT.id), { page: 1, limit: 50, tags: [{ key: 'role', value: 'web' }] })).meta.total).toBe(1);
-    expect((await listTargets(deps, caller(), { page: 1, limit: 50, tags: [{ key: 'role', value: 'web' }, { key: 'env', value: 'x' }] })).meta.total).toBe(0);
+    expect(
+      (await listTargets(deps, caller(TENANT.id), { page: 1, limit: 50, tags: [{ key: 'role', value: 'web' }] })).meta
+        .total,
+    ).toBe(1);
+    expect(
+      (
+        await listTargets(deps, caller(), {
+          page: 1,
+          limit: 50,
+          tags: [
+            { key: 'role', value: 'web' },
+            { key: 'env', value: 'x' },
+          ],
+        })
+      ).meta.total,
+    ).toBe(0);
   });
 
   it('renames and retags (one value per key), and deleting revokes the agent token', async () => {
     const { deps, agent_token, target_id } = await enrolled();
-    const updated = await updateTarget(deps, caller(), target_id, { name: 'web-one', tags: [{ key: 'a', value: '1' }, { key: 'a', value: '2' }] });
+    const updated = await updateTarget(deps, caller(), target_id, {
+      name: 'web-one',
+      tags: [
+        { key: 'a', value: '1' },
+        { key: 'a', value: '2' },
+      ],
+    });
     expect(updated).toMatchObject({ name: 'web-one', tags: [{ key: 'a', value: '2' }] });
     await deleteTarget(deps, caller(), target_id);
     await expect(authenticateAgent(deps, `Bearer ${agent_token}`)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
@@ -148,7 +235,9 @@ describe('targets', () => {
 
   it('refuses user credentials and malformed headers on agent endpoints', async () => {
     const { deps } = await enrolled();
-    await expect(authenticateAgent(deps, 'Bearer eyJhbGciOiJFUzI1NiJ9.x.y')).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+    await expect(authenticateAgent(deps, 'Bearer eyJhbGciOiJFUzI1NiJ9.x.y')).rejects.toMatchObject({
+      code: 'INVALID_TOKEN',
+    });
     await expect(authenticateAgent(deps, 'Bearer dpl_userapikey')).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
     await expect(authenticateAgent(deps, undefined)).rejects.toMatchObject({ code: 'MISSING_AUTH_HEADER' });
     await expect(authenticateAgent(deps, 'Token x')).rejects.toMatchObject({ code: 'INVALID_AUTH_HEADER' });

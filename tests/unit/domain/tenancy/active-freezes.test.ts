@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { activeFreezes, freezeApplies } from '../../../../domain/tenancy/freezes.js';
 import type { Freeze } from '../../../../domain/tenancy/types.js';
-import { aFreeze, FakeFreezeRepository, FakeEnvironmentRepository, FakeTenantRepository } from '../../../fakes/tenancy.js';
+import {
+  aFreeze,
+  FakeFreezeRepository,
+  FakeEnvironmentRepository,
+  FakeTenantRepository,
+} from '../../../fakes/tenancy.js';
 
 const TENANT = 'aaaaaaaa-0000-4000-8000-000000000000';
 const OTHER_TENANT = 'bbbbbbbb-0000-4000-8000-000000000000';
@@ -58,15 +63,20 @@ describe('freezeApplies: the scope', () => {
     expect(freezeApplies(freeze, { ...deployment, [field]: other }, INSIDE)).toBe(false);
   });
 
-  it.each(['tenantId', 'solutionId', 'environmentId'] as const)('a freeze on %s does not match a deployment without one', (field) => {
-    const freeze = aFreeze({ [field]: deployment[field] });
-    expect(freezeApplies(freeze, { ...deployment, [field]: null }, INSIDE)).toBe(false);
-  });
+  it.each(['tenantId', 'solutionId', 'environmentId'] as const)(
+    'a freeze on %s does not match a deployment without one',
+    (field) => {
+      const freeze = aFreeze({ [field]: deployment[field] });
+      expect(freezeApplies(freeze, { ...deployment, [field]: null }, INSIDE)).toBe(false);
+    },
+  );
 
   it('a freeze on several fields needs every one of them to match', () => {
     const freeze = aFreeze({ tenantId: TENANT, environmentId: ENVIRONMENT });
     expect(freezeApplies(freeze, deployment, INSIDE)).toBe(true);
-    expect(freezeApplies(freeze, { ...deployment, environmentId: 'e0e0f000-0000-4000-8000-000000000000' }, INSIDE)).toBe(false);
+    expect(
+      freezeApplies(freeze, { ...deployment, environmentId: 'e0e0f000-0000-4000-8000-000000000000' }, INSIDE),
+    ).toBe(false);
     expect(freezeApplies(freeze, { ...deployment, tenantId: OTHER_TENANT }, INSIDE)).toBe(false);
   });
 
@@ -79,9 +89,18 @@ describe('freezeApplies: the scope', () => {
 describe('activeFreezes', () => {
   it('answers the freezes that stop this deployment now, the one ending last first', async () => {
     const global = aFreeze({ id: 'global', endTime: '2026-12-01T18:00:00.000Z' });
-    const scoped = aFreeze({ id: 'scoped', tenantId: TENANT, environmentId: ENVIRONMENT, endTime: '2026-12-03T00:00:00.000Z' });
+    const scoped = aFreeze({
+      id: 'scoped',
+      tenantId: TENANT,
+      environmentId: ENVIRONMENT,
+      endTime: '2026-12-03T00:00:00.000Z',
+    });
     const otherTenant = aFreeze({ id: 'other', tenantId: OTHER_TENANT });
-    const future = aFreeze({ id: 'future', startTime: '2026-12-05T00:00:00.000Z', endTime: '2026-12-06T00:00:00.000Z' });
+    const future = aFreeze({
+      id: 'future',
+      startTime: '2026-12-05T00:00:00.000Z',
+      endTime: '2026-12-06T00:00:00.000Z',
+    });
     const past = aFreeze({ id: 'past', startTime: '2026-11-01T00:00:00.000Z', endTime: '2026-11-02T00:00:00.000Z' });
     const freezes = repositoryWith(global, scoped, otherTenant, future, past);
 

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { createEnvironment, deleteEnvironment } from '../../../../domain/tenancy/environments.js';
-import { createFreeze, deleteFreeze, getFreeze, listFreezes, updateFreeze } from '../../../../domain/tenancy/freezes.js';
+import {
+  createFreeze,
+  deleteFreeze,
+  getFreeze,
+  listFreezes,
+  updateFreeze,
+} from '../../../../domain/tenancy/freezes.js';
 import { createTenant, deleteTenant } from '../../../../domain/tenancy/tenants.js';
 import { callerWith, tenancyFakes } from '../../../fakes/tenancy.js';
 
@@ -13,8 +19,18 @@ const setup = async () => {
   const acmeProduction = await createEnvironment(fakes.deps, admin, { name: 'production', tenant_id: acme.id });
   const globexProduction = await createEnvironment(fakes.deps, admin, { name: 'production', tenant_id: globex.id });
   const shared = await createEnvironment(fakes.deps, admin, { name: 'shared' });
-  const acmeShop = fakes.solutions.add({ id: '5050a000-0000-4000-8000-000000000001', shortId: 'shop', name: 'Shop', tenantId: acme.id });
-  const globexShop = fakes.solutions.add({ id: '5050a000-0000-4000-8000-000000000002', shortId: 'gshop', name: 'Shop', tenantId: globex.id });
+  const acmeShop = fakes.solutions.add({
+    id: '5050a000-0000-4000-8000-000000000001',
+    shortId: 'shop',
+    name: 'Shop',
+    tenantId: acme.id,
+  });
+  const globexShop = fakes.solutions.add({
+    id: '5050a000-0000-4000-8000-000000000002',
+    shortId: 'gshop',
+    name: 'Shop',
+    tenantId: globex.id,
+  });
   return { ...fakes, acme, globex, acmeProduction, globexProduction, shared, acmeShop, globexShop };
 };
 
@@ -42,19 +58,39 @@ describe('deployment freezes: create', () => {
   it('resolves scope fields given by short id to UUIDs', async () => {
     const { deps, acme, acmeProduction, acmeShop } = await setup();
 
-    const freeze = await createFreeze(deps, admin, { name: 'Release', reason: 'audit', ...window, tenant_id: acme.short_id, solution_id: 'shop', environment_id: acmeProduction.short_id });
+    const freeze = await createFreeze(deps, admin, {
+      name: 'Release',
+      reason: 'audit',
+      ...window,
+      tenant_id: acme.short_id,
+      solution_id: 'shop',
+      environment_id: acmeProduction.short_id,
+    });
 
-    expect(freeze).toMatchObject({ reason: 'audit', tenant_id: acme.id, solution_id: acmeShop.id, environment_id: acmeProduction.id });
+    expect(freeze).toMatchObject({
+      reason: 'audit',
+      tenant_id: acme.id,
+      solution_id: acmeShop.id,
+      environment_id: acmeProduction.id,
+    });
   });
 
   it('refuses an end not after the start (400 on end_time)', async () => {
     const { deps } = await setup();
 
-    await expect(createFreeze(deps, admin, { name: 'x', start_time: '2026-12-20T00:00:00Z', end_time: '2026-12-20T00:00:00Z' })).rejects.toMatchObject({
+    await expect(
+      createFreeze(deps, admin, { name: 'x', start_time: '2026-12-20T00:00:00Z', end_time: '2026-12-20T00:00:00Z' }),
+    ).rejects.toMatchObject({
       code: 'VALIDATION_ERROR',
       details: { fields: [{ field: 'end_time' }] },
     });
-    await expect(createFreeze(deps, admin, { name: 'x', start_time: '2026-12-20T00:00:00Z', end_time: '2026-12-20T00:59:59+01:00' })).rejects.toMatchObject({
+    await expect(
+      createFreeze(deps, admin, {
+        name: 'x',
+        start_time: '2026-12-20T00:00:00Z',
+        end_time: '2026-12-20T00:59:59+01:00',
+      }),
+    ).rejects.toMatchObject({
       details: { fields: [{ field: 'end_time', message: 'must be after start_time' }] },
     });
   });
@@ -62,7 +98,9 @@ describe('deployment freezes: create', () => {
   it('refuses times without an offset', async () => {
     const { deps } = await setup();
 
-    await expect(createFreeze(deps, admin, { name: 'x', start_time: '2026-12-20T00:00:00', end_time: '2026-12-21T00:00:00Z' })).rejects.toMatchObject({
+    await expect(
+      createFreeze(deps, admin, { name: 'x', start_time: '2026-12-20T00:00:00', end_time: '2026-12-21T00:00:00Z' }),
+    ).rejects.toMatchObject({
       details: { fields: [{ field: 'start_time' }] },
     });
   });
@@ -74,24 +112,39 @@ describe('deployment freezes: create', () => {
   ])('refuses a %s that does not exist (400 naming it)', async (field, scope) => {
     const { deps } = await setup();
 
-    await expect(createFreeze(deps, admin, { name: 'x', ...window, ...scope })).rejects.toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ field }] } });
+    await expect(createFreeze(deps, admin, { name: 'x', ...window, ...scope })).rejects.toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: { fields: [{ field }] },
+    });
   });
 
   it('names every bad field at once', async () => {
     const { deps } = await setup();
 
-    const failure = createFreeze(deps, admin, { name: 'x', start_time: 'soon', end_time: '2026-12-21T00:00:00Z', solution_id: 'ghost', environment_id: 'ghost' });
+    const failure = createFreeze(deps, admin, {
+      name: 'x',
+      start_time: 'soon',
+      end_time: '2026-12-21T00:00:00Z',
+      solution_id: 'ghost',
+      environment_id: 'ghost',
+    });
 
-    await expect(failure).rejects.toMatchObject({ details: { fields: [{ field: 'start_time' }, { field: 'solution_id' }, { field: 'environment_id' }] } });
+    await expect(failure).rejects.toMatchObject({
+      details: { fields: [{ field: 'start_time' }, { field: 'solution_id' }, { field: 'environment_id' }] },
+    });
   });
 
   it("refuses a solution or environment of another tenant than the freeze's", async () => {
     const { deps, acme, globexProduction, globexShop } = await setup();
 
-    await expect(createFreeze(deps, admin, { name: 'x', ...window, tenant_id: acme.id, environment_id: globexProduction.id })).rejects.toMatchObject({
+    await expect(
+      createFreeze(deps, admin, { name: 'x', ...window, tenant_id: acme.id, environment_id: globexProduction.id }),
+    ).rejects.toMatchObject({
       details: { fields: [{ field: 'environment_id' }] },
     });
-    await expect(createFreeze(deps, admin, { name: 'x', ...window, tenant_id: acme.id, solution_id: globexShop.id })).rejects.toMatchObject({
+    await expect(
+      createFreeze(deps, admin, { name: 'x', ...window, tenant_id: acme.id, solution_id: globexShop.id }),
+    ).rejects.toMatchObject({
       details: { fields: [{ field: 'solution_id' }] },
     });
   });
@@ -99,20 +152,38 @@ describe('deployment freezes: create', () => {
   it('accepts a global environment in a tenant freeze', async () => {
     const { deps, acme, shared } = await setup();
 
-    await expect(createFreeze(deps, admin, { name: 'a', ...window, tenant_id: acme.id, environment_id: shared.id })).resolves.toMatchObject({ tenant_id: acme.id, environment_id: shared.id });
+    await expect(
+      createFreeze(deps, admin, { name: 'a', ...window, tenant_id: acme.id, environment_id: shared.id }),
+    ).resolves.toMatchObject({ tenant_id: acme.id, environment_id: shared.id });
   });
 
-  it("gives a freeze without tenant_id the tenant of its environment or solution, so other tenants never see it", async () => {
+  it('gives a freeze without tenant_id the tenant of its environment or solution, so other tenants never see it', async () => {
     const { deps, globex, globexProduction, globexShop, acmeProduction, references } = await setup();
     const before = references.of(globex.id);
 
-    const byEnvironment = await createFreeze(deps, admin, { name: 'b', ...window, environment_id: globexProduction.id });
-    const bySolution = await createFreeze(deps, admin, { name: 'c', ...window, tenant_id: null, solution_id: globexShop.shortId });
+    const byEnvironment = await createFreeze(deps, admin, {
+      name: 'b',
+      ...window,
+      environment_id: globexProduction.id,
+    });
+    const bySolution = await createFreeze(deps, admin, {
+      name: 'c',
+      ...window,
+      tenant_id: null,
+      solution_id: globexShop.shortId,
+    });
 
     expect(byEnvironment.tenant_id).toBe(globex.id);
     expect(bySolution.tenant_id).toBe(globex.id);
     expect(references.of(globex.id)).toBe(before + 2);
-    await expect(createFreeze(deps, admin, { name: 'd', ...window, environment_id: acmeProduction.id, solution_id: globexShop.id })).rejects.toMatchObject({
+    await expect(
+      createFreeze(deps, admin, {
+        name: 'd',
+        ...window,
+        environment_id: acmeProduction.id,
+        solution_id: globexShop.id,
+      }),
+    ).rejects.toMatchObject({
       details: { fields: [{ field: 'solution_id', message: 'belongs to another tenant than the freeze' }] },
     });
   });
@@ -124,12 +195,20 @@ describe('deployment freezes: create', () => {
     const created = await createFreeze(deps, scoped, { name: 'mine', ...window, environment_id: shared.id });
 
     expect(created).toMatchObject({ tenant_id: acme.id, created_by: 'acme-operator' });
-    await expect(createFreeze(deps, scoped, { name: 'x', ...window, tenant_id: null })).rejects.toMatchObject({ code: 'FORBIDDEN' });
-    await expect(createFreeze(deps, scoped, { name: 'x', ...window, tenant_id: globex.id })).rejects.toMatchObject({ code: 'FORBIDDEN' });
-    await expect(createFreeze(deps, scoped, { name: 'x', ...window, environment_id: globexProduction.id })).rejects.toMatchObject({
+    await expect(createFreeze(deps, scoped, { name: 'x', ...window, tenant_id: null })).rejects.toMatchObject({
+      code: 'FORBIDDEN',
+    });
+    await expect(createFreeze(deps, scoped, { name: 'x', ...window, tenant_id: globex.id })).rejects.toMatchObject({
+      code: 'FORBIDDEN',
+    });
+    await expect(
+      createFreeze(deps, scoped, { name: 'x', ...window, environment_id: globexProduction.id }),
+    ).rejects.toMatchObject({
       details: { fields: [{ field: 'environment_id', message: `'${globexProduction.id}' does not exist.` }] },
     });
-    await expect(createFreeze(deps, scoped, { name: 'x', ...window, solution_id: globexShop.id })).rejects.toMatchObject({ details: { fields: [{ field: 'solution_id' }] } });
+    await expect(
+      createFreeze(deps, scoped, { name: 'x', ...window, solution_id: globexShop.id }),
+    ).rejects.toMatchObject({ details: { fields: [{ field: 'solution_id' }] } });
   });
 
   it('references the tenant, so the tenant cannot be deleted while the freeze exists', async () => {
@@ -146,9 +225,23 @@ describe('deployment freezes: create', () => {
 describe('deployment freezes: read, list, update, delete', () => {
   it('lists newest first by start_time, with active, tenant_id and environment_id filters', async () => {
     const { deps, clock, acme, acmeProduction } = await setup();
-    const running = await createFreeze(deps, admin, { name: 'running', start_time: '2026-11-22T09:00:00Z', end_time: '2026-11-22T11:00:00Z' });
-    const later = await createFreeze(deps, admin, { name: 'later', start_time: '2026-12-01T00:00:00Z', end_time: '2026-12-02T00:00:00Z', tenant_id: acme.id });
-    const past = await createFreeze(deps, admin, { name: 'past', start_time: '2026-11-01T00:00:00Z', end_time: '2026-11-02T00:00:00Z', environment_id: acmeProduction.id });
+    const running = await createFreeze(deps, admin, {
+      name: 'running',
+      start_time: '2026-11-22T09:00:00Z',
+      end_time: '2026-11-22T11:00:00Z',
+    });
+    const later = await createFreeze(deps, admin, {
+      name: 'later',
+      start_time: '2026-12-01T00:00:00Z',
+      end_time: '2026-12-02T00:00:00Z',
+      tenant_id: acme.id,
+    });
+    const past = await createFreeze(deps, admin, {
+      name: 'past',
+      start_time: '2026-11-01T00:00:00Z',
+      end_time: '2026-11-02T00:00:00Z',
+      environment_id: acmeProduction.id,
+    });
 
     const all = await listFreezes(deps, admin, { page: 1, limit: 50 });
     const active = await listFreezes(deps, admin, { page: 1, limit: 50, active: true });
@@ -187,22 +280,45 @@ describe('deployment freezes: read, list, update, delete', () => {
 
   it('updates: omitted fields kept, null clears, the merged window is checked', async () => {
     const { deps, clock, acme, acmeProduction } = await setup();
-    const freeze = await createFreeze(deps, admin, { name: 'x', reason: 'why', ...window, tenant_id: acme.id, environment_id: acmeProduction.id });
+    const freeze = await createFreeze(deps, admin, {
+      name: 'x',
+      reason: 'why',
+      ...window,
+      tenant_id: acme.id,
+      environment_id: acmeProduction.id,
+    });
     clock.advance(1000);
 
     const renamed = await updateFreeze(deps, admin, freeze.id, { name: 'y', reason: null });
     const widened = await updateFreeze(deps, admin, freeze.short_id, { environment_id: null });
 
-    expect(renamed).toMatchObject({ name: 'y', reason: null, start_time: freeze.start_time, environment_id: acmeProduction.id, updated_at: '2026-11-22T10:00:01.000Z' });
+    expect(renamed).toMatchObject({
+      name: 'y',
+      reason: null,
+      start_time: freeze.start_time,
+      environment_id: acmeProduction.id,
+      updated_at: '2026-11-22T10:00:01.000Z',
+    });
     expect(widened).toMatchObject({ name: 'y', tenant_id: acme.id, environment_id: null });
-    await expect(updateFreeze(deps, admin, freeze.id, { end_time: '2026-12-01T00:00:00Z' })).rejects.toMatchObject({ details: { fields: [{ field: 'end_time' }] } });
+    await expect(updateFreeze(deps, admin, freeze.id, { end_time: '2026-12-01T00:00:00Z' })).rejects.toMatchObject({
+      details: { fields: [{ field: 'end_time' }] },
+    });
     await expect(updateFreeze(deps, admin, 'missing', { name: 'z' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 
   it('moves references when the scope changes', async () => {
     const { deps, acme, globex, acmeProduction, references } = await setup();
-    const freeze = await createFreeze(deps, admin, { name: 'x', ...window, tenant_id: acme.id, environment_id: acmeProduction.id });
-    const before = { acme: references.of(acme.id), globex: references.of(globex.id), env: references.of(acmeProduction.id) };
+    const freeze = await createFreeze(deps, admin, {
+      name: 'x',
+      ...window,
+      tenant_id: acme.id,
+      environment_id: acmeProduction.id,
+    });
+    const before = {
+      acme: references.of(acme.id),
+      globex: references.of(globex.id),
+      env: references.of(acmeProduction.id),
+    };
 
     await updateFreeze(deps, admin, freeze.id, { tenant_id: globex.id, environment_id: null });
 
@@ -213,9 +329,16 @@ describe('deployment freezes: read, list, update, delete', () => {
 
   it('checks the merged scope: a new tenant must fit the kept environment', async () => {
     const { deps, acme, globex, acmeProduction } = await setup();
-    const freeze = await createFreeze(deps, admin, { name: 'x', ...window, tenant_id: acme.id, environment_id: acmeProduction.id });
+    const freeze = await createFreeze(deps, admin, {
+      name: 'x',
+      ...window,
+      tenant_id: acme.id,
+      environment_id: acmeProduction.id,
+    });
 
-    await expect(updateFreeze(deps, admin, freeze.id, { tenant_id: globex.id })).rejects.toMatchObject({ details: { fields: [{ field: 'environment_id' }] } });
+    await expect(updateFreeze(deps, admin, freeze.id, { tenant_id: globex.id })).rejects.toMatchObject({
+      details: { fields: [{ field: 'environment_id' }] },
+    });
   });
 
   it('keeps a tenant-scoped caller from moving its freeze to another tenant or to global', async () => {
@@ -223,7 +346,11 @@ describe('deployment freezes: read, list, update, delete', () => {
     const scoped = callerWith('admin', acme.id);
     const freeze = await createFreeze(deps, scoped, { name: 'x', ...window });
 
-    await expect(updateFreeze(deps, scoped, freeze.id, { tenant_id: globex.id })).rejects.toMatchObject({ code: 'FORBIDDEN' });
-    await expect(updateFreeze(deps, scoped, freeze.id, { tenant_id: null })).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    await expect(updateFreeze(deps, scoped, freeze.id, { tenant_id: globex.id })).rejects.toMatchObject({
+      code: 'FORBIDDEN',
+    });
+    await expect(updateFreeze(deps, scoped, freeze.id, { tenant_id: null })).rejects.toMatchObject({
+      code: 'FORBIDDEN',
+    });
   });
 });

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { createEnvironment, deleteEnvironment } from '../../../../domain/tenancy/environments.js';
-import { createTenant, deleteTenant, getTenant, listTenants, updateTenant } from '../../../../domain/tenancy/tenants.js';
+import {
+  createTenant,
+  deleteTenant,
+  getTenant,
+  listTenants,
+  updateTenant,
+} from '../../../../domain/tenancy/tenants.js';
 import { callerWith, tenancyFakes } from '../../../fakes/tenancy.js';
 
 const admin = callerWith('admin');
@@ -11,7 +17,13 @@ describe('tenants', () => {
 
     const view = await createTenant(deps, admin, { name: 'Acme', slug: 'ACME' });
 
-    expect(view).toMatchObject({ name: 'Acme', slug: 'acme', short_id: 's1', created_at: '2026-11-22T10:00:00.000Z', updated_at: '2026-11-22T10:00:00.000Z' });
+    expect(view).toMatchObject({
+      name: 'Acme',
+      slug: 'acme',
+      short_id: 's1',
+      created_at: '2026-11-22T10:00:00.000Z',
+      updated_at: '2026-11-22T10:00:00.000Z',
+    });
     expect(await tenants.get(view.id)).toMatchObject({ slug: 'acme' });
   });
 
@@ -20,7 +32,10 @@ describe('tenants', () => {
     const acme = await createTenant(deps, admin, { name: 'Acme', slug: 'acme' });
     const scoped = callerWith('admin', acme.id);
 
-    await expect(createTenant(deps, scoped, { name: 'Other', slug: 'other' })).rejects.toMatchObject({ code: 'FORBIDDEN', details: { reason: 'tenant_restriction' } });
+    await expect(createTenant(deps, scoped, { name: 'Other', slug: 'other' })).rejects.toMatchObject({
+      code: 'FORBIDDEN',
+      details: { reason: 'tenant_restriction' },
+    });
     await expect(updateTenant(deps, scoped, acme.id, { name: 'Renamed' })).rejects.toMatchObject({ code: 'FORBIDDEN' });
     await expect(deleteTenant(deps, scoped, acme.id)).rejects.toMatchObject({ code: 'FORBIDDEN' });
   });

@@ -8,7 +8,10 @@ import { makeHandler } from '../../../../functions/queues/orchestrator-consumer.
 import { aDeployment, deploymentsFakes } from '../../../fakes/deployments.js';
 import { FakeCommandRepository } from '../../../fakes/targets.js';
 
-const message = (id: string): SQSEvent => ({ Records: [{ messageId: id, body: JSON.stringify({ deployment_id: aDeployment().id, check: false }) }] }) as unknown as SQSEvent;
+const message = (id: string): SQSEvent =>
+  ({
+    Records: [{ messageId: id, body: JSON.stringify({ deployment_id: aDeployment().id, check: false }) }],
+  }) as unknown as SQSEvent;
 
 describe('orchestrator consumer', () => {
   it('reports a failing pass for retry, and consumes the message once the engine gave up on the deployment', async () => {

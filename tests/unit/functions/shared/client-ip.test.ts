@@ -13,8 +13,12 @@ describe('clientIp', () => {
   });
 
   it('is the CloudFront viewer address when the origin secret matches', () => {
-    expect(clientIp(event({ 'cloudfront-viewer-address': '198.51.100.20:51234', 'x-deployer-edge': 's3cret-value' }), cloud)).toBe('198.51.100.20');
-    expect(clientIp(event({ 'cloudfront-viewer-address': '2001:db8::7:51234', 'x-deployer-edge': 's3cret-value' }), cloud)).toBe('2001:db8::7');
+    expect(
+      clientIp(event({ 'cloudfront-viewer-address': '198.51.100.20:51234', 'x-deployer-edge': 's3cret-value' }), cloud),
+    ).toBe('198.51.100.20');
+    expect(
+      clientIp(event({ 'cloudfront-viewer-address': '2001:db8::7:51234', 'x-deployer-edge': 's3cret-value' }), cloud),
+    ).toBe('2001:db8::7');
   });
 
   it('is the X-Forwarded-For entry CloudFront appended, when the origin secret matches', () => {
@@ -24,7 +28,9 @@ describe('clientIp', () => {
 
   it('ignores a viewer address sent without, or with a wrong, origin secret (API Gateway is reachable directly)', () => {
     expect(clientIp(event({ 'cloudfront-viewer-address': '198.51.100.20:51234' }), cloud)).toBe('203.0.113.7');
-    expect(clientIp(event({ 'cloudfront-viewer-address': '198.51.100.20:51234', 'x-deployer-edge': 'guess' }), cloud)).toBe('203.0.113.7');
+    expect(
+      clientIp(event({ 'cloudfront-viewer-address': '198.51.100.20:51234', 'x-deployer-edge': 'guess' }), cloud),
+    ).toBe('203.0.113.7');
   });
 
   it('is the first X-Forwarded-For entry behind the local front', () => {

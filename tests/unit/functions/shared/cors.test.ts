@@ -2,7 +2,13 @@
 // (functions/shared/cors.ts) and the cloud template's httpApi.cors (infra/cors.cjs).
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { CORS_ALLOW_HEADERS, CORS_EXPOSE_HEADERS, CORS_MAX_AGE_SECONDS, CORS_METHODS, parseCorsOrigins } from '../../../../functions/shared/cors.js';
+import {
+  CORS_ALLOW_HEADERS,
+  CORS_EXPOSE_HEADERS,
+  CORS_MAX_AGE_SECONDS,
+  CORS_METHODS,
+  parseCorsOrigins,
+} from '../../../../functions/shared/cors.js';
 
 const template = createRequire(import.meta.url)('../../../../infra/cors.cjs') as {
   CORS_METHODS: string[];
@@ -14,11 +20,20 @@ const template = createRequire(import.meta.url)('../../../../infra/cors.cjs') as
 describe('CORS_ORIGINS', () => {
   it('reads exact origins, and none when unset', () => {
     expect(parseCorsOrigins(undefined)).toEqual([]);
-    expect(parseCorsOrigins(' https://Console.example.com , http://localhost:5173,')).toEqual(['https://console.example.com', 'http://localhost:5173']);
+    expect(parseCorsOrigins(' https://Console.example.com , http://localhost:5173,')).toEqual([
+      'https://console.example.com',
+      'http://localhost:5173',
+    ]);
   });
 
   it('refuses a wildcard, a path or another scheme', () => {
-    for (const bad of ['*', 'https://*.example.com', 'https://a.example/path', 'ftp://a.example', 'console.example.com']) {
+    for (const bad of [
+      '*',
+      'https://*.example.com',
+      'https://a.example/path',
+      'ftp://a.example',
+      'console.example.com',
+    ]) {
       expect(() => parseCorsOrigins(bad), bad).toThrow(/CORS_ORIGINS/);
     }
   });

@@ -9,26 +9,47 @@ import { missingCloudSettings } from '../../../../infra/config.js';
 import { httpEvent, lambdaContext, parseResponse } from '../../../fakes/lambda.js';
 import { bound } from '../../../fakes/shell.js';
 
-const named = (name: string, extra: Record<string, unknown> = {}) => Object.assign(new Error(`${name}: internal detail table-xyz`), { name, ...extra });
+const named = (name: string, extra: Record<string, unknown> = {}) =>
+  Object.assign(new Error(`${name}: internal detail table-xyz`), { name, ...extra });
 
 afterEach(() => vi.restoreAllMocks());
 
 describe('throttling', () => {
   it('answers 503 SERVICE_UNAVAILABLE with Retry-After: 1 for every DynamoDB throttling error, leaking nothing', () => {
     vi.spyOn(logger, 'warn').mockImplementation(() => undefined);
-    for (const name of ['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'TransactionConflictException']) {
+    for (const name of [
+      'ProvisionedThroughputExceededException',
+      'ThrottlingException',
+      'RequestLimitExceeded',
+      'TransactionConflictException',
+    ]) {
       const direct = renderError(named(name), 'req-1');
       const wrapped = renderError(new DatabaseError(false, { cause: named(name) }), 'req-2');
       for (const rendered of [direct, wrapped]) {
-        expect([name, rendered.statusCode, rendered.body.error.code, rendered.headers?.['retry-after']]).toEqual([name, 503, 'SERVICE_UNAVAILABLE', '1']);
+        expect([name, rendered.statusCode, rendered.body.error.code, rendered.headers?.['retry-after']]).toEqual([
+          name,
+          503,
+          'SERVICE_UNAVAILABLE',
+          '1',
+        ]);
         expect(JSON.stringify(rendered.body)).not.toContain('table-xyz');
       }
     }
   });
 
   it('counts a cancelled transaction as throttling only for conflicts, not failed conditions', () => {
-    expect(isThrottling(named('TransactionCanceledException', { CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }] }))).toBe(true);
-    expect(isThrottling(named('TransactionCanceledException', { CancellationReasons: [{ Code: 'ConditionalCheckFailed' }] }))).toBe(false);
+    expect(
+      isThrottling(
+        named('TransactionCanceledException', {
+          CancellationReasons: [{ Code: 'None' }, { Code: 'TransactionConflict' }],
+        }),
+      ),
+    ).toBe(true);
+    expect(
+      isThrottling(
+        named('TransactionCanceledException', { CancellationReasons: [{ Code: 'ConditionalCheckFailed' }] }),
+      ),
+    ).toBe(false);
     expect(isThrottling(named('ValidationException'))).toBe(false);
     vi.spyOn(logger, 'error').mockImplementation(() => undefined);
     const other = renderError(named('ValidationException'), 'req-3');
@@ -40,7 +61,14 @@ describe('throttling', () => {
 const route = (limiterDown?: 'refuse') =>
   bound(
     http(
-      { operationId: 'x', summary: 'x', tags: [], permission: 'public', ...(limiterDown === undefined ? {} : { limiterDown }), responses: {} },
+      {
+        operationId: 'x',
+        summary: 'x',
+        tags: [],
+        permission: 'public',
+        ...(limiterDown === undefined ? {} : { limiterDown }),
+        responses: {},
+      },
       async () => ({ statusCode: 200, body: { ok: true } }),
     ),
     { rateGate: async () => Promise.reject(new Error('ResourceNotFoundException')), startupProblems: () => [] },
@@ -64,19 +92,30 @@ describe('the cold start’s configuration check', () => {
     expect(missingCloudSettings({})).toEqual([]);
     expect(missingCloudSettings({ STAGE: 'prod', PUBLIC_BASE_URL: 'https://x', EDGE_ORIGIN_SECRET: 's' })).toEqual([]);
     expect(missingCloudSettings({ STAGE: 'prod', EDGE_ORIGIN_SECRET: 's' })[0]).toMatch(/^PUBLIC_BASE_URL is not set/);
-    expect(missingCloudSettings({ STAGE: 'prod', PUBLIC_BASE_URL: 'https://x', EDGE_ORIGIN_SECRET: ' ' })[0]).toMatch(/^EDGE_ORIGIN_SECRET is not set/);
+    expect(missingCloudSettings({ STAGE: 'prod', PUBLIC_BASE_URL: 'https://x', EDGE_ORIGIN_SECRET: ' ' })[0]).toMatch(
+      /^EDGE_ORIGIN_SECRET is not set/,
+    );
     expect(missingCloudSettings({ STAGE: 'dev' })[0]).toMatch(/PUBLIC_BASE_URL and EDGE_ORIGIN_SECRET are not set/);
   });
 
   it('answers every request 503 naming the missing variables, before any limiter or authentication', async () => {
     const gate = vi.fn();
-    const handler = bound(http({ operationId: 'y', summary: 'y', tags: [], permission: 'targets:read', responses: {} }, async () => ({ statusCode: 200, body: {} })), {
-      rateGate: gate,
-      startupProblems: () => missingCloudSettings({ STAGE: 'prod', EDGE_ORIGIN_SECRET: 'set' }),
-    });
+    const handler = bound(
+      http({ operationId: 'y', summary: 'y', tags: [], permission: 'targets:read', responses: {} }, async () => ({
+        statusCode: 200,
+        body: {},
+      })),
+      {
+        rateGate: gate,
+        startupProblems: () => missingCloudSettings({ STAGE: 'prod', EDGE_ORIGIN_SECRET: 'set' }),
+      },
+    );
     const reply = parseResponse(await handler(httpEvent('GET', '/y'), lambdaContext()));
     expect(reply.statusCode).toBe(503);
-    expect((reply.json as { error: { code: string; message: string } }).error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: expect.stringContaining('PUBLIC_BASE_URL') });
+    expect((reply.json as { error: { code: string; message: string } }).error).toMatchObject({
+      code: 'SERVICE_UNAVAILABLE',
+      message: expect.stringContaining('PUBLIC_BASE_URL'),
+    });
     expect((reply.json as { error: { message: string } }).error.message).not.toContain('EDGE_ORIGIN_SECRET');
     expect(gate).not.toHaveBeenCalled();
   });

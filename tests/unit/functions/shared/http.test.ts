@@ -28,7 +28,14 @@ const echo = http(
   },
   async ({ body, query, params, headers, sourceIp }) => ({
     statusCode: 200,
-    body: { name: body.name, page: query.page, limit: query.limit, id: params.id, agent: headers['x-custom'], sourceIp },
+    body: {
+      name: body.name,
+      page: query.page,
+      limit: query.limit,
+      id: params.id,
+      agent: headers['x-custom'],
+      sourceIp,
+    },
   }),
 );
 
@@ -51,22 +58,32 @@ describe('http shell', () => {
     const response = await call(echo, event);
     // Assess
     expect(response.statusCode).toBe(200);
-    expect(response.json).toEqual({ name: 'web', page: 3, limit: 20, id: 'abc', agent: 'yes', sourceIp: '203.0.113.7' });
+    expect(response.json).toEqual({
+      name: 'web',
+      page: 3,
+      limit: 20,
+      id: 'abc',
+      agent: 'yes',
+      sourceIp: '203.0.113.7',
+    });
     expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it.each(['0', 'false', '-0', '0.0', '"x"', 'null', '[]', '[{}]', '12', 'true'])('refuses the JSON body %s with a 400 saying the body must be an object', async (body) => {
-    // Act
-    const response = await call(echo, post(body));
-    // Assess
-    expect(response.statusCode).toBe(400);
-    expect(response.json.error).toEqual({
-      code: 'VALIDATION_ERROR',
-      message: 'The body must be a JSON object.',
-      details: { fields: [{ field: 'body', code: 'VALIDATION_ERROR', message: 'The body must be a JSON object.' }] },
-    });
-  });
+  it.each(['0', 'false', '-0', '0.0', '"x"', 'null', '[]', '[{}]', '12', 'true'])(
+    'refuses the JSON body %s with a 400 saying the body must be an object',
+    async (body) => {
+      // Act
+      const response = await call(echo, post(body));
+      // Assess
+      expect(response.statusCode).toBe(400);
+      expect(response.json.error).toEqual({
+        code: 'VALIDATION_ERROR',
+        message: 'The body must be a JSON object.',
+        details: { fields: [{ field: 'body', code: 'VALIDATION_ERROR', message: 'The body must be a JSON object.' }] },
+      });
+    },
+  );
 
   it.each([
     ['page=1&page=2', 'page'],
@@ -74,7 +91,11 @@ describe('http shell', () => {
     ['page=1&limit=2&limit[0]=3', 'limit'],
   ])('refuses the repeated or array query %s with a 400 naming the parameter', async (query, name) => {
     // Prepare
-    const event = { ...post(valid), rawQueryString: query, queryStringParameters: Object.fromEntries(new URLSearchParams(query)) };
+    const event = {
+      ...post(valid),
+      rawQueryString: query,
+      queryStringParameters: Object.fromEntries(new URLSearchParams(query)),
+    };
     // Act
     const response = await call(echo, event);
     // Assess
@@ -85,16 +106,27 @@ describe('http shell', () => {
 
   it('refuses a body over the limit with a 413 envelope before parsing it', async () => {
     // Prepare: valid JSON, just too big
-    const big = JSON.stringify({ name: 'x'.repeat(MAX_BODY_BYTES), password: 'p', version: { number: '1', script: 's' } });
+    const big = JSON.stringify({
+      name: 'x'.repeat(MAX_BODY_BYTES),
+      password: 'p',
+      version: { number: '1', script: 's' },
+    });
     // Act
     const response = await call(echo, post(big));
     // Assess
     expect(response.statusCode).toBe(413);
-    expect(response.json.error).toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: [{ field: 'body' }], limit_bytes: MAX_BODY_BYTES } });
+    expect(response.json.error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: { fields: [{ field: 'body' }], limit_bytes: MAX_BODY_BYTES },
+    });
   });
 
   it('ignores repeated query parameters the route does not know', async () => {
-    const event = { ...post(valid), rawQueryString: 'utm=1&utm=2&page=2', queryStringParameters: { utm: '1,2', page: '2' } };
+    const event = {
+      ...post(valid),
+      rawQueryString: 'utm=1&utm=2&page=2',
+      queryStringParameters: { utm: '1,2', page: '2' },
+    };
     const response = await call(echo, event);
     expect(response.statusCode).toBe(200);
     expect(response.json.page).toBe(2);
@@ -126,7 +158,10 @@ describe('http shell', () => {
   });
 
   it('answers MISSING_FIELD naming a missing nested field', async () => {
-    const response = await call(echo, post(JSON.stringify({ name: 'web', password: 'x', version: { number: '1.0.0' } })));
+    const response = await call(
+      echo,
+      post(JSON.stringify({ name: 'web', password: 'x', version: { number: '1.0.0' } })),
+    );
     expect(response.statusCode).toBe(400);
     expect(response.json.error.code).toBe('MISSING_FIELD');
     expect(response.json.error.details.fields).toEqual([
@@ -145,8 +180,12 @@ describe('http shell', () => {
     const response = await call(echo, post(JSON.stringify({ name: '', password: 'x', priority: 101 })));
     expect(response.statusCode).toBe(400);
     expect(response.json.error.code).toBe('VALIDATION_ERROR');
-    const fields = response.json.error.details.fields.map((f: { field: string; code: string }) => `${f.field}:${f.code}`);
-    expect(fields).toEqual(expect.arrayContaining(['name:VALIDATION_ERROR', 'version:MISSING_FIELD', 'priority:VALIDATION_ERROR']));
+    const fields = response.json.error.details.fields.map(
+      (f: { field: string; code: string }) => `${f.field}:${f.code}`,
+    );
+    expect(fields).toEqual(
+      expect.arrayContaining(['name:VALIDATION_ERROR', 'version:MISSING_FIELD', 'priority:VALIDATION_ERROR']),
+    );
   });
 
   it('answers VALIDATION_ERROR for a bad query value', async () => {
@@ -160,9 +199,12 @@ describe('http shell', () => {
     [new ConflictError('taken'), 409, 'CONFLICT'],
     [new ServiceUnavailableError('queue down'), 503, 'SERVICE_UNAVAILABLE'],
   ])('maps %s to its status and code', async (error, status, code) => {
-    const failing = http({ operationId: 'f', summary: 'f', tags: [], permission: 'public', responses: {} }, async () => {
-      throw error;
-    });
+    const failing = http(
+      { operationId: 'f', summary: 'f', tags: [], permission: 'public', responses: {} },
+      async () => {
+        throw error;
+      },
+    );
     const response = await call(failing, httpEvent('GET', '/f'));
     expect(response.statusCode).toBe(status);
     expect(response.json.error.code).toBe(code);
@@ -174,9 +216,12 @@ describe('http shell', () => {
     const failures = [new Error(internals), new DatabaseError(false, { cause: new Error(internals) })];
     vi.spyOn(logger, 'error').mockImplementation(() => undefined);
     for (const [index, error] of failures.entries()) {
-      const failing = http({ operationId: 'f', summary: 'f', tags: [], permission: 'public', responses: {} }, async () => {
-        throw error;
-      });
+      const failing = http(
+        { operationId: 'f', summary: 'f', tags: [], permission: 'public', responses: {} },
+        async () => {
+          throw error;
+        },
+      );
       // Act
       const response = await call(failing, httpEvent('GET', '/f'));
       // Assess
@@ -212,15 +257,27 @@ describe('http shell', () => {
 });
 
 describe('general rate limit in the shell', () => {
-  const ping = (rateGate: (ip: string) => Promise<{ allowed: boolean; remaining: number; retryAfterSeconds: number }>) =>
-    bound(http({ operationId: 'ping', summary: 'ping', tags: [], permission: 'public', responses: {} }, async () => ({ statusCode: 200, body: { ok: true } })), { rateGate });
+  const ping = (
+    rateGate: (ip: string) => Promise<{ allowed: boolean; remaining: number; retryAfterSeconds: number }>,
+  ) =>
+    bound(
+      http({ operationId: 'ping', summary: 'ping', tags: [], permission: 'public', responses: {} }, async () => ({
+        statusCode: 200,
+        body: { ok: true },
+      })),
+      { rateGate },
+    );
 
   it('answers 429 in plain text with Retry-After and X-RateLimit-Remaining: 0, keyed by the client address', async () => {
     const seen: string[] = [];
     const handler = ping(async (ip) => (seen.push(ip), { allowed: false, remaining: 0, retryAfterSeconds: 1 }));
     const response = await call(handler, httpEvent('GET', '/ping'));
     expect(response.statusCode).toBe(429);
-    expect(response.headers).toMatchObject({ 'content-type': 'text/plain; charset=utf-8', 'retry-after': '1', 'x-ratelimit-remaining': '0' });
+    expect(response.headers).toMatchObject({
+      'content-type': 'text/plain; charset=utf-8',
+      'retry-after': '1',
+      'x-ratelimit-remaining': '0',
+    });
     expect(response.json).toBeUndefined();
     expect(seen).toEqual(['203.0.113.7']);
   });

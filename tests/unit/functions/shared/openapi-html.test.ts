@@ -11,7 +11,10 @@ const document = (summary: string) => ({
         tags: ['things'],
         'x-permission': 'things:read',
         parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
-        responses: { 200: { description: 'The thing', content: { 'application/json': { schema: { type: 'object' } } } }, 404: { description: 'No such thing' } },
+        responses: {
+          200: { description: 'The thing', content: { 'application/json': { schema: { type: 'object' } } } },
+          404: { description: 'No such thing' },
+        },
       },
     },
   },

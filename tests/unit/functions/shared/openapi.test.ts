@@ -10,7 +10,12 @@ type JsonObject = Record<string, any>; // eslint-disable-line @typescript-eslint
 
 const doc = buildOpenApi(documentedRoutes(), { version: 'test' }) as JsonObject;
 const operations = Object.entries(doc['paths'] as JsonObject).flatMap(([path, ops]) =>
-  Object.entries(ops as JsonObject).map(([method, op]) => ({ path, method, op: op as JsonObject, name: `${method.toUpperCase()} ${path}` })),
+  Object.entries(ops as JsonObject).map(([method, op]) => ({
+    path,
+    method,
+    op: op as JsonObject,
+    name: `${method.toUpperCase()} ${path}`,
+  })),
 );
 const ENVELOPE = { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } };
 
@@ -26,7 +31,9 @@ describe('the OpenAPI document', () => {
 
   it('names a server: relative when no URL is known, else the given one', () => {
     expect(doc['servers']).toEqual([{ url: '/' }]);
-    expect(buildOpenApi([], { version: 'x', serverUrl: 'https://api.example.test' })['servers']).toEqual([{ url: 'https://api.example.test' }]);
+    expect(buildOpenApi([], { version: 'x', serverUrl: 'https://api.example.test' })['servers']).toEqual([
+      { url: 'https://api.example.test' },
+    ]);
   });
 
   it('gives every error status of every operation the error envelope', () => {
@@ -35,7 +42,8 @@ describe('the OpenAPI document', () => {
         if (status === '429' || !(status === 'default' || Number(status) >= 400)) continue;
         expect({ name, status, content: response.content }).toEqual({ name, status, content: ENVELOPE });
       }
-      for (const status of ['500', '503', 'default']) expect({ name, status, has: op['responses'][status] !== undefined }).toEqual({ name, status, has: true });
+      for (const status of ['500', '503', 'default'])
+        expect({ name, status, has: op['responses'][status] !== undefined }).toEqual({ name, status, has: true });
     }
   });
 
@@ -51,7 +59,10 @@ describe('the OpenAPI document', () => {
 
   it('documents 413 on every operation that takes a body, and a JSON schema for every success with a body', () => {
     for (const { name, op } of operations) {
-      expect({ name, has413: op['responses']['413'] !== undefined }).toEqual({ name, has413: op['requestBody'] !== undefined });
+      expect({ name, has413: op['responses']['413'] !== undefined }).toEqual({
+        name,
+        has413: op['requestBody'] !== undefined,
+      });
       for (const [status, response] of Object.entries(op['responses'] as JsonObject)) {
         if (!status.startsWith('2') || response.content === undefined) continue;
         for (const [type, media] of Object.entries(response.content as JsonObject)) {
@@ -62,20 +73,44 @@ describe('the OpenAPI document', () => {
   });
 
   it('gives the six deployment reads and answers that had none a response schema', () => {
-    const schemaOf = (name: string, status: string) => operations.find((o) => o.name === name)?.op['responses'][status]?.content?.['application/json']?.schema;
+    const schemaOf = (name: string, status: string) =>
+      operations.find((o) => o.name === name)?.op['responses'][status]?.content?.['application/json']?.schema;
     expect(schemaOf('GET /api/v1/deployments', '200').required).toEqual(['data', 'meta', 'status_counts']);
     expect(schemaOf('GET /api/v1/deployments/{id}', '200').required).toContain('config');
     expect(schemaOf('GET /api/v1/deployments/pending', '200').type).toBe('array');
     expect(schemaOf('POST /api/v1/deployments/{id}/cancel', '200').required).toContain('state');
     expect(schemaOf('GET /api/v1/deployments/{id}/logs/history', '200').items.required).toContain('event_type');
-    expect(schemaOf('POST /api/v1/deployments', '200').required).toEqual(['dry_run', 'valid', 'plan', 'warnings', 'target_summary']);
+    expect(schemaOf('POST /api/v1/deployments', '200').required).toEqual([
+      'dry_run',
+      'valid',
+      'plan',
+      'warnings',
+      'target_summary',
+    ]);
   });
 
   it('types query parameters as they are on the wire: integers with their bounds and defaults, enums once each', () => {
-    const parameter = (name: string, param: string) => (operations.find((o) => o.name === name)?.op['parameters'] as JsonObject[]).find((p) => p['name'] === param)?.['schema'];
-    expect(parameter('GET /api/v1/deployments', 'page')).toEqual({ type: 'integer', minimum: 1, maximum: 1_000_000, default: 1 });
-    expect(parameter('GET /api/v1/deployments', 'limit')).toEqual({ type: 'integer', minimum: 1, maximum: 100, default: 50 });
-    expect(parameter('GET /api/v1/deployments/{id}/logs/history', 'offset')).toMatchObject({ type: 'integer', minimum: 0, default: 0 });
+    const parameter = (name: string, param: string) =>
+      (operations.find((o) => o.name === name)?.op['parameters'] as JsonObject[]).find((p) => p['name'] === param)?.[
+        'schema'
+      ];
+    expect(parameter('GET /api/v1/deployments', 'page')).toEqual({
+      type: 'integer',
+      minimum: 1,
+      maximum: 1_000_000,
+      default: 1,
+    });
+    expect(parameter('GET /api/v1/deployments', 'limit')).toEqual({
+      type: 'integer',
+      minimum: 1,
+      maximum: 100,
+      default: 50,
+    });
+    expect(parameter('GET /api/v1/deployments/{id}/logs/history', 'offset')).toMatchObject({
+      type: 'integer',
+      minimum: 0,
+      default: 0,
+    });
     expect(parameter('GET /api/v1/deployments/{id}/logs', 'last_event_id')).toEqual({ type: 'integer', minimum: 0 });
     expect(parameter('GET /api/v1/deployment-freezes', 'active')).toMatchObject({ enum: ['true', 'false'] });
     const statuses = parameter('GET /api/v1/deployments', 'status').enum as string[];
@@ -83,8 +118,14 @@ describe('the OpenAPI document', () => {
   });
 
   it('types the variables of a create body (a custom check in valibot)', () => {
-    const body = operations.find((o) => o.name === 'POST /api/v1/deployments')!.op['requestBody'].content['application/json'].schema;
-    expect(body.properties.variables).toMatchObject({ type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] }, maxProperties: 100 });
+    const body = operations.find((o) => o.name === 'POST /api/v1/deployments')!.op['requestBody'].content[
+      'application/json'
+    ].schema;
+    expect(body.properties.variables).toMatchObject({
+      type: 'object',
+      additionalProperties: { type: ['string', 'number', 'boolean'] },
+      maxProperties: 100,
+    });
     expect(body.properties.prompted_values).toMatchObject({ type: 'object' });
   });
 
@@ -101,26 +142,98 @@ describe('the conformance check of the e2e client', () => {
   const envelope = JSON.stringify({ error: { code: 'NOT_FOUND', message: 'No such deployment.' } });
 
   it('takes an answer the document describes, by path template and status', () => {
-    expect(conformanceProblems({ method: 'GET', path: '/api/v1/deployments/abc?x=1', status: 404, contentType: 'application/json; charset=utf-8', text: envelope })).toEqual([]);
-    expect(conformanceProblems({ method: 'GET', path: '/api/v1/deployments/abc', status: 429, contentType: 'text/plain; charset=utf-8', text: 'slow down' })).toEqual([]);
-    expect(conformanceProblems({ method: 'DELETE', path: '/api/v1/admin/roles/x', status: 204, contentType: null, text: '' })).toEqual([]);
+    expect(
+      conformanceProblems({
+        method: 'GET',
+        path: '/api/v1/deployments/abc?x=1',
+        status: 404,
+        contentType: 'application/json; charset=utf-8',
+        text: envelope,
+      }),
+    ).toEqual([]);
+    expect(
+      conformanceProblems({
+        method: 'GET',
+        path: '/api/v1/deployments/abc',
+        status: 429,
+        contentType: 'text/plain; charset=utf-8',
+        text: 'slow down',
+      }),
+    ).toEqual([]);
+    expect(
+      conformanceProblems({
+        method: 'DELETE',
+        path: '/api/v1/admin/roles/x',
+        status: 204,
+        contentType: null,
+        text: '',
+      }),
+    ).toEqual([]);
   });
 
   it('names method, path template, status and the schema errors of an answer it does not describe', () => {
     // Act
-    const problems = conformanceProblems({ method: 'GET', path: '/api/v1/deployments/pending', status: 200, contentType: 'application/json', text: JSON.stringify([{ id: 'a' }]) });
+    const problems = conformanceProblems({
+      method: 'GET',
+      path: '/api/v1/deployments/pending',
+      status: 200,
+      contentType: 'application/json',
+      text: JSON.stringify([{ id: 'a' }]),
+    });
     // Assess
-    expect(problems).toContain("GET /api/v1/deployments/pending answered 200: /0 must have required property 'queued_at' {\"missingProperty\":\"queued_at\"}");
+    expect(problems).toContain(
+      'GET /api/v1/deployments/pending answered 200: /0 must have required property \'queued_at\' {"missingProperty":"queued_at"}',
+    );
   });
 
   it('refuses a content type the response does not list, and a body where none is documented', () => {
-    expect(conformanceProblems({ method: 'GET', path: '/api/v1/deployments/abc', status: 404, contentType: 'text/html', text: '<p>' })).toHaveLength(1);
-    expect(conformanceProblems({ method: 'DELETE', path: '/api/v1/deployments/pending/x', status: 200, contentType: 'application/json', text: '{}' })).toHaveLength(1);
+    expect(
+      conformanceProblems({
+        method: 'GET',
+        path: '/api/v1/deployments/abc',
+        status: 404,
+        contentType: 'text/html',
+        text: '<p>',
+      }),
+    ).toHaveLength(1);
+    expect(
+      conformanceProblems({
+        method: 'DELETE',
+        path: '/api/v1/deployments/pending/x',
+        status: 200,
+        contentType: 'application/json',
+        text: '{}',
+      }),
+    ).toHaveLength(1);
   });
 
   it('holds a request outside the document to the error envelope', () => {
-    expect(conformanceProblems({ method: 'GET', path: '/api/v1/nope', status: 404, contentType: 'application/json', text: envelope })).toEqual([]);
-    expect(conformanceProblems({ method: 'GET', path: '/api/v1/nope', status: 404, contentType: 'application/json', text: '{"message":"Not Found"}' })).not.toEqual([]);
-    expect(conformanceProblems({ method: 'GET', path: '/api/v1/nope', status: 200, contentType: 'application/json', text: '{}' })).not.toEqual([]);
+    expect(
+      conformanceProblems({
+        method: 'GET',
+        path: '/api/v1/nope',
+        status: 404,
+        contentType: 'application/json',
+        text: envelope,
+      }),
+    ).toEqual([]);
+    expect(
+      conformanceProblems({
+        method: 'GET',
+        path: '/api/v1/nope',
+        status: 404,
+        contentType: 'application/json',
+        text: '{"message":"Not Found"}',
+      }),
+    ).not.toEqual([]);
+    expect(
+      conformanceProblems({
+        method: 'GET',
+        path: '/api/v1/nope',
+        status: 200,
+        contentType: 'application/json',
+        text: '{}',
+      }),
+    ).not.toEqual([]);
   });
 });

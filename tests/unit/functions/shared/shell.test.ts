@@ -8,9 +8,18 @@ import { areaRouter, route } from '../../../../functions/shared/router.js';
 import { httpEvent, lambdaContext, parseResponse } from '../../../fakes/lambda.js';
 import { bound, testShell } from '../../../fakes/shell.js';
 
-const userEndpoint = http({ operationId: 'u', summary: 'u', tags: [], permission: 'targets:read', responses: {} }, async () => ({ statusCode: 200, body: {} }));
-const agentEndpoint = http({ operationId: 'a', summary: 'a', tags: [], permission: 'agent', responses: {} }, async () => ({ statusCode: 200, body: {} }));
-const publicEndpoint = http({ operationId: 'p', summary: 'p', tags: [], permission: 'public', responses: {} }, async () => ({ statusCode: 200, body: {} }));
+const userEndpoint = http(
+  { operationId: 'u', summary: 'u', tags: [], permission: 'targets:read', responses: {} },
+  async () => ({ statusCode: 200, body: {} }),
+);
+const agentEndpoint = http(
+  { operationId: 'a', summary: 'a', tags: [], permission: 'agent', responses: {} },
+  async () => ({ statusCode: 200, body: {} }),
+);
+const publicEndpoint = http(
+  { operationId: 'p', summary: 'p', tags: [], permission: 'public', responses: {} },
+  async () => ({ statusCode: 200, body: {} }),
+);
 
 describe('a shell without the authenticator its routes need', () => {
   const { authenticate: _user, authenticateAgent: _agent, ...base } = testShell();
@@ -20,7 +29,9 @@ describe('a shell without the authenticator its routes need', () => {
     // @ts-expect-error a route that takes a user credential needs `authenticate`
     expect(() => areaRouter([route('GET', '/u', userEndpoint)], base)).toThrow(/bound without an authenticator/);
     // @ts-expect-error an agent route needs `authenticateAgent`
-    expect(() => areaRouter([route('GET', '/u', userEndpoint), route('GET', '/a', agentEndpoint)], withUser)).toThrow(/without an agent authenticator/);
+    expect(() => areaRouter([route('GET', '/u', userEndpoint), route('GET', '/a', agentEndpoint)], withUser)).toThrow(
+      /without an agent authenticator/,
+    );
     expect(() => areaRouter([route('GET', '/p', publicEndpoint)], base)).not.toThrow();
   });
 
@@ -45,9 +56,19 @@ describe('a shell without the authenticator its routes need', () => {
 
 describe('refusals are answers like any other', () => {
   it('a 429 of the rate gate and a 503 of the startup check carry the request id and the security headers', async () => {
-    const limited = parseResponse(await bound(publicEndpoint, { rateGate: async () => ({ allowed: false, remaining: 0, retryAfterSeconds: 2 }) })(httpEvent('GET', '/p'), lambdaContext()));
-    const unconfigured = parseResponse(await bound(publicEndpoint, { startupProblems: () => ['X is not set'] })(httpEvent('GET', '/p'), lambdaContext()));
-    for (const [reply, status] of [[limited, 429], [unconfigured, 503]] as const) {
+    const limited = parseResponse(
+      await bound(publicEndpoint, { rateGate: async () => ({ allowed: false, remaining: 0, retryAfterSeconds: 2 }) })(
+        httpEvent('GET', '/p'),
+        lambdaContext(),
+      ),
+    );
+    const unconfigured = parseResponse(
+      await bound(publicEndpoint, { startupProblems: () => ['X is not set'] })(httpEvent('GET', '/p'), lambdaContext()),
+    );
+    for (const [reply, status] of [
+      [limited, 429],
+      [unconfigured, 503],
+    ] as const) {
       expect(reply.statusCode).toBe(status);
       expect(reply.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
       expect(reply.headers['x-frame-options']).toBe('DENY');
@@ -60,12 +81,27 @@ describe('refusals are answers like any other', () => {
 describe('the JSON body', () => {
   const echo = bound(
     http(
-      { operationId: 'e', summary: 'e', tags: [], permission: 'public', body: v.optional(v.object({ name: v.optional(v.string()) })), responses: {} },
+      {
+        operationId: 'e',
+        summary: 'e',
+        tags: [],
+        permission: 'public',
+        body: v.optional(v.object({ name: v.optional(v.string()) })),
+        responses: {},
+      },
       async ({ body }) => ({ statusCode: 200, body: { body: body ?? null } }),
     ),
   );
   const post = async (body: string | undefined, contentType?: string) =>
-    parseResponse(await echo(httpEvent('POST', '/e', { ...(body === undefined ? {} : { body }), headers: contentType === undefined ? {} : { 'content-type': contentType } }), lambdaContext()));
+    parseResponse(
+      await echo(
+        httpEvent('POST', '/e', {
+          ...(body === undefined ? {} : { body }),
+          headers: contentType === undefined ? {} : { 'content-type': contentType },
+        }),
+        lambdaContext(),
+      ),
+    );
 
   it('is read as JSON whatever the content type (curl -d sends a form type), and may be absent where the route allows', async () => {
     expect((await post('{"name":"x"}', 'application/x-www-form-urlencoded')).json).toEqual({ body: { name: 'x' } });
@@ -78,7 +114,11 @@ describe('the JSON body', () => {
     const malformed = await post('{"name":', 'application/json');
     expect([malformed.statusCode, malformed.json.error.code]).toEqual([400, 'INVALID_BODY']);
     const proto = await post('{"name":"x","__proto__":{"admin":true}}', 'application/json');
-    expect([proto.statusCode, proto.json.error.code, proto.json.error.details.fields[0].field]).toEqual([400, 'VALIDATION_ERROR', '__proto__']);
+    expect([proto.statusCode, proto.json.error.code, proto.json.error.details.fields[0].field]).toEqual([
+      400,
+      'VALIDATION_ERROR',
+      '__proto__',
+    ]);
     const nested = await post('{"name":"x","meta":{"a":[{"constructor":{"prototype":{}}}]}}', 'text/plain');
     expect([nested.statusCode, nested.json.error.details.fields[0].field]).toEqual([400, 'meta.a.0.constructor']);
   });

@@ -8,7 +8,10 @@ describe('SSE framing', () => {
     const lines = frame.trimEnd().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]?.startsWith('data: ')).toBe(true);
-    expect(JSON.parse(lines[0]!.slice(6))).toEqual({ event: 'log', data: { type: 'log', message: 'line one\nline two' } });
+    expect(JSON.parse(lines[0]!.slice(6))).toEqual({
+      event: 'log',
+      data: { type: 'log', message: 'line one\nline two' },
+    });
   });
 
   it('puts the id line before the data line', () => {

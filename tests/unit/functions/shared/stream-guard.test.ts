@@ -30,7 +30,8 @@ const store = () => {
   const leases: StreamLeaseStore & { held: typeof held; renewed: number } = {
     held,
     renewed: 0,
-    slots: async (): Promise<SlotState[]> => [...held.keys()].map((slot) => ({ slot, expiresAt: Number.MAX_SAFE_INTEGER })),
+    slots: async (): Promise<SlotState[]> =>
+      [...held.keys()].map((slot) => ({ slot, expiresAt: Number.MAX_SAFE_INTEGER })),
     claim: async (lease: StreamLease) => (held.has(lease.slot) ? false : (held.set(lease.slot, lease.leaseId), true)),
     renew: async () => ((leases.renewed += 1), true),
     release: async (lease: StreamLease) => void held.delete(lease.slot),
@@ -44,7 +45,11 @@ const fakeClock = () => {
   return { now: () => new Date(at), advance: (ms: number) => void (at += ms) };
 };
 
-const guardOf = (leases: StreamLeaseStore, limit = 2, clock: { now: () => Date } = { now: () => new Date() }): StreamGuardDeps => {
+const guardOf = (
+  leases: StreamLeaseStore,
+  limit = 2,
+  clock: { now: () => Date } = { now: () => new Date() },
+): StreamGuardDeps => {
   let n = 0;
   return { leases, limit, clock, newLeaseId: () => `lease-${(n += 1)}` };
 };
@@ -72,7 +77,10 @@ describe('guardedStream', () => {
     const clock = fakeClock();
     let checks = 0;
     const stillValid = async () => ((checks += 1), clock.advance(20), true);
-    const result = await guardedStream(guardOf(leases, 2, clock), { ...caller, stillValid }, pings, { recheckMs: 20, leaseTtlMs: 400 });
+    const result = await guardedStream(guardOf(leases, 2, clock), { ...caller, stillValid }, pings, {
+      recheckMs: 20,
+      leaseTtlMs: 400,
+    });
     // Act: read until 25 re-checks have run (500 ms of the guard's clock)
     for await (const _chunk of result.body) if (checks >= 25) break;
     result.body.destroy();
@@ -87,7 +95,11 @@ describe('guardedStream', () => {
     const open = [await guardedStream(guard, caller, pings, timing), await guardedStream(guard, caller, pings, timing)];
     const refused = await guardedStream(guard, caller, pings, timing);
     expect(open.map((r) => r.statusCode)).toEqual([200, 200]);
-    expect([refused.statusCode, refused.headers['content-type'], refused.headers['retry-after']]).toEqual([429, 'text/plain; charset=utf-8', '5']);
+    expect([refused.statusCode, refused.headers['content-type'], refused.headers['retry-after']]).toEqual([
+      429,
+      'text/plain; charset=utf-8',
+      '5',
+    ]);
     for (const r of open) r.body.destroy();
   });
 });

@@ -8,7 +8,15 @@ import { FakeDeploymentEventStore } from './fake-event-store.js';
 
 const log = (message: string): DeploymentEvent => ({
   type: 'log',
-  log: { timestamp: '2026-11-22T10:00:01.000Z', level: 'info', step_id: null, target_id: null, target_name: null, message, metadata: null },
+  log: {
+    timestamp: '2026-11-22T10:00:01.000Z',
+    level: 'info',
+    step_id: null,
+    target_id: null,
+    target_name: null,
+    message,
+    metadata: null,
+  },
 });
 const end = (deploymentId: string, new_state: 'success' | 'cancelled' = 'success'): DeploymentEvent => ({
   type: 'state_change',
@@ -46,7 +54,12 @@ const parse = (raw: string): Frame[] =>
 
 /** Runs the stream to its end with a clock that jumps by each sleep; `onSleep` may change the world meanwhile. */
 const run = async (
-  setup: { deployment?: Deployment; from?: number; onSleep?: (elapsedMs: number) => Promise<void> | void; events?: FakeDeploymentEventStore } = {},
+  setup: {
+    deployment?: Deployment;
+    from?: number;
+    onSleep?: (elapsedMs: number) => Promise<void> | void;
+    events?: FakeDeploymentEventStore;
+  } = {},
 ) => {
   const clock = new FakeClock(new Date('2026-11-22T10:10:00.000Z'));
   const deployments = new FakeDeploymentRepository();
@@ -63,27 +76,46 @@ const run = async (
   const world = { clock, deployments, deployment, events };
   let raw = '';
   const frames = async () => {
-    for await (const frame of deploymentLogFrames({ deployments, events, clock }, deployment, setup.from ?? 0, new AbortController().signal, LOG_STREAM_TIMING, wait)) raw += frame;
+    for await (const frame of deploymentLogFrames(
+      { deployments, events, clock },
+      deployment,
+      setup.from ?? 0,
+      new AbortController().signal,
+      LOG_STREAM_TIMING,
+      wait,
+    ))
+      raw += frame;
     return { raw, frames: parse(raw), elapsedMs: clock.now().getTime() - started };
   };
   return { world, frames };
 };
 
-const messages = (frames: Frame[]) => frames.filter((f) => f.data !== undefined).map((f) => [f.id ?? null, f.data!.event]);
+const messages = (frames: Frame[]) =>
+  frames.filter((f) => f.data !== undefined).map((f) => [f.id ?? null, f.data!.event]);
 
 describe('deploymentLogFrames', () => {
   it('opens with a retry hint and a ping, sends stored events in order with their seq as id, and closes after the terminal state_change', async () => {
     // Prepare
     const events = new FakeDeploymentEventStore();
     const d = aDeployment();
-    await events.append(d.id, [{ at: 'x', event: log('one') }, { at: 'x', event: log('two') }, { at: 'x', event: end(d.id) }, { at: 'x', event: log('after the end') }]);
+    await events.append(d.id, [
+      { at: 'x', event: log('one') },
+      { at: 'x', event: log('two') },
+      { at: 'x', event: end(d.id) },
+      { at: 'x', event: log('after the end') },
+    ]);
     const { frames } = await run({ deployment: d, events });
     // Act
     const out = await frames();
     // Assess
     expect(out.frames[0]).toEqual({ retry: '2000' });
     expect(out.frames[1]).toEqual({ data: { event: 'ping', data: { type: 'ping' } } });
-    expect(messages(out.frames)).toEqual([[null, 'ping'], ['1', 'log'], ['2', 'log'], ['3', 'state_change']]);
+    expect(messages(out.frames)).toEqual([
+      [null, 'ping'],
+      ['1', 'log'],
+      ['2', 'log'],
+      ['3', 'state_change'],
+    ]);
     for (const f of out.frames.filter((f) => f.data !== undefined)) expect(f.data!.data['type']).toBe(f.data!.event);
     expect(out.raw).not.toMatch(/^event:/m);
   });
@@ -96,39 +128,74 @@ describe('deploymentLogFrames', () => {
       events,
       onSleep: async (elapsed) => {
         if (elapsed === 1_000) await events.append(d.id, [{ at: 'x', event: log('early') }]);
-        if (elapsed === 20_000) await events.append(d.id, [{ at: 'x', event: log('late') }, { at: 'x', event: end(d.id) }]);
+        if (elapsed === 20_000)
+          await events.append(d.id, [
+            { at: 'x', event: log('late') },
+            { at: 'x', event: end(d.id) },
+          ]);
       },
     });
     const out = await frames();
-    expect(messages(out.frames)).toEqual([[null, 'ping'], ['1', 'log'], [null, 'ping'], ['2', 'log'], ['3', 'state_change']]);
+    expect(messages(out.frames)).toEqual([
+      [null, 'ping'],
+      ['1', 'log'],
+      [null, 'ping'],
+      ['2', 'log'],
+      ['3', 'state_change'],
+    ]);
     expect(out.elapsedMs).toBe(20_000);
   });
 
   it('resumes after a seq without repeating or losing events', async () => {
     const d = aDeployment();
     const events = new FakeDeploymentEventStore();
-    await events.append(d.id, ['a', 'b', 'c', 'd'].map((m) => ({ at: 'x', event: log(m) })));
+    await events.append(
+      d.id,
+      ['a', 'b', 'c', 'd'].map((m) => ({ at: 'x', event: log(m) })),
+    );
     await events.append(d.id, [{ at: 'x', event: end(d.id) }]);
     const out = await (await run({ deployment: d, events, from: 2 })).frames();
-    expect(messages(out.frames)).toEqual([[null, 'ping'], ['3', 'log'], ['4', 'log'], ['5', 'state_change']]);
+    expect(messages(out.frames)).toEqual([
+      [null, 'ping'],
+      ['3', 'log'],
+      ['4', 'log'],
+      ['5', 'state_change'],
+    ]);
   });
 
   it('closes at once for a client resuming after the terminal state_change', async () => {
     const d = aDeployment({ state: 'success', completedAt: '2026-11-22T10:00:00.000Z' });
     const events = new FakeDeploymentEventStore();
-    await events.append(d.id, [{ at: 'x', event: log('a') }, { at: 'x', event: end(d.id) }]);
+    await events.append(d.id, [
+      { at: 'x', event: log('a') },
+      { at: 'x', event: end(d.id) },
+    ]);
     const out = await (await run({ deployment: d, events, from: 2 })).frames();
     expect(messages(out.frames)).toEqual([[null, 'ping']]);
     expect(out.elapsedMs).toBe(0);
   });
 
   it('ends a finished deployment whose store has no terminal state_change with one built from its record, once', async () => {
-    const d = aDeployment({ state: 'cancelled', completedAt: '2026-11-22T10:00:00.000Z', errorMessage: 'Cancelled by a user.' });
+    const d = aDeployment({
+      state: 'cancelled',
+      completedAt: '2026-11-22T10:00:00.000Z',
+      errorMessage: 'Cancelled by a user.',
+    });
     const events = new FakeDeploymentEventStore();
     await events.append(d.id, [{ at: 'x', event: log('a') }]);
     const first = await (await run({ deployment: d, events })).frames();
-    expect(messages(first.frames)).toEqual([[null, 'ping'], ['1', 'log'], ['2', 'state_change']]);
-    expect(first.frames.at(-1)!.data!.data).toEqual({ type: 'state_change', deployment_id: d.id, old_state: 'running', new_state: 'cancelled', message: 'Cancelled by a user.' });
+    expect(messages(first.frames)).toEqual([
+      [null, 'ping'],
+      ['1', 'log'],
+      ['2', 'state_change'],
+    ]);
+    expect(first.frames.at(-1)!.data!.data).toEqual({
+      type: 'state_change',
+      deployment_id: d.id,
+      old_state: 'running',
+      new_state: 'cancelled',
+      message: 'Cancelled by a user.',
+    });
     const resumed = await (await run({ deployment: d, events, from: 2 })).frames();
     expect(messages(resumed.frames)).toEqual([[null, 'ping']]);
   });
@@ -142,12 +209,21 @@ describe('deploymentLogFrames', () => {
       events,
       onSleep: (elapsed) => {
         const world = holder.world!;
-        if (elapsed === 5_000) world.deployments.put({ ...d, state: 'failed', completedAt: world.clock.now().toISOString(), errorMessage: 'engine died' });
+        if (elapsed === 5_000)
+          world.deployments.put({
+            ...d,
+            state: 'failed',
+            completedAt: world.clock.now().toISOString(),
+            errorMessage: 'engine died',
+          });
       },
     });
     holder.world = started.world;
     const out = await started.frames();
-    expect(messages(out.frames)).toEqual([[null, 'ping'], ['1', 'state_change']]);
+    expect(messages(out.frames)).toEqual([
+      [null, 'ping'],
+      ['1', 'state_change'],
+    ]);
     expect(out.frames.at(-1)!.data!.data).toMatchObject({ new_state: 'failed', message: 'engine died' });
     expect(out.elapsedMs).toBeGreaterThanOrEqual(7_000); // the 2 s grace
     expect(out.elapsedMs).toBeLessThanOrEqual(10_000);
@@ -157,16 +233,25 @@ describe('deploymentLogFrames', () => {
     const out = await (await run()).frames();
     expect(out.elapsedMs).toBe(14 * 60_000);
     expect(out.frames.slice(-2)).toEqual([{ retry: '2000' }, { comment: expect.stringContaining('Last-Event-ID') }]);
-    expect(messages(out.frames).filter(([, e]) => e === 'ping')).toHaveLength(1 + Math.floor((14 * 60_000 - 1) / 15_000));
+    expect(messages(out.frames).filter(([, e]) => e === 'ping')).toHaveLength(
+      1 + Math.floor((14 * 60_000 - 1) / 15_000),
+    );
   });
 
   it('rides out a store outage', async () => {
     const d = aDeployment();
     const events = new FakeDeploymentEventStore();
-    await events.append(d.id, [{ at: 'x', event: log('a') }, { at: 'x', event: end(d.id) }]);
+    await events.append(d.id, [
+      { at: 'x', event: log('a') },
+      { at: 'x', event: end(d.id) },
+    ]);
     events.failNext = 2;
     const out = await (await run({ deployment: d, events })).frames();
-    expect(messages(out.frames)).toEqual([[null, 'ping'], ['1', 'log'], ['2', 'state_change']]);
+    expect(messages(out.frames)).toEqual([
+      [null, 'ping'],
+      ['1', 'log'],
+      ['2', 'state_change'],
+    ]);
   });
 });
 

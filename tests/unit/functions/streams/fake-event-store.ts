@@ -1,6 +1,12 @@
 // An in-memory DeploymentEventStore with the adapter's guarantees (contiguous seqs from 1, order kept), for unit
 // tests of what writes and reads deployment events. `failNext` makes the next read throw (a store outage).
-import { boundedEvent, contiguousAfter, type DeploymentEventStore, type NewEvent, type StoredEvent } from '../../../../domain/deployments/events.js';
+import {
+  boundedEvent,
+  contiguousAfter,
+  type DeploymentEventStore,
+  type NewEvent,
+  type StoredEvent,
+} from '../../../../domain/deployments/events.js';
 
 export class FakeDeploymentEventStore implements DeploymentEventStore {
   readonly events = new Map<string, StoredEvent[]>();

@@ -21,12 +21,24 @@ describe('diffViews', () => {
 
   it('orders created and updated as the next listing, then deleted as the previous one', () => {
     // Prepare
-    const previous = views({ id: 'z', name: 'Z' }, { id: 'm', name: 'M' }, { id: 'x', name: 'X' }, { id: 'y', name: 'Y' });
+    const previous = views(
+      { id: 'z', name: 'Z' },
+      { id: 'm', name: 'M' },
+      { id: 'x', name: 'X' },
+      { id: 'y', name: 'Y' },
+    );
     const next = views({ id: 'n2', name: 'N2' }, { id: 'm', name: 'M2' }, { id: 'n1', name: 'N1' });
     // Act
     const changes = diffViews(previous, next);
     // Assess
-    expect(changes.map((c) => `${c.event}:${c.id}`)).toEqual(['created:n2', 'updated:m', 'created:n1', 'deleted:z', 'deleted:x', 'deleted:y']);
+    expect(changes.map((c) => `${c.event}:${c.id}`)).toEqual([
+      'created:n2',
+      'updated:m',
+      'created:n1',
+      'deleted:z',
+      'deleted:x',
+      'deleted:y',
+    ]);
     expect(diffViews(previous, next)).toEqual(changes);
   });
 
@@ -41,8 +53,12 @@ describe('diffViews', () => {
 
   it('sees a change in an array order or a nested value', () => {
     const previous = new Map([['a', { id: 'a', tags: [{ key: 'k', value: '1' }], list: [1, 2] }]]);
-    expect(diffViews(previous, new Map([['a', { id: 'a', tags: [{ key: 'k', value: '2' }], list: [1, 2] }]]))).toHaveLength(1);
-    expect(diffViews(previous, new Map([['a', { id: 'a', tags: [{ key: 'k', value: '1' }], list: [2, 1] }]]))).toHaveLength(1);
+    expect(
+      diffViews(previous, new Map([['a', { id: 'a', tags: [{ key: 'k', value: '2' }], list: [1, 2] }]])),
+    ).toHaveLength(1);
+    expect(
+      diffViews(previous, new Map([['a', { id: 'a', tags: [{ key: 'k', value: '1' }], list: [2, 1] }]])),
+    ).toHaveLength(1);
   });
 
   it('compares by the fingerprint given, so a change it leaves out is no update', () => {
@@ -59,6 +75,8 @@ describe('diffViews', () => {
 
 describe('stableJson', () => {
   it('sorts object keys at every depth and keeps array order', () => {
-    expect(stableJson({ b: 1, a: { d: [3, { f: 1, e: 2 }], c: null } })).toBe('{"a":{"c":null,"d":[3,{"e":2,"f":1}]},"b":1}');
+    expect(stableJson({ b: 1, a: { d: [3, { f: 1, e: 2 }], c: null } })).toBe(
+      '{"a":{"c":null,"d":[3,{"e":2,"f":1}]},"b":1}',
+    );
   });
 });

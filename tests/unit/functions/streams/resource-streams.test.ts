@@ -12,7 +12,13 @@ import {
   type Watcher,
 } from '../../../../functions/streams/resource-streams.js';
 import { FakeClock } from '../../../fakes/clock.js';
-import { aDeployment, aDraft, aPendingRequest, FakeDeploymentRepository, FakePendingRequestRepository } from '../../../fakes/deployments.js';
+import {
+  aDeployment,
+  aDraft,
+  aPendingRequest,
+  FakeDeploymentRepository,
+  FakePendingRequestRepository,
+} from '../../../fakes/deployments.js';
 import { FakeTargetRepository } from '../../../fakes/targets.js';
 
 const ACME = 'a0000000-0000-4000-8000-00000000000a';
@@ -61,11 +67,23 @@ describe('watches (tenant scoping)', () => {
     const globex = { tenantId: GLOBEX };
     const global = { tenantId: null };
     const tenantCaller: Watcher = { caller: caller(ACME) };
-    expect([watches(tenantCaller, acme), watches(tenantCaller, globex), watches(tenantCaller, global)]).toEqual([true, false, false]);
+    expect([watches(tenantCaller, acme), watches(tenantCaller, globex), watches(tenantCaller, global)]).toEqual([
+      true,
+      false,
+      false,
+    ]);
     const globalCaller: Watcher = { caller: caller(null) };
-    expect([watches(globalCaller, acme), watches(globalCaller, globex), watches(globalCaller, global)]).toEqual([true, true, true]);
+    expect([watches(globalCaller, acme), watches(globalCaller, globex), watches(globalCaller, global)]).toEqual([
+      true,
+      true,
+      true,
+    ]);
     const narrowed: Watcher = { caller: caller(null), tenantId: ACME };
-    expect([watches(narrowed, acme), watches(narrowed, globex), watches(narrowed, global)]).toEqual([true, false, false]);
+    expect([watches(narrowed, acme), watches(narrowed, globex), watches(narrowed, global)]).toEqual([
+      true,
+      false,
+      false,
+    ]);
   });
 });
 
@@ -82,13 +100,26 @@ describe('RESOURCE_SOURCES', () => {
     // Assess
     expect(ids(all)).toEqual(['d1', 'd2', 'd3']);
     expect(ids(acme)).toEqual(['d2']);
-    expect(all.get('d2')).toMatchObject({ id: 'd2', short_id: 'd2', state: 'running', tenant_id: ACME, source_type: 'action' });
+    expect(all.get('d2')).toMatchObject({
+      id: 'd2',
+      short_id: 'd2',
+      state: 'running',
+      tenant_id: ACME,
+      source_type: 'action',
+    });
   });
 
   it('lists the pending requests the caller may see, oldest first, with their queue position', async () => {
     // Prepare
     const { deps, pending } = world();
-    pending.put(aPendingRequest({ id: 'p1', queuedAt: '2026-11-22T10:00:01.000Z', draft: aDraft({ tenantId: ACME }), tenantId: ACME }));
+    pending.put(
+      aPendingRequest({
+        id: 'p1',
+        queuedAt: '2026-11-22T10:00:01.000Z',
+        draft: aDraft({ tenantId: ACME }),
+        tenantId: ACME,
+      }),
+    );
     pending.put(aPendingRequest({ id: 'p2', queuedAt: '2026-11-22T10:00:02.000Z' }));
     // Act
     const all = await RESOURCE_SOURCES.pending_deployments.list(deps, { caller: caller(null) });
@@ -150,7 +181,13 @@ const parse = (raw: string): Frame[] =>
 const run = async (
   w: ReturnType<typeof world>,
   resourceType: ResourceType,
-  options: { watcher?: Watcher; snapshot?: boolean; onPoll?: (poll: number) => Promise<void> | void; failing?: (poll: number) => boolean; maxMs?: number } = {},
+  options: {
+    watcher?: Watcher;
+    snapshot?: boolean;
+    onPoll?: (poll: number) => Promise<void> | void;
+    failing?: (poll: number) => boolean;
+    maxMs?: number;
+  } = {},
 ) => {
   const source = RESOURCE_SOURCES[resourceType];
   const watcher = options.watcher ?? { caller: caller(null) };
@@ -174,7 +211,9 @@ const run = async (
 };
 
 const changes = (frames: Frame[]) =>
-  frames.filter((f) => f.message !== undefined && f.message.event !== 'ping').map((f) => [f.id, f.message!.event, f.message!.data['id']]);
+  frames
+    .filter((f) => f.message !== undefined && f.message.event !== 'ping')
+    .map((f) => [f.id, f.message!.event, f.message!.data['id']]);
 
 describe('resourceFrames', () => {
   it('opens with a retry hint and a ping, then reports created, updated and deleted records as they change, each with the next id', async () => {
@@ -185,7 +224,12 @@ describe('resourceFrames', () => {
     const { frames, raw } = await run(w, 'targets', {
       onPoll: async (poll) => {
         if (poll === 1) await w.targets.create(aTarget({ id: 'new', shortId: 'new', name: 'web-2' }));
-        if (poll === 3) await w.targets.update(w.targets.targets.get('new')!, { ...w.targets.targets.get('new')!, name: 'web-2b', updatedAt: 'later' });
+        if (poll === 3)
+          await w.targets.update(w.targets.targets.get('new')!, {
+            ...w.targets.targets.get('new')!,
+            name: 'web-2b',
+            updatedAt: 'later',
+          });
         if (poll === 5) await w.targets.delete(w.targets.targets.get('new')!);
       },
     });
@@ -199,7 +243,12 @@ describe('resourceFrames', () => {
       ['3', 'deleted', 'new'],
     ]);
     const [created, updated, deleted] = frames.filter((f) => f.id !== undefined).map((f) => f.message!.data);
-    expect(created).toEqual({ type: 'created', resource_type: 'targets', id: 'new', record: expect.objectContaining({ id: 'new', name: 'web-2', status: 'offline' }) });
+    expect(created).toEqual({
+      type: 'created',
+      resource_type: 'targets',
+      id: 'new',
+      record: expect.objectContaining({ id: 'new', name: 'web-2', status: 'offline' }),
+    });
     expect(updated).toMatchObject({ type: 'updated', resource_type: 'targets', record: { name: 'web-2b' } });
     expect(deleted).toMatchObject({ type: 'deleted', resource_type: 'targets', record: { id: 'new', name: 'web-2b' } });
   });
@@ -233,7 +282,9 @@ describe('resourceFrames', () => {
       },
     });
     // Assess
-    const statuses = frames.filter((f) => f.message?.event === 'updated').map((f) => (f.message!.data['record'] as { status: string }).status);
+    const statuses = frames
+      .filter((f) => f.message?.event === 'updated')
+      .map((f) => (f.message!.data['record'] as { status: string }).status);
     expect(statuses).toEqual(['stale', 'offline']);
   });
 

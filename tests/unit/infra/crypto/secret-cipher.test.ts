@@ -52,7 +52,10 @@ describe('AesGcmSecretCipher', () => {
   it('refuses a truncated tag', () => {
     const cipher = cipherWith('k1', { k1: key(1) });
     const parts = cipher.encrypt('secret', 'ctx').split('.');
-    const truncated = [...parts.slice(0, 4), Buffer.from(parts[4]!, 'base64url').subarray(0, 4).toString('base64url')].join('.');
+    const truncated = [
+      ...parts.slice(0, 4),
+      Buffer.from(parts[4]!, 'base64url').subarray(0, 4).toString('base64url'),
+    ].join('.');
 
     expect(() => cipher.decrypt(truncated, 'ctx')).toThrow(SecretCipherError);
   });
@@ -79,14 +82,18 @@ describe('AesGcmSecretCipher', () => {
     expect(() => cipher.decrypt(relabelled, 'ctx')).toThrow(SecretCipherError);
   });
 
-  it.each(['', 'secret', 'v1.k1', 'v2.k1.AAAAAAAAAAAAAAAA.AA.AAAAAAAAAAAAAAAAAAAAAA', 'v1.k1.AAAAAAAAAAAAAAAA.AA.AAAAAAAAAAAAAAAAAAAAAA.x', 'v1.k1.!!!.AA.AAAAAAAAAAAAAAAAAAAAAA'])(
-    'refuses the malformed ciphertext %j',
-    (malformed) => {
-      const cipher = cipherWith('k1', { k1: key(1) });
+  it.each([
+    '',
+    'secret',
+    'v1.k1',
+    'v2.k1.AAAAAAAAAAAAAAAA.AA.AAAAAAAAAAAAAAAAAAAAAA',
+    'v1.k1.AAAAAAAAAAAAAAAA.AA.AAAAAAAAAAAAAAAAAAAAAA.x',
+    'v1.k1.!!!.AA.AAAAAAAAAAAAAAAAAAAAAA',
+  ])('refuses the malformed ciphertext %j', (malformed) => {
+    const cipher = cipherWith('k1', { k1: key(1) });
 
-      expect(() => cipher.decrypt(malformed, 'ctx')).toThrow(SecretCipherError);
-    },
-  );
+    expect(() => cipher.decrypt(malformed, 'ctx')).toThrow(SecretCipherError);
+  });
 
   it('says nothing about the key or the plaintext when it refuses', () => {
     const secretKey = randomBytes(32);
@@ -124,7 +131,12 @@ describe('AesGcmSecretCipher', () => {
   });
 
   it.each([
-    ['an active key that is not in the keyring', 'k2', { k1: key(1) }, 'The active secret key "k2" is not in the keyring'],
+    [
+      'an active key that is not in the keyring',
+      'k2',
+      { k1: key(1) },
+      'The active secret key "k2" is not in the keyring',
+    ],
     ['a key that is not 32 bytes', 'k1', { k1: Buffer.alloc(16) }, 'Secret key "k1" must be 32 bytes'],
     ['a key id with a dot', 'k.1', { 'k.1': key(1) }, 'Secret key id "k.1" must be letters, digits, "_" or "-"'],
   ])('refuses to start with %s', (_name, activeKeyId, keys, message) => {
@@ -153,9 +165,24 @@ describe('parseKeyring', () => {
   });
 
   it.each([
-    ['a key of 31 bytes', `k1:${k1},short:${Buffer.alloc(31, 7).toString('base64')}`, 'Secret key "short" must be 32 bytes, base64-encoded', Buffer.alloc(31, 7).toString('base64')],
-    ['a key of 33 bytes', `long:${Buffer.alloc(33, 7).toString('base64')}`, 'Secret key "long" must be 32 bytes, base64-encoded', Buffer.alloc(33, 7).toString('base64')],
-    ['a key that is not base64', `bad:${k1.slice(0, 20)}!${k1.slice(21)}`, 'Secret key "bad" must be 32 bytes, base64-encoded', k1.slice(0, 20)],
+    [
+      'a key of 31 bytes',
+      `k1:${k1},short:${Buffer.alloc(31, 7).toString('base64')}`,
+      'Secret key "short" must be 32 bytes, base64-encoded',
+      Buffer.alloc(31, 7).toString('base64'),
+    ],
+    [
+      'a key of 33 bytes',
+      `long:${Buffer.alloc(33, 7).toString('base64')}`,
+      'Secret key "long" must be 32 bytes, base64-encoded',
+      Buffer.alloc(33, 7).toString('base64'),
+    ],
+    [
+      'a key that is not base64',
+      `bad:${k1.slice(0, 20)}!${k1.slice(21)}`,
+      'Secret key "bad" must be 32 bytes, base64-encoded',
+      k1.slice(0, 20),
+    ],
     ['an empty key', 'k1:', 'Secret key "k1" must be 32 bytes, base64-encoded', undefined],
     ['a repeated key id', `k1:${k1},k1:${k2}`, 'Secret key "k1" appears twice in the keyring', k2],
     ['an entry without a key id', `k1:${k1},${k2}`, 'Secret keyring entry 2 must be keyId:base64key', k2],

@@ -80,7 +80,10 @@ describe('otplibTotp.matchStep', () => {
     ['a space inside', (code: string) => `${code.slice(0, 3)} ${code.slice(3)}`],
     ['surrounding spaces', (code: string) => ` ${code} `],
     ['letters', () => 'abcdef'],
-    ['full-width digits', (code: string) => code.replace(/\d/g, (digit) => String.fromCharCode(0xff10 + Number(digit)))],
+    [
+      'full-width digits',
+      (code: string) => code.replace(/\d/g, (digit) => String.fromCharCode(0xff10 + Number(digit))),
+    ],
     ['nothing', () => ''],
   ])('answers undefined, without throwing, for a code with %s', async (_name, mangle) => {
     const valid = await codeOf(step);

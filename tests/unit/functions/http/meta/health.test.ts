@@ -13,27 +13,39 @@ const deps = (sqsUp: boolean) => () => {
     clock,
     probes: [
       { name: 'dynamodb', check: async () => undefined },
-      { name: 'sqs', check: async () => (sqsUp ? undefined : Promise.reject(new Error('ECONNREFUSED 127.0.0.1:9324'))) },
+      {
+        name: 'sqs',
+        check: async () => (sqsUp ? undefined : Promise.reject(new Error('ECONNREFUSED 127.0.0.1:9324'))),
+      },
     ],
   };
 };
 
 describe('health endpoints', () => {
   it('health answers 200 degraded when SQS is down, without internals', async () => {
-    const response = parseResponse(await bound(healthGet.makeHandler(deps(false)))(httpEvent('GET', '/api/v1/health'), lambdaContext()));
+    const response = parseResponse(
+      await bound(healthGet.makeHandler(deps(false)))(httpEvent('GET', '/api/v1/health'), lambdaContext()),
+    );
     expect(response.statusCode).toBe(200);
-    expect(response.json).toMatchObject({ status: 'degraded', dependencies: { dynamodb: { status: 'up' }, sqs: { status: 'down' } } });
+    expect(response.json).toMatchObject({
+      status: 'degraded',
+      dependencies: { dynamodb: { status: 'up' }, sqs: { status: 'down' } },
+    });
     expect(response.raw).not.toContain('ECONNREFUSED');
   });
 
   it('readiness answers 503 SERVICE_UNAVAILABLE naming SQS', async () => {
-    const response = parseResponse(await bound(readyGet.makeHandler(deps(false)))(httpEvent('GET', '/api/v1/health/ready'), lambdaContext()));
+    const response = parseResponse(
+      await bound(readyGet.makeHandler(deps(false)))(httpEvent('GET', '/api/v1/health/ready'), lambdaContext()),
+    );
     expect(response.statusCode).toBe(503);
     expect(response.json.error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: 'Not ready: sqs unreachable.' });
   });
 
   it('readiness answers 200 when all is up', async () => {
-    const response = parseResponse(await bound(readyGet.makeHandler(deps(true)))(httpEvent('GET', '/api/v1/health/ready'), lambdaContext()));
+    const response = parseResponse(
+      await bound(readyGet.makeHandler(deps(true)))(httpEvent('GET', '/api/v1/health/ready'), lambdaContext()),
+    );
     expect(response.statusCode).toBe(200);
     expect(response.json.status).toBe('ok');
   });
