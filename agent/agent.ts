@@ -17,7 +17,7 @@ import {
   type ExecutionContext,
 } from './command.js';
 import type { AgentCommand, Tag } from './protocol.js';
-import { CANCEL_EXIT_CODE } from './runner.js';
+import { CANCEL_EXIT_CODE, endLostGroup } from './runner.js';
 import { CommandStore, normalizeServer, readState, writeState, type AgentState, type CommandRecord } from './state.js';
 import { AGENT_VERSION } from './version.js';
 
@@ -308,6 +308,13 @@ class Agent {
       if (record.status === 'reported') continue;
       let pending: CommandRecord = record;
       if (record.status === 'started' || record.result === undefined) {
+        // Its processes may still run (the agent was killed, not the host): they end before it is reported lost.
+        if (record.pid !== undefined) {
+          const outcome = await endLostGroup(record.pid, record.pid_start_time, this.killGraceMs);
+          if (outcome === 'ended') this.log(`ended the processes ${record.id} left running (group ${record.pid})`);
+          if (outcome === 'unknown' || outcome === 'not-ours')
+            this.log(`could not tell whether process group ${record.pid} is still ${record.id}'s; left alone`);
+        }
         const now = new Date().toISOString();
         pending = {
           ...record,

@@ -8,7 +8,14 @@ import { AbortedError, HttpError, type AgentClient } from './client.js';
 import { REFUSED_EXIT_CODE, refusedVariable } from './environment-names.js';
 import { OutputBatcher, SecretMasker, type BatcherOptions } from './output.js';
 import type { AgentCommand, CompleteRequest, OutputChunk, OutputStream } from './protocol.js';
-import { CANCEL_EXIT_CODE, startProcess, type RunResult, type RunningProcess, type StopReason } from './runner.js';
+import {
+  CANCEL_EXIT_CODE,
+  processStartTime,
+  startProcess,
+  type RunResult,
+  type RunningProcess,
+  type StopReason,
+} from './runner.js';
 import type { CommandRecord, CommandStore } from './state.js';
 
 export interface ExecutionContext {
@@ -170,7 +177,7 @@ export class CommandExecution {
     const result =
       this.stopReason !== undefined
         ? { exitCode: this.stopReason.exitCode, errorMessage: this.stopReason.message }
-        : await this.execute(batcher);
+        : await this.execute(batcher, record);
     this.end();
     await batcher.flush();
     if (batcher.droppedChunks > 0 && this.gone === undefined)
@@ -178,7 +185,7 @@ export class CommandExecution {
     await this.finish(record, result, startedAt);
   }
 
-  private async execute(batcher: OutputBatcher): Promise<RunResult> {
+  private async execute(batcher: OutputBatcher, record: CommandRecord): Promise<RunResult> {
     const { context, command } = this;
     const secrets = (command.secret_variables ?? [])
       .map((name) => command.variables?.[name])
@@ -205,6 +212,19 @@ export class CommandExecution {
       },
     });
     if (this.stopReason !== undefined) this.process.stop(this.stopReason);
+    const pid = this.process.pid;
+    if (pid !== undefined) {
+      // If the agent dies now, its next run finds the group by this and ends it (agent.ts recover).
+      const startTime = processStartTime(pid);
+      await context.store
+        .save({
+          ...record,
+          pid,
+          ...(startTime === undefined ? {} : { pid_start_time: startTime }),
+          updated_at: new Date().toISOString(),
+        })
+        .catch((error: Error) => context.log(`could not record the process of ${command.id}: ${error.message}`));
+    }
     const result = await this.process.done;
     for (const [stream, { decoder, masker }] of streams)
       batcher.append(stream, masker.push(decoder.end()) + masker.end());

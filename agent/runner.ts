@@ -111,6 +111,36 @@ const groupGone = async (pid: number, ms: number): Promise<boolean> => {
   return true;
 };
 
+/** When a process started (clock ticks since boot, /proc/<pid>/stat field 22); undefined if gone or no /proc. */
+export const processStartTime = (pid: number): string | undefined => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after "(comm)": state is field 3, so starttime (field 22) is the 20th after the last ')'.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * Ends the process group of a command an earlier run of the agent started and lost (the agent was killed while it
+ * ran). Only when the group is provably that command's: its leader still runs with the recorded start time, or
+ * the leader is gone but the group lives on (Linux never gives a new process the id of a group that still
+ * exists). Without /proc nothing can be proved and nothing is killed. Answers what it did.
+ */
+export const endLostGroup = async (
+  pid: number,
+  startTime: string | undefined,
+  graceMs: number,
+): Promise<'ended' | 'gone' | 'not-ours' | 'unknown'> => {
+  if (liveMembers(pid) === undefined) return 'unknown';
+  if (!groupAlive(pid)) return 'gone';
+  const leaderStart = processStartTime(pid);
+  if (leaderStart !== undefined && (startTime === undefined || leaderStart !== startTime)) return 'not-ours';
+  await killGroup(pid, graceMs);
+  return 'ended';
+};
+
 /** TERM to the whole group, KILL after the grace period to whatever is left; resolves when the group is gone. */
 export const killGroup = async (pid: number, graceMs: number): Promise<void> => {
   signalGroup(pid, 'SIGTERM');

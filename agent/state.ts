@@ -26,6 +26,9 @@ export interface CommandRecord {
   readonly status: CommandStatus;
   readonly deployment_id: string;
   readonly started_at: string;
+  /** The command's process group (its leader's pid) and the leader's start time, once it runs. */
+  readonly pid?: number;
+  readonly pid_start_time?: string;
   readonly result?: CompleteRequest;
   readonly updated_at: string;
 }

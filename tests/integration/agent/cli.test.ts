@@ -1,5 +1,6 @@
 // The agent as a process, the way `npm run agent` starts it: help, bad options, and a clean stop on SIGTERM.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -104,4 +105,42 @@ describe('npm run agent', () => {
     expect(out).not.toContain('det_test-enrollment');
     expect(out).not.toContain(server.backend.target.token);
   });
+
+  it('after a SIGKILL, the next run ends the processes the lost command left running, then reports it lost', async () => {
+    // Prepare: a command whose script would write a file in 4 s, unless its processes are ended
+    const args = [
+      '--server',
+      server.url,
+      '--name',
+      'killed-agent',
+      '--state-dir',
+      join(dir, 'state'),
+      '--poll-wait-seconds',
+      '1',
+    ];
+    run = agentProcess(args, { DEPLOYER_AGENT_ENROLL_TOKEN: 'det_test-enrollment' });
+    await until('the agent to start', () => run!.stdout().includes('[killed-agent] started: target'), 20_000);
+    const finished = join(dir, 'finished');
+    const command = server.backend.enqueue(server.backend.target.id, {
+      script: `echo up; sleep 4; echo done > ${finished}`,
+    });
+    await until('the command output', () => server.backend.output(command.id) !== '');
+    // Act: the agent dies at once (its command's process group runs on); a new run starts on the same state
+    run.child.kill('SIGKILL');
+    await run.exit;
+    run = agentProcess(args);
+    await until(
+      'the lost command to be reported',
+      () => server.backend.command(command.id).completion !== undefined,
+      20_000,
+    );
+    // Assess: the processes were ended before the report, and the script never got to write its file
+    expect(run.stdout()).toContain(`ended the processes ${command.id} left running`);
+    expect(server.backend.command(command.id).completion).toMatchObject({
+      exit_code: -1,
+      error_message: 'The agent restarted while the command was running',
+    });
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    await expect(access(finished)).rejects.toThrow();
+  }, 60_000);
 });
