@@ -11,7 +11,8 @@ import { createUser } from '../support/users.js';
 import { aDeployment, aDraft, aPendingRequest } from '../fakes/deployments.js';
 
 const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
-const TENANT_A = 'aaaaaaaa-0000-4000-8000-0000000000e2';
+/** A real tenant (its users reference it), created before anything uses it. */
+let TENANT_A = '';
 let stack: Stack;
 let admin: string;
 let operator: string;
@@ -55,6 +56,7 @@ beforeAll(async () => {
     env: { SWEEP_INTERVAL_MS: '3600000' },
   });
   admin = (await api.login(ADMIN)).token;
+  TENANT_A = (await api.call('POST', '/api/v1/tenants', { token: admin, body: { name: 'Tenant A', slug: 'tenant-a' } })).json.id;
   triggerer = await createUser('oscar@example.com', 'oscar-password', ['operator']);
   await createUser('tina@example.com', 'tina-password', ['operator'], TENANT_A);
   operator = (await api.login({ email: 'oscar@example.com', password: 'oscar-password' })).token;
