@@ -56,7 +56,8 @@ beforeAll(async () => {
     env: { SWEEP_INTERVAL_MS: '3600000' },
   });
   admin = (await api.login(ADMIN)).token;
-  TENANT_A = (await api.call('POST', '/api/v1/tenants', { token: admin, body: { name: 'Tenant A', slug: 'tenant-a' } })).json.id;
+  TENANT_A = (await api.call('POST', '/api/v1/tenants', { token: admin, body: { name: 'Tenant A', slug: 'tenant-a' } }))
+    .json.id;
   triggerer = await createUser('oscar@example.com', 'oscar-password', ['operator']);
   await createUser('tina@example.com', 'tina-password', ['operator'], TENANT_A);
   operator = (await api.login({ email: 'oscar@example.com', password: 'oscar-password' })).token;
