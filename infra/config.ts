@@ -80,6 +80,14 @@ const Env = v.object({
   COMMAND_RETENTION_DAYS: Int(1, 3650, 7),
   /** How often a waiting agent long poll looks at the target's inbox again (one DynamoDB query each time). */
   AGENT_POLL_INTERVAL_MS: Int(50, 10_000, 500),
+  /** The WebSocket URL agents connect to (wss://... in the cloud); unset: none is offered and agents poll. */
+  AGENT_SOCKET_URL: v.optional(v.pipe(NonEmpty, v.regex(/^wss?:\/\/[^/]/, 'must be a ws:// or wss:// URL'))),
+  /** The @connections management endpoint of that WebSocket API (https://{api}.execute-api.{region}.amazonaws.com/{stage}). */
+  AGENT_SOCKET_ENDPOINT: v.optional(v.pipe(NonEmpty, v.url('must be a URL'))),
+  /** How often an idle agent on the WebSocket pings (under API Gateway's 10-minute idle close). */
+  AGENT_IDLE_PING_SECONDS: Int(10, 540, 300),
+  /** How often a busy agent heartbeats (the engine fails a step whose agent is silent for 60 s). */
+  AGENT_HEARTBEAT_SECONDS: Int(1, 30, 15),
   BOOTSTRAP_ADMIN_EMAIL: v.optional(v.pipe(NonEmpty, v.email('must be an email address'))),
   BOOTSTRAP_ADMIN_PASSWORD: v.optional(v.pipe(v.string(), v.minLength(8, 'must be at least 8 characters'))),
 });

@@ -10,7 +10,7 @@ import {
   type Server,
   type ServerResponse,
 } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { corsSettings } from '../functions/shared/cors.js';
 import { bindPreflight } from '../functions/shared/shell.js';
@@ -237,9 +237,51 @@ const forward = (
   req.pipe(upstream);
 };
 
+/** Where agents open their WebSocket on the local origin (AGENT_SOCKET_URL); the front proxies the upgrade. */
+export const AGENT_SOCKET_PATH = '/api/v1/agent/socket';
+
+/**
+ * A WebSocket upgrade at AGENT_SOCKET_PATH, proxied byte for byte to serverless-offline's WebSocket server (API
+ * Gateway's WebSocket API in the cloud): the handshake with its headers (the agent token), then both directions
+ * piped. Any other path is refused as API Gateway would, before a handshake.
+ */
+const proxyUpgrade =
+  (target: URL | undefined, open: Set<Socket>) =>
+  (req: IncomingMessage, client: Socket, head: Buffer): void => {
+    const url = new URL(req.url ?? '/', 'http://local');
+    if (target === undefined || url.pathname !== AGENT_SOCKET_PATH) {
+      client.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+      return;
+    }
+    const upstream = connect(Number(target.port), target.hostname, () => {
+      const lines = [`${req.method ?? 'GET'} /${url.search} HTTP/1.1`];
+      for (let i = 0; i < req.rawHeaders.length; i += 2) {
+        const name = req.rawHeaders[i]!;
+        if (name.toLowerCase() !== 'x-forwarded-for') lines.push(`${name}: ${req.rawHeaders[i + 1]}`);
+      }
+      lines.push(`x-forwarded-for: ${req.socket.remoteAddress ?? '127.0.0.1'}`);
+      upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    upstream.setNoDelay(true);
+    client.setNoDelay(true);
+    for (const socket of [client, upstream]) {
+      open.add(socket);
+      socket.on('close', () => open.delete(socket));
+    }
+    upstream.on('error', () => client.destroy());
+    client.on('error', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+  };
+
 export const startFront = async (options: {
   port: number;
   apiUrl: string;
+  /** serverless-offline's WebSocket server (the agents' socket); absent: upgrades are refused. */
+  socketUrl?: string;
   streamUrl: string;
   streamPatterns: readonly string[];
   /** The browser origins allowed to read answers (CORS_ORIGINS); none when absent. */
@@ -262,9 +304,12 @@ export const startFront = async (options: {
     if (isStream(path)) forward(req, res, streams, 'stream function', cors);
     else forward(req, res, api, 'API (serverless-offline)', cors);
   };
+  const upgraded = new Set<Socket>();
+  const onUpgrade = proxyUpgrade(options.socketUrl === undefined ? undefined : new URL(options.socketUrl), upgraded);
   const listen = (port: number, host: string): Promise<Server> =>
     new Promise((resolve, reject) => {
       const server = createServer(onRequest);
+      server.on('upgrade', onUpgrade);
       server.keepAliveTimeout = 65_000;
       server.on('clientError', clientError);
       server.once('error', reject);
@@ -282,6 +327,7 @@ export const startFront = async (options: {
     url: `http://localhost:${port}`,
     port,
     stop: async () => {
+      for (const socket of upgraded) socket.destroy();
       await Promise.all(
         servers.map(
           (server) =>

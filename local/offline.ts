@@ -27,6 +27,8 @@ const kill = (child: ChildProcess, signal: NodeJS.Signals): void => {
 export const startOffline = async (options: {
   httpPort: number;
   lambdaPort: number;
+  /** The agents' WebSocket API and its @connections endpoint. */
+  websocketPort: number;
   env: Readonly<Record<string, string>>;
   log: (line: string) => void;
   verbose?: boolean;
@@ -43,6 +45,8 @@ export const startOffline = async (options: {
     String(options.httpPort),
     '--lambdaPort',
     String(options.lambdaPort),
+    '--websocketPort',
+    String(options.websocketPort),
   ];
   // Not under .esbuild: `serverless package` cleans that whole folder.
   const workFolder = join('.build', `offline-${options.httpPort}`);

@@ -203,7 +203,14 @@ export const loadServiceDefinition = async (): Promise<ServiceDefinition> => {
   if (cached !== undefined) return extractDefinition(JSON.parse(cached) as Cfn);
   // Only the framework's own variables are wanted: clear the ones npm start sets for the handlers.
   const env: NodeJS.ProcessEnv = { ...process.env, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' };
-  for (const key of ['TABLE_NAME', 'DISPATCH_QUEUE_URL', 'ORCHESTRATOR_QUEUE_URL', 'ESBUILD_WORK_FOLDER'] as const)
+  for (const key of [
+    'TABLE_NAME',
+    'DISPATCH_QUEUE_URL',
+    'ORCHESTRATOR_QUEUE_URL',
+    'ESBUILD_WORK_FOLDER',
+    'AGENT_SOCKET_URL',
+    'AGENT_SOCKET_ENDPOINT',
+  ] as const)
     delete env[key];
   const { stdout } = await promisify(execFile)(
     process.execPath,

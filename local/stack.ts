@@ -8,7 +8,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { ensureQueues, ensureTables, type LocalQueue } from './bootstrap.js';
 import { LOCAL_CREDENTIALS, startDynamo, startSqs, type Emulator } from './emulators.js';
-import { startFront } from './front.js';
+import { AGENT_SOCKET_PATH, startFront } from './front.js';
 import { installLambdaStreamingShim } from './lambda-streaming.js';
 import { startOffline } from './offline.js';
 import { startPoller, type Poller, type SqsHandler } from './poller.js';
@@ -65,6 +65,9 @@ const logicalIdOf = (value: unknown): string | undefined =>
     ? (value as { Ref: string }).Ref
     : undefined;
 
+/** Variables whose cloud value names the WebSocket API: the local stack sets them to its own ports. */
+const SET_BY_STACK = new Set(['AGENT_SOCKET_URL', 'AGENT_SOCKET_ENDPOINT']);
+
 /** provider.environment with every table and queue reference turned into its local name or URL. */
 export const handlerEnvironment = (
   definition: ServiceDefinition,
@@ -82,6 +85,7 @@ export const handlerEnvironment = (
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   };
   for (const [name, value] of Object.entries(definition.environment)) {
+    if (SET_BY_STACK.has(name)) continue;
     const ref = logicalIdOf(value);
     const table = definition.tables.find((t) => t.logicalId === ref || t.name === value);
     if (table !== undefined) env[name] = tables[table.logicalId] ?? table.name;
@@ -163,9 +167,14 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
 
     const tableNames = Object.fromEntries(definition.tables.map((t) => [t.logicalId, prefix + t.name]));
     const port = options.port === 0 ? await freePort() : options.port;
+    const websocketPort = await freePort();
     const env = {
       ...handlerEnvironment(definition, tableNames, queues, { dynamodb: dynamoEndpoint, sqs: sqsEndpoint }),
       PUBLIC_BASE_URL: `http://localhost:${port}`,
+      // Agents connect through the front (one origin, as in the cloud behind its own domain); pushes go straight to
+      // serverless-offline's @connections emulation.
+      AGENT_SOCKET_URL: `ws://localhost:${port}${AGENT_SOCKET_PATH}`,
+      AGENT_SOCKET_ENDPOINT: `http://127.0.0.1:${websocketPort}`,
       // Browser pages served from the stack's own origin (a console); CORS_ORIGINS in options.env adds others.
       CORS_ORIGINS: process.env['CORS_ORIGINS'] || `http://localhost:${port},http://127.0.0.1:${port}`,
       ENCRYPTION_KEYS: await localKeyring(options.secretsDir),
@@ -188,6 +197,7 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
       const offline = await startOffline({
         httpPort: await freePort(),
         lambdaPort: await freePort(),
+        websocketPort,
         env,
         log,
         verbose: options.verbose ?? false,
@@ -247,6 +257,7 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     const front = await startFront({
       port,
       apiUrl: offline.url,
+      socketUrl: `http://127.0.0.1:${websocketPort}`,
       streamUrl: streams.url,
       streamPatterns: options.streamPatterns ?? STREAM_PATH_PATTERNS,
       corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),

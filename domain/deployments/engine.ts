@@ -14,7 +14,7 @@ import type { SecretCipher } from '../identity/ports.js';
 import type { Clock } from '../shared/ports.js';
 import { cancelCommand } from '../targets/commands.js';
 import type { CommandRepository, TargetRepository } from '../targets/ports.js';
-import { ONLINE_WITHIN_MS, targetStatus } from '../targets/targets.js';
+import { agentGone } from '../targets/targets.js';
 import type { Command } from '../targets/types.js';
 import type { DeploymentEventStore } from './events.js';
 import { owedBy, settleOutbox } from './outbox.js';
@@ -270,16 +270,16 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
       finishStep(step, 'failed', null, 'The command was cancelled before it started.');
     } else if (command !== undefined) {
       const target = await deps.targets.get(step.targetId);
-      if (target === undefined || targetStatus(target.lastHeartbeatAt, now) !== 'online') {
+      const gone = target === undefined ? undefined : agentGone(target, command.createdAt, now);
+      if (target === undefined || gone !== undefined) {
         await cancelCommand(deps, command.id);
-        const seen = target?.lastHeartbeatAt ?? null;
         finishStep(
           step,
           'failed',
           null,
           target === undefined
             ? `Target ${step.targetName} was deleted while the step ran.`
-            : `Target ${step.targetName} is not answering: no heartbeat for ${ONLINE_WITHIN_MS / 1000} s${seen === null ? '' : ` (last at ${seen})`}.`,
+            : `Target ${step.targetName} is not answering: ${gone}.`,
         );
       }
     }
@@ -399,12 +399,13 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
       result: null,
     });
   };
-  for (const step of all().filter((s) => s.state === 'running' && changed.has(s.id)))
-    await launch(step, step.retryCount + 1); // retries
-  for (const step of toStart) {
-    set({ ...step, state: 'running', startedAt: at });
-    await launch(steps.get(step.id) as PlanStep, 1);
-  }
+  // Side by side: a fan-out to many targets stores (and pushes) its commands at once, not one after another.
+  const retries = all().filter((s) => s.state === 'running' && changed.has(s.id));
+  for (const step of toStart) set({ ...step, state: 'running', startedAt: at });
+  await Promise.all([
+    ...retries.map((step) => launch(step, step.retryCount + 1)),
+    ...toStart.map((step) => launch(steps.get(step.id) as PlanStep, 1)),
+  ]);
 
   // 5. Finished? A failure with a rollback strategy first rolls back (rolling_back), then ends rolled_back.
   let final = all();

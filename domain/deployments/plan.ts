@@ -31,7 +31,7 @@ import { variableNameProblem } from '../shared/environment-names.js';
 import type { EnvironmentLookup, EnvironmentRef, TenantLookup, TenantRef } from '../shared/lookups.js';
 import type { Clock } from '../shared/ports.js';
 import type { TargetRepository } from '../targets/ports.js';
-import { matchesTags, targetStatus } from '../targets/targets.js';
+import { matchesTags, statusOf } from '../targets/targets.js';
 import type { Tag, Target } from '../targets/types.js';
 import { activeFreezes } from '../tenancy/freezes.js';
 import type { FreezeRepository } from '../tenancy/ports.js';
@@ -653,7 +653,7 @@ const targetWarnings = (targets: readonly Target[], now: Date): { summary: Targe
   const counts = { online: 0, offline: 0, stale: 0 };
   const warnings: string[] = [];
   for (const target of targets) {
-    const status = targetStatus(target.lastHeartbeatAt, now);
+    const status = statusOf(target, now);
     counts[status] += 1;
     if (target.lastHeartbeatAt === null) warnings.push(`Target '${target.name}' is offline: no agent ever connected.`);
     else if (status !== 'online')

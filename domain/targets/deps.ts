@@ -1,7 +1,9 @@
 import type { EnvironmentLookup, TenantLookup } from '../shared/lookups.js';
 import type { Clock, IdGenerator } from '../shared/ports.js';
 import type { SecretCipher, TokenGenerator } from '../identity/ports.js';
+import type { ChannelSettings } from './agent-channel.js';
 import type {
+  AgentConnections,
   CommandListener,
   CommandRepository,
   EnrollmentTokenRepository,
@@ -23,8 +25,12 @@ export interface TargetsDeps {
   readonly sleeper: Sleeper;
   /** Told about output and completions (the execution engine and the event stream). */
   readonly listener?: CommandListener;
+  /** The agents' open WebSockets (absent: the service offers none, agents poll). */
+  readonly connections?: AgentConnections;
   readonly settings: {
     /** How often a long poll looks at the inbox again while it waits. */
     readonly pollIntervalMs: number;
+    /** What `GET /api/v1/agent/channel` tells agents (absent: no socket, poll). */
+    readonly channel?: ChannelSettings;
   };
 }

@@ -13,7 +13,35 @@ export interface TargetRepository {
   update(previous: Target, next: Target): Promise<boolean>;
   recordHeartbeat(id: string, at: Date): Promise<void>;
   delete(target: Target): Promise<void>;
+  /**
+   * The agent's new WebSocket: stored with the target (replacing any earlier one) and as a lookup from the
+   * connection id, with a heartbeat at `at`. Answers the connection it replaced (null: none), or undefined when the
+   * target no longer exists.
+   */
+  connect(targetId: string, connectionId: string, at: Date): Promise<{ replaced: string | null } | undefined>;
+  /** The connection's lookup item: whose it is; undefined once it closed (or never was). */
+  connectionTarget(connectionId: string): Promise<string | undefined>;
+  /**
+   * The connection closed: removed from the target only while it is still the target's current one (a newer
+   * connection is left alone), and its lookup item deleted.
+   */
+  disconnect(targetId: string, connectionId: string, at: Date): Promise<void>;
 }
+
+/** Messages to agents over their open WebSockets (API Gateway's @connections API). */
+export interface AgentConnections {
+  /** Sends one JSON message; 'gone' when the connection no longer exists. */
+  post(connectionId: string, message: AgentMessage): Promise<'sent' | 'gone'>;
+  /** Closes the connection (the agent sees its socket close); a gone one is fine. */
+  close(connectionId: string): Promise<void>;
+}
+
+/** What the server tells an agent over its WebSocket. */
+export type AgentMessage =
+  | { readonly type: 'wake' }
+  | { readonly type: 'replaced' }
+  | { readonly type: 'revoked' }
+  | { readonly type: 'error'; readonly error: { readonly code: string; readonly message: string } };
 
 export interface EnrollmentTokenRepository {
   /** Kept until it expires or is revoked. */

@@ -1,19 +1,60 @@
-// Targets as users see them: list, get, rename / retag, delete. Status comes from the last heartbeat:
-// online under 60 s, stale under 300 s, offline otherwise (or never seen).
+// Targets as users see them: list, get, rename / retag, delete. Status comes from the agent's connection and its
+// last heartbeat: an agent holding its WebSocket open is online while it pings (every 5 min when idle); otherwise
+// online under 60 s since the last heartbeat, stale under 300 s, offline after (or never seen).
 import { ConflictError, NotFoundError } from '../errors.js';
 import type { Caller } from '../identity/types.js';
 import { pageOf, type PageRequest } from '../shared/pagination.js';
+import { closeTargetConnection } from './agent-channel.js';
 import type { TargetsDeps } from './deps.js';
 import type { Tag, Target, TargetStatus } from './types.js';
 
 export const ONLINE_WITHIN_MS = 60_000;
 export const STALE_WITHIN_MS = 300_000;
 
-export const targetStatus = (lastHeartbeatAt: string | null, now: Date): TargetStatus => {
+/**
+ * An idle agent on a WebSocket pings every AGENT_IDLE_PING_SECONDS (300 s): connected and heard from within this
+ * (two pings, one of them late, under API Gateway's 10-minute idle close) it is online.
+ */
+export const CONNECTED_ONLINE_WITHIN_MS = 660_000;
+/** A busy agent (or one just given work) must show life within this, else its steps fail: the dead-agent rule. */
+export const ANSWER_WITHIN_MS = 60_000;
+
+export const targetStatus = (lastHeartbeatAt: string | null, now: Date, connected = false): TargetStatus => {
   if (lastHeartbeatAt === null) return 'offline';
   const age = now.getTime() - Date.parse(lastHeartbeatAt);
-  if (age < ONLINE_WITHIN_MS) return 'online';
+  if (age < ONLINE_WITHIN_MS || (connected && age < CONNECTED_ONLINE_WITHIN_MS)) return 'online';
   return age < STALE_WITHIN_MS ? 'stale' : 'offline';
+};
+
+/** The status of a target: its connection and its last heartbeat. */
+export const statusOf = (target: Pick<Target, 'lastHeartbeatAt' | 'connectionId'>, now: Date): TargetStatus =>
+  targetStatus(target.lastHeartbeatAt, now, typeof target.connectionId === 'string');
+
+/**
+ * Why a target's agent counts as gone for a command it was given, or undefined while it answers. A busy agent
+ * heartbeats every 15 s: silent for 60 s, it is gone. An agent on a WebSocket is given 60 s from the command's
+ * creation to claim it (the push wakes it at once); one without a connection must have been heard from within 60 s.
+ * So an agent whose process died (its socket closed) fails its steps at the engine's next look, and a host that
+ * vanished without closing its socket within 60 s of the command.
+ */
+export const agentGone = (
+  target: Pick<Target, 'lastHeartbeatAt' | 'connectionId' | 'disconnectedAt' | 'name'>,
+  commandCreatedAt: string,
+  now: Date,
+): string | undefined => {
+  const heard = target.lastHeartbeatAt === null ? 0 : Date.parse(target.lastHeartbeatAt);
+  const connected = typeof target.connectionId === 'string';
+  const since = connected ? Math.max(heard, Date.parse(commandCreatedAt)) : heard;
+  if (now.getTime() - since < ANSWER_WITHIN_MS) return undefined;
+  const last = target.lastHeartbeatAt === null ? 'never heard from' : `last heard from at ${target.lastHeartbeatAt}`;
+  if (connected) return `its agent holds a connection but has not answered for ${ANSWER_WITHIN_MS / 1000} s (${last})`;
+  if (
+    typeof target.disconnectedAt === 'string' &&
+    target.lastHeartbeatAt !== null &&
+    target.disconnectedAt >= target.lastHeartbeatAt
+  )
+    return `its agent disconnected at ${target.disconnectedAt} and has not been heard from since (${last})`;
+  return `its agent has not been heard from for ${ANSWER_WITHIN_MS / 1000} s (${last})`;
 };
 
 export const targetView = (target: Target, now: Date) => ({
@@ -25,7 +66,7 @@ export const targetView = (target: Target, now: Date) => ({
   arch: target.arch,
   agent_version: target.agentVersion,
   tags: target.tags.map((t) => ({ key: t.key, value: t.value })),
-  status: targetStatus(target.lastHeartbeatAt, now),
+  status: statusOf(target, now),
   last_heartbeat_at: target.lastHeartbeatAt,
   tenant_id: target.tenantId,
   environment_id: target.environmentId,
@@ -75,7 +116,7 @@ export const listTargets = async (
     .filter((t) => visibleTo(caller, t))
     .filter((t) => caller.tenantId !== null || query.tenant_id === undefined || t.tenantId === query.tenant_id)
     .filter((t) => query.environment_id === undefined || t.environmentId === query.environment_id)
-    .filter((t) => query.status === undefined || targetStatus(t.lastHeartbeatAt, now) === query.status)
+    .filter((t) => query.status === undefined || statusOf(t, now) === query.status)
     .filter((t) => query.tags === undefined || query.tags.length === 0 || matchesTags(t.tags, query.tags, true))
     .filter(
       (t) => needle === undefined || t.name.toLowerCase().includes(needle) || t.hostname.toLowerCase().includes(needle),
@@ -113,8 +154,19 @@ export const updateTarget = async (
 };
 
 /** Deleting a target revokes its agent token at once: the agent's next call answers 401. */
-export const deleteTarget = async (deps: Pick<TargetsDeps, 'targets'>, caller: Caller, id: string): Promise<void> => {
-  await deps.targets.delete(await findVisibleTarget(deps, caller, id));
+/** Deletes the target; its agent token stops working at once, and an open WebSocket is told and closed. */
+export const deleteTarget = async (
+  deps: Pick<TargetsDeps, 'targets' | 'connections' | 'clock'>,
+  caller: Caller,
+  id: string,
+): Promise<void> => {
+  const target = await findVisibleTarget(deps, caller, id);
+  await deps.targets.delete(target);
+  const connectionId = target.connectionId;
+  if (deps.connections === undefined || typeof connectionId !== 'string') return;
+  // Best effort: the token is already refused, so a socket left open can do nothing and closes with its limits.
+  await closeTargetConnection({ connections: deps.connections }, connectionId).catch(() => undefined);
+  await deps.targets.disconnect(target.id, connectionId, deps.clock.now()).catch(() => undefined);
 };
 
 /** One value per key: the last one given wins. */

@@ -21,6 +21,15 @@ export interface Target {
   /** The hash of the target's agent token (the token itself is shown once, at registration). */
   readonly agentTokenHash: string;
   readonly lastHeartbeatAt: string | null;
+  /**
+   * The agent's open WebSocket (the API Gateway connection id) while it has one: commands are pushed to it. Absent
+   * or null for an agent that polls, or is away.
+   */
+  readonly connectionId?: string | null;
+  /** When the current connection opened. */
+  readonly connectedAt?: string | null;
+  /** When the agent's last WebSocket closed (the disconnect). */
+  readonly disconnectedAt?: string | null;
   readonly createdAt: string;
   readonly updatedAt: string;
 }

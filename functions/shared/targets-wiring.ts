@@ -1,6 +1,7 @@
 // The composition root, targets part: targets, enrollment, agent tokens and the commands agents run; the agent
 // authenticator of /api/v1/agent/* lives here.
-import { authenticateAgent } from '../../domain/targets/agent-protocol.js';
+import { wakeTarget, withWakeUps } from '../../domain/targets/agent-channel.js';
+import { authenticateAgent, MAX_POLL_WAIT_SECONDS } from '../../domain/targets/agent-protocol.js';
 import type { TargetsDeps } from '../../domain/targets/deps.js';
 import { randomTokens } from '../../infra/crypto/tokens.js';
 import { DynamoCommandRepository } from '../../infra/dynamodb/command-repository.js';
@@ -10,6 +11,8 @@ import { DynamoTenantRepository } from '../../infra/dynamodb/tenant-repository.j
 import { systemSleeper } from '../../infra/system/sleeper.js';
 import { secretCipher } from './identity-wiring.js';
 import { outputToKeyedEvents } from '../../domain/deployments/publish.js';
+import { agentConnections } from './agent-connections-wiring.js';
+import { logger } from './logger.js';
 import { once } from './once.js';
 import type { AgentAuthentication } from './shell.js';
 import { deploymentEvents } from './stream-wiring.js';
@@ -32,14 +35,31 @@ const targetName = async (targetId: string): Promise<string | null> => {
 
 export const targetsDeps = once((): TargetsDeps => {
   const { config: cfg, db, clock } = infra();
+  const targets = new DynamoTargetRepository(db, cfg.TABLE_NAME);
+  const stored = new DynamoCommandRepository(
+    db,
+    cfg.TABLE_NAME,
+    cfg.DEPLOYMENT_MAX_SECONDS + cfg.COMMAND_RETENTION_DAYS * 86_400,
+  );
+  const connections = agentConnections();
+  // Every inbox write pushes a wake-up to the target's agent over its WebSocket, when it holds one.
+  const commands =
+    connections === undefined
+      ? stored
+      : withWakeUps(
+          stored,
+          (targetId) => wakeTarget({ targets, connections, clock }, targetId),
+          (error, targetId) =>
+            logger.warn('could not push a wake-up to an agent; it finds the entry on its next drain', {
+              targetId,
+              error: (error as Error).message,
+            }),
+        );
   return {
-    targets: new DynamoTargetRepository(db, cfg.TABLE_NAME),
+    targets,
     enrollmentTokens: new DynamoEnrollmentTokenRepository(db, cfg.TABLE_NAME),
-    commands: new DynamoCommandRepository(
-      db,
-      cfg.TABLE_NAME,
-      cfg.DEPLOYMENT_MAX_SECONDS + cfg.COMMAND_RETENTION_DAYS * 86_400,
-    ),
+    commands,
+    ...(connections === undefined ? {} : { connections }),
     tenants: new DynamoTenantRepository(db, cfg.TABLE_NAME),
     environments: new DynamoEnvironmentRepository(db, cfg.TABLE_NAME),
     random: randomTokens,
@@ -47,7 +67,15 @@ export const targetsDeps = once((): TargetsDeps => {
     ids: ids(),
     clock,
     sleeper: systemSleeper,
-    settings: { pollIntervalMs: cfg.AGENT_POLL_INTERVAL_MS },
+    settings: {
+      pollIntervalMs: cfg.AGENT_POLL_INTERVAL_MS,
+      channel: {
+        socketUrl: cfg.AGENT_SOCKET_URL ?? null,
+        heartbeatSeconds: cfg.AGENT_HEARTBEAT_SECONDS,
+        idlePingSeconds: cfg.AGENT_IDLE_PING_SECONDS,
+        pollWaitSeconds: MAX_POLL_WAIT_SECONDS,
+      },
+    },
     listener: {
       // Each line of output becomes a log event of the deployment's stream, as it arrives; once per (command, seq).
       output: async (command, chunks) => {

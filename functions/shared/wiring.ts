@@ -77,7 +77,7 @@ const corsOrigins = ((): { origins: readonly string[]; problem?: string } => {
 
 // No silent defaults in the cloud: outside the local stage a cold start missing PUBLIC_BASE_URL or
 // EDGE_ORIGIN_SECRET answers every request 503 naming them (logged once per container).
-const startupProblems = once(() => {
+export const startupProblems = once(() => {
   const problems = [
     ...missingCloudSettings(process.env),
     ...(corsOrigins.problem === undefined ? [] : [corsOrigins.problem]),

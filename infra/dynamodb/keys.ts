@@ -102,6 +102,8 @@ export const keys = {
     gsi1pk: `AGENTINBOX#${targetId}`,
     gsi1sk: `${kind}#${createdAt}#${commandId}`,
   }),
+  /** An agent's WebSocket connection -> its target (the disconnect and the agent's messages carry only the id). */
+  agentConnection: (connectionId: string): Key => ({ pk: `AGENTCONNECTION#${connectionId}`, sk: 'CONNECTION' }),
   // ---- deployments (domain/deployments) ----
   deployment: (id: string): Key => ({ pk: `DEPLOYMENT#${id}`, sk: 'DEPLOYMENT' }),
   deploymentsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'DEPLOYMENTS', gsi1sk: `${createdAt}#${id}` }),

@@ -23,6 +23,9 @@ import { findRecord, getRecord, listPartition, stripKeys, type Item } from './re
 
 const toTarget = (item: Item): Target => stripKeys<Target>(item);
 
+/** How long a connection's lookup item is kept: API Gateway closes every connection after 2 hours. */
+const CONNECTION_LOOKUP_SECONDS = 3 * 3600;
+
 const itemOf = (target: Target) => ({
   ...keys.target(target.id),
   ...keys.targetsIndex(target.createdAt, target.id),
@@ -117,6 +120,69 @@ export class DynamoTargetRepository implements TargetRepository {
         }),
       ),
     );
+  }
+
+  async connect(
+    targetId: string,
+    connectionId: string,
+    at: Date,
+  ): Promise<{ replaced: string | null } | undefined> {
+    const now = at.toISOString();
+    const lookup = keys.agentConnection(connectionId);
+    // The lookup first: a connection the target names can always be traced back (it expires after API Gateway's
+    // 2-hour limit on any connection, with an hour to spare).
+    await this.db.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: {
+          ...lookup,
+          type: 'agent_connection',
+          targetId,
+          connectedAt: now,
+          ttl: Math.ceil(at.getTime() / 1000) + CONNECTION_LOOKUP_SECONDS,
+        },
+      }),
+    );
+    try {
+      const { Attributes } = await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.target(targetId),
+          UpdateExpression: 'SET connectionId = :id, connectedAt = :now, lastHeartbeatAt = :now',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':id': connectionId, ':now': now },
+          ReturnValues: 'UPDATED_OLD',
+        }),
+      );
+      const previous = Attributes?.['connectionId'];
+      return { replaced: typeof previous === 'string' && previous !== connectionId ? previous : null };
+    } catch (error) {
+      if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
+      await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: lookup }));
+      return undefined;
+    }
+  }
+
+  async connectionTarget(connectionId: string): Promise<string | undefined> {
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: keys.agentConnection(connectionId), ConsistentRead: true }),
+    );
+    return typeof Item?.['targetId'] === 'string' ? Item['targetId'] : undefined;
+  }
+
+  async disconnect(targetId: string, connectionId: string, at: Date): Promise<void> {
+    await conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.target(targetId),
+          UpdateExpression: 'SET disconnectedAt = :at REMOVE connectionId',
+          ConditionExpression: 'connectionId = :id',
+          ExpressionAttributeValues: { ':id': connectionId, ':at': at.toISOString() },
+        }),
+      ),
+    );
+    await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: keys.agentConnection(connectionId) }));
   }
 
   async delete(target: Target): Promise<void> {

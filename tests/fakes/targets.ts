@@ -1,6 +1,8 @@
 // In-memory fakes of the targets context, for unit tests of its use cases.
 import type { TargetsDeps } from '../../domain/targets/deps.js';
 import type {
+  AgentConnections,
+  AgentMessage,
   CommandRepository,
   EnrollmentTokenRepository,
   Sleeper,
@@ -47,6 +49,42 @@ export class FakeTargetRepository implements TargetRepository {
   }
   async delete(target: Target) {
     this.targets.delete(target.id);
+  }
+  /** Connection id -> target id (the lookup items). */
+  readonly connections = new Map<string, string>();
+  async connect(targetId: string, connectionId: string, at: Date) {
+    const target = this.targets.get(targetId);
+    if (target === undefined) return undefined;
+    const previous = target.connectionId ?? null;
+    this.connections.set(connectionId, targetId);
+    const now = at.toISOString();
+    this.targets.set(targetId, { ...target, connectionId, connectedAt: now, lastHeartbeatAt: now });
+    return { replaced: previous !== null && previous !== connectionId ? previous : null };
+  }
+  async connectionTarget(connectionId: string) {
+    return this.connections.get(connectionId);
+  }
+  async disconnect(targetId: string, connectionId: string, at: Date) {
+    const target = this.targets.get(targetId);
+    if (target !== undefined && target.connectionId === connectionId)
+      this.targets.set(targetId, { ...target, connectionId: null, disconnectedAt: at.toISOString() });
+    this.connections.delete(connectionId);
+  }
+}
+
+/** Agents' sockets as a list of what was sent and closed; `gone` connections answer 'gone'. */
+export class FakeAgentConnections implements AgentConnections {
+  readonly sent: { connectionId: string; message: AgentMessage }[] = [];
+  readonly closed: string[] = [];
+  readonly gone = new Set<string>();
+  async post(connectionId: string, message: AgentMessage) {
+    if (this.gone.has(connectionId)) return 'gone' as const;
+    this.sent.push({ connectionId, message });
+    return 'sent' as const;
+  }
+  async close(connectionId: string) {
+    this.closed.push(connectionId);
+    this.gone.add(connectionId);
   }
 }
 

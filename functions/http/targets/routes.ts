@@ -1,4 +1,5 @@
 import { route, type Route } from '../../shared/router.js';
+import * as agentChannelGet from './agent-channel-get.js';
 import * as agentCommandCompletePost from './agent-command-complete-post.js';
 import * as agentCommandOutputPost from './agent-command-output-post.js';
 import * as agentCommandsGet from './agent-commands-get.js';
@@ -22,6 +23,7 @@ export const targetsRoutes = [
   route('DELETE', '/api/v1/targets/{id}', targetDelete.handler),
   route('POST', '/api/v1/agent/register', agentRegisterPost.handler),
   route('POST', '/api/v1/agent/heartbeat', agentHeartbeatPost.handler),
+  route('GET', '/api/v1/agent/channel', agentChannelGet.handler),
   route('GET', '/api/v1/agent/commands', agentCommandsGet.handler),
   route('POST', '/api/v1/agent/commands/{id}/output', agentCommandOutputPost.handler),
   route('POST', '/api/v1/agent/commands/{id}/complete', agentCommandCompletePost.handler),

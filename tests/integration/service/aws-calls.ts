@@ -36,6 +36,9 @@ export const COMMAND_ACTIONS: Readonly<Record<string, string>> = {
   DeleteMessageCommand: 'sqs:DeleteMessage',
   DeleteMessageBatchCommand: 'sqs:DeleteMessage',
   ChangeMessageVisibilityCommand: 'sqs:ChangeMessageVisibility',
+  // @aws-sdk/client-apigatewaymanagementapi (the agents' WebSockets)
+  PostToConnectionCommand: 'execute-api:ManageConnections',
+  DeleteConnectionCommand: 'execute-api:ManageConnections',
 };
 
 /** One AWS call site kind: the module that imports the command, and the action it needs. */

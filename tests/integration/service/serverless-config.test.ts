@@ -104,6 +104,17 @@ const resourceName = (value: unknown): string => {
   const join = v['Fn::Join'];
   if (Array.isArray(join) && join[0] === '/' && Array.isArray(join[1]))
     return (join[1] as unknown[]).map(resourceName).join('/');
+  // An execute-api ARN built with Join '': the API it names (`arn:...:${WebsocketsApi}/<stage>/*/@connections/*`).
+  if (Array.isArray(join) && join[0] === '' && Array.isArray(join[1])) {
+    const parts = join[1] as unknown[];
+    const api = parts.find(
+      (p) =>
+        typeof p === 'object' && p !== null && 'Ref' in p && !String((p as { Ref: string }).Ref).startsWith('AWS::'),
+    );
+    const tail = parts.at(-1);
+    if (api !== undefined && typeof tail === 'string' && tail.endsWith('/*/@connections/*'))
+      return `${(api as { Ref: string }).Ref}`;
+  }
   throw new Error(`unexpected resource reference ${JSON.stringify(value)}`);
 };
 const asList = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
@@ -138,8 +149,8 @@ const neededGrants = (functionName: string, calls: FunctionCalls, consumedQueues
       const queue = QUEUE_OF_MODULE[module];
       if (queue === undefined) throw new Error(`${module} makes ${action}: say which queue in QUEUE_OF_MODULE`);
       grants.add(`${action} ${queue}`);
-    } else
-      throw new Error(`${functionName}: ${module} makes ${action}, which this test does not map to a resource yet`);
+    } else if (action === 'execute-api:ManageConnections') grants.add(`${action} WebsocketsApi`);
+    else throw new Error(`${functionName}: ${module} makes ${action}, which this test does not map to a resource yet`);
   }
   // The event source mapping polls on the function's behalf with the function's role.
   for (const queue of consumedQueues)

@@ -1,0 +1,145 @@
+// The agent channel (decisions.md, "The agent channel"): agents hold a WebSocket open, and the server pushes a
+// wake-up to it the moment something lands in the target's inbox (a command, a cancel notice). A push is only a
+// wake-up: the inbox keeps every entry until the agent claims it over HTTP, so a lost push loses nothing, and an
+// agent drains its inbox whenever its socket (re)opens. Idle agents cost one ping every 5 minutes.
+//
+// connectAgent    ($connect)    -> authenticate the agent token -> store the connection (replacing any) -> close the old
+// disconnectAgent ($disconnect) -> clear the connection if it is still the target's current one
+// socketHeartbeat (a message)  -> heartbeat (functions/sockets/agent-socket.ts reads and checks the message)
+// wakeTarget      (after an inbox write) -> post {type: wake} to the target's connection; a gone one is cleared
+import { InvalidTokenError } from '../identity/errors.js';
+import type { Clock } from '../shared/ports.js';
+import { authenticateAgent } from './agent-protocol.js';
+import type { TargetsDeps } from './deps.js';
+import type { AgentCaller, Command } from './types.js';
+import type { AgentConnections, CommandRepository, TargetRepository } from './ports.js';
+
+/** What an agent learns at `GET /api/v1/agent/channel`: where to connect and how often to speak. */
+export interface ChannelSettings {
+  /** The WebSocket URL agents connect to; null when the service offers none (agents poll). */
+  readonly socketUrl: string | null;
+  /** While a command runs: at most this long between heartbeats (the dead-agent rule allows 60 s). */
+  readonly heartbeatSeconds: number;
+  /** While idle, a ping this often keeps the connection (API Gateway closes one idle for 10 minutes). */
+  readonly idlePingSeconds: number;
+  /** An agent that cannot open the socket long-polls with this wait. */
+  readonly pollWaitSeconds: number;
+}
+
+/** A push that finds its connection gone clears it only once the connection is this old: API Gateway refuses posts
+ * to a connection whose $connect is still running, and that one is about to open (its agent drains on open). */
+export const GONE_AFTER_MS = 30_000;
+
+export type ChannelDeps = Pick<TargetsDeps, 'targets' | 'random' | 'clock'> & {
+  readonly connections: AgentConnections;
+};
+
+/** GET /api/v1/agent/channel: also a heartbeat (the agent asks before each connection). */
+export const channelInfo = async (
+  deps: Pick<TargetsDeps, 'targets' | 'clock'>,
+  settings: ChannelSettings,
+  agent: AgentCaller,
+) => {
+  await deps.targets.recordHeartbeat(agent.targetId, deps.clock.now());
+  return {
+    socket_url: settings.socketUrl,
+    heartbeat_seconds: settings.heartbeatSeconds,
+    idle_ping_seconds: settings.idlePingSeconds,
+    poll_wait_seconds: settings.pollWaitSeconds,
+  };
+};
+
+/** $connect: the agent token from the Authorization header; a refused one fails the handshake (InvalidTokenError). */
+export const connectAgent = async (
+  deps: ChannelDeps,
+  authorization: string | undefined,
+  connectionId: string,
+): Promise<AgentCaller> => {
+  const agent = await authenticateAgent(deps, authorization);
+  const connected = await deps.targets.connect(agent.targetId, connectionId, deps.clock.now());
+  if (connected === undefined) throw new InvalidTokenError('The target was deleted; enroll the agent again.');
+  if (connected.replaced !== null) {
+    // Another process with this target's token (or this agent's previous socket, half-open): told, then closed.
+    await deps.connections.post(connected.replaced, { type: 'replaced' });
+    await deps.connections.close(connected.replaced);
+  }
+  return agent;
+};
+
+/** $disconnect: API Gateway says the connection closed (either side, or its time limits). */
+export const disconnectAgent = async (deps: Pick<ChannelDeps, 'targets' | 'clock'>, connectionId: string) => {
+  const targetId = await deps.targets.connectionTarget(connectionId);
+  if (targetId !== undefined) await deps.targets.disconnect(targetId, connectionId, deps.clock.now());
+  return targetId;
+};
+
+/** A heartbeat over the socket: the target whose connection it is, or undefined for a connection no longer known. */
+export const socketHeartbeat = async (
+  deps: Pick<ChannelDeps, 'targets' | 'clock'>,
+  connectionId: string,
+): Promise<string | undefined> => {
+  const targetId = await deps.targets.connectionTarget(connectionId);
+  if (targetId !== undefined) await deps.targets.recordHeartbeat(targetId, deps.clock.now());
+  return targetId;
+};
+
+/** Tells the target's agent to look at its inbox now; false when it has no open connection (it polls, or is away). */
+export const wakeTarget = async (
+  deps: { readonly targets: TargetRepository; readonly connections: AgentConnections; readonly clock: Clock },
+  targetId: string,
+): Promise<boolean> => {
+  const target = await deps.targets.get(targetId);
+  const connectionId = target?.connectionId;
+  if (typeof connectionId !== 'string') return false;
+  if ((await deps.connections.post(connectionId, { type: 'wake' })) === 'sent') return true;
+  const now = deps.clock.now();
+  const opened = typeof target?.connectedAt === 'string' ? Date.parse(target.connectedAt) : 0;
+  // Its $disconnect was lost (or is on its way): the record stops naming a connection that is gone.
+  if (now.getTime() - opened >= GONE_AFTER_MS) await deps.targets.disconnect(targetId, connectionId, now);
+  return false;
+};
+
+/** Revoked (the target deleted): the agent is told and its connection closed. */
+export const closeTargetConnection = async (
+  deps: { readonly connections: AgentConnections },
+  connectionId: string | null | undefined,
+): Promise<void> => {
+  if (typeof connectionId !== 'string') return;
+  await deps.connections.post(connectionId, { type: 'revoked' });
+  await deps.connections.close(connectionId);
+};
+
+/**
+ * The command repository of a service with the agent channel: every inbox write (a command queued, a cancel notice)
+ * is followed by a wake-up of its target. A failed push is reported to `onError` and otherwise ignored: the entry
+ * waits in the inbox for the agent's next drain (on reconnect) or poll.
+ */
+export const withWakeUps = (
+  commands: CommandRepository,
+  wake: (targetId: string) => Promise<unknown>,
+  onError: (error: unknown, targetId: string) => void,
+): CommandRepository => {
+  const wakeUp = async (command: Command) => {
+    try {
+      await wake(command.targetId);
+    } catch (error) {
+      onError(error, command.targetId);
+    }
+  };
+  return {
+    enqueue: async (command) => {
+      await commands.enqueue(command);
+      await wakeUp(command);
+    },
+    requestCancel: async (command, at) => {
+      await commands.requestCancel(command, at);
+      await wakeUp(command);
+    },
+    get: (id) => commands.get(id),
+    listByDeployment: (deploymentId) => commands.listByDeployment(deploymentId),
+    claimInbox: (targetId, max, at) => commands.claimInbox(targetId, max, at),
+    appendOutput: (command, chunks, at) => commands.appendOutput(command, chunks, at),
+    output: (commandId) => commands.output(commandId),
+    complete: (commandId, result) => commands.complete(commandId, result),
+  };
+};

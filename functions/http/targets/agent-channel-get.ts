@@ -1,0 +1,42 @@
+// handler -> channelInfo (domain/targets/agent-channel.ts) -> TargetRepository (a heartbeat)
+import * as v from 'valibot';
+import { channelInfo } from '../../../domain/targets/agent-channel.js';
+import { MAX_POLL_WAIT_SECONDS } from '../../../domain/targets/agent-protocol.js';
+import type { TargetsDeps } from '../../../domain/targets/deps.js';
+import { http } from '../../shared/http.js';
+import { targetsDeps } from '../../shared/targets-wiring.js';
+
+const NO_SOCKET = {
+  socketUrl: null,
+  heartbeatSeconds: 15,
+  idlePingSeconds: 300,
+  pollWaitSeconds: MAX_POLL_WAIT_SECONDS,
+};
+
+export const makeHandler = (deps: () => TargetsDeps) =>
+  http(
+    {
+      operationId: 'agent_channel',
+      summary:
+        'Where the agent connects its WebSocket (null: none offered, poll) and how often it heartbeats; also a heartbeat',
+      tags: ['agent'],
+      permission: 'agent',
+      responses: {
+        200: {
+          description: 'The channel settings',
+          schema: v.object({
+            socket_url: v.nullable(v.string()),
+            heartbeat_seconds: v.number(),
+            idle_ping_seconds: v.number(),
+            poll_wait_seconds: v.number(),
+          }),
+        },
+      },
+    },
+    async ({ caller }) => ({
+      statusCode: 200,
+      body: await channelInfo(deps(), deps().settings.channel ?? NO_SOCKET, caller),
+    }),
+  );
+
+export const handler = makeHandler(targetsDeps);

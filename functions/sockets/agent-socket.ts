@@ -1,0 +1,112 @@
+// Lambda entry of the agents' WebSocket API (serverless.yml function `agentSocket`): $connect authenticates the
+// agent token and stores the connection, $disconnect clears it, and every message (route `heartbeat`, anything
+// else through `$default`) is a heartbeat or answered with an error message. See domain/targets/agent-channel.ts.
+//
+// $connect answers 401 to a refused token (the handshake fails), 503 while the configuration is incomplete; the
+// other routes always answer 200 to API Gateway (a message cannot be refused with a status: the agent gets an
+// `{type: "error"}` message instead).
+import type { APIGatewayProxyResultV2, APIGatewayProxyWebsocketEventV2, Context } from 'aws-lambda';
+import * as v from 'valibot';
+import {
+  connectAgent,
+  disconnectAgent,
+  socketHeartbeat,
+  type ChannelDeps,
+} from '../../domain/targets/agent-channel.js';
+import type { AgentMessage } from '../../domain/targets/ports.js';
+import { InvalidTokenError } from '../../domain/identity/errors.js';
+import { logger } from '../shared/logger.js';
+import { channelDeps } from '../shared/agent-socket-wiring.js';
+import { startupProblems } from '../shared/wiring.js';
+
+type SocketEvent = APIGatewayProxyWebsocketEventV2 & { headers?: Record<string, string | undefined> };
+
+/** The Authorization header, whatever its case (API Gateway keeps the client's; serverless-offline too). */
+const authorizationOf = (headers: Record<string, string | undefined> | undefined): string | undefined =>
+  Object.entries(headers ?? {}).find(([name]) => name.toLowerCase() === 'authorization')?.[1];
+
+const Message = v.variant('action', [
+  v.object({
+    action: v.literal('heartbeat'),
+    running_command_ids: v.optional(v.pipe(v.array(v.pipe(v.string(), v.maxLength(64))), v.maxLength(1000))),
+  }),
+]);
+
+type Refusal = { readonly error: Extract<AgentMessage, { type: 'error' }>['error']; readonly close: boolean };
+
+/** One message from an agent: a heartbeat, else the refusal to send back (and whether to close the socket). */
+const onMessage = async (
+  deps: ChannelDeps,
+  connectionId: string,
+  body: string | undefined,
+): Promise<Refusal | undefined> => {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body ?? '');
+  } catch {
+    return {
+      error: { code: 'INVALID_BODY', message: 'Messages are JSON objects: {"action":"heartbeat"}.' },
+      close: false,
+    };
+  }
+  if (!v.safeParse(Message, parsed).success)
+    return {
+      error: {
+        code: 'VALIDATION_ERROR',
+        message: 'Unknown message: the only action is "heartbeat" ({"action":"heartbeat"}).',
+      },
+      close: false,
+    };
+  if ((await socketHeartbeat(deps, connectionId)) === undefined)
+    return {
+      error: { code: 'INVALID_TOKEN', message: 'This connection is no longer known; connect again.' },
+      close: true,
+    };
+  return undefined;
+};
+
+const answer = (statusCode: number): APIGatewayProxyResultV2 => ({ statusCode });
+
+export const makeHandler =
+  (deps: () => ChannelDeps | undefined, problems: () => readonly string[]) =>
+  async (event: SocketEvent, context?: Context): Promise<APIGatewayProxyResultV2> => {
+    const { routeKey, connectionId } = event.requestContext;
+    const base = { route: routeKey, connectionId, requestId: context?.awsRequestId };
+    if (problems().length > 0) {
+      logger.error('refusing the agent socket: incomplete configuration', { ...base, problems: problems() });
+      return answer(503);
+    }
+    const channel = deps();
+    if (channel === undefined) {
+      logger.error('an agent socket event arrived but AGENT_SOCKET_ENDPOINT is not set', base);
+      return answer(503);
+    }
+    try {
+      if (routeKey === '$connect') {
+        const agent = await connectAgent(channel, authorizationOf(event.headers), connectionId);
+        logger.info('agent connected', { ...base, targetId: agent.targetId });
+        return answer(200);
+      }
+      if (routeKey === '$disconnect') {
+        const targetId = await disconnectAgent(channel, connectionId);
+        logger.info('agent disconnected', { ...base, targetId });
+        return answer(200);
+      }
+      const outcome = await onMessage(channel, connectionId, event.body);
+      if (outcome !== undefined) {
+        logger.info('agent message refused', { ...base, code: outcome.error.code });
+        await channel.connections.post(connectionId, { type: 'error', error: outcome.error });
+        if (outcome.close) await channel.connections.close(connectionId);
+      }
+      return answer(200);
+    } catch (error) {
+      if (error instanceof InvalidTokenError) {
+        logger.info('agent connection refused: the token is not valid', base);
+        return answer(401);
+      }
+      logger.error('agent socket event failed', { ...base, error });
+      return answer(500);
+    }
+  };
+
+export const handler = makeHandler(channelDeps, startupProblems);

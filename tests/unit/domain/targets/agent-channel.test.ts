@@ -1,0 +1,211 @@
+import { describe, expect, it } from 'vitest';
+import {
+  connectAgent,
+  disconnectAgent,
+  GONE_AFTER_MS,
+  socketHeartbeat,
+  wakeTarget,
+  withWakeUps,
+} from '../../../../domain/targets/agent-channel.js';
+import { createEnrollmentToken, registerAgent } from '../../../../domain/targets/enrollment.js';
+import { agentGone, statusOf } from '../../../../domain/targets/targets.js';
+import type { Command, Target } from '../../../../domain/targets/types.js';
+import { PERMISSIONS } from '../../../../domain/identity/permissions.js';
+import type { Caller } from '../../../../domain/identity/types.js';
+import { FakeAgentConnections, targetsFakes } from '../../../fakes/targets.js';
+
+const admin: Caller = {
+  kind: 'user',
+  userId: 'u1',
+  tenantId: null,
+  roles: ['admin'],
+  permissions: new Set(PERMISSIONS.map((p) => p.name)),
+};
+
+const setup = async () => {
+  const fakes = targetsFakes();
+  const connections = new FakeAgentConnections();
+  const token = await createEnrollmentToken(fakes.deps, admin, { expires_in_hours: 1 });
+  const agent = await registerAgent(fakes.deps, {
+    enrollment_token: token.token,
+    name: 'web-1',
+    hostname: 'web-1.local',
+    os: 'linux',
+    arch: 'x64',
+    agent_version: '1.0.0',
+    tags: [],
+  });
+  const deps = { ...fakes.deps, connections };
+  return { ...fakes, deps, connections, targetId: agent.target_id, auth: `Bearer ${agent.agent_token}` };
+};
+
+const command = (targetId: string, createdAt: string): Command => ({
+  id: 'c1',
+  targetId,
+  deploymentId: 'd1',
+  stepId: 's1',
+  attempt: 1,
+  action: { id: 'a1', slug: 'a', version: '1.0.0' },
+  script: 'true',
+  interpreter: 'sh',
+  variables: {},
+  secretVariables: [],
+  timeoutSeconds: null,
+  status: 'queued',
+  createdAt,
+  deliveredAt: null,
+  cancelRequestedAt: null,
+  outputSeq: -1,
+  result: null,
+});
+
+const at = (iso: string) => new Date(iso);
+const target = (
+  overrides: Partial<Target>,
+): Pick<Target, 'lastHeartbeatAt' | 'connectionId' | 'disconnectedAt' | 'name'> => ({
+  name: 'web-1',
+  lastHeartbeatAt: '2026-11-22T10:00:00.000Z',
+  connectionId: null,
+  disconnectedAt: null,
+  ...overrides,
+});
+
+describe('status with the WebSocket', () => {
+  it('keeps a connected agent online between its 5-minute pings, and judges others by the heartbeat alone', () => {
+    // Arrange
+    const now = at('2026-11-22T10:06:00.000Z'); // six minutes after the last ping
+    // Act / Assess
+    expect(statusOf(target({ connectionId: 'conn-1' }), now)).toBe('online');
+    expect(statusOf(target({}), now)).toBe('offline');
+    expect(statusOf(target({}), at('2026-11-22T10:04:00.000Z'))).toBe('stale');
+    // Silent past two pings: API Gateway would have closed it; its disconnect was lost.
+    expect(statusOf(target({ connectionId: 'conn-1' }), at('2026-11-22T10:11:00.000Z'))).toBe('offline');
+    expect(statusOf(target({ lastHeartbeatAt: null, connectionId: 'conn-1' }), now)).toBe('offline');
+  });
+});
+
+describe('agentGone: the dead-agent rule', () => {
+  const created = '2026-11-22T10:04:00.000Z'; // the command, four minutes after the last ping
+
+  it('gives a connected agent 60 s from the command to answer, then names it', () => {
+    // Arrange
+    const connected = target({ connectionId: 'conn-1' });
+    // Act / Assess
+    expect(agentGone(connected, created, at('2026-11-22T10:04:59.000Z'))).toBeUndefined();
+    expect(agentGone(connected, created, at('2026-11-22T10:05:00.000Z'))).toMatch(
+      /holds a connection but has not answered for 60 s \(last heard from at 2026-11-22T10:00:00.000Z\)/,
+    );
+  });
+
+  it('fails at once for an agent whose socket closed and that was not heard from for 60 s', () => {
+    // Arrange
+    const closed = target({ disconnectedAt: '2026-11-22T10:03:00.000Z' });
+    // Act / Assess
+    expect(agentGone(closed, created, at('2026-11-22T10:04:01.000Z'))).toMatch(
+      /disconnected at 2026-11-22T10:03:00.000Z and has not been heard from since/,
+    );
+  });
+
+  it('keeps a busy agent that heartbeats every 15 s alive, connected or polling', () => {
+    // Arrange
+    const now = at('2026-11-22T10:10:00.000Z');
+    const heard = '2026-11-22T10:09:45.000Z';
+    // Act / Assess
+    expect(agentGone(target({ lastHeartbeatAt: heard }), created, now)).toBeUndefined();
+    expect(agentGone(target({ lastHeartbeatAt: heard, connectionId: 'c' }), created, now)).toBeUndefined();
+  });
+});
+
+describe('connectAgent / disconnectAgent', () => {
+  it('stores the connection, replaces an older one (told and closed), and refuses a bad token', async () => {
+    // Arrange
+    const { deps, connections, targets, targetId, auth } = await setup();
+    // Act
+    await connectAgent(deps, auth, 'conn-1');
+    await connectAgent(deps, auth, 'conn-2');
+    // Assess
+    expect((await targets.get(targetId))?.connectionId).toBe('conn-2');
+    expect(connections.sent).toEqual([{ connectionId: 'conn-1', message: { type: 'replaced' } }]);
+    expect(connections.closed).toEqual(['conn-1']);
+    await expect(connectAgent(deps, 'Bearer dpa_wrong', 'conn-3')).rejects.toThrow(/not valid/);
+    await expect(connectAgent(deps, 'Bearer dpu_user-token', 'conn-3')).rejects.toThrow(/only agent tokens/);
+  });
+
+  it('clears a connection on its disconnect, but not a newer one', async () => {
+    // Arrange
+    const { deps, targets, targetId, auth } = await setup();
+    await connectAgent(deps, auth, 'conn-1');
+    await connectAgent(deps, auth, 'conn-2');
+    // Act
+    await disconnectAgent(deps, 'conn-1');
+    const afterOld = await targets.get(targetId);
+    await disconnectAgent(deps, 'conn-2');
+    // Assess
+    expect(afterOld?.connectionId).toBe('conn-2');
+    expect((await targets.get(targetId))?.connectionId).toBeNull();
+    expect(await disconnectAgent(deps, 'never-was')).toBeUndefined();
+  });
+});
+
+describe('socketHeartbeat', () => {
+  it('records a heartbeat for the connection’s target, and knows no unknown connection', async () => {
+    // Arrange
+    const { deps, targets, targetId, auth, clock } = await setup();
+    await connectAgent(deps, auth, 'conn-1');
+    clock.advance(5_000);
+    // Act
+    const beat = await socketHeartbeat(deps, 'conn-1');
+    const unknown = await socketHeartbeat(deps, 'conn-x');
+    // Assess
+    expect(beat).toBe(targetId);
+    expect((await targets.get(targetId))?.lastHeartbeatAt).toBe(clock.now().toISOString());
+    expect(unknown).toBeUndefined();
+  });
+});
+
+describe('wakeTarget and withWakeUps', () => {
+  it('pushes a wake-up to the connection; a gone one is cleared only once it is 30 s old', async () => {
+    // Arrange
+    const { deps, connections, targets, targetId, auth, clock } = await setup();
+    await connectAgent(deps, auth, 'conn-1');
+    // Act
+    const sent = await wakeTarget(deps, targetId);
+    connections.gone.add('conn-1');
+    const young = await wakeTarget(deps, targetId);
+    const keptWhileYoung = (await targets.get(targetId))?.connectionId;
+    clock.advance(GONE_AFTER_MS);
+    await wakeTarget(deps, targetId);
+    // Assess
+    expect(sent).toBe(true);
+    expect(connections.sent).toEqual([{ connectionId: 'conn-1', message: { type: 'wake' } }]);
+    expect(young).toBe(false);
+    expect(keptWhileYoung).toBe('conn-1');
+    expect((await targets.get(targetId))?.connectionId).toBeNull();
+  });
+
+  it('wakes the target after a command is queued and after a cancel notice; a failed push loses nothing', async () => {
+    // Arrange
+    const { commands, targetId } = await setup();
+    const woken: string[] = [];
+    const errors: string[] = [];
+    let fail = false;
+    const wrapped = withWakeUps(
+      commands,
+      async (id) => {
+        if (fail) throw new Error('socket API down');
+        woken.push(id);
+      },
+      (error) => errors.push((error as Error).message),
+    );
+    const queued = command(targetId, '2026-11-22T10:00:00.000Z');
+    // Act
+    await wrapped.enqueue(queued);
+    await wrapped.requestCancel(queued, new Date());
+    fail = true;
+    await wrapped.enqueue({ ...queued, id: 'c2' });
+    // Assess
+    expect(woken).toEqual([targetId, targetId]);
+    expect(errors).toEqual(['socket API down']);
+    expect((await wrapped.get('c2'))?.status).toBe('queued');
+  });
+});
