@@ -122,11 +122,7 @@ export class DynamoTargetRepository implements TargetRepository {
     );
   }
 
-  async connect(
-    targetId: string,
-    connectionId: string,
-    at: Date,
-  ): Promise<{ replaced: string | null } | undefined> {
+  async connect(targetId: string, connectionId: string, at: Date): Promise<{ replaced: string | null } | undefined> {
     const now = at.toISOString();
     const lookup = keys.agentConnection(connectionId);
     // The lookup first: a connection the target names can always be traced back (it expires after API Gateway's

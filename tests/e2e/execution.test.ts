@@ -344,7 +344,9 @@ describe('the execution engine', () => {
       const done = await finished(id, 120_000);
       // Assess: 60 s without a heartbeat, plus at most one 10 s engine check
       expect(done).toMatchObject({ state: 'failed' });
-      expect(done.plan.steps[0].error_message).toMatch(/Target ghost is not answering: its agent has not been heard from for 60 s/);
+      expect(done.plan.steps[0].error_message).toMatch(
+        /Target ghost is not answering: its agent has not been heard from for 60 s/,
+      );
       expect(Date.now() - started).toBeLessThan(90_000);
     },
   );
