@@ -163,6 +163,7 @@ const main = async (): Promise<void> => {
       `  SQS             ${stack.sqsEndpoint}${stack.external ? ' (AWS_ENDPOINT_URL)' : ' (local-aws-sqs)'}`,
       `  Running         HTTP functions (serverless-offline), stream function, ${Object.keys(stack.queues).length} queues`,
       `  Agents          ${agents.length === LOCAL_AGENTS.length ? agentList : 'not running (see above)'}; work in ${agentsDir}`,
+      `  Agent socket    ${stack.env['AGENT_SOCKET_URL'] ?? 'none (agents poll)'}   (commands are pushed to connected agents)`,
       '',
       '  Ctrl-C stops everything.',
       '',
