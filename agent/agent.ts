@@ -197,6 +197,8 @@ class Agent {
   private cadence: Cadence;
   private pollWaitNow: number;
   private lastBeatAt = 0;
+  /** Aborted (and renewed) to make the heartbeat loop plan again at once: the link or the cadence changed. */
+  private heartbeatReplan = new AbortController();
   private socket: WebSocket | undefined;
   private endSession: ((code: number, reason: string) => void) | undefined;
   private readonly drainer = new Drainer(
@@ -450,6 +452,17 @@ class Agent {
     this.track(record.id, reportCompletion(this.context, record));
   }
 
+  private setLink(link: Link): void {
+    if (this.link === link) return;
+    this.link = link;
+    this.replanHeartbeats();
+  }
+
+  private replanHeartbeats(): void {
+    this.heartbeatReplan.abort();
+    this.heartbeatReplan = new AbortController();
+  }
+
   /** Anything running, waiting, or still to be delivered. */
   private isBusy(): boolean {
     return this.executions.size > 0 || this.queued.length > 0 || this.tasks.size > 0;
@@ -462,7 +475,7 @@ class Agent {
       const plan = heartbeatPlan(this.link, this.isBusy(), this.cadence);
       const delay = heartbeatDelay(plan, this.lastBeatAt, Date.now(), this.cadence);
       if (plan.via === 'none' || delay > 0) {
-        await sleep(delay, signal);
+        await sleep(delay, AbortSignal.any([signal, this.heartbeatReplan.signal]));
         continue;
       }
       const running = [...this.executions.keys()];
@@ -587,7 +600,7 @@ class Agent {
         await sleep(delay, stop);
       }
     }
-    this.link = 'connecting';
+    this.setLink('connecting');
   }
 
   private applyChannel(channel: ChannelResponse): void {
@@ -597,6 +610,7 @@ class Agent {
       idleMs: cadenceSeconds(this.idlePingMs / 1000, channel.idle_ping_seconds) * 1000,
     };
     this.pollWaitNow = Math.max(1, Math.floor(cadenceSeconds(this.pollWait, channel.poll_wait_seconds)));
+    this.replanHeartbeats();
   }
 
   /** Opens a socket with the agent token; resolves once it is open, or with why it is not. */
@@ -641,7 +655,7 @@ class Agent {
     let replaced = false;
     let revoked = false;
     this.socket = ws;
-    this.link = 'socket';
+    this.setLink('socket');
     this.log(`connected over WebSocket ${url}`);
     return new Promise((resolve) => {
       let closeTimer: NodeJS.Timeout | undefined;
@@ -653,7 +667,7 @@ class Agent {
         if (this.socket === ws) {
           this.socket = undefined;
           this.endSession = undefined;
-          this.link = 'connecting';
+          this.setLink('connecting');
         }
         resolve({ code, reason, replaced, revoked, lastedMs: Date.now() - openedAt });
       };
@@ -709,7 +723,7 @@ class Agent {
     this.log(
       `WebSocket unavailable at ${url} (${reason}); falling back to HTTP long polling (GET /api/v1/agent/commands?wait=${this.pollWaitNow}); trying the WebSocket again in ${minutes(this.socketRetryMs)}`,
     );
-    this.link = 'polling';
+    this.setLink('polling');
     let polling = true;
     const loop = this.pollLoop(() => polling);
     try {
