@@ -1,13 +1,27 @@
-// The agent: enrolls (or reuses its state file), heartbeats, long-polls for commands and runs up to `concurrency`
-// of them at once, stops commands the server cancels, and shuts down cleanly. Nothing connects to the host: every
-// exchange is a request the agent makes.
+// The agent: enrolls (or reuses its state file), keeps a WebSocket open to be woken when work is queued (or
+// long-polls when it cannot), drains its inbox over HTTP, runs up to `concurrency` commands at once, stops commands
+// the server cancels, and shuts down cleanly. Nothing connects to the host: every connection is one the agent makes.
 //
-// startAgent -> enroll or load state -> recover records of a previous run -> heartbeat loop + poll loop
-// stop()     -> stop polling -> commands finish within the grace period, else are killed -> deliveries flushed
+// startAgent -> enroll or load state -> recover records of a previous run -> heartbeat loop + channel loop
+// channel    -> GET /agent/channel -> open the socket -> drain on open and on every wake -> closed: reconnect
+//               (the socket cannot be opened 3 times in a row: long polling, the socket tried again every 10 min)
+// stop()     -> stop taking work -> commands finish within the grace period, else are killed -> deliveries
+//               flushed -> socket closed (1000)
 import { mkdir } from 'node:fs/promises';
 import { arch, hostname, platform, release } from 'node:os';
 import { join, resolve } from 'node:path';
 import { backoffDelay, sleep } from './backoff.js';
+import {
+  cadenceSeconds,
+  Drainer,
+  heartbeatDelay,
+  heartbeatPlan,
+  parseServerMessage,
+  TRANSPORTS,
+  type Cadence,
+  type Link,
+  type Transport,
+} from './channel.js';
 import { AbortedError, AgentClient, HttpError, UnavailableError } from './client.js';
 import {
   CANCELLED_BY_SERVER,
@@ -16,7 +30,7 @@ import {
   reportCompletion,
   type ExecutionContext,
 } from './command.js';
-import type { AgentCommand, Tag } from './protocol.js';
+import type { AgentCommand, ChannelResponse, HeartbeatFrame, Tag } from './protocol.js';
 import { CANCEL_EXIT_CODE, endLostGroup } from './runner.js';
 import { CommandStore, normalizeServer, readState, writeState, type AgentState, type CommandRecord } from './state.js';
 import { AGENT_VERSION } from './version.js';
@@ -31,8 +45,17 @@ export interface AgentOptions {
   /** Where commands run, each in `<work-dir>/<command id>`; default `<state-dir>/work`. */
   readonly workDir?: string;
   readonly concurrency?: number;
+  /** Heartbeats while busy (and over HTTP while polling); the server's shorter value wins. */
   readonly heartbeatSeconds?: number;
+  /** Pings over the socket while idle; the server's shorter value wins. */
+  readonly idlePingSeconds?: number;
   readonly pollWaitSeconds?: number;
+  /** auto: the WebSocket, else long polling; websocket: never polls; polling: never opens a socket. */
+  readonly transport?: Transport;
+  /** After a `replaced` message, how long before connecting again. */
+  readonly replacedWaitSeconds?: number;
+  /** While falling back to long polling, how often the WebSocket is tried again. */
+  readonly socketRetrySeconds?: number;
   /** Between SIGTERM and SIGKILL when a command's process group is killed. */
   readonly killGraceSeconds?: number;
   /** How long stop() lets running commands finish when not told otherwise. */
@@ -63,7 +86,11 @@ export interface RunningAgent {
 export const DEFAULTS = {
   concurrency: 4,
   heartbeatSeconds: 15,
+  idlePingSeconds: 300,
   pollWaitSeconds: 20,
+  transport: 'auto',
+  replacedWaitSeconds: 60,
+  socketRetrySeconds: 600,
   killGraceSeconds: 5,
   shutdownGraceSeconds: 30,
   flushTimeoutSeconds: 10,
@@ -72,6 +99,27 @@ export const DEFAULTS = {
 } as const;
 
 const PRUNE_EVERY_MS = 6 * 3_600_000;
+/** Consecutive failures to open the socket (while GET /agent/channel works) before auto falls back to polling. */
+const OPEN_FAILURES_BEFORE_FALLBACK = 3;
+const SOCKET_OPEN_TIMEOUT_MS = 10_000;
+/** How long a close handshake may take before the agent stops waiting for it. */
+const SOCKET_CLOSE_TIMEOUT_MS = 3_000;
+/** A connection that stayed up this long ends a streak of drops: the next drop reconnects at once again. */
+const STABLE_CONNECTION_MS = 60_000;
+
+type OpenedSocket = { readonly ws: WebSocket; readonly url: string };
+type SessionEnd = {
+  readonly code: number;
+  readonly reason: string;
+  readonly replaced: boolean;
+  readonly revoked: boolean;
+  readonly lastedMs: number;
+};
+
+const describeClose = (code: number, reason: string): string => `code ${code}${reason === '' ? '' : ` ${reason}`}`;
+
+const minutes = (ms: number): string =>
+  ms % 60_000 === 0 ? `${ms / 60_000} minute${ms === 60_000 ? '' : 's'}` : `${ms / 1000} s`;
 
 /** Enrolls or reuses the state file, then runs until stop(). Rejects with a clear Error when enrollment fails. */
 export const startAgent = async (options: AgentOptions): Promise<RunningAgent> => {
@@ -111,7 +159,11 @@ class Agent {
   private readonly workDir: string;
   private readonly concurrency: number;
   private readonly heartbeatMs: number;
+  private readonly idlePingMs: number;
   private readonly pollWait: number;
+  private readonly transport: Transport;
+  private readonly replacedWaitMs: number;
+  private readonly socketRetryMs: number;
   private readonly killGraceMs: number;
   private readonly shutdownGraceSeconds: number;
   private readonly flushTimeoutMs: number;
@@ -140,6 +192,23 @@ class Agent {
   private reenrolling: Promise<void> | undefined;
   private reenrolled = false;
 
+  /** How the agent is connected; the heartbeat loop picks its transport and cadence from it. */
+  private link: Link = 'connecting';
+  private cadence: Cadence;
+  private pollWaitNow: number;
+  private lastBeatAt = 0;
+  /** Aborted (and renewed) to make the heartbeat loop plan again at once: the link or the cadence changed. */
+  private heartbeatReplan = new AbortController();
+  private socket: WebSocket | undefined;
+  private endSession: ((code: number, reason: string) => void) | undefined;
+  private readonly drainer = new Drainer(
+    () => this.drainOnce(),
+    (error) => this.log(`draining the inbox failed: ${(error as Error).message}`),
+  );
+  /** The last drain stopped because every slot was taken: a freed slot drains again. */
+  private inboxMayHoldMore = false;
+  private readonly unknownMessages = new Set<string>();
+
   constructor(private readonly options: AgentOptions) {
     this.exited = new Promise((resolve) => (this.resolveExited = resolve));
     if (typeof options.server !== 'string' || !/^https?:\/\/[^/]/.test(options.server))
@@ -150,7 +219,16 @@ class Agent {
     this.workDir = resolve(options.workDir ?? join(this.stateDir, 'work'));
     this.concurrency = positive('concurrency', options.concurrency, DEFAULTS.concurrency, { integer: true });
     this.heartbeatMs = positive('heartbeatSeconds', options.heartbeatSeconds, DEFAULTS.heartbeatSeconds) * 1000;
+    this.idlePingMs = positive('idlePingSeconds', options.idlePingSeconds, DEFAULTS.idlePingSeconds) * 1000;
     this.pollWait = positive('pollWaitSeconds', options.pollWaitSeconds, DEFAULTS.pollWaitSeconds, { integer: true });
+    this.transport = options.transport ?? DEFAULTS.transport;
+    if (!TRANSPORTS.includes(this.transport))
+      throw new Error(`transport must be one of ${TRANSPORTS.join(', ')} (got '${String(options.transport)}')`);
+    this.replacedWaitMs =
+      positive('replacedWaitSeconds', options.replacedWaitSeconds, DEFAULTS.replacedWaitSeconds, { zero: true }) * 1000;
+    this.socketRetryMs = positive('socketRetrySeconds', options.socketRetrySeconds, DEFAULTS.socketRetrySeconds) * 1000;
+    this.cadence = { busyMs: this.heartbeatMs, idleMs: this.idlePingMs };
+    this.pollWaitNow = this.pollWait;
     this.killGraceMs =
       positive('killGraceSeconds', options.killGraceSeconds, DEFAULTS.killGraceSeconds, { zero: true }) * 1000;
     this.shutdownGraceSeconds = positive(
@@ -207,11 +285,16 @@ class Agent {
       );
     }
     await this.recover();
-    this.loops = [this.heartbeatLoop(), this.pollLoop()];
+    if (this.transport === 'polling') {
+      this.link = 'polling';
+      this.loops = [this.heartbeatLoop(), this.pollLoop()];
+    } else {
+      this.loops = [this.heartbeatLoop(), this.channelLoop()];
+    }
     this.pruneTimer = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
     this.pruneTimer.unref();
     this.log(
-      `started: target ${this.targetId}, server ${this.server}, up to ${this.concurrency} command(s) at once, working in ${this.workDir}`,
+      `started: target ${this.targetId}, server ${this.server}, up to ${this.concurrency} command(s) at once, working in ${this.workDir}, transport ${this.transport}`,
     );
   }
 
@@ -282,6 +365,8 @@ class Agent {
     this.reenrolling = this.enroll()
       .then(() => {
         this.reenrolled = true;
+        // The open socket (if any) was the old target's: connect again with the new token.
+        this.socket?.close(1000, 'enrolled again');
       })
       .catch((error: unknown) => {
         this.fatal(`Enrolling again failed: ${(error as Error).message}`);
@@ -367,23 +452,53 @@ class Agent {
     this.track(record.id, reportCompletion(this.context, record));
   }
 
+  private setLink(link: Link): void {
+    if (this.link === link) return;
+    this.link = link;
+    this.replanHeartbeats();
+  }
+
+  private replanHeartbeats(): void {
+    this.heartbeatReplan.abort();
+    this.heartbeatReplan = new AbortController();
+  }
+
+  /** Anything running, waiting, or still to be delivered. */
+  private isBusy(): boolean {
+    return this.executions.size > 0 || this.queued.length > 0 || this.tasks.size > 0;
+  }
+
+  /** One loop for every transport: over the socket when it is open, else over HTTP when polling or busy. */
   private async heartbeatLoop(): Promise<void> {
     const signal = this.heartbeatController.signal;
     while (!signal.aborted) {
+      const plan = heartbeatPlan(this.link, this.isBusy(), this.cadence);
+      const delay = heartbeatDelay(plan, this.lastBeatAt, Date.now(), this.cadence);
+      if (plan.via === 'none' || delay > 0) {
+        await sleep(delay, AbortSignal.any([signal, this.heartbeatReplan.signal]));
+        continue;
+      }
+      const running = [...this.executions.keys()];
+      this.lastBeatAt = Date.now();
+      if (plan.via === 'socket' && this.socket?.readyState === WebSocket.OPEN) {
+        const frame: HeartbeatFrame = { action: 'heartbeat', running_command_ids: running };
+        this.socket.send(JSON.stringify(frame));
+        continue;
+      }
       try {
-        await this.client.heartbeat([...this.executions.keys()], signal);
+        await this.client.heartbeat(running, signal);
       } catch (error) {
         if (error instanceof HttpError) this.log(`heartbeat refused: ${error.status} ${error.message}`);
         // unreachable: the client logged the outage once; the next tick tries again
       }
-      await sleep(this.heartbeatMs, signal);
     }
   }
 
-  private async pollLoop(): Promise<void> {
+  /** Long polling, as the only transport or as the fallback; ends when `keepGoing` turns false (after its poll). */
+  private async pollLoop(keepGoing: () => boolean = () => true): Promise<void> {
     const stop = this.stopController.signal;
     let refusals = 0;
-    while (!stop.aborted) {
+    while (!stop.aborted && keepGoing()) {
       const free = Math.max(0, this.concurrency - this.executions.size - this.queued.length);
       const controller = new AbortController();
       this.pollController = controller;
@@ -391,7 +506,7 @@ class Agent {
       const started = Date.now();
       let answer;
       try {
-        answer = await this.client.poll(this.pollWait, free, AbortSignal.any([stop, controller.signal]));
+        answer = await this.client.poll(this.pollWaitNow, free, AbortSignal.any([stop, controller.signal]));
         refusals = 0;
       } catch (error) {
         if (error instanceof AbortedError) continue;
@@ -405,6 +520,260 @@ class Agent {
       for (const command of answer.commands) await this.receive(command);
       // An answer with nothing to start (only cancels this agent already acted on) must not turn into a busy loop.
       if (answer.commands.length === 0 && Date.now() - started < 1000) await sleep(1000 - (Date.now() - started), stop);
+    }
+  }
+
+  /**
+   * Asks for the server's channel, opens the socket and serves it until it closes, then again. Each attempt starts
+   * with GET /agent/channel (whose 401 goes into the unauthorized flow). In auto mode, falls back to long polling
+   * when the server offers no socket or the socket cannot be opened 3 times in a row.
+   */
+  private async channelLoop(): Promise<void> {
+    const stop = this.stopController.signal;
+    let openFailures = 0;
+    let drops = 0;
+    let refusals = 0;
+    let ready: OpenedSocket | undefined;
+    while (!stop.aborted) {
+      if (ready === undefined) {
+        let channel: ChannelResponse;
+        try {
+          channel = await this.client.channel(stop);
+          refusals = 0;
+        } catch (error) {
+          if (stop.aborted || error instanceof AbortedError) break;
+          if (error instanceof HttpError && error.status === 404 && this.transport === 'auto') {
+            // A server from before the channel existed.
+            ready = await this.fallback(`${this.server}/api/v1/agent/channel`, 'the server has no channel endpoint');
+            continue;
+          }
+          this.log(`asking for the channel failed: ${(error as Error).message}`);
+          await sleep(backoffDelay(refusals++), stop);
+          continue;
+        }
+        this.applyChannel(channel);
+        if (channel.socket_url === null) {
+          if (this.transport === 'auto') {
+            ready = await this.fallback(`${this.server}/api/v1/agent/channel`, 'the server offers no WebSocket');
+          } else {
+            if (refusals === 0) this.log('the server offers no WebSocket; asking again (transport websocket)');
+            await sleep(backoffDelay(refusals++), stop);
+          }
+          continue;
+        }
+        const opened = await this.openSocket(channel.socket_url);
+        if ('error' in opened) {
+          if (stop.aborted) break;
+          openFailures += 1;
+          if (this.transport === 'auto' && openFailures >= OPEN_FAILURES_BEFORE_FALLBACK) {
+            openFailures = 0;
+            ready = await this.fallback(channel.socket_url, opened.error);
+            continue;
+          }
+          this.log(`could not open the WebSocket ${channel.socket_url} (${opened.error}); trying again`);
+          await sleep(backoffDelay(openFailures - 1), stop);
+          continue;
+        }
+        ready = opened;
+      }
+      openFailures = 0;
+      const end = await this.session(ready);
+      ready = undefined;
+      if (stop.aborted) {
+        this.log(`WebSocket closed (${describeClose(end.code, end.reason)})`);
+        break;
+      }
+      if (end.lastedMs >= STABLE_CONNECTION_MS) drops = 0;
+      if (end.replaced) {
+        this.log(
+          `WebSocket closed (${describeClose(end.code, end.reason)}); connecting again in ${minutes(this.replacedWaitMs)}`,
+        );
+        await sleep(this.replacedWaitMs, stop);
+      } else if (end.revoked) {
+        this.log(`WebSocket closed (${describeClose(end.code, end.reason)}); checking the agent token`);
+      } else {
+        const delay = drops === 0 ? 0 : backoffDelay(drops - 1);
+        drops += 1;
+        this.log(
+          `WebSocket closed (${describeClose(end.code, end.reason)}); reconnecting${delay === 0 ? '' : ` in ${(delay / 1000).toFixed(1)} s`}`,
+        );
+        await sleep(delay, stop);
+      }
+    }
+    this.setLink('connecting');
+  }
+
+  private applyChannel(channel: ChannelResponse): void {
+    this.lastBeatAt = Date.now(); // the server counts GET /agent/channel as a heartbeat
+    this.cadence = {
+      busyMs: cadenceSeconds(this.heartbeatMs / 1000, channel.heartbeat_seconds) * 1000,
+      idleMs: cadenceSeconds(this.idlePingMs / 1000, channel.idle_ping_seconds) * 1000,
+    };
+    this.pollWaitNow = Math.max(1, Math.floor(cadenceSeconds(this.pollWait, channel.poll_wait_seconds)));
+    this.replanHeartbeats();
+  }
+
+  /** Opens a socket with the agent token; resolves once it is open, or with why it is not. */
+  private openSocket(url: string): Promise<OpenedSocket | { error: string }> {
+    const stop = this.stopController.signal;
+    if (typeof globalThis.WebSocket !== 'function')
+      return Promise.resolve({ error: 'this Node.js has no WebSocket (Node 22 or later needed)' });
+    let ws: WebSocket;
+    try {
+      ws = new WebSocket(url, { headers: { authorization: `Bearer ${this.client.currentToken ?? ''}` } });
+    } catch (error) {
+      return Promise.resolve({ error: (error as Error).message });
+    }
+    return new Promise((resolve) => {
+      const done = (result: OpenedSocket | { error: string }) => {
+        clearTimeout(timer);
+        stop.removeEventListener('abort', onStop);
+        ws.removeEventListener('open', onOpen);
+        ws.removeEventListener('error', onError);
+        ws.removeEventListener('close', onClose);
+        if ('error' in result && ws.readyState !== WebSocket.CLOSED) ws.close();
+        resolve(result);
+      };
+      const onOpen = () => done({ ws, url });
+      // Node's WebSocket reports a refused handshake (non-101, e.g. a bad token or a proxy) only as an error event.
+      const onError = (event: Event) =>
+        done({ error: (event as Event & { message?: string }).message || 'the connection failed' });
+      const onClose = (event: Event & { code: number; reason: string }) =>
+        done({ error: `closed during the handshake, code ${event.code}` });
+      const onStop = () => done({ error: 'the agent is stopping' });
+      const timer = setTimeout(() => done({ error: 'the handshake timed out' }), SOCKET_OPEN_TIMEOUT_MS);
+      ws.addEventListener('open', onOpen);
+      ws.addEventListener('error', onError);
+      ws.addEventListener('close', onClose);
+      stop.addEventListener('abort', onStop, { once: true });
+    });
+  }
+
+  /** Serves an open socket until it closes: drains at once and on every wake, heartbeats ride it. */
+  private session({ ws, url }: OpenedSocket): Promise<SessionEnd> {
+    const openedAt = Date.now();
+    let replaced = false;
+    let revoked = false;
+    this.socket = ws;
+    this.setLink('socket');
+    this.log(`connected over WebSocket ${url}`);
+    return new Promise((resolve) => {
+      let closeTimer: NodeJS.Timeout | undefined;
+      const finish = (code: number, reason: string) => {
+        clearTimeout(closeTimer);
+        ws.removeEventListener('message', onMessage);
+        ws.removeEventListener('close', onClose);
+        ws.removeEventListener('error', onError);
+        if (this.socket === ws) {
+          this.socket = undefined;
+          this.endSession = undefined;
+          this.setLink('connecting');
+        }
+        resolve({ code, reason, replaced, revoked, lastedMs: Date.now() - openedAt });
+      };
+      const onMessage = (event: MessageEvent) => {
+        const message = parseServerMessage(event.data);
+        switch (message.type) {
+          case 'wake':
+            void this.drainer.request();
+            return;
+          case 'replaced':
+            replaced = true;
+            this.log(
+              `another agent process connected with this target's token and replaced this connection; connecting again in ${minutes(this.replacedWaitMs)} (run one agent per target)`,
+            );
+            return;
+          case 'revoked':
+            revoked = true;
+            this.log('the server revoked this connection (the target was deleted)');
+            return;
+          case 'error':
+            this.log(`the server refused a message: ${message.code} ${message.message}`);
+            return;
+          case 'unknown':
+            if (!this.unknownMessages.has(message.name)) {
+              this.unknownMessages.add(message.name);
+              this.log(`ignored a message of unknown type ${message.name} from the server`);
+            }
+        }
+      };
+      const onClose = (event: Event & { code: number; reason: string }) => finish(event.code, event.reason);
+      // An error on an open socket is followed by a close; if that never comes, the socket is given up.
+      const onError = () => {
+        closeTimer ??= setTimeout(() => finish(1006, 'connection error'), SOCKET_CLOSE_TIMEOUT_MS);
+      };
+      this.endSession = (code, reason) => {
+        closeTimer ??= setTimeout(() => finish(code, reason), SOCKET_CLOSE_TIMEOUT_MS);
+        ws.close(code, reason);
+      };
+      ws.addEventListener('message', onMessage);
+      ws.addEventListener('close', onClose);
+      ws.addEventListener('error', onError);
+      if (ws.readyState === WebSocket.CLOSING || ws.readyState === WebSocket.CLOSED) finish(1006, 'closed before use');
+      else void this.drainer.request();
+    });
+  }
+
+  /**
+   * Long polling while the socket cannot be used: one log line, then the socket tried again every socketRetryMs.
+   * Resolves with the socket once it opens (the poll loop ended after its current poll), or undefined on stop.
+   */
+  private async fallback(url: string, reason: string): Promise<OpenedSocket | undefined> {
+    const stop = this.stopController.signal;
+    this.log(
+      `WebSocket unavailable at ${url} (${reason}); falling back to HTTP long polling (GET /api/v1/agent/commands?wait=${this.pollWaitNow}); trying the WebSocket again in ${minutes(this.socketRetryMs)}`,
+    );
+    this.setLink('polling');
+    let polling = true;
+    const loop = this.pollLoop(() => polling);
+    try {
+      while (!stop.aborted) {
+        await sleep(this.socketRetryMs, stop);
+        if (stop.aborted) break;
+        let channel: ChannelResponse;
+        try {
+          channel = await this.client.channel(stop);
+        } catch {
+          continue;
+        }
+        this.applyChannel(channel);
+        if (channel.socket_url === null) continue;
+        const opened = await this.openSocket(channel.socket_url);
+        if ('error' in opened) continue;
+        polling = false;
+        await loop; // its current poll ends first: no poll and drain at once
+        this.log(`WebSocket available again at ${opened.url}; stopped HTTP long polling`);
+        return opened;
+      }
+      return undefined;
+    } finally {
+      polling = false;
+      await loop;
+    }
+  }
+
+  /**
+   * GET /agent/commands?wait=0&max=<free slots>, again while an answer filled every slot asked for. With no free
+   * slot it still asks once (max=0) for cancel notices, and a freed slot drains again.
+   */
+  private async drainOnce(): Promise<void> {
+    const stop = this.stopController.signal;
+    for (;;) {
+      if (stop.aborted) return;
+      const free = Math.max(0, this.concurrency - this.executions.size - this.queued.length);
+      let answer;
+      try {
+        answer = await this.client.poll(0, free, stop);
+      } catch (error) {
+        if (error instanceof AbortedError) return;
+        throw error;
+      }
+      for (const id of answer.cancel) this.cancel(id);
+      for (const command of answer.commands) await this.receive(command);
+      const filled = answer.commands.length >= free;
+      this.inboxMayHoldMore = filled;
+      if (!filled) return;
+      if (this.concurrency - this.executions.size - this.queued.length <= 0) return; // a freed slot drains again
     }
   }
 
@@ -478,6 +847,11 @@ class Agent {
     }
     // A poll waiting only for cancels (max=0) is cut short so that the next one can take work.
     if (this.pollMax === 0 && this.executions.size < this.concurrency) this.pollController?.abort();
+    // Over the socket: the inbox may hold what did not fit when it was drained.
+    if (this.link === 'socket' && this.inboxMayHoldMore && this.executions.size < this.concurrency) {
+      this.inboxMayHoldMore = false;
+      void this.drainer.request();
+    }
   }
 
   stop(options: { graceSeconds?: number } = {}): Promise<void> {
@@ -521,6 +895,7 @@ class Agent {
     await Promise.all([...this.tasks]);
     clearTimeout(deadline);
     this.heartbeatController.abort();
+    this.endSession?.(1000, 'agent stopping');
     await Promise.all(this.loops);
     this.log(this.exitCode === 0 ? 'stopped' : 'stopped after an unrecoverable error');
     this.resolveExited(this.exitCode);

@@ -2,6 +2,7 @@
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULTS } from './agent.js';
+import { TRANSPORTS, type Transport } from './channel.js';
 import type { Tag } from './protocol.js';
 import { AGENT_VERSION } from './version.js';
 
@@ -9,7 +10,9 @@ export const ENROLL_TOKEN_ENV = 'DEPLOYER_AGENT_ENROLL_TOKEN';
 
 export const USAGE = `Usage: npm run agent -- --server URL [--enroll TOKEN] [options]
 
-Runs the deployment agent: enrolls this host as a target (once), then pulls commands from the server and runs them.
+Runs the deployment agent: enrolls this host as a target (once), then takes commands from the server and runs them.
+It keeps a WebSocket open to the server to be woken when work is queued; when the socket cannot be opened (a proxy
+refusing the upgrade), it long-polls over HTTP instead and tries the socket again every 10 minutes.
 
 Options:
   --server URL                  the service, e.g. http://localhost:3000 (required)
@@ -21,6 +24,9 @@ Options:
   --work-dir DIR                where commands run, one directory each (default <state-dir>/work)
   --heartbeat-seconds N         seconds between heartbeats (default ${DEFAULTS.heartbeatSeconds})
   --poll-wait-seconds N         long-poll wait (default ${DEFAULTS.pollWaitSeconds})
+  --transport MODE              auto: the WebSocket, falling back to long polling when it cannot be opened;
+                                websocket: the WebSocket only (keeps reconnecting); polling: HTTP long polling only
+                                (default ${DEFAULTS.transport})
   --kill-grace-seconds N        between SIGTERM and SIGKILL when a command is killed (default ${DEFAULTS.killGraceSeconds})
   --shutdown-grace-seconds N    on SIGTERM/SIGINT, how long running commands may finish (default ${DEFAULTS.shutdownGraceSeconds})
   --version                     print the agent version
@@ -46,6 +52,7 @@ export interface CliOptions {
   readonly pollWaitSeconds: number;
   readonly killGraceSeconds: number;
   readonly shutdownGraceSeconds: number;
+  readonly transport: Transport;
 }
 
 export type CliCommand =
@@ -101,6 +108,7 @@ export const parseCli = (
         'poll-wait-seconds': { type: 'string' },
         'kill-grace-seconds': { type: 'string' },
         'shutdown-grace-seconds': { type: 'string' },
+        transport: { type: 'string' },
         version: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -129,6 +137,10 @@ export const parseCli = (
   const duplicate = tags.find((tag, i) => tags.findIndex((t) => t.key === tag.key) !== i);
   if (duplicate !== undefined) throw new CliError(`tag '${duplicate.key}' is given twice`);
 
+  const transport = (values.transport ?? DEFAULTS.transport) as Transport;
+  if (!TRANSPORTS.includes(transport))
+    throw new CliError(`--transport must be one of ${TRANSPORTS.join(', ')} (got '${values.transport}')`);
+
   const enrollToken = values.enroll ?? environment.env[ENROLL_TOKEN_ENV];
   const stateDir = resolve(environment.cwd, values['state-dir'] ?? join('.local', 'agents', directoryName(name)));
   return {
@@ -152,6 +164,7 @@ export const parseCli = (
         values['shutdown-grace-seconds'],
         DEFAULTS.shutdownGraceSeconds,
       ),
+      transport,
     },
   };
 };

@@ -4,6 +4,7 @@
 // `onUnauthorized` (re-enroll or give up); 404 and 409 become typed errors for the caller to act on.
 import { BACKOFF_BASE_MS, backoffDelay, retryAfterMs, sleep } from './backoff.js';
 import type {
+  ChannelResponse,
   CompleteRequest,
   OutputChunk,
   OutputResponse,
@@ -122,6 +123,28 @@ export class AgentClient {
       retry: false,
       signal,
     });
+  }
+
+  /** The push channel's address and cadences; retried until `signal` aborts. Also counts as a heartbeat. */
+  async channel(signal: AbortSignal): Promise<ChannelResponse> {
+    const answer = await this.call<Partial<ChannelResponse>>('GET', '/api/v1/agent/channel', {
+      auth: true,
+      retry: true,
+      signal,
+    });
+    const seconds = (value: unknown): number =>
+      typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : Number.POSITIVE_INFINITY;
+    return {
+      socket_url: typeof answer.socket_url === 'string' && answer.socket_url !== '' ? answer.socket_url : null,
+      heartbeat_seconds: seconds(answer.heartbeat_seconds),
+      idle_ping_seconds: seconds(answer.idle_ping_seconds),
+      poll_wait_seconds: seconds(answer.poll_wait_seconds),
+    };
+  }
+
+  /** The current agent token, for the WebSocket handshake's Authorization header. */
+  get currentToken(): string | undefined {
+    return this.token;
   }
 
   async poll(waitSeconds: number, max: number, signal: AbortSignal): Promise<PollResponse> {

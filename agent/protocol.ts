@@ -60,3 +60,17 @@ export interface CompleteRequest {
   readonly completed_at: string;
   readonly error_message?: string;
 }
+
+/** GET /api/v1/agent/channel: how to reach the server's push channel (null: it offers none; poll). */
+export interface ChannelResponse {
+  readonly socket_url: string | null;
+  readonly heartbeat_seconds: number;
+  readonly idle_ping_seconds: number;
+  readonly poll_wait_seconds: number;
+}
+
+/** Agent -> server frame on the WebSocket. */
+export interface HeartbeatFrame {
+  readonly action: 'heartbeat';
+  readonly running_command_ids: readonly string[];
+}

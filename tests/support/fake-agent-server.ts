@@ -2,10 +2,22 @@
 // testing the agent. Its state lives in a FakeAgentBackend that survives a restart of the HTTP listener, so a
 // test can take the "server" away and bring it back on the same port. It is strict where the real server is:
 // output seqs must arrive contiguous, output after completion is refused, tokens are checked per target.
+// The push channel (issue #12) as the server speaks it: GET /api/v1/agent/channel, a WebSocket at /socket that
+// checks the agent token at the handshake, `wake` pushed whenever a target's inbox gets something, `replaced` to
+// the older of two connections of one target, `revoked` when a target is deleted.
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AgentCommand, CompleteRequest, OutputChunk, RegisterRequest } from '../../agent/protocol.js';
+import { WebSocketServer, type WebSocket as WsSocket } from 'ws';
+import type {
+  AgentCommand,
+  ChannelResponse,
+  CompleteRequest,
+  OutputChunk,
+  RegisterRequest,
+} from '../../agent/protocol.js';
+
+export type HeartbeatVia = 'http' | 'socket' | 'channel';
 
 export interface FakeTarget {
   readonly id: string;
@@ -59,7 +71,21 @@ export class FakeAgentBackend {
   readonly enrollmentTokens = new Set<string>(['det_test-enrollment']);
   readonly targets = new Map<string, FakeTarget>();
   readonly commands = new Map<string, FakeCommandState>();
-  readonly heartbeats: { targetId: string; running: string[]; at: number }[] = [];
+  /** Every heartbeat: POST /heartbeat (http), a socket frame (socket), or GET /agent/channel (channel). */
+  readonly heartbeats: { targetId: string; running: string[]; at: number; via: HeartbeatVia }[] = [];
+  /** Every socket the server accepted, and how each ended (code as the server saw it). */
+  readonly connections: { targetId: string; at: number; closedWith?: number }[] = [];
+  /** Every frame an agent sent, parsed. */
+  readonly frames: { targetId: string; frame: unknown; at: number }[] = [];
+  channelCalls = 0;
+  /** Overrides fields of the GET /agent/channel answer (socket_url: null offers no socket). */
+  channelAnswer: Partial<ChannelResponse> = {};
+  /** false: the test pushes wakes itself (enqueue, redeliver and cancel do not). */
+  autoWake = true;
+  /** Handshakes answered 403, as a proxy that refuses the upgrade would. */
+  upgradesRefused = false;
+  upgradesRefusedCount = 0;
+  private readonly sockets = new Map<string, WsSocket>();
   readonly polls: { targetId: string; max: number; wait: number; at: number }[] = [];
   /** Every output request as it arrived: [command id, chunks]. */
   readonly outputRequests: { id: string; chunks: OutputChunk[]; at: number }[] = [];
@@ -81,6 +107,79 @@ export class FakeAgentBackend {
   /** Forgets a target, as a server whose target was deleted (its token answers 401 from now on). */
   deleteTarget(id: string): void {
     this.targets.delete(id);
+  }
+
+  /** Deletes a target as the real server does: `revoked` on its socket, which is then closed. */
+  revoke(id: string): void {
+    this.deleteTarget(id);
+    this.send(id, { type: 'revoked' });
+    this.closeSocket(id, 1008);
+  }
+
+  heartbeatCount(via: HeartbeatVia, targetId?: string): number {
+    return this.heartbeats.filter((h) => h.via === via && (targetId === undefined || h.targetId === targetId)).length;
+  }
+
+  refuseUpgrades(refuse: boolean): void {
+    this.upgradesRefused = refuse;
+  }
+
+  /** Whether a target has an open socket. */
+  connected(targetId: string): boolean {
+    return this.sockets.get(targetId)?.readyState === 1;
+  }
+
+  /** Sends a frame to the target's socket; false when it has none. */
+  send(targetId: string, frame: unknown): boolean {
+    const ws = this.sockets.get(targetId);
+    if (ws === undefined || ws.readyState !== 1) return false;
+    ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
+    return true;
+  }
+
+  /** Closes the target's socket from the server side (1001: API Gateway's "Going away"). */
+  closeSocket(targetId: string, code = 1001, reason = code === 1001 ? 'Going away' : ''): void {
+    const ws = this.sockets.get(targetId);
+    this.sockets.delete(targetId);
+    ws?.close(code, reason);
+  }
+
+  /** Called by the listener for a socket whose token checked out; replaces the target's older socket. */
+  attach(targetId: string, ws: WsSocket): void {
+    const connection: { targetId: string; at: number; closedWith?: number } = { targetId, at: Date.now() };
+    this.connections.push(connection);
+    const older = this.sockets.get(targetId);
+    this.sockets.set(targetId, ws);
+    if (older !== undefined) {
+      older.send(JSON.stringify({ type: 'replaced' }));
+      older.close(4000, 'replaced');
+    }
+    ws.on('close', (code) => {
+      connection.closedWith = code;
+      if (this.sockets.get(targetId) === ws) this.sockets.delete(targetId);
+    });
+    ws.on('message', (data, isBinary) => {
+      let frame: unknown;
+      try {
+        frame = JSON.parse(isBinary ? '' : (data as Buffer).toString('utf8'));
+      } catch {
+        ws.send(JSON.stringify({ type: 'error', error: { code: 'INVALID_BODY', message: 'not JSON' } }));
+        return;
+      }
+      this.frames.push({ targetId, frame, at: Date.now() });
+      const { action, running_command_ids } = frame as { action?: unknown; running_command_ids?: unknown };
+      if (action === 'heartbeat' && Array.isArray(running_command_ids)) {
+        this.heartbeats.push({ targetId, running: running_command_ids as string[], at: Date.now(), via: 'socket' });
+        return;
+      }
+      ws.send(JSON.stringify({ type: 'error', error: { code: 'VALIDATION_ERROR', message: 'unknown action' } }));
+    });
+  }
+
+  /** The target a handshake's Authorization header names, or undefined. */
+  targetOfToken(header: string | undefined): FakeTarget | undefined {
+    const token = header?.startsWith('Bearer ') === true ? header.slice('Bearer '.length) : '';
+    return [...this.targets.values()].find((t) => t.token === token);
   }
 
   /** Forgets a command, as a server that no longer knows it (its output and completion answer 404). */
@@ -125,7 +224,7 @@ export class FakeAgentBackend {
       violations: [],
     });
     this.inboxOf(targetId).push(command.id);
-    this.wake();
+    this.wake(this.autoWake ? targetId : undefined);
     return command;
   }
 
@@ -133,7 +232,7 @@ export class FakeAgentBackend {
   redeliver(id: string): void {
     const state = this.command(id);
     this.inboxOf(state.targetId).push(id);
-    this.wake();
+    this.wake(this.autoWake ? state.targetId : undefined);
   }
 
   /** A running command is announced in the next poll's `cancel` and in output answers. */
@@ -145,7 +244,7 @@ export class FakeAgentBackend {
       set.add(id);
       this.cancels.set(state.targetId, set);
     }
-    this.wake();
+    this.wake(viaPoll && this.autoWake ? state.targetId : undefined);
   }
 
   command(id: string): FakeCommandState {
@@ -162,8 +261,9 @@ export class FakeAgentBackend {
       .join('');
   }
 
-  /** Wakes every long poll so it answers now (also used when the listener closes). */
-  wake(): void {
+  /** Wakes every long poll so it answers now (also used when the listener closes); pushes `wake` to `targetId`. */
+  wake(targetId?: string): void {
+    if (targetId !== undefined) this.send(targetId, { type: 'wake' });
     const waiters = this.waiters;
     this.waiters = new Set();
     for (const wake of waiters) wake();
@@ -176,9 +276,7 @@ export class FakeAgentBackend {
   }
 
   private targetOf(req: IncomingMessage): FakeTarget | undefined {
-    const header = req.headers.authorization ?? '';
-    const token = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
-    return [...this.targets.values()].find((t) => t.token === token);
+    return this.targetOfToken(req.headers.authorization);
   }
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -209,8 +307,21 @@ export class FakeAgentBackend {
         targetId: target.id,
         running: (body as { running_command_ids: string[] }).running_command_ids,
         at: Date.now(),
+        via: 'http',
       });
       return json(res, 200, { server_time: new Date().toISOString() });
+    }
+    if (req.method === 'GET' && path === '/api/v1/agent/channel') {
+      this.channelCalls += 1;
+      this.heartbeats.push({ targetId: target.id, running: [], at: Date.now(), via: 'channel' });
+      const answer: ChannelResponse = {
+        socket_url: `ws://${req.headers.host ?? '127.0.0.1'}/socket`,
+        heartbeat_seconds: 15,
+        idle_ping_seconds: 300,
+        poll_wait_seconds: 20,
+        ...this.channelAnswer,
+      };
+      return json(res, 200, answer);
     }
     if (req.method === 'GET' && path === '/api/v1/agent/commands') {
       return this.poll(
@@ -324,6 +435,23 @@ export const startFakeAgentServer = async (backend = new FakeAgentBackend(), por
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => resolve());
   });
+  const sockets = new WebSocketServer({
+    server,
+    path: '/socket',
+    verifyClient: (info, callback) => {
+      if (backend.upgradesRefused) {
+        backend.upgradesRefusedCount += 1;
+        return callback(false, 403, 'Forbidden');
+      }
+      const target = backend.targetOfToken(info.req.headers.authorization);
+      return target === undefined ? callback(false, 401, 'Unauthorized') : callback(true);
+    },
+  });
+  sockets.on('connection', (ws, req) => {
+    const target = backend.targetOfToken(req.headers.authorization);
+    if (target === undefined) return ws.close(1008, 'unauthorized');
+    backend.attach(target.id, ws);
+  });
   const actual = (server.address() as AddressInfo).port;
   return {
     backend,
@@ -331,6 +459,8 @@ export const startFakeAgentServer = async (backend = new FakeAgentBackend(), por
     port: actual,
     close: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const ws of sockets.clients) ws.terminate();
+      sockets.close();
       server.closeAllConnections();
       backend.wake();
       await closed;

@@ -157,23 +157,28 @@ describe('running commands', () => {
     expect(state.violations).toEqual([]);
   });
 
-  it('runs no more commands at once than its concurrency, and takes new work as slots free up', async () => {
-    // Prepare
-    await start({ concurrency: 2 });
-    const counts = join(dir, 'counts');
-    const script = `mkdir -p ${dir}/running; touch ${dir}/running/$DEPLOYER_COMMAND_ID; ls ${dir}/running | wc -l >> ${counts}; sleep 0.6; rm ${dir}/running/$DEPLOYER_COMMAND_ID`;
-    // Act
-    const commands = Array.from({ length: 5 }, () => enqueue({ script }));
-    for (const c of commands) await completed(c.id);
-    // Assess
-    const seen = (await readFile(counts, 'utf8')).trim().split('\n').map(Number);
-    expect(seen).toHaveLength(5);
-    expect(Math.max(...seen)).toBe(2);
-    const polls = server.backend.polls;
-    expect(polls.every((p) => p.max >= 0 && p.max <= 2)).toBe(true);
-    expect(polls.some((p) => p.max === 0)).toBe(true);
-    expect(commands.every((c) => server.backend.command(c.id).completion?.exit_code === 0)).toBe(true);
-  });
+  it.each(['polling', 'websocket'] as const)(
+    'runs no more commands at once than its concurrency, and takes new work as slots free up (%s)',
+    async (transport) => {
+      // Prepare
+      await start({ concurrency: 2, transport });
+      const counts = join(dir, 'counts');
+      const script = `mkdir -p ${dir}/running; touch ${dir}/running/$DEPLOYER_COMMAND_ID; ls ${dir}/running | wc -l >> ${counts}; sleep 0.6; rm ${dir}/running/$DEPLOYER_COMMAND_ID`;
+      // Act
+      const commands = Array.from({ length: 5 }, () => enqueue({ script }));
+      for (const c of commands) await completed(c.id);
+      // Assess
+      const seen = (await readFile(counts, 'utf8')).trim().split('\n').map(Number);
+      expect(seen).toHaveLength(5);
+      expect(Math.max(...seen)).toBe(2);
+      const polls = server.backend.polls;
+      expect(polls.every((p) => p.max >= 0 && p.max <= 2)).toBe(true);
+      // Polling asks with max=0 while full (for cancels); over the socket a freed slot drains what did not fit.
+      if (transport === 'polling') expect(polls.some((p) => p.max === 0)).toBe(true);
+      else expect(polls.every((p) => p.wait === 0)).toBe(true);
+      expect(commands.every((c) => server.backend.command(c.id).completion?.exit_code === 0)).toBe(true);
+    },
+  );
 
   it('never runs a command twice: one delivered again is not run, its completion is sent again', async () => {
     // Prepare

@@ -37,6 +37,8 @@ describe('parseCli', () => {
       '1',
       '--shutdown-grace-seconds',
       '3',
+      '--transport',
+      'polling',
     ]);
     // Assess
     expect(options).toEqual({
@@ -54,6 +56,7 @@ describe('parseCli', () => {
       pollWaitSeconds: 10,
       killGraceSeconds: 1,
       shutdownGraceSeconds: 3,
+      transport: 'polling',
     });
   });
 
@@ -66,6 +69,7 @@ describe('parseCli', () => {
     expect(options.workDir).toBe('/srv/agent/.local/agents/web-01.example/work');
     expect(options.concurrency).toBe(4);
     expect(options.heartbeatSeconds).toBe(15);
+    expect(options.transport).toBe('auto');
     expect(options.tags).toEqual([]);
     expect(options.enrollToken).toBeUndefined();
   });
@@ -98,6 +102,7 @@ describe('parseCli', () => {
     [['--server', 'http://x', '--concurrency', '0'], '--concurrency must be a whole number >= 1'],
     [['--server', 'http://x', '--concurrency', '1.5'], '--concurrency must be a whole number >= 1'],
     [['--server', 'http://x', '--heartbeat-seconds', 'soon'], '--heartbeat-seconds'],
+    [['--server', 'http://x', '--transport', 'carrier-pigeon'], '--transport must be one of auto, websocket, polling'],
     [['--server', 'http://x', '--bogus'], "Unknown option '--bogus'"],
     [['--server', 'http://x', 'extra'], 'extra'],
   ])('refuses %j', (argv, message) => {
@@ -113,5 +118,6 @@ describe('parseCli', () => {
       version: expect.stringMatching(/^\d+\.\d+\.\d+$/),
     });
     expect(USAGE).toContain('--enroll TOKEN');
+    expect(USAGE).toMatch(/--transport MODE +auto: [^]*websocket: [^]*polling: HTTP long polling only/);
   });
 });
