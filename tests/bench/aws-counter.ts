@@ -1,0 +1,106 @@
+// A counting proxy in front of the emulators, shared by the cost benchmarks (aws-ops.ts, agent-cost.ts): the
+// stack's single AWS endpoint (AWS_ENDPOINT_URL, as for LocalStack). It forwards DynamoDB calls
+// (`X-Amz-Target: DynamoDB_20120810.*`) to DynamoDB Local and SQS calls (`AmazonSQS.*`) to the SQS emulator, and
+// counts each call by operation, with the items a transaction writes and the bytes each read answers (read units
+// are estimated from those bytes: 4 KB per unit, strongly consistent; a transaction item counts twice).
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Emulator } from '../../local/emulators.js';
+import { freePort } from '../../local/ports.js';
+
+export interface Tally {
+  calls: number;
+  /** Write request units (estimated: 1 per item written, 2 per transaction item). */
+  wru: number;
+  /** Read request units (estimated from the answer's size: 4 KB a unit). */
+  rru: number;
+}
+
+/** Counts by service and operation (e.g. `dynamodb GetItem`, `sqs ReceiveMessage`). */
+export class Counter {
+  readonly byOperation = new Map<string, Tally>();
+
+  record(service: string, operation: string, body: string, answerBytes: number): void {
+    const key = `${service} ${operation}`;
+    const tally = this.byOperation.get(key) ?? { calls: 0, wru: 0, rru: 0 };
+    tally.calls += 1;
+    if (service === 'dynamodb') {
+      const parsed = JSON.parse(body || '{}') as {
+        TransactItems?: unknown[];
+        RequestItems?: Record<string, unknown[]>;
+      };
+      if (operation === 'TransactWriteItems') tally.wru += 2 * (parsed.TransactItems?.length ?? 0);
+      else if (operation === 'BatchWriteItem')
+        tally.wru += Object.values(parsed.RequestItems ?? {}).reduce((n, items) => n + items.length, 0);
+      else if (['PutItem', 'UpdateItem', 'DeleteItem'].includes(operation)) tally.wru += 1;
+      else if (operation === 'TransactGetItems') tally.rru += 2 * (parsed.TransactItems?.length ?? 0);
+      else if (['GetItem', 'Query', 'Scan', 'BatchGetItem'].includes(operation))
+        tally.rru += Math.max(1, Math.ceil(answerBytes / 4096));
+    }
+    this.byOperation.set(key, tally);
+  }
+
+  snapshot(): Map<string, Tally> {
+    return new Map([...this.byOperation].map(([k, v]) => [k, { ...v }]));
+  }
+}
+
+export const difference = (after: Map<string, Tally>, before: Map<string, Tally>): Map<string, Tally> => {
+  const out = new Map<string, Tally>();
+  for (const [key, tally] of after) {
+    const was = before.get(key) ?? { calls: 0, wru: 0, rru: 0 };
+    if (tally.calls > was.calls)
+      out.set(key, { calls: tally.calls - was.calls, wru: tally.wru - was.wru, rru: tally.rru - was.rru });
+  }
+  return out;
+};
+
+export const startCountingProxy = async (dynamo: Emulator, sqs: Emulator, counter: Counter) => {
+  const port = await freePort();
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const target = String(req.headers['x-amz-target'] ?? '');
+      const [prefix, operation = 'unknown'] = target.split('.');
+      const toDynamo = prefix?.startsWith('DynamoDB') ?? false;
+      const upstream = new URL(toDynamo ? dynamo.endpoint : sqs.endpoint);
+      const forward = httpRequest(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, host: `127.0.0.1:${port}` },
+        },
+        (answer) => {
+          const parts: Buffer[] = [];
+          answer.on('data', (c: Buffer) => parts.push(c));
+          answer.on('end', () => {
+            // Queue URLs name the emulator's own address: point them at the proxy, so every later SQS call (the SDK
+            // sends each to its queue URL's host) is counted too.
+            const raw = Buffer.concat(parts);
+            const bytes = toDynamo
+              ? raw
+              : Buffer.from(raw.toString('utf8').replaceAll(new URL(sqs.endpoint).host, `127.0.0.1:${port}`));
+            counter.record(
+              toDynamo ? 'dynamodb' : 'sqs',
+              target === '' ? `${req.method} (query protocol)` : operation,
+              body.toString('utf8'),
+              bytes.length,
+            );
+            res.writeHead(answer.statusCode ?? 500, { ...answer.headers, 'content-length': String(bytes.length) });
+            res.end(bytes);
+          });
+        },
+      );
+      forward.on('error', (error) => {
+        res.writeHead(502);
+        res.end(String(error));
+      });
+      forward.end(body);
+    });
+  });
+  await new Promise<void>((done) => server.listen(port, '127.0.0.1', done));
+  return { endpoint: `http://127.0.0.1:${port}`, stop: () => new Promise<void>((done) => server.close(() => done())) };
+};
