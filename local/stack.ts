@@ -28,6 +28,8 @@ export interface StackOptions {
   readonly namePrefix?: string;
   readonly dynamoPort?: number;
   readonly sqsPort?: number;
+  /** serverless-offline's WebSocket port (the agents' socket and its @connections endpoint); 0 or absent: a free one. */
+  readonly websocketPort?: number;
   readonly log?: (line: string) => void;
   /** Called as each start-up step finishes, with its time in ms (emulators, tables, functions, ...). */
   readonly progress?: (step: string, ms: number) => void;
@@ -167,7 +169,7 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
 
     const tableNames = Object.fromEntries(definition.tables.map((t) => [t.logicalId, prefix + t.name]));
     const port = options.port === 0 ? await freePort() : options.port;
-    const websocketPort = await freePort();
+    const websocketPort = options.websocketPort || (await freePort());
     const env = {
       ...handlerEnvironment(definition, tableNames, queues, { dynamodb: dynamoEndpoint, sqs: sqsEndpoint }),
       PUBLIC_BASE_URL: `http://localhost:${port}`,

@@ -94,7 +94,15 @@ export interface EngineDeps {
   readonly limits?: EngineLimits;
   /** Failures that say nothing about the deployment (throttling, a network error): retried, never counted. */
   readonly isTransient?: (error: unknown) => boolean;
+  /**
+   * Pushes another wake-up to a target's agent (the agent channel). A periodic check calls it for a command still
+   * waiting in the inbox REWAKE_AFTER_MS after it was queued: the first push was lost (a socket reconnecting).
+   */
+  readonly wakeAgent?: (targetId: string) => Promise<unknown>;
 }
+
+/** A command still queued this long after its creation gets its target's agent woken again (each periodic check). */
+export const REWAKE_AFTER_MS = 5_000;
 
 export const commandIdOf = (stepId: string, attempt: number): string => `${stepId}-a${attempt}`;
 
@@ -271,6 +279,12 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
     } else if (command !== undefined) {
       const target = await deps.targets.get(step.targetId);
       const gone = target === undefined ? undefined : agentGone(target, command.createdAt, now);
+      if (
+        gone === undefined &&
+        command.status === 'queued' &&
+        now.getTime() - Date.parse(command.createdAt) >= REWAKE_AFTER_MS
+      )
+        await deps.wakeAgent?.(step.targetId);
       if (target === undefined || gone !== undefined) {
         await cancelCommand(deps, command.id);
         finishStep(

@@ -2,7 +2,9 @@
 // scripts, the secret cipher) and the queue that wakes it.
 import { commandIdOf, type EngineDeps, type StepScripts } from '../../domain/deployments/engine.js';
 import { engineEventsToNew, outputTail } from '../../domain/deployments/publish.js';
+import { wakeTarget } from '../../domain/targets/agent-channel.js';
 import { isTransientError } from '../../infra/transient.js';
+import { agentConnections } from './agent-connections-wiring.js';
 import { catalogDeps } from './catalog-wiring.js';
 import { deploymentsDeps } from './deployments-wiring.js';
 import { secretCipher } from './identity-wiring.js';
@@ -46,6 +48,12 @@ export const engineDeps = once((): EngineDeps => {
       maxDeploymentSeconds: infra().config.DEPLOYMENT_MAX_SECONDS,
     },
     isTransient: isTransientError,
+    // A command still waiting in its inbox: its agent is woken again (best effort; the drain on reconnect remains).
+    wakeAgent: async (targetId) => {
+      const connections = agentConnections();
+      if (connections === undefined) return;
+      await wakeTarget({ targets: targets.targets, connections, clock: infra().clock }, targetId).catch(() => false);
+    },
     // Each pass's step_update, progress and state_change go to the event store; finished steps carry their output tail.
     publish: async (deploymentId, events) => {
       const outputs = new Map<string, string>();
