@@ -182,6 +182,22 @@ describe('commands', () => {
     expect(await s.commands.listByDeployment(s.deployment.id)).toHaveLength(1);
   });
 
+  it('wakes the agent again for a command still queued 5 s after it was pushed, and not for a delivered one', async () => {
+    const s = setup(['t1', 't2'], 1);
+    const woken: string[] = [];
+    const deps: EngineDeps = { ...s.deps, wakeAgent: async (id) => void woken.push(id) };
+    await s.orchestration.start(s.deployment);
+    await advance(deps, s.deployment.id);
+    await s.commands.claimInbox('t2', 25, s.clock.now()); // t2's agent took its command; t1's push was lost
+    await advance(deps, s.deployment.id);
+    const early = [...woken];
+    s.clock.advance(5_000);
+    s.heartbeats.set('t1', s.clock.now().toISOString());
+    await advance(deps, s.deployment.id, { check: true });
+    expect(early).toEqual([]);
+    expect(woken).toEqual(['t1']);
+  });
+
   it('fails the step of a target without a heartbeat for 60 s, and stops its command', async () => {
     const s = setup(['t1'], 1);
     await start(s);
