@@ -169,14 +169,18 @@ describe('the agent over its WebSocket', () => {
       proxy.refuseUpgrades(true);
       try {
         await agent('fallback-web');
-        await until('fell back', () =>
-          /falling back to HTTP long polling/.test(logOf('fallback-web')) ? true : undefined,
-        );
+        await until(
+          'fell back',
+          () => (/falling back to HTTP long polling/.test(logOf('fallback-web')) ? true : undefined),
+          90_000,
+        ).catch((error: unknown) => {
+          throw new Error(`${(error as Error).message}\n${logOf('fallback-web')}`);
+        });
         // Act
         const id = await deployTo('fallback-web', 'echo polled');
         const done = await finished(id);
         // Assess
-        expect(done.state).toBe('success');
+        expect(done.state, `${JSON.stringify(done.plan?.steps)}\n${logOf('fallback-web')}`).toBe('success');
         expect(await commandOutput(id)).toBe('polled\n');
         expect(logOf('fallback-web')).not.toMatch(/connected over WebSocket/);
       } finally {
