@@ -14,7 +14,7 @@
 // of one command on all N agents, 4. a viewer on a deployment's log stream (per minute, the running deployment's own
 // traffic subtracted). Then the money, with the prices of docs/cost.md.
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -164,6 +164,11 @@ class Gateway {
         upstream.on('close', end);
       }),
     );
+  }
+
+  /** Closes every agent socket from the gateway's side (API Gateway's 2-hour limit): the agents reconnect. */
+  dropAll(): void {
+    for (const client of this.open.keys()) client.close(1001, 'Going away');
   }
 
   snapshot(): GatewayTally {
@@ -349,9 +354,27 @@ const main = async () => {
       gateway: gatewayDifference(measured.gateway, baseline.gateway),
       aws: difference(measured.aws, baseline.aws),
     };
-    // The run time of one socket message: the median agent HTTP call of the same weight (the channel call).
-    const channel = connectWindow.gateway.http.get('GET /api/v1/agent/channel');
-    const wsMessageMs = channel === undefined ? 20 : channel.ms / channel.count;
+    // The run time of one socket message: an HTTP heartbeat does the same work (the agent token, one write); the
+    // median of 20 on the idle stack.
+    const beats: number[] = [];
+    const agentToken = JSON.parse(await readFile(join(dir, 'agent-1', 'state.json'), 'utf8')).agent_token as string;
+    for (let i = 0; i < 20; i += 1) {
+      const started = performance.now();
+      await fetch(`${stack.baseUrl}/api/v1/agent/heartbeat`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${agentToken}` },
+      }).then((r) => r.arrayBuffer());
+      beats.push(performance.now() - started);
+    }
+    const wsMessageMs = beats.sort((a, b) => a - b)[10]!;
+    console.log(
+      `\n   one heartbeat's run time (median of 20 over HTTP, used for each socket message): ${wsMessageMs.toFixed(1)} ms`,
+    );
+    // A reconnect (API Gateway closes every socket after 2 hours): every socket dropped, the agents come back.
+    const reconnect = await measure(counter, gateway, async () => {
+      gateway.dropAll();
+      await sleep(8_000);
+    });
     const idlePerAgentMinute = show(
       `1. idle: ${N} agents for ${idleSeconds} s (pings every ${IDLE_PING_SECONDS} s), per agent-minute`,
       idle,
@@ -359,9 +382,16 @@ const main = async () => {
       'agent-min',
       wsMessageMs,
     );
-    const perConnect = show(
-      `0. an agent's start and connection (channel, $connect, drain; enrollment included), per agent`,
+    show(
+      `0. an agent's first start (enrollment, channel, $connect, drain), per agent`,
       connectWindow,
+      N,
+      'agent',
+      wsMessageMs,
+    );
+    const perConnect = show(
+      `0. a reconnect (socket closed by the gateway; $disconnect, channel, $connect, drain), per agent`,
+      reconnect,
       N,
       'agent',
       wsMessageMs,
