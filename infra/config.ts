@@ -37,6 +37,8 @@ const Env = v.object({
   RATE_LIMIT_TABLE_NAME: v.optional(NonEmpty),
   DISPATCH_QUEUE_URL: v.pipe(NonEmpty, v.url('must be a queue URL')),
   ORCHESTRATOR_QUEUE_URL: v.pipe(NonEmpty, v.url('must be a queue URL')),
+  /** The failure-analysis queue; unset: failed commands are not analysed (tests of other parts). */
+  ANALYSIS_QUEUE_URL: v.optional(v.pipe(NonEmpty, v.url('must be a queue URL'))),
   /** Letters used to encode short ids; shuffle it per installation so short ids do not reveal counts. */
   SQIDS_ALPHABET: v.optional(
     v.pipe(NonEmpty, v.regex(/^[a-zA-Z0-9]{8,}$/, 'must be at least 8 distinct ASCII letters or digits')),

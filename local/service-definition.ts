@@ -207,6 +207,7 @@ export const loadServiceDefinition = async (): Promise<ServiceDefinition> => {
     'TABLE_NAME',
     'DISPATCH_QUEUE_URL',
     'ORCHESTRATOR_QUEUE_URL',
+    'ANALYSIS_QUEUE_URL',
     'ESBUILD_WORK_FOLDER',
     'AGENT_SOCKET_URL',
     'AGENT_SOCKET_ENDPOINT',

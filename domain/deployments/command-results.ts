@@ -52,6 +52,15 @@ export const commandResults = async (deps: CommandResultsDeps, caller: Caller, i
         ...(tail(chunks, 'stdout') === undefined ? {} : { stdout_tail: tail(chunks, 'stdout') }),
         ...(tail(chunks, 'stderr') === undefined ? {} : { stderr_tail: tail(chunks, 'stderr') }),
         ...(command.result?.errorMessage == null ? {} : { error_message: command.result.errorMessage }),
+        // Only failed commands carry an analysis, once the pipeline produced it.
+        ...(statusOf(command) !== 'failed' || command.analysis == null
+          ? {}
+          : {
+              analysis: {
+                ...command.analysis,
+                analyzed_at: offsetTime(String(command.analysis['analyzed_at'] ?? '')),
+              },
+            }),
       };
       return {
         id: command.id,

@@ -17,6 +17,8 @@ export interface LogEntry {
   readonly message: string;
   /** Free-form; command output lines carry `{stream: 'stdout' | 'stderr', command_id, ...}`. */
   readonly metadata: Readonly<Record<string, unknown>> | null;
+  /** A failed command's diagnosis (domain/analysis), on the log entry that announces it. */
+  readonly analysis?: Readonly<Record<string, unknown>> | null;
 }
 
 export interface LogEvent {

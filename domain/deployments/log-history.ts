@@ -67,6 +67,7 @@ export const historyEntry = (deployment: Deployment, stored: StoredEvent): Histo
         stdout: stream === 'stdout' ? event.log.message : null,
         stderr: stream === 'stderr' ? event.log.message : null,
         metadata: event.log.metadata,
+        analysis: event.log.analysis ?? null,
       };
     }
     case 'step_update': {

@@ -89,6 +89,8 @@ export interface Command {
   /** The highest output seq accepted so far (-1: none). */
   readonly outputSeq: number;
   readonly result: CommandResult | null;
+  /** A failed command's diagnosis, once failure analysis produced it (domain/analysis). */
+  readonly analysis?: Readonly<Record<string, unknown>> | null;
 }
 
 export interface CommandResult {

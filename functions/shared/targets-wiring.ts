@@ -11,7 +11,9 @@ import { DynamoTenantRepository } from '../../infra/dynamodb/tenant-repository.j
 import { systemSleeper } from '../../infra/system/sleeper.js';
 import { secretCipher } from './identity-wiring.js';
 import { outputToKeyedEvents } from '../../domain/deployments/publish.js';
+import { requestAnalysis } from '../../domain/analysis/pipeline.js';
 import { agentConnections } from './agent-connections-wiring.js';
+import { analysisConfigured, analysisDeps } from './analysis-wiring.js';
 import { logger } from './logger.js';
 import { once } from './once.js';
 import type { AgentAuthentication } from './shell.js';
@@ -84,8 +86,16 @@ export const targetsDeps = once((): TargetsDeps => {
           outputToKeyedEvents(command, await targetName(command.targetId), chunks, infra().clock.now().toISOString()),
         );
       },
-      // A finished command moves its deployment on at once.
-      completed: async (command) => engineQueue().wake(command.deploymentId),
+      // A finished command moves its deployment on at once; a failed one is also analysed (best effort: a lost
+      // request leaves the command without analysis, never the agent's report unanswered).
+      completed: async (command) => {
+        await engineQueue().wake(command.deploymentId);
+        if (command.result !== null && command.result.exitCode !== 0 && analysisConfigured()) {
+          await requestAnalysis(analysisDeps(), command).catch((error: unknown) =>
+            logger.error('could not ask for the analysis of a failed command', { commandId: command.id, error }),
+          );
+        }
+      },
     },
   };
 });

@@ -9,6 +9,7 @@ import {
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
+import type { FailureAnalysis } from '../../domain/analysis/model.js';
 import type { CommandRepository } from '../../domain/targets/ports.js';
 import type { Command, CommandResult, OutputChunk, StoredChunk } from '../../domain/targets/types.js';
 import { conditionally, whenCondition } from './conditional.js';
@@ -208,6 +209,21 @@ export class DynamoCommandRepository implements CommandRepository {
           ConditionExpression: '#status = :delivered',
           ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
           ExpressionAttributeValues: { ':completed': 'completed', ':delivered': 'delivered', ':result': result },
+        }),
+      ),
+    );
+  }
+
+  /** The failure analysis of a completed command (domain/analysis), shown with its command result. */
+  async recordAnalysis(commandId: string, analysis: FailureAnalysis): Promise<void> {
+    await conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.command(commandId),
+          UpdateExpression: 'SET analysis = :analysis',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':analysis': analysis },
         }),
       ),
     );

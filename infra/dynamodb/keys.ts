@@ -104,6 +104,15 @@ export const keys = {
   }),
   /** An agent's WebSocket connection -> its target (the disconnect and the agent's messages carry only the id). */
   agentConnection: (connectionId: string): Key => ({ pk: `AGENTCONNECTION#${connectionId}`, sk: 'CONNECTION' }),
+  // ---- failure analysis (domain/analysis) ----
+  analysisRequest: (id: string): Key => ({ pk: `ANALYSIS#${id}`, sk: 'REQUEST' }),
+  /** Every analysis request on gsi1, oldest first (the admin list reads it newest first). */
+  analysisRequestsIndex: (createdAt: string, id: string) => ({
+    gsi1pk: 'ANALYSISREQUESTS',
+    gsi1sk: `${createdAt}#${id}`,
+  }),
+  /** The analysis settings' stored overrides. */
+  analysisSettings: (): Key => ({ pk: 'ANALYSIS', sk: 'SETTINGS' }),
   // ---- deployments (domain/deployments) ----
   deployment: (id: string): Key => ({ pk: `DEPLOYMENT#${id}`, sk: 'DEPLOYMENT' }),
   deploymentsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'DEPLOYMENTS', gsi1sk: `${createdAt}#${id}` }),

@@ -1,4 +1,6 @@
 import { route, type Route } from '../../shared/router.js';
+import { analysisDeps } from '../../shared/analysis-wiring.js';
+import * as analysis from './analysis-endpoints.js';
 import * as orchestrationGet from './orchestration-get.js';
 import * as orchestrationPut from './orchestration-put.js';
 import * as permissionsGet from './permissions-get.js';
@@ -18,6 +20,14 @@ import * as usersGet from './users-get.js';
 import * as usersPost from './users-post.js';
 
 export const adminRoutes = [
+  route('GET', '/api/v1/admin/analysis/requests', analysis.listRequests(analysisDeps)),
+  route('POST', '/api/v1/admin/analysis/requests/{id}/retry', analysis.retryRequest(analysisDeps)),
+  route('GET', '/api/v1/admin/analysis/settings', analysis.getSettings(analysisDeps)),
+  route('PUT', '/api/v1/admin/analysis/settings', analysis.putSettings(analysisDeps)),
+  route('GET', '/api/v1/admin/analysis/settings/defaults', analysis.getDefaults(analysisDeps)),
+  route('POST', '/api/v1/admin/analysis/settings/restore', analysis.restore(analysisDeps)),
+  route('GET', '/api/v1/admin/analysis/status', analysis.status(analysisDeps)),
+  route('POST', '/api/v1/admin/analysis/test', analysis.test(analysisDeps)),
   route('GET', '/api/v1/admin/orchestration', orchestrationGet.handler),
   route('PUT', '/api/v1/admin/orchestration', orchestrationPut.handler),
   route('GET', '/api/v1/admin/permissions', permissionsGet.handler),

@@ -18,13 +18,25 @@ const CommandResultSchema = v.object({
   stdout_tail: v.optional(v.string()),
   stderr_tail: v.optional(v.string()),
   error_message: v.optional(v.string()),
+  /** Failed commands only, once the failure analysis produced it. */
+  analysis: v.optional(
+    v.object({
+      confidence: v.number(),
+      summary: v.string(),
+      likely_cause: v.string(),
+      remediation: v.array(v.string()),
+      analyzed_at: v.string(),
+      model_version: v.string(),
+    }),
+  ),
 });
 
 export const makeHandler = (deps: () => CommandResultsDeps) =>
   http(
     {
       operationId: 'get_deployment_analysis',
-      summary: 'Command results of a deployment, by start time, with the last 2000 characters of stdout and stderr',
+      summary:
+        'Command results of a deployment, by start time, with the last 2000 characters of stdout and stderr and the failure analysis of failed ones',
       tags: ['deployments'],
       permission: 'deployments:read',
       params: PathId,

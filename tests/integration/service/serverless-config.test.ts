@@ -125,6 +125,7 @@ const logicalPrefix = (functionName: string): string => functionName.charAt(0).t
 const QUEUE_OF_MODULE: Readonly<Record<string, string>> = {
   'infra/sqs/dispatch-queue.ts': 'DispatchQueue',
   'infra/sqs/engine-queue.ts': 'OrchestratorQueue',
+  'infra/sqs/analysis-queue.ts': 'AnalysisQueue',
   'infra/health-probes.ts': 'DispatchQueue',
 };
 
@@ -383,13 +384,16 @@ describe('serverless package', () => {
       const environment = definition.environment;
       expect(environment['DISPATCH_QUEUE_URL']).toEqual({ Ref: 'DispatchQueue' });
       expect(environment['ORCHESTRATOR_QUEUE_URL']).toEqual({ Ref: 'OrchestratorQueue' });
+      expect(environment['ANALYSIS_QUEUE_URL']).toEqual({ Ref: 'AnalysisQueue' });
       const variableOf: Record<string, string> = {
         DispatchQueue: 'DISPATCH_QUEUE_URL',
         OrchestratorQueue: 'ORCHESTRATOR_QUEUE_URL',
+        AnalysisQueue: 'ANALYSIS_QUEUE_URL',
       };
       const constructors: Record<string, RegExp> = {
         'infra/sqs/dispatch-queue.ts': /new SqsDispatchQueue\([^;\n]*/g,
         'infra/sqs/engine-queue.ts': /new SqsEngineQueue\([^;\n]*/g,
+        'infra/sqs/analysis-queue.ts': /new SqsAnalysisQueue\([^;\n]*/g,
         'infra/health-probes.ts': /sqsProbe\([^;\n]*/g,
       };
       const sources = await Promise.all(
@@ -416,7 +420,7 @@ describe('serverless package', () => {
         }));
 
     it('keeps every consumer queue invisible for at least six times its consumer’s timeout (AWS’s advice)', () => {
-      expect(consumers()).toHaveLength(2);
+      expect(consumers()).toHaveLength(3); // dispatcher, orchestrator, analyzer
       for (const { fn, queue } of consumers()) {
         const timeout = Number(fn.Properties['Timeout']);
         expect(timeout).toBeGreaterThan(0);

@@ -1,0 +1,32 @@
+// AnalysisQueue adapter: one message per request to analyse on the analysis SQS queue; its depth for the status.
+import { GetQueueAttributesCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { AnalysisQueue } from '../../domain/analysis/model.js';
+
+export interface AnalysisMessage {
+  readonly request_id: string;
+}
+
+export class SqsAnalysisQueue implements AnalysisQueue {
+  constructor(
+    private readonly sqs: SQSClient,
+    private readonly queueUrl: string,
+  ) {}
+
+  async send(requestId: string): Promise<void> {
+    const message: AnalysisMessage = { request_id: requestId };
+    await this.sqs.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: JSON.stringify(message) }));
+  }
+
+  async depth(): Promise<number> {
+    const { Attributes } = await this.sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: this.queueUrl,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
+    );
+    return (
+      Number(Attributes?.['ApproximateNumberOfMessages'] ?? 0) +
+      Number(Attributes?.['ApproximateNumberOfMessagesNotVisible'] ?? 0)
+    );
+  }
+}
