@@ -24,7 +24,7 @@ let agents: readonly RunningAgent[] = [];
 let provider: Server;
 let providerUrl = '';
 /** What the fake provider answers next: a status and a body. */
-let providerAnswer: () => { status: number; body: string } = () => ({ status: 500, body: 'down' });
+let providerAnswer: () => { status: number; body: string; delayMs?: number } = () => ({ status: 500, body: 'down' });
 const prompts: string[] = [];
 
 const api = apiClient(() => stack.baseUrl);
@@ -38,9 +38,12 @@ beforeAll(async () => {
     req.on('data', (c: Buffer) => (text += c.toString()));
     req.on('end', () => {
       prompts.push(text);
-      const { status, body } = providerAnswer();
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(body);
+      const { status, body, delayMs = 0 } = providerAnswer();
+      setTimeout(() => {
+        if (res.destroyed) return;
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(body);
+      }, delayMs);
     });
   });
   await new Promise<void>((done) => provider.listen(0, '127.0.0.1', done));
@@ -157,51 +160,61 @@ describe('Admin: analysis', () => {
     expect(status.json.rule_set_version).toMatch(/^\d{4}\./);
   });
 
-  it('tests a sample with the rules, with a provider (its key shown as ***), and answers 503 without a fallback', async () => {
-    // Arrange
-    const sample = { log: 'Reading package lists...\nE: Unable to locate package nosuchpackage', exit_code: 100 };
-    // Act
-    const empty = await call('POST', '/admin/analysis/test', admin, { log: '' });
-    const byRules = await call('POST', '/admin/analysis/test', admin, sample);
-    await call('PUT', '/admin/analysis/settings', admin, {
-      provider: 'openai_compatible',
-      provider_url: providerUrl,
-      provider_model: 'diagnose-1',
-      provider_api_key: 'sk-local-test',
-      provider_timeout_seconds: 2,
-    });
-    const shown = (await call('GET', '/admin/analysis/settings', viewer)).json;
-    providerAnswer = () => ({
-      status: 200,
-      body: JSON.stringify({
-        choices: [
-          {
-            message: {
-              content:
-                '{"confidence": 0.7, "summary": "apt has no such package", "likely_cause": "typo", "remediation": ["fix the name"]}',
+  it(
+    'tests a sample with the rules, with a provider (its key shown as ***), and answers 503 without a fallback',
+    { timeout: 60_000 },
+    async () => {
+      // Arrange
+      const sample = { log: 'Reading package lists...\nE: Unable to locate package nosuchpackage', exit_code: 100 };
+      // Act
+      const empty = await call('POST', '/admin/analysis/test', admin, { log: '' });
+      const byRules = await call('POST', '/admin/analysis/test', admin, sample);
+      await call('PUT', '/admin/analysis/settings', admin, {
+        provider: 'openai_compatible',
+        provider_url: providerUrl,
+        provider_model: 'diagnose-1',
+        provider_api_key: 'sk-local-test',
+        provider_timeout_seconds: 2,
+      });
+      const shown = (await call('GET', '/admin/analysis/settings', viewer)).json;
+      providerAnswer = () => ({
+        status: 200,
+        body: JSON.stringify({
+          choices: [
+            {
+              message: {
+                content:
+                  '{"confidence": 0.7, "summary": "apt has no such package", "likely_cause": "typo", "remediation": ["fix the name"]}',
+              },
             },
-          },
-        ],
-      }),
-    });
-    const byProvider = await call('POST', '/admin/analysis/test', admin, sample);
-    providerAnswer = () => ({ status: 200, body: '{"choices": [{"message": {"content": "no idea, sorry"}}]}' });
-    const garbage = await call('POST', '/admin/analysis/test', admin, sample);
-    providerAnswer = () => ({ status: 429, body: '{}' });
-    await call('PUT', '/admin/analysis/settings', admin, { fallback_to_rules: false });
-    const unavailable = await call('POST', '/admin/analysis/test', admin, sample);
-    await call('POST', '/admin/analysis/settings/restore', admin);
-    // Assess
-    expect(empty.status).toBe(400);
-    expect(byRules.json).toMatchObject({
-      source: 'rules',
-      analysis: { summary: expect.stringContaining('nosuchpackage') },
-    });
-    expect(shown.provider_api_key).toBe('***');
-    expect(byProvider.json).toMatchObject({ source: 'provider', analysis: { model_version: 'diagnose-1' } });
-    expect(garbage.json.source).toBe('rules');
-    expect(unavailable.status).toBe(503);
-    expect(prompts.length).toBeGreaterThanOrEqual(3);
-    expect(prompts[0]).toContain('nosuchpackage');
-  });
+          ],
+        }),
+      });
+      const byProvider = await call('POST', '/admin/analysis/test', admin, sample);
+      const reachable = (await call('GET', '/admin/analysis/status', viewer)).json;
+      providerAnswer = () => ({ status: 200, body: '{"choices": [{"message": {"content": "no idea, sorry"}}]}' });
+      const garbage = await call('POST', '/admin/analysis/test', admin, sample);
+      await call('PUT', '/admin/analysis/settings', admin, { provider_timeout_seconds: 1 });
+      providerAnswer = () => ({ status: 200, body: '{}', delayMs: 3_000 });
+      const slow = await call('POST', '/admin/analysis/test', admin, sample);
+      providerAnswer = () => ({ status: 429, body: '{}' });
+      await call('PUT', '/admin/analysis/settings', admin, { fallback_to_rules: false });
+      const unavailable = await call('POST', '/admin/analysis/test', admin, sample);
+      await call('POST', '/admin/analysis/settings/restore', admin);
+      // Assess
+      expect(empty.status).toBe(400);
+      expect(byRules.json).toMatchObject({
+        source: 'rules',
+        analysis: { summary: expect.stringContaining('nosuchpackage') },
+      });
+      expect(shown.provider_api_key).toBe('***');
+      expect(byProvider.json).toMatchObject({ source: 'provider', analysis: { model_version: 'diagnose-1' } });
+      expect(reachable).toMatchObject({ provider: 'openai_compatible', provider_reachable: true });
+      expect(garbage.json.source).toBe('rules');
+      expect(slow.json.source).toBe('rules');
+      expect(unavailable.status).toBe(503);
+      expect(prompts.length).toBeGreaterThanOrEqual(3);
+      expect(prompts[0]).toContain('nosuchpackage');
+    },
+  );
 });
