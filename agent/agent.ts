@@ -570,7 +570,10 @@ class Agent {
             ready = await this.fallback(channel.socket_url, opened.error);
             continue;
           }
-          this.log(`could not open the WebSocket ${channel.socket_url} (${opened.error}); trying again`);
+          if (openFailures === 1 || openFailures % 10 === 0)
+            this.log(
+              `could not open the WebSocket ${channel.socket_url} (${opened.error}); trying again (${openFailures} failed in a row)`,
+            );
           await sleep(backoffDelay(openFailures - 1), stop);
           continue;
         }
@@ -600,6 +603,7 @@ class Agent {
         await sleep(delay, stop);
       }
     }
+    ready?.ws.close(1000, 'agent stopping'); // opened as the agent began to stop
     this.setLink('connecting');
   }
 
@@ -616,6 +620,7 @@ class Agent {
   /** Opens a socket with the agent token; resolves once it is open, or with why it is not. */
   private openSocket(url: string): Promise<OpenedSocket | { error: string }> {
     const stop = this.stopController.signal;
+    if (stop.aborted) return Promise.resolve({ error: 'the agent is stopping' });
     if (typeof globalThis.WebSocket !== 'function')
       return Promise.resolve({ error: 'this Node.js has no WebSocket (Node 22 or later needed)' });
     let ws: WebSocket;
