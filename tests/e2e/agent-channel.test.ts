@@ -167,6 +167,7 @@ describe('the agent over its WebSocket', () => {
     async () => {
       // Arrange
       proxy.refuseUpgrades(true);
+      const upgradesBefore = proxy.upgrades();
       try {
         await agent('fallback-web');
         await until(
@@ -182,6 +183,7 @@ describe('the agent over its WebSocket', () => {
         // Assess
         expect(done.state, `${JSON.stringify(done.plan?.steps)}\n${logOf('fallback-web')}`).toBe('success');
         expect(await commandOutput(id)).toBe('polled\n');
+        expect(proxy.upgrades() - upgradesBefore).toBeGreaterThanOrEqual(3); // three refused opens before the fallback
         expect(logOf('fallback-web')).not.toMatch(/connected over WebSocket/);
       } finally {
         proxy.refuseUpgrades(false);
