@@ -47,6 +47,7 @@ export const startOffline = async (options: {
     String(options.lambdaPort),
     '--websocketPort',
     String(options.websocketPort),
+    '--useInProcess',
   ];
   // Not under .esbuild: `serverless package` cleans that whole folder.
   const workFolder = join('.build', `offline-${options.httpPort}`);

@@ -87,6 +87,8 @@ export const requestLog = (): Middleware => {
     if (state === undefined || response === undefined || response === null) return;
     response.headers = { ...response.headers, 'x-request-id': state.requestId };
     logger.info('request', {
+      // Named here too: locally several requests of one function run interleaved in one process (decisions.md).
+      request_id: state.requestId,
       method: request.event.requestContext?.http?.method,
       path: request.event.rawPath,
       status: response.statusCode,
