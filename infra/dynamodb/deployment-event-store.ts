@@ -94,8 +94,20 @@ const prepare = (e: NewEvent) => {
   return { at: e.at, body, size: body.length + 100 };
 };
 
+type PreparedGroup = { readonly key: string; readonly events: readonly ReturnType<typeof prepare>[] };
+
+/** A call of appendOnce waiting for its round of the group commit. */
+interface Waiting {
+  readonly groups: readonly PreparedGroup[];
+  readonly resolve: (stored: readonly StoredEvent[]) => void;
+  readonly reject: (error: unknown) => void;
+}
+
 export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEventAppender {
   private readonly maxAttempts: number;
+  /** Per deployment: the calls waiting for the next round of the group commit, and whether a round is running. */
+  private readonly waiting = new Map<string, Waiting[]>();
+  private readonly committing = new Set<string>();
 
   constructor(
     private readonly db: DynamoDBDocumentClient,
@@ -120,16 +132,68 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
     return stored;
   }
 
+  /**
+   * Appends each keyed group at most once. Concurrent calls for one deployment in this process are committed together
+   * (group commit): while one transaction is in flight the next calls wait and then share the following one, so N
+   * writers of one process cost about one transaction per round instead of racing N times for the head.
+   */
   async appendOnce(deploymentId: string, groups: readonly KeyedEvents[]): Promise<readonly StoredEvent[]> {
-    const stored: StoredEvent[] = [];
     const tooBig = groups.find((g) => g.events.length > MAX_EVENTS_PER_TRANSACTION - 1);
     if (tooBig !== undefined)
       throw new Error(
         `keyed group ${tooBig.key} has ${tooBig.events.length} events; at most ${MAX_EVENTS_PER_TRANSACTION - 1} fit one transaction`,
       );
-    let remaining = groups
+    const prepared = groups
       .filter((g) => g.events.length > 0)
       .map((g) => ({ key: g.key, events: g.events.map(prepare) }));
+    if (prepared.length === 0) return [];
+    return new Promise<readonly StoredEvent[]>((resolve, reject) => {
+      const queue = this.waiting.get(deploymentId) ?? [];
+      queue.push({ groups: prepared, resolve, reject });
+      this.waiting.set(deploymentId, queue);
+      if (!this.committing.has(deploymentId)) void this.commitWaiting(deploymentId);
+    });
+  }
+
+  /** Commits what waits for one deployment, round after round, until nothing waits. */
+  private async commitWaiting(deploymentId: string): Promise<void> {
+    this.committing.add(deploymentId);
+    try {
+      for (;;) {
+        const round = this.waiting.get(deploymentId) ?? [];
+        this.waiting.delete(deploymentId);
+        if (round.length === 0) return;
+        // A key asked for twice (a retried chunk arriving beside the original) is appended once, for the first.
+        const owner = new Map<string, Waiting>();
+        const merged: PreparedGroup[] = [];
+        for (const caller of round)
+          for (const group of caller.groups)
+            if (!owner.has(group.key)) {
+              owner.set(group.key, caller);
+              merged.push(group);
+            }
+        try {
+          const stored = await this.appendGroupsOnce(deploymentId, merged);
+          for (const caller of round)
+            caller.resolve(
+              caller.groups.flatMap((g) => (owner.get(g.key) === caller ? (stored.get(g.key) ?? []) : [])),
+            );
+        } catch (error) {
+          for (const caller of round) caller.reject(error);
+        }
+      }
+    } finally {
+      this.committing.delete(deploymentId);
+    }
+  }
+
+  /** The groups not appended yet, appended: each group's stored events by its key (none for one already there). */
+  private async appendGroupsOnce(
+    deploymentId: string,
+    groups: readonly PreparedGroup[],
+  ): Promise<Map<string, StoredEvent[]>> {
+    const stored = new Map<string, StoredEvent[]>();
+    let remaining = [...groups];
     for (let attempt = 1; remaining.length > 0; attempt += 1) {
       const done = await this.markedKeys(
         deploymentId,
@@ -141,12 +205,11 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
           const [batch = []] = groupBatches(
             remaining.map((g) => ({ events: g.events.length, size: g.events.reduce((n, e) => n + e.size, 100) })),
           );
-          stored.push(
-            ...(await this.appendGroups(
-              deploymentId,
-              batch.map((i) => remaining[i]!),
-            )),
+          const written = await this.appendGroups(
+            deploymentId,
+            batch.map((i) => remaining[i]!),
           );
+          for (const [key, events] of written) stored.set(key, events);
           remaining = remaining.slice(batch.length);
         }
       } catch (error) {
@@ -194,16 +257,18 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
   /** One transaction: the head moves past the groups' events; each group's marker (absent before) and events are put. */
   private async appendGroups(
     deploymentId: string,
-    groups: readonly { key: string; events: readonly { at: string; body: string }[] }[],
-  ): Promise<StoredEvent[]> {
+    groups: readonly PreparedGroup[],
+  ): Promise<Map<string, StoredEvent[]>> {
     const seen = await this.headSeq(deploymentId);
     const total = groups.reduce((n, g) => n + g.events.length, 0);
     const items: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']> = [
       this.moveHead(deploymentId, seen, seen + total),
     ];
-    const stored: StoredEvent[] = [];
+    const stored = new Map<string, StoredEvent[]>();
     let seq = seen;
     for (const group of groups) {
+      const events: StoredEvent[] = [];
+      stored.set(group.key, events);
       items.push({
         Put: {
           TableName: this.tableName,
@@ -225,7 +290,7 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
             ConditionExpression: 'attribute_not_exists(pk)',
           },
         });
-        stored.push({ seq, at: e.at, event: JSON.parse(e.body) as StoredEvent['event'] });
+        events.push({ seq, at: e.at, event: JSON.parse(e.body) as StoredEvent['event'] });
       }
     }
     await this.db.send(new TransactWriteCommand({ TransactItems: items }));

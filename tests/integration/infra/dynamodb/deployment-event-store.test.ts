@@ -81,6 +81,46 @@ describe('DynamoDeploymentEventStore', () => {
     }
   });
 
+  it('commits concurrent keyed appends of one process together, each group once, contiguous beside another process', async () => {
+    // Prepare: two stores (two containers), one counting its transactions
+    const countingClient = dynamoClient();
+    let transactions = 0;
+    countingClient.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'TransactWriteItemsCommand') transactions += 1;
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
+    const batching = new DynamoDeploymentEventStore(
+      DynamoDBDocumentClient.from(countingClient, { marshallOptions: { removeUndefinedValues: true } }),
+      table,
+    );
+    const group = (key: string) => ({ key, events: [logEvent(key), logEvent(`${key}/2`)] });
+    // Act: 60 writers at once in the batching process (every 10th repeats an earlier key, as a retried chunk does),
+    // 20 in the other
+    const calls = Array.from({ length: 60 }, (_, i) =>
+      batching.appendOnce('d-group', [group(i % 10 === 9 ? `k${i - 1}` : `k${i}`)]),
+    );
+    const others = Array.from({ length: 20 }, (_, i) => store.appendOnce('d-group', [group(`o${i}`)]));
+    const returned = await Promise.all([...calls, ...others]);
+    // Assess: 74 groups of 2 events, once each, seqs contiguous; far fewer transactions than calls
+    const stored = await store.after('d-group', 0, 1000);
+    expect(stored.map((e) => e.seq)).toEqual(Array.from({ length: 148 }, (_, i) => i + 1));
+    const messages = stored.map((e) => (e.event.type === 'log' ? e.event.log.message : ''));
+    expect(new Set(messages).size).toBe(148);
+    for (const key of [...Array.from({ length: 60 }, (_, i) => `k${i}`).filter((_, i) => i % 10 !== 9)])
+      expect(messages.indexOf(`${key}/2`)).toBe(messages.indexOf(key) + 1);
+    expect(
+      returned
+        .flat()
+        .map((e) => e.seq)
+        .sort((a, b) => a - b),
+    ).toEqual(stored.map((e) => e.seq));
+    expect(returned.filter((r) => r.length === 0)).toHaveLength(6); // the repeated keys: nothing new
+    expect(transactions).toBeLessThan(20);
+  });
+
   it('splits an append of more than 99 events into transactions and keeps their order', async () => {
     // Act
     const stored = await store.append(
