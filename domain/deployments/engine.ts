@@ -82,7 +82,7 @@ export interface EngineDeps {
   readonly orchestration: Orchestration;
   readonly dispatch: DispatchQueue;
   readonly commands: CommandRepository;
-  readonly targets: Pick<TargetRepository, 'get'>;
+  readonly targets: Pick<TargetRepository, 'getMany'>;
   readonly scripts: StepScripts;
   readonly cipher: SecretCipher;
   readonly engine: EngineQueue;
@@ -265,8 +265,22 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
   ) => set({ ...step, state, exitCode, errorMessage, completedAt: at, durationMs: elapsed(step.startedAt, now) });
   let errorMessage: string | null = null;
 
-  // 1. Results of running steps; targets that stopped answering.
-  for (const step of [...steps.values()].filter((s) => s.state === 'running')) {
+  // 1. Results of running steps; targets that stopped answering (their targets read in one batch, not one by one).
+  const running = [...steps.values()].filter((s) => s.state === 'running');
+  const waitingOn = running.filter((s) => {
+    const command = commands.get(s.id);
+    return (
+      command !== undefined &&
+      command.status !== 'cancelled' &&
+      !(command.status === 'completed' && command.result !== null)
+    );
+  });
+  const targets = new Map(
+    waitingOn.length === 0
+      ? []
+      : (await deps.targets.getMany(waitingOn.map((s) => s.targetId))).map((t) => [t.id, t] as const),
+  );
+  for (const step of running) {
     const command = commands.get(step.id);
     if (command?.status === 'completed' && command.result !== null) {
       const { exitCode, errorMessage: reported } = command.result;
@@ -277,7 +291,7 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
     } else if (command?.status === 'cancelled') {
       finishStep(step, 'failed', null, 'The command was cancelled before it started.');
     } else if (command !== undefined) {
-      const target = await deps.targets.get(step.targetId);
+      const target = targets.get(step.targetId);
       const gone = target === undefined ? undefined : agentGone(target, command.createdAt, now);
       if (
         gone === undefined &&

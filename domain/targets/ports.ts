@@ -5,6 +5,8 @@ export interface TargetRepository {
   /** Creates the target with its short-id alias and its agent-token lookup item. */
   create(target: Target): Promise<void>;
   get(id: string): Promise<Target | undefined>;
+  /** The targets that exist among `ids` (one batch read per 100), in no particular order. */
+  getMany(ids: readonly string[]): Promise<readonly Target[]>;
   /** By UUID or short id. */
   find(idOrShortId: string): Promise<Target | undefined>;
   findByAgentTokenHash(tokenHash: string): Promise<Target | undefined>;

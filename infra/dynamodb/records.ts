@@ -1,7 +1,7 @@
 // Read patterns every record repository shares: one record by key (consistent), one by UUID or short id, every
 // record of a gsi partition, and an item without its table attributes. Writes stay in each repository: their
 // transactions and conditions are what make them race-safe.
-import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { resolveId } from './aliases.js';
 import type { Key } from './keys.js';
 import { queryAll } from './query-all.js';
@@ -17,6 +17,31 @@ export const getRecord = async <T>(
 ): Promise<T | undefined> => {
   const { Item } = await db.send(new GetCommand({ TableName: tableName, Key: key, ConsistentRead: true }));
   return Item === undefined ? undefined : map(Item);
+};
+
+/**
+ * The records at `keys` (consistent batch reads of at most 100 keys, unprocessed keys asked again), mapped, in no
+ * particular order; missing ones are left out.
+ */
+export const getRecords = async <T>(
+  db: DynamoDBDocumentClient,
+  tableName: string,
+  keys: readonly Key[],
+  map: (item: Item) => T,
+): Promise<T[]> => {
+  const found: T[] = [];
+  for (let i = 0; i < keys.length; i += 100) {
+    let request: Record<string, { Keys: Key[]; ConsistentRead: boolean }> | undefined = {
+      [tableName]: { Keys: keys.slice(i, i + 100), ConsistentRead: true },
+    };
+    for (let round = 0; request !== undefined && Object.keys(request).length > 0; round += 1) {
+      if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 20 * 2 ** round)));
+      const answer = await db.send(new BatchGetCommand({ RequestItems: request }));
+      for (const item of answer.Responses?.[tableName] ?? []) found.push(map(item));
+      request = answer.UnprocessedKeys as typeof request;
+    }
+  }
+  return found;
 };
 
 /** The record of `entity` named by its UUID or short id (see aliases.ts), mapped; undefined when either is missing. */

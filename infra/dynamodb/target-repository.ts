@@ -19,7 +19,7 @@ import { environmentReference } from './environment-repository.js';
 import { failedAt, tenantReference } from './tenant-repository.js';
 import { conditionally } from './conditional.js';
 import { keys } from './keys.js';
-import { findRecord, getRecord, listPartition, stripKeys, type Item } from './records.js';
+import { findRecord, getRecord, getRecords, listPartition, stripKeys, type Item } from './records.js';
 
 const toTarget = (item: Item): Target => stripKeys<Target>(item);
 
@@ -71,6 +71,10 @@ export class DynamoTargetRepository implements TargetRepository {
 
   async get(id: string): Promise<Target | undefined> {
     return getRecord(this.db, this.tableName, keys.target(id), toTarget);
+  }
+
+  async getMany(ids: readonly string[]): Promise<readonly Target[]> {
+    return getRecords(this.db, this.tableName, [...new Set(ids)].map(keys.target), toTarget);
   }
 
   async find(idOrShortId: string): Promise<Target | undefined> {

@@ -29,6 +29,12 @@ export class FakeTargetRepository implements TargetRepository {
   async get(id: string) {
     return this.targets.get(id);
   }
+  async getMany(ids: readonly string[]) {
+    return [...new Set(ids)].flatMap((id) => {
+      const target = this.targets.get(id);
+      return target === undefined ? [] : [target];
+    });
+  }
   async find(idOrShortId: string) {
     return this.targets.get(idOrShortId) ?? [...this.targets.values()].find((t) => t.shortId === idOrShortId);
   }

@@ -42,7 +42,7 @@ const setup = (targets: readonly string[], stepsPerTarget: number, config: Parti
     orchestration: fakes.orchestration,
     dispatch: fakes.dispatch,
     commands,
-    targets: { get: async (id) => target(id, heartbeats.get(id) ?? null) },
+    targets: { getMany: async (ids) => ids.map((id) => target(id, heartbeats.get(id) ?? null)) },
     scripts: {
       find: async () => ({ script: 'echo hi', interpreter: 'sh', rollbackScript: 'echo undo', timeoutSeconds: null }),
     },

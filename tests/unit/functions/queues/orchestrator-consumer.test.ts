@@ -23,7 +23,7 @@ describe('orchestrator consumer', () => {
       orchestration: fakes.orchestration,
       dispatch: fakes.dispatch,
       commands: new FakeCommandRepository(),
-      targets: { get: async () => undefined },
+      targets: { getMany: async () => [] },
       scripts: { find: async () => undefined },
       cipher: { encrypt: (v) => v, decrypt: (v) => v },
       engine: { wake: async () => undefined },
