@@ -185,6 +185,8 @@ class Agent {
   private readonly graceOver = new AbortController();
   private pollController: AbortController | undefined;
   private pollMax = 0;
+  /** The server takes a command's last output with its completion (GET /agent/channel said so). */
+  private outputInCompletion = false;
   private loops: Promise<void>[] = [];
   private pruneTimer: NodeJS.Timeout | undefined;
   private stopping: Promise<void> | undefined;
@@ -255,6 +257,7 @@ class Agent {
       killGraceMs: this.killGraceMs,
       log: (message) => this.log(message),
       deliverySignal: this.deliveryController.signal,
+      outputInCompletion: () => this.outputInCompletion,
       ...(options.batchIntervalMs === undefined ? {} : { batch: { intervalMs: options.batchIntervalMs } }),
     };
   }
@@ -609,6 +612,7 @@ class Agent {
 
   private applyChannel(channel: ChannelResponse): void {
     this.lastBeatAt = Date.now(); // the server counts GET /agent/channel as a heartbeat
+    this.outputInCompletion = channel.output_in_completion === true;
     this.cadence = {
       busyMs: cadenceSeconds(this.heartbeatMs / 1000, channel.heartbeat_seconds) * 1000,
       idleMs: cadenceSeconds(this.idlePingMs / 1000, channel.idle_ping_seconds) * 1000,

@@ -139,6 +139,7 @@ export class AgentClient {
       heartbeat_seconds: seconds(answer.heartbeat_seconds),
       idle_ping_seconds: seconds(answer.idle_ping_seconds),
       poll_wait_seconds: seconds(answer.poll_wait_seconds),
+      output_in_completion: answer.output_in_completion === true,
     };
   }
 

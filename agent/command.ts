@@ -29,6 +29,8 @@ export interface ExecutionContext {
   /** Aborts the retries of output and completions: the agent stops waiting for the server. */
   readonly deliverySignal: AbortSignal;
   readonly batch?: BatcherOptions;
+  /** Whether the server takes a command's last output with its completion (it said so at GET /agent/channel). */
+  readonly outputInCompletion?: () => boolean;
 }
 
 export const CANCELLED_BY_SERVER: StopReason = { exitCode: CANCEL_EXIT_CODE, message: 'Cancelled by the server' };
@@ -179,10 +181,11 @@ export class CommandExecution {
         ? { exitCode: this.stopReason.exitCode, errorMessage: this.stopReason.message }
         : await this.execute(batcher, record);
     this.end();
-    await batcher.flush();
+    // What is left of the output rides the completion when the server takes it so and it fits one request.
+    const tail = context.outputInCompletion?.() === true ? await batcher.takeRest() : (await batcher.flush(), []);
     if (batcher.droppedChunks > 0 && this.gone === undefined)
       context.log(`${batcher.droppedChunks} output chunk(s) of ${command.id} could not be delivered`);
-    await this.finish(record, result, startedAt);
+    await this.finish(record, result, startedAt, tail);
   }
 
   private async execute(batcher: OutputBatcher, record: CommandRecord): Promise<RunResult> {
@@ -260,7 +263,12 @@ export class CommandExecution {
     this.stop(CANCELLED_BY_SERVER);
   }
 
-  private async finish(record: CommandRecord, result: RunResult, startedAt: Date): Promise<void> {
+  private async finish(
+    record: CommandRecord,
+    result: RunResult,
+    startedAt: Date,
+    output: readonly OutputChunk[] = [],
+  ): Promise<void> {
     const { context } = this;
     const completedAt = new Date();
     const report: CompleteRequest = {
@@ -268,6 +276,7 @@ export class CommandExecution {
       started_at: startedAt.toISOString(),
       completed_at: completedAt.toISOString(),
       ...(result.errorMessage === undefined ? {} : { error_message: result.errorMessage }),
+      ...(output.length === 0 ? {} : { output }),
     };
     const suffix = result.errorMessage === undefined ? '' : ` (${result.errorMessage})`;
     context.log(

@@ -223,6 +223,27 @@ export class OutputBatcher {
     }
   }
 
+  /**
+   * Once the output is over: waits for a request in flight, then hands over what is left (and forgets it) when it
+   * fits one request, to be sent with the completion; else sends it all as `flush` does and answers nothing.
+   */
+  async takeRest(): Promise<OutputChunk[]> {
+    while (this.sending !== undefined) await this.sending;
+    this.clearTimer();
+    if (this.failure !== undefined) return [];
+    let bytes = 0;
+    let lines = 0;
+    for (const pending of this.queue) {
+      bytes += pending.bytes;
+      lines += pending.lines;
+    }
+    if (this.queue.length > this.maxRequestChunks || bytes > this.maxRequestBytes || lines > this.maxRequestLines) {
+      await this.flush();
+      return [];
+    }
+    return this.queue.splice(0).map((p) => p.chunk);
+  }
+
   /** Gives up on whatever is not sent yet (the caller could not wait any longer). */
   abandon(reason: unknown): void {
     this.failure ??= reason;

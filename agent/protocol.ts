@@ -59,6 +59,8 @@ export interface CompleteRequest {
   readonly started_at: string;
   readonly completed_at: string;
   readonly error_message?: string;
+  /** The command's last output, when the server takes it with the completion (ChannelResponse.output_in_completion). */
+  readonly output?: readonly OutputChunk[];
 }
 
 /** GET /api/v1/agent/channel: how to reach the server's push channel (null: it offers none; poll). */
@@ -67,6 +69,8 @@ export interface ChannelResponse {
   readonly heartbeat_seconds: number;
   readonly idle_ping_seconds: number;
   readonly poll_wait_seconds: number;
+  /** The server takes a command's last output with its completion (one request instead of two). */
+  readonly output_in_completion?: boolean;
 }
 
 /** Agent -> server frame on the WebSocket. */

@@ -46,6 +46,7 @@ export const channelInfo = async (
     heartbeat_seconds: settings.heartbeatSeconds,
     idle_ping_seconds: settings.idlePingSeconds,
     poll_wait_seconds: settings.pollWaitSeconds,
+    output_in_completion: true,
   };
 };
 

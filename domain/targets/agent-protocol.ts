@@ -21,7 +21,21 @@ export const authenticateAgent = async (
   const target = await deps.targets.findByAgentTokenHash(deps.random.hash(token));
   if (target === undefined)
     throw new InvalidTokenError('The agent token is not valid (was the target deleted?); enroll the agent again.');
-  return { kind: 'agent', targetId: target.id, tenantId: target.tenantId };
+  return { kind: 'agent', targetId: target.id, tenantId: target.tenantId, heardAt: target.lastHeartbeatAt };
+};
+
+/** A sign of life younger than this is not written again (the dead-agent rule allows 60 s). */
+export const SIGN_OF_LIFE_REFRESH_MS = 5_000;
+
+/**
+ * Polls and completions prove the agent alive as much as a heartbeat does (on a loaded server a late heartbeat must
+ * not make a working agent look dead), but a burst of them writes the target once per SIGN_OF_LIFE_REFRESH_MS.
+ */
+const signOfLife = async (deps: Pick<TargetsDeps, 'targets' | 'clock'>, agent: AgentCaller): Promise<void> => {
+  const now = deps.clock.now();
+  const heard = typeof agent.heardAt === 'string' ? Date.parse(agent.heardAt) : NaN;
+  if (now.getTime() - heard < SIGN_OF_LIFE_REFRESH_MS) return;
+  await deps.targets.recordHeartbeat(agent.targetId, now);
 };
 
 export const heartbeat = async (deps: Pick<TargetsDeps, 'targets' | 'clock'>, agent: AgentCaller) => {
@@ -66,9 +80,7 @@ export const pollCommands = async (
   request: { wait: number; max: number },
   signal?: AbortSignal,
 ) => {
-  // A poll proves the agent alive as much as a heartbeat does: on a loaded server a late heartbeat must not make a
-  // working agent look dead to the execution engine.
-  await deps.targets.recordHeartbeat(agent.targetId, deps.clock.now());
+  await signOfLife(deps, agent);
   const deadline = deps.clock.now().getTime() + Math.min(request.wait, MAX_POLL_WAIT_SECONDS) * 1000;
   for (;;) {
     const { commands, cancel } = await deps.commands.claimInbox(agent.targetId, request.max, deps.clock.now());
@@ -101,8 +113,9 @@ export const appendOutput = async (
   agent: AgentCaller,
   commandId: string,
   chunks: readonly OutputChunk[],
-) => {
-  const command = await ownCommand(deps, agent, commandId);
+) => appendTo(deps, await ownCommand(deps, agent, commandId), chunks);
+
+const appendTo = async (deps: TargetsDeps, command: Command, chunks: readonly OutputChunk[]) => {
   if (command.status === 'queued') throw new ConflictError('The command has not been delivered to this agent yet.');
   if (command.status !== 'delivered' && chunks.some((c) => c.seq > command.outputSeq)) {
     throw new ConflictError(`The command is ${command.status}; it takes no more output.`, { status: command.status });
@@ -124,9 +137,14 @@ export interface CompleteCommand {
   readonly started_at: string;
   readonly completed_at: string;
   readonly error_message?: string | undefined;
+  /** The command's last output, riding the completion (a short command then costs one request): stored first. */
+  readonly output?: readonly OutputChunk[] | undefined;
 }
 
-/** delivered -> completed, once; a repeat of the same report answers as the first did. */
+/**
+ * delivered -> completed, once; a repeat of the same report answers as the first did. Output sent with the report is
+ * appended first, exactly as POST .../output would (a retried report's output is not stored twice).
+ */
 export const completeCommand = async (
   deps: TargetsDeps,
   agent: AgentCaller,
@@ -134,13 +152,14 @@ export const completeCommand = async (
   report: CompleteCommand,
 ) => {
   const command = await ownCommand(deps, agent, commandId);
+  if (report.output !== undefined && report.output.length > 0) await appendTo(deps, command, report.output);
   const result = {
     exitCode: report.exit_code,
     startedAt: new Date(report.started_at).toISOString(),
     completedAt: new Date(report.completed_at).toISOString(),
     errorMessage: report.error_message ?? null,
   };
-  await deps.targets.recordHeartbeat(agent.targetId, deps.clock.now());
+  await signOfLife(deps, agent);
   if (command.status === 'delivered' && (await deps.commands.complete(command.id, result))) {
     await deps.listener?.completed({ ...command, status: 'completed', result });
     return { id: command.id, status: 'completed' as const };

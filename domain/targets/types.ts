@@ -54,6 +54,8 @@ export interface AgentCaller {
   readonly kind: 'agent';
   readonly targetId: string;
   readonly tenantId: string | null;
+  /** The target's last heartbeat as authentication read it (a sign of life is written only when it is older). */
+  readonly heardAt?: string | null;
 }
 
 /**

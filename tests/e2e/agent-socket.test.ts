@@ -125,6 +125,7 @@ describe('GET /api/v1/agent/channel', () => {
       heartbeat_seconds: 15,
       idle_ping_seconds: 300,
       poll_wait_seconds: 20,
+      output_in_completion: true,
     });
     expect(asUser.status).toBe(401);
   });

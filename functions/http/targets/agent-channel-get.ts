@@ -29,6 +29,7 @@ export const makeHandler = (deps: () => TargetsDeps) =>
             heartbeat_seconds: v.number(),
             idle_ping_seconds: v.number(),
             poll_wait_seconds: v.number(),
+            output_in_completion: v.boolean(),
           }),
         },
       },

@@ -4,7 +4,7 @@ import { completeCommand } from '../../../domain/targets/agent-protocol.js';
 import type { TargetsDeps } from '../../../domain/targets/deps.js';
 import { http } from '../../shared/http.js';
 import { targetsDeps } from '../../shared/targets-wiring.js';
-import { CommandIdParams } from './schemas.js';
+import { CommandIdParams, OutputChunks } from './schemas.js';
 
 const Time = v.pipe(v.string(), v.isoTimestamp('must be an ISO 8601 date-time'));
 const Body = v.object({
@@ -12,13 +12,15 @@ const Body = v.object({
   started_at: Time,
   completed_at: Time,
   error_message: v.optional(v.pipe(v.string(), v.maxLength(4000))),
+  output: v.optional(OutputChunks),
 });
 
 export const makeHandler = (deps: () => TargetsDeps) =>
   http(
     {
       operationId: 'agent_command_complete',
-      summary: 'Ends a command with its exit code (idempotent)',
+      summary:
+        'Ends a command with its exit code (idempotent); its last output may ride along (`output`, the chunks of POST .../output)',
       tags: ['agent'],
       permission: 'agent',
       params: CommandIdParams,

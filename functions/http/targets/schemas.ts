@@ -1,4 +1,11 @@
 import * as v from 'valibot';
+import {
+  MAX_OUTPUT_BYTES,
+  MAX_OUTPUT_CHUNKS,
+  MAX_OUTPUT_LINES,
+  outputBytes,
+  outputLineCount,
+} from '../../../domain/targets/output-limits.js';
 
 export const TagKey = v.pipe(
   v.string(),
@@ -52,3 +59,26 @@ export const EnrollmentTokenSchema = v.object({
   created_by: v.string(),
   created_at: v.string(),
 });
+
+export const MAX_CHUNK_CHARS = 65_536;
+
+/** A batch of a command's output (POST .../output, and riding POST .../complete). */
+export const OutputChunks = v.pipe(
+  v.array(
+    v.object({
+      stream: v.picklist(['stdout', 'stderr'], 'must be stdout or stderr'),
+      data: v.pipe(v.string(), v.maxLength(MAX_CHUNK_CHARS, `must be at most ${MAX_CHUNK_CHARS} characters`)),
+      seq: v.pipe(v.number(), v.integer('must be an integer'), v.minValue(0, 'must be at least 0')),
+    }),
+  ),
+  v.minLength(1, 'send at least one chunk'),
+  v.maxLength(MAX_OUTPUT_CHUNKS, `at most ${MAX_OUTPUT_CHUNKS} chunks per request`),
+  v.check(
+    (chunks) => outputBytes(chunks) <= MAX_OUTPUT_BYTES,
+    `at most ${MAX_OUTPUT_BYTES} bytes of data per request, all chunks together`,
+  ),
+  v.check(
+    (chunks) => outputLineCount(chunks) <= MAX_OUTPUT_LINES,
+    `at most ${MAX_OUTPUT_LINES} lines per request, all chunks together`,
+  ),
+);

@@ -201,4 +201,40 @@ describe('OutputBatcher', () => {
     expect((batcher.error as Error).message).toBe('gone');
     expect(batcher.droppedChunks).toBe(2);
   });
+
+  it('hands the rest over for the completion when it fits one request, after a request in flight', async () => {
+    // Prepare: one batch on its way, more output behind it
+    const releases: (() => void)[] = [];
+    const slow = async (chunks: OutputChunk[]) => {
+      sent.push(chunks);
+      await new Promise<void>((resolve) => releases.push(resolve));
+    };
+    const batcher = new OutputBatcher(slow);
+    batcher.append('stdout', 'first\n');
+    await vi.advanceTimersByTimeAsync(250);
+    batcher.append('stderr', 'last\n');
+    // Act
+    const rest = batcher.takeRest();
+    await vi.advanceTimersByTimeAsync(0);
+    releases.shift()!();
+    const tail = await rest;
+    await vi.advanceTimersByTimeAsync(1000);
+    // Assess: the first went alone, the last is handed over (not sent), and nothing is sent afterwards
+    expect(sent).toEqual([[{ stream: 'stdout', data: 'first\n', seq: 0 }]]);
+    expect(tail).toEqual([{ stream: 'stderr', data: 'last\n', seq: 1 }]);
+    expect(await batcher.takeRest()).toEqual([]);
+  });
+
+  it('sends the rest itself when it does not fit one request, and hands over nothing', async () => {
+    // Prepare
+    const batcher = new OutputBatcher(send, { maxRequestChunks: 2 });
+    batcher.append('stdout', 'a');
+    batcher.append('stderr', 'b');
+    batcher.append('stdout', 'c');
+    // Act
+    const tail = await batcher.takeRest();
+    // Assess
+    expect(tail).toEqual([]);
+    expect(sent.flat().map((c) => c.data)).toEqual(['a', 'b', 'c']);
+  });
 });

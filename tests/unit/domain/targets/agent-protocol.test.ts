@@ -156,6 +156,25 @@ describe('output and completion', () => {
     });
   });
 
+  it('takes the last output with the completion: stored first, once, also when the report is repeated', async () => {
+    // Prepare
+    const { deps, agentOne, commands, id } = await delivered();
+    await appendOutput(deps, agentOne, id, [{ stream: 'stdout', data: 'a', seq: 0 }]);
+    const report = { exit_code: 0, ...times, output: [{ stream: 'stderr' as const, data: 'b', seq: 1 }] };
+    // Act
+    const first = await completeCommand(deps, agentOne, id, report);
+    const again = await completeCommand(deps, agentOne, id, report);
+    // Assess
+    expect(first).toEqual({ id, status: 'completed' });
+    expect(again).toEqual({ id, status: 'completed' });
+    expect((await commands.output(id)).map((c) => c.data)).toEqual(['a', 'b']);
+    expect((await commands.get(id))?.status).toBe('completed');
+    // New output with a repeated report of a completed command is refused, as on its own
+    await expect(
+      completeCommand(deps, agentOne, id, { ...report, output: [{ stream: 'stdout', data: 'late', seq: 2 }] }),
+    ).rejects.toMatchObject({ code: 'CONFLICT' });
+  });
+
   it('cancels a queued command outright and tells the agent to stop a delivered one', async () => {
     const { deps, agentOne, command, id } = await delivered();
     const waiting = await enqueueCommand(deps, command(agentOne.targetId, { stepId: 's2' }));
@@ -177,6 +196,24 @@ describe('liveness', () => {
     const { deps, clock, agentOne, targets } = await twoAgents();
     clock.advance(120_000);
     await pollCommands(deps, agentOne, { wait: 0, max: 1 });
+    expect((await targets.get(agentOne.targetId))?.lastHeartbeatAt).toBe(clock.now().toISOString());
+  });
+
+  it('writes a burst of signs of life once per 5 s', async () => {
+    // Prepare: a poll writes the sign of life at T
+    const { deps, clock, targets, agentOne } = await twoAgents();
+    clock.advance(120_000);
+    await pollCommands(deps, agentOne, { wait: 0, max: 1 });
+    const at = clock.now().toISOString();
+    const caller = async () => ({ ...agentOne, heardAt: (await targets.get(agentOne.targetId))?.lastHeartbeatAt });
+    // Act: 4 s later (authenticated again, so it knows T) and then 6 s after T
+    clock.advance(4_000);
+    await pollCommands(deps, await caller(), { wait: 0, max: 1 });
+    const within = (await targets.get(agentOne.targetId))?.lastHeartbeatAt;
+    clock.advance(2_000);
+    await pollCommands(deps, await caller(), { wait: 0, max: 1 });
+    // Assess
+    expect(within).toBe(at);
     expect((await targets.get(agentOne.targetId))?.lastHeartbeatAt).toBe(clock.now().toISOString());
   });
 });
