@@ -52,6 +52,12 @@ const rssMiB = async (pid: number): Promise<number | undefined> => {
   const kb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
   return kb === undefined ? undefined : Number(kb) / 1024;
 };
+/** CPU seconds a process has used so far (user + system), from /proc (Linux); NaN elsewhere. */
+const cpuSeconds = async (pid: number): Promise<number> => {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+};
 const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
@@ -63,11 +69,15 @@ const alive = (pid: number) => {
 
 /** The agents' requests, counted by path kind and status; the first refusals kept with their Retry-After. */
 const traffic = new Map<string, number>();
+/** The agents' request durations by kind, per round (cleared before each). */
+const durations = new Map<string, number[]>();
 const refusals: string[] = [];
 const countingFetch: typeof fetch = async (input, init) => {
+  const sent = Date.now();
   const response = await fetch(input, init);
   const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
   const kind = url.pathname.replace(/^\/api\/v1\/agent\//, '').replace(/commands\/[^/]+\//, 'commands/{id}/');
+  durations.set(kind, [...(durations.get(kind) ?? []), Date.now() - sent]);
   traffic.set(`${kind} ${response.status}`, (traffic.get(`${kind} ${response.status}`) ?? 0) + 1);
   if (response.status >= 400 && refusals.length < 5)
     refusals.push(
@@ -194,6 +204,8 @@ const main = async () => {
     /** One deployment: create, poll it every 100 ms until it is terminal, print its timeline. */
     const round = async (label: string) => {
       // Act
+      durations.clear();
+      const cpuBefore = await Promise.all([process.pid, ...(stack?.childPids ?? [])].map(cpuSeconds));
       const createdAt = Date.now();
       const created = await call('POST', '/deployments', {
         action_id: action.id,
@@ -265,6 +277,16 @@ const main = async () => {
       console.log(spread('command done on its agent, output delivered', times(results.map((r) => r.completed_at))));
       console.log(spread('step completed (engine pass after complete)', times(steps.map((s) => s.completed_at))));
       console.log(spread('deployment completed_at', times([deployment.completed_at])));
+      console.log(header('agent requests during the round, duration'));
+      for (const [kind, samples] of [...durations].sort()) console.log(spread(kind, samples));
+      const cpuAfter = await Promise.all([process.pid, ...(stack?.childPids ?? [])].map(cpuSeconds));
+      console.log(
+        `   CPU seconds used in the round: this process (agents, client) ${(cpuAfter[0]! - cpuBefore[0]!).toFixed(1)}; ` +
+          `stack children ${cpuAfter
+            .slice(1)
+            .map((c, i) => (c - cpuBefore[i + 1]!).toFixed(1))
+            .join(', ')}`,
+      );
     };
     // The first round also pays serverless-offline's cold starts: a worker thread per concurrent request, so the
     // agents' output and complete calls (beside their N open long polls) each start one. The second runs warm.
