@@ -298,7 +298,7 @@ const main = async () => {
     const children = offlineRss.map((r) => (r === undefined ? '?' : `${r.toFixed(0)} MiB`)).join(', ');
     console.log(
       `\n   resident memory: this process ${(process.memoryUsage().rss / 2 ** 20).toFixed(0)} MiB; ` +
-        `stack children ${children} (DynamoDB Local, serverless-offline with its worker threads)`,
+        `stack children ${children} (DynamoDB Local, serverless-offline with the functions)`,
     );
     console.log(
       `   agent requests by kind and status: ${[...traffic]
