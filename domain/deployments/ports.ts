@@ -8,6 +8,8 @@ export interface DeploymentRepository {
   find(idOrShortId: string): Promise<Deployment | undefined>;
   /** Every deployment (lists filter and page in memory; see docs/decisions.md). */
   listAll(): Promise<readonly Deployment[]>;
+  /** The deployments that exist among `ids` (one batch read per 100), in no particular order. */
+  getMany(ids: readonly string[]): Promise<readonly Deployment[]>;
   /** Replaces the deployment if its revision is still `previous.revision`; false otherwise. */
   update(previous: Deployment, next: Deployment): Promise<boolean>;
   /**

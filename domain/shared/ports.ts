@@ -13,3 +13,19 @@ export interface NewId {
 export interface IdGenerator {
   next(entity: string): Promise<NewId>;
 }
+
+/** A record of a resource that was written (created, updated or deleted) at `at`, as the change feed lists it. */
+export interface ChangedRecord {
+  readonly id: string;
+  /** The write's time (ISO 8601); entries come oldest first. */
+  readonly at: string;
+  readonly tenantId: string | null;
+}
+
+/**
+ * What changed lately, per resource: each record's last write (a record written twice shows once, at its last
+ * write). The feed is eventually consistent: readers look back a few seconds and skip what they already saw.
+ */
+export interface ChangeFeed {
+  since(resource: 'deployments' | 'pending_deployments' | 'targets', from: string): Promise<readonly ChangedRecord[]>;
+}

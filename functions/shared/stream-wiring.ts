@@ -9,6 +9,7 @@ import { DynamoStreamLeaseStore } from '../../infra/dynamodb/stream-lease-reposi
 import { DynamoDeploymentEventStore } from '../../infra/dynamodb/deployment-event-store.js';
 import { DynamoDeploymentRepository } from '../../infra/dynamodb/deployment-repository.js';
 import { DynamoPendingRequestRepository } from '../../infra/dynamodb/pending-request-repository.js';
+import { DynamoChangeFeed } from '../../infra/dynamodb/change-feed.js';
 import { DynamoTargetRepository } from '../../infra/dynamodb/target-repository.js';
 import type { LogStreamDeps } from '../streams/deployment-logs.js';
 import type { ResourceStreamDeps } from '../streams/resource-streams.js';
@@ -49,5 +50,6 @@ export const resourceStreamDeps = once((): ResourceStreamDeps => ({
   deployments: logStreamDeps().deployments,
   pending: new DynamoPendingRequestRepository(infra().db, infra().config.TABLE_NAME),
   targets: new DynamoTargetRepository(infra().db, infra().config.TABLE_NAME),
+  changes: new DynamoChangeFeed(infra().db, infra().config.TABLE_NAME),
   clock: infra().clock,
 }));

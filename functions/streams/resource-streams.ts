@@ -1,7 +1,9 @@
-// stream -> verifySseToken -> list the resource (polled) -> diffViews
+// stream -> verifySseToken -> list the resource once -> follow the change feed (polled) -> diffViews
 //
 // GET /api/v1/sse/{resource_type}?sse_token=... (decisions.md "Events and live streams"): the changes of
-// `deployments`, `pending_deployments` or `targets` the caller may see, as a change feed built by polling. Each
+// `deployments`, `pending_deployments` or `targets` the caller may see. Targets and pending requests are listed
+// once, deployments only for a snapshot; after that each poll reads only what the change feed (gsi3) says was
+// written since the last look, so an idle stream costs one small query a second whatever the table holds. Each
 // message is one `data:` line of {event, data}, `event` one of ping, created, updated, deleted and `data`
 // {type: event, resource_type, id, record} (`record` = the resource's list view; for deleted, the last one seen).
 // The first listing is taken before the ping, so every change after the ping is reported; `?snapshot=true` sends
@@ -16,8 +18,9 @@ import { authorize } from '../../domain/identity/authenticate.js';
 import { InvalidTokenError } from '../../domain/identity/errors.js';
 import type { Permission } from '../../domain/identity/permissions.js';
 import type { Caller } from '../../domain/identity/types.js';
-import type { Clock } from '../../domain/shared/ports.js';
+import type { ChangeFeed, ChangedRecord, Clock } from '../../domain/shared/ports.js';
 import type { TargetRepository } from '../../domain/targets/ports.js';
+import type { Target } from '../../domain/targets/types.js';
 import { targetView } from '../../domain/targets/targets.js';
 import { logger } from '../shared/logger.js';
 import { Uuid } from '../shared/schemas.js';
@@ -32,9 +35,10 @@ export interface ResourceStreamDeps {
   readonly verify: (token: string | undefined) => Promise<StreamCaller>;
   /** Open streams per user and the re-check; absent in tests that do not need them. */
   readonly guard?: StreamGuardDeps;
-  readonly deployments: Pick<DeploymentRepository, 'listAll'>;
+  readonly deployments: Pick<DeploymentRepository, 'listAll' | 'getMany'>;
   readonly pending: PendingRequestRepository;
-  readonly targets: Pick<TargetRepository, 'listAll'>;
+  readonly targets: Pick<TargetRepository, 'listAll' | 'getMany'>;
+  readonly changes: ChangeFeed;
   readonly clock: Clock;
 }
 
@@ -65,13 +69,60 @@ const byCreation = (a: { createdAt: string; id: string }, b: { createdAt: string
 const keyed = (views: readonly ResourceView[]): ReadonlyMap<string, ResourceView> =>
   new Map(views.map((view) => [view.id, view]));
 
+/** The next views of a followed resource, from the previous ones. */
+export type NextViews = (previous: ReadonlyMap<string, ResourceView>) => Promise<ReadonlyMap<string, ResourceView>>;
+
 interface ResourceSource {
   readonly permission: Permission;
   /** The views the watcher may see, oldest first. */
   readonly list: (deps: ResourceStreamDeps, watcher: Watcher) => Promise<ReadonlyMap<string, ResourceView>>;
+  /**
+   * Follows the resource from a listing taken at `listedAt`: each call reads the change feed since the last one and
+   * answers the views with what changed applied (records read by id, in batches), without listing again.
+   */
+  readonly follow: (deps: ResourceStreamDeps, watcher: Watcher, listedAt: Date) => NextViews;
   /** What counts as a change (the default: the whole view). */
   readonly fingerprint?: (view: ResourceView) => string;
+  /**
+   * Without a snapshot the stream starts from no listing at all (a table of any size opens at once): a changed record
+   * it has not seen is `updated` when it existed before the stream opened, else `created`.
+   */
+  readonly existedBefore?: (view: ResourceView, listedAt: Date) => boolean;
 }
+
+/**
+ * The change feed is eventually consistent (a GSI) and writers' clocks differ by a little: each look reads back this
+ * far before the previous look, and skips the entries it already saw.
+ */
+export const LOOK_BACK_MS = 5_000;
+
+/**
+ * The watched entries the feed lists since the previous look (minus LOOK_BACK_MS), each entry once: `apply` gets
+ * them, and only once it succeeded do they count as seen (a failed read of the records is tried again).
+ */
+export const changedSince = (
+  deps: Pick<ResourceStreamDeps, 'changes' | 'clock'>,
+  resource: ResourceType,
+  watcher: Watcher,
+  listedAt: Date,
+) => {
+  let lookedAt = listedAt.getTime();
+  const seen = new Map<string, number>();
+  return async <T>(apply: (fresh: readonly ChangedRecord[]) => Promise<T>): Promise<T> => {
+    const from = lookedAt - LOOK_BACK_MS;
+    const now = deps.clock.now().getTime();
+    const entries = (await deps.changes.since(resource, new Date(from).toISOString())).filter(
+      (entry) => !seen.has(`${entry.at}#${entry.id}`),
+    );
+    const result = await apply(entries.filter((entry) => watches(watcher, entry)));
+    lookedAt = now;
+    for (const entry of entries) seen.set(`${entry.at}#${entry.id}`, Date.parse(entry.at));
+    for (const [key, at] of seen) if (at < from) seen.delete(key);
+    return result;
+  };
+};
+
+const ids = (entries: readonly ChangedRecord[]) => [...new Set(entries.map((e) => e.id))];
 
 export const RESOURCE_SOURCES: Readonly<Record<ResourceType, ResourceSource>> = {
   deployments: {
@@ -83,12 +134,38 @@ export const RESOURCE_SOURCES: Readonly<Record<ResourceType, ResourceSource>> = 
           .sort(byCreation)
           .map(deploymentView),
       ),
+    existedBefore: (view, listedAt) =>
+      typeof view['created_at'] === 'string' && Date.parse(view['created_at']) < listedAt.getTime() - LOOK_BACK_MS,
+    // The changed deployments, read by id; a new one goes last (it is the newest).
+    follow: (deps, watcher, listedAt) => {
+      const look = changedSince(deps, 'deployments', watcher, listedAt);
+      return (previous) =>
+        look(async (fresh) => {
+          if (fresh.length === 0) return previous;
+          const found = new Map((await deps.deployments.getMany(ids(fresh))).map((d) => [d.id, d] as const));
+          const next = new Map(previous);
+          for (const id of ids(fresh)) {
+            const deployment = found.get(id);
+            if (deployment !== undefined && watches(watcher, deployment)) next.set(id, deploymentView(deployment));
+            else next.delete(id);
+          }
+          return next;
+        });
+    },
   },
   pending_deployments: {
     permission: 'pending_deployments:read',
     // The list endpoint's views and tenant rule (queue_position while pending), oldest first.
     list: async (deps, watcher) =>
       keyed((await listPendingRequests(deps, watcher.caller, { tenant_id: watcher.tenantId })).reverse()),
+    // One request moving changes the queue positions of the others: listed again, but only after a change.
+    follow: (deps, watcher, listedAt) => {
+      const look = changedSince(deps, 'pending_deployments', watcher, listedAt);
+      return (previous) =>
+        look(async (fresh) =>
+          fresh.length === 0 ? previous : RESOURCE_SOURCES.pending_deployments.list(deps, watcher),
+        );
+    },
   },
   targets: {
     permission: 'targets:read',
@@ -101,6 +178,32 @@ export const RESOURCE_SOURCES: Readonly<Record<ResourceType, ResourceSource>> = 
           .sort(byCreation)
           .map((t) => targetView(t, now)),
       );
+    },
+    // The records are kept, so the status is worked out again on every look (the clock moves it without a write);
+    // changed targets are read by id, a deleted one's tombstone on the feed removes it.
+    follow: (deps, watcher, listedAt) => {
+      const look = changedSince(deps, 'targets', watcher, listedAt);
+      let records: Map<string, Target> | undefined;
+      return async () => {
+        records ??= new Map(
+          (await deps.targets.listAll())
+            .filter((t) => watches(watcher, t))
+            .sort(byCreation)
+            .map((t) => [t.id, t] as const),
+        );
+        const known = records;
+        await look(async (fresh) => {
+          if (fresh.length === 0) return;
+          const found = new Map((await deps.targets.getMany(ids(fresh))).map((t) => [t.id, t] as const));
+          for (const id of ids(fresh)) {
+            const target = found.get(id);
+            if (target !== undefined && watches(watcher, target)) known.set(id, target);
+            else known.delete(id);
+          }
+        });
+        const now = deps.clock.now();
+        return keyed([...known.values()].map((t) => targetView(t, now)));
+      };
     },
     // A heartbeat alone (every 15 s per agent) is not a change; the status it keeps or moves is.
     fingerprint: ({ last_heartbeat_at: _heartbeat, ...rest }) => stableJson(rest),
@@ -143,11 +246,13 @@ export interface ResourceFeed {
   readonly resourceType: ResourceType;
   /** The listing the stream starts from (taken before the ping). */
   readonly initial: ReadonlyMap<string, ResourceView>;
-  /** Lists again. */
-  readonly list: () => Promise<ReadonlyMap<string, ResourceView>>;
+  /** The views now, from the previous ones (the change feed applied). */
+  readonly next: NextViews;
   readonly fingerprint?: ((view: ResourceView) => string) | undefined;
   /** Send `initial` as `created` messages after the ping. */
   readonly snapshot: boolean;
+  /** A record not seen yet that existed before the stream opened: its first change is an update (not listed). */
+  readonly existedBefore?: ((view: ResourceView) => boolean) | undefined;
 }
 
 /**
@@ -190,9 +295,13 @@ export async function* resourceFrames(
     }
     try {
       await wait(timing.pollMs * 2 ** failures, signal);
-      const next = await feed.list();
+      const next = await feed.next(previous);
       failures = 0;
-      const changes = diffViews(previous, next, feed.fingerprint);
+      const changes = diffViews(previous, next, feed.fingerprint).map((change) =>
+        change.event === 'created' && feed.existedBefore?.(change.record) === true
+          ? { ...change, event: 'updated' as const }
+          : change,
+      );
       previous = next;
       for (const change of changes) yield send(change);
     } catch (error) {
@@ -266,15 +375,19 @@ export const makeHandler = (deps: () => ResourceStreamDeps, timing: ResourceStre
       const source = RESOURCE_SOURCES[resourceType];
       authorize(caller, source.permission);
       const watcher: Watcher = { caller, tenantId: caller.tenantId === null ? query.tenant_id : undefined };
-      const list = () => source.list(deps(), watcher);
       // Listed before the stream opens: a failure here is a JSON envelope, and the ping means "watching".
-      const initial = await list();
+      const listedAt = deps().clock.now();
+      const snapshot = query.snapshot ?? false;
+      const existedBefore = source.existedBefore;
+      const listed = snapshot || existedBefore === undefined;
+      const initial = listed ? await source.list(deps(), watcher) : new Map<string, ResourceView>();
       const feed: ResourceFeed = {
         resourceType,
         initial,
-        list,
+        next: source.follow(deps(), watcher, listedAt),
         fingerprint: source.fingerprint,
-        snapshot: query.snapshot ?? false,
+        snapshot,
+        existedBefore: listed || existedBefore === undefined ? undefined : (view) => existedBefore(view, listedAt),
       };
       return guardedStream(deps().guard, caller, (signal) => resourceFrames(deps().clock, feed, signal, timing));
     },

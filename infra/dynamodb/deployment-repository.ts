@@ -6,13 +6,15 @@ import type { DeploymentRepository } from '../../domain/deployments/ports.js';
 import type { Deployment } from '../../domain/deployments/types.js';
 import { conditionally, whenCondition } from './conditional.js';
 import { keys } from './keys.js';
-import { findRecord, getRecord, listPartition, stripKeys, type Item } from './records.js';
+import { findRecord, getRecord, getRecords, listPartition, stripKeys, type Item } from './records.js';
 
 export const toDeployment = (item: Item): Deployment => stripKeys<Deployment>(item);
 
+/** The item of a deployment; every write of one is a change (the write's time on the change feed). */
 export const deploymentItem = (deployment: Deployment) => ({
   ...keys.deployment(deployment.id),
   ...keys.deploymentsIndex(deployment.createdAt, deployment.id),
+  ...keys.changed('deployments', new Date().toISOString(), deployment.id),
   type: 'deployment',
   ...deployment,
 });
@@ -25,6 +27,10 @@ export class DynamoDeploymentRepository implements DeploymentRepository {
 
   async get(id: string): Promise<Deployment | undefined> {
     return getRecord(this.db, this.tableName, keys.deployment(id), toDeployment);
+  }
+
+  async getMany(ids: readonly string[]): Promise<readonly Deployment[]> {
+    return getRecords(this.db, this.tableName, [...new Set(ids)].map(keys.deployment), toDeployment);
   }
 
   async find(idOrShortId: string): Promise<Deployment | undefined> {

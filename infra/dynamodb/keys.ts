@@ -5,6 +5,9 @@ export interface Key {
   readonly sk: string;
 }
 
+/** The resources with a change feed (gsi3). */
+export type ChangedResource = 'deployments' | 'pending_deployments' | 'targets';
+
 export const keys = {
   /** The per-entity counter behind short ids. */
   counter: (entity: string): Key => ({ pk: `COUNTER#${entity}`, sk: 'COUNTER' }),
@@ -135,6 +138,15 @@ export const keys = {
     gsi1pk: 'PENDINGQUEUE',
     gsi1sk: `${String(100 - priority).padStart(3, '0')}#${queuedAt}#${id}`,
   }),
+  /**
+   * The change feed (gsi3): every write of a deployment, pending request or target moves its entry to the write's
+   * time, so a resource stream reads only what changed since it last looked. Deleted targets leave a tombstone.
+   */
+  changed: (resource: ChangedResource, at: string, id: string) => ({
+    gsi3pk: `CHANGES#${resource}`,
+    gsi3sk: `${at}#${id}`,
+  }),
+  targetTombstone: (id: string): Key => ({ pk: `TARGETGONE#${id}`, sk: 'GONE' }),
   /** Every pending request, any status, on gsi2. */
   pendingRequestsIndex: (createdAt: string, id: string) => ({
     gsi2pk: 'PENDINGREQUESTS',

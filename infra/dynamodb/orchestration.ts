@@ -20,6 +20,7 @@ import { RequestNotProcessingError } from '../../domain/deployments/dispatch.js'
 import { aliasItem } from './aliases.js';
 import { conditionally, isConditionFailure } from './conditional.js';
 import { deploymentItem } from './deployment-repository.js';
+import { changedValues } from './pending-request-repository.js';
 import { keys } from './keys.js';
 import { failedAt } from './tenant-repository.js';
 
@@ -141,7 +142,8 @@ export class DynamoOrchestration implements Orchestration {
                 Key: keys.pendingRequest(dispatched.request.id),
                 UpdateExpression:
                   'SET #status = :dispatched, deploymentId = :deployment, dispatchedAt = :at, dispatchedToInstanceId = :instance, ' +
-                  'processingSince = :null, waitingReason = :null, waitingUntil = :null REMOVE gsi1pk, gsi1sk',
+                  'processingSince = :null, waitingReason = :null, waitingUntil = :null, gsi3pk = :c3pk, gsi3sk = :c3sk ' +
+                  'REMOVE gsi1pk, gsi1sk',
                 ConditionExpression: '#status = :processing',
                 ExpressionAttributeNames: { '#status': 'status' },
                 ExpressionAttributeValues: {
@@ -151,6 +153,7 @@ export class DynamoOrchestration implements Orchestration {
                   ':at': dispatched.at.toISOString(),
                   ':instance': chosen,
                   ':null': null,
+                  ...changedValues(dispatched.request.id),
                 },
               },
             },

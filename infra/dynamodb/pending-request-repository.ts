@@ -11,6 +11,12 @@ import { getRecord, listPartition, stripKeys, type Item } from './records.js';
 
 const toRequest = (item: Item): PendingRequest => stripKeys<PendingRequest>(item);
 
+/** The values of `SET gsi3pk = :c3pk, gsi3sk = :c3sk`: a write of the request is a change, at this moment. */
+export const changedValues = (id: string) => {
+  const changed = keys.changed('pending_deployments', new Date().toISOString(), id);
+  return { ':c3pk': changed.gsi3pk, ':c3sk': changed.gsi3sk };
+};
+
 export class DynamoPendingRequestRepository implements PendingRequestRepository {
   constructor(
     private readonly db: DynamoDBDocumentClient,
@@ -25,6 +31,7 @@ export class DynamoPendingRequestRepository implements PendingRequestRepository 
           ...keys.pendingRequest(request.id),
           ...keys.pendingQueue(request.priority, request.queuedAt, request.id),
           ...keys.pendingRequestsIndex(request.createdAt, request.id),
+          ...keys.changed('pending_deployments', new Date().toISOString(), request.id),
           type: 'pending_request',
           ...request,
         },
@@ -122,7 +129,7 @@ export class DynamoPendingRequestRepository implements PendingRequestRepository 
           TableName: this.tableName,
           Key: keys.pendingRequest(request.id),
           UpdateExpression:
-            'SET #status = :cancelled, cancelledAt = :at, processingSince = :null REMOVE gsi1pk, gsi1sk',
+            'SET #status = :cancelled, cancelledAt = :at, processingSince = :null, gsi3pk = :c3pk, gsi3sk = :c3sk REMOVE gsi1pk, gsi1sk',
           ConditionExpression: '#status IN (:pending, :processing)',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
@@ -131,6 +138,7 @@ export class DynamoPendingRequestRepository implements PendingRequestRepository 
             ':pending': 'pending',
             ':processing': 'processing',
             ':null': null,
+            ...changedValues(request.id),
           },
         }),
       ),
@@ -148,10 +156,10 @@ export class DynamoPendingRequestRepository implements PendingRequestRepository 
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.pendingRequest(request.id),
-          UpdateExpression: update,
+          UpdateExpression: `${update.replace(/^SET /, 'SET gsi3pk = :c3pk, gsi3sk = :c3sk, ')}`,
           ConditionExpression: '#status = :from',
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ...values, ':from': from },
+          ExpressionAttributeValues: { ...values, ...changedValues(request.id), ':from': from },
         }),
       ),
     );

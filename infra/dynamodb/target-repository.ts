@@ -26,9 +26,19 @@ const toTarget = (item: Item): Target => stripKeys<Target>(item);
 /** How long a connection's lookup item is kept: API Gateway closes every connection after 2 hours. */
 const CONNECTION_LOOKUP_SECONDS = 3 * 3600;
 
+/** The values of `SET gsi3pk = :c3pk, gsi3sk = :c3sk`: a write of the target is a change, at this moment. */
+const changedValues = (id: string) => {
+  const changed = keys.changed('targets', new Date().toISOString(), id);
+  return { ':c3pk': changed.gsi3pk, ':c3sk': changed.gsi3sk };
+};
+const CHANGED = 'gsi3pk = :c3pk, gsi3sk = :c3sk';
+/** How long a deleted target's tombstone stays on the change feed (streams look back seconds, not hours). */
+const TOMBSTONE_SECONDS = 3600;
+
 const itemOf = (target: Target) => ({
   ...keys.target(target.id),
   ...keys.targetsIndex(target.createdAt, target.id),
+  ...keys.changed('targets', new Date().toISOString(), target.id),
   type: 'target',
   ...target,
 });
@@ -96,10 +106,11 @@ export class DynamoTargetRepository implements TargetRepository {
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.target(previous.id),
-          UpdateExpression: 'SET #name = :name, tags = :tags, updatedAt = :now',
+          UpdateExpression: `SET #name = :name, tags = :tags, updatedAt = :now, ${CHANGED}`,
           ConditionExpression: 'updatedAt = :seen',
           ExpressionAttributeNames: { '#name': 'name' },
           ExpressionAttributeValues: {
+            ...changedValues(previous.id),
             ':name': next.name,
             ':tags': next.tags,
             ':now': next.updatedAt,
@@ -117,10 +128,10 @@ export class DynamoTargetRepository implements TargetRepository {
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.target(id),
-          UpdateExpression: 'SET lastHeartbeatAt = :at',
+          UpdateExpression: `SET lastHeartbeatAt = :at, ${CHANGED}`,
           ConditionExpression:
             'attribute_exists(pk) AND (attribute_type(lastHeartbeatAt, :null) OR lastHeartbeatAt < :at)',
-          ExpressionAttributeValues: { ':at': at.toISOString(), ':null': 'NULL' },
+          ExpressionAttributeValues: { ':at': at.toISOString(), ':null': 'NULL', ...changedValues(id) },
         }),
       ),
     );
@@ -148,9 +159,9 @@ export class DynamoTargetRepository implements TargetRepository {
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.target(targetId),
-          UpdateExpression: 'SET connectionId = :id, connectedAt = :now, lastHeartbeatAt = :now',
+          UpdateExpression: `SET connectionId = :id, connectedAt = :now, lastHeartbeatAt = :now, ${CHANGED}`,
           ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':id': connectionId, ':now': now },
+          ExpressionAttributeValues: { ':id': connectionId, ':now': now, ...changedValues(targetId) },
           ReturnValues: 'UPDATED_OLD',
         }),
       );
@@ -176,9 +187,9 @@ export class DynamoTargetRepository implements TargetRepository {
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.target(targetId),
-          UpdateExpression: 'SET disconnectedAt = :at REMOVE connectionId',
+          UpdateExpression: `SET disconnectedAt = :at, ${CHANGED} REMOVE connectionId`,
           ConditionExpression: 'connectionId = :id',
-          ExpressionAttributeValues: { ':id': connectionId, ':at': at.toISOString() },
+          ExpressionAttributeValues: { ':id': connectionId, ':at': at.toISOString(), ...changedValues(targetId) },
         }),
       ),
     );
@@ -200,6 +211,19 @@ export class DynamoTargetRepository implements TargetRepository {
             ...[keys.shortId('target', target.shortId), keys.agentToken(target.agentTokenHash)].map((Key) => ({
               Delete: { TableName: this.tableName, Key },
             })),
+            // The deletion is a change too: a tombstone on the change feed, for the streams to report.
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: {
+                  ...keys.targetTombstone(target.id),
+                  ...keys.changed('targets', new Date().toISOString(), target.id),
+                  type: 'target_tombstone',
+                  tenantId: target.tenantId,
+                  ttl: Math.ceil(Date.now() / 1000) + TOMBSTONE_SECONDS,
+                },
+              },
+            },
             ...this.references(target, -1),
           ],
         }),

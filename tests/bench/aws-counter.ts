@@ -13,16 +13,32 @@ export interface Tally {
   wru: number;
   /** Read request units (estimated from the answer's size: 4 KB a unit). */
   rru: number;
+  /** Items read (the answers' Count, Item, Responses). */
+  items: number;
 }
+
+/** How many items a DynamoDB read answered. */
+const itemsIn = (operation: string, answer: string): number => {
+  if (!['GetItem', 'Query', 'Scan', 'BatchGetItem'].includes(operation)) return 0;
+  try {
+    const parsed = JSON.parse(answer) as { Count?: number; Item?: unknown; Responses?: Record<string, unknown[]> };
+    if (operation === 'GetItem') return parsed.Item === undefined ? 0 : 1;
+    if (operation === 'BatchGetItem') return Object.values(parsed.Responses ?? {}).reduce((n, r) => n + r.length, 0);
+    return parsed.Count ?? 0;
+  } catch {
+    return 0;
+  }
+};
 
 /** Counts by service and operation (e.g. `dynamodb GetItem`, `sqs ReceiveMessage`). */
 export class Counter {
   readonly byOperation = new Map<string, Tally>();
 
-  record(service: string, operation: string, body: string, answerBytes: number): void {
+  record(service: string, operation: string, body: string, answerBytes: number, answer = ''): void {
     const key = `${service} ${operation}`;
-    const tally = this.byOperation.get(key) ?? { calls: 0, wru: 0, rru: 0 };
+    const tally = this.byOperation.get(key) ?? { calls: 0, wru: 0, rru: 0, items: 0 };
     tally.calls += 1;
+    if (service === 'dynamodb') tally.items += itemsIn(operation, answer);
     if (service === 'dynamodb') {
       const parsed = JSON.parse(body || '{}') as {
         TransactItems?: unknown[];
@@ -47,9 +63,14 @@ export class Counter {
 export const difference = (after: Map<string, Tally>, before: Map<string, Tally>): Map<string, Tally> => {
   const out = new Map<string, Tally>();
   for (const [key, tally] of after) {
-    const was = before.get(key) ?? { calls: 0, wru: 0, rru: 0 };
+    const was = before.get(key) ?? { calls: 0, wru: 0, rru: 0, items: 0 };
     if (tally.calls > was.calls)
-      out.set(key, { calls: tally.calls - was.calls, wru: tally.wru - was.wru, rru: tally.rru - was.rru });
+      out.set(key, {
+        calls: tally.calls - was.calls,
+        wru: tally.wru - was.wru,
+        rru: tally.rru - was.rru,
+        items: tally.items - was.items,
+      });
   }
   return out;
 };
@@ -88,6 +109,7 @@ export const startCountingProxy = async (dynamo: Emulator, sqs: Emulator, counte
               target === '' ? `${req.method} (query protocol)` : operation,
               body.toString('utf8'),
               bytes.length,
+              toDynamo ? raw.toString('utf8') : '',
             );
             res.writeHead(answer.statusCode ?? 500, { ...answer.headers, 'content-length': String(bytes.length) });
             res.end(bytes);

@@ -30,6 +30,12 @@ export class FakeDeploymentRepository implements DeploymentRepository {
   async get(id: string) {
     return this.deployments.get(id);
   }
+  async getMany(ids: readonly string[]) {
+    return [...new Set(ids)].flatMap((id) => {
+      const deployment = this.deployments.get(id);
+      return deployment === undefined ? [] : [deployment];
+    });
+  }
   async find(idOrShortId: string) {
     return this.deployments.get(idOrShortId) ?? [...this.deployments.values()].find((d) => d.shortId === idOrShortId);
   }

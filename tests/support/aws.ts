@@ -35,27 +35,32 @@ export const createTestTable = async (client: DynamoDBClient, name: string): Pro
 
 /** A table with the service's full key schema: pk/sk plus the gsi1 and gsi2 indexes (both projecting ALL). */
 export const createServiceTable = async (client: DynamoDBClient, name: string): Promise<void> => {
-  const index = (n: 1 | 2) => ({
+  const index = (n: 1 | 2 | 3) => ({
     IndexName: `gsi${n}`,
     KeySchema: [
       { AttributeName: `gsi${n}pk`, KeyType: 'HASH' as const },
       { AttributeName: `gsi${n}sk`, KeyType: 'RANGE' as const },
     ],
-    Projection: { ProjectionType: 'ALL' as const },
+    Projection:
+      n === 3
+        ? { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: ['tenantId'] }
+        : { ProjectionType: 'ALL' as const },
   });
   await client.send(
     new CreateTableCommand({
       TableName: name,
       BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk'].map((AttributeName) => ({
-        AttributeName,
-        AttributeType: 'S' as const,
-      })),
+      AttributeDefinitions: ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk', 'gsi3pk', 'gsi3sk'].map(
+        (AttributeName) => ({
+          AttributeName,
+          AttributeType: 'S' as const,
+        }),
+      ),
       KeySchema: [
         { AttributeName: 'pk', KeyType: 'HASH' },
         { AttributeName: 'sk', KeyType: 'RANGE' },
       ],
-      GlobalSecondaryIndexes: [index(1), index(2)],
+      GlobalSecondaryIndexes: [index(1), index(2), index(3)],
     }),
   );
   await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: name });

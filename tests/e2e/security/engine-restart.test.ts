@@ -6,6 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LOCAL_CREDENTIALS } from '../../../local/emulators.js';
@@ -71,8 +72,23 @@ describe('a restart after a lost wake-up', () => {
       });
       expect([queued.status, queued.json.pending]).toEqual([202, true]);
       const requestId = queued.json.pending_request_id as string;
-      // The queueing's own dispatcher wake-up (capacity 0: nothing to do) is handled before the instance frees up.
-      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      // The queueing's own dispatcher wake-up (capacity 0: nothing to do) is handled before the instance frees up:
+      // the dispatch queue holds no message, visible or in flight (a fixed pause was too short on a loaded machine).
+      const sqs = new SQSClient({ endpoint: stack.sqsEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+      for (let quiet = 0, until = Date.now() + 60_000; quiet < 3 && Date.now() < until;) {
+        const { Attributes = {} } = await sqs.send(
+          new GetQueueAttributesCommand({
+            QueueUrl: stack.queues['DispatchQueue']!.url,
+            AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+          }),
+        );
+        const busy =
+          Number(Attributes['ApproximateNumberOfMessages'] ?? 0) +
+          Number(Attributes['ApproximateNumberOfMessagesNotVisible'] ?? 0);
+        quiet = busy === 0 ? quiet + 1 : 0;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      sqs.destroy();
       // The lost wake-up: an instance becomes free by a write that sends no dispatcher message.
       const db = DynamoDBDocumentClient.from(
         new DynamoDBClient({ endpoint: stack.dynamoEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS }),

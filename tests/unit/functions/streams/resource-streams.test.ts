@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { Caller } from '../../../../domain/identity/types.js';
+import type { ChangedRecord, ChangeFeed } from '../../../../domain/shared/ports.js';
 import type { Target } from '../../../../domain/targets/types.js';
 import {
   RESOURCE_SOURCES,
   RESOURCE_STREAM_TIMING,
+  changedSince,
   resourceFrames,
   watches,
+  type NextViews,
   type ResourceStreamDeps,
   type ResourceType,
   type ResourceView,
@@ -50,13 +53,52 @@ const aTarget = (overrides: Partial<Target> = {}): Target => ({
   ...overrides,
 });
 
+/**
+ * A change feed over the fakes that knows no write times: at every look it lists every record of the resource (and
+ * every one it listed before, so deletions show) as written just now. The stream then reads all of them by id.
+ */
+class EverythingChangedFeed implements ChangeFeed {
+  private readonly known = new Map<string, ChangedRecord>();
+  looks = 0;
+
+  constructor(
+    private readonly sources: Readonly<
+      Record<ResourceType, () => Promise<readonly { id: string; tenantId: string | null }[]>>
+    >,
+    private readonly clock: FakeClock,
+  ) {}
+
+  async since(resource: ResourceType): Promise<readonly ChangedRecord[]> {
+    this.looks += 1;
+    const at = this.clock.now().toISOString();
+    for (const record of await this.sources[resource]())
+      this.known.set(`${resource}#${record.id}`, { id: record.id, at, tenantId: record.tenantId });
+    return [...this.known].filter(([key]) => key.startsWith(`${resource}#`)).map(([, record]) => ({ ...record, at }));
+  }
+}
+
 const world = () => {
   const clock = new FakeClock(new Date('2026-11-22T10:00:00.000Z'));
   const deployments = new FakeDeploymentRepository();
   const pending = new FakePendingRequestRepository();
   const targets = new FakeTargetRepository();
-  const deps: ResourceStreamDeps = { verify: async () => caller(null), deployments, pending, targets, clock };
-  return { clock, deployments, pending, targets, deps };
+  const changes = new EverythingChangedFeed(
+    {
+      deployments: () => deployments.listAll(),
+      pending_deployments: async () => (await pending.listAll()).map((r) => ({ id: r.id, tenantId: r.tenantId })),
+      targets: () => targets.listAll(),
+    },
+    clock,
+  );
+  const deps: ResourceStreamDeps = {
+    verify: async () => caller(null),
+    deployments,
+    pending,
+    targets,
+    changes,
+    clock,
+  };
+  return { clock, deployments, pending, targets, changes, deps };
 };
 
 const ids = (views: ReadonlyMap<string, ResourceView>) => [...views.keys()];
@@ -192,11 +234,13 @@ const run = async (
   const source = RESOURCE_SOURCES[resourceType];
   const watcher = options.watcher ?? { caller: caller(null) };
   let polls = 0;
-  const list = async () => {
+  const listedAt = w.clock.now();
+  const initial = await source.list(w.deps, watcher);
+  const follow = source.follow(w.deps, watcher, listedAt);
+  const next: NextViews = async (previous) => {
     if (options.failing?.(polls)) throw new Error('table unavailable');
-    return source.list(w.deps, watcher);
+    return follow(previous);
   };
-  const initial = await list();
   const wait = async (ms: number) => {
     w.clock.advance(ms);
     polls += 1;
@@ -205,7 +249,7 @@ const run = async (
   const timing = { ...RESOURCE_STREAM_TIMING, maxMs: options.maxMs ?? 10_000 };
   const started = w.clock.now().getTime();
   let raw = '';
-  const feed = { resourceType, initial, list, fingerprint: source.fingerprint, snapshot: options.snapshot ?? false };
+  const feed = { resourceType, initial, next, fingerprint: source.fingerprint, snapshot: options.snapshot ?? false };
   for await (const frame of resourceFrames(w.clock, feed, new AbortController().signal, timing, wait)) raw += frame;
   return { raw, frames: parse(raw), elapsedMs: w.clock.now().getTime() - started };
 };
@@ -330,5 +374,144 @@ describe('resourceFrames', () => {
     // Assess
     expect(changes(frames)).toEqual([['1', 'created', 'after-failure']]);
     expect(frames.at(-1)).toEqual({ retry: '2000' });
+  });
+});
+
+describe('following the change feed', () => {
+  /** A feed that answers what a test scripted, and records where each look started. */
+  const scripted = (entries: () => readonly ChangedRecord[]) => {
+    const froms: string[] = [];
+    const feed: ChangeFeed = {
+      since: async (_resource, from) => {
+        froms.push(from);
+        return entries().filter((e) => e.at >= from);
+      },
+    };
+    return { feed, froms };
+  };
+
+  it('looks back 5 s before its previous look, reports each entry once, only the watcher’s tenant, again after a failure', async () => {
+    // Prepare
+    const w = world();
+    const log: ChangedRecord[] = [];
+    const { feed, froms } = scripted(() => log);
+    const look = changedSince(
+      { changes: feed, clock: w.clock },
+      'deployments',
+      { caller: caller(ACME) },
+      w.clock.now(),
+    );
+    const ids = (entries: readonly ChangedRecord[]) => entries.map((e) => e.id);
+    // Act: an entry written before the listing (inside the look-back), one for another tenant, then one later
+    log.push({ id: 'd0', at: '2026-11-22T09:59:58.000Z', tenantId: ACME });
+    log.push({ id: 'dx', at: '2026-11-22T09:59:59.000Z', tenantId: GLOBEX });
+    w.clock.advance(1_000);
+    const first = await look(async (fresh) => ids(fresh));
+    const again = await look(async (fresh) => ids(fresh));
+    log.push({ id: 'd1', at: '2026-11-22T10:00:01.500Z', tenantId: ACME });
+    w.clock.advance(10_000);
+    const failed = await look(async () => {
+      throw new Error('read failed');
+    }).catch((error: Error) => error.message);
+    const retried = await look(async (fresh) => ids(fresh));
+    // Assess
+    expect(first).toEqual(['d0']);
+    expect(again).toEqual([]);
+    expect(failed).toBe('read failed');
+    expect(retried).toEqual(['d1']);
+    expect(froms).toEqual([
+      '2026-11-22T09:59:55.000Z',
+      '2026-11-22T09:59:56.000Z',
+      '2026-11-22T09:59:56.000Z',
+      '2026-11-22T09:59:56.000Z',
+    ]);
+  });
+
+  it('reads nothing but the feed while nothing changes, and then only the changed deployments', async () => {
+    // Prepare: 50 deployments listed once
+    const w = world();
+    for (let i = 0; i < 50; i += 1)
+      w.deployments.put(
+        aDeployment({
+          id: `d${i}`,
+          shortId: `d${i}`,
+          createdAt: `2026-11-22T09:00:${String(i).padStart(2, '0')}.000Z`,
+        }),
+      );
+    const log: ChangedRecord[] = [];
+    const { feed } = scripted(() => log);
+    let listed = 0;
+    let read: string[] = [];
+    const deps: ResourceStreamDeps = {
+      ...w.deps,
+      changes: feed,
+      deployments: {
+        listAll: async () => ((listed += 1), w.deployments.listAll()),
+        getMany: async (ids) => ((read = [...read, ...ids]), w.deployments.getMany(ids)),
+      },
+    };
+    const watcher = { caller: caller(null) };
+    const listedAt = w.clock.now();
+    const initial = await RESOURCE_SOURCES.deployments.list(deps, watcher);
+    const next = RESOURCE_SOURCES.deployments.follow(deps, watcher, listedAt);
+    // Act: ten idle looks, then one deployment changes
+    let views = initial;
+    for (let i = 0; i < 10; i += 1) {
+      w.clock.advance(1_000);
+      views = await next(views);
+    }
+    const idleReads = read.length;
+    w.deployments.put({ ...(await w.deployments.get('d7'))!, state: 'success' });
+    log.push({ id: 'd7', at: w.clock.now().toISOString(), tenantId: null });
+    w.clock.advance(1_000);
+    views = await next(views);
+    // Assess
+    expect(listed).toBe(1);
+    expect(idleReads).toBe(0);
+    expect(read).toEqual(['d7']);
+    expect(views.get('d7')).toMatchObject({ state: 'success' });
+    expect(views.size).toBe(50);
+  });
+});
+
+describe('a deployments stream without a snapshot', () => {
+  it('lists nothing, reports a change of an older deployment as updated and a new one as created', async () => {
+    // Prepare: one deployment from before the stream, none listed
+    const w = world();
+    const old = aDeployment({ id: 'old', shortId: 'old', createdAt: '2026-11-22T09:00:00.000Z' });
+    w.deployments.put(old);
+    const source = RESOURCE_SOURCES.deployments;
+    const watcher = { caller: caller(null) };
+    const listedAt = w.clock.now();
+    const log: ChangedRecord[] = [];
+    const changes_: ChangeFeed = { since: async (_resource, from) => log.filter((e) => e.at >= from) };
+    const follow = source.follow({ ...w.deps, changes: changes_ }, watcher, listedAt);
+    let polls = 0;
+    const wait = async (ms: number) => {
+      w.clock.advance(ms);
+      polls += 1;
+      if (polls === 2) {
+        const at = w.clock.now().toISOString();
+        w.deployments.put({ ...old, state: 'success' });
+        w.deployments.put(aDeployment({ id: 'new', shortId: 'new', createdAt: at }));
+        log.push({ id: 'old', at, tenantId: null }, { id: 'new', at, tenantId: null });
+      }
+    };
+    const feed = {
+      resourceType: 'deployments' as const,
+      initial: new Map<string, ResourceView>(),
+      next: follow,
+      snapshot: false,
+      existedBefore: (view: ResourceView) => source.existedBefore!(view, listedAt),
+    };
+    // Act
+    let raw = '';
+    const timing = { ...RESOURCE_STREAM_TIMING, maxMs: 5_000 };
+    for await (const frame of resourceFrames(w.clock, feed, new AbortController().signal, timing, wait)) raw += frame;
+    // Assess
+    expect(changes(parse(raw))).toEqual([
+      ['1', 'updated', 'old'],
+      ['2', 'created', 'new'],
+    ]);
   });
 });
