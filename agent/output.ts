@@ -7,7 +7,7 @@ import type { OutputChunk, OutputStream } from './protocol.js';
 export const MASK = '***';
 export const MAX_CHUNK_BYTES = 64 * 1024;
 export const MAX_REQUEST_BYTES = 256 * 1024;
-export const BATCH_INTERVAL_MS = 250;
+export const BATCH_INTERVAL_MS = 100;
 /** The server's limits per output request (domain/targets/output-limits.ts). */
 export const MAX_REQUEST_CHUNKS = 100;
 export const MAX_REQUEST_LINES = 5000;

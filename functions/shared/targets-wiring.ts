@@ -22,7 +22,7 @@ import { engineQueue } from './queues-wiring.js';
 import { ids, infra } from './wiring.js';
 
 /**
- * Target names for output log lines. Output arrives every 250 ms per running command: the name is read once a
+ * Target names for output log lines. Output arrives up to every 100 ms per running command: the name is read once a
  * minute per target and container, not on every batch (a rename shows on log lines within a minute).
  */
 const names = new Map<string, { name: string | null; until: number }>();

@@ -5,11 +5,11 @@
 // LINES lines, each holding its own Date.now(). A client reads GET /deployments/{id}/logs?sse_token= with fetch and,
 // for every `log` event, takes the time the frame arrived minus the time printed in the line. Every clock is this
 // host's, so the difference is the real latency. The path of a line and what it costs:
-//   script stdout -> agent: batched, one POST .../output at most every 250 ms (agent/output.ts BATCH_INTERVAL_MS)
+//   script stdout -> agent: batched, one POST .../output at most every 100 ms (agent/output.ts BATCH_INTERVAL_MS)
 //     -> output handler: one `log` event per line appended to the deployment's event store (`log.timestamp` is
 //        that moment, so the figures split at it)
-//     -> stream handler: polls the store every 250 ms -> the front -> this client.
-// Two 250 ms periods, each waited half on average: expect a few hundred ms, at most about 0.5 s plus the HTTP hops
+//     -> stream handler: polls the store every 100 ms -> the front -> this client.
+// Two 100 ms periods, each waited half on average: expect 100-250 ms, at most about 0.2 s plus the HTTP hops
 // (more on a loaded machine: the stream runner, the SQS pollers and the agents share this process's event loop).
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { OutputBatcher, SecretMasker, splitUtf8, utf8Bytes } from '../../../agent/output.js';
+import { BATCH_INTERVAL_MS, OutputBatcher, SecretMasker, splitUtf8, utf8Bytes } from '../../../agent/output.js';
 import type { OutputChunk } from '../../../agent/protocol.js';
 
 const feed = (masker: SecretMasker, pieces: string[]) => pieces.map((p) => masker.push(p)).join('') + masker.end();
@@ -120,7 +120,7 @@ describe('OutputBatcher', () => {
     batcher.append('stdout', 'b');
     batcher.append('stderr', 'c');
     batcher.append('stdout', 'd');
-    await vi.advanceTimersByTimeAsync(250);
+    await vi.advanceTimersByTimeAsync(BATCH_INTERVAL_MS);
     // Assess
     expect(sent).toEqual([
       [
@@ -136,7 +136,7 @@ describe('OutputBatcher', () => {
     const batcher = new OutputBatcher(send);
     // Act
     batcher.append('stdout', 'hello');
-    await vi.advanceTimersByTimeAsync(249);
+    await vi.advanceTimersByTimeAsync(BATCH_INTERVAL_MS - 1);
     const before = sent.length;
     await vi.advanceTimersByTimeAsync(1);
     // Assess
@@ -169,13 +169,13 @@ describe('OutputBatcher', () => {
     };
     const batcher = new OutputBatcher(slow);
     batcher.append('stdout', 'first');
-    await vi.advanceTimersByTimeAsync(250);
+    await vi.advanceTimersByTimeAsync(BATCH_INTERVAL_MS);
     // Act
     batcher.append('stdout', ' second');
     await vi.advanceTimersByTimeAsync(1000);
     const whileInFlight = sent.length;
     releases.shift()!();
-    await vi.advanceTimersByTimeAsync(250);
+    await vi.advanceTimersByTimeAsync(BATCH_INTERVAL_MS);
     releases.shift()?.();
     await batcher.flush();
     // Assess
@@ -211,7 +211,7 @@ describe('OutputBatcher', () => {
     };
     const batcher = new OutputBatcher(slow);
     batcher.append('stdout', 'first\n');
-    await vi.advanceTimersByTimeAsync(250);
+    await vi.advanceTimersByTimeAsync(BATCH_INTERVAL_MS);
     batcher.append('stderr', 'last\n');
     // Act
     const rest = batcher.takeRest();
