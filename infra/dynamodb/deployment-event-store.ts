@@ -6,10 +6,17 @@
 // Keyed groups (a part of a command's output chunk) are appended at most once: a marker item (sk MARK#<key>) is put
 // in the same transaction as the group's events, conditioned on being absent, and markers are read (one batch
 // read) before appending, so a retry adds exactly the groups a crash lost.
+// Sharded writers, one merge: keyed groups (the output of many targets' commands) first try that one transaction;
+// a writer that loses the race for the head does not retry it against every other writer. It parks its groups
+// (sk PARKED#<time>#<n>#<key>, plain puts, no contention) and merges: whoever merges next moves the head
+// once for every parked group it finds (a delete of each parked item, its marker and its events, in one
+// transaction), so N targets' writers cost about one head move per round instead of N racing ones, and a writer
+// that loses the merge usually finds its groups already merged by the winner. Readers see one contiguous sequence.
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   BatchGetCommand,
   GetCommand,
+  PutCommand,
   QueryCommand,
   TransactWriteCommand,
   type DynamoDBDocumentClient,
@@ -32,10 +39,29 @@ const MAX_EVENTS_PER_TRANSACTION = 99;
 const MAX_BYTES_PER_TRANSACTION = 3_000_000;
 const MAX_ATTEMPTS = 100;
 const LAST_SEQ = 9_999_999_999;
+/** A parked group is one item (at most 400 KB): bigger groups keep retrying the head instead. */
+const MAX_PARKED_BYTES = 300_000;
+/** Parked groups read per merge round (a round's transaction holds at most 100 items anyway). */
+const MERGE_READ_LIMIT = 100;
+/** A parked item nobody merged (every writer gone, and the agent stopped retrying) expires after a day. */
+const PARKED_TTL_SECONDS = 86_400;
 
 export interface EventStoreOptions {
   /** Attempts per transaction before giving up (each lost race re-reads the head). */
   readonly maxAttempts?: number;
+}
+
+/** What a store's keyed appends did: for the benchmarks and tests. */
+export interface AppendStats {
+  /** Direct transactions that moved the head. */
+  direct: number;
+  /** Direct transactions that lost the race for the head (their groups were parked). */
+  lostRaces: number;
+  /** Groups parked. */
+  parked: number;
+  /** Merge transactions committed, and the ones that lost to another merge. */
+  merges: number;
+  lostMerges: number;
 }
 
 const toStored = (item: Record<string, unknown>): StoredEvent => ({
@@ -96,6 +122,36 @@ const prepare = (e: NewEvent) => {
 
 type PreparedGroup = { readonly key: string; readonly events: readonly ReturnType<typeof prepare>[] };
 
+const groupSize = (g: PreparedGroup): number => g.events.reduce((n, e) => n + e.size, 100);
+
+/** A parked group as read back for a merge. */
+interface Parked extends PreparedGroup {
+  readonly sk: string;
+}
+
+/** Parked groups in the order to merge them: as parked (the sort key starts with the time), each key once. */
+export const mergeBatch = (
+  parked: readonly { readonly key: string; readonly events: number; readonly size: number }[],
+  marked: ReadonlySet<string>,
+): { index: number; append: boolean }[] => {
+  const batch: { index: number; append: boolean }[] = [];
+  const keysInBatch = new Set<string>();
+  let items = 1; // the head
+  let bytes = 0;
+  for (const [index, group] of parked.entries()) {
+    const append = !marked.has(group.key) && !keysInBatch.has(group.key);
+    const more = append ? 2 + group.events : 1; // delete, marker, events; or only the delete of a duplicate
+    const size = append ? group.size : 100;
+    if (batch.length > 0 && (items + more > MAX_EVENTS_PER_TRANSACTION + 1 || bytes + size > MAX_BYTES_PER_TRANSACTION))
+      break;
+    batch.push({ index, append });
+    if (append) keysInBatch.add(group.key);
+    items += more;
+    bytes += size;
+  }
+  return batch;
+};
+
 /** A call of appendOnce waiting for its round of the group commit. */
 interface Waiting {
   readonly groups: readonly PreparedGroup[];
@@ -108,6 +164,8 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
   /** Per deployment: the calls waiting for the next round of the group commit, and whether a round is running. */
   private readonly waiting = new Map<string, Waiting[]>();
   private readonly committing = new Set<string>();
+  private parkedCount = 0;
+  readonly stats: AppendStats = { direct: 0, lostRaces: 0, parked: 0, merges: 0, lostMerges: 0 };
 
   constructor(
     private readonly db: DynamoDBDocumentClient,
@@ -193,6 +251,44 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
     groups: readonly PreparedGroup[],
   ): Promise<Map<string, StoredEvent[]>> {
     const stored = new Map<string, StoredEvent[]>();
+    const done = await this.markedKeys(
+      deploymentId,
+      groups.map((g) => g.key),
+    );
+    let remaining = groups.filter((g) => !done.has(g.key));
+    try {
+      // Nobody else writing: one transaction per batch, as for any append.
+      while (remaining.length > 0) {
+        const [batch = []] = groupBatches(remaining.map((g) => ({ events: g.events.length, size: groupSize(g) })));
+        const written = await this.appendGroups(
+          deploymentId,
+          batch.map((i) => remaining[i]!),
+        );
+        this.stats.direct += 1;
+        for (const [key, events] of written) stored.set(key, events);
+        remaining = remaining.slice(batch.length);
+      }
+      return stored;
+    } catch (error) {
+      // The head moved (another writer) or a marker appeared (a concurrent retry): park and merge.
+      if (!isConditionFailure(error)) throw error;
+      this.stats.lostRaces += 1;
+    }
+    const parkable = remaining.filter((g) => groupSize(g) <= MAX_PARKED_BYTES);
+    const big = remaining.filter((g) => groupSize(g) > MAX_PARKED_BYTES);
+    if (parkable.length > 0)
+      for (const [key, events] of await this.parkAndMerge(deploymentId, parkable)) stored.set(key, events);
+    if (big.length > 0)
+      for (const [key, events] of await this.appendRetrying(deploymentId, big)) stored.set(key, events);
+    return stored;
+  }
+
+  /** The old way, for groups too big to park: retry the head until the groups are in. */
+  private async appendRetrying(
+    deploymentId: string,
+    groups: readonly PreparedGroup[],
+  ): Promise<Map<string, StoredEvent[]>> {
+    const stored = new Map<string, StoredEvent[]>();
     let remaining = [...groups];
     for (let attempt = 1; remaining.length > 0; attempt += 1) {
       const done = await this.markedKeys(
@@ -202,9 +298,7 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
       remaining = remaining.filter((g) => !done.has(g.key));
       try {
         while (remaining.length > 0) {
-          const [batch = []] = groupBatches(
-            remaining.map((g) => ({ events: g.events.length, size: g.events.reduce((n, e) => n + e.size, 100) })),
-          );
+          const [batch = []] = groupBatches(remaining.map((g) => ({ events: g.events.length, size: groupSize(g) })));
           const written = await this.appendGroups(
             deploymentId,
             batch.map((i) => remaining[i]!),
@@ -213,7 +307,6 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
           remaining = remaining.slice(batch.length);
         }
       } catch (error) {
-        // The head moved (another writer) or a marker appeared (a concurrent retry): read both again.
         if (!isConditionFailure(error) || attempt >= this.maxAttempts) throw error;
         await sleep(Math.random() * Math.min(100, 5 * 2 ** Math.min(attempt, 5)));
       }
@@ -221,9 +314,162 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
     return stored;
   }
 
-  /** Which of the keys have a marker (batch reads of at most 100 keys). */
-  private async markedKeys(deploymentId: string, groupKeys: readonly string[]): Promise<Set<string>> {
-    const found = new Set<string>();
+  /** Parks the groups (one batch write), then merges parked groups until none of these is left parked. */
+  private async parkAndMerge(
+    deploymentId: string,
+    groups: readonly PreparedGroup[],
+  ): Promise<Map<string, StoredEvent[]>> {
+    const pk = keys.deploymentEventsHead(deploymentId).pk;
+    const now = Date.now();
+    const ttl = Math.ceil(now / 1000) + PARKED_TTL_SECONDS;
+    const mine = groups.map((g) => {
+      this.parkedCount = (this.parkedCount + 1) % 1_000_000;
+      return {
+        group: g,
+        sk: `PARKED#${String(now).padStart(13, '0')}#${String(this.parkedCount).padStart(6, '0')}#${g.key}`,
+      };
+    });
+    // Plain puts, side by side (each sort key is new: no condition, nothing to contend for).
+    await Promise.all(
+      mine.map(({ group, sk }) =>
+        this.db.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: {
+              pk,
+              sk,
+              type: 'deployment_event_parked',
+              groupKey: group.key,
+              events: JSON.stringify(group.events.map((e) => ({ at: e.at, body: e.body }))),
+              ttl,
+            },
+          }),
+        ),
+      ),
+    );
+    this.stats.parked += mine.length;
+    await this.mergeUntil(deploymentId, new Set(mine.map((m) => m.sk)));
+    // Merged, by this writer or another: the marker says where each group's events went, and whose they were.
+    const markers = await this.markedKeys(
+      deploymentId,
+      mine.map((m) => m.group.key),
+    );
+    const stored = new Map<string, StoredEvent[]>();
+    for (const { group, sk } of mine) {
+      const marker = markers.get(group.key);
+      if (marker?.parked !== sk) continue; // a duplicate of a group another call appended
+      stored.set(
+        group.key,
+        group.events.map((e, i) => ({
+          seq: marker.firstSeq + i,
+          at: e.at,
+          event: JSON.parse(e.body) as StoredEvent['event'],
+        })),
+      );
+    }
+    return stored;
+  }
+
+  /** Merges every group parked in a deployment's log (a writer that died between parking and merging left some). */
+  async mergeParked(deploymentId: string): Promise<void> {
+    await this.mergeUntil(deploymentId, undefined);
+  }
+
+  /** Merge rounds until none of the `waiting` parked items (or none at all) is left. */
+  private async mergeUntil(deploymentId: string, waiting: ReadonlySet<string> | undefined): Promise<void> {
+    for (let attempt = 1; ; attempt += 1) {
+      const { parked, more } = await this.parked(deploymentId);
+      if (!more && !parked.some((p) => waiting === undefined || waiting.has(p.sk))) return;
+      try {
+        await this.merge(deploymentId, parked);
+        this.stats.merges += 1;
+      } catch (error) {
+        // Another writer merged first (the head moved, or a parked item is gone): read again.
+        if (!isConditionFailure(error) || attempt >= this.maxAttempts) throw error;
+        this.stats.lostMerges += 1;
+        await sleep(Math.random() * Math.min(20, 2 * 2 ** Math.min(attempt, 4)));
+      }
+    }
+  }
+
+  /** The parked groups of a deployment, oldest first (at most one round's worth). */
+  private async parked(deploymentId: string): Promise<{ parked: Parked[]; more: boolean }> {
+    const { Items = [], LastEvaluatedKey } = await this.db.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :parked)',
+        ExpressionAttributeValues: { ':pk': keys.deploymentEventsHead(deploymentId).pk, ':parked': 'PARKED#' },
+        ConsistentRead: true,
+        Limit: MERGE_READ_LIMIT,
+      }),
+    );
+    const parked = Items.map((item) => {
+      const events = (JSON.parse(String(item['events'])) as { at: string; body: string }[]).map((e) => ({
+        ...e,
+        size: e.body.length + 100,
+      }));
+      return { sk: String(item['sk']), key: String(item['groupKey']), events };
+    });
+    return { parked, more: LastEvaluatedKey !== undefined };
+  }
+
+  /**
+   * One merge round: the head moves once past the events of the parked groups that fit one transaction (in parked
+   * order); each parked item is deleted (conditioned on still being there), each new group gets its marker and
+   * events; a group already marked (a duplicate) is only deleted.
+   */
+  private async merge(deploymentId: string, parked: readonly Parked[]): Promise<void> {
+    const marked = await this.markedKeys(deploymentId, [...new Set(parked.map((p) => p.key))]);
+    const batch = mergeBatch(
+      parked.map((p) => ({ key: p.key, events: p.events.length, size: groupSize(p) })),
+      new Set(marked.keys()),
+    );
+    const seen = await this.headSeq(deploymentId);
+    const items: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']> = [];
+    let seq = seen;
+    for (const { index, append } of batch) {
+      const group = parked[index]!;
+      items.push({
+        Delete: {
+          TableName: this.tableName,
+          Key: { pk: keys.deploymentEventsHead(deploymentId).pk, sk: group.sk },
+          ConditionExpression: 'attribute_exists(pk)',
+        },
+      });
+      if (!append) continue;
+      items.push({
+        Put: {
+          TableName: this.tableName,
+          Item: {
+            ...keys.deploymentEventsMarker(deploymentId, group.key),
+            type: 'deployment_event_marker',
+            groupKey: group.key,
+            firstSeq: seq + 1,
+            parked: group.sk,
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      });
+      for (const e of group.events) {
+        seq += 1;
+        items.push({
+          Put: {
+            TableName: this.tableName,
+            Item: { ...keys.deploymentEvent(deploymentId, seq), type: 'deployment_event', seq, at: e.at, body: e.body },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        });
+      }
+    }
+    await this.db.send(new TransactWriteCommand({ TransactItems: [this.moveHead(deploymentId, seen, seq), ...items] }));
+  }
+
+  /** The markers of the keys that have one (batch reads of at most 100 keys): where their events start, who parked them. */
+  private async markedKeys(
+    deploymentId: string,
+    groupKeys: readonly string[],
+  ): Promise<Map<string, { firstSeq: number; parked?: string }>> {
+    const found = new Map<string, { firstSeq: number; parked?: string }>();
     for (let i = 0; i < groupKeys.length; i += 100) {
       let request: NonNullable<ConstructorParameters<typeof BatchGetCommand>[0]['RequestItems']> | undefined = {
         [this.tableName]: {
@@ -233,7 +479,11 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
       };
       while (request !== undefined && Object.keys(request).length > 0) {
         const answer = await this.db.send(new BatchGetCommand({ RequestItems: request }));
-        for (const item of answer.Responses?.[this.tableName] ?? []) found.add(String(item['groupKey']));
+        for (const item of answer.Responses?.[this.tableName] ?? [])
+          found.set(String(item['groupKey']), {
+            firstSeq: Number(item['firstSeq']),
+            ...(typeof item['parked'] === 'string' ? { parked: item['parked'] } : {}),
+          });
         request = answer.UnprocessedKeys as typeof request;
       }
     }

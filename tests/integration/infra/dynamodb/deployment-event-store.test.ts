@@ -1,7 +1,11 @@
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { NewEvent } from '../../../../domain/deployments/events.js';
-import { DynamoDeploymentEventStore, transactionBatches } from '../../../../infra/dynamodb/deployment-event-store.js';
+import {
+  DynamoDeploymentEventStore,
+  mergeBatch,
+  transactionBatches,
+} from '../../../../infra/dynamodb/deployment-event-store.js';
 import { createServiceTable, dynamoClient, uniqueName } from '../../../support/aws.js';
 
 const table = uniqueName('events');
@@ -79,7 +83,7 @@ describe('DynamoDeploymentEventStore', () => {
       const mine = messages.filter((m) => m.startsWith(`w${w}-`));
       expect(mine).toEqual(Array.from({ length: 20 }, (_, i) => `w${w}-e${i}`)); // each writer's order kept
     }
-  });
+  }, 90_000);
 
   it('commits concurrent keyed appends of one process together, each group once, contiguous beside another process', async () => {
     // Prepare: two stores (two containers), one counting its transactions
@@ -121,6 +125,85 @@ describe('DynamoDeploymentEventStore', () => {
     expect(transactions).toBeLessThan(20);
   });
 
+  it('merges the groups of 40 targets written by 4 containers at once: each once, in order per target, contiguous', async () => {
+    // Prepare: 4 stores (4 containers), 10 targets each; every target posts 5 chunks one after another (as an
+    // agent does), and every third chunk is posted twice at once (a retry racing the original)
+    const containers = Array.from({ length: 4 }, () => new DynamoDeploymentEventStore(db, table));
+    const chunk = (target: string, n: number) => ({
+      key: `${target}#${n}`,
+      events: [logEvent(`${target} line ${n}a`), logEvent(`${target} line ${n}b`)],
+    });
+    // Act
+    const returned = await Promise.all(
+      Array.from({ length: 40 }, async (_, t) => {
+        const store = containers[t % 4]!;
+        const got: number[] = [];
+        for (let n = 0; n < 5; n += 1) {
+          const calls = [store.appendOnce('d-shards', [chunk(`t${t}`, n)])];
+          if (n % 3 === 2) calls.push(containers[(t + 1) % 4]!.appendOnce('d-shards', [chunk(`t${t}`, n)]));
+          for (const events of await Promise.all(calls)) got.push(...events.map((e) => e.seq));
+        }
+        return got;
+      }),
+    );
+    // Assess: 200 chunks of 2 lines, each once; seqs 1..400; each target's lines in the order it wrote them
+    const stored = await store.after('d-shards', 0, 2000);
+    expect(stored.map((e) => e.seq)).toEqual(Array.from({ length: 400 }, (_, i) => i + 1));
+    const messages = stored.map((e) => (e.event.type === 'log' ? e.event.log.message : ''));
+    expect(new Set(messages).size).toBe(400);
+    for (let t = 0; t < 40; t += 1)
+      expect(messages.filter((m) => m.startsWith(`t${t} `))).toEqual(
+        Array.from({ length: 5 }, (_, n) => [`t${t} line ${n}a`, `t${t} line ${n}b`]).flat(),
+      );
+    // every seq was answered to exactly one call (a duplicate's call answers nothing)
+    expect(returned.flat().sort((a, b) => a - b)).toEqual(stored.map((e) => e.seq));
+    // nothing is left parked
+    const { Items: left = [] } = await db.send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': 'DEPLOYMENTEVENTS#d-shards', ':p': 'PARKED#' },
+        ConsistentRead: true,
+      }),
+    );
+    expect(left).toEqual([]);
+    // writers that lost the race parked their chunks and one merge carried several of them
+    const stats = containers.map((c) => c.stats);
+    const parked = stats.reduce((n, s) => n + s.parked, 0);
+    const merges = stats.reduce((n, s) => n + s.merges, 0);
+    expect(parked).toBeGreaterThan(0);
+    expect(merges).toBeLessThan(parked);
+  }, 90_000);
+
+  it('merges a group a dead writer parked once, and drops it when a retry already appended it', async () => {
+    // Prepare: a writer parked two groups and died before merging them; one was then appended by a retry
+    const park = (key: string, message: string, n: number) =>
+      db.send(
+        new PutCommand({
+          TableName: table,
+          Item: {
+            pk: 'DEPLOYMENTEVENTS#d-dead',
+            sk: `PARKED#0000000000001#00000${n}#${key}`,
+            type: 'deployment_event_parked',
+            groupKey: key,
+            events: JSON.stringify([{ at: '2026-11-22T10:00:00.000Z', body: JSON.stringify(logEvent(message).event) }]),
+          },
+        }),
+      );
+    await park('gone#1', 'orphan', 1);
+    await park('retried#1', 'retried', 2);
+    await store.appendOnce('d-dead', [{ key: 'retried#1', events: [logEvent('retried')] }]);
+    // Act
+    await store.mergeParked('d-dead');
+    // Assess
+    const messages = (await store.after('d-dead', 0, 100)).map((e) =>
+      e.event.type === 'log' ? e.event.log.message : '',
+    );
+    expect(messages).toEqual(['retried', 'orphan']);
+    await store.mergeParked('d-dead'); // nothing left: a no-op
+    expect(await store.after('d-dead', 0, 100)).toHaveLength(2);
+  });
+
   it('splits an append of more than 99 events into transactions and keeps their order', async () => {
     // Act
     const stored = await store.append(
@@ -150,6 +233,21 @@ describe('DynamoDeploymentEventStore', () => {
     expect(read).toEqual(stored);
     expect(read.event.type === 'step_update' && read.event.output?.endsWith('THE END')).toBe(true);
     expect(read.event.type === 'step_update' && read.event.output!.length).toBeLessThanOrEqual(64 * 1024);
+  });
+});
+
+describe('mergeBatch', () => {
+  it('takes parked groups in order up to 100 items, a duplicate or an appended key only deleted', () => {
+    const g = (key: string, events = 1) => ({ key, events, size: 100 });
+    expect(mergeBatch([g('a'), g('b'), g('a'), g('c')], new Set(['c']))).toEqual([
+      { index: 0, append: true },
+      { index: 1, append: true },
+      { index: 2, append: false },
+      { index: 3, append: false },
+    ]);
+    // head + 2 x (delete + marker + 40 events) = 85; a third group of 40 would pass 100
+    expect(mergeBatch([g('a', 40), g('b', 40), g('c', 40), g('d', 1)], new Set())).toHaveLength(2);
+    expect(mergeBatch([{ key: 'x', events: 1, size: 5_000_000 }], new Set())).toEqual([{ index: 0, append: true }]);
   });
 });
 
