@@ -1,5 +1,8 @@
 // The events of each deployment in its own partition: a head item (sk HEAD, attribute `seq`: the last seq
-// written) and one item per event (sk EVENT#<seq, 10 digits>). An append is ONE transaction: the head moves from
+// written) and the events packed into items of up to 100 consecutive events and about 300 KB (sk EVENT#<the pack's
+// last seq, 10 digits>, attributes `seq` (its first) and `events`), so 5,000 lines of output are 50 items, not
+// 5,000; a reader after seq N queries from EVENT#<N+1> and gets the pack holding N+1 first (items of one event with
+// `seq`/`at`/`body`, written before packing, read the same way). An append is ONE transaction: the head moves from
 // the seq it read to seq + n (conditioned on still being what it read) and each event is put under its seq. So
 // writers are serialised per deployment: seqs are contiguous, each event is stored once, and seq N+1 is never
 // committed before N. A writer that loses the race re-reads the head and tries again (bounded, with jitter).
@@ -35,6 +38,9 @@ import { keys } from './keys.js';
 
 /** DynamoDB allows 100 items per transaction; one is the head. */
 const MAX_EVENTS_PER_TRANSACTION = 99;
+/** Events per item, and bytes per item (DynamoDB's limit is 400 KB; one event is at most 64 K characters). */
+const PACK_EVENTS = 100;
+const PACK_BYTES = 300_000;
 /** A transaction carries at most 4 MB; keep well under it (the estimate counts JSON characters). */
 const MAX_BYTES_PER_TRANSACTION = 3_000_000;
 const MAX_ATTEMPTS = 100;
@@ -117,10 +123,69 @@ export const groupBatches = (groups: readonly { readonly events: number; readonl
 
 const prepare = (e: NewEvent) => {
   const body = JSON.stringify(boundedEvent(e.event));
-  return { at: e.at, body, size: body.length + 100 };
+  return { at: e.at, body, size: Buffer.byteLength(body) + 40 };
 };
 
-type PreparedGroup = { readonly key: string; readonly events: readonly ReturnType<typeof prepare>[] };
+type Prepared = ReturnType<typeof prepare>;
+
+/** Consecutive events cut into items: at most 100 events and about 300 KB each (the count of events per item). */
+export const packSizes = (sizes: readonly number[]): number[] => {
+  const packs: number[] = [];
+  let count = 0;
+  let bytes = 0;
+  for (const size of sizes) {
+    if (count > 0 && (count === PACK_EVENTS || bytes + size > PACK_BYTES)) {
+      packs.push(count);
+      count = 0;
+      bytes = 0;
+    }
+    count += 1;
+    bytes += size;
+  }
+  if (count > 0) packs.push(count);
+  return packs;
+};
+
+const packCount = (events: readonly Prepared[]): number => packSizes(events.map((e) => e.size)).length;
+
+/** The items of events numbered from `firstSeq`: one per pack, its sort key the pack's last seq. */
+const eventItems = (tableName: string, deploymentId: string, firstSeq: number, events: readonly Prepared[]) => {
+  const items: { Put: { TableName: string; Item: Record<string, unknown>; ConditionExpression: string } }[] = [];
+  let seq = firstSeq;
+  let offset = 0;
+  for (const count of packSizes(events.map((e) => e.size))) {
+    const pack = events.slice(offset, offset + count);
+    items.push({
+      Put: {
+        TableName: tableName,
+        Item: {
+          ...keys.deploymentEvent(deploymentId, seq + count - 1),
+          type: 'deployment_event',
+          seq,
+          events: pack.map((e) => ({ at: e.at, body: e.body })),
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    });
+    seq += count;
+    offset += count;
+  }
+  return items;
+};
+
+/** The events of one item: a pack, or a single event written before packing. */
+const eventsOf = (item: Record<string, unknown>): StoredEvent[] => {
+  const first = Number(item['seq']);
+  const packed = item['events'] as { at: string; body: string }[] | undefined;
+  if (packed === undefined) return [toStored(item)];
+  return packed.map((e, i) => ({
+    seq: first + i,
+    at: e.at,
+    event: JSON.parse(e.body) as StoredEvent['event'],
+  }));
+};
+
+type PreparedGroup = { readonly key: string; readonly events: readonly Prepared[] };
 
 const groupSize = (g: PreparedGroup): number => g.events.reduce((n, e) => n + e.size, 100);
 
@@ -177,16 +242,22 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
 
   async append(deploymentId: string, events: readonly NewEvent[]): Promise<readonly StoredEvent[]> {
     const prepared = events.map(prepare);
+    // Packs of events, then transactions of packs; a bigger append is several transactions, each contiguous (another
+    // writer's events may fall between them).
+    const packs: Prepared[][] = [];
+    let offset = 0;
+    for (const count of packSizes(prepared.map((e) => e.size))) {
+      packs.push(prepared.slice(offset, offset + count));
+      offset += count;
+    }
     const stored: StoredEvent[] = [];
-    // A bigger append is several transactions, each contiguous; another writer's events may fall between them.
-    for (const batch of transactionBatches(prepared)) {
+    for (const batch of transactionBatches(packs.map((pack) => ({ size: pack.reduce((n, e) => n + e.size, 100) }))))
       stored.push(
         ...(await this.appendBatch(
           deploymentId,
-          batch.map((i) => prepared[i]!),
+          batch.flatMap((i) => packs[i]!),
         )),
       );
-    }
     return stored;
   }
 
@@ -196,14 +267,14 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
    * writers of one process cost about one transaction per round instead of racing N times for the head.
    */
   async appendOnce(deploymentId: string, groups: readonly KeyedEvents[]): Promise<readonly StoredEvent[]> {
-    const tooBig = groups.find((g) => g.events.length > MAX_EVENTS_PER_TRANSACTION - 1);
-    if (tooBig !== undefined)
-      throw new Error(
-        `keyed group ${tooBig.key} has ${tooBig.events.length} events; at most ${MAX_EVENTS_PER_TRANSACTION - 1} fit one transaction`,
-      );
     const prepared = groups
       .filter((g) => g.events.length > 0)
       .map((g) => ({ key: g.key, events: g.events.map(prepare) }));
+    const tooBig = prepared.find(
+      (g) => packCount(g.events) > MAX_EVENTS_PER_TRANSACTION - 1 || groupSize(g) > MAX_BYTES_PER_TRANSACTION,
+    );
+    if (tooBig !== undefined)
+      throw new Error(`keyed group ${tooBig.key} has ${tooBig.events.length} events: more than one transaction holds`);
     if (prepared.length === 0) return [];
     return new Promise<readonly StoredEvent[]>((resolve, reject) => {
       const queue = this.waiting.get(deploymentId) ?? [];
@@ -259,7 +330,7 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
     try {
       // Nobody else writing: one transaction per batch, as for any append.
       while (remaining.length > 0) {
-        const [batch = []] = groupBatches(remaining.map((g) => ({ events: g.events.length, size: groupSize(g) })));
+        const [batch = []] = groupBatches(remaining.map((g) => ({ events: packCount(g.events), size: groupSize(g) })));
         const written = await this.appendGroups(
           deploymentId,
           batch.map((i) => remaining[i]!),
@@ -298,7 +369,9 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
       remaining = remaining.filter((g) => !done.has(g.key));
       try {
         while (remaining.length > 0) {
-          const [batch = []] = groupBatches(remaining.map((g) => ({ events: g.events.length, size: groupSize(g) })));
+          const [batch = []] = groupBatches(
+            remaining.map((g) => ({ events: packCount(g.events), size: groupSize(g) })),
+          );
           const written = await this.appendGroups(
             deploymentId,
             batch.map((i) => remaining[i]!),
@@ -421,7 +494,7 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
   private async merge(deploymentId: string, parked: readonly Parked[]): Promise<void> {
     const marked = await this.markedKeys(deploymentId, [...new Set(parked.map((p) => p.key))]);
     const batch = mergeBatch(
-      parked.map((p) => ({ key: p.key, events: p.events.length, size: groupSize(p) })),
+      parked.map((p) => ({ key: p.key, events: packCount(p.events), size: groupSize(p) })),
       new Set(marked.keys()),
     );
     const seen = await this.headSeq(deploymentId);
@@ -450,16 +523,8 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       });
-      for (const e of group.events) {
-        seq += 1;
-        items.push({
-          Put: {
-            TableName: this.tableName,
-            Item: { ...keys.deploymentEvent(deploymentId, seq), type: 'deployment_event', seq, at: e.at, body: e.body },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        });
-      }
+      items.push(...eventItems(this.tableName, deploymentId, seq + 1, group.events));
+      seq += group.events.length;
     }
     await this.db.send(new TransactWriteCommand({ TransactItems: [this.moveHead(deploymentId, seen, seq), ...items] }));
   }
@@ -531,15 +596,9 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       });
+      items.push(...eventItems(this.tableName, deploymentId, seq + 1, group.events));
       for (const e of group.events) {
         seq += 1;
-        items.push({
-          Put: {
-            TableName: this.tableName,
-            Item: { ...keys.deploymentEvent(deploymentId, seq), type: 'deployment_event', seq, at: e.at, body: e.body },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        });
         events.push({ seq, at: e.at, event: JSON.parse(e.body) as StoredEvent['event'] });
       }
     }
@@ -547,10 +606,7 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
     return stored;
   }
 
-  private async appendBatch(
-    deploymentId: string,
-    batch: readonly { at: string; body: string }[],
-  ): Promise<StoredEvent[]> {
+  private async appendBatch(deploymentId: string, batch: readonly Prepared[]): Promise<StoredEvent[]> {
     for (let attempt = 1; ; attempt += 1) {
       const seen = await this.headSeq(deploymentId);
       try {
@@ -558,19 +614,7 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
           new TransactWriteCommand({
             TransactItems: [
               this.moveHead(deploymentId, seen, seen + batch.length),
-              ...batch.map((e, i) => ({
-                Put: {
-                  TableName: this.tableName,
-                  Item: {
-                    ...keys.deploymentEvent(deploymentId, seen + 1 + i),
-                    type: 'deployment_event',
-                    seq: seen + 1 + i,
-                    at: e.at,
-                    body: e.body,
-                  },
-                  ConditionExpression: 'attribute_not_exists(pk)',
-                },
-              })),
+              ...eventItems(this.tableName, deploymentId, seen + 1, batch),
             ],
           }),
         );
@@ -596,7 +640,8 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
 
   async after(deploymentId: string, seq: number, limit: number): Promise<readonly StoredEvent[]> {
     if (limit <= 0) return [];
-    const items: Record<string, unknown>[] = [];
+    // Items whose last seq is past `seq`: the pack holding seq + 1 comes first.
+    const events: StoredEvent[] = [];
     let start: Record<string, unknown> | undefined;
     do {
       const page = await this.db.send(
@@ -609,15 +654,15 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
             ':to': keys.deploymentEvent(deploymentId, LAST_SEQ).sk,
           },
           ConsistentRead: true,
-          Limit: limit - items.length,
+          Limit: limit - events.length, // every item holds at least one event
           ExclusiveStartKey: start,
         }),
       );
-      items.push(...(page.Items ?? []));
+      for (const item of page.Items ?? []) events.push(...eventsOf(item).filter((e) => e.seq > seq));
       start = page.LastEvaluatedKey;
-    } while (start !== undefined && items.length < limit);
+    } while (start !== undefined && events.length < limit);
     // A query is read-committed, not serialisable with transactions: never hand out a seq past a gap.
-    return contiguousAfter(seq, items.map(toStored));
+    return contiguousAfter(seq, events).slice(0, limit);
   }
 
   async page(deploymentId: string, offset: number, limit: number): Promise<readonly StoredEvent[]> {
@@ -635,6 +680,6 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
         Limit: 1,
       }),
     );
-    return Items[0] === undefined ? undefined : toStored(Items[0]);
+    return Items[0] === undefined ? undefined : eventsOf(Items[0]).at(-1);
   }
 }

@@ -6,6 +6,7 @@ import {
   mergeBatch,
   transactionBatches,
 } from '../../../../infra/dynamodb/deployment-event-store.js';
+import { queryAll } from '../../../../infra/dynamodb/query-all.js';
 import { createServiceTable, dynamoClient, uniqueName } from '../../../support/aws.js';
 
 const table = uniqueName('events');
@@ -219,6 +220,49 @@ describe('DynamoDeploymentEventStore', () => {
     expect((await store.page('d-big', 240, 100)).map((e) => e.seq)).toEqual([
       241, 242, 243, 244, 245, 246, 247, 248, 249, 250,
     ]);
+  });
+
+  it('packs 5,000 lines into 50 items, reads from any seq inside a pack, and still reads single-event items', async () => {
+    // Prepare: an item of one event as written before packing, then a keyed group of 5,000 lines
+    await db.send(
+      new PutCommand({
+        TableName: table,
+        Item: {
+          pk: 'DEPLOYMENTEVENTS#d-packed',
+          sk: 'EVENT#0000000001',
+          type: 'deployment_event',
+          seq: 1,
+          at: '2026-11-22T10:00:00.000Z',
+          body: JSON.stringify(logEvent('old').event),
+        },
+      }),
+    );
+    await db.send(new PutCommand({ TableName: table, Item: { pk: 'DEPLOYMENTEVENTS#d-packed', sk: 'HEAD', seq: 1 } }));
+    const lines = Array.from({ length: 5_000 }, (_, i) => logEvent(`line ${i}`));
+    // Act
+    const stored = await store.appendOnce('d-packed', [{ key: 'big', events: lines }]);
+    // Assess
+    expect(stored.map((e) => e.seq)).toEqual(Array.from({ length: 5_000 }, (_, i) => i + 2));
+    const items = await queryAll(db, {
+      TableName: table,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :e)',
+      ExpressionAttributeValues: { ':pk': 'DEPLOYMENTEVENTS#d-packed', ':e': 'EVENT#' },
+    });
+    expect(items).toHaveLength(51);
+    const message = (e: { event: NewEvent['event'] }) => (e.event.type === 'log' ? e.event.log.message : '');
+    expect((await store.after('d-packed', 0, 3)).map(message)).toEqual(['old', 'line 0', 'line 1']);
+    expect((await store.after('d-packed', 150, 3)).map((e) => [e.seq, message(e)])).toEqual([
+      [151, 'line 149'],
+      [152, 'line 150'],
+      [153, 'line 151'],
+    ]);
+    expect((await store.page('d-packed', 4_990, 100)).map((e) => e.seq)).toEqual(
+      Array.from({ length: 11 }, (_, i) => 4_991 + i),
+    );
+    const all = await store.after('d-packed', 0, 10_000);
+    expect(all.map((e) => e.seq)).toEqual(Array.from({ length: 5_001 }, (_, i) => i + 1));
+    expect(message((await store.last('d-packed'))!)).toBe('line 4999');
+    expect(await store.after('d-packed', 5_001, 10)).toEqual([]);
   });
 
   it('cuts over-long outputs to their tail', async () => {
