@@ -157,6 +157,12 @@ export const keys = {
     gsi2pk: `DEPLOYMENTCOMMANDS#${deploymentId}`,
     gsi2sk: `${createdAt}#${commandId}`,
   }),
+  // ---- OAuth 2.0 clients (domain/oauth) ----
+  oauthClient: (id: string): Key => ({ pk: `OAUTHCLIENT#${id}`, sk: 'CLIENT' }),
+  /** The token endpoint's lookup: client_id -> id (written with the client, unique). */
+  oauthClientId: (clientId: string): Key => ({ pk: `OAUTHCLIENTID#${clientId}`, sk: 'CLAIM' }),
+  /** Every client, oldest first, on gsi1 (an admin list; clients are few). */
+  oauthClientsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'OAUTHCLIENTS', gsi1sk: `${createdAt}#${id}` }),
   // ---- deployment events (domain/deployments/events.ts): one partition per deployment ----
   /** The head of a deployment's event sequence (attribute `seq`: the last seq written). */
   deploymentEventsHead: (deploymentId: string): Key => ({ pk: `DEPLOYMENTEVENTS#${deploymentId}`, sk: 'HEAD' }),

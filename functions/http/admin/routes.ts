@@ -1,6 +1,8 @@
 import { route, type Route } from '../../shared/router.js';
 import { analysisDeps } from '../../shared/analysis-wiring.js';
+import { oauthClientsDeps } from '../../shared/oauth-wiring.js';
 import * as analysis from './analysis-endpoints.js';
+import * as oauthClients from './oauth-clients.js';
 import * as orchestrationGet from './orchestration-get.js';
 import * as orchestrationPut from './orchestration-put.js';
 import * as permissionsGet from './permissions-get.js';
@@ -28,6 +30,12 @@ export const adminRoutes = [
   route('POST', '/api/v1/admin/analysis/settings/restore', analysis.restore(analysisDeps)),
   route('GET', '/api/v1/admin/analysis/status', analysis.status(analysisDeps)),
   route('POST', '/api/v1/admin/analysis/test', analysis.test(analysisDeps)),
+  route('GET', '/api/v1/admin/oauth-clients', oauthClients.list(oauthClientsDeps)),
+  route('POST', '/api/v1/admin/oauth-clients', oauthClients.create(oauthClientsDeps)),
+  route('GET', '/api/v1/admin/oauth-clients/{id}', oauthClients.get(oauthClientsDeps)),
+  route('PATCH', '/api/v1/admin/oauth-clients/{id}', oauthClients.update(oauthClientsDeps)),
+  route('DELETE', '/api/v1/admin/oauth-clients/{id}', oauthClients.deactivate(oauthClientsDeps)),
+  route('POST', '/api/v1/admin/oauth-clients/{id}/rotate-secret', oauthClients.rotateSecret(oauthClientsDeps)),
   route('GET', '/api/v1/admin/orchestration', orchestrationGet.handler),
   route('PUT', '/api/v1/admin/orchestration', orchestrationPut.handler),
   route('GET', '/api/v1/admin/permissions', permissionsGet.handler),

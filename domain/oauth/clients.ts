@@ -1,0 +1,237 @@
+// Admin: OAuth 2.0 clients (api.md; shapes in decisions.md section 9). A client belongs to its creator's tenant and
+// is seen only by callers of that tenant (and global ones); its scopes never go beyond what the caller setting them
+// holds; its secret is a random 256-bit token shown once (create, rotate) and stored as a SHA-256 hash; DELETE only
+// deactivates it.
+import type { Clock, IdGenerator } from '../shared/ports.js';
+import { ConflictError, NotFoundError, ValidationError, type FieldProblem } from '../errors.js';
+import { InsufficientPermissionsError } from '../identity/errors.js';
+import { isPermission, type Permission } from '../identity/permissions.js';
+import type { TokenGenerator } from '../identity/ports.js';
+import type { Caller } from '../identity/types.js';
+import type { OAuthClientRepository } from './ports.js';
+import type { GrantType, OAuthClient, OAuthClientChanges } from './types.js';
+
+export const CLIENT_ID_PREFIX = 'dplc_';
+export const CLIENT_SECRET_PREFIX = 'dplcs_';
+
+export interface OAuthClientsDeps {
+  readonly clients: OAuthClientRepository;
+  readonly ids: IdGenerator;
+  readonly clock: Clock;
+  readonly random: TokenGenerator;
+}
+
+export interface OAuthClientView {
+  readonly id: string;
+  readonly short_id: string;
+  readonly client_id: string;
+  readonly name: string;
+  readonly description: string | null;
+  readonly redirect_uris: readonly string[];
+  readonly grant_types: readonly GrantType[];
+  readonly scopes: readonly string[];
+  readonly is_confidential: boolean;
+  readonly is_active: boolean;
+  readonly tenant_id: string | null;
+  readonly created_by: string;
+  readonly created_at: string;
+  readonly updated_at: string;
+}
+
+export const clientView = (c: OAuthClient): OAuthClientView => ({
+  id: c.id,
+  short_id: c.shortId,
+  client_id: c.clientId,
+  name: c.name,
+  description: c.description,
+  redirect_uris: [...c.redirectUris],
+  grant_types: [...c.grantTypes],
+  scopes: [...c.scopes],
+  is_confidential: c.isConfidential,
+  is_active: c.isActive,
+  tenant_id: c.tenantId,
+  created_by: c.createdBy,
+  created_at: c.createdAt,
+  updated_at: c.updatedAt,
+});
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+
+/**
+ * Why a redirect URI is refused, or undefined when it is fine: an absolute https URL without a fragment (RFC 6749
+ * 3.1.2), or http to a loopback address (RFC 8252 7.3, native apps); no wildcards, compared exactly.
+ */
+export const redirectUriProblem = (uri: string): string | undefined => {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (url.hash !== '' || uri.includes('#')) return 'must not have a fragment';
+  if (url.username !== '' || url.password !== '') return 'must not carry credentials';
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return undefined;
+  return 'must use https (http only to 127.0.0.1, [::1] or localhost)';
+};
+
+interface ClientSettings {
+  readonly redirectUris: readonly string[];
+  readonly grantTypes: readonly GrantType[];
+  readonly scopes: readonly string[];
+  readonly isConfidential: boolean;
+}
+
+/** The rules between fields, as field problems: what a client with these settings could not do. */
+const settingsProblems = (s: ClientSettings) => {
+  const problems: FieldProblem[] = [];
+  s.redirectUris.forEach((uri, i) => {
+    const problem = redirectUriProblem(uri);
+    if (problem !== undefined)
+      problems.push({ field: `redirect_uris.${i}`, code: 'VALIDATION_ERROR', message: problem });
+  });
+  s.scopes.forEach((scope, i) => {
+    if (!isPermission(scope))
+      problems.push({ field: `scopes.${i}`, code: 'VALIDATION_ERROR', message: `'${scope}' is not a permission.` });
+  });
+  if (s.grantTypes.includes('authorization_code') && s.redirectUris.length === 0)
+    problems.push({
+      field: 'redirect_uris',
+      code: 'VALIDATION_ERROR',
+      message: 'the authorization_code grant needs at least one redirect URI',
+    });
+  if (s.grantTypes.includes('refresh_token') && !s.grantTypes.includes('authorization_code'))
+    problems.push({
+      field: 'grant_types',
+      code: 'VALIDATION_ERROR',
+      message: 'refresh_token comes only with authorization_code (client_credentials issues no refresh tokens)',
+    });
+  if (s.grantTypes.includes('client_credentials') && !s.isConfidential)
+    problems.push({
+      field: 'grant_types',
+      code: 'VALIDATION_ERROR',
+      message: 'a public client cannot use client_credentials: it has no secret to authenticate with',
+    });
+  return problems;
+};
+
+const checkSettings = (caller: Caller, s: ClientSettings): void => {
+  const problems = settingsProblems(s);
+  if (problems.length > 0) throw new ValidationError(problems[0]!.message, problems);
+  // A client can never be given what the caller does not hold (the API keys' rule).
+  const wider = s.scopes.filter((scope) => !caller.permissions.has(scope as Permission));
+  if (wider.length > 0) throw new InsufficientPermissionsError(wider);
+};
+
+const visible = (caller: Caller, client: OAuthClient): boolean =>
+  caller.tenantId === null || client.tenantId === caller.tenantId;
+
+const find = async (deps: Pick<OAuthClientsDeps, 'clients'>, caller: Caller, id: string): Promise<OAuthClient> => {
+  const client = await deps.clients.get(id);
+  if (client === undefined || !visible(caller, client)) throw new NotFoundError('OAuth client', id);
+  return client;
+};
+
+const newSecret = (random: TokenGenerator) => {
+  const secret = `${CLIENT_SECRET_PREFIX}${random.random(32)}`;
+  return { secret, hash: random.hash(secret) };
+};
+
+export interface CreateClientCommand {
+  readonly name: string;
+  readonly description?: string | undefined;
+  readonly redirect_uris: readonly string[];
+  readonly grant_types: readonly GrantType[];
+  readonly scopes: readonly string[];
+  readonly is_confidential?: boolean | undefined;
+}
+
+export const createClient = async (deps: OAuthClientsDeps, caller: Caller, command: CreateClientCommand) => {
+  const settings: ClientSettings = {
+    redirectUris: [...new Set(command.redirect_uris)],
+    grantTypes: [...new Set(command.grant_types)],
+    scopes: [...new Set(command.scopes)],
+    isConfidential: command.is_confidential ?? true,
+  };
+  checkSettings(caller, settings);
+  const at = deps.clock.now().toISOString();
+  const { id, shortId } = await deps.ids.next('oauth_client');
+  const secret = settings.isConfidential ? newSecret(deps.random) : undefined;
+  const client: OAuthClient = {
+    id,
+    shortId,
+    clientId: `${CLIENT_ID_PREFIX}${deps.random.random(16)}`,
+    name: command.name,
+    description: command.description ?? null,
+    redirectUris: settings.redirectUris,
+    grantTypes: settings.grantTypes,
+    scopes: settings.scopes as Permission[],
+    isConfidential: settings.isConfidential,
+    secretHash: secret?.hash ?? null,
+    isActive: true,
+    tenantId: caller.tenantId,
+    createdBy: caller.userId,
+    createdAt: at,
+    updatedAt: at,
+    revision: 1,
+  };
+  await deps.clients.create(client);
+  return { ...clientView(client), client_secret: secret?.secret ?? null };
+};
+
+export const listClients = async (deps: Pick<OAuthClientsDeps, 'clients'>, caller: Caller) =>
+  (await deps.clients.list(caller.tenantId ?? 'all')).map(clientView);
+
+export const getClient = async (deps: Pick<OAuthClientsDeps, 'clients'>, caller: Caller, id: string) =>
+  clientView(await find(deps, caller, id));
+
+export interface UpdateClientCommand {
+  readonly name?: string | undefined;
+  readonly description?: string | null | undefined;
+  readonly redirect_uris?: readonly string[] | undefined;
+  readonly grant_types?: readonly GrantType[] | undefined;
+  readonly scopes?: readonly string[] | undefined;
+}
+
+export const updateClient = async (
+  deps: OAuthClientsDeps,
+  caller: Caller,
+  id: string,
+  command: UpdateClientCommand,
+) => {
+  const client = await find(deps, caller, id);
+  const changes: OAuthClientChanges = {
+    ...(command.name === undefined ? {} : { name: command.name }),
+    ...(command.description === undefined ? {} : { description: command.description }),
+    ...(command.redirect_uris === undefined ? {} : { redirectUris: [...new Set(command.redirect_uris)] }),
+    ...(command.grant_types === undefined ? {} : { grantTypes: [...new Set(command.grant_types)] }),
+    ...(command.scopes === undefined ? {} : { scopes: [...new Set(command.scopes)] as Permission[] }),
+  };
+  const next = { ...client, ...changes };
+  // Checked as a whole (a grant type needs its redirect URIs); only scopes being set must be within the caller's.
+  const problems = settingsProblems(next);
+  if (problems.length > 0) throw new ValidationError(problems[0]!.message, problems);
+  if (changes.scopes !== undefined) checkSettings(caller, next);
+  const updated = await deps.clients.update(client, changes, deps.clock.now().toISOString());
+  if (updated === undefined) throw new ConflictError('The client changed meanwhile; read it again and retry.');
+  return clientView(updated);
+};
+
+export const deactivateClient = async (deps: OAuthClientsDeps, caller: Caller, id: string): Promise<void> => {
+  const client = await find(deps, caller, id);
+  if (!client.isActive) return;
+  const updated = await deps.clients.update(client, { isActive: false }, deps.clock.now().toISOString());
+  if (updated === undefined) throw new ConflictError('The client changed meanwhile; retry.');
+};
+
+export const rotateClientSecret = async (deps: OAuthClientsDeps, caller: Caller, id: string) => {
+  const client = await find(deps, caller, id);
+  if (!client.isConfidential)
+    throw new ValidationError('A public client has no secret to rotate.', [
+      { field: 'id', code: 'VALIDATION_ERROR', message: 'the client is public (is_confidential: false)' },
+    ]);
+  const secret = newSecret(deps.random);
+  const updated = await deps.clients.update(client, { secretHash: secret.hash }, deps.clock.now().toISOString());
+  if (updated === undefined) throw new ConflictError('The client changed meanwhile; retry.');
+  return { client_id: client.clientId, client_secret: secret.secret };
+};
