@@ -333,6 +333,26 @@ describe('pinned scripts', () => {
     expect(old?.script).toBe('echo hi');
   });
 
+  it('a plan without pins reads the catalog on a pass that starts something, each version once, and only then', async () => {
+    // Prepare: two targets, one action version
+    const s = setup(['t1', 't2'], 1, { targetMode: 'parallel' });
+    const reads: string[] = [];
+    const find = s.deps.scripts.find;
+    const deps: EngineDeps = {
+      ...s.deps,
+      scripts: { find: async (id, version) => (reads.push(`${id}@${version}`), find(id, version)) },
+    };
+    await s.orchestration.start(s.deployment);
+    // Act
+    await advance(deps, s.deployment.id);
+    const starting = [...reads];
+    await advance(deps, s.deployment.id);
+    // Assess
+    expect(await states(s)).toEqual(['running', 'running']);
+    expect(starting).toHaveLength(1);
+    expect(reads).toHaveLength(1);
+  });
+
   it('fails a step whose version the pinned plan does not hold, instead of asking the catalog', async () => {
     const s = setup(['t1'], 1);
     const unpinned = { ...s, deployment: { ...s.deployment, plan: { ...s.deployment.plan, scripts: {} } } };
