@@ -211,7 +211,8 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
     waitingOn.length === 0 ? [] : (await deps.targets.getMany(waitingOn)).map((t) => [t.id, t] as const),
   );
   const maxDeploymentSeconds = deps.limits?.maxDeploymentSeconds ?? DEPLOYMENT_MAX_SECONDS;
-  // A plan without pinned scripts: the catalog is read for what the decision starts, then it is taken again.
+  // A plan without pinned scripts: the catalog is read for what the decision starts, then it is taken again (each
+  // round asks only for versions not read yet, so this ends).
   const catalog = new Map<string, StepScript | undefined>();
   for (;;) {
     const decision = decide(deployment, commands, targets, now, { maxDeploymentSeconds, catalog });
