@@ -1,4 +1,4 @@
-// The engine's decision, pure: given a running deployment, the latest command of each step, the targets of the steps
+// The engine's decision, pure: given a running deployment, the current command of each step, the targets of the steps
 // still waiting on their agent and the time, what one pass does. No ports, no promises: engine.ts reads, calls
 // `decide`, and applies what it returns (agents woken and commands stopped, commands enqueued, the deployment written
 // conditioned on the revision read, events published, what an end owes settled), in that order.
@@ -94,11 +94,16 @@ const byTarget = (steps: readonly PlanStep[]): Map<string, PlanStep[]> => {
   return groups;
 };
 
-/** The latest attempt's command of each step, by step id. */
-export const latestCommands = (commands: readonly Command[]): Map<string, Command> => {
-  const latest = new Map<string, Command>();
-  for (const c of commands) if ((latest.get(c.stepId)?.attempt ?? 0) < c.attempt) latest.set(c.stepId, c);
-  return latest;
+/**
+ * The command of each step's current attempt (retry_count + 1), by step id. Not the latest one listed: the list may
+ * lag behind (it is read from an index), and a step whose new attempt is not listed yet must not be judged again on
+ * the previous attempt's result (retried a second time, or failed while its retry runs).
+ */
+export const currentCommands = (steps: readonly PlanStep[], commands: readonly Command[]): Map<string, Command> => {
+  const attempts = new Map(steps.map((s) => [s.id, s.retryCount + 1] as const));
+  const current = new Map<string, Command>();
+  for (const c of commands) if (attempts.get(c.stepId) === c.attempt) current.set(c.stepId, c);
+  return current;
 };
 
 /** Milliseconds from an ISO time to `to`, or null without a start. */
@@ -172,8 +177,8 @@ const rollbackSteps = (
 
 /**
  * One pass of the engine over a deployment that is not terminal: what to signal, launch and write, and the events.
- * `commands` holds the latest command of each step (latestCommands); `targets` at least those of targetsToRead (one
- * missing there was deleted).
+ * `commands` holds the command of each step's current attempt (currentCommands); `targets` at least those of
+ * targetsToRead (one missing there was deleted).
  */
 export const decide = (
   deployment: Deployment,

@@ -18,7 +18,7 @@ import type { CommandRepository, TargetRepository } from '../targets/ports.js';
 import {
   decide,
   elapsed,
-  latestCommands,
+  currentCommands,
   scriptKey,
   targetsToRead,
   type Decision,
@@ -204,7 +204,7 @@ const giveUp = async (deps: EngineDeps, deploymentId: string, passes: number): P
  */
 const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<boolean | undefined> => {
   const now = deps.clock.now();
-  const commands = latestCommands(await deps.commands.listByDeployment(deployment.id));
+  const commands = currentCommands(deployment.plan.steps, await deps.commands.listByDeployment(deployment.id));
   // The targets of the steps waiting on their agent, read in one batch, not one by one.
   const waitingOn = targetsToRead(deployment, commands);
   const targets = new Map(

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   commandIdOf,
   decide,
-  latestCommands,
+  currentCommands,
   scriptKey,
   targetsToRead,
   type Decision,
@@ -139,7 +139,7 @@ const given = (g: Given) => {
       ...(g.catalog === undefined ? { scripts: PINNED } : {}),
     }),
   };
-  const commands = latestCommands(g.commands ?? []);
+  const commands = currentCommands(g.steps, g.commands ?? []);
   const targets = new Map((g.targets ?? ['t1', 't2', 't3', 't4'].map((id) => target(id))).map((t) => [t.id, t]));
   return { deployment, commands, targets };
 };
@@ -976,19 +976,43 @@ describe('what decide is given and returns', () => {
     expect(run(waiting)).toMatchObject({ kind: 'decision', next: undefined });
   });
 
-  it('reads only the targets of running steps still waiting on their agent, and the latest attempt of each step', () => {
+  it('judges each step on its current attempt’s command; reads the targets of the steps still waiting on their agent', () => {
+    // Prepare: t1 retried (attempt 2 delivered); t2's attempt 2 not listed yet; t3 done; t4 cancelled; t5 not started
     const { deployment } = given({
       config: { targetMode: 'parallel' },
-      steps: [step('t1-s1', 'running'), step('t2-s1', 'running'), step('t3-s1', 'running'), step('t4-s1')],
+      steps: [
+        step('t1-s1', 'running', { retryCount: 1 }),
+        step('t2-s1', 'running', { retryCount: 1 }),
+        step('t3-s1', 'running'),
+        step('t4-s1', 'running'),
+        step('t5-s1'),
+      ],
     });
-    const commands = latestCommands([
-      command('t1-s1', 2, 'delivered'),
+    // Act
+    const commands = currentCommands(deployment.plan.steps, [
       command('t1-s1', 1, 'completed', 1),
-      command('t2-s1', 1, 'completed', 0),
-      command('t3-s1', 1, 'cancelled'),
+      command('t1-s1', 2, 'delivered'),
+      command('t2-s1', 1, 'completed', 1),
+      command('t3-s1', 1, 'completed', 0),
+      command('t4-s1', 1, 'cancelled'),
+      command('t4-s1', 2, 'queued'), // an attempt ahead of the step (a pass that lost its write): not its current one
     ]);
-    expect(commands.get('t1-s1')?.attempt).toBe(2);
+    // Assess
+    expect([...commands].map(([stepId, c]) => `${stepId}:${c.id}`)).toEqual([
+      `t1-s1:${commandIdOf('t1-s1', 2)}`,
+      `t3-s1:${commandIdOf('t3-s1', 1)}`,
+      `t4-s1:${commandIdOf('t4-s1', 1)}`,
+    ]);
     expect(targetsToRead(deployment, commands)).toEqual(['t1']);
+  });
+
+  it('a step whose current attempt is not listed yet waits: no second retry, no failure on the old result', () => {
+    const decision = decided({
+      config: { maxRetries: 1 },
+      steps: [step('t1-s1', 'running', { retryCount: 1 })],
+      commands: [command('t1-s1', 1, 'completed', 1)],
+    });
+    expect(summary(decision)).toEqual({ steps: null, launches: [], signals: [], events: [] });
   });
 
   it('is pure: the same input gives the same decision, and the input is left as it was', () => {
