@@ -172,6 +172,34 @@ describe('commands', () => {
     );
   });
 
+  // The command list is read from an index that may lag (DynamoDB GSIs are eventually consistent): a pass right after
+  // a retry can see the deployment at the new attempt but only the previous attempt's (failed) command.
+  it.each([
+    ['retries left: no second retry (attempt 3) while attempt 2 is not listed yet', 2],
+    ['no retries left: the step is not failed on the result attempt 2 already retried', 1],
+  ])('a retry whose command the list does not show yet: %s', async (_, maxRetries) => {
+    // Prepare: attempt 1 failed, attempt 2 was enqueued; the list still shows only attempt 1
+    const s = setup(['t1'], 1, { maxRetries });
+    await start(s);
+    await report(s, 't1-s1', 1);
+    const retried = (await s.deployments.get(s.deployment.id))!;
+    const lagging: EngineDeps = {
+      ...s.deps,
+      commands: Object.assign(Object.create(s.commands) as FakeCommandRepository, {
+        listByDeployment: async (id: string) =>
+          (await s.commands.listByDeployment(id)).filter((c) => c.id !== commandIdOf('t1-s1', 2)),
+      }),
+    };
+    // Act
+    await advance(lagging, s.deployment.id);
+    // Assess
+    expect(retried.plan.steps[0]).toMatchObject({ state: 'running', retryCount: 1 });
+    expect(await s.deployments.get(s.deployment.id)).toEqual(retried);
+    expect((await s.commands.listByDeployment(s.deployment.id)).map((c) => c.id)).toEqual(
+      [1, 2].map((a) => commandIdOf('t1-s1', a)),
+    );
+  });
+
   it('a repeated wake-up changes nothing and enqueues nothing twice', async () => {
     const s = setup(['t1'], 1);
     await start(s);
@@ -331,6 +359,26 @@ describe('pinned scripts', () => {
     expect([command?.script, command?.interpreter, command?.timeoutSeconds]).toEqual(['echo pinned', 'bash', 5]);
     const [old] = await legacy.commands.listByDeployment(legacy.deployment.id);
     expect(old?.script).toBe('echo hi');
+  });
+
+  it('a plan without pins reads the catalog on a pass that starts something, each version once, and only then', async () => {
+    // Prepare: two targets, one action version
+    const s = setup(['t1', 't2'], 1, { targetMode: 'parallel' });
+    const reads: string[] = [];
+    const find = s.deps.scripts.find;
+    const deps: EngineDeps = {
+      ...s.deps,
+      scripts: { find: async (id, version) => (reads.push(`${id}@${version}`), find(id, version)) },
+    };
+    await s.orchestration.start(s.deployment);
+    // Act
+    await advance(deps, s.deployment.id);
+    const starting = [...reads];
+    await advance(deps, s.deployment.id);
+    // Assess
+    expect(await states(s)).toEqual(['running', 'running']);
+    expect(starting).toHaveLength(1);
+    expect(reads).toHaveLength(1);
   });
 
   it('fails a step whose version the pinned plan does not hold, instead of asking the catalog', async () => {
