@@ -384,9 +384,9 @@ export const decide = (
     const rollbackFailed = final.some((s) => s.rollbackOf !== undefined && s.state === 'failed');
     nextState = rollbackFailed || timedOut ? 'failed' : 'rolled_back';
     errorMessage = timedOut
-      ? `${deployment.errorMessage ?? 'The deployment failed'}; during the rollback: ${timeoutMessage}`
+      ? `${(deployment.errorMessage ?? 'The deployment failed').replace(/\.$/, '')}; during the rollback: ${timeoutMessage}`
       : rollbackFailed
-        ? `${deployment.errorMessage ?? 'The deployment failed'}; the rollback failed too.`
+        ? `${(deployment.errorMessage ?? 'The deployment failed').replace(/\.$/, '')}; the rollback failed too.`
         : deployment.errorMessage;
   } else if (over && nextState === 'failed' && !timedOut && config.rollbackStrategy !== 'none') {
     const executed = executedSteps(final, config.rollbackStrategy);

@@ -632,7 +632,7 @@ const cases: readonly { readonly name: string; readonly given: Given; readonly e
         'progress 2 of 4 step(s) finished',
         'state_change rolling_back->failed',
       ],
-      deployment: { state: 'failed', errorMessage: '1 step(s) failed.; the rollback failed too.' },
+      deployment: { state: 'failed', errorMessage: '1 step(s) failed; the rollback failed too.' },
     },
   },
 
@@ -822,7 +822,7 @@ const cases: readonly { readonly name: string; readonly given: Given; readonly e
       deployment: {
         state: 'failed',
         errorMessage:
-          '1 step(s) failed.; during the rollback: The deployment timed out after 60 s; running commands were stopped.',
+          '1 step(s) failed; during the rollback: The deployment timed out after 60 s; running commands were stopped.',
       },
     },
   },
