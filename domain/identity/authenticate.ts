@@ -1,5 +1,6 @@
 // authenticate: the Authorization header -> a Caller. Each failure is the spec's own code: no header, an empty
 // one, a malformed one, an expired or invalid token, a pending-2FA token, a revoked token, an inactive account.
+import { callerOfOAuthToken } from '../oauth/tokens.js';
 import { authenticateApiKey } from './api-keys.js';
 import {
   ForbiddenError,
@@ -27,7 +28,7 @@ export const bearerToken = (header: string | undefined): string => {
 };
 
 export const authenticate = async (
-  deps: Pick<IdentityDeps, 'tokens' | 'users' | 'roles' | 'apiKeys' | 'random' | 'clock'>,
+  deps: Pick<IdentityDeps, 'tokens' | 'users' | 'roles' | 'apiKeys' | 'random' | 'clock' | 'oauth'>,
   authorization: string | undefined,
   ip: string,
 ): Promise<Caller> => {
@@ -35,6 +36,10 @@ export const authenticate = async (
   if (token.startsWith(API_KEY_PREFIX)) return authenticateApiKey(deps, token, ip);
   const claims = await deps.tokens.verify(token);
   if (claims.type === 'two_factor_pending') throw new TwoFactorRequiredError();
+  if (claims.type === 'oauth_access') {
+    if (deps.oauth === undefined) throw new InvalidTokenError();
+    return callerOfOAuthToken({ ...deps.oauth, users: deps.users, roles: deps.roles }, claims);
+  }
   const user = await deps.users.get(claims.userId);
   if (user === undefined) throw new InvalidTokenError('The account of this token no longer exists.');
   if (claims.issuedAt <= user.tokensValidAfter)

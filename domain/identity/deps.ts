@@ -1,3 +1,4 @@
+import type { OAuthTokenDeps } from '../oauth/tokens.js';
 import type { Clock, IdGenerator } from '../shared/ports.js';
 import type {
   ApiKeyFactory,
@@ -29,6 +30,8 @@ export interface IdentitySettings {
 }
 
 export interface IdentityDeps {
+  /** The OAuth authorization server's clients and revocations: OAuth access tokens are refused without them. */
+  readonly oauth?: Pick<OAuthTokenDeps, 'clients' | 'revocations'>;
   readonly users: UserRepository;
   readonly sessions: SessionRepository;
   readonly tokens: TokenService;

@@ -37,13 +37,15 @@ export type UserChanges = Partial<Pick<User, 'displayName' | 'status' | 'roles' 
 
 /** Who is calling, as every use case after authentication sees it. */
 export interface Caller {
-  readonly kind: 'user' | 'api_key';
+  /** `oauth`: an access token of the OAuth 2.0 authorization server (its client in `clientId`). */
+  readonly kind: 'user' | 'api_key' | 'oauth';
   readonly userId: string;
   /** null: a global user, who sees every tenant. */
   readonly tenantId: string | null;
   readonly roles: readonly string[];
   readonly permissions: ReadonlySet<Permission>;
   readonly apiKeyId?: string;
+  readonly clientId?: string;
 }
 
 /** One refresh token. Tokens of one login form a family; rotation retires a token and issues its successor. */
@@ -55,7 +57,7 @@ export interface RefreshSession {
   readonly expiresAt: number; // epoch ms
 }
 
-export type TokenType = 'access' | 'two_factor_pending';
+export type TokenType = 'access' | 'two_factor_pending' | 'oauth_access';
 
 export interface TokenClaims {
   readonly type: TokenType;
@@ -63,6 +65,15 @@ export interface TokenClaims {
   readonly tenantId: string | null;
   /** Epoch ms of issue (JWT `iat` has only seconds; revocation compares milliseconds). */
   readonly issuedAt: number;
+  /** OAuth access tokens: the client, the grant it came from, the scope granted, the token id (JWT `jti`). */
+  readonly oauth?: {
+    readonly clientId: string;
+    readonly grant: 'client_credentials' | 'authorization_code';
+    readonly scope: readonly string[];
+    readonly tokenId: string;
+    /** Epoch seconds (JWT `exp`), as verified. */
+    readonly expiresAt: number;
+  };
 }
 
 /** The body of login, 2FA verify and refresh, as the spec shows it. */

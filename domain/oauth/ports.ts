@@ -10,3 +10,9 @@ export interface OAuthClientRepository {
   /** Writes the changes if the client is still at `revision`; the updated client, or undefined when it moved on. */
   update(client: OAuthClient, changes: OAuthClientChanges, at: string): Promise<OAuthClient | undefined>;
 }
+
+/** Revoked OAuth access tokens by token id (JWT `jti`), kept until the token would have expired. */
+export interface TokenRevocations {
+  revoke(tokenId: string, expiresAtSeconds: number): Promise<void>;
+  isRevoked(tokenId: string): Promise<boolean>;
+}

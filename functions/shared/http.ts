@@ -73,6 +73,11 @@ export interface HttpRequest<B, Q, P, C = Caller> {
   readonly requestId: string;
   readonly sourceIp: string;
   readonly headers: Readonly<Record<string, string | undefined>>;
+  /**
+   * The body as text, for routes that take no JSON body (spec.body undefined): the OAuth endpoints read
+   * application/x-www-form-urlencoded. Undefined when there is none or it is above MAX_BODY_BYTES.
+   */
+  readonly rawBody?: string | undefined;
 }
 
 /** Which credential an endpoint needs: none, a user's (token or API key), or an agent's. */

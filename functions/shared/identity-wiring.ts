@@ -18,6 +18,7 @@ import { DynamoSessionRepository } from '../../infra/dynamodb/session-repository
 import { DynamoSseTokenRepository } from '../../infra/dynamodb/sse-token-repository.js';
 import { DynamoUserRepository } from '../../infra/dynamodb/user-repository.js';
 import { JoseTokenService } from '../../infra/tokens/jose-token-service.js';
+import { oauthAuthenticationDeps } from './oauth-wiring.js';
 import { once, onceAsync } from './once.js';
 import type { UserAuthentication } from './shell.js';
 import { ids, infra } from './wiring.js';
@@ -49,6 +50,7 @@ export const usersDeps = once((): UsersDeps => {
 export const identityDeps = once((): IdentityDeps => {
   const { config: cfg, db, clock } = infra();
   return {
+    oauth: oauthAuthenticationDeps(),
     users: users(),
     sessions: new DynamoSessionRepository(db, cfg.TABLE_NAME),
     tokens: tokenService(),

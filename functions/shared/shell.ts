@@ -15,6 +15,7 @@ import {
   cors,
   errorEnvelope,
   jsonBody,
+  MAX_BODY_BYTES,
   rateLimit,
   readCookies,
   renderResponse,
@@ -106,7 +107,18 @@ const requestOf = (event: Event, context: Context): HttpRequest<unknown, unknown
     requestId: state?.requestId ?? context.awsRequestId,
     sourceIp: clientIp(event),
     headers: event.headers ?? {},
+    rawBody: rawBodyOf(event),
   };
+};
+
+/** The body as text (base64 decoded), or undefined when absent or too big to take. */
+const rawBodyOf = (event: Event): string | undefined => {
+  const body: unknown = event.body;
+  if (body === undefined || body === null) return undefined;
+  const given = typeof body === 'string' ? body : JSON.stringify(body);
+  if (given.length > MAX_BODY_BYTES * 2) return undefined;
+  const text = event.isBase64Encoded ? Buffer.from(given, 'base64').toString('utf8') : given;
+  return Buffer.byteLength(text) > MAX_BODY_BYTES ? undefined : text;
 };
 
 /** An endpoint bound to its shell: the Lambda handler of one route. */

@@ -161,6 +161,8 @@ export const keys = {
   oauthClient: (id: string): Key => ({ pk: `OAUTHCLIENT#${id}`, sk: 'CLIENT' }),
   /** The token endpoint's lookup: client_id -> id (written with the client, unique). */
   oauthClientId: (clientId: string): Key => ({ pk: `OAUTHCLIENTID#${clientId}`, sk: 'CLAIM' }),
+  /** A revoked OAuth access token (by its jti), kept until the token would have expired (TTL). */
+  oauthRevoked: (tokenId: string): Key => ({ pk: `OAUTHREVOKED#${tokenId}`, sk: 'REVOKED' }),
   /** Every client, oldest first, on gsi1 (an admin list; clients are few). */
   oauthClientsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'OAUTHCLIENTS', gsi1sk: `${createdAt}#${id}` }),
   // ---- deployment events (domain/deployments/events.ts): one partition per deployment ----

@@ -12,7 +12,7 @@ import { keys } from '../dynamodb/keys.js';
 
 const ALG = 'ES256';
 const AUDIENCE = 'deployer-api';
-const TYPES: readonly TokenType[] = ['access', 'two_factor_pending'];
+const TYPES: readonly TokenType[] = ['access', 'two_factor_pending', 'oauth_access'];
 
 interface SigningKey {
   readonly kid: string;
@@ -34,14 +34,20 @@ export class JoseTokenService implements TokenService {
   async issue(claims: TokenClaims, ttlSeconds: number): Promise<string> {
     const { kid, privateKey } = await this.#currentKey();
     const issuedAtSeconds = Math.floor(claims.issuedAt / 1000);
-    return new SignJWT({ typ: claims.type, tid: claims.tenantId, ims: claims.issuedAt })
-      .setProtectedHeader({ alg: ALG, kid, typ: 'JWT' })
+    const oauth = claims.oauth;
+    return new SignJWT({
+      typ: claims.type,
+      tid: claims.tenantId,
+      ims: claims.issuedAt,
+      ...(oauth === undefined ? {} : { client_id: oauth.clientId, gty: oauth.grant, scope: oauth.scope.join(' ') }),
+    })
+      .setProtectedHeader({ alg: ALG, kid, typ: oauth === undefined ? 'JWT' : 'at+jwt' })
       .setIssuer(this.issuer)
       .setAudience(AUDIENCE)
       .setSubject(claims.userId)
       .setIssuedAt(issuedAtSeconds)
       .setExpirationTime(issuedAtSeconds + ttlSeconds)
-      .setJti(randomUUID())
+      .setJti(oauth?.tokenId ?? randomUUID())
       .sign(privateKey);
   }
 
@@ -59,11 +65,25 @@ export class JoseTokenService implements TokenService {
       const type = payload['typ'] as TokenType;
       if (!TYPES.includes(type) || typeof payload.sub !== 'string' || typeof payload['ims'] !== 'number')
         throw new InvalidTokenError();
-      return {
+      const base = {
         type,
         userId: payload.sub,
         tenantId: (payload['tid'] as string | null) ?? null,
         issuedAt: payload['ims'],
+      };
+      if (type !== 'oauth_access') return base;
+      const { client_id: clientId, gty, scope, jti, exp } = payload as Record<string, unknown>;
+      if (
+        typeof clientId !== 'string' ||
+        (gty !== 'client_credentials' && gty !== 'authorization_code') ||
+        typeof scope !== 'string' ||
+        typeof jti !== 'string' ||
+        typeof exp !== 'number'
+      )
+        throw new InvalidTokenError();
+      return {
+        ...base,
+        oauth: { clientId, grant: gty, scope: scope.split(' ').filter((s) => s !== ''), tokenId: jti, expiresAt: exp },
       };
     } catch (error) {
       if (error instanceof errors.JWTExpired) throw new TokenExpiredError();

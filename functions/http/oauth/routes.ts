@@ -1,4 +1,14 @@
 import { route, type Route } from '../../shared/router.js';
+import * as discoveryGet from './discovery-get.js';
+import * as introspectPost from './introspect-post.js';
 import * as jwksGet from './jwks-get.js';
+import * as revokePost from './revoke-post.js';
+import * as tokenPost from './token-post.js';
 
-export const oauthRoutes = [route('GET', '/oauth/jwks', jwksGet.handler)] satisfies readonly Route[];
+export const oauthRoutes = [
+  route('GET', '/.well-known/oauth-authorization-server', discoveryGet.handler),
+  route('GET', '/oauth/jwks', jwksGet.handler),
+  route('POST', '/oauth/token', tokenPost.handler),
+  route('POST', '/oauth/revoke', revokePost.handler),
+  route('POST', '/oauth/introspect', introspectPost.handler),
+] satisfies readonly Route[];

@@ -1,0 +1,39 @@
+// handler -> authenticateClient, introspectToken (domain/oauth/tokens.ts) -> TokenService, TokenRevocations
+// POST /oauth/introspect (RFC 7662): a client learns about its own tokens; anything else is `active: false`.
+import * as v from 'valibot';
+import { authenticateClient, introspectToken, OAuthError, type OAuthTokenDeps } from '../../../domain/oauth/tokens.js';
+import { http } from '../../shared/http.js';
+import { oauthIssuer, oauthTokenDeps } from '../../shared/oauth-wiring.js';
+import { clientCredentialsOf, formOf, NO_STORE, oauthAnswer } from './oauth-http.js';
+
+export const makeHandler = (deps: () => OAuthTokenDeps) =>
+  http(
+    {
+      operationId: 'oauth_introspect',
+      summary: 'OAuth 2.0 token introspection (RFC 7662), client-authenticated, form-encoded `token`',
+      tags: ['oauth'],
+      permission: 'public',
+      responses: {
+        200: {
+          description: 'Whether the token is active, and its claims when it is',
+          schema: v.looseObject({ active: v.boolean() }),
+        },
+        400: { description: 'RFC 6749 5.2 error', schema: v.object({ error: v.string() }) },
+        401: { description: 'invalid_client', schema: v.object({ error: v.string() }) },
+      },
+    },
+    ({ headers, rawBody }) =>
+      oauthAnswer(async () => {
+        const form = formOf(headers, rawBody);
+        const client = await authenticateClient(deps(), clientCredentialsOf(headers, form));
+        const token = form.get('token');
+        if (token === undefined || token === '') throw new OAuthError('invalid_request', 'token is required.');
+        return {
+          statusCode: 200,
+          body: await introspectToken(deps(), client, token, oauthIssuer()),
+          headers: NO_STORE,
+        };
+      }),
+  );
+
+export const handler = makeHandler(oauthTokenDeps);

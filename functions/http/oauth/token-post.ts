@@ -1,0 +1,53 @@
+// handler -> authenticateClient, clientCredentialsGrant (domain/oauth/tokens.ts) -> OAuthClientRepository, TokenService
+// POST /oauth/token (RFC 6749 section 3.2): form body, client_secret_basic or client_secret_post, RFC error answers.
+import * as v from 'valibot';
+import {
+  authenticateClient,
+  clientCredentialsGrant,
+  OAuthError,
+  type OAuthTokenDeps,
+} from '../../../domain/oauth/tokens.js';
+import { http } from '../../shared/http.js';
+import { oauthTokenDeps } from '../../shared/oauth-wiring.js';
+import { clientCredentialsOf, formOf, NO_STORE, oauthAnswer } from './oauth-http.js';
+
+const OAuthErrorSchema = v.object({ error: v.string(), error_description: v.optional(v.string()) });
+
+export const makeHandler = (deps: () => OAuthTokenDeps) =>
+  http(
+    {
+      operationId: 'oauth_token',
+      summary: 'OAuth 2.0 token endpoint (RFC 6749): grant_type=client_credentials, form-encoded',
+      tags: ['oauth'],
+      permission: 'public',
+      responses: {
+        200: {
+          description: 'An access token (a JWT signed with the keys of /oauth/jwks)',
+          schema: v.object({
+            access_token: v.string(),
+            token_type: v.literal('Bearer'),
+            expires_in: v.number(),
+            scope: v.string(),
+          }),
+        },
+        400: { description: 'RFC 6749 5.2 error', schema: OAuthErrorSchema },
+        401: { description: 'invalid_client', schema: OAuthErrorSchema },
+      },
+    },
+    ({ headers, rawBody }) =>
+      oauthAnswer(async () => {
+        const form = formOf(headers, rawBody);
+        const grantType = form.get('grant_type');
+        if (grantType === undefined) throw new OAuthError('invalid_request', 'grant_type is required.');
+        const client = await authenticateClient(deps(), clientCredentialsOf(headers, form));
+        if (grantType !== 'client_credentials')
+          throw new OAuthError('unsupported_grant_type', `The grant type ${grantType} is not supported.`);
+        return {
+          statusCode: 200,
+          body: await clientCredentialsGrant(deps(), client, form.get('scope')),
+          headers: NO_STORE,
+        };
+      }),
+  );
+
+export const handler = makeHandler(oauthTokenDeps);
