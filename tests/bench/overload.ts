@@ -8,13 +8,12 @@
 //   b. 300 requests/s offered for 10 s: the longest wait and the share shed (503/429); then the recovery, the time
 //      from the end of the load until three probes in a row answer 200 within normal latency.
 //   c. 400 concurrent GETs from one address: counts of 200/429/503 and the slowest answer.
-// The load generator runs in the same process as the front, the stream runner and the SQS pollers, on a machine
-// others may be using: figures are noisy.
+// The load generator runs on a thread of its own (load-thread.ts), beside the front, the stream runner and the SQS
+// pollers of this process; on a machine others may be using, figures are noisy.
 import { randomUUID } from 'node:crypto';
-import { Agent, request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
-import { performance } from 'node:perf_hooks';
-import { startStack, type Stack } from '../../local/stack.js';
+import { startStack } from '../../local/stack.js';
+import { startLoadThread, type Outcome } from './load-thread.js';
 import { runBench, signedIn } from './support.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
@@ -26,13 +25,6 @@ const PROBE_ADDRESS = '127.0.0.20';
 const BURST_ADDRESS = '127.0.0.30';
 const READS = ['/api/v1/auth/me', '/api/v1/deployments', '/api/v1/targets', '/api/v1/server/info'];
 
-interface Outcome {
-  /** 0: no answer within TIMEOUT_MS (or the connection failed). */
-  readonly status: number;
-  readonly ms: number;
-  readonly retryAfter: string | undefined;
-}
-
 const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis));
 const percentile = (sorted: readonly number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
@@ -42,60 +34,6 @@ const result = (name: string, value: number, unit: 'ms' | '%' | 'count' | 's', g
   results.push(
     `RESULT ${JSON.stringify({ bench: 'overload', name, value: Number(value.toFixed(unit === 'count' ? 0 : 1)), unit, goal })}`,
   );
-
-const client = (stack: Stack, token: string) => {
-  const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
-  return (path: string, localAddress: string): Promise<Outcome> =>
-    new Promise((resolve) => {
-      const started = performance.now();
-      let settled = false;
-      const settle = (status: number, retryAfter?: string) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve({ status, ms: performance.now() - started, retryAfter });
-      };
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port: stack.port,
-          path,
-          localAddress,
-          agent,
-          headers: { authorization: `Bearer ${token}` },
-        },
-        (res) => {
-          res.resume();
-          res.on('end', () => settle(res.statusCode ?? 0, res.headers['retry-after']));
-          res.on('error', () => settle(0));
-        },
-      );
-      const timer = setTimeout(() => {
-        settle(0);
-        req.destroy();
-      }, TIMEOUT_MS);
-      req.on('error', () => settle(0));
-      req.end();
-    });
-};
-
-/** Fires `rate` requests a second for `seconds`, on a schedule (each request's own, not waiting for the others). */
-const openLoop = async (
-  rate: number,
-  seconds: number,
-  fire: (i: number) => Promise<Outcome>,
-): Promise<{ outcomes: Outcome[]; endedAt: number }> => {
-  const total = Math.round(rate * seconds);
-  const pending: Promise<Outcome>[] = [];
-  const started = performance.now();
-  while (pending.length < total) {
-    const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * rate) + 1);
-    while (pending.length < due) pending.push(fire(pending.length));
-    await sleep(5);
-  }
-  const endedAt = performance.now();
-  return { outcomes: await Promise.all(pending), endedAt };
-};
 
 const statusCounts = (outcomes: readonly Outcome[]) => {
   const counts = new Map<string, number>();
@@ -142,15 +80,15 @@ const main = async () => {
     namePrefix: `bench-overload-${randomUUID().slice(0, 8)}-`,
     bootstrapAdmin: ADMIN,
   });
+  const { token } = await signedIn(stack, ADMIN);
+  const load = startLoadThread({ port: stack.port, token, timeoutMs: TIMEOUT_MS });
   try {
-    const { token } = await signedIn(stack, ADMIN);
-    const get = client(stack, token);
-    const mixed = (i: number) => get(READS[i % READS.length]!, LOAD_ADDRESSES[Math.floor(i / READS.length) % 4]!);
+    const mixed = { paths: READS, addresses: LOAD_ADDRESSES };
 
     // Warm every function, then the idle latency a probe compares with.
-    for (let i = 0; i < 40; i += 1) await mixed(i);
+    await load.openLoop(10, 4, mixed);
     const idle: Outcome[] = [];
-    for (let i = 0; i < 30; i += 1) idle.push(await get('/api/v1/server/info', PROBE_ADDRESS));
+    for (let i = 0; i < 30; i += 1) idle.push(await load.one('/api/v1/server/info', PROBE_ADDRESS));
     const idleP50 = latencies(idle).p50;
     const normal = Math.max(50, 3 * idleP50);
     console.log(
@@ -158,51 +96,52 @@ const main = async () => {
     );
 
     // a. 150 requests/s for 15 s
-    const a = await openLoop(150, 15, mixed);
-    const la = line('a. 150 requests/s, 15 s', a.outcomes);
+    const a = await load.openLoop(150, 15, mixed);
+    const la = line('a. 150 requests/s, 15 s', a);
     result('150 rps p50', la.p50, 'ms');
     result('150 rps p99', la.p99, 'ms', 'p99 <= 100 ms');
     result('150 rps max', la.max, 'ms');
-    result('150 rps non-200 share', 100 - share(a.outcomes, [200]), '%');
+    result('150 rps non-200 share', 100 - share(a, [200]), '%');
     await sleep(3_000);
 
-    // b. 300 requests/s for 10 s, then the recovery
-    const loadStarted = performance.now();
-    const probes: { at: number; outcome: Outcome }[] = [];
-    const load: { endedAt?: number; recoveredAt?: number } = {};
+    // b. 300 requests/s for 10 s, then the recovery: probes every 100 ms from a fifth address, until three in a row
+    // answer 200 within normal latency after the last request of the load was sent.
+    const probes: Outcome[] = [];
+    const state: { loadEndedAt?: number; recoveredAt?: number } = {};
     const probing = (async () => {
+      const until = (await load.now()) + 70_000;
       let inRow = 0;
-      while (inRow < 3 && performance.now() - loadStarted < 70_000) {
-        const at = performance.now();
-        const outcome = await get('/api/v1/server/info', PROBE_ADDRESS);
-        probes.push({ at, outcome });
-        if (load.endedAt !== undefined && at >= load.endedAt) {
+      while (inRow < 3 && (await load.now()) < until) {
+        const outcome = await load.one('/api/v1/server/info', PROBE_ADDRESS);
+        probes.push(outcome);
+        if (state.loadEndedAt !== undefined && outcome.at >= state.loadEndedAt) {
           inRow = outcome.status === 200 && outcome.ms <= normal ? inRow + 1 : 0;
-          if (inRow === 1) load.recoveredAt = at + outcome.ms;
+          if (inRow === 1) state.recoveredAt = outcome.at + outcome.ms;
         }
         await sleep(100);
       }
-      if (inRow < 3) delete load.recoveredAt;
+      if (inRow < 3) delete state.recoveredAt;
     })();
-    const b = await openLoop(300, 10, mixed);
-    load.endedAt = b.endedAt;
+    const b = await load.openLoop(300, 10, mixed);
+    const endedAt = Math.max(...b.map((o) => o.at));
+    state.loadEndedAt = endedAt;
     await probing;
-    const lb = line('b. 300 requests/s, 10 s', b.outcomes);
-    const during = probes.filter((p) => p.at < b.endedAt).map((p) => p.outcome);
+    const lb = line('b. 300 requests/s, 10 s', b);
+    const during = probes.filter((p) => p.at < endedAt);
     if (during.length > 0) line('   probes from a fifth address during the load', during);
-    const recovery = load.recoveredAt === undefined ? NaN : Math.max(0, (load.recoveredAt - b.endedAt) / 1000);
+    const recovery = state.recoveredAt === undefined ? NaN : Math.max(0, (state.recoveredAt - endedAt) / 1000);
     console.log(
       `   recovery: ${Number.isNaN(recovery) ? 'not within 60 s' : `${recovery.toFixed(1)} s`} after the last request was sent until a probe answered within ${normal.toFixed(0)} ms (3 in a row)`,
     );
     result('300 rps max wait', lb.max, 'ms', 'no request waits longer than 1 s');
     result('300 rps p99', lb.p99, 'ms');
-    result('300 rps shed share', share(b.outcomes, [503, 429]), '%');
-    result('300 rps timeouts', b.outcomes.filter((o) => o.status === 0).length, 'count', '0');
+    result('300 rps shed share', share(b, [503, 429]), '%');
+    result('300 rps timeouts', b.filter((o) => o.status === 0).length, 'count', '0');
     result('recovery after load', Number.isNaN(recovery) ? 60 : recovery, 's', 'within 5 s');
     await sleep(5_000);
 
     // c. 400 concurrent GETs from one address
-    const burst = await Promise.all(Array.from({ length: 400 }, () => get('/api/v1/server/info', BURST_ADDRESS)));
+    const burst = await load.burst(400, { paths: ['/api/v1/server/info'], addresses: [BURST_ADDRESS] });
     const lc = line('c. 400 concurrent GETs from one address', burst);
     const count = (status: number) => burst.filter((o) => o.status === status).length;
     result('burst 400: 200 count', count(200), 'count');
@@ -210,12 +149,13 @@ const main = async () => {
     result('burst 400: 503 count', count(503), 'count');
     result('burst 400: timeouts', count(0), 'count', '0');
     result('burst 400: slowest', lc.max, 'ms');
-    const after = await get('/api/v1/auth/me', PROBE_ADDRESS);
+    const after = await load.one('/api/v1/auth/me', PROBE_ADDRESS);
     console.log(`   a request from another address right after: ${after.status} in ${after.ms.toFixed(0)} ms`);
 
     console.log('');
     for (const r of results) console.log(r);
   } finally {
+    await load.stop();
     await stack.stop();
   }
 };
