@@ -2,7 +2,7 @@
 // capacity it answers everything slowly (its handlers run interleaved in one process); the front keeps at most
 // `maxInFlight` requests there, lets others wait in a bounded FIFO queue for at most `maxWaitMs`, and sheds the
 // rest at once (the front answers 503 with Retry-After). In the cloud API Gateway's throttling and Lambda's
-// concurrency limits play this part (docs/decisions.md, "Overload").
+// concurrency limits play this part (docs/decisions.md, "Overload of the local stack").
 
 export interface AdmissionLimits {
   /** API requests at serverless-offline at once. */

@@ -1,5 +1,6 @@
 // The single local origin (http://localhost:3000 by default): stream paths go to the stream runner, everything
-// else to serverless-offline; responses are piped through as they arrive, so event streams are not buffered.
+// else to serverless-offline, through an admission gate (local/admission.ts) that answers 503 past its capacity;
+// responses are piped through as they arrive, so event streams are not buffered.
 // In the cloud, CloudFront plays this part with the same path patterns (serverless.yml), and API Gateway's
 // `httpApi.cors` answers CORS preflights: here the front does, with the functions' own CORS settings.
 import {
@@ -51,7 +52,7 @@ const ENVELOPE_HEADERS = {
 
 /**
  * How much the front gives serverless-offline at once (local/admission.ts). Measured with `npm run bench:overload`
- * on 2 cores: see docs/decisions.md, "Overload".
+ * on 2 cores: see docs/decisions.md, "Overload of the local stack".
  */
 export const DEFAULT_ADMISSION: AdmissionLimits = { maxInFlight: 12, maxQueued: 64, maxWaitMs: 500, healthSlots: 2 };
 
