@@ -54,7 +54,7 @@ const ENVELOPE_HEADERS = {
  * How much the front gives serverless-offline at once (local/admission.ts). Measured with `npm run bench:overload`
  * on 2 cores: see docs/decisions.md, "Overload of the local stack".
  */
-export const DEFAULT_ADMISSION: AdmissionLimits = { maxInFlight: 12, maxQueued: 64, maxWaitMs: 500, healthSlots: 2 };
+export const DEFAULT_ADMISSION: AdmissionLimits = { maxInFlight: 8, maxQueued: 64, maxWaitMs: 500, healthSlots: 2 };
 
 /** A request shed by the admission gate: 503 in the envelope, retry in a second (readable by allowed origins). */
 const overloaded = (
