@@ -9,7 +9,7 @@ export interface AdmissionLimits {
   readonly maxInFlight: number;
   /** Requests waiting for a slot; one more is shed at once. */
   readonly maxQueued: number;
-  /** The longest a request waits for a slot before it is shed. */
+  /** The longest a request waits for a slot before it is shed, past the first `maxInFlight` in the queue. */
   readonly maxWaitMs: number;
   /** Slots of their own for health checks, so a probe still answers when every other slot is busy. */
   readonly healthSlots: number;
@@ -59,9 +59,11 @@ interface Waiter {
 }
 
 /**
- * A request is shed at once, without waiting, when the queue is full or when the queue ahead of it would take longer
- * than `maxWaitMs` to drain at the running mean of how long a request holds its slot; a queued request still
- * waiting after `maxWaitMs` is shed then.
+ * A request that finds the slots taken joins the queue. The first `maxInFlight` in the queue wait for their turn
+ * however long it takes (one round of the requests in flight: a small burst is never shed, however slow its
+ * requests). Past them, a request is shed at once when the queue is full or when the queue ahead of it would take
+ * longer than `maxWaitMs` to drain at the running mean of how long a request holds its slot, and is shed after
+ * `maxWaitMs` if it is still waiting then.
  */
 export const createAdmission = (limits: AdmissionLimits, now: Now = () => performance.now()): Admission => {
   let inFlight = 0;
@@ -107,11 +109,13 @@ export const createAdmission = (limits: AdmissionLimits, now: Now = () => perfor
       return Promise.resolve(hold(done, () => void (healthInFlight -= 1)));
     }
     if (inFlight < limits.maxInFlight && queue.length === 0) return Promise.resolve(takeShared(done));
-    if (queue.length >= limits.maxQueued || expectedWaitMs(queue.length + 1) > limits.maxWaitMs)
+    const position = queue.length + 1;
+    const patient = position <= limits.maxInFlight;
+    if (queue.length >= limits.maxQueued || (!patient && expectedWaitMs(position) > limits.maxWaitMs))
       return Promise.resolve({ admitted: false, reason: 'queue_full' });
     return new Promise<Ticket>((resolve) => {
       const leave = () => {
-        clearTimeout(timer);
+        if (timer !== undefined) clearTimeout(timer);
         done.removeEventListener('abort', left);
         const at = queue.indexOf(waiter);
         if (at >= 0) queue.splice(at, 1);
@@ -130,7 +134,7 @@ export const createAdmission = (limits: AdmissionLimits, now: Now = () => perfor
           resolve({ admitted: false, reason });
         },
       };
-      const timer = setTimeout(() => waiter.shed('queue_timeout'), limits.maxWaitMs);
+      const timer = patient ? undefined : setTimeout(() => waiter.shed('queue_timeout'), limits.maxWaitMs);
       done.addEventListener('abort', left);
       queue.push(waiter);
     });

@@ -3,7 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createAdmission, laneOf, type AdmissionLimits, type Ticket } from '../../../local/admission.js';
 
-const LIMITS: AdmissionLimits = { maxInFlight: 2, maxQueued: 2, maxWaitMs: 500, healthSlots: 1 };
+const LIMITS: AdmissionLimits = { maxInFlight: 2, maxQueued: 4, maxWaitMs: 500, healthSlots: 1 };
 
 /** A request's lifetime, as the front gives it (aborted when the response closes). */
 const request = () => new AbortController();
@@ -30,17 +30,15 @@ describe('admission gate', () => {
     // Act
     const first = await gate.enter('api', request().signal);
     const second = await gate.enter('api', request().signal);
-    const third = watch(gate.enter('api', request().signal));
-    const fourth = watch(gate.enter('api', request().signal));
-    const fifth = await gate.enter('api', request().signal);
+    const waiting = Array.from({ length: 4 }, () => watch(gate.enter('api', request().signal)));
+    const seventh = await gate.enter('api', request().signal);
     await vi.advanceTimersByTimeAsync(0);
     // Assess
     expect(first.admitted && second.admitted).toBe(true);
-    expect(third.ticket).toBeUndefined();
-    expect(fourth.ticket).toBeUndefined();
-    expect(fifth).toEqual({ admitted: false, reason: 'queue_full' });
+    expect(waiting.map((w) => w.ticket)).toEqual([undefined, undefined, undefined, undefined]);
+    expect(seventh).toEqual({ admitted: false, reason: 'queue_full' });
     expect(gate.inFlight).toBe(2);
-    expect(gate.queued).toBe(2);
+    expect(gate.queued).toBe(4);
   });
 
   it('sheds at once when the queue ahead would take longer than maxWaitMs to drain at the mean service time', async () => {
@@ -52,9 +50,9 @@ describe('admission gate', () => {
     await gate.enter('api', request().signal);
     await gate.enter('api', request().signal);
     // Act
-    const first = watch(gate.enter('api', request().signal)); // expected wait 400 ms
-    const second = watch(gate.enter('api', request().signal)); // 400 ms
-    const third = await gate.enter('api', request().signal); // 800 ms: over maxWaitMs
+    const first = watch(gate.enter('api', request().signal)); // within one round: waits
+    const second = watch(gate.enter('api', request().signal)); // within one round: waits
+    const third = await gate.enter('api', request().signal); // expected wait 800 ms: over maxWaitMs
     await vi.advanceTimersByTimeAsync(0);
     // Assess
     expect(first.ticket).toBeUndefined();
@@ -80,20 +78,24 @@ describe('admission gate', () => {
     expect(gate.queued).toBe(1);
   });
 
-  it('sheds a request that waited maxWaitMs, and not before', async () => {
+  it('sheds a request past the first maxInFlight in the queue that waited maxWaitMs, and not before', async () => {
     // Prepare
     const gate = createAdmission(LIMITS);
     await gate.enter('api', request().signal);
     await gate.enter('api', request().signal);
+    const patient = [watch(gate.enter('api', request().signal)), watch(gate.enter('api', request().signal))];
     const waiting = watch(gate.enter('api', request().signal));
     // Act
     await vi.advanceTimersByTimeAsync(499);
     const before = waiting.ticket;
     await vi.advanceTimersByTimeAsync(1);
+    const after = waiting.ticket;
+    await vi.advanceTimersByTimeAsync(60_000);
     // Assess
     expect(before).toBeUndefined();
-    expect(waiting.ticket).toEqual({ admitted: false, reason: 'queue_timeout' });
-    expect(gate.queued).toBe(0);
+    expect(after).toEqual({ admitted: false, reason: 'queue_timeout' });
+    expect(patient.map((p) => p.ticket)).toEqual([undefined, undefined]); // one round: they wait for their turn
+    expect(gate.queued).toBe(2);
     expect(gate.inFlight).toBe(2);
   });
 
