@@ -1,5 +1,6 @@
 // The single local origin (http://localhost:3000 by default): stream paths go to the stream runner, everything
-// else to serverless-offline; responses are piped through as they arrive, so event streams are not buffered.
+// else to serverless-offline, through an admission gate (local/admission.ts) that answers 503 past its capacity;
+// responses are piped through as they arrive, so event streams are not buffered.
 // In the cloud, CloudFront plays this part with the same path patterns (serverless.yml), and API Gateway's
 // `httpApi.cors` answers CORS preflights: here the front does, with the functions' own CORS settings.
 import {
@@ -12,8 +13,9 @@ import {
 } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { corsSettings } from '../functions/shared/cors.js';
+import { CORS_EXPOSE_HEADERS, corsSettings } from '../functions/shared/cors.js';
 import { bindPreflight } from '../functions/shared/shell.js';
+import { createAdmission, laneOf, type Admission, type AdmissionLimits } from './admission.js';
 import { lambdaContext } from './lambda-context.js';
 
 export interface Front {
@@ -46,6 +48,70 @@ const ENVELOPE_HEADERS = {
   'content-type': 'application/json; charset=utf-8',
   'cache-control': 'no-store',
   'x-content-type-options': 'nosniff',
+};
+
+/**
+ * How much the front gives serverless-offline at once (local/admission.ts). Measured with `npm run bench:overload`
+ * on 2 cores: see docs/decisions.md, "Overload of the local stack".
+ */
+export const DEFAULT_ADMISSION: AdmissionLimits = { maxInFlight: 8, maxQueued: 64, maxWaitMs: 500, healthSlots: 2 };
+
+/** A request shed by the admission gate: 503 in the envelope, retry in a second (readable by allowed origins). */
+const overloaded = (
+  res: ServerResponse,
+  reason: 'queue_full' | 'queue_timeout',
+  cors: (h: IncomingHttpHeaders) => IncomingHttpHeaders,
+  origin: string | undefined,
+): void => {
+  const body = JSON.stringify({
+    error: {
+      code: 'SERVICE_UNAVAILABLE',
+      message: 'The service is busy; retry in a second.',
+      details: { source: 'gateway', reason },
+    },
+  });
+  const readable =
+    origin === undefined
+      ? {}
+      : {
+          'access-control-allow-origin': origin,
+          'access-control-allow-credentials': 'true',
+          'access-control-expose-headers': CORS_EXPOSE_HEADERS.join(', '),
+          vary: 'origin',
+        };
+  res.writeHead(503, {
+    ...ENVELOPE_HEADERS,
+    ...(cors(readable) as Record<string, string>),
+    'retry-after': '1',
+    'content-length': String(Buffer.byteLength(body)),
+  });
+  res.end(body);
+};
+
+/**
+ * Forwards through the admission gate: waits for a slot (held until the response closes, however it ends), or
+ * answers 503 when the gate sheds the request. A client that leaves while waiting gets nothing.
+ */
+const throughGate = (
+  gate: Admission,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  cors: (h: IncomingHttpHeaders) => IncomingHttpHeaders,
+  go: () => void,
+): void => {
+  const lane = laneOf(req.method ?? 'GET', path);
+  if (lane === 'exempt') return go();
+  const lifetime = new AbortController();
+  res.once('close', () => lifetime.abort());
+  const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
+  gate.enter(lane, lifetime.signal).then(
+    (ticket) => {
+      if (ticket.admitted) go();
+      else if (ticket.reason !== 'left') overloaded(res, ticket.reason, cors, origin);
+    },
+    () => unavailable(res, 'front'),
+  );
 };
 
 /**
@@ -286,6 +352,8 @@ export const startFront = async (options: {
   streamPatterns: readonly string[];
   /** The browser origins allowed to read answers (CORS_ORIGINS); none when absent. */
   corsOrigins?: readonly string[];
+  /** How many API requests serverless-offline is given at once; DEFAULT_ADMISSION when absent. */
+  admission?: AdmissionLimits;
 }): Promise<Front> => {
   const isStream = patternMatcher(options.streamPatterns);
   const origins = options.corsOrigins ?? [];
@@ -293,6 +361,7 @@ export const startFront = async (options: {
   const preflight = preflightAt(origins);
   const api = new URL(options.apiUrl);
   const streams = new URL(options.streamUrl);
+  const gate = createAdmission(options.admission ?? DEFAULT_ADMISSION);
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     res.socket?.setNoDelay(true);
     if (req.method === 'OPTIONS') {
@@ -302,7 +371,7 @@ export const startFront = async (options: {
     const path = new URL(req.url ?? '/', 'http://local').pathname;
     const cors = corsFor(allowed, typeof req.headers.origin === 'string' ? req.headers.origin : undefined);
     if (isStream(path)) forward(req, res, streams, 'stream function', cors);
-    else forward(req, res, api, 'API (serverless-offline)', cors);
+    else throughGate(gate, req, res, path, cors, () => forward(req, res, api, 'API (serverless-offline)', cors));
   };
   const upgraded = new Set<Socket>();
   const onUpgrade = proxyUpgrade(options.socketUrl === undefined ? undefined : new URL(options.socketUrl), upgraded);

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import type { AdmissionLimits } from './admission.js';
 import { ensureQueues, ensureTables, type LocalQueue } from './bootstrap.js';
 import { LOCAL_CREDENTIALS, startDynamo, startSqs, type Emulator } from './emulators.js';
 import { AGENT_SOCKET_PATH, startFront } from './front.js';
@@ -45,6 +46,8 @@ export interface StackOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** The first admin; nothing is created without it. */
   readonly bootstrapAdmin?: { readonly email: string; readonly password: string };
+  /** How many API requests the front gives serverless-offline at once (local/admission.ts); the front's defaults. */
+  readonly admission?: AdmissionLimits;
 }
 
 export interface Stack {
@@ -263,6 +266,7 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
       streamUrl: streams.url,
       streamPatterns: options.streamPatterns ?? STREAM_PATH_PATTERNS,
       corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
+      ...(options.admission === undefined ? {} : { admission: options.admission }),
     });
     stops.push(() => front.stop());
     done('consumers, stream function, front');

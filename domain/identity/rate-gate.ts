@@ -7,7 +7,8 @@
 // the bucket gives in that window: at most K * (leaseSize - 1) for a client on K instances (9 per instance with the
 // spec's policy, against a burst of 200). The other way, tokens of a lease that expires unspent are lost: a client
 // may be refused up to K * (leaseSize - 1) requests early. Near the limit an instance takes one token per request,
-// so the last tokens of a burst are not stranded in leases. (docs/decisions.md)
+// so the last tokens of a burst are not stranded in leases. Concurrent requests of one client on one instance (one
+// process serves them all locally) share one write at a time. (docs/decisions.md)
 //
 // Writes: one per `leaseSize` requests of a client on one instance (leaseSize = burst / 20, 1 to 10: 10 with the
 // spec's 100/s, burst 200, so 0.1 writes per request), up to two per request near the limit, and at most two
@@ -44,10 +45,13 @@ export const amortisedRateGate = (
   settings: RateGateSettings = {},
 ): ((key: string) => Promise<RateDecision>) => {
   const leases = new Map<string, Lease>();
+  // The write in progress per client: concurrent requests of one instance wait for it and spend its lease, instead
+  // of each taking a lease of its own that would replace the last (and lose its unspent tokens).
+  const taking = new Map<string, Promise<unknown>>();
   const leaseMs = settings.leaseMs ?? 60_000;
   const maxClients = settings.maxClients ?? 10_000;
-  return async (key) => {
-    const now = clock.now();
+  /** The answer from what the instance holds, or undefined when it must take tokens from the bucket. */
+  const fromHeld = (key: string, now: Date): RateDecision | undefined => {
     const held = leases.get(key);
     if (held?.refusedUntil !== undefined && held.refusedUntil > now.getTime()) {
       // A flood past the limit costs no write: the bucket said when the next token comes (Retry-After).
@@ -61,6 +65,9 @@ export const amortisedRateGate = (
       held.tokens -= 1;
       return { allowed: true, remaining: held.tokens, retryAfterSeconds: 0 };
     }
+    return undefined;
+  };
+  const take = async (key: string, now: Date): Promise<RateDecision> => {
     leases.delete(key);
     const remember = (lease: Lease): void => {
       if (leases.size >= maxClients) leases.delete(leases.keys().next().value as string);
@@ -81,5 +88,22 @@ export const amortisedRateGate = (
       remember({ tokens: 0, expiresAt: until, refusedUntil: until });
     }
     return single;
+  };
+  return async (key) => {
+    for (;;) {
+      const now = clock.now();
+      const decision = fromHeld(key, now);
+      if (decision !== undefined) return decision;
+      const pending = taking.get(key);
+      if (pending === undefined) break;
+      await pending.catch(() => undefined);
+    }
+    const taken = take(key, clock.now());
+    taking.set(key, taken);
+    try {
+      return await taken;
+    } finally {
+      taking.delete(key);
+    }
   };
 };

@@ -51,12 +51,14 @@ const cancelAllRunning = async () => {
 
 beforeAll(async () => {
   // This file bursts (20 concurrent creates, tight polling) from one address on a loaded machine: the general rate
-  // limit is not what it tests (tests/e2e/rate-limit.test.ts does), so it is raised here.
+  // limit and the front's admission gate are not what it tests (tests/e2e/rate-limit.test.ts and overload.test.ts
+  // do), so both are raised here.
   stack = await startStack({
     port: 0,
     namePrefix: `${uniqueName('deploy')}-`,
     bootstrapAdmin: ADMIN,
     env: { RATE_LIMIT_PER_SECOND: '1000', RATE_LIMIT_BURST: '2000' },
+    admission: { maxInFlight: 64, maxQueued: 64, maxWaitMs: 30_000, healthSlots: 2 },
   });
   admin = (await api.login(ADMIN)).token;
   dir = await mkdtemp(join(tmpdir(), 'deployer-deploy-'));
