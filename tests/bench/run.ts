@@ -113,13 +113,13 @@ const bundles = async (): Promise<Figure[]> => {
       `   initialisation in 5 fresh node processes each, with the functions' NODE_OPTIONS (machine: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)})`,
   );
   console.log(
-    `   ${'function'.padEnd(13)} ${'size'.padStart(8)} ${'gzip'.padStart(8)} ${'init median'.padStart(12)} ${'min'.padStart(7)} ${'max'.padStart(7)}`,
+    `   ${'function'.padEnd(13)} ${'size'.padStart(8)} ${'gzip'.padStart(8)} ${'init median'.padStart(12)} ${'min'.padStart(7)} ${'max'.padStart(7)} ${'CPU median'.padStart(11)}`,
   );
   const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
   const measured = await measureBundles(join(ROOT, 'node_modules', '.cache', 'deployer', 'bench'), 5, (b) => {
     const median = b.initMs[Math.floor(b.initMs.length / 2)]!;
     console.log(
-      `   ${b.name.padEnd(13)} ${kib(b.bytes).padStart(8)} ${kib(b.gzipBytes).padStart(8)} ${`${median.toFixed(1)} ms`.padStart(12)} ${b.initMs[0]!.toFixed(1).padStart(7)} ${b.initMs.at(-1)!.toFixed(1).padStart(7)}${median > INIT_GOAL_MS ? `   << over ${INIT_GOAL_MS} ms` : ''}`,
+      `   ${b.name.padEnd(13)} ${kib(b.bytes).padStart(8)} ${kib(b.gzipBytes).padStart(8)} ${`${median.toFixed(1)} ms`.padStart(12)} ${b.initMs[0]!.toFixed(1).padStart(7)} ${b.initMs.at(-1)!.toFixed(1).padStart(7)} ${`${b.cpuMs[Math.floor(b.cpuMs.length / 2)]!.toFixed(1)} ms`.padStart(11)}${median > INIT_GOAL_MS ? `   << over ${INIT_GOAL_MS} ms` : ''}`,
     );
     console.log(
       `   ${''.padEnd(13)} largest parts: ${b.largest.map((p) => `${p.part} ${(p.bytes / 1024).toFixed(0)}`).join(', ')} (KiB)`,
