@@ -130,9 +130,18 @@ const bundles = async (): Promise<Figure[]> => {
   );
   const medians = measured.map((b) => ({ name: b.name, ms: b.initMs[Math.floor(b.initMs.length / 2)]! }));
   const slowest = medians.reduce((a, b) => (b.ms > a.ms ? b : a));
+  const cpuMedians = measured.map((b) => b.cpuMs[Math.floor(b.cpuMs.length / 2)]!);
   const goal = `≤ ${INIT_GOAL_MS} ms`;
   return [
     { bench: 'bundles', name: 'init, slowest function (median)', value: slowest.ms, unit: 'ms', goal },
+    // The same imports' CPU time: steadier than wall time on a shared machine, so the better figure to compare runs.
+    {
+      bench: 'bundles',
+      name: 'init CPU, slowest function (median)',
+      value: Math.max(...cpuMedians),
+      unit: 'ms',
+      goal: '',
+    },
     ...medians.map((m): Figure => ({
       bench: 'bundles',
       name: `init median, ${m.name}`,
