@@ -194,13 +194,23 @@ export const extractDefinition = (resolved: Cfn): ServiceDefinition => {
   };
 };
 
-/** Runs `serverless print` (about 4 s), cached by the content of the files that define the stack. */
-export const loadServiceDefinition = async (): Promise<ServiceDefinition> => {
+/**
+ * serverless.yml as the framework resolves it for a stage (`serverless print`, about 4 s), cached by the content of
+ * the files that define the stack.
+ */
+export const loadResolvedService = async (stage = 'local'): Promise<Cfn> => {
   const hash = createHash('sha256');
   for (const file of SOURCES) hash.update(await readFile(join(ROOT, file)).catch(() => Buffer.alloc(0)));
-  const cacheFile = join(ROOT, 'node_modules', '.cache', 'deployer', `service-${hash.digest('hex').slice(0, 16)}.json`);
+  const suffix = stage === 'local' ? '' : `-${stage}`;
+  const cacheFile = join(
+    ROOT,
+    'node_modules',
+    '.cache',
+    'deployer',
+    `service-${hash.digest('hex').slice(0, 16)}${suffix}.json`,
+  );
   const cached = await readFile(cacheFile, 'utf8').catch(() => undefined);
-  if (cached !== undefined) return extractDefinition(JSON.parse(cached) as Cfn);
+  if (cached !== undefined) return JSON.parse(cached) as Cfn;
   // Only the framework's own variables are wanted: clear the ones npm start sets for the handlers.
   const env: NodeJS.ProcessEnv = { ...process.env, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' };
   for (const key of [
@@ -215,7 +225,7 @@ export const loadServiceDefinition = async (): Promise<ServiceDefinition> => {
     delete env[key];
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    [SERVERLESS_BIN, 'print', '--format', 'json', '--stage', 'local'],
+    [SERVERLESS_BIN, 'print', '--format', 'json', '--stage', stage],
     {
       cwd: ROOT,
       env,
@@ -225,5 +235,9 @@ export const loadServiceDefinition = async (): Promise<ServiceDefinition> => {
   const resolved = JSON.parse(stdout.slice(stdout.indexOf('{'))) as Cfn;
   await mkdir(dirname(cacheFile), { recursive: true });
   await writeFile(cacheFile, JSON.stringify(resolved));
-  return extractDefinition(resolved);
+  return resolved;
 };
+
+/** What the local stack needs, from serverless.yml resolved for stage `local`. */
+export const loadServiceDefinition = async (): Promise<ServiceDefinition> =>
+  extractDefinition(await loadResolvedService('local'));

@@ -16,13 +16,13 @@ import { SqsAnalysisQueue } from '../../infra/sqs/analysis-queue.js';
 import { secretCipher } from './identity-wiring.js';
 import { once } from './once.js';
 import { deploymentEvents } from './stream-wiring.js';
-import { infra } from './wiring.js';
+import { infra, sqs } from './wiring.js';
 
 export const analysisDeps = once((): AdminAnalysisDeps => {
-  const { config: cfg, db, sqs, clock } = infra();
+  const { config: cfg, db, clock } = infra();
   const deps: AnalysisDeps = {
     requests: new DynamoAnalysisRequestRepository(db, cfg.TABLE_NAME),
-    queue: new SqsAnalysisQueue(sqs, cfg.ANALYSIS_QUEUE_URL ?? ''),
+    queue: new SqsAnalysisQueue(sqs(), cfg.ANALYSIS_QUEUE_URL ?? ''),
     settings: new DynamoAnalysisSettingsStore(db, cfg.TABLE_NAME),
     cipher: secretCipher(),
     commands: new DynamoCommandRepository(db, cfg.TABLE_NAME),

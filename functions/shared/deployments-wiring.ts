@@ -17,15 +17,15 @@ import { deploymentEvents } from './stream-wiring.js';
 import { engineQueue } from './queues-wiring.js';
 import { targetsDeps } from './targets-wiring.js';
 import { tenancyDeps } from './tenancy-wiring.js';
-import { ids, infra } from './wiring.js';
+import { ids, infra, sqs } from './wiring.js';
 
 export const deploymentsDeps = once((): DeploymentsDeps & DispatchDeps & CancelDeps => {
-  const { config: cfg, db, sqs, clock } = infra();
+  const { config: cfg, db, clock } = infra();
   return {
     deployments: new DynamoDeploymentRepository(db, cfg.TABLE_NAME),
     orchestration: new DynamoOrchestration(db, cfg.TABLE_NAME, cfg.ORCHESTRATION_INSTANCES),
     pending: new DynamoPendingRequestRepository(db, cfg.TABLE_NAME),
-    dispatch: new SqsDispatchQueue(sqs, cfg.DISPATCH_QUEUE_URL),
+    dispatch: new SqsDispatchQueue(sqs(), cfg.DISPATCH_QUEUE_URL),
     commands: targetsDeps().commands,
     events: deploymentEvents(),
     ids: ids(),

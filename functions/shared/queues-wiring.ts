@@ -2,6 +2,6 @@
 // receive agent results (targets) and run the engine (orchestrator).
 import { SqsEngineQueue } from '../../infra/sqs/engine-queue.js';
 import { once } from './once.js';
-import { infra } from './wiring.js';
+import { infra, sqs } from './wiring.js';
 
-export const engineQueue = once(() => new SqsEngineQueue(infra().sqs, infra().config.ORCHESTRATOR_QUEUE_URL));
+export const engineQueue = once(() => new SqsEngineQueue(sqs(), infra().config.ORCHESTRATOR_QUEUE_URL));

@@ -18,15 +18,21 @@ import type { BaseShell } from './shell.js';
 
 export const infra = once(() => {
   const cfg = config();
-  return { config: cfg, db: makeDynamoClient(cfg), sqs: makeSqsClient(cfg), clock: systemClock };
+  return { config: cfg, db: makeDynamoClient(cfg), clock: systemClock };
 });
 
-export const healthDeps = once((): HealthDeps => {
-  const { config: cfg, db, sqs, clock } = infra();
-  return { probes: [dynamoProbe(db, cfg.TABLE_NAME), sqsProbe(sqs, cfg.DISPATCH_QUEUE_URL)], clock };
+// The values below are marked pure (once() only wraps its factory): a bundle that never uses one leaves it out with
+// what only it needs: the SQS client and the health probes outside the health routes, sqids where nothing is created.
+
+/** The SQS client, apart from infra(): a function that sends no message does not bundle or load the SQS client. */
+export const sqs = /* @__PURE__ */ once(() => makeSqsClient(infra().config));
+
+export const healthDeps = /* @__PURE__ */ once((): HealthDeps => {
+  const { config: cfg, db, clock } = infra();
+  return { probes: [dynamoProbe(db, cfg.TABLE_NAME), sqsProbe(sqs(), cfg.DISPATCH_QUEUE_URL)], clock };
 });
 
-export const ids = once(
+export const ids = /* @__PURE__ */ once(
   () =>
     new DynamoIdGenerator(infra().db, infra().config.TABLE_NAME, {
       alphabet: infra().config.SQIDS_ALPHABET,

@@ -16,6 +16,7 @@ import { startDynamo, startSqs } from '../../local/emulators.js';
 import { freePort } from '../../local/ports.js';
 import { Counter, difference, startCountingProxy, type Tally } from './aws-counter.js';
 import { startStack, type Stack } from '../../local/stack.js';
+import { printResults, type Figure } from './results.js';
 import { runBench, signedIn } from './support.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
@@ -23,6 +24,18 @@ process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 const IDLE_SECONDS = Number(process.argv[2] ?? 60);
 const ADMIN = { email: 'bench@example.com', password: 'bench-password' };
 const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis));
+
+const WRITES = /^dynamodb (PutItem|UpdateItem|DeleteItem|TransactWriteItems|BatchWriteItem)$/;
+/** Calls in some tallies: all of them, DynamoDB writes among them. */
+const callsIn = (tallies: Map<string, Tally>) => {
+  let calls = 0;
+  let writes = 0;
+  for (const [operation, tally] of tallies) {
+    calls += tally.calls;
+    if (WRITES.test(operation)) writes += tally.calls;
+  }
+  return { calls, writes };
+};
 
 const table = (title: string, tallies: Map<string, Tally>, per: number, unit: string) => {
   console.log(`\n   ${title}`);
@@ -59,6 +72,7 @@ const main = async () => {
   process.env['AWS_ENDPOINT_URL'] = proxy.endpoint;
   let stack: Stack | undefined;
   let agents: readonly RunningAgent[] = [];
+  const figures: Figure[] = [];
   try {
     stack = await startStack({ port: 0, namePrefix: `bench-ops-${randomUUID().slice(0, 8)}-`, bootstrapAdmin: ADMIN });
     const { baseUrl, call } = await signedIn(stack, ADMIN);
@@ -73,12 +87,15 @@ const main = async () => {
     // 1. Idle: the service with its two agents and nobody calling
     let before = counter.snapshot();
     await sleep(IDLE_SECONDS * 1000);
-    table(
-      `1. idle, two agents connected, no client (${IDLE_SECONDS} s), per minute`,
-      difference(counter.snapshot(), before),
-      IDLE_SECONDS / 60,
-      'min',
-    );
+    const idle = difference(counter.snapshot(), before);
+    table(`1. idle, two agents connected, no client (${IDLE_SECONDS} s), per minute`, idle, IDLE_SECONDS / 60, 'min');
+    figures.push({
+      bench: 'aws-ops',
+      name: 'AWS calls per idle minute, two agents',
+      value: callsIn(idle).calls / (IDLE_SECONDS / 60),
+      unit: 'ops',
+      goal: '',
+    });
 
     // 2. Requests: each measured over N calls, agents' background traffic subtracted by measuring it alone
     const N = 20;
@@ -104,11 +121,23 @@ const main = async () => {
         if (tally.calls === 0) measured.delete(key);
       }
       table(`2. ${label}, per request (${N} requests, agents' idle traffic subtracted)`, measured, N, 'req');
+      const { calls, writes } = callsIn(measured);
+      readOnly.push({ label, calls: calls / N, writes: writes / N });
     };
+    const readOnly: { label: string; calls: number; writes: number }[] = [];
     await perRequest('GET /server/info', () => call('GET', '/server/info'));
     await perRequest('GET /auth/me', () => call('GET', '/auth/me'));
     await perRequest('GET /deployments', () => call('GET', '/deployments'));
     await perRequest('GET /targets', () => call('GET', '/targets'));
+    figures.push({
+      bench: 'aws-ops',
+      name: 'writes per read-only request',
+      value: readOnly.reduce((n, r) => n + r.writes, 0) / readOnly.length,
+      unit: 'count',
+      goal: '',
+    });
+    for (const { label, calls } of readOnly)
+      figures.push({ bench: 'aws-ops', name: `AWS calls per ${label}`, value: calls, unit: 'ops', goal: '' });
 
     // 3. One deployment of one `echo` on one target, from create to its final state
     before = counter.snapshot();
@@ -127,12 +156,20 @@ const main = async () => {
       }
     }
     await sleep(12_000); // the engine's periodic check after the end, the agents' acknowledgements
+    const deployments = difference(counter.snapshot(), before);
     table(
       `3. a one-command deployment, create to success, with the client's status polls and the agents' traffic (${K} runs), per deployment`,
-      difference(counter.snapshot(), before),
+      deployments,
       K,
       'dep',
     );
+    figures.push({
+      bench: 'aws-ops',
+      name: 'AWS calls per one-command deployment',
+      value: callsIn(deployments).calls / K,
+      unit: 'ops',
+      goal: '',
+    });
 
     // 4. An open dashboard stream on a table of deployments
     const sse = (await call('POST', '/auth/sse-token')).sse_token as string;
@@ -155,6 +192,7 @@ const main = async () => {
     await dynamo.stop();
     await rm(dir, { recursive: true, force: true });
   }
+  printResults(figures);
 };
 
 await runBench(main);

@@ -15,6 +15,7 @@ import { freePort } from '../../local/ports.js';
 import { startStack, type Stack } from '../../local/stack.js';
 import { aDeployment } from '../fakes/deployments.js';
 import { Counter, difference, startCountingProxy, type Tally } from './aws-counter.js';
+import { printResults, type Figure } from './results.js';
 import { runBench, signedIn } from './support.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
@@ -46,6 +47,7 @@ const main = async () => {
   const proxy = await startCountingProxy(dynamo, sqs, counter);
   process.env['AWS_ENDPOINT_URL'] = proxy.endpoint;
   let stack: Stack | undefined;
+  const figures: Figure[] = [];
   const stream = new AbortController();
   const direct = DynamoDBDocumentClient.from(
     new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS }),
@@ -156,6 +158,29 @@ const main = async () => {
       stream1(busy, idleStack).toFixed(1),
     );
     row(`updates the stream reported for the ${changed} changes`, '-', String(updates));
+    figures.push(
+      {
+        bench: 'dashboard',
+        name: `items read/s by one idle stream, ${N} deployments`,
+        value: stream1(idleStream, idleStack),
+        unit: 'items/s',
+        goal: '',
+      },
+      {
+        bench: 'dashboard',
+        name: `items read/s by one stream, 10 changing/s, ${N} deployments`,
+        value: stream1(busy, idleStack),
+        unit: 'items/s',
+        goal: '',
+      },
+      {
+        bench: 'dashboard',
+        name: 'changes not reported by the stream',
+        value: Math.max(0, changed - updates),
+        unit: 'count',
+        goal: '0',
+      },
+    );
   } finally {
     stream.abort();
     direct.destroy();
@@ -164,6 +189,7 @@ const main = async () => {
     await sqs.stop();
     await dynamo.stop();
   }
+  printResults(figures);
 };
 
 await runBench(main);

@@ -18,6 +18,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { startAgent, type RunningAgent } from '../../agent/agent.js';
 import { startStack, type Stack } from '../../local/stack.js';
+import { printResults, type Figure } from './results.js';
 import { runBench, signedIn } from './support.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
@@ -110,6 +111,7 @@ const main = async () => {
   );
   let stack: Stack | undefined;
   const agents: RunningAgent[] = [];
+  const figures: Figure[] = [];
   const dir = await mkdtemp(join(tmpdir(), 'deployer-bench-fanout-'));
   const agentProblems: string[] = [];
   let stopping: Promise<void> | undefined;
@@ -202,7 +204,7 @@ const main = async () => {
     if (typeof action.id !== 'string') throw new Error(`POST /actions answered ${JSON.stringify(action)}`);
 
     /** One deployment: create, poll it every 100 ms until it is terminal, print its timeline. */
-    const round = async (label: string) => {
+    const round = async (label: string, kind: 'cold' | 'warm') => {
       // Act
       durations.clear();
       const cpuBefore = await Promise.all([process.pid, ...(stack?.childPids ?? [])].map(cpuSeconds));
@@ -263,6 +265,22 @@ const main = async () => {
       console.log(
         `   TOTAL, create request sent -> terminal state seen by the client: ${total} (server duration_ms ${deployment.duration_ms ?? '-'})`,
       );
+      figures.push(
+        {
+          bench: 'fanout',
+          name: `${N} agents: create -> terminal, ${kind}`,
+          value: Number.isNaN(endedAt) ? 300 : (endedAt - createdAt) / 1000,
+          unit: 's',
+          goal: N === 100 ? '5 s' : '',
+        },
+        {
+          bench: 'fanout',
+          name: `${N} agents: steps not completed, ${kind}`,
+          value: steps.filter((step) => step.state !== 'completed').length,
+          unit: 'count',
+          goal: '0',
+        },
+      );
       console.log(header('after the create request was sent'));
       console.log(spread('create answered (201)', [answeredAt - createdAt]));
       console.log(spread('deployment started_at (instance taken)', times([deployment.started_at])));
@@ -290,9 +308,9 @@ const main = async () => {
     };
     // The first round also pays serverless-offline's cold starts: a worker thread per concurrent request, so the
     // agents' output and complete calls (beside their N open long polls) each start one. The second runs warm.
-    await round('round 1 (cold: new serverless-offline worker threads)');
+    await round('round 1 (cold: new serverless-offline worker threads)', 'cold');
     await sleep(3000);
-    await round('round 2 (warm)');
+    await round('round 2 (warm)', 'warm');
 
     const offlineRss = await Promise.all(stack.childPids.map(rssMiB));
     const children = offlineRss.map((r) => (r === undefined ? '?' : `${r.toFixed(0)} MiB`)).join(', ');
@@ -321,6 +339,7 @@ const main = async () => {
     const left = (stack?.childPids ?? []).filter(alive);
     console.log(`   stopped; child processes left: ${left.length === 0 ? 'none' : left.join(', ')}`);
   }
+  printResults(figures);
 };
 
 await runBench(main);

@@ -19,6 +19,7 @@ import { performance } from 'node:perf_hooks';
 import type { RunningAgent } from '../../agent/agent.js';
 import { startLocalAgents } from '../../local/agents.js';
 import { startStack, type Stack } from '../../local/stack.js';
+import { printResults, type Figure } from './results.js';
 import { runBench, signedIn } from './support.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
@@ -72,6 +73,7 @@ const main = async () => {
     `Agent output -> SSE client latency: ${LINES} lines, ${INTERVAL_MS} ms apart, from local-1 (machine: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)})`,
   );
   const startedAt = performance.now();
+  const figures: Figure[] = [];
   let stack: Stack | undefined;
   let agents: readonly RunningAgent[] = [];
   const dir = await mkdtemp(join(tmpdir(), 'deployer-bench-output-'));
@@ -149,6 +151,13 @@ const main = async () => {
     console.log(row('printed -> SSE client (end to end)', endToEnd));
     console.log(row('printed -> stored (agent batch, POST)', toStore));
     console.log(row('stored -> SSE client (store poll)', storeToClient));
+    const sorted = [...endToEnd].sort((a, b) => a - b);
+    figures.push(
+      { bench: 'output', name: 'output -> SSE client p50', value: percentile(sorted, 50), unit: 'ms', goal: '' },
+      { bench: 'output', name: 'output -> SSE client p95', value: percentile(sorted, 95), unit: 'ms', goal: '' },
+      { bench: 'output', name: 'output -> SSE client max', value: sorted.at(-1) ?? NaN, unit: 'ms', goal: '' },
+      { bench: 'output', name: 'lines lost', value: LINES - endToEnd.length, unit: 'count', goal: '0' },
+    );
     console.log('   (stored = log.timestamp, written when the output request was handled: millisecond resolution)');
     const problems = agentLog.filter((line) => /error|fail|refused|retry/i.test(line));
     if (problems.length > 0)
@@ -159,6 +168,7 @@ const main = async () => {
     console.log(`   stopped; child processes left: ${left.length === 0 ? 'none' : left.join(', ')}`);
   }
   console.log(`\n   whole run (stack start included): ${((performance.now() - startedAt) / 1000).toFixed(1)} s`);
+  printResults(figures.filter((f) => Number.isFinite(f.value)));
 };
 
 await runBench(main);

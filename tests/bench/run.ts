@@ -1,20 +1,29 @@
-// Benchmarks: figures printed, nothing asserted. Run with `npm run bench`.
-//  1. Warm-request latency of GET /api/v1/health (and /server/info, no I/O) through the local stack, over HTTP.
-//  2. The shared HTTP shell against a bare middy handler, in process: what the shell itself costs per request.
-//  3. Each function's bundle (esbuild, the options of serverless.yml) size and module-initialisation time.
-import { execFile } from 'node:child_process';
-import { mkdir, stat } from 'node:fs/promises';
+// Benchmarks: figures printed, nothing asserted. `npm run bench [-- --quick] [--save] [--only a,b] [--skip a,b]`
+// runs them all, one after the other, and ends with one table of their key figures against the figures before
+// issue 13 (tests/bench/baseline.json) and, once saved with --save, the last run (tests/bench/last-run.json).
+// Its own sections:
+//  http     Warm-request latency of GET /api/v1/health (and /server/info, no I/O) through the local stack.
+//  shell    The shared HTTP shell against a bare middy handler, in process: what the shell itself costs.
+//  bundles  Each function's cloud bundle (esbuild with serverless.yml's options for a cloud stage: the AWS SDK
+//           bundled, minified): size, gzip size, module initialisation in 5 cold processes.
+// Then each benchmark script as a child process (`npx tsx tests/bench/<file>`), its output streamed through and its
+// RESULT lines (tests/bench/results.ts) collected: output, dashboard, aws-ops, fanout, and overload when its file
+// exists. --quick scales the slow ones down (fan-out to 20 agents, 15 idle seconds for aws-ops, 2,000 deployments
+// for the dashboard): their figures then carry other names and are not compared with the saved ones.
+import { spawn } from 'node:child_process';
+import { access, readFile, writeFile } from 'node:fs/promises';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { promisify } from 'node:util';
 import middy from '@middy/core';
-import { build } from 'esbuild';
 import { http } from '../../functions/shared/http.js';
 import { logger } from '../../functions/shared/logger.js';
 import { startStack } from '../../local/stack.js';
-import { loadServiceDefinition, ROOT } from '../../local/service-definition.js';
+import { ROOT } from '../../local/service-definition.js';
 import { httpEvent, lambdaContext } from '../fakes/lambda.js';
 import { bound } from '../fakes/shell.js';
+import { measureBundles } from './bundles.js';
+import { formatTable, parseResultLine, printResults, type Figure } from './results.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
@@ -26,7 +35,13 @@ const summary = (samples: number[], unit = 'ms', digits = 2) => {
   return `p50 ${f(percentile(sorted, 50))}  p95 ${f(percentile(sorted, 95))}  p99 ${f(percentile(sorted, 99))}  max ${f(sorted.at(-1) ?? NaN)}  (n=${sorted.length})`;
 };
 
-const httpLatency = async () => {
+const stats = (samples: readonly number[]) => {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+};
+
+const httpLatency = async (): Promise<Figure[]> => {
+  const figures: Figure[] = [];
   console.log('\n1. Warm HTTP latency through the local stack (front -> serverless-offline -> handler; every request');
   console.log('   also takes a token from the DynamoDB-backed rate limit)');
   const stack = await startStack({ port: 0 });
@@ -41,13 +56,18 @@ const httpLatency = async () => {
         samples.push(performance.now() - started);
       }
       console.log(`   ${path.padEnd(22)} ${summary(samples)}`);
+      const { p50, p99 } = stats(samples);
+      figures.push({ bench: 'http', name: `GET ${path.replace('/api/v1', '')} p50`, value: p50, unit: 'ms', goal: '' });
+      figures.push({ bench: 'http', name: `GET ${path.replace('/api/v1', '')} p99`, value: p99, unit: 'ms', goal: '' });
     }
   } finally {
     await stack.stop();
   }
+  return figures;
 };
 
-const shellOverhead = async () => {
+const shellOverhead = async (): Promise<Figure[]> => {
+  const figures: Figure[] = [];
   console.log(
     '\n2. In process: the shared HTTP shell vs a bare middy handler (same health body, no I/O, logs silenced)',
   );
@@ -79,56 +99,237 @@ const shellOverhead = async () => {
       samples.push((performance.now() - started) * 1000);
     }
     console.log(`   ${name.padEnd(16)} ${summary(samples, 'µs', 1)}`);
+    figures.push({ bench: 'shell', name: `${name} p50`, value: stats(samples).p50 / 1000, unit: 'ms', goal: '' });
   }
+  return figures;
 };
 
-const bundles = async () => {
-  console.log('\n3. Bundles (esbuild as serverless.yml configures it) and module initialisation in a fresh node');
-  const definition = await loadServiceDefinition();
-  const out = join(ROOT, 'node_modules', '.cache', 'deployer', 'bench');
-  await mkdir(out, { recursive: true });
-  for (const fn of definition.functions) {
-    const outfile = join(out, `${fn.name}.mjs`);
-    await build({
-      entryPoints: [join(ROOT, `${fn.module}.ts`)],
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node22',
-      external: ['@aws-sdk/*', '@node-rs/argon2'], // as serverless.yml: the SDK is the runtime's, argon2 ships beside the bundle
-      outfile,
-      logLevel: 'silent',
-      banner: {
-        js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
-      },
-    });
-    const size = (await stat(outfile)).size;
-    const times: number[] = [];
-    for (let i = 0; i < 5; i += 1) {
-      // The Lambda runtime defines awslambda.streamifyResponse before loading a handler; so does this probe.
-      const script = `globalThis.awslambda ??= {}; awslambda.streamifyResponse ??= (h) => h;
-        const s = performance.now(); await import(${JSON.stringify(outfile)}); console.log(performance.now() - s);`;
-      const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
-        env: {
-          ...process.env,
-          TABLE_NAME: 't',
-          DISPATCH_QUEUE_URL: 'http://127.0.0.1/q',
-          ORCHESTRATOR_QUEUE_URL: 'http://127.0.0.1/o',
-        },
-      });
-      times.push(Number(stdout.trim()));
-    }
-    times.sort((a, b) => a - b);
-    console.log(
-      `   ${fn.name.padEnd(10)} ${(size / 1024).toFixed(0).padStart(5)} KiB   init median ${times[2]!.toFixed(1)} ms (min ${times[0]!.toFixed(1)}, max ${times[4]!.toFixed(1)})`,
-    );
-  }
+/** The goal of issue 13 for each function's module initialisation in a cold process. */
+const INIT_GOAL_MS = 100;
+
+const bundles = async (): Promise<Figure[]> => {
   console.log(
-    '   (size excludes the AWS SDK, provided by the runtime, and the native Argon2 binary, about 650 KiB shipped beside the bundles that hash passwords; init time includes loading both)',
+    `\n3. Cloud bundles (serverless.yml's esbuild options for stage ci: the AWS SDK bundled, minified) and module\n` +
+      `   initialisation in 5 fresh node processes each, with the functions' NODE_OPTIONS (machine: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)})`,
   );
+  console.log(
+    `   ${'function'.padEnd(13)} ${'size'.padStart(8)} ${'gzip'.padStart(8)} ${'init median'.padStart(12)} ${'min'.padStart(7)} ${'max'.padStart(7)} ${'CPU median'.padStart(11)}`,
+  );
+  const kib = (bytes: number) => `${(bytes / 1024).toFixed(0)} KiB`;
+  const measured = await measureBundles(join(ROOT, 'node_modules', '.cache', 'deployer', 'bench'), 5, (b) => {
+    const median = b.initMs[Math.floor(b.initMs.length / 2)]!;
+    console.log(
+      `   ${b.name.padEnd(13)} ${kib(b.bytes).padStart(8)} ${kib(b.gzipBytes).padStart(8)} ${`${median.toFixed(1)} ms`.padStart(12)} ${b.initMs[0]!.toFixed(1).padStart(7)} ${b.initMs.at(-1)!.toFixed(1).padStart(7)} ${`${b.cpuMs[Math.floor(b.cpuMs.length / 2)]!.toFixed(1)} ms`.padStart(11)}${median > INIT_GOAL_MS ? `   << over ${INIT_GOAL_MS} ms` : ''}`,
+    );
+    console.log(
+      `   ${''.padEnd(13)} largest parts: ${b.largest.map((p) => `${p.part} ${(p.bytes / 1024).toFixed(0)}`).join(', ')} (KiB)`,
+    );
+  });
+  console.log(
+    '   (sizes exclude the native Argon2 binary, about 650 KiB shipped beside the bundles that hash passwords; init includes loading it)',
+  );
+  const medians = measured.map((b) => ({ name: b.name, ms: b.initMs[Math.floor(b.initMs.length / 2)]! }));
+  const slowest = medians.reduce((a, b) => (b.ms > a.ms ? b : a));
+  const cpuMedians = measured.map((b) => b.cpuMs[Math.floor(b.cpuMs.length / 2)]!);
+  const goal = `≤ ${INIT_GOAL_MS} ms`;
+  return [
+    { bench: 'bundles', name: 'init, slowest function (median)', value: slowest.ms, unit: 'ms', goal },
+    // The same imports' CPU time: steadier than wall time on a shared machine, so the better figure to compare runs.
+    {
+      bench: 'bundles',
+      name: 'init CPU, slowest function (median)',
+      value: Math.max(...cpuMedians),
+      unit: 'ms',
+      goal: '',
+    },
+    ...medians.map((m): Figure => ({
+      bench: 'bundles',
+      name: `init median, ${m.name}`,
+      value: m.ms,
+      unit: 'ms',
+      goal,
+    })),
+    {
+      bench: 'bundles',
+      name: 'bundle size, largest function',
+      value: Math.max(...measured.map((b) => b.bytes)) / 1024,
+      unit: 'KiB',
+      goal: '',
+    },
+    {
+      bench: 'bundles',
+      name: 'gzip size, all functions',
+      value: measured.reduce((n, b) => n + b.gzipBytes, 0) / 1024,
+      unit: 'KiB',
+      goal: '',
+    },
+  ];
 };
 
-await httpLatency();
-await shellOverhead();
-await bundles();
-process.exit(0);
+// --- the whole run ----------------------------------------------------------------------------------------------
+
+interface Bench {
+  /** The name --only and --skip take. */
+  readonly key: string;
+  readonly run: (quick: boolean) => Promise<Figure[]>;
+}
+
+/** A benchmark script run as a child process; overload.ts is run only when it exists. */
+interface ChildBench {
+  readonly key: string;
+  readonly file: string;
+  readonly args: (quick: boolean) => string[];
+  readonly timeoutMs: number;
+  readonly optional?: boolean;
+}
+
+const MINUTE = 60_000;
+const CHILDREN: readonly ChildBench[] = [
+  { key: 'output', file: 'output-latency.ts', args: () => [], timeoutMs: 10 * MINUTE },
+  { key: 'dashboard', file: 'dashboard.ts', args: (quick) => (quick ? ['2000'] : []), timeoutMs: 15 * MINUTE },
+  { key: 'aws-ops', file: 'aws-ops.ts', args: (quick) => (quick ? ['15'] : []), timeoutMs: 15 * MINUTE },
+  { key: 'fanout', file: 'fanout.ts', args: (quick) => (quick ? ['20'] : []), timeoutMs: 25 * MINUTE },
+  { key: 'overload', file: 'overload.ts', args: () => [], timeoutMs: 20 * MINUTE, optional: true },
+];
+
+/** The child being run, so that Ctrl-C can stop it (and the stack it started) first. */
+let running: { pid: number } | undefined;
+const signalGroup = (pid: number, signal: NodeJS.Signals) => {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
+};
+
+/**
+ * Runs a benchmark script in its own process group, its stdout streamed through and its RESULT lines collected.
+ * Past its timeout the group is sent SIGTERM (the scripts stop their stacks on it), then SIGKILL.
+ */
+const runChild = (child: ChildBench, quick: boolean): Promise<Figure[]> =>
+  new Promise((resolve, reject) => {
+    const args = ['tsx', join('tests', 'bench', child.file), ...child.args(quick)];
+    console.log(`\n== ${child.key}: npx ${args.join(' ')}`);
+    const proc = spawn('npx', args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+    running = proc.pid === undefined ? undefined : { pid: proc.pid };
+    const figures: Figure[] = [];
+    const problems: string[] = [];
+    let pending = '';
+    const take = (line: string) => {
+      try {
+        const figure = parseResultLine(line);
+        if (figure !== undefined) figures.push(figure);
+      } catch (error) {
+        problems.push((error as Error).message);
+      }
+    };
+    proc.stdout.setEncoding('utf8');
+    proc.stdout.on('data', (chunk: string) => {
+      process.stdout.write(chunk);
+      pending += chunk;
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      lines.forEach(take);
+    });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      console.log(`\n== ${child.key}: still running after ${child.timeoutMs / MINUTE} min, stopping it`);
+      signalGroup(proc.pid!, 'SIGTERM');
+      setTimeout(() => signalGroup(proc.pid!, 'SIGKILL'), 20_000).unref();
+    }, child.timeoutMs);
+    proc.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    proc.on('close', (code, signal) => {
+      clearTimeout(timer);
+      running = undefined;
+      take(pending);
+      if (problems.length > 0) console.log(`== ${child.key}: malformed RESULT lines:\n   ${problems.join('\n   ')}`);
+      if (timedOut) reject(new Error(`timed out after ${child.timeoutMs / MINUTE} min`));
+      else if (code !== 0) reject(new Error(`exited with ${signal ?? code}`));
+      else if (figures.length === 0) reject(new Error('printed no RESULT line'));
+      else resolve(figures);
+    });
+  });
+
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
+
+const readFigures = async (file: string): Promise<Figure[] | undefined> => {
+  const text = await readFile(file, 'utf8').catch(() => undefined);
+  if (text === undefined) return undefined;
+  return (JSON.parse(text) as { figures: Figure[] }).figures;
+};
+
+const listOption = (argv: readonly string[], name: string): string[] | undefined => {
+  const at = argv.indexOf(name);
+  if (at === -1) return undefined;
+  return (argv[at + 1] ?? '').split(',').filter((s) => s !== '');
+};
+
+const main = async () => {
+  const argv = process.argv.slice(2);
+  const quick = argv.includes('--quick');
+  const save = argv.includes('--save');
+  const only = listOption(argv, '--only');
+  const skip = listOption(argv, '--skip') ?? [];
+  const own: Bench[] = [
+    { key: 'http', run: httpLatency },
+    { key: 'shell', run: shellOverhead },
+    { key: 'bundles', run: bundles },
+  ];
+  const children: Bench[] = [];
+  for (const child of CHILDREN) {
+    if (child.optional === true && !(await exists(join(ROOT, 'tests', 'bench', child.file)))) continue;
+    children.push({ key: child.key, run: (q) => runChild(child, q) });
+  }
+  const known = [...own, ...children].map((b) => b.key);
+  for (const key of [...(only ?? []), ...skip])
+    if (!known.includes(key)) throw new Error(`unknown bench ${key}: one of ${known.join(', ')}`);
+  const selected = [...own, ...children].filter(
+    (b) => (only === undefined || only.includes(b.key)) && !skip.includes(b.key),
+  );
+
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      if (running !== undefined) signalGroup(running.pid, signal);
+      setTimeout(() => process.exit(130), running === undefined ? 0 : 20_000).unref();
+    });
+
+  const startedAt = performance.now();
+  const figures: Figure[] = [];
+  const failed: { bench: string; reason: string }[] = [];
+  for (const bench of selected) {
+    try {
+      const result = await bench.run(quick);
+      if (!children.includes(bench)) printResults(result);
+      figures.push(...result);
+    } catch (error) {
+      console.log(`\n== ${bench.key} failed: ${(error as Error).message}`);
+      failed.push({ bench: bench.key, reason: `failed: ${(error as Error).message}` });
+    }
+  }
+
+  const previous = (await readFigures(join(ROOT, 'tests', 'bench', 'baseline.json'))) ?? [];
+  const lastRunFile = join(ROOT, 'tests', 'bench', 'last-run.json');
+  const lastRun = await readFigures(lastRunFile);
+  console.log(
+    `\n== All figures (${((performance.now() - startedAt) / MINUTE).toFixed(1)} min; previous: before issue 13, tests/bench/baseline.json${lastRun === undefined ? '' : '; last run: tests/bench/last-run.json'}; ! misses its goal)\n`,
+  );
+  console.log(formatTable(figures, { previous, ...(lastRun === undefined ? {} : { lastRun }), failed }));
+  if (save) {
+    await writeFile(
+      lastRunFile,
+      `${JSON.stringify({ saved_at: new Date().toISOString(), quick, machine: { cores: cpus().length, load: loadavg()[0] }, figures }, null, 2)}\n`,
+    );
+    console.log(`\n   saved to ${lastRunFile}`);
+  }
+  process.exit(failed.length === 0 ? 0 : 1);
+};
+
+await main();

@@ -1,6 +1,6 @@
 // What AWS calls a function's code can make, read from its bundle: esbuild bundles the function's entry as
-// serverless-esbuild does (the AWS SDK external), tree shaking leaves the code the entry can reach, and every SDK
-// command class (GetCommand, SendMessageCommand, ...) that code still names maps to an IAM action. The unit is
+// serverless-esbuild does (but with the AWS SDK external), tree shaking leaves the code the entry can reach, and
+// every SDK command class (GetCommand, SendMessageCommand, ...) that code still names maps to an IAM action. The unit is
 // what tree shaking keeps: a repository class kept in the bundle counts with every command its methods use.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -103,7 +103,8 @@ export const awsCallsOf = async (root: string, module: string): Promise<Function
     format: 'esm',
     target: 'node22',
     minify: false,
-    // As serverless.yml's esbuild settings for the cloud: the runtime ships the SDK; the native module stays out.
+    // The cloud bundles carry the AWS SDK (serverless.yml); here it stays external so that the SDK imports left in
+    // the output name the commands the code uses. The native module stays out as in the cloud.
     external: ['@aws-sdk/*', '@node-rs/argon2'],
     plugins: [pureOnce],
     logLevel: 'silent',
