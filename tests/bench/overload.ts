@@ -102,6 +102,7 @@ const main = async () => {
     result('150 rps p99', la.p99, 'ms', 'p99 <= 100 ms');
     result('150 rps max', la.max, 'ms');
     result('150 rps non-200 share', 100 - share(a, [200]), '%');
+    result('150 rps timeouts', (100 * a.filter((o) => o.status === 0).length) / Math.max(1, a.length), '%', '0');
     await sleep(3_000);
 
     // b. 300 requests/s for 10 s, then the recovery: probes every 100 ms from a fifth address, until three in a row
