@@ -21,8 +21,11 @@ export type Now = () => number;
 /** Weight of the newest request in the running mean of how long a request holds its slot. */
 const SERVICE_WEIGHT = 0.1;
 
-/** What each lane goes through: `api` the shared slots, `health` its own first, `exempt` nothing. */
-export type Lane = 'api' | 'health' | 'exempt';
+/**
+ * What each lane goes through: `api` the shared slots, `health` its own first, `agent` a gate of its own (the agents'
+ * protocol: machine clients whose bursts, 100 completions at once, wait rather than being shed), `exempt` nothing.
+ */
+export type Lane = 'api' | 'health' | 'agent' | 'exempt';
 
 export type Ticket =
   | { readonly admitted: true; release(): void }
@@ -41,6 +44,7 @@ export interface Admission {
 /** GET /api/v1/agent/commands: an agent's long poll, held up to 20 s by design. */
 const LONG_POLL = /^\/api\/v1\/agent\/commands\/?$/;
 const HEALTH = /^\/api\/v1\/health(\/ready)?\/?$/;
+const AGENT = /^\/api\/v1\/agent\//;
 
 /**
  * The lane of an API request. Long polls hold a slot for up to 20 s doing nothing, so they do not take one (each
@@ -50,6 +54,7 @@ const HEALTH = /^\/api\/v1\/health(\/ready)?\/?$/;
 export const laneOf = (method: string, path: string): Lane => {
   if (method === 'GET' && LONG_POLL.test(path)) return 'exempt';
   if ((method === 'GET' || method === 'HEAD') && HEALTH.test(path)) return 'health';
+  if (AGENT.test(path)) return 'agent';
   return 'api';
 };
 
@@ -72,6 +77,8 @@ export const createAdmission = (limits: AdmissionLimits, now: Now = () => perfor
   let serviceMs = 0;
   const queue: Waiter[] = [];
   const expectedWaitMs = (position: number) => Math.ceil(position / limits.maxInFlight) * serviceMs;
+  /** A gate with no bound on waiting (maxWaitMs Infinity) sheds only past maxQueued. */
+  const bounded = Number.isFinite(limits.maxWaitMs);
 
   /** A slot held until released or the request's end, whichever comes first; released once. */
   const hold = (done: AbortSignal, free: () => void): Ticket => {
@@ -110,7 +117,7 @@ export const createAdmission = (limits: AdmissionLimits, now: Now = () => perfor
     }
     if (inFlight < limits.maxInFlight && queue.length === 0) return Promise.resolve(takeShared(done));
     const position = queue.length + 1;
-    const patient = position <= limits.maxInFlight;
+    const patient = !bounded || position <= limits.maxInFlight;
     if (queue.length >= limits.maxQueued || (!patient && expectedWaitMs(position) > limits.maxWaitMs))
       return Promise.resolve({ admitted: false, reason: 'queue_full' });
     return new Promise<Ticket>((resolve) => {

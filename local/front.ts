@@ -56,6 +56,17 @@ const ENVELOPE_HEADERS = {
  */
 export const DEFAULT_ADMISSION: AdmissionLimits = { maxInFlight: 8, maxQueued: 64, maxWaitMs: 500, healthSlots: 2 };
 
+/**
+ * The agents' protocol has a gate of its own: 8 more at once, and a burst (100 agents completing together) waits its
+ * turn instead of being shed; in the cloud API Gateway's default throttle (10,000 requests/s) is far above it.
+ */
+export const AGENT_ADMISSION: AdmissionLimits = {
+  maxInFlight: 8,
+  maxQueued: 10_000,
+  maxWaitMs: Number.POSITIVE_INFINITY,
+  healthSlots: 0,
+};
+
 /** A request shed by the admission gate: 503 in the envelope, retry in a second (readable by allowed origins). */
 const overloaded = (
   res: ServerResponse,
@@ -93,7 +104,7 @@ const overloaded = (
  * answers 503 when the gate sheds the request. A client that leaves while waiting gets nothing.
  */
 const throughGate = (
-  gate: Admission,
+  gates: { readonly api: Admission; readonly agent: Admission },
   req: IncomingMessage,
   res: ServerResponse,
   path: string,
@@ -105,7 +116,8 @@ const throughGate = (
   const lifetime = new AbortController();
   res.once('close', () => lifetime.abort());
   const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
-  gate.enter(lane, lifetime.signal).then(
+  const entered = lane === 'agent' ? gates.agent.enter('api', lifetime.signal) : gates.api.enter(lane, lifetime.signal);
+  entered.then(
     (ticket) => {
       if (ticket.admitted) go();
       else if (ticket.reason !== 'left') overloaded(res, ticket.reason, cors, origin);
@@ -361,7 +373,10 @@ export const startFront = async (options: {
   const preflight = preflightAt(origins);
   const api = new URL(options.apiUrl);
   const streams = new URL(options.streamUrl);
-  const gate = createAdmission(options.admission ?? DEFAULT_ADMISSION);
+  const gates = {
+    api: createAdmission(options.admission ?? DEFAULT_ADMISSION),
+    agent: createAdmission(AGENT_ADMISSION),
+  };
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     res.socket?.setNoDelay(true);
     if (req.method === 'OPTIONS') {
@@ -371,7 +386,7 @@ export const startFront = async (options: {
     const path = new URL(req.url ?? '/', 'http://local').pathname;
     const cors = corsFor(allowed, typeof req.headers.origin === 'string' ? req.headers.origin : undefined);
     if (isStream(path)) forward(req, res, streams, 'stream function', cors);
-    else throughGate(gate, req, res, path, cors, () => forward(req, res, api, 'API (serverless-offline)', cors));
+    else throughGate(gates, req, res, path, cors, () => forward(req, res, api, 'API (serverless-offline)', cors));
   };
   const upgraded = new Set<Socket>();
   const onUpgrade = proxyUpgrade(options.socketUrl === undefined ? undefined : new URL(options.socketUrl), upgraded);

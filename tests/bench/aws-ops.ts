@@ -98,7 +98,7 @@ const main = async () => {
     });
 
     // 2. Requests: each measured over N calls, agents' background traffic subtracted by measuring it alone
-    const N = 20;
+    const N = 100;
     const background = async (millis: number) => {
       const at = counter.snapshot();
       await sleep(millis);

@@ -151,10 +151,29 @@ describe('admission gate', () => {
     expect(gate.inFlight).toBe(3);
   });
 
-  it('sorts requests into lanes: agent long polls exempt, health checks apart, everything else api', () => {
+  it('lets a gate without a waiting bound queue a burst past its slots, shedding only past maxQueued', async () => {
+    // Prepare: the agents' gate (1 slot, 3 queued at most, no time bound)
+    vi.useFakeTimers();
+    const gate = createAdmission({ maxInFlight: 1, maxQueued: 3, maxWaitMs: Number.POSITIVE_INFINITY, healthSlots: 0 });
+    const first = await gate.enter('api', request().signal);
+    // Act
+    const waiting = [1, 2, 3].map(() => watch(gate.enter('api', request().signal)));
+    const fifth = await gate.enter('api', request().signal);
+    await vi.advanceTimersByTimeAsync(60_000);
+    // Assess: nobody shed by time; the one past the queue shed at once; the queue drains in order
+    expect(waiting.map((w) => w.ticket)).toEqual([undefined, undefined, undefined]);
+    expect(fifth).toEqual({ admitted: false, reason: 'queue_full' });
+    if (first.admitted) first.release();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(waiting.map((w) => w.ticket?.admitted)).toEqual([true, undefined, undefined]);
+    vi.useRealTimers();
+  });
+
+  it('sorts requests into lanes: agent long polls exempt, the agent protocol apart, health checks apart, the rest api', () => {
     expect(laneOf('GET', '/api/v1/agent/commands')).toBe('exempt');
-    expect(laneOf('POST', '/api/v1/agent/commands/c1/output')).toBe('api');
-    expect(laneOf('POST', '/api/v1/agent/heartbeat')).toBe('api');
+    expect(laneOf('POST', '/api/v1/agent/commands/c1/output')).toBe('agent');
+    expect(laneOf('POST', '/api/v1/agent/heartbeat')).toBe('agent');
+    expect(laneOf('POST', '/api/v1/agent/register')).toBe('agent');
     expect(laneOf('GET', '/api/v1/health')).toBe('health');
     expect(laneOf('GET', '/api/v1/health/ready')).toBe('health');
     expect(laneOf('POST', '/api/v1/health')).toBe('api');
