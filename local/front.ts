@@ -57,11 +57,11 @@ const ENVELOPE_HEADERS = {
 export const DEFAULT_ADMISSION: AdmissionLimits = { maxInFlight: 8, maxQueued: 64, maxWaitMs: 500, healthSlots: 2 };
 
 /**
- * The agents' protocol has a gate of its own: 8 more at once, and a burst (100 agents completing together) waits its
+ * The agents’ protocol has a gate of its own: 64 more at once, and a burst (100 agents completing together) waits its
  * turn instead of being shed; in the cloud API Gateway's default throttle (10,000 requests/s) is far above it.
  */
 export const AGENT_ADMISSION: AdmissionLimits = {
-  maxInFlight: 8,
+  maxInFlight: 64,
   maxQueued: 10_000,
   maxWaitMs: Number.POSITIVE_INFINITY,
   healthSlots: 0,
