@@ -326,19 +326,10 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
       deploymentId,
       groups.map((g) => g.key),
     );
-    let remaining = groups.filter((g) => !done.has(g.key));
+    const remaining = groups.filter((g) => !done.has(g.key));
     try {
       // Nobody else writing: one transaction per batch, as for any append.
-      while (remaining.length > 0) {
-        const [batch = []] = groupBatches(remaining.map((g) => ({ events: packCount(g.events), size: groupSize(g) })));
-        const written = await this.appendGroups(
-          deploymentId,
-          batch.map((i) => remaining[i]!),
-        );
-        this.stats.direct += 1;
-        for (const [key, events] of written) stored.set(key, events);
-        remaining = remaining.slice(batch.length);
-      }
+      await this.appendInBatches(deploymentId, remaining, stored);
       return stored;
     } catch (error) {
       // The head moved (another writer) or a marker appeared (a concurrent retry): park and merge.
@@ -352,6 +343,27 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
     if (big.length > 0)
       for (const [key, events] of await this.appendRetrying(deploymentId, big)) stored.set(key, events);
     return stored;
+  }
+
+  /**
+   * The groups in transactions of as many as fit, one after the other, each one's events into `stored`; `pending`
+   * loses each batch once it is written, so after a failure it holds what is left.
+   */
+  private async appendInBatches(
+    deploymentId: string,
+    pending: PreparedGroup[],
+    stored: Map<string, StoredEvent[]>,
+  ): Promise<void> {
+    while (pending.length > 0) {
+      const [batch = []] = groupBatches(pending.map((g) => ({ events: packCount(g.events), size: groupSize(g) })));
+      const written = await this.appendGroups(
+        deploymentId,
+        batch.map((i) => pending[i]!),
+      );
+      this.stats.direct += 1;
+      for (const [key, events] of written) stored.set(key, events);
+      pending.splice(0, batch.length);
+    }
   }
 
   /** The old way, for groups too big to park: retry the head until the groups are in. */
@@ -368,17 +380,7 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
       );
       remaining = remaining.filter((g) => !done.has(g.key));
       try {
-        while (remaining.length > 0) {
-          const [batch = []] = groupBatches(
-            remaining.map((g) => ({ events: packCount(g.events), size: groupSize(g) })),
-          );
-          const written = await this.appendGroups(
-            deploymentId,
-            batch.map((i) => remaining[i]!),
-          );
-          for (const [key, events] of written) stored.set(key, events);
-          remaining = remaining.slice(batch.length);
-        }
+        await this.appendInBatches(deploymentId, remaining, stored);
       } catch (error) {
         if (!isConditionFailure(error) || attempt >= this.maxAttempts) throw error;
         await sleep(Math.random() * Math.min(100, 5 * 2 ** Math.min(attempt, 5)));
@@ -387,7 +389,7 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
     return stored;
   }
 
-  /** Parks the groups (one batch write), then merges parked groups until none of these is left parked. */
+  /** Parks the groups (plain puts), then merges parked groups until none of these is left parked. */
   private async parkAndMerge(
     deploymentId: string,
     groups: readonly PreparedGroup[],
@@ -510,19 +512,7 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
         },
       });
       if (!append) continue;
-      items.push({
-        Put: {
-          TableName: this.tableName,
-          Item: {
-            ...keys.deploymentEventsMarker(deploymentId, group.key),
-            type: 'deployment_event_marker',
-            groupKey: group.key,
-            firstSeq: seq + 1,
-            parked: group.sk,
-          },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      });
+      items.push(this.marker(deploymentId, group.key, seq + 1, group.sk));
       items.push(...eventItems(this.tableName, deploymentId, seq + 1, group.events));
       seq += group.events.length;
     }
@@ -569,6 +559,23 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
     };
   }
 
+  /** The put of a group's marker (absent before): where its events start, and the parked item it came from. */
+  private marker(deploymentId: string, groupKey: string, firstSeq: number, parked?: string) {
+    return {
+      Put: {
+        TableName: this.tableName,
+        Item: {
+          ...keys.deploymentEventsMarker(deploymentId, groupKey),
+          type: 'deployment_event_marker',
+          groupKey,
+          firstSeq,
+          ...(parked === undefined ? {} : { parked }),
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    };
+  }
+
   /** One transaction: the head moves past the groups' events; each group's marker (absent before) and events are put. */
   private async appendGroups(
     deploymentId: string,
@@ -584,18 +591,7 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
     for (const group of groups) {
       const events: StoredEvent[] = [];
       stored.set(group.key, events);
-      items.push({
-        Put: {
-          TableName: this.tableName,
-          Item: {
-            ...keys.deploymentEventsMarker(deploymentId, group.key),
-            type: 'deployment_event_marker',
-            groupKey: group.key,
-            firstSeq: seq + 1,
-          },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      });
+      items.push(this.marker(deploymentId, group.key, seq + 1));
       items.push(...eventItems(this.tableName, deploymentId, seq + 1, group.events));
       for (const e of group.events) {
         seq += 1;

@@ -1,10 +1,10 @@
 // handler -> authenticateClient, introspectToken (domain/oauth/tokens.ts) -> TokenService, TokenRevocations
 // POST /oauth/introspect (RFC 7662): a client learns about its own tokens; anything else is `active: false`.
 import * as v from 'valibot';
-import { authenticateClient, introspectToken, OAuthError, type OAuthTokenDeps } from '../../../domain/oauth/tokens.js';
+import { introspectToken, type OAuthTokenDeps } from '../../../domain/oauth/tokens.js';
 import { http } from '../../shared/http.js';
 import { oauthIssuer, oauthTokenDeps } from '../../shared/oauth-wiring.js';
-import { clientCredentialsOf, formOf, NO_STORE, oauthAnswer } from './oauth-http.js';
+import { clientAndToken, NO_STORE, oauthAnswer } from './oauth-http.js';
 
 export const makeHandler = (deps: () => OAuthTokenDeps) =>
   http(
@@ -24,10 +24,7 @@ export const makeHandler = (deps: () => OAuthTokenDeps) =>
     },
     ({ headers, rawBody }) =>
       oauthAnswer(async () => {
-        const form = formOf(headers, rawBody);
-        const client = await authenticateClient(deps(), clientCredentialsOf(headers, form));
-        const token = form.get('token');
-        if (token === undefined || token === '') throw new OAuthError('invalid_request', 'token is required.');
+        const { client, token } = await clientAndToken(deps(), headers, rawBody);
         return {
           statusCode: 200,
           body: await introspectToken(deps(), client, token, oauthIssuer()),

@@ -1,6 +1,11 @@
 // What the /oauth endpoints share: form bodies (RFC 6749 appendix B), client authentication by HTTP Basic or form
 // fields, and RFC 6749 section 5.2 error answers (not the API's envelope: OAuth clients parse these).
-import { OAuthError, type ClientCredentials } from '../../../domain/oauth/tokens.js';
+import {
+  authenticateClient,
+  OAuthError,
+  type ClientCredentials,
+  type OAuthTokenDeps,
+} from '../../../domain/oauth/tokens.js';
 import type { HttpResult } from '../../shared/http.js';
 
 export const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
@@ -56,6 +61,19 @@ export const clientCredentialsOf = (
   return formSecret === undefined
     ? { clientId: formId, secret: undefined, method: 'none' }
     : { clientId: formId, secret: formSecret, method: 'client_secret_post' };
+};
+
+/** The authenticated client and the form's `token` (RFC 7009 and 7662 requests); invalid_request without one. */
+export const clientAndToken = async (
+  deps: Pick<OAuthTokenDeps, 'clients' | 'random'>,
+  headers: Readonly<Record<string, string | undefined>>,
+  raw: string | undefined,
+) => {
+  const form = formOf(headers, raw);
+  const client = await authenticateClient(deps, clientCredentialsOf(headers, form));
+  const token = form.get('token');
+  if (token === undefined || token === '') throw new OAuthError('invalid_request', 'token is required.');
+  return { client, token };
 };
 
 /** Runs an OAuth endpoint: an OAuthError becomes its RFC 6749 answer; anything else goes to the shell. */

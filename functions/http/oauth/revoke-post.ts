@@ -1,10 +1,10 @@
 // handler -> authenticateClient, revokeToken (domain/oauth/tokens.ts) -> TokenRevocations
 // POST /oauth/revoke (RFC 7009): 200 for a token the client holds (now revoked) and for any other token alike.
 import * as v from 'valibot';
-import { authenticateClient, OAuthError, revokeToken, type OAuthTokenDeps } from '../../../domain/oauth/tokens.js';
+import { revokeToken, type OAuthTokenDeps } from '../../../domain/oauth/tokens.js';
 import { http } from '../../shared/http.js';
 import { oauthTokenDeps } from '../../shared/oauth-wiring.js';
-import { clientCredentialsOf, formOf, NO_STORE, oauthAnswer } from './oauth-http.js';
+import { clientAndToken, NO_STORE, oauthAnswer } from './oauth-http.js';
 
 export const makeHandler = (deps: () => OAuthTokenDeps) =>
   http(
@@ -21,10 +21,7 @@ export const makeHandler = (deps: () => OAuthTokenDeps) =>
     },
     ({ headers, rawBody }) =>
       oauthAnswer(async () => {
-        const form = formOf(headers, rawBody);
-        const client = await authenticateClient(deps(), clientCredentialsOf(headers, form));
-        const token = form.get('token');
-        if (token === undefined || token === '') throw new OAuthError('invalid_request', 'token is required.');
+        const { client, token } = await clientAndToken(deps(), headers, rawBody);
         await revokeToken(deps(), client, token);
         return { statusCode: 200, body: {}, headers: NO_STORE };
       }),
