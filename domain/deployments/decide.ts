@@ -12,6 +12,7 @@
 import { agentGone } from '../targets/targets.js';
 import type { Command, Target } from '../targets/types.js';
 import { owedBy } from './outbox.js';
+import { UNSTARTED } from './plan.js';
 import type { Deployment, DeploymentState, OutboxEntry, PlanStep, StepScript } from './types.js';
 
 /** The exit code of a step stopped by the deployment's timeout. */
@@ -166,13 +167,7 @@ const rollbackSteps = (
       ...step,
       id: `${step.id}-rollback`,
       rollbackOf: step.id,
-      state: 'pending',
-      startedAt: null,
-      completedAt: null,
-      exitCode: null,
-      errorMessage: null,
-      retryCount: 0,
-      durationMs: null,
+      ...UNSTARTED,
     }));
 
 /**

@@ -54,6 +54,17 @@ import type {
 } from './types.js';
 import { ENCRYPTED_PREFIX, isSecretVariable, planView } from './views.js';
 
+/** The run fields of a step that has not started (a planned step, a rollback step). */
+export const UNSTARTED = {
+  state: 'pending',
+  startedAt: null,
+  completedAt: null,
+  exitCode: null,
+  errorMessage: null,
+  retryCount: 0,
+  durationMs: null,
+} as const satisfies Partial<PlanStep>;
+
 export interface PlanDeps {
   readonly actions: Pick<ActionRepository, 'find'>;
   readonly sequences: Pick<SequenceRepository, 'find'>;
@@ -701,13 +712,7 @@ export const resolveDeployment = async (
       actionOrder: planned.order,
       actionVersion: planned.version.version,
       actionVersionId: planned.version.id,
-      state: 'pending',
-      startedAt: null,
-      completedAt: null,
-      exitCode: null,
-      errorMessage: null,
-      retryCount: 0,
-      durationMs: null,
+      ...UNSTARTED,
     })),
   );
 
