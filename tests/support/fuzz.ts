@@ -554,7 +554,26 @@ const isEnvelope = (answer: Answer): boolean => {
   }
 };
 
-export const classify = (answer: Answer): Outcome => {
+/**
+ * An RFC 6749 section 5.2 error (`{error, error_description?}`, JSON): what the OAuth endpoints answer instead of the
+ * envelope, since OAuth clients parse those. Accepted only from /oauth/* paths.
+ */
+const isOAuthError = (answer: Answer): boolean => {
+  if (!answer.contentType.startsWith('application/json') || (answer.status !== 400 && answer.status !== 401))
+    return false;
+  try {
+    const json = JSON.parse(answer.body) as { error?: unknown; error_description?: unknown };
+    return (
+      typeof json.error === 'string' &&
+      /^[a-z_]+$/.test(json.error) &&
+      (json.error_description === undefined || typeof json.error_description === 'string')
+    );
+  } catch {
+    return false;
+  }
+};
+
+export const classify = (answer: Answer, target = ''): Outcome => {
   if (answer.timedOut) return 'timeout';
   if (answer.status === -1) return 'not sent';
   if (answer.status === 0) return 'connection error';
@@ -562,6 +581,7 @@ export const classify = (answer: Answer): Outcome => {
   if (answer.status >= 200 && answer.status < 300) return '2xx';
   if (answer.status >= 300 && answer.status < 400) return '3xx';
   if (isEnvelope(answer)) return '4xx envelope';
+  if (/^\/oauth\//.test(target) && isOAuthError(answer)) return '4xx envelope';
   if (
     PLATFORM_ANSWERS.some(
       (p) => p.status === answer.status && p.contentType.test(answer.contentType) && p.body.test(answer.body),
@@ -684,7 +704,7 @@ export const runFuzz = async (run: FuzzRun): Promise<FuzzReport> => {
         });
         await signingIn;
       }
-      const outcome = classify(answer);
+      const outcome = classify(answer, req.target);
       counts[outcome] += 1;
       byStatus[String(answer.status)] = (byStatus[String(answer.status)] ?? 0) + 1;
       if (BAD_OUTCOMES.includes(outcome)) {
