@@ -5,7 +5,14 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../shared/ports.js';
 import { ForbiddenError, InvalidTokenError } from '../identity/errors.js';
 import type { Permission } from '../identity/permissions.js';
-import type { RoleDirectory, TokenGenerator, TokenService, UserRepository } from '../identity/ports.js';
+import type {
+  RateLimiter,
+  RatePolicy,
+  RoleDirectory,
+  TokenGenerator,
+  TokenService,
+  UserRepository,
+} from '../identity/ports.js';
 import type { Caller, TokenClaims } from '../identity/types.js';
 import type { OAuthClientRepository, TokenRevocations } from './ports.js';
 import type { OAuthClient } from './types.js';
@@ -17,7 +24,8 @@ export type OAuthErrorCode =
   | 'unauthorized_client'
   | 'unsupported_grant_type'
   | 'invalid_scope'
-  | 'unsupported_token_type';
+  | 'unsupported_token_type'
+  | 'temporarily_unavailable';
 
 /** An RFC 6749 error: 400, or 401 for invalid_client (with WWW-Authenticate when Basic was tried). */
 export class OAuthError extends Error {
@@ -25,10 +33,13 @@ export class OAuthError extends Error {
   constructor(
     readonly code: OAuthErrorCode,
     readonly description: string,
+    /** Set for `temporarily_unavailable` (429): when to ask again. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(description);
   }
   get status(): number {
+    if (this.code === 'temporarily_unavailable') return 429;
     return this.code === 'invalid_client' ? 401 : 400;
   }
 }
@@ -42,7 +53,33 @@ export interface OAuthTokenDeps {
   readonly random: TokenGenerator;
   readonly clock: Clock;
   readonly accessTokenTtlSeconds: number;
+  /** The shared token bucket: token requests per client (beside the general limit per address). */
+  readonly limiter: RateLimiter;
 }
+
+/** Token requests one client may make: 5 a second, bursts of 20 (a pipeline caches its token for its lifetime). */
+export const TOKEN_REQUESTS_PER_CLIENT: RatePolicy = { ratePerSecond: 5, burst: 20 };
+
+/**
+ * Counts a token request of an authenticated client; past the limit, temporarily_unavailable (429, Retry-After).
+ * Counted after authentication, so nobody can spend another client's budget with its public client_id.
+ */
+export const throttleClient = async (
+  deps: Pick<OAuthTokenDeps, 'limiter' | 'clock'>,
+  client: OAuthClient,
+): Promise<void> => {
+  const decision = await deps.limiter.take(
+    `oauthclient#${client.clientId}`,
+    TOKEN_REQUESTS_PER_CLIENT,
+    deps.clock.now(),
+  );
+  if (!decision.allowed)
+    throw new OAuthError(
+      'temporarily_unavailable',
+      `Too many token requests for this client: retry in ${decision.retryAfterSeconds} s.`,
+      decision.retryAfterSeconds,
+    );
+};
 
 /** The credentials a client presented: HTTP Basic (client_secret_basic) or form fields (client_secret_post). */
 export interface ClientCredentials {

@@ -7,7 +7,7 @@ import { DynamoOAuthClientRepository } from '../../infra/dynamodb/oauth-client-r
 import { DynamoTokenRevocations } from '../../infra/dynamodb/oauth-revocations.js';
 import { identityDeps } from './identity-wiring.js';
 import { once } from './once.js';
-import { ids, infra } from './wiring.js';
+import { ids, infra, sharedBucket } from './wiring.js';
 
 const clients = once(() => new DynamoOAuthClientRepository(infra().db, infra().config.TABLE_NAME));
 
@@ -37,5 +37,6 @@ export const oauthTokenDeps = once((): OAuthTokenDeps => {
     random: identity.random,
     clock: infra().clock,
     accessTokenTtlSeconds: identity.settings.accessTokenTtlSeconds,
+    limiter: sharedBucket,
   };
 });

@@ -51,7 +51,7 @@ const STALE_TAKE_MS = 500;
  * bucket's, so a request whose process stalled (a loaded machine, a long GC pause) between reading the clock and
  * the write would be judged as early as it was stale, and refused.
  */
-const sharedBucket: RateLimiter = {
+export const sharedBucket: RateLimiter = {
   take: async (key, policy, now, count) => {
     const decision = await rateLimiter().take(key, policy, now, count);
     if (decision.allowed || systemClock.now().getTime() - now.getTime() < STALE_TAKE_MS) return decision;

@@ -208,6 +208,34 @@ describe('the OAuth 2.0 authorization server', () => {
     expect((await call('GET', '/deployments', issued)).status).toBe(200);
   });
 
+  it('limits token requests per client (5 a second, bursts of 20) with 429 and Retry-After; other clients go on', async () => {
+    // Prepare
+    const busy = await newClient(admin);
+    const calm = await newClient(admin);
+    const basic = (c: { client_id: string; client_secret: string }) => ({
+      authorization: `Basic ${Buffer.from(`${c.client_id}:${c.client_secret}`).toString('base64')}`,
+    });
+    // Act: 60 token requests, 10 at a time
+    const started = Date.now();
+    const answers: Awaited<ReturnType<typeof form>>[] = [];
+    for (let batch = 0; batch < 6; batch += 1)
+      answers.push(
+        ...(await Promise.all(
+          Array.from({ length: 10 }, () => form('/oauth/token', { grant_type: 'client_credentials' }, basic(busy))),
+        )),
+      );
+    const seconds = (Date.now() - started) / 1000;
+    // Assess: at most the burst plus what refilled meanwhile; the rest refused with a hint
+    const allowed = answers.filter((a) => a.status === 200).length;
+    const refused = answers.filter((a) => a.status === 429);
+    expect(allowed).toBeLessThanOrEqual(20 + Math.ceil(5 * seconds) + 1);
+    expect(allowed + refused.length).toBe(60);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused[0]!.json.error).toBe('temporarily_unavailable');
+    expect(Number(refused[0]!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect((await form('/oauth/token', { grant_type: 'client_credentials' }, basic(calm))).status).toBe(200);
+  });
+
   it('answers bad requests with RFC 6749 errors, 401 and WWW-Authenticate for client authentication', async () => {
     const client = await newClient(admin);
     const basic = `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`;

@@ -559,8 +559,7 @@ const isEnvelope = (answer: Answer): boolean => {
  * envelope, since OAuth clients parse those. Accepted only from /oauth/* paths.
  */
 const isOAuthError = (answer: Answer): boolean => {
-  if (!answer.contentType.startsWith('application/json') || (answer.status !== 400 && answer.status !== 401))
-    return false;
+  if (!answer.contentType.startsWith('application/json') || ![400, 401, 429].includes(answer.status)) return false;
   try {
     const json = JSON.parse(answer.body) as { error?: unknown; error_description?: unknown };
     return (

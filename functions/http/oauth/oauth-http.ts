@@ -88,6 +88,7 @@ export const oauthAnswer = async (run: () => Promise<HttpResult>): Promise<HttpR
       headers: {
         ...NO_STORE,
         ...(error.code === 'invalid_client' ? { 'www-authenticate': 'Basic realm="deployer", charset="UTF-8"' } : {}),
+        ...(error.retryAfterSeconds === undefined ? {} : { 'retry-after': String(error.retryAfterSeconds) }),
       },
     };
   }

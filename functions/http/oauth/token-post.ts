@@ -5,6 +5,7 @@ import {
   authenticateClient,
   clientCredentialsGrant,
   OAuthError,
+  throttleClient,
   type OAuthTokenDeps,
 } from '../../../domain/oauth/tokens.js';
 import { http } from '../../shared/http.js';
@@ -32,6 +33,10 @@ export const makeHandler = (deps: () => OAuthTokenDeps) =>
         },
         400: { description: 'RFC 6749 5.2 error', schema: OAuthErrorSchema },
         401: { description: 'invalid_client', schema: OAuthErrorSchema },
+        429: {
+          description: 'temporarily_unavailable: 5 token requests a second per client, bursts of 20',
+          schema: OAuthErrorSchema,
+        },
       },
     },
     ({ headers, rawBody }) =>
@@ -40,6 +45,7 @@ export const makeHandler = (deps: () => OAuthTokenDeps) =>
         const grantType = form.get('grant_type');
         if (grantType === undefined) throw new OAuthError('invalid_request', 'grant_type is required.');
         const client = await authenticateClient(deps(), clientCredentialsOf(headers, form));
+        await throttleClient(deps(), client);
         if (grantType !== 'client_credentials')
           throw new OAuthError('unsupported_grant_type', `The grant type ${grantType} is not supported.`);
         return {
