@@ -132,6 +132,16 @@ const find = async (deps: Pick<OAuthClientsDeps, 'clients'>, caller: Caller, id:
   return client;
 };
 
+/**
+ * A client whose scopes go beyond the caller's is not the caller's to change or to get a secret of: its tokens act for
+ * its creator within those scopes, so rotating its secret (or pointing its redirect URIs elsewhere) would hand the
+ * caller what they do not hold. Deactivating it takes nothing and stays allowed.
+ */
+const checkWithinCaller = (caller: Caller, client: OAuthClient): void => {
+  const wider = client.scopes.filter((scope) => !caller.permissions.has(scope));
+  if (wider.length > 0) throw new InsufficientPermissionsError(wider);
+};
+
 const newSecret = (random: TokenGenerator) => {
   const secret = `${CLIENT_SECRET_PREFIX}${random.random(32)}`;
   return { secret, hash: random.hash(secret) };
@@ -200,6 +210,7 @@ export const updateClient = async (
   command: UpdateClientCommand,
 ) => {
   const client = await find(deps, caller, id);
+  checkWithinCaller(caller, client);
   const changes: OAuthClientChanges = {
     ...(command.name === undefined ? {} : { name: command.name }),
     ...(command.description === undefined ? {} : { description: command.description }),
@@ -226,6 +237,7 @@ export const deactivateClient = async (deps: OAuthClientsDeps, caller: Caller, i
 
 export const rotateClientSecret = async (deps: OAuthClientsDeps, caller: Caller, id: string) => {
   const client = await find(deps, caller, id);
+  checkWithinCaller(caller, client);
   if (!client.isConfidential)
     throw new ValidationError('A public client has no secret to rotate.', [
       { field: 'id', code: 'VALIDATION_ERROR', message: 'the client is public (is_confidential: false)' },

@@ -194,10 +194,19 @@ describe('OAuth 2.0 clients', () => {
       'INSUFFICIENT_PERMISSIONS',
       ['users:create'],
     ]);
-    // an admin's wider client stays as it is when the manager edits only its name
+    // an admin's wider client is not the manager's to change or to take a secret of (its tokens act for the admin)
     const wide = await call('POST', '/admin/oauth-clients', admin, { ...confidential, scopes: ['users:create'] });
-    const renamed = await call('PATCH', `/admin/oauth-clients/${wide.json.id}`, manager, { name: 'renamed' });
-    expect([renamed.status, renamed.json.scopes]).toEqual([200, ['users:create']]);
+    for (const [method, path, body] of [
+      ['PATCH', `/admin/oauth-clients/${wide.json.id}`, { name: 'renamed' }],
+      ['PATCH', `/admin/oauth-clients/${wide.json.id}`, { redirect_uris: ['https://attacker.example/cb'] }],
+      ['POST', `/admin/oauth-clients/${wide.json.id}/rotate-secret`, undefined],
+    ] as const) {
+      const reply = await call(method, path, manager, body);
+      expect([path, reply.status, reply.json.error.code]).toEqual([path, 403, 'INSUFFICIENT_PERMISSIONS']);
+    }
+    const unchanged = await call('GET', `/admin/oauth-clients/${wide.json.id}`, admin);
+    expect([unchanged.json.name, unchanged.json.redirect_uris]).toEqual(['CI pipeline', confidential.redirect_uris]);
+    expect((await call('DELETE', `/admin/oauth-clients/${wide.json.id}`, manager)).status).toBe(204);
     expect((await call('GET', `/admin/oauth-clients/${ok.json.id}`, manager)).json.scopes).toEqual([
       'deployments:read',
     ]);
