@@ -94,7 +94,11 @@ const inner = (spec: RouteSpec, shell: BaseShell, access: Access | undefined): M
 };
 
 /** The request an endpoint function receives, from what the middlewares found. */
-const requestOf = (event: Event, context: Context): HttpRequest<unknown, unknown, unknown, unknown> => {
+const requestOf = (
+  event: Event,
+  context: Context,
+  spec?: RouteSpec,
+): HttpRequest<unknown, unknown, unknown, unknown> => {
   const state = requestState(event);
   return {
     caller: state?.caller,
@@ -107,7 +111,8 @@ const requestOf = (event: Event, context: Context): HttpRequest<unknown, unknown
     requestId: state?.requestId ?? context.awsRequestId,
     sourceIp: clientIp(event),
     headers: event.headers ?? {},
-    rawBody: rawBodyOf(event),
+    // Only routes without a JSON body read the text (the OAuth forms): the others' bodies are not decoded twice.
+    ...(spec !== undefined && spec.body === undefined ? { rawBody: rawBodyOf(event) } : {}),
   };
 };
 
@@ -132,7 +137,7 @@ export const bindHttp = <K extends AuthKind>(endpoint: HttpEndpoint<K>, shell: S
   for (const middleware of middlewares) chain.use(middleware);
   return chain.handler(async function endpointHandler(event, context) {
     // renderResponse turns the HttpResult into API Gateway's structured result on the way out.
-    return (await endpoint.run(requestOf(event, context))) as unknown as Result;
+    return (await endpoint.run(requestOf(event, context, endpoint.spec))) as unknown as Result;
   });
 };
 
