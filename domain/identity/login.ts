@@ -3,6 +3,7 @@
 import { AuthRateLimitError, InvalidCredentialsError } from './errors.js';
 import type { IdentityDeps } from './deps.js';
 import { startSession, type StartedSession } from './sessions.js';
+import type { User } from './types.js';
 
 export interface LoginCommand {
   readonly email: string;
@@ -14,7 +15,18 @@ export type LoginOutcome =
   | ({ readonly kind: 'session' } & StartedSession)
   | { readonly kind: 'two_factor'; readonly body: { readonly requires_2fa: true; readonly pending_token: string } };
 
+/** Who a password proves, or the pending-2FA token to ask for the code: login without the session (the OAuth page). */
+export type PasswordOutcome =
+  | { readonly kind: 'user'; readonly user: User }
+  | { readonly kind: 'two_factor'; readonly body: { readonly requires_2fa: true; readonly pending_token: string } };
+
 export const login = async (deps: IdentityDeps, command: LoginCommand): Promise<LoginOutcome> => {
+  const outcome = await checkPassword(deps, command);
+  if (outcome.kind === 'two_factor') return outcome;
+  return { kind: 'session', ...(await startSession(deps, outcome.user)) };
+};
+
+export const checkPassword = async (deps: IdentityDeps, command: LoginCommand): Promise<PasswordOutcome> => {
   const now = deps.clock.now();
   const lockout = await deps.throttle.check(command.ip, now);
   if (lockout.locked) throw new AuthRateLimitError(lockout.retryAfterSeconds);
@@ -39,5 +51,5 @@ export const login = async (deps: IdentityDeps, command: LoginCommand): Promise<
     );
     return { kind: 'two_factor', body: { requires_2fa: true, pending_token: pending } };
   }
-  return { kind: 'session', ...(await startSession(deps, user)) };
+  return { kind: 'user', user };
 };

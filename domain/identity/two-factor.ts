@@ -90,7 +90,13 @@ export const disableTwoFactor = async (deps: IdentityDeps, caller: Caller, code:
 export const verifyTwoFactor = async (
   deps: IdentityDeps,
   command: { code: string; pendingToken: string; ip: string },
-): Promise<StartedSession> => {
+): Promise<StartedSession> => startSession(deps, await checkTwoFactor(deps, command));
+
+/** The user a pending-2FA token and a right code prove (verifyTwoFactor without the session: the OAuth page). */
+export const checkTwoFactor = async (
+  deps: IdentityDeps,
+  command: { code: string; pendingToken: string; ip: string },
+): Promise<User> => {
   const now = deps.clock.now();
   const lockout = await deps.throttle.check(command.ip, now);
   if (lockout.locked) throw new AuthRateLimitError(lockout.retryAfterSeconds);
@@ -118,5 +124,5 @@ export const verifyTwoFactor = async (
     throw new InvalidCredentialsError('The code is not valid, or was used already.');
   }
   if (!(await deps.pendingTwoFactor.consume(pending))) throw spent;
-  return startSession(deps, user);
+  return user;
 };

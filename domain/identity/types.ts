@@ -73,6 +73,8 @@ export interface TokenClaims {
     readonly tokenId: string;
     /** Epoch seconds (JWT `exp`), as verified. */
     readonly expiresAt: number;
+    /** The authorization (code, its refresh tokens) a user-delegated token came from: revoked together. */
+    readonly grantId?: string;
   };
 }
 

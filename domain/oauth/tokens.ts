@@ -168,7 +168,8 @@ export const callerOfOAuthToken = async (
 ): Promise<Caller> => {
   const oauth = claims.oauth;
   if (oauth === undefined) throw new InvalidTokenError();
-  if (await deps.revocations.isRevoked(oauth.tokenId)) throw new InvalidTokenError('The token was revoked.');
+  if (await deps.revocations.isRevoked(oauth.tokenId, oauth.grantId))
+    throw new InvalidTokenError('The token was revoked.');
   const client = await deps.clients.findByClientId(oauth.clientId);
   if (client === undefined) throw new InvalidTokenError('The client of this token no longer exists.');
   const userId = oauth.grant === 'client_credentials' ? client.createdBy : claims.userId;

@@ -78,6 +78,8 @@ export interface HttpRequest<B, Q, P, C = Caller> {
    * application/x-www-form-urlencoded. Undefined when there is none or it is above MAX_BODY_BYTES.
    */
   readonly rawBody?: string | undefined;
+  /** The query string as sent, for routes that take no query schema (the OAuth authorization page). */
+  readonly rawQuery?: string;
 }
 
 /** Which credential an endpoint needs: none, a user's (token or API key), or an agent's. */

@@ -1,11 +1,14 @@
 // The composition root, OAuth part: the clients' repository, revocations, and what the admin endpoints and the
 // authorization server's endpoints need.
 import type { OAuthClientsDeps } from '../../domain/oauth/clients.js';
+import type { AuthorizationDeps } from '../../domain/oauth/authorization.js';
+import type { SealedNotes } from '../../domain/oauth/ports.js';
 import type { OAuthTokenDeps } from '../../domain/oauth/tokens.js';
 import { randomTokens } from '../../infra/crypto/tokens.js';
 import { DynamoOAuthClientRepository } from '../../infra/dynamodb/oauth-client-repository.js';
+import { DynamoOAuthGrantStore } from '../../infra/dynamodb/oauth-grants.js';
 import { DynamoTokenRevocations } from '../../infra/dynamodb/oauth-revocations.js';
-import { identityDeps } from './identity-wiring.js';
+import { identityDeps, tokenService } from './identity-wiring.js';
 import { once } from './once.js';
 import { ids, infra, sharedBucket } from './wiring.js';
 
@@ -27,9 +30,11 @@ export const oauthAuthenticationDeps = once((): Pick<OAuthTokenDeps, 'clients' |
 /** The issuer: the service's public base URL, without a trailing slash (RFC 8414). */
 export const oauthIssuer = (): string => infra().config.PUBLIC_BASE_URL.replace(/\/+$/, '');
 
-export const oauthTokenDeps = once((): OAuthTokenDeps => {
+export const oauthTokenDeps = once((): AuthorizationDeps => {
   const identity = identityDeps();
   return {
+    grants: new DynamoOAuthGrantStore(infra().db, infra().config.TABLE_NAME),
+    refreshTokenTtlSeconds: identity.settings.refreshTokenTtlSeconds,
     ...oauthAuthenticationDeps(),
     tokens: identity.tokens,
     users: identity.users,
@@ -40,3 +45,8 @@ export const oauthTokenDeps = once((): OAuthTokenDeps => {
     limiter: sharedBucket,
   };
 });
+
+/** The authorization page's sealed notes: signed by the service's token keys, under an audience of their own. */
+export const oauthNotes = (): SealedNotes => tokenService();
+
+export type { OAuthTokenDeps };

@@ -113,6 +113,7 @@ const requestOf = (
     headers: event.headers ?? {},
     // Only routes without a JSON body read the text (the OAuth forms): the others' bodies are not decoded twice.
     ...(spec !== undefined && spec.body === undefined ? { rawBody: rawBodyOf(event) } : {}),
+    ...(spec !== undefined && spec.query === undefined ? { rawQuery: event.rawQueryString ?? '' } : {}),
   };
 };
 

@@ -163,6 +163,12 @@ export const keys = {
   oauthClientId: (clientId: string): Key => ({ pk: `OAUTHCLIENTID#${clientId}`, sk: 'CLAIM' }),
   /** A revoked OAuth access token (by its jti), kept until the token would have expired (TTL). */
   oauthRevoked: (tokenId: string): Key => ({ pk: `OAUTHREVOKED#${tokenId}`, sk: 'REVOKED' }),
+  /** A revoked grant (an authorization and every token it produced), kept until its last token would expire. */
+  oauthGrantRevoked: (grantId: string): Key => ({ pk: `OAUTHGRANTREVOKED#${grantId}`, sk: 'REVOKED' }),
+  /** An authorization code by the hash of its value (TTL: a few minutes past its expiry, for reuse detection). */
+  oauthCode: (codeHash: string): Key => ({ pk: `OAUTHCODE#${codeHash}`, sk: 'CODE' }),
+  /** An OAuth refresh token by the hash of its value. */
+  oauthRefresh: (tokenHash: string): Key => ({ pk: `OAUTHREFRESH#${tokenHash}`, sk: 'REFRESH' }),
   /** Every client, oldest first, on gsi1 (an admin list; clients are few). */
   oauthClientsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'OAUTHCLIENTS', gsi1sk: `${createdAt}#${id}` }),
   // ---- deployment events (domain/deployments/events.ts): one partition per deployment ----

@@ -7,19 +7,22 @@ import { errors, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type
 import { InvalidTokenError, TokenExpiredError } from '../../domain/identity/errors.js';
 import type { SecretCipher, TokenService } from '../../domain/identity/ports.js';
 import type { TokenClaims, TokenType } from '../../domain/identity/types.js';
+import type { SealedNotes } from '../../domain/oauth/ports.js';
 import { isConditionFailure } from '../dynamodb/conditional.js';
 import { keys } from '../dynamodb/keys.js';
 
 const ALG = 'ES256';
 const AUDIENCE = 'deployer-api';
 const TYPES: readonly TokenType[] = ['access', 'two_factor_pending', 'oauth_access'];
+/** Sealed notes (SealedNotes) carry another audience, so that no note is ever accepted as a credential. */
+const NOTE_AUDIENCE = 'deployer-note';
 
 interface SigningKey {
   readonly kid: string;
   readonly privateKey: CryptoKey;
 }
 
-export class JoseTokenService implements TokenService {
+export class JoseTokenService implements TokenService, SealedNotes {
   #current: Promise<SigningKey> | undefined;
   readonly #publicKeys = new Map<string, Promise<CryptoKey | undefined>>();
 
@@ -40,6 +43,7 @@ export class JoseTokenService implements TokenService {
       tid: claims.tenantId,
       ims: claims.issuedAt,
       ...(oauth === undefined ? {} : { client_id: oauth.clientId, gty: oauth.grant, scope: oauth.scope.join(' ') }),
+      ...(oauth?.grantId === undefined ? {} : { gid: oauth.grantId }),
     })
       .setProtectedHeader({ alg: ALG, kid, typ: oauth === undefined ? 'JWT' : 'at+jwt' })
       .setIssuer(this.issuer)
@@ -72,23 +76,61 @@ export class JoseTokenService implements TokenService {
         issuedAt: payload['ims'],
       };
       if (type !== 'oauth_access') return base;
-      const { client_id: clientId, gty, scope, jti, exp } = payload as Record<string, unknown>;
+      const { client_id: clientId, gty, scope, jti, exp, gid } = payload as Record<string, unknown>;
       if (
         typeof clientId !== 'string' ||
         (gty !== 'client_credentials' && gty !== 'authorization_code') ||
         typeof scope !== 'string' ||
         typeof jti !== 'string' ||
-        typeof exp !== 'number'
+        typeof exp !== 'number' ||
+        (gid !== undefined && typeof gid !== 'string')
       )
         throw new InvalidTokenError();
       return {
         ...base,
-        oauth: { clientId, grant: gty, scope: scope.split(' ').filter((s) => s !== ''), tokenId: jti, expiresAt: exp },
+        oauth: {
+          clientId,
+          grant: gty,
+          scope: scope.split(' ').filter((s) => s !== ''),
+          tokenId: jti,
+          expiresAt: exp,
+          ...(gid === undefined ? {} : { grantId: gid as string }),
+        },
       };
     } catch (error) {
       if (error instanceof errors.JWTExpired) throw new TokenExpiredError();
       if (error instanceof InvalidTokenError) throw error;
       throw new InvalidTokenError();
+    }
+  }
+
+  async seal(purpose: string, data: Readonly<Record<string, unknown>>, ttlSeconds: number): Promise<string> {
+    const { kid, privateKey } = await this.#currentKey();
+    const now = Math.floor(this.clock.now().getTime() / 1000);
+    return new SignJWT({ ...data, pur: purpose })
+      .setProtectedHeader({ alg: ALG, kid, typ: 'JWT' })
+      .setIssuer(this.issuer)
+      .setAudience(NOTE_AUDIENCE)
+      .setIssuedAt(now)
+      .setExpirationTime(now + ttlSeconds)
+      .sign(privateKey);
+  }
+
+  async unseal(purpose: string, note: string): Promise<Readonly<Record<string, unknown>>> {
+    try {
+      const { payload } = await jwtVerify(
+        note,
+        async (header) => {
+          const key = header.kid === undefined ? undefined : await this.#publicKey(header.kid);
+          if (key === undefined) throw new InvalidTokenError();
+          return key;
+        },
+        { issuer: this.issuer, audience: NOTE_AUDIENCE, algorithms: [ALG], currentDate: this.clock.now() },
+      );
+      if (payload['pur'] !== purpose) throw new InvalidTokenError();
+      return payload;
+    } catch {
+      throw new InvalidTokenError('The note is not valid or has expired.');
     }
   }
 

@@ -91,9 +91,11 @@ describe('the OAuth 2.0 authorization server', () => {
       jwks_uri: `${issuer().origin}/oauth/jwks`,
       revocation_endpoint: `${issuer().origin}/oauth/revoke`,
       introspection_endpoint: `${issuer().origin}/oauth/introspect`,
-      grant_types_supported: ['client_credentials'],
+      authorization_endpoint: `${issuer().origin}/oauth/authorize`,
+      grant_types_supported: ['authorization_code', 'client_credentials', 'refresh_token'],
+      response_types_supported: ['code'],
       code_challenge_methods_supported: ['S256'],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     });
     expect(as.scopes_supported).toHaveLength(57);
   });

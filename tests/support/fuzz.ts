@@ -572,6 +572,16 @@ const isOAuthError = (answer: Answer): boolean => {
   }
 };
 
+/**
+ * The authorization page (/oauth/authorize, /oauth/consent) answers a browser: its 4xx are HTML pages, documented as
+ * text/html in the OpenAPI document (RFC 6749 4.1.2.1: some errors must be shown, not redirected).
+ */
+const isOAuthPage = (answer: Answer, target: string): boolean =>
+  /^\/oauth\/(authorize|consent)$/.test(target.split('?')[0]!) &&
+  [400, 401, 429].includes(answer.status) &&
+  answer.contentType.startsWith('text/html') &&
+  answer.body.startsWith('<!doctype html>');
+
 export const classify = (answer: Answer, target = ''): Outcome => {
   if (answer.timedOut) return 'timeout';
   if (answer.status === -1) return 'not sent';
@@ -581,6 +591,7 @@ export const classify = (answer: Answer, target = ''): Outcome => {
   if (answer.status >= 300 && answer.status < 400) return '3xx';
   if (isEnvelope(answer)) return '4xx envelope';
   if (/^\/oauth\//.test(target) && isOAuthError(answer)) return '4xx envelope';
+  if (isOAuthPage(answer, target)) return '4xx envelope';
   if (
     PLATFORM_ANSWERS.some(
       (p) => p.status === answer.status && p.contentType.test(answer.contentType) && p.body.test(answer.body),

@@ -5,7 +5,7 @@ import type { HttpRequest } from '../../shared/http.js';
 export const REFRESH_COOKIE = 'deployer_refresh';
 const PATH = '/api/v1/auth';
 
-const isPlainLocalhost = (headers: HttpRequest<unknown, unknown, unknown, unknown>['headers']): boolean => {
+export const isPlainLocalhost = (headers: HttpRequest<unknown, unknown, unknown, unknown>['headers']): boolean => {
   const host = (headers['x-forwarded-host'] || headers['host'] || '').replace(/:\d+$/, '');
   return headers['x-forwarded-proto'] === 'http' && ['localhost', '127.0.0.1', '[::1]'].includes(host);
 };

@@ -6,17 +6,20 @@ import { oauthIssuer } from '../../shared/oauth-wiring.js';
 
 export const metadata = (issuer: string) => ({
   issuer,
+  authorization_endpoint: `${issuer}/oauth/authorize`,
   token_endpoint: `${issuer}/oauth/token`,
   jwks_uri: `${issuer}/oauth/jwks`,
   revocation_endpoint: `${issuer}/oauth/revoke`,
   introspection_endpoint: `${issuer}/oauth/introspect`,
-  grant_types_supported: ['client_credentials'],
-  response_types_supported: [],
-  token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-  revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+  grant_types_supported: ['authorization_code', 'client_credentials', 'refresh_token'],
+  response_types_supported: ['code'],
+  response_modes_supported: ['query'],
+  token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+  revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
   introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
   code_challenge_methods_supported: ['S256'],
   scopes_supported: PERMISSIONS.map((p) => p.name),
+  authorization_response_iss_parameter_supported: true,
 });
 
 export const handler = http(

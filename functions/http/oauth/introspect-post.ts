@@ -1,12 +1,13 @@
 // handler -> authenticateClient, introspectToken (domain/oauth/tokens.ts) -> TokenService, TokenRevocations
 // POST /oauth/introspect (RFC 7662): a client learns about its own tokens; anything else is `active: false`.
 import * as v from 'valibot';
-import { introspectToken, type OAuthTokenDeps } from '../../../domain/oauth/tokens.js';
+import { introspectRefreshToken, refreshTokenOf, type AuthorizationDeps } from '../../../domain/oauth/authorization.js';
+import { introspectToken } from '../../../domain/oauth/tokens.js';
 import { http } from '../../shared/http.js';
 import { oauthIssuer, oauthTokenDeps } from '../../shared/oauth-wiring.js';
 import { clientAndToken, NO_STORE, oauthAnswer } from './oauth-http.js';
 
-export const makeHandler = (deps: () => OAuthTokenDeps) =>
+export const makeHandler = (deps: () => AuthorizationDeps) =>
   http(
     {
       operationId: 'oauth_introspect',
@@ -25,9 +26,13 @@ export const makeHandler = (deps: () => OAuthTokenDeps) =>
     ({ headers, rawBody }) =>
       oauthAnswer(async () => {
         const { client, token } = await clientAndToken(deps(), headers, rawBody);
+        const refresh = await refreshTokenOf(deps(), client, token);
         return {
           statusCode: 200,
-          body: await introspectToken(deps(), client, token, oauthIssuer()),
+          body:
+            refresh === undefined
+              ? await introspectToken(deps(), client, token, oauthIssuer())
+              : await introspectRefreshToken(deps(), refresh, oauthIssuer()),
           headers: NO_STORE,
         };
       }),

@@ -1,11 +1,7 @@
 // What the /oauth endpoints share: form bodies (RFC 6749 appendix B), client authentication by HTTP Basic or form
 // fields, and RFC 6749 section 5.2 error answers (not the API's envelope: OAuth clients parse these).
-import {
-  authenticateClient,
-  OAuthError,
-  type ClientCredentials,
-  type OAuthTokenDeps,
-} from '../../../domain/oauth/tokens.js';
+import { authenticateTokenClient } from '../../../domain/oauth/authorization.js';
+import { OAuthError, type ClientCredentials, type OAuthTokenDeps } from '../../../domain/oauth/tokens.js';
 import type { HttpResult } from '../../shared/http.js';
 
 export const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
@@ -63,14 +59,21 @@ export const clientCredentialsOf = (
     : { clientId: formId, secret: formSecret, method: 'client_secret_post' };
 };
 
-/** The authenticated client and the form's `token` (RFC 7009 and 7662 requests); invalid_request without one. */
+/**
+ * The authenticated client and the form's `token` (RFC 7009 and 7662 requests); invalid_request without one. A
+ * public client names itself (RFC 7009 2.1 lets it revoke its own tokens); introspection asks for a confidential one.
+ */
 export const clientAndToken = async (
   deps: Pick<OAuthTokenDeps, 'clients' | 'random'>,
   headers: Readonly<Record<string, string | undefined>>,
   raw: string | undefined,
+  publicClients: 'allowed' | 'refused' = 'refused',
 ) => {
   const form = formOf(headers, raw);
-  const client = await authenticateClient(deps, clientCredentialsOf(headers, form));
+  const credentials = clientCredentialsOf(headers, form);
+  if (credentials.method === 'none' && publicClients === 'refused')
+    throw new OAuthError('invalid_client', 'Client authentication failed.');
+  const client = await authenticateTokenClient(deps, credentials);
   const token = form.get('token');
   if (token === undefined || token === '') throw new OAuthError('invalid_request', 'token is required.');
   return { client, token };

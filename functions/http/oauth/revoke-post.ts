@@ -1,12 +1,14 @@
-// handler -> authenticateClient, revokeToken (domain/oauth/tokens.ts) -> TokenRevocations
-// POST /oauth/revoke (RFC 7009): 200 for a token the client holds (now revoked) and for any other token alike.
+// handler -> authenticateTokenClient, revokeToken / revokeRefreshToken (domain/oauth) -> TokenRevocations
+// POST /oauth/revoke (RFC 7009): 200 for a token the client holds (now revoked) and for any other token alike;
+// a refresh token revokes its whole grant. Public clients may revoke their own tokens.
 import * as v from 'valibot';
-import { revokeToken, type OAuthTokenDeps } from '../../../domain/oauth/tokens.js';
+import { refreshTokenOf, revokeRefreshToken, type AuthorizationDeps } from '../../../domain/oauth/authorization.js';
+import { revokeToken } from '../../../domain/oauth/tokens.js';
 import { http } from '../../shared/http.js';
 import { oauthTokenDeps } from '../../shared/oauth-wiring.js';
 import { clientAndToken, NO_STORE, oauthAnswer } from './oauth-http.js';
 
-export const makeHandler = (deps: () => OAuthTokenDeps) =>
+export const makeHandler = (deps: () => AuthorizationDeps) =>
   http(
     {
       operationId: 'oauth_revoke',
@@ -21,8 +23,10 @@ export const makeHandler = (deps: () => OAuthTokenDeps) =>
     },
     ({ headers, rawBody }) =>
       oauthAnswer(async () => {
-        const { client, token } = await clientAndToken(deps(), headers, rawBody);
-        await revokeToken(deps(), client, token);
+        const { client, token } = await clientAndToken(deps(), headers, rawBody, 'allowed');
+        const refresh = await refreshTokenOf(deps(), client, token);
+        if (refresh !== undefined) await revokeRefreshToken(deps(), refresh);
+        else await revokeToken(deps(), client, token);
         return { statusCode: 200, body: {}, headers: NO_STORE };
       }),
   );

@@ -1,4 +1,6 @@
 import { route, type Route } from '../../shared/router.js';
+import * as authorizeGet from './authorize-get.js';
+import * as consentPost from './consent-post.js';
 import * as discoveryGet from './discovery-get.js';
 import * as introspectPost from './introspect-post.js';
 import * as jwksGet from './jwks-get.js';
@@ -8,6 +10,8 @@ import * as tokenPost from './token-post.js';
 export const oauthRoutes = [
   route('GET', '/.well-known/oauth-authorization-server', discoveryGet.handler),
   route('GET', '/oauth/jwks', jwksGet.handler),
+  route('GET', '/oauth/authorize', authorizeGet.handler),
+  route('POST', '/oauth/consent', consentPost.handler),
   route('POST', '/oauth/token', tokenPost.handler),
   route('POST', '/oauth/revoke', revokePost.handler),
   route('POST', '/oauth/introspect', introspectPost.handler),

@@ -1,24 +1,34 @@
-// handler -> authenticateClient, clientCredentialsGrant (domain/oauth/tokens.ts) -> OAuthClientRepository, TokenService
+// handler -> authenticateTokenClient, the grants (domain/oauth/{tokens,authorization}.ts) -> OAuthClientRepository,
+// OAuthGrantStore, TokenService
 // POST /oauth/token (RFC 6749 section 3.2): form body, client_secret_basic or client_secret_post, RFC error answers.
 import * as v from 'valibot';
 import {
-  authenticateClient,
-  clientCredentialsGrant,
-  OAuthError,
-  throttleClient,
-  type OAuthTokenDeps,
-} from '../../../domain/oauth/tokens.js';
+  authenticateTokenClient,
+  authorizationCodeGrant,
+  refreshTokenGrant,
+  type AuthorizationDeps,
+} from '../../../domain/oauth/authorization.js';
+import { clientCredentialsGrant, OAuthError, throttleClient } from '../../../domain/oauth/tokens.js';
 import { http } from '../../shared/http.js';
 import { oauthTokenDeps } from '../../shared/oauth-wiring.js';
 import { clientCredentialsOf, formOf, NO_STORE, oauthAnswer } from './oauth-http.js';
 
 const OAuthErrorSchema = v.object({ error: v.string(), error_description: v.optional(v.string()) });
 
-export const makeHandler = (deps: () => OAuthTokenDeps) =>
+const unsupported = (grantType: string): never => {
+  throw new OAuthError('unsupported_grant_type', `The grant type ${grantType} is not supported.`);
+};
+
+const unauthorizedPublic = (): never => {
+  throw new OAuthError('invalid_client', 'Client authentication failed.');
+};
+
+export const makeHandler = (deps: () => AuthorizationDeps) =>
   http(
     {
       operationId: 'oauth_token',
-      summary: 'OAuth 2.0 token endpoint (RFC 6749): grant_type=client_credentials, form-encoded',
+      summary:
+        'OAuth 2.0 token endpoint (RFC 6749): client_credentials, authorization_code (PKCE S256), refresh_token; form-encoded',
       tags: ['oauth'],
       permission: 'public',
       responses: {
@@ -29,6 +39,7 @@ export const makeHandler = (deps: () => OAuthTokenDeps) =>
             token_type: v.literal('Bearer'),
             expires_in: v.number(),
             scope: v.string(),
+            refresh_token: v.optional(v.string()),
           }),
         },
         400: { description: 'RFC 6749 5.2 error', schema: OAuthErrorSchema },
@@ -44,15 +55,26 @@ export const makeHandler = (deps: () => OAuthTokenDeps) =>
         const form = formOf(headers, rawBody);
         const grantType = form.get('grant_type');
         if (grantType === undefined) throw new OAuthError('invalid_request', 'grant_type is required.');
-        const client = await authenticateClient(deps(), clientCredentialsOf(headers, form));
+        const client = await authenticateTokenClient(deps(), clientCredentialsOf(headers, form));
         await throttleClient(deps(), client);
-        if (grantType !== 'client_credentials')
-          throw new OAuthError('unsupported_grant_type', `The grant type ${grantType} is not supported.`);
-        return {
-          statusCode: 200,
-          body: await clientCredentialsGrant(deps(), client, form.get('scope')),
-          headers: NO_STORE,
-        };
+        const body =
+          grantType === 'client_credentials'
+            ? client.isConfidential
+              ? await clientCredentialsGrant(deps(), client, form.get('scope'))
+              : unauthorizedPublic()
+            : grantType === 'authorization_code'
+              ? await authorizationCodeGrant(deps(), client, {
+                  code: form.get('code'),
+                  redirectUri: form.get('redirect_uri'),
+                  codeVerifier: form.get('code_verifier'),
+                })
+              : grantType === 'refresh_token'
+                ? await refreshTokenGrant(deps(), client, {
+                    refreshToken: form.get('refresh_token'),
+                    scope: form.get('scope'),
+                  })
+                : unsupported(grantType);
+        return { statusCode: 200, body, headers: NO_STORE };
       }),
   );
 
