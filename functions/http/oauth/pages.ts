@@ -28,7 +28,9 @@ const headers = (formTargets: readonly string[]): Record<string, string> => ({
     .map((t) => ` ${t}`)
     .join('')}; frame-ancestors 'none'`,
   'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
+  // same-origin, not no-referrer: with no-referrer the browser posts the forms with `Origin: null`, which the CSRF
+  // check refuses; other sites still get no Referer (the query carries the client's state).
+  'referrer-policy': 'same-origin',
   'x-content-type-options': 'nosniff',
 });
 
