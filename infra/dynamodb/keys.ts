@@ -171,6 +171,19 @@ export const keys = {
   oauthRefresh: (tokenHash: string): Key => ({ pk: `OAUTHREFRESH#${tokenHash}`, sk: 'REFRESH' }),
   /** Every client, oldest first, on gsi1 (an admin list; clients are few). */
   oauthClientsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'OAUTHCLIENTS', gsi1sk: `${createdAt}#${id}` }),
+
+  // ---- deploy triggers (domain/triggers) ----
+  trigger: (id: string): Key => ({ pk: `TRIGGER#${id}`, sk: 'TRIGGER' }),
+  /** One owner's triggers on gsi1, oldest first. */
+  triggersIndex: (ownerId: string, createdAt: string, id: string) => ({
+    gsi1pk: `TRIGGERS#${ownerId}`,
+    gsi1sk: `${createdAt}#${id}`,
+  }),
+  /** A delivery id a trigger received (replay protection, TTL). */
+  triggerDelivery: (triggerId: string, deliveryId: string): Key => ({
+    pk: `TRIGGERDELIVERY#${triggerId}#${deliveryId}`,
+    sk: 'DELIVERY',
+  }),
   // ---- deployment events (domain/deployments/events.ts): one partition per deployment ----
   /** The head of a deployment's event sequence (attribute `seq`: the last seq written). */
   deploymentEventsHead: (deploymentId: string): Key => ({ pk: `DEPLOYMENTEVENTS#${deploymentId}`, sk: 'HEAD' }),

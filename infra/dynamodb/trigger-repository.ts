@@ -1,0 +1,122 @@
+// TriggerRepository: one item per trigger (by id or short id, alias item), its owner's list on gsi1, and one TTL'd
+// item per delivery id received (a conditional put: the replay check). Updates are conditioned on the revision.
+import {
+  DeleteCommand,
+  PutCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
+import type { TriggerRepository } from '../../domain/triggers/ports.js';
+import type { Trigger, TriggerChanges } from '../../domain/triggers/types.js';
+import { aliasItem } from './aliases.js';
+import { conditionally, whenCondition } from './conditional.js';
+import { keys } from './keys.js';
+import { findRecord, listPartition, stripKeys, type Item } from './records.js';
+
+const ENTITY = 'trigger';
+const toTrigger = (item: Item): Trigger => stripKeys<Trigger>(item);
+
+export class DynamoTriggerRepository implements TriggerRepository {
+  constructor(
+    private readonly db: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async create(trigger: Trigger): Promise<void> {
+    await this.db.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: this.tableName,
+              Item: {
+                ...keys.trigger(trigger.id),
+                ...keys.triggersIndex(trigger.ownerId, trigger.createdAt, trigger.id),
+                type: ENTITY,
+                ...trigger,
+              },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          {
+            Put: {
+              TableName: this.tableName,
+              Item: aliasItem(ENTITY, trigger.shortId, trigger.id),
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+        ],
+      }),
+    );
+  }
+
+  get(id: string): Promise<Trigger | undefined> {
+    return findRecord(this.db, this.tableName, ENTITY, keys.trigger, id, toTrigger);
+  }
+
+  listByOwner(ownerId: string): Promise<readonly Trigger[]> {
+    return listPartition(this.db, this.tableName, 'gsi1', `TRIGGERS#${ownerId}`, toTrigger);
+  }
+
+  async update(trigger: Trigger, changes: TriggerChanges, at: string): Promise<Trigger | undefined> {
+    const names: Record<string, string> = { '#revision': 'revision', '#updatedAt': 'updatedAt' };
+    const values: Record<string, unknown> = { ':revision': trigger.revision, ':one': 1, ':at': at };
+    const sets = ['#updatedAt = :at'];
+    for (const [name, value] of Object.entries(changes)) {
+      if (value === undefined) continue;
+      names[`#${name}`] = name;
+      values[`:${name}`] = value;
+      sets.push(`#${name} = :${name}`);
+    }
+    const answer = await whenCondition(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.trigger(trigger.id),
+          UpdateExpression: `SET ${sets.join(', ')} ADD #revision :one`,
+          ConditionExpression: '#revision = :revision',
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
+        }),
+      ),
+    );
+    return answer?.Attributes === undefined ? undefined : toTrigger(answer.Attributes);
+  }
+
+  async delete(id: string): Promise<void> {
+    const trigger = await this.get(id);
+    if (trigger === undefined) return;
+    await this.db.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Delete: { TableName: this.tableName, Key: keys.trigger(trigger.id) } },
+          { Delete: { TableName: this.tableName, Key: keys.shortId(ENTITY, trigger.shortId) } },
+        ],
+      }),
+    );
+  }
+
+  claimDelivery(triggerId: string, deliveryId: string, ttlSeconds: number): Promise<boolean> {
+    return conditionally(
+      this.db.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            ...keys.triggerDelivery(triggerId, deliveryId),
+            type: 'trigger_delivery',
+            ttl: Math.floor(Date.now() / 1000) + ttlSeconds,
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      ),
+    );
+  }
+
+  async releaseDelivery(triggerId: string, deliveryId: string): Promise<void> {
+    await this.db.send(
+      new DeleteCommand({ TableName: this.tableName, Key: keys.triggerDelivery(triggerId, deliveryId) }),
+    );
+  }
+}
