@@ -75,6 +75,8 @@ export interface TokenClaims {
     readonly expiresAt: number;
     /** The authorization (code, its refresh tokens) a user-delegated token came from: revoked together. */
     readonly grantId?: string;
+    /** client_credentials: the user the client acts for (its creator), so that using the token reads no client. */
+    readonly actsFor?: string;
   };
 }
 

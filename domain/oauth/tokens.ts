@@ -147,6 +147,7 @@ export const clientCredentialsGrant = async (
       scope,
       tokenId: deps.random.random(16),
       expiresAt: Math.floor(now / 1000) + deps.accessTokenTtlSeconds,
+      actsFor: client.createdBy,
     },
   };
   return {
@@ -170,9 +171,14 @@ export const callerOfOAuthToken = async (
   if (oauth === undefined) throw new InvalidTokenError();
   if (await deps.revocations.isRevoked(oauth.tokenId, oauth.grantId))
     throw new InvalidTokenError('The token was revoked.');
-  const client = await deps.clients.findByClientId(oauth.clientId);
-  if (client === undefined) throw new InvalidTokenError('The client of this token no longer exists.');
-  const userId = oauth.grant === 'client_credentials' ? client.createdBy : claims.userId;
+  // Clients are never deleted (DELETE deactivates, and issued tokens stay valid): the client is read only for a
+  // client_credentials token that does not name the user it acts for (issued before tokens carried it).
+  let userId = claims.userId;
+  if (oauth.grant === 'client_credentials') {
+    const actsFor = oauth.actsFor ?? (await deps.clients.findByClientId(oauth.clientId))?.createdBy;
+    if (actsFor === undefined) throw new InvalidTokenError('The client of this token no longer exists.');
+    userId = actsFor;
+  }
   const user = await deps.users.get(userId);
   if (user === undefined) throw new InvalidTokenError('The account of this token no longer exists.');
   if (oauth.grant !== 'client_credentials' && claims.issuedAt <= user.tokensValidAfter)
@@ -186,7 +192,7 @@ export const callerOfOAuthToken = async (
     tenantId: user.tenantId,
     roles: user.roles,
     permissions: new Set(oauth.scope.filter((s): s is Permission => held.has(s as Permission))),
-    clientId: client.clientId,
+    clientId: oauth.clientId,
   };
 };
 

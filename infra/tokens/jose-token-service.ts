@@ -44,6 +44,7 @@ export class JoseTokenService implements TokenService, SealedNotes {
       ims: claims.issuedAt,
       ...(oauth === undefined ? {} : { client_id: oauth.clientId, gty: oauth.grant, scope: oauth.scope.join(' ') }),
       ...(oauth?.grantId === undefined ? {} : { gid: oauth.grantId }),
+      ...(oauth?.actsFor === undefined ? {} : { usr: oauth.actsFor }),
     })
       .setProtectedHeader({ alg: ALG, kid, typ: oauth === undefined ? 'JWT' : 'at+jwt' })
       .setIssuer(this.issuer)
@@ -76,14 +77,15 @@ export class JoseTokenService implements TokenService, SealedNotes {
         issuedAt: payload['ims'],
       };
       if (type !== 'oauth_access') return base;
-      const { client_id: clientId, gty, scope, jti, exp, gid } = payload as Record<string, unknown>;
+      const { client_id: clientId, gty, scope, jti, exp, gid, usr } = payload as Record<string, unknown>;
       if (
         typeof clientId !== 'string' ||
         (gty !== 'client_credentials' && gty !== 'authorization_code') ||
         typeof scope !== 'string' ||
         typeof jti !== 'string' ||
         typeof exp !== 'number' ||
-        (gid !== undefined && typeof gid !== 'string')
+        (gid !== undefined && typeof gid !== 'string') ||
+        (usr !== undefined && typeof usr !== 'string')
       )
         throw new InvalidTokenError();
       return {
@@ -95,6 +97,7 @@ export class JoseTokenService implements TokenService, SealedNotes {
           tokenId: jti,
           expiresAt: exp,
           ...(gid === undefined ? {} : { grantId: gid as string }),
+          ...(usr === undefined ? {} : { actsFor: usr as string }),
         },
       };
     } catch (error) {
