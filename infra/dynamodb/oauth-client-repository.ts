@@ -1,13 +1,12 @@
 // OAuthClientRepository: one item per client (by id or short id), a claim item client_id -> id written with it in one
 // transaction (the token endpoint's strongly consistent lookup, so a rotated secret stops working at once), and the
 // admin list on gsi1. Every update is conditioned on the revision the caller read.
-import { TransactWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { OAuthClientRepository } from '../../domain/oauth/ports.js';
 import type { OAuthClient, OAuthClientChanges } from '../../domain/oauth/types.js';
 import { aliasItem } from './aliases.js';
-import { whenCondition } from './conditional.js';
 import { keys } from './keys.js';
-import { findRecord, getRecord, listPartition, stripKeys, type Item } from './records.js';
+import { findRecord, getRecord, listPartition, stripKeys, updateAtRevision, type Item } from './records.js';
 
 const ENTITY = 'oauth_client';
 
@@ -69,28 +68,14 @@ export class DynamoOAuthClientRepository implements OAuthClientRepository {
   }
 
   async update(client: OAuthClient, changes: OAuthClientChanges, at: string): Promise<OAuthClient | undefined> {
-    const names: Record<string, string> = { '#revision': 'revision', '#updatedAt': 'updatedAt' };
-    const values: Record<string, unknown> = { ':revision': client.revision, ':one': 1, ':at': at };
-    const sets = ['#updatedAt = :at'];
-    for (const [name, value] of Object.entries(changes)) {
-      if (value === undefined) continue;
-      names[`#${name}`] = name;
-      values[`:${name}`] = value;
-      sets.push(`#${name} = :${name}`);
-    }
-    const answer = await whenCondition(
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: keys.oauthClient(client.id),
-          UpdateExpression: `SET ${sets.join(', ')} ADD #revision :one`,
-          ConditionExpression: '#revision = :revision',
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ReturnValues: 'ALL_NEW',
-        }),
-      ),
+    const written = await updateAtRevision(
+      this.db,
+      this.tableName,
+      keys.oauthClient(client.id),
+      client.revision,
+      changes,
+      at,
     );
-    return answer?.Attributes === undefined ? undefined : toClient(answer.Attributes);
+    return written === undefined ? undefined : toClient(written);
   }
 }

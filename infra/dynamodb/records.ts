@@ -1,7 +1,8 @@
 // Read patterns every record repository shares: one record by key (consistent), one by UUID or short id, every
 // record of a gsi partition, and an item without its table attributes. Writes stay in each repository: their
 // transactions and conditions are what make them race-safe.
-import { BatchGetCommand, GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { whenCondition } from './conditional.js';
 import { resolveId } from './aliases.js';
 import type { Key } from './keys.js';
 import { queryAll } from './query-all.js';
@@ -87,3 +88,40 @@ const TABLE_ATTRIBUTE = /^(pk|sk|type|gsi\d+(pk|sk))$/;
 /** The item without its table attributes (pk, sk, type, gsi keys): the record as the domain wrote it. */
 export const stripKeys = <T>(item: Item): T =>
   Object.fromEntries(Object.entries(item).filter(([name]) => !TABLE_ATTRIBUTE.test(name))) as T;
+
+/**
+ * Writes `changes` (attributes by name; undefined ones are left alone) and `updatedAt` to the record at `key` if its
+ * `revision` is still `revision`, and moves the revision on: the record as written, or undefined when it moved.
+ */
+export const updateAtRevision = async (
+  db: DynamoDBDocumentClient,
+  tableName: string,
+  key: Key,
+  revision: number,
+  changes: Readonly<Record<string, unknown>>,
+  at: string,
+): Promise<Item | undefined> => {
+  const names: Record<string, string> = { '#revision': 'revision', '#updatedAt': 'updatedAt' };
+  const values: Record<string, unknown> = { ':revision': revision, ':one': 1, ':at': at };
+  const sets = ['#updatedAt = :at'];
+  for (const [name, value] of Object.entries(changes)) {
+    if (value === undefined) continue;
+    names[`#${name}`] = name;
+    values[`:${name}`] = value;
+    sets.push(`#${name} = :${name}`);
+  }
+  const answer = await whenCondition(
+    db.send(
+      new UpdateCommand({
+        TableName: tableName,
+        Key: key,
+        UpdateExpression: `SET ${sets.join(', ')} ADD #revision :one`,
+        ConditionExpression: '#revision = :revision',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      }),
+    ),
+  );
+  return answer?.Attributes;
+};

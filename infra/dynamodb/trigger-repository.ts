@@ -1,18 +1,12 @@
 // TriggerRepository: one item per trigger (by id or short id, alias item), its owner's list on gsi1, and one TTL'd
 // item per delivery id received (a conditional put: the replay check). Updates are conditioned on the revision.
-import {
-  DeleteCommand,
-  PutCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { TriggerRepository } from '../../domain/triggers/ports.js';
 import type { Trigger, TriggerChanges } from '../../domain/triggers/types.js';
 import { aliasItem } from './aliases.js';
-import { conditionally, whenCondition } from './conditional.js';
+import { conditionally } from './conditional.js';
 import { keys } from './keys.js';
-import { findRecord, listPartition, stripKeys, type Item } from './records.js';
+import { findRecord, listPartition, stripKeys, updateAtRevision, type Item } from './records.js';
 
 const ENTITY = 'trigger';
 const toTrigger = (item: Item): Trigger => stripKeys<Trigger>(item);
@@ -60,29 +54,15 @@ export class DynamoTriggerRepository implements TriggerRepository {
   }
 
   async update(trigger: Trigger, changes: TriggerChanges, at: string): Promise<Trigger | undefined> {
-    const names: Record<string, string> = { '#revision': 'revision', '#updatedAt': 'updatedAt' };
-    const values: Record<string, unknown> = { ':revision': trigger.revision, ':one': 1, ':at': at };
-    const sets = ['#updatedAt = :at'];
-    for (const [name, value] of Object.entries(changes)) {
-      if (value === undefined) continue;
-      names[`#${name}`] = name;
-      values[`:${name}`] = value;
-      sets.push(`#${name} = :${name}`);
-    }
-    const answer = await whenCondition(
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: keys.trigger(trigger.id),
-          UpdateExpression: `SET ${sets.join(', ')} ADD #revision :one`,
-          ConditionExpression: '#revision = :revision',
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ReturnValues: 'ALL_NEW',
-        }),
-      ),
+    const written = await updateAtRevision(
+      this.db,
+      this.tableName,
+      keys.trigger(trigger.id),
+      trigger.revision,
+      changes,
+      at,
     );
-    return answer?.Attributes === undefined ? undefined : toTrigger(answer.Attributes);
+    return written === undefined ? undefined : toTrigger(written);
   }
 
   async delete(id: string): Promise<void> {
