@@ -15,6 +15,7 @@ import { connect, type AddressInfo, type Socket } from 'node:net';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { CORS_EXPOSE_HEADERS, corsSettings } from '../functions/shared/cors.js';
 import { bindPreflight } from '../functions/shared/shell.js';
+import { createAddressLimit, type AddressLimit } from './address-limit.js';
 import { createAdmission, laneOf, type Admission, type AdmissionLimits } from './admission.js';
 import { lambdaContext } from './lambda-context.js';
 
@@ -100,11 +101,42 @@ const overloaded = (
 };
 
 /**
+ * A shed request of a client over its own rate limit: the service's plain-text 429 (functions/shared/middlewares.ts
+ * tooManyRequests), which that client would get where no gate stood in front of the limiter.
+ */
+const overLimit = (
+  res: ServerResponse,
+  retryAfterSeconds: number,
+  cors: (h: IncomingHttpHeaders) => IncomingHttpHeaders,
+  origin: string | undefined,
+): void => {
+  const body = 'Too Many Requests: slow down and retry after the Retry-After seconds.';
+  const readable =
+    origin === undefined
+      ? {}
+      : {
+          'access-control-allow-origin': origin,
+          'access-control-allow-credentials': 'true',
+          'access-control-expose-headers': CORS_EXPOSE_HEADERS.join(', '),
+          vary: 'origin',
+        };
+  res.writeHead(429, {
+    'content-type': 'text/plain; charset=utf-8',
+    ...(cors(readable) as Record<string, string>),
+    'retry-after': String(Math.max(1, retryAfterSeconds)),
+    'x-ratelimit-remaining': '0',
+    'content-length': String(Buffer.byteLength(body)),
+  });
+  res.end(body);
+};
+
+/**
  * Forwards through the admission gate: waits for a slot (held until the response closes, however it ends), or
- * answers 503 when the gate sheds the request. A client that leaves while waiting gets nothing.
+ * answers when the gate sheds the request: 429 to a client over its own rate limit, 503 to others. A client that
+ * leaves while waiting gets nothing.
  */
 const throughGate = (
-  gates: { readonly api: Admission; readonly agent: Admission },
+  gates: { readonly api: Admission; readonly agent: Admission; readonly perAddress: AddressLimit },
   req: IncomingMessage,
   res: ServerResponse,
   path: string,
@@ -116,11 +148,14 @@ const throughGate = (
   const lifetime = new AbortController();
   res.once('close', () => lifetime.abort());
   const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
+  const rate = lane === 'api' ? gates.perAddress.take(req.socket.remoteAddress ?? '') : undefined;
   const entered = lane === 'agent' ? gates.agent.enter('api', lifetime.signal) : gates.api.enter(lane, lifetime.signal);
   entered.then(
     (ticket) => {
       if (ticket.admitted) go();
-      else if (ticket.reason !== 'left') overloaded(res, ticket.reason, cors, origin);
+      else if (ticket.reason === 'left') return;
+      else if (rate !== undefined && !rate.within) overLimit(res, rate.retryAfterSeconds, cors, origin);
+      else overloaded(res, ticket.reason, cors, origin);
     },
     () => unavailable(res, 'front'),
   );
@@ -366,6 +401,8 @@ export const startFront = async (options: {
   corsOrigins?: readonly string[];
   /** How many API requests serverless-offline is given at once; DEFAULT_ADMISSION when absent. */
   admission?: AdmissionLimits;
+  /** The service's general rate limit per address (shed requests over it answer 429); 100/s, burst 200 if absent. */
+  rateLimit?: { readonly ratePerSecond: number; readonly burst: number };
 }): Promise<Front> => {
   const isStream = patternMatcher(options.streamPatterns);
   const origins = options.corsOrigins ?? [];
@@ -376,6 +413,7 @@ export const startFront = async (options: {
   const gates = {
     api: createAdmission(options.admission ?? DEFAULT_ADMISSION),
     agent: createAdmission(AGENT_ADMISSION),
+    perAddress: createAddressLimit(options.rateLimit ?? { ratePerSecond: 100, burst: 200 }),
   };
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     res.socket?.setNoDelay(true);

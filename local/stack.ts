@@ -267,6 +267,10 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
       streamPatterns: options.streamPatterns ?? STREAM_PATH_PATTERNS,
       corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
       ...(options.admission === undefined ? {} : { admission: options.admission }),
+      rateLimit: {
+        ratePerSecond: Number((env as Record<string, string | undefined>)['RATE_LIMIT_PER_SECOND'] ?? 100),
+        burst: Number((env as Record<string, string | undefined>)['RATE_LIMIT_BURST'] ?? 200),
+      },
     });
     stops.push(() => front.stop());
     done('consumers, stream function, front');

@@ -14,6 +14,8 @@ beforeAll(async () => {
     port: 0,
     namePrefix: `${uniqueName('overload')}-`,
     admission: { maxInFlight: 2, maxQueued: 4, maxWaitMs: 300, healthSlots: 1 },
+    // A burst of 80 from one address goes past this limit (the second test), not the first test's.
+    env: { RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '100' },
   });
 });
 
@@ -76,5 +78,25 @@ describe('the local stack under overload', () => {
     expect(health.status).toBe(200);
     expect(after.status).toBe(200);
     expect(after.ms).toBeLessThan(3_000);
+  }, 60_000);
+
+  it('answers the shed requests of a client over its own rate limit with the service’s 429, not 503', async () => {
+    // Act: two bursts of 80 from one address: the second goes past its 100-request burst (1 a second after it).
+    const first = await Promise.all(Array.from({ length: 80 }, () => get('/api/v1/server/info', '127.0.0.44')));
+    const second = await Promise.all(Array.from({ length: 80 }, () => get('/api/v1/server/info', '127.0.0.44')));
+    const other = await get('/api/v1/server/info', '127.0.0.45');
+    // Assess: past its limit the client is told to slow down (plain text, Retry-After), whichever gate said it.
+    expect(first.filter((a) => a.status === 429)).toEqual([]);
+    const limited = second.filter((a) => a.status === 429);
+    // 60 of the second burst are over the limit; the few the gate admits reach the service, whose own count (it
+    // saw only the first burst's admitted requests) still lets them through.
+    expect(limited.length).toBeGreaterThanOrEqual(30);
+    expect(second.filter((a) => a.status === 503).length).toBeLessThanOrEqual(25);
+    for (const answer of limited) {
+      expect(answer.body).toBe('Too Many Requests: slow down and retry after the Retry-After seconds.');
+      expect(Number(answer.retryAfter)).toBeGreaterThanOrEqual(1);
+    }
+    expect(Math.max(...second.map((a) => a.ms))).toBeLessThan(3_000);
+    expect(other.status).toBe(200);
   }, 60_000);
 });
