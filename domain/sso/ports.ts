@@ -79,7 +79,11 @@ export interface OidcGateway {
   discover(issuer: string): Promise<DiscoveredEndpoints>;
   /** The number of usable keys of the JWKS at `jwksUri`. */
   jwksKeyCount(jwksUri: string): Promise<number>;
-  probeTokenEndpoint(provider: IdentityProvider, clientSecret: string, redirectUri: string): Promise<TokenEndpointProbe>;
+  probeTokenEndpoint(
+    provider: IdentityProvider,
+    clientSecret: string,
+    redirectUri: string,
+  ): Promise<TokenEndpointProbe>;
   /** Exchanges an authorization code (with its PKCE verifier) for the ID token. */
   exchangeCode(
     provider: IdentityProvider,

@@ -85,7 +85,8 @@ export const mappingView = (m: RoleMapping) => ({
   updated_at: m.updatedAt,
 });
 
-const visible = (caller: Caller, p: IdentityProvider): boolean => caller.tenantId === null || p.tenantId === caller.tenantId;
+const visible = (caller: Caller, p: IdentityProvider): boolean =>
+  caller.tenantId === null || p.tenantId === caller.tenantId;
 
 export const findProvider = async (
   deps: Pick<ProvidersDeps, 'providers'>,
@@ -240,7 +241,12 @@ export const createProvider = async (deps: ProvidersDeps, caller: Caller, comman
   return providerView(provider, deps.publicBaseUrl);
 };
 
-export const updateProvider = async (deps: ProvidersDeps, caller: Caller, id: string, command: UpdateProviderCommand) => {
+export const updateProvider = async (
+  deps: ProvidersDeps,
+  caller: Caller,
+  id: string,
+  command: UpdateProviderCommand,
+) => {
   const provider = await findProvider(deps, caller, id);
   await checkProviderWithinCaller(deps, caller, provider);
   const secret = command.client_secret;
@@ -252,7 +258,9 @@ export const updateProvider = async (deps: ProvidersDeps, caller: Caller, id: st
     ...(secret === undefined || secret === SECRET_PLACEHOLDER
       ? {}
       : { clientSecret: deps.cipher.encrypt(secret, secretContext(provider.id)) }),
-    ...(command.token_endpoint_auth_method === undefined ? {} : { tokenAuthMethod: command.token_endpoint_auth_method }),
+    ...(command.token_endpoint_auth_method === undefined
+      ? {}
+      : { tokenAuthMethod: command.token_endpoint_auth_method }),
     ...(command.scopes === undefined ? {} : { scopes: [...new Set(command.scopes)] }),
     ...(command.authorization_endpoint === undefined ? {} : { authorizationEndpoint: command.authorization_endpoint }),
     ...(command.token_endpoint === undefined ? {} : { tokenEndpoint: command.token_endpoint }),
@@ -340,7 +348,11 @@ export const testProvider = async (deps: ProvidersDeps, caller: Caller, id: stri
     }),
     await check('token_endpoint', async () => {
       const secret = deps.cipher.decrypt(provider.clientSecret, secretContext(provider.id));
-      const probe = await deps.oidc.probeTokenEndpoint(provider, secret, redirectUriOf(deps.publicBaseUrl, provider.id));
+      const probe = await deps.oidc.probeTokenEndpoint(
+        provider,
+        secret,
+        redirectUriOf(deps.publicBaseUrl, provider.id),
+      );
       if (probe.error === 'invalid_grant' || probe.error === 'invalid_request')
         return `The token endpoint authenticated the client (it answered ${probe.error} for a made-up code).`;
       if (probe.error === 'invalid_client' || probe.error === 'unauthorized_client')
@@ -400,7 +412,12 @@ export interface MappingCommand {
   readonly tenant_id?: string | null | undefined;
 }
 
-export const createMapping = async (deps: ProvidersDeps, caller: Caller, providerId: string, command: MappingCommand) => {
+export const createMapping = async (
+  deps: ProvidersDeps,
+  caller: Caller,
+  providerId: string,
+  command: MappingCommand,
+) => {
   const provider = await findProvider(deps, caller, providerId);
   await checkRole(deps, caller, command.role);
   const existing = await deps.providers.listMappings(provider.id);

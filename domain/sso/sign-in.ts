@@ -226,7 +226,13 @@ const usernameCandidates = (claims: IdTokenClaims, email: string, random: TokenG
     .replace(/[^A-Za-z0-9._-]/g, '')
     .slice(0, 50);
   const name = base === '' ? 'user' : base;
-  return [name, `${name}-${random.random(4).toLowerCase().replace(/[^a-z0-9]/g, '')}`];
+  return [
+    name,
+    `${name}-${random
+      .random(4)
+      .toLowerCase()
+      .replace(/[^a-z0-9]/g, '')}`,
+  ];
 };
 
 const provision = async (
@@ -287,9 +293,12 @@ const resolveUser = async (deps: SsoDeps, provider: IdentityProvider, claims: Id
       reason: 'not_provisioned',
     });
   if (email === undefined)
-    throw new ForbiddenError(`The identity provider sent no '${provider.emailClaim}' claim to create the account with.`, {
-      reason: 'no_email',
-    });
+    throw new ForbiddenError(
+      `The identity provider sent no '${provider.emailClaim}' claim to create the account with.`,
+      {
+        reason: 'no_email',
+      },
+    );
   return provision(deps, provider, claims, email);
 };
 
@@ -330,7 +339,8 @@ export const completeSsoSignIn = async (deps: SsoDeps, command: CallbackCommand)
     throw new InvalidCredentialsError(`The identity provider did not sign you in (${command.error.slice(0, 100)}).`);
   if (command.code === undefined || command.code === '')
     throw ValidationError.field('code', 'The sign-in answer carries no authorization code.');
-  if (!provider.enabled) throw new ForbiddenError('This identity provider is disabled.', { reason: 'provider_disabled' });
+  if (!provider.enabled)
+    throw new ForbiddenError('This identity provider is disabled.', { reason: 'provider_disabled' });
 
   let idToken: string;
   try {
@@ -346,16 +356,17 @@ export const completeSsoSignIn = async (deps: SsoDeps, command: CallbackCommand)
     throw error;
   }
   const claims = await deps.oidc.verifyIdToken(provider, idToken, now);
-  if (claims['nonce'] !== started.nonce) throw new InvalidTokenError('The ID token was not issued for this sign-in (nonce).');
+  if (claims['nonce'] !== started.nonce)
+    throw new InvalidTokenError('The ID token was not issued for this sign-in (nonce).');
 
   const user = await resolveUser(deps, provider, claims);
-  if (user.status !== 'active') throw new InvalidCredentialsError(`This account is ${user.status}: ask an administrator.`);
+  if (user.status !== 'active')
+    throw new InvalidCredentialsError(`This account is ${user.status}: ask an administrator.`);
   return { user: await applyMappings(deps, provider, claims, user), provider, returnTo: started.returnTo };
 };
 
 export type SsoSessionOutcome =
-  | ({ readonly kind: 'session' } & StartedSession)
-  | { readonly kind: 'two_factor'; readonly pendingToken: string };
+  ({ readonly kind: 'session' } & StartedSession) | { readonly kind: 'two_factor'; readonly pendingToken: string };
 
 /**
  * Completes an SSO sign-in like a password login: a session (access token, refresh token). A user with two-factor
