@@ -81,7 +81,5 @@ export const urlProblem = (allowed: readonly string[], raw: string): string | un
   if (url.protocol === 'http:' && !exempt) return 'must be an https URL';
   if (!exempt && isIP(url.hostname.replace(/^\[|\]$/g, '')) !== 0 && isRefusedAddress(url.hostname))
     return 'must not point to a private, loopback, link-local or otherwise internal address';
-  if (!exempt && ['localhost', 'localhost.'].includes(url.hostname.toLowerCase()))
-    return 'must not point to a private, loopback, link-local or otherwise internal address';
   return undefined;
 };
