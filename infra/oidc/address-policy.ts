@@ -5,7 +5,10 @@
 // they may be reached over plain http.
 import { BlockList, isIP } from 'node:net';
 
-const refused = new BlockList();
+// Two lists: Node's BlockList matches IPv4 addresses against IPv6 rules as IPv4-mapped ones, so the IPv6 rule for
+// ::ffff:0:0/96 would refuse every IPv4 address.
+const refusedV4 = new BlockList();
+const refusedV6 = new BlockList();
 for (const [network, prefix] of [
   ['0.0.0.0', 8],
   ['10.0.0.0', 8],
@@ -23,7 +26,7 @@ for (const [network, prefix] of [
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
 ] as const)
-  refused.addSubnet(network, prefix, 'ipv4');
+  refusedV4.addSubnet(network, prefix, 'ipv4');
 for (const [network, prefix] of [
   ['::', 96], // unspecified, loopback and the deprecated IPv4-compatible addresses
   ['::ffff:0:0', 96], // IPv4-mapped
@@ -38,14 +41,14 @@ for (const [network, prefix] of [
   ['fec0::', 10], // site-local (deprecated)
   ['ff00::', 8], // multicast
 ] as const)
-  refused.addSubnet(network, prefix, 'ipv6');
+  refusedV6.addSubnet(network, prefix, 'ipv6');
 
 /** Whether a resolved address (or an IP literal) is one a provider request must not reach. */
 export const isRefusedAddress = (address: string): boolean => {
   const bare = address.replace(/^\[|\]$/g, '');
   const family = isIP(bare);
   if (family === 0) return true;
-  return refused.check(bare, family === 4 ? 'ipv4' : 'ipv6');
+  return family === 4 ? refusedV4.check(bare, 'ipv4') : refusedV6.check(bare, 'ipv6');
 };
 
 /** `host` or `host:port` entries (lower-case; IPv6 in brackets), from a comma-separated OIDC_ALLOWED_HOSTS. */
