@@ -5,7 +5,9 @@ import {
   createRemoteJWKSet,
   customFetch,
   errors as joseErrors,
+  importJWK,
   jwtVerify,
+  type JWK,
   type FetchImplementation,
   type JWTVerifyGetKey,
 } from 'jose';
@@ -33,6 +35,15 @@ const parseJson = (body: string, what: string): Record<string, unknown> => {
 
 const stringArray = (value: unknown): string[] =>
   Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+
+/** The algorithm a JWK without `alg` is imported for (by its key type, or its curve). */
+const DEFAULT_ALG: Readonly<Record<string, string>> = {
+  RSA: 'RS256',
+  'P-256': 'ES256',
+  'P-384': 'ES384',
+  'P-521': 'ES512',
+  Ed25519: 'EdDSA',
+};
 
 const withoutSlash = (issuer: string) => issuer.replace(/\/+$/, '');
 
@@ -77,13 +88,21 @@ export class JoseOidcGateway implements OidcGateway {
     if (response.status !== 200) throw new ProviderRequestError(`The JWKS answered HTTP ${response.status}, not 200.`);
     const keys = parseJson(response.body, 'JWKS')['keys'];
     if (!Array.isArray(keys)) throw new ProviderRequestError('The JWKS has no keys array.');
-    return keys.filter(
-      (k) =>
-        typeof k === 'object' &&
-        k !== null &&
-        ['RSA', 'EC', 'OKP'].includes((k as { kty?: unknown }).kty as string) &&
-        (k as { use?: unknown }).use !== 'enc',
-    ).length;
+    // A key counts when jose imports it as a public signing key (a malformed one, or a private one, does not).
+    let usable = 0;
+    for (const key of keys) {
+      if (typeof key !== 'object' || key === null || (key as JWK).use === 'enc' || 'd' in key) continue;
+      const jwk = key as JWK;
+      const alg = jwk.alg ?? DEFAULT_ALG[jwk.kty === 'RSA' ? 'RSA' : (jwk.crv ?? '')];
+      if (alg === undefined) continue;
+      try {
+        await importJWK(jwk, alg);
+        usable += 1;
+      } catch {
+        // not a usable key
+      }
+    }
+    return usable;
   }
 
   async probeTokenEndpoint(
