@@ -10,6 +10,7 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import { ConflictError } from '../../domain/errors.js';
+import type { RoleMappingReferences } from '../../domain/identity/ports.js';
 import type { IdentityProviderRepository } from '../../domain/sso/ports.js';
 import type { IdentityProvider, RoleMapping } from '../../domain/sso/types.js';
 import { aliasItem } from './aliases.js';
@@ -41,7 +42,7 @@ const attributesOf = (p: IdentityProvider) => {
   return rest;
 };
 
-export class DynamoIdentityProviderRepository implements IdentityProviderRepository {
+export class DynamoIdentityProviderRepository implements IdentityProviderRepository, RoleMappingReferences {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
@@ -199,6 +200,15 @@ export class DynamoIdentityProviderRepository implements IdentityProviderReposit
     await this.db.send(
       new DeleteCommand({ TableName: this.tableName, Key: keys.roleMapping(mapping.providerId, mapping.id) }),
     );
+  }
+
+  async renameRole(from: string, to: string | undefined, at: Date): Promise<void> {
+    for (const provider of await this.list('all'))
+      for (const mapping of await this.listMappings(provider.id)) {
+        if (mapping.role !== from) continue;
+        if (to === undefined) await this.deleteMapping(mapping);
+        else await this.putMapping({ ...mapping, role: to, updatedAt: at.toISOString() });
+      }
   }
 
   /** The 409 of a taken name or issuer (by the index of its claim in the failed transaction), else the error. */

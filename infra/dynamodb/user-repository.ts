@@ -263,15 +263,20 @@ export class DynamoUserRepository implements UserRepository, UserDirectory, Link
     return items.map(toUser);
   }
 
-  async replaceRoles(id: string, roles: readonly string[], at: Date): Promise<void> {
+  async replaceRoles(id: string, roles: readonly string[], at: Date, mappedRoles?: readonly string[]): Promise<void> {
     await this.db.send(
       new UpdateCommand({
         TableName: this.tableName,
         Key: keys.user(id),
-        UpdateExpression: 'SET #roles = :roles, updatedAt = :at ADD revision :one',
+        UpdateExpression: `SET #roles = :roles, ${mappedRoles === undefined ? '' : 'mappedRoles = :mapped, '}updatedAt = :at ADD revision :one`,
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeNames: { '#roles': 'roles' },
-        ExpressionAttributeValues: { ':roles': roles, ':at': at.toISOString(), ':one': 1 },
+        ExpressionAttributeValues: {
+          ':roles': roles,
+          ':at': at.toISOString(),
+          ':one': 1,
+          ...(mappedRoles === undefined ? {} : { ':mapped': mappedRoles }),
+        },
       }),
     );
   }

@@ -158,6 +158,29 @@ describe('single sign-on', () => {
     expect([...third.me.roles].sort()).toEqual(['operator', 'user']);
   });
 
+  it('follows a role rename into the mappings and the users, and drops the mappings of a deleted role', async () => {
+    // Prepare: a custom role granted through a mapping
+    const role = await call('POST', '/admin/roles', admin, { name: 'releasers' });
+    await call('POST', `/admin/roles/${role.json.id}/permissions`, admin, { permissions: ['deployments:read'] });
+    const provider = await newProvider();
+    const base = `/admin/identity-providers/${provider.id}/role-mappings`;
+    await call('POST', base, admin, { claim_value: 'rel', role: 'releasers' });
+    const ivan: OidcUser = { sub: 'ivan-sub', email: 'ivan@corp.example', email_verified: true, groups: ['rel'] };
+    expect((await session((await signIn(provider.id, ivan)).b)).me.roles).toEqual(['releasers']);
+    // Act: rename
+    await call('PUT', `/admin/roles/${role.json.id}`, admin, { name: 'shippers' });
+    // Assess: the mapping names the new name; the role is still mapping-managed (goes with the group)
+    expect((await call('GET', base, admin)).json.map((m: { role: string }) => m.role)).toEqual(['shippers']);
+    expect((await session((await signIn(provider.id, { ...ivan, groups: [] })).b)).me.roles).toEqual([]);
+    expect((await session((await signIn(provider.id, ivan)).b)).me.roles).toEqual(['shippers']);
+    // Act: delete; a new role of the old name is not granted by the old mapping
+    expect((await call('DELETE', `/admin/roles/${role.json.id}`, admin)).status).toBe(204);
+    await call('POST', '/admin/roles', admin, { name: 'shippers' });
+    // Assess
+    expect((await call('GET', base, admin)).json).toEqual([]);
+    expect((await session((await signIn(provider.id, ivan)).b)).me.roles).toEqual([]);
+  });
+
   it('picks up a rotated signing key from the JWKS', async () => {
     const provider = await newProvider();
     const carol: OidcUser = { sub: 'carol-sub', email: 'carol@corp.example', email_verified: true };
