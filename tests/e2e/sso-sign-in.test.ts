@@ -181,6 +181,38 @@ describe('single sign-on', () => {
     expect((await session((await signIn(provider.id, ivan)).b)).me.roles).toEqual([]);
   });
 
+  it('asks a user with two-factor for a code after the provider, unless the provider is trusted for it', async () => {
+    // Prepare: a provisioned user turns on two-factor
+    const { generate } = await import('otplib');
+    const codeAt = (secret: string, step: number) => generate({ secret, epoch: step * 30 + 1 });
+    const provider = await newProvider();
+    const judy: OidcUser = { sub: 'judy-sub', email: 'judy@corp.example', email_verified: true };
+    const { token } = await session((await signIn(provider.id, judy)).b);
+    const secret = (await call('POST', '/auth/2fa/setup', token)).json.secret as string;
+    const enabledStep = Math.floor(Date.now() / 30_000);
+    const enabled = await call('POST', '/auth/2fa/enable', token, { code: await codeAt(secret, enabledStep) });
+    expect(enabled.json.two_factor_enabled).toBe(true);
+    // Act: the provider is not trusted for 2FA (the default)
+    const { b, callback } = await signIn(provider.id, judy, '/home');
+    // Assess: back to return_to with a pending token in the fragment, no session yet
+    expect(callback.status).toBe(303);
+    const [path, fragment] = callback.location!.split('#');
+    expect(path).toBe('/home');
+    const params = new URLSearchParams(fragment);
+    expect(params.get('requires_2fa')).toBe('true');
+    expect(b.cookie('deployer_refresh')).toBeUndefined();
+    const verified = await call('POST', '/auth/2fa/verify', undefined, {
+      code: await codeAt(secret, enabledStep + 1),
+      pending_token: params.get('pending_token'),
+    });
+    expect([verified.status, verified.json.user?.email]).toEqual([200, 'judy@corp.example']);
+    // a provider trusted for 2FA signs the user in at once
+    await call('PUT', `/admin/identity-providers/${provider.id}`, admin, { trusted_for_2fa: true });
+    const trusted = await signIn(provider.id, judy, '/home');
+    expect([trusted.callback.status, trusted.callback.location]).toEqual([303, '/home']);
+    expect((await session(trusted.b)).me.email).toBe('judy@corp.example');
+  });
+
   it('picks up a rotated signing key from the JWKS', async () => {
     const provider = await newProvider();
     const carol: OidcUser = { sub: 'carol-sub', email: 'carol@corp.example', email_verified: true };
