@@ -80,7 +80,12 @@ const once = (policy: FetchPolicy, url: URL, request: GuardedRequest, signal: Ab
       url,
       {
         method: request.method,
-        headers: { accept: 'application/json', 'user-agent': 'deployer-sso', ...request.headers },
+        headers: {
+          accept: 'application/json',
+          'user-agent': 'deployer-sso',
+          ...(request.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(request.body)) }),
+          ...request.headers,
+        },
         signal,
         ...(exempt ? {} : { lookup: guardedLookup }),
       },
