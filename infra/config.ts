@@ -90,6 +90,18 @@ const Env = v.object({
   AGENT_IDLE_PING_SECONDS: Int(10, 540, 300),
   /** How often a busy agent heartbeats (the engine fails a step whose agent is silent for 60 s). */
   AGENT_HEARTBEAT_SECONDS: Int(1, 30, 15),
+  /**
+   * Hosts (`host` or `host:port`, comma-separated) that requests to identity providers may reach although they
+   * resolve to a private or loopback address, and over plain http (an IdP inside the network; the tests' provider).
+   * Empty: only public https hosts (docs/security.md, "Requests to identity providers").
+   */
+  OIDC_ALLOWED_HOSTS: v.optional(v.string(), ''),
+  /** Deadline of one request to an identity provider (discovery, JWKS, token endpoint), redirects included. */
+  OIDC_HTTP_TIMEOUT_MS: Int(500, 30_000, 5000),
+  /** The least time between two JWKS fetches of one provider when an ID token names an unknown key. */
+  OIDC_JWKS_COOLDOWN_SECONDS: Int(0, 3600, 30),
+  /** How long a started single sign-on may take at the provider before its state expires. */
+  SSO_STATE_TTL_SECONDS: Int(60, 3600, 600),
   BOOTSTRAP_ADMIN_EMAIL: v.optional(v.pipe(NonEmpty, v.email('must be an email address'))),
   BOOTSTRAP_ADMIN_PASSWORD: v.optional(v.pipe(v.string(), v.minLength(8, 'must be at least 8 characters'))),
 });

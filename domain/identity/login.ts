@@ -1,5 +1,6 @@
 // login: throttle check -> user by email -> password (constant time for unknown emails) -> active account
 // -> a pending-2FA token when 2FA is on, else a session. Failed passwords count toward the address's lockout.
+// A user without a local password (provisioned by an identity provider) is refused like a wrong password.
 import { AuthRateLimitError, InvalidCredentialsError } from './errors.js';
 import type { IdentityDeps } from './deps.js';
 import { startSession, type StartedSession } from './sessions.js';
@@ -33,7 +34,7 @@ export const checkPassword = async (deps: IdentityDeps, command: LoginCommand): 
 
   const user = await deps.users.findByEmail(command.email);
   const passwordOk =
-    user === undefined
+    user === undefined || user.passwordHash === null
       ? (await deps.hasher.burnTime(command.password), false)
       : await deps.hasher.verify(user.passwordHash, command.password);
   if (user === undefined || !passwordOk) {

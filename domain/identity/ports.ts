@@ -225,6 +225,15 @@ export interface UserDirectory {
   update(previous: User, changes: UserChanges, at: Date): Promise<boolean>;
   /** Deletes the user and its email, username and short-id claims. */
   delete(user: User): Promise<void>;
-  /** Replaces the role names of a user (rename or removal of a role). */
-  replaceRoles(id: string, roles: readonly string[], at: Date): Promise<void>;
+  /**
+   * Replaces the role names of a user (rename or removal of a role), and the names among them held only through an
+   * identity provider's role mappings (User.mappedRoles).
+   */
+  replaceRoles(id: string, roles: readonly string[], at: Date, mappedRoles?: readonly string[]): Promise<void>;
+}
+
+/** Role names referenced by identity providers' role mappings (domain/sso), kept in step with role renames. */
+export interface RoleMappingReferences {
+  /** Points every mapping to role `from` at `to`; undefined: deletes those mappings. */
+  renameRole(from: string, to: string | undefined, at: Date): Promise<void>;
 }

@@ -9,13 +9,15 @@ import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import type { Clock, IdGenerator } from '../shared/ports.js';
 import { ForbiddenError, InsufficientPermissionsError } from './errors.js';
 import { isPermission, SYSTEM_ROLES, systemRole, type Permission } from './permissions.js';
-import type { Role, RoleDirectory, RoleRepository, UserDirectory } from './ports.js';
+import type { Role, RoleDirectory, RoleMappingReferences, RoleRepository, UserDirectory } from './ports.js';
 import type { Caller } from './types.js';
 import { pageOf, type PageRequest } from '../shared/pagination.js';
 
 export interface RolesDeps {
   readonly roles: RoleRepository;
   readonly users: UserDirectory;
+  /** Identity providers' role mappings name roles too: a renamed role is renamed there, a deleted one unmapped. */
+  readonly roleMappings?: RoleMappingReferences;
   readonly ids: IdGenerator;
   readonly clock: Clock;
 }
@@ -132,11 +134,18 @@ export const deleteRole = async (deps: RolesDeps, caller: Caller, id: string): P
 };
 
 const renameInUsers = async (deps: RolesDeps, from: string, to: string | undefined, at: Date): Promise<void> => {
+  const rename = (names: readonly string[]) =>
+    names.flatMap((r) => (r === from ? (to === undefined ? [] : [to]) : [r]));
   for (const user of await deps.users.listAll()) {
-    if (!user.roles.includes(from)) continue;
-    const roles = user.roles.flatMap((r) => (r === from ? (to === undefined ? [] : [to]) : [r]));
-    await deps.users.replaceRoles(user.id, roles, at);
+    if (!user.roles.includes(from) && !(user.mappedRoles ?? []).includes(from)) continue;
+    await deps.users.replaceRoles(
+      user.id,
+      rename(user.roles),
+      at,
+      user.mappedRoles === undefined ? undefined : rename(user.mappedRoles),
+    );
   }
+  await deps.roleMappings?.renameRole(from, to, at);
 };
 
 const known = (names: readonly string[]): Permission[] => {

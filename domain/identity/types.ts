@@ -20,7 +20,8 @@ export interface User {
   readonly status: UserStatus;
   readonly roles: readonly string[];
   readonly tenantId: string | null;
-  readonly passwordHash: string;
+  /** Argon2id; null: no local password (a user provisioned by an identity provider signs in only through it). */
+  readonly passwordHash: string | null;
   readonly twoFactor: TwoFactor;
   readonly emailVerified: boolean;
   /** Epoch ms: every access and refresh token issued at or before it is revoked (logout, deactivation). */
@@ -30,6 +31,18 @@ export interface User {
   readonly lastLoginAt: string | null;
   /** Incremented by every write of the user item (login, 2FA, logout, admin edits): admin edits are conditioned on it. */
   readonly revision: number;
+  /** The identity provider the user signs in with (domain/sso), by the provider's subject; absent or null: none. */
+  readonly identityLink?: IdentityLink | null;
+  /** Roles the user holds only through the provider's role mappings: removed when the claim stops carrying them. */
+  readonly mappedRoles?: readonly string[];
+}
+
+/** How a user is linked to an identity provider: by the provider's subject (`sub`), unique per provider. */
+export interface IdentityLink {
+  readonly providerId: string;
+  /** The provider's name when the link was last written (shown in the admin user record). */
+  readonly providerName: string;
+  readonly subject: string;
 }
 
 /** The fields an administrator changes (PATCH /admin/users/{id}); only the ones present are written. */

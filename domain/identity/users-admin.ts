@@ -35,6 +35,10 @@ export const adminUserView = (user: User) => ({
   two_factor_enabled: user.twoFactor.enabled,
   created_at: user.createdAt,
   last_login_at: user.lastLoginAt,
+  identity_provider:
+    user.identityLink === undefined || user.identityLink === null
+      ? null
+      : { id: user.identityLink.providerId, name: user.identityLink.providerName, subject: user.identityLink.subject },
 });
 
 const visible = (caller: Caller, user: User): boolean => caller.tenantId === null || user.tenantId === caller.tenantId;

@@ -10,6 +10,7 @@ import { AesGcmSecretCipher, parseKeyring } from '../../infra/crypto/secret-ciph
 import { newApiKey, randomTokens } from '../../infra/crypto/tokens.js';
 import { otplibTotp } from '../../infra/crypto/totp.js';
 import { DynamoApiKeyRepository } from '../../infra/dynamodb/api-key-repository.js';
+import { DynamoIdentityProviderRepository } from '../../infra/dynamodb/identity-provider-repository.js';
 import { keys } from '../../infra/dynamodb/keys.js';
 import { DynamoLoginThrottle } from '../../infra/dynamodb/login-throttle.js';
 import { DynamoPendingTwoFactorAttempts } from '../../infra/dynamodb/pending-two-factor-repository.js';
@@ -33,7 +34,13 @@ export const tokenService = once(() => {
 const users = once(() => new DynamoUserRepository(infra().db, infra().config.TABLE_NAME));
 const roles = once(() => new DynamoRoleRepository(infra().db, infra().config.TABLE_NAME));
 
-export const rolesDeps = once((): RolesDeps => ({ roles: roles(), users: users(), ids: ids(), clock: infra().clock }));
+export const rolesDeps = once((): RolesDeps => ({
+  roles: roles(),
+  users: users(),
+  roleMappings: new DynamoIdentityProviderRepository(infra().db, infra().config.TABLE_NAME),
+  ids: ids(),
+  clock: infra().clock,
+}));
 
 export const usersDeps = once((): UsersDeps => {
   const identity = identityDeps();

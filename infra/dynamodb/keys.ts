@@ -184,6 +184,29 @@ export const keys = {
     pk: `TRIGGERDELIVERY#${triggerId}#${deliveryId}`,
     sk: 'DELIVERY',
   }),
+
+  // ---- single sign-on (domain/sso): identity providers, their role mappings, sign-ins in flight, links ----
+  /** The provider item; its role mappings share the partition (sk MAPPING#<id>), so one query reads them all. */
+  identityProvider: (id: string): Key => ({ pk: `IDP#${id}`, sk: 'PROVIDER' }),
+  roleMapping: (providerId: string, mappingId: string): Key => ({
+    pk: `IDP#${providerId}`,
+    sk: `MAPPING#${mappingId}`,
+  }),
+  /** Name and issuer are unique within a scope: a tenant id, or GLOBAL. */
+  identityProviderName: (tenantId: string | null, name: string): Key => ({
+    pk: `IDPNAME#${tenantId ?? 'GLOBAL'}#${name.toLowerCase()}`,
+    sk: 'CLAIM',
+  }),
+  identityProviderIssuer: (tenantId: string | null, issuer: string): Key => ({
+    pk: `IDPISSUER#${tenantId ?? 'GLOBAL'}#${issuer}`,
+    sk: 'CLAIM',
+  }),
+  /** Every provider, oldest first, on gsi1 (an admin list; providers are few). */
+  identityProvidersIndex: (createdAt: string, id: string) => ({ gsi1pk: 'IDPS', gsi1sk: `${createdAt}#${id}` }),
+  /** One sign-in in flight, by the hash of its `state` (TTL; deleted when its callback consumes it). */
+  ssoState: (stateHash: string): Key => ({ pk: `SSOSTATE#${stateHash}`, sk: 'STATE' }),
+  /** The user linked to a provider's subject (written with the link, unique). */
+  ssoLink: (providerId: string, subject: string): Key => ({ pk: `SSOLINK#${providerId}#${subject}`, sk: 'CLAIM' }),
   // ---- deployment events (domain/deployments/events.ts): one partition per deployment ----
   /** The head of a deployment's event sequence (attribute `seq`: the last seq written). */
   deploymentEventsHead: (deploymentId: string): Key => ({ pk: `DEPLOYMENTEVENTS#${deploymentId}`, sk: 'HEAD' }),

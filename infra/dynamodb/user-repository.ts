@@ -11,8 +11,10 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { ConflictError, ValidationError } from '../../domain/errors.js';
 import type { UserDirectory, UserRepository } from '../../domain/identity/ports.js';
-import type { TwoFactor, User, UserChanges } from '../../domain/identity/types.js';
+import type { IdentityLink, TwoFactor, User, UserChanges } from '../../domain/identity/types.js';
+import type { LinkedUsers, SignInChanges } from '../../domain/sso/ports.js';
 import { conditionally } from './conditional.js';
+import { linkItems } from './identity-provider-repository.js';
 import { failedAt, tenantReference } from './tenant-repository.js';
 import { keys } from './keys.js';
 import { stripKeys } from './records.js';
@@ -26,6 +28,10 @@ const toUser = (item: Record<string, unknown>): User => ({
   revision: typeof item['revision'] === 'number' ? item['revision'] : 0,
 });
 
+/** The condition that the stored user is still at the revision read (items written before revisions had none). */
+const atRevision = (user: User): string =>
+  user.revision === 0 ? '(attribute_not_exists(#revision) OR #revision = :seen)' : '#revision = :seen';
+
 /** The admin-editable fields as stored attribute names. */
 const CHANGE_ATTRIBUTES: Readonly<Record<keyof UserChanges, string>> = {
   displayName: 'displayName',
@@ -34,13 +40,14 @@ const CHANGE_ATTRIBUTES: Readonly<Record<keyof UserChanges, string>> = {
   tenantId: 'tenantId',
 };
 
-export class DynamoUserRepository implements UserRepository, UserDirectory {
+export class DynamoUserRepository implements UserRepository, UserDirectory, LinkedUsers {
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
   ) {}
 
   async create(user: User): Promise<void> {
+    const link = user.identityLink ?? undefined;
     const claim = (key: { pk: string; sk: string }) => ({
       Put: {
         TableName: this.tableName,
@@ -64,6 +71,8 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
             claim(keys.shortId('user', user.shortId)),
             // A user of a tenant is one of its references: the tenant cannot be deleted under it (409).
             ...(user.tenantId === null ? [] : [tenantReference(this.tableName, user.tenantId, 1)]),
+            // A user provisioned by an identity provider is linked to it in the same transaction.
+            ...(link === undefined ? [] : linkItems(this.tableName, link, user.id, 1)),
           ],
         }),
       );
@@ -74,8 +83,13 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
         throw new ConflictError('A user with this email already exists.', { field: 'email' });
       if (reasons[2]?.Code === 'ConditionalCheckFailed')
         throw new ConflictError('A user with this username already exists.', { field: 'username' });
-      if (reasons[4]?.Code === 'ConditionalCheckFailed')
+      if (user.tenantId !== null && reasons[4]?.Code === 'ConditionalCheckFailed')
         throw ValidationError.field('tenant_id', 'The tenant does not exist.');
+      const linkAt = user.tenantId === null ? 4 : 5;
+      if (link !== undefined && reasons[linkAt]?.Code === 'ConditionalCheckFailed')
+        throw new ConflictError('This identity is linked to another user already.', { field: 'identity_provider' });
+      if (link !== undefined && reasons[linkAt + 1]?.Code === 'ConditionalCheckFailed')
+        throw new ConflictError('The identity provider was deleted meanwhile.', { field: 'identity_provider' });
       throw new ConflictError('The user could not be created; try again.');
     }
   }
@@ -169,8 +183,73 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
             Delete: { TableName: this.tableName, Key },
           })),
           ...(user.tenantId === null ? [] : [tenantReference(this.tableName, user.tenantId, -1)]),
+          ...(user.identityLink === undefined || user.identityLink === null
+            ? []
+            : linkItems(this.tableName, user.identityLink, user.id, -1)),
         ],
       }),
+    );
+  }
+
+  async findByLink(providerId: string, subject: string): Promise<User | undefined> {
+    const { Item } = await this.db.send(
+      new GetCommand({ TableName: this.tableName, Key: keys.ssoLink(providerId, subject), ConsistentRead: true }),
+    );
+    return Item === undefined ? undefined : this.get(String(Item['user_id']));
+  }
+
+  async link(user: User, link: IdentityLink, at: Date): Promise<boolean> {
+    try {
+      await this.db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: keys.user(user.id),
+                UpdateExpression: 'SET identityLink = :link, updatedAt = :at ADD #revision :one',
+                ConditionExpression: `attribute_exists(pk) AND ${atRevision(user)} AND (attribute_not_exists(identityLink) OR identityLink = :null)`,
+                ExpressionAttributeNames: { '#revision': 'revision' },
+                ExpressionAttributeValues: {
+                  ':link': link,
+                  ':at': at.toISOString(),
+                  ':one': 1,
+                  ':seen': user.revision,
+                  ':null': null,
+                },
+              },
+            },
+            ...linkItems(this.tableName, link, user.id, 1),
+          ],
+        }),
+      );
+      return true;
+    } catch (error) {
+      if ((error as Error).name === 'TransactionCanceledException') return false;
+      throw error;
+    }
+  }
+
+  async applySignIn(user: User, changes: SignInChanges, at: Date): Promise<boolean> {
+    return conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.user(user.id),
+          UpdateExpression:
+            'SET #roles = :roles, mappedRoles = :mapped, identityLink = :link, updatedAt = :at ADD #revision :one',
+          ConditionExpression: `attribute_exists(pk) AND ${atRevision(user)}`,
+          ExpressionAttributeNames: { '#roles': 'roles', '#revision': 'revision' },
+          ExpressionAttributeValues: {
+            ':roles': changes.roles,
+            ':mapped': changes.mappedRoles,
+            ':link': changes.identityLink,
+            ':at': at.toISOString(),
+            ':one': 1,
+            ':seen': user.revision,
+          },
+        }),
+      ),
     );
   }
 
@@ -184,15 +263,20 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
     return items.map(toUser);
   }
 
-  async replaceRoles(id: string, roles: readonly string[], at: Date): Promise<void> {
+  async replaceRoles(id: string, roles: readonly string[], at: Date, mappedRoles?: readonly string[]): Promise<void> {
     await this.db.send(
       new UpdateCommand({
         TableName: this.tableName,
         Key: keys.user(id),
-        UpdateExpression: 'SET #roles = :roles, updatedAt = :at ADD revision :one',
+        UpdateExpression: `SET #roles = :roles, ${mappedRoles === undefined ? '' : 'mappedRoles = :mapped, '}updatedAt = :at ADD revision :one`,
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeNames: { '#roles': 'roles' },
-        ExpressionAttributeValues: { ':roles': roles, ':at': at.toISOString(), ':one': 1 },
+        ExpressionAttributeValues: {
+          ':roles': roles,
+          ':at': at.toISOString(),
+          ':one': 1,
+          ...(mappedRoles === undefined ? {} : { ':mapped': mappedRoles }),
+        },
       }),
     );
   }

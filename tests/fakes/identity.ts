@@ -322,9 +322,15 @@ export class FakeUserStore extends FakeUserRepository implements UserDirectory {
   async delete(user: User) {
     this.users.delete(user.id);
   }
-  async replaceRoles(id: string, roles: readonly string[]) {
+  async replaceRoles(id: string, roles: readonly string[], _at?: Date, mappedRoles?: readonly string[]) {
     const user = this.users.get(id);
-    if (user) this.users.set(id, { ...user, roles, revision: user.revision + 1 });
+    if (user)
+      this.users.set(id, {
+        ...user,
+        roles,
+        ...(mappedRoles === undefined ? {} : { mappedRoles }),
+        revision: user.revision + 1,
+      });
   }
 }
 

@@ -1,7 +1,9 @@
 import { route, type Route } from '../../shared/router.js';
 import { analysisDeps } from '../../shared/analysis-wiring.js';
 import { oauthClientsDeps } from '../../shared/oauth-wiring.js';
+import { providersDeps } from '../../shared/sso-wiring.js';
 import * as analysis from './analysis-endpoints.js';
+import * as idp from './identity-providers.js';
 import * as oauthClients from './oauth-clients.js';
 import * as orchestrationGet from './orchestration-get.js';
 import * as orchestrationPut from './orchestration-put.js';
@@ -30,6 +32,25 @@ export const adminRoutes = [
   route('POST', '/api/v1/admin/analysis/settings/restore', analysis.restore(analysisDeps)),
   route('GET', '/api/v1/admin/analysis/status', analysis.status(analysisDeps)),
   route('POST', '/api/v1/admin/analysis/test', analysis.test(analysisDeps)),
+  route('GET', '/api/v1/admin/identity-providers', idp.list(providersDeps)),
+  route('POST', '/api/v1/admin/identity-providers', idp.create(providersDeps)),
+  route('POST', '/api/v1/admin/identity-providers/discover', idp.discover(providersDeps)),
+  route('GET', '/api/v1/admin/identity-providers/{id}', idp.get(providersDeps)),
+  route('PUT', '/api/v1/admin/identity-providers/{id}', idp.update(providersDeps)),
+  route('DELETE', '/api/v1/admin/identity-providers/{id}', idp.remove(providersDeps)),
+  route('GET', '/api/v1/admin/identity-providers/{id}/role-mappings', idp.mappings(providersDeps)),
+  route('POST', '/api/v1/admin/identity-providers/{id}/role-mappings', idp.createMappingEndpoint(providersDeps)),
+  route(
+    'PUT',
+    '/api/v1/admin/identity-providers/{id}/role-mappings/{mapping_id}',
+    idp.updateMappingEndpoint(providersDeps),
+  ),
+  route(
+    'DELETE',
+    '/api/v1/admin/identity-providers/{id}/role-mappings/{mapping_id}',
+    idp.deleteMappingEndpoint(providersDeps),
+  ),
+  route('POST', '/api/v1/admin/identity-providers/{id}/test', idp.test(providersDeps)),
   route('GET', '/api/v1/admin/oauth-clients', oauthClients.list(oauthClientsDeps)),
   route('POST', '/api/v1/admin/oauth-clients', oauthClients.create(oauthClientsDeps)),
   route('GET', '/api/v1/admin/oauth-clients/{id}', oauthClients.get(oauthClientsDeps)),

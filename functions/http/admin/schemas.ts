@@ -48,6 +48,8 @@ export const AdminUserSchema = v.object({
   two_factor_enabled: v.boolean(),
   created_at: v.string(),
   last_login_at: v.nullable(v.string()),
+  /** The identity provider the user signs in with (single sign-on), or null. */
+  identity_provider: v.nullable(v.object({ id: v.string(), name: v.string(), subject: v.string() })),
 });
 
 export const RoleNames = v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(63))), v.maxLength(20));

@@ -19,6 +19,23 @@ describe('permissions', () => {
 });
 
 describe('login', () => {
+  it('refuses a user without a local password (signs in through an identity provider) like a wrong password', async () => {
+    // Prepare
+    const { deps, users, throttle } = identityFakes();
+    await users.create(aUser({ passwordHash: null }));
+    let burned = 0;
+    const counting = { ...deps, hasher: { ...deps.hasher, burnTime: async () => void (burned += 1) } };
+    // Act
+    const refused = await login(counting, { email: 'ada@example.com', password: '', ip: '1.2.3.9' }).catch(
+      (e: unknown) => e,
+    );
+    // Assess
+    expect(refused).toBeInstanceOf(InvalidCredentialsError);
+    expect((refused as Error).message).toBe('Invalid email or password.');
+    expect(burned).toBe(1);
+    expect(throttle.failures.get('1.2.3.9')).toHaveLength(1); // counted toward the address's lockout
+  });
+
   it('starts a session: access token, refresh token, the user with permissions', async () => {
     // Prepare
     const { deps, users, sessions } = identityFakes();

@@ -1,0 +1,470 @@
+// Admin: identity providers and their role mappings (api.md "Admin: identity providers"; shapes in docs/decisions.md
+// "Single sign-on"). Tenancy as OAuth clients: a provider belongs to its creator's tenant (null for a global creator)
+// and is seen only by callers of that tenant and global ones (others: 404). The client secret is stored encrypted
+// (context `idp:<id>`) and answered as `***`.
+// Nobody hands out what they do not hold: a role mapping grants a role only when the caller holds every permission
+// of that role (403 INSUFFICIENT_PERMISSIONS), and a mapping granting more than the caller holds is not theirs to
+// change. A provider is a way into every account linked to it and every role it maps to, so changing it (issuer,
+// client, endpoints, anything) needs the caller to hold all of that (403); the caller's permissions then become the
+// provider's trust ceiling, above which linking by email never takes over an account.
+import { ConflictError, NotFoundError, ValidationError, type FieldProblem } from '../errors.js';
+import { ForbiddenError, InsufficientPermissionsError } from '../identity/errors.js';
+import { systemRole, type Permission } from '../identity/permissions.js';
+import type { RoleRepository, SecretCipher, UserDirectory } from '../identity/ports.js';
+import type { Caller, User } from '../identity/types.js';
+import { pageOf, type PageRequest } from '../shared/pagination.js';
+import type { TenantLookup } from '../shared/lookups.js';
+import type { Clock, IdGenerator } from '../shared/ports.js';
+import { ProviderRequestError, type IdentityProviderRepository, type OidcGateway } from './ports.js';
+import type { IdentityProvider, IdTokenAlgorithm, RoleMapping, TokenAuthMethod } from './types.js';
+
+export const SECRET_PLACEHOLDER = '***';
+/** Role mappings one provider may have. */
+export const MAX_MAPPINGS = 100;
+
+export interface ProvidersDeps {
+  readonly providers: IdentityProviderRepository;
+  readonly roles: Pick<RoleRepository, 'findByName'>;
+  readonly users: Pick<UserDirectory, 'listAll'>;
+  readonly tenants: TenantLookup;
+  readonly cipher: SecretCipher;
+  readonly oidc: OidcGateway;
+  readonly ids: IdGenerator;
+  readonly clock: Clock;
+  /** The service's public base URL (no trailing slash): the redirect URI registered at the provider starts with it. */
+  readonly publicBaseUrl: string;
+  /** Why a provider URL is refused (https, or http only to a configured host), or undefined when it is fine. */
+  readonly endpointProblem: (url: string) => string | undefined;
+}
+
+export const secretContext = (providerId: string): string => `idp:${providerId}`;
+
+/** Where the provider sends the browser back: register exactly this at the provider. */
+export const redirectUriOf = (baseUrl: string, providerId: string): string =>
+  `${baseUrl}/api/v1/auth/sso/${providerId}/callback`;
+
+export const providerView = (p: IdentityProvider, baseUrl: string) => ({
+  id: p.id,
+  short_id: p.shortId,
+  name: p.name,
+  type: p.type,
+  issuer: p.issuer,
+  client_id: p.clientId,
+  client_secret: SECRET_PLACEHOLDER,
+  token_endpoint_auth_method: p.tokenAuthMethod,
+  scopes: [...p.scopes],
+  authorization_endpoint: p.authorizationEndpoint,
+  token_endpoint: p.tokenEndpoint,
+  userinfo_endpoint: p.userinfoEndpoint,
+  jwks_uri: p.jwksUri,
+  id_token_signing_alg_values: [...p.idTokenAlgorithms],
+  email_claim: p.emailClaim,
+  groups_claim: p.groupsClaim,
+  jit_provisioning: p.jitProvisioning,
+  jit_tenant_id: p.jitTenantId,
+  link_by_email: p.linkByEmail,
+  trusted_for_2fa: p.trustedFor2fa,
+  enabled: p.enabled,
+  tenant_id: p.tenantId,
+  redirect_uri: redirectUriOf(baseUrl, p.id),
+  sign_in_url: `${baseUrl}/api/v1/auth/sso/${p.id}`,
+  linked_users: p.linkedUsers,
+  created_by: p.createdBy,
+  created_at: p.createdAt,
+  updated_at: p.updatedAt,
+});
+
+export const mappingView = (m: RoleMapping) => ({
+  id: m.id,
+  short_id: m.shortId,
+  provider_id: m.providerId,
+  claim_value: m.claimValue,
+  role: m.role,
+  tenant_id: m.tenantId,
+  created_at: m.createdAt,
+  updated_at: m.updatedAt,
+});
+
+const visible = (caller: Caller, p: IdentityProvider): boolean =>
+  caller.tenantId === null || p.tenantId === caller.tenantId;
+
+export const findProvider = async (
+  deps: Pick<ProvidersDeps, 'providers'>,
+  caller: Caller,
+  id: string,
+): Promise<IdentityProvider> => {
+  const provider = await deps.providers.get(id);
+  if (provider === undefined || !visible(caller, provider)) throw new NotFoundError('Identity provider', id);
+  return provider;
+};
+
+/** The permissions of a role by name (system roles from code, custom from the repository); undefined: no such role. */
+const roleGrants = async (deps: Pick<ProvidersDeps, 'roles'>, name: string) =>
+  systemRole(name)?.permissions ?? (await deps.roles.findByName(name))?.permissions;
+
+const grantsOf = async (deps: Pick<ProvidersDeps, 'roles'>, roles: readonly string[]): Promise<Set<Permission>> => {
+  const all = new Set<Permission>();
+  for (const name of roles) for (const p of (await roleGrants(deps, name)) ?? []) all.add(p);
+  return all;
+};
+
+const missingFrom = (caller: Caller, wanted: Iterable<Permission>): Permission[] =>
+  [...new Set(wanted)].filter((p) => !caller.permissions.has(p)).sort();
+
+/** Everything a provider opens: its mappings' roles and the accounts linked to it; the caller must hold all of it. */
+const checkProviderWithinCaller = async (deps: ProvidersDeps, caller: Caller, p: IdentityProvider): Promise<void> => {
+  const mappings = await deps.providers.listMappings(p.id);
+  const linked = p.linkedUsers === 0 ? [] : (await deps.users.listAll()).filter(isLinkedTo(p.id));
+  const opens = await grantsOf(deps, [...mappings.map((m) => m.role), ...linked.flatMap((u) => u.roles)]);
+  const missing = missingFrom(caller, opens);
+  if (missing.length > 0) throw new InsufficientPermissionsError(missing);
+};
+
+const isLinkedTo = (providerId: string) => (u: User) => u.identityLink?.providerId === providerId;
+
+/** The issuer as compared with `iss`: no trailing slash. */
+export const normalizeIssuer = (issuer: string): string => issuer.replace(/\/+$/, '');
+
+export interface ProviderSettings {
+  readonly name: string;
+  readonly issuer: string;
+  readonly client_id: string;
+  readonly token_endpoint_auth_method?: TokenAuthMethod | undefined;
+  readonly scopes?: readonly string[] | undefined;
+  readonly authorization_endpoint: string;
+  readonly token_endpoint: string;
+  readonly userinfo_endpoint?: string | null | undefined;
+  readonly jwks_uri: string;
+  readonly id_token_signing_alg_values?: readonly IdTokenAlgorithm[] | undefined;
+  readonly email_claim?: string | undefined;
+  readonly groups_claim?: string | undefined;
+  readonly jit_provisioning?: boolean | undefined;
+  readonly jit_tenant_id?: string | null | undefined;
+  readonly link_by_email?: boolean | undefined;
+  readonly trusted_for_2fa?: boolean | undefined;
+  readonly enabled?: boolean | undefined;
+}
+
+export interface CreateProviderCommand extends ProviderSettings {
+  readonly client_secret: string;
+}
+
+export type UpdateProviderCommand = Partial<CreateProviderCommand>;
+
+const DEFAULT_SCOPES = ['openid', 'email', 'profile'];
+
+const checkUrls = (deps: ProvidersDeps, p: IdentityProvider): void => {
+  const problems: FieldProblem[] = [];
+  const urls: [string, string | null][] = [
+    ['issuer', p.issuer],
+    ['authorization_endpoint', p.authorizationEndpoint],
+    ['token_endpoint', p.tokenEndpoint],
+    ['userinfo_endpoint', p.userinfoEndpoint],
+    ['jwks_uri', p.jwksUri],
+  ];
+  for (const [field, url] of urls) {
+    if (url === null) continue;
+    const problem = deps.endpointProblem(url);
+    if (problem !== undefined) problems.push({ field, code: 'VALIDATION_ERROR', message: problem });
+  }
+  if (!p.scopes.includes('openid'))
+    problems.push({ field: 'scopes', code: 'VALIDATION_ERROR', message: "must include 'openid'" });
+  if (problems.length > 0) throw new ValidationError(problems[0]!.message, problems);
+};
+
+/** The tenant new users are provisioned into: a tenant provider's own; a global provider's, an existing tenant. */
+const jitTenant = async (
+  deps: ProvidersDeps,
+  providerTenant: string | null,
+  requested: string | null | undefined,
+  current: string | null,
+): Promise<string | null> => {
+  if (providerTenant !== null) {
+    if (requested !== undefined && requested !== null && requested !== providerTenant)
+      throw new ForbiddenError('A provider of a tenant provisions users only into that tenant.', {
+        reason: 'tenant_restriction',
+      });
+    return providerTenant;
+  }
+  if (requested === undefined) return current;
+  if (requested === null) return null;
+  const tenant = await deps.tenants.findTenant(requested);
+  if (tenant === undefined) throw ValidationError.field('jit_tenant_id', 'The tenant does not exist.');
+  return tenant.id;
+};
+
+export const listProviders = async (deps: ProvidersDeps, caller: Caller, page: PageRequest) => {
+  const all = await deps.providers.list(caller.tenantId ?? 'all');
+  const result = pageOf(all, page);
+  return { data: result.data.map((p) => providerView(p, deps.publicBaseUrl)), meta: result.meta };
+};
+
+export const getProvider = async (deps: ProvidersDeps, caller: Caller, id: string) =>
+  providerView(await findProvider(deps, caller, id), deps.publicBaseUrl);
+
+export const createProvider = async (deps: ProvidersDeps, caller: Caller, command: CreateProviderCommand) => {
+  const { id, shortId } = await deps.ids.next('identity_provider');
+  const at = deps.clock.now().toISOString();
+  const tenantId = caller.tenantId;
+  const provider: IdentityProvider = {
+    id,
+    shortId,
+    name: command.name,
+    type: 'oidc',
+    issuer: normalizeIssuer(command.issuer),
+    clientId: command.client_id,
+    clientSecret: deps.cipher.encrypt(command.client_secret, secretContext(id)),
+    tokenAuthMethod: command.token_endpoint_auth_method ?? 'client_secret_basic',
+    scopes: [...new Set(command.scopes ?? DEFAULT_SCOPES)],
+    authorizationEndpoint: command.authorization_endpoint,
+    tokenEndpoint: command.token_endpoint,
+    userinfoEndpoint: command.userinfo_endpoint ?? null,
+    jwksUri: command.jwks_uri,
+    idTokenAlgorithms: [...new Set<IdTokenAlgorithm>(command.id_token_signing_alg_values ?? ['RS256'])],
+    emailClaim: command.email_claim ?? 'email',
+    groupsClaim: command.groups_claim ?? 'groups',
+    jitProvisioning: command.jit_provisioning ?? false,
+    jitTenantId: await jitTenant(deps, tenantId, command.jit_tenant_id, null),
+    linkByEmail: command.link_by_email ?? false,
+    trustedFor2fa: command.trusted_for_2fa ?? false,
+    enabled: command.enabled ?? true,
+    tenantId,
+    trustCeiling: [...caller.permissions].sort(),
+    createdBy: caller.userId,
+    createdAt: at,
+    updatedAt: at,
+    linkedUsers: 0,
+    revision: 1,
+  };
+  checkUrls(deps, provider);
+  await deps.providers.create(provider);
+  return providerView(provider, deps.publicBaseUrl);
+};
+
+export const updateProvider = async (
+  deps: ProvidersDeps,
+  caller: Caller,
+  id: string,
+  command: UpdateProviderCommand,
+) => {
+  const provider = await findProvider(deps, caller, id);
+  await checkProviderWithinCaller(deps, caller, provider);
+  const secret = command.client_secret;
+  const next: IdentityProvider = {
+    ...provider,
+    ...(command.name === undefined ? {} : { name: command.name }),
+    ...(command.issuer === undefined ? {} : { issuer: normalizeIssuer(command.issuer) }),
+    ...(command.client_id === undefined ? {} : { clientId: command.client_id }),
+    ...(secret === undefined || secret === SECRET_PLACEHOLDER
+      ? {}
+      : { clientSecret: deps.cipher.encrypt(secret, secretContext(provider.id)) }),
+    ...(command.token_endpoint_auth_method === undefined
+      ? {}
+      : { tokenAuthMethod: command.token_endpoint_auth_method }),
+    ...(command.scopes === undefined ? {} : { scopes: [...new Set(command.scopes)] }),
+    ...(command.authorization_endpoint === undefined ? {} : { authorizationEndpoint: command.authorization_endpoint }),
+    ...(command.token_endpoint === undefined ? {} : { tokenEndpoint: command.token_endpoint }),
+    ...(command.userinfo_endpoint === undefined ? {} : { userinfoEndpoint: command.userinfo_endpoint }),
+    ...(command.jwks_uri === undefined ? {} : { jwksUri: command.jwks_uri }),
+    ...(command.id_token_signing_alg_values === undefined
+      ? {}
+      : { idTokenAlgorithms: [...new Set(command.id_token_signing_alg_values)] }),
+    ...(command.email_claim === undefined ? {} : { emailClaim: command.email_claim }),
+    ...(command.groups_claim === undefined ? {} : { groupsClaim: command.groups_claim }),
+    ...(command.jit_provisioning === undefined ? {} : { jitProvisioning: command.jit_provisioning }),
+    jitTenantId: await jitTenant(deps, provider.tenantId, command.jit_tenant_id, provider.jitTenantId),
+    ...(command.link_by_email === undefined ? {} : { linkByEmail: command.link_by_email }),
+    ...(command.trusted_for_2fa === undefined ? {} : { trustedFor2fa: command.trusted_for_2fa }),
+    ...(command.enabled === undefined ? {} : { enabled: command.enabled }),
+    trustCeiling: [...caller.permissions].sort(),
+    updatedAt: deps.clock.now().toISOString(),
+    revision: provider.revision + 1,
+  };
+  checkUrls(deps, next);
+  await deps.providers.update(provider, next);
+  return providerView(next, deps.publicBaseUrl);
+};
+
+/** 409 while users are linked (unlink them by deleting them, or keep the provider disabled). */
+export const deleteProvider = async (deps: ProvidersDeps, caller: Caller, id: string): Promise<void> => {
+  const provider = await findProvider(deps, caller, id);
+  if (provider.linkedUsers > 0)
+    throw new ConflictError('Users are linked to this identity provider: disable it instead, or remove them first.', {
+      reason: 'linked_users',
+      linked_users: provider.linkedUsers,
+    });
+  await deps.providers.delete(provider);
+};
+
+// ---- discovery and the connection test ----------------------------------------------------------------------
+
+/** The issuer URL an administrator typed, or the full discovery URL: the issuer either way. */
+const issuerOf = (url: string): string =>
+  normalizeIssuer(url.trim().replace(/\/\.well-known\/openid-configuration\/?$/, ''));
+
+export const discoverEndpoints = async (deps: ProvidersDeps, url: string) => {
+  const issuer = issuerOf(url);
+  const problem = deps.endpointProblem(issuer);
+  if (problem !== undefined) throw ValidationError.field('url', problem);
+  try {
+    return await deps.oidc.discover(issuer);
+  } catch (error) {
+    if (error instanceof ProviderRequestError) throw ValidationError.field('url', error.message);
+    throw error;
+  }
+};
+
+export interface ConnectionCheck {
+  readonly name: 'discovery' | 'jwks' | 'token_endpoint';
+  readonly passed: boolean;
+  readonly message: string;
+}
+
+const check = async (name: ConnectionCheck['name'], run: () => Promise<string>): Promise<ConnectionCheck> => {
+  try {
+    return { name, passed: true, message: await run() };
+  } catch (error) {
+    if (error instanceof ProviderRequestError) return { name, passed: false, message: error.message };
+    throw error;
+  }
+};
+
+/**
+ * Checks a provider as configured: its discovery document answers with its issuer, its JWKS parses into keys, and
+ * its token endpoint answers a client-authenticated request (an `invalid_grant` for the made-up code proves it knows
+ * the client; `invalid_client` or any non-OAuth answer fails). 200 either way; each check says what it found.
+ */
+export const testProvider = async (deps: ProvidersDeps, caller: Caller, id: string) => {
+  const provider = await findProvider(deps, caller, id);
+  const checks = [
+    await check('discovery', async () => {
+      const found = await deps.oidc.discover(provider.issuer);
+      return `The discovery document names issuer ${found.issuer}.`;
+    }),
+    await check('jwks', async () => {
+      const count = await deps.oidc.jwksKeyCount(provider.jwksUri);
+      if (count === 0) throw new ProviderRequestError('The JWKS has no usable signing key.');
+      return `The JWKS has ${count} key${count === 1 ? '' : 's'}.`;
+    }),
+    await check('token_endpoint', async () => {
+      const secret = deps.cipher.decrypt(provider.clientSecret, secretContext(provider.id));
+      const probe = await deps.oidc.probeTokenEndpoint(
+        provider,
+        secret,
+        redirectUriOf(deps.publicBaseUrl, provider.id),
+      );
+      if (probe.error === 'invalid_grant' || probe.error === 'invalid_request')
+        return `The token endpoint authenticated the client (it answered ${probe.error} for a made-up code).`;
+      if (probe.error === 'invalid_client' || probe.error === 'unauthorized_client')
+        throw new ProviderRequestError(`The token endpoint refused the client credentials (${probe.error}).`);
+      throw new ProviderRequestError(
+        `The token endpoint answered HTTP ${probe.status}${probe.error === null ? '' : ` (${probe.error})`}, not an OAuth 2.0 answer to a bad code.`,
+      );
+    }),
+  ];
+  return {
+    provider_id: provider.id,
+    success: checks.every((c) => c.passed),
+    checks,
+    tested_at: deps.clock.now().toISOString(),
+  };
+};
+
+// ---- role mappings ----------------------------------------------------------------------------------------------
+
+const findMapping = async (deps: ProvidersDeps, provider: IdentityProvider, id: string): Promise<RoleMapping> => {
+  const mapping = (await deps.providers.listMappings(provider.id)).find((m) => m.id === id || m.shortId === id);
+  if (mapping === undefined) throw new NotFoundError('Role mapping', id);
+  return mapping;
+};
+
+/** The role exists (400) and grants nothing the caller lacks (403). */
+const checkRole = async (deps: ProvidersDeps, caller: Caller, role: string): Promise<void> => {
+  const grants = await roleGrants(deps, role);
+  if (grants === undefined) throw ValidationError.field('role', `There is no role named '${role}'.`);
+  const missing = missingFrom(caller, grants);
+  if (missing.length > 0) throw new InsufficientPermissionsError(missing);
+};
+
+/** A mapping applies to users of one tenant, or to all the provider signs in; a tenant's provider only to its own. */
+const mappingTenant = async (
+  deps: ProvidersDeps,
+  caller: Caller,
+  provider: IdentityProvider,
+  requested: string | null | undefined,
+): Promise<string | null> => {
+  if (requested === undefined || requested === null) return null;
+  const tenant = await deps.tenants.findTenant(requested);
+  const scope = provider.tenantId ?? caller.tenantId;
+  if (tenant === undefined || (scope !== null && tenant.id !== scope))
+    throw ValidationError.field('tenant_id', 'The tenant does not exist.');
+  return tenant.id;
+};
+
+export const listMappings = async (deps: ProvidersDeps, caller: Caller, providerId: string) => {
+  const provider = await findProvider(deps, caller, providerId);
+  return (await deps.providers.listMappings(provider.id)).map(mappingView);
+};
+
+export interface MappingCommand {
+  readonly claim_value: string;
+  readonly role: string;
+  readonly tenant_id?: string | null | undefined;
+}
+
+export const createMapping = async (
+  deps: ProvidersDeps,
+  caller: Caller,
+  providerId: string,
+  command: MappingCommand,
+) => {
+  const provider = await findProvider(deps, caller, providerId);
+  await checkRole(deps, caller, command.role);
+  const existing = await deps.providers.listMappings(provider.id);
+  if (existing.length >= MAX_MAPPINGS)
+    throw ValidationError.field('claim_value', `A provider has at most ${MAX_MAPPINGS} role mappings.`);
+  const { id, shortId } = await deps.ids.next('role_mapping');
+  const at = deps.clock.now().toISOString();
+  const mapping: RoleMapping = {
+    id,
+    shortId,
+    providerId: provider.id,
+    claimValue: command.claim_value,
+    role: command.role,
+    tenantId: await mappingTenant(deps, caller, provider, command.tenant_id),
+    createdAt: at,
+    updatedAt: at,
+  };
+  await deps.providers.putMapping(mapping);
+  return mappingView(mapping);
+};
+
+export const updateMapping = async (
+  deps: ProvidersDeps,
+  caller: Caller,
+  providerId: string,
+  mappingId: string,
+  command: Partial<MappingCommand>,
+) => {
+  const provider = await findProvider(deps, caller, providerId);
+  const mapping = await findMapping(deps, provider, mappingId);
+  await checkRole(deps, caller, mapping.role); // a stronger mapping is not the caller's to repoint
+  if (command.role !== undefined) await checkRole(deps, caller, command.role);
+  const next: RoleMapping = {
+    ...mapping,
+    ...(command.claim_value === undefined ? {} : { claimValue: command.claim_value }),
+    ...(command.role === undefined ? {} : { role: command.role }),
+    ...(command.tenant_id === undefined
+      ? {}
+      : { tenantId: await mappingTenant(deps, caller, provider, command.tenant_id) }),
+    updatedAt: deps.clock.now().toISOString(),
+  };
+  await deps.providers.putMapping(next);
+  return mappingView(next);
+};
+
+/** Deleting a mapping takes roles away at the next sign-in, never gives: allowed to whoever may delete mappings. */
+export const deleteMapping = async (deps: ProvidersDeps, caller: Caller, providerId: string, mappingId: string) => {
+  const provider = await findProvider(deps, caller, providerId);
+  await deps.providers.deleteMapping(await findMapping(deps, provider, mappingId));
+};

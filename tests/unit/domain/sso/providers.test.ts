@@ -1,0 +1,159 @@
+// Admin use cases of identity providers with in-memory fakes: the secret, tenancy, and the rules that keep a provider
+// from becoming a way to roles or accounts the caller does not hold.
+import { describe, expect, it } from 'vitest';
+import { ConflictError, NotFoundError, ValidationError } from '../../../../domain/errors.js';
+import { InsufficientPermissionsError } from '../../../../domain/identity/errors.js';
+import { PERMISSIONS, systemRole, type Permission } from '../../../../domain/identity/permissions.js';
+import type { Caller } from '../../../../domain/identity/types.js';
+import {
+  createMapping,
+  createProvider,
+  deleteProvider,
+  getProvider,
+  listProviders,
+  testProvider,
+  updateMapping,
+  updateProvider,
+} from '../../../../domain/sso/providers.js';
+import { aUser } from '../../../fakes/identity.js';
+import { ssoFakes } from '../../../fakes/sso.js';
+
+const callerWith = (permissions: readonly string[], tenantId: string | null = null): Caller => ({
+  kind: 'user',
+  userId: 'caller',
+  tenantId,
+  roles: [],
+  permissions: new Set(permissions as Permission[]),
+});
+const everything = callerWith(PERMISSIONS.map((p) => p.name));
+const idpManager = callerWith(['identity_providers:read', 'identity_providers:create', 'identity_providers:update']);
+
+const settings = {
+  name: 'Corp',
+  issuer: 'https://idp.corp.example/',
+  client_id: 'deployer',
+  client_secret: 's3cret-value',
+  authorization_endpoint: 'https://idp.corp.example/authorize',
+  token_endpoint: 'https://idp.corp.example/token',
+  jwks_uri: 'https://idp.corp.example/jwks',
+};
+
+describe('identity providers (admin)', () => {
+  it('stores the secret encrypted, answers it as ***, and normalizes the issuer', async () => {
+    // Prepare
+    const { admin, providers, cipher } = ssoFakes();
+    // Act
+    const view = await createProvider(admin, everything, settings);
+    // Assess
+    expect(view).toMatchObject({
+      client_secret: '***',
+      issuer: 'https://idp.corp.example',
+      scopes: ['openid', 'email', 'profile'],
+    });
+    const stored = providers.providers.get(view.id)!;
+    expect(stored.clientSecret).not.toContain('s3cret');
+    expect(cipher.decrypt(stored.clientSecret, `idp:${view.id}`)).toBe('s3cret-value');
+    expect(() => cipher.decrypt(stored.clientSecret, 'idp:another')).toThrow();
+    // *** on update keeps it; a new one replaces it
+    await updateProvider(admin, everything, view.id, { client_secret: '***' });
+    expect(cipher.decrypt(providers.providers.get(view.id)!.clientSecret, `idp:${view.id}`)).toBe('s3cret-value');
+    await updateProvider(admin, everything, view.id, { client_secret: 'next' });
+    expect(cipher.decrypt(providers.providers.get(view.id)!.clientSecret, `idp:${view.id}`)).toBe('next');
+  });
+
+  it('refuses URLs the endpoint policy refuses and scopes without openid', async () => {
+    const { admin } = ssoFakes();
+    await expect(
+      createProvider(admin, everything, { ...settings, jwks_uri: 'http://idp/jwks' }),
+    ).rejects.toBeInstanceOf(ValidationError);
+    await expect(createProvider(admin, everything, { ...settings, scopes: ['email'] })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
+  });
+
+  it('keeps a tenant’s providers to it', async () => {
+    const { admin } = ssoFakes();
+    const a = callerWith(['identity_providers:read', 'identity_providers:create'], 'tenant-a');
+    const b = callerWith(['identity_providers:read', 'identity_providers:create'], 'tenant-b');
+    const ofA = await createProvider(admin, a, settings);
+    expect([ofA.tenant_id, ofA.jit_tenant_id]).toEqual(['tenant-a', 'tenant-a']);
+    await expect(getProvider(admin, b, ofA.id)).rejects.toBeInstanceOf(NotFoundError);
+    expect((await listProviders(admin, b, { page: 1, limit: 50 })).data).toEqual([]);
+    expect((await listProviders(admin, everything, { page: 1, limit: 50 })).data.map((p) => p.id)).toEqual([ofA.id]);
+  });
+
+  it('grants through a mapping only roles within the caller’s permissions, and lets nobody repoint a stronger one', async () => {
+    // Prepare
+    const { admin } = ssoFakes();
+    const provider = await createProvider(admin, idpManager, settings);
+    // Act + Assess
+    await expect(
+      createMapping(admin, idpManager, provider.id, { claim_value: 'g', role: 'admin' }),
+    ).rejects.toBeInstanceOf(InsufficientPermissionsError);
+    await expect(
+      createMapping(admin, idpManager, provider.id, { claim_value: 'g', role: 'nope' }),
+    ).rejects.toBeInstanceOf(ValidationError);
+    const strong = await createMapping(admin, everything, provider.id, { claim_value: 'admins', role: 'admin' });
+    await expect(
+      updateMapping(admin, idpManager, provider.id, strong.id, { claim_value: 'everyone' }),
+    ).rejects.toBeInstanceOf(InsufficientPermissionsError);
+    // the provider itself now opens admin: the manager cannot change it
+    await expect(
+      updateProvider(admin, idpManager, provider.id, { jwks_uri: 'https://evil.example/jwks' }),
+    ).rejects.toBeInstanceOf(InsufficientPermissionsError);
+  });
+
+  it('lets nobody change a provider linked to an account stronger than they are; 409 on delete while linked', async () => {
+    // Prepare
+    const { admin, users, providers } = ssoFakes();
+    const provider = await createProvider(admin, everything, settings);
+    await users.create(
+      aUser({ roles: ['admin'], identityLink: { providerId: provider.id, providerName: 'Corp', subject: 's' } }),
+    );
+    expect(providers.providers.get(provider.id)!.linkedUsers).toBe(1);
+    // Act + Assess
+    const error = await updateProvider(admin, idpManager, provider.id, { name: 'Mine' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InsufficientPermissionsError);
+    expect((error as InsufficientPermissionsError).details?.['missing']).toContain('users:create');
+    await expect(deleteProvider(admin, everything, provider.id)).rejects.toBeInstanceOf(ConflictError);
+    expect(systemRole('admin')!.permissions).toContain('users:create');
+  });
+
+  it('sets the trust ceiling to the permissions of whoever last set the provider up', async () => {
+    const { admin, providers } = ssoFakes();
+    const provider = await createProvider(admin, everything, settings);
+    expect(providers.providers.get(provider.id)!.trustCeiling).toHaveLength(57);
+    await updateProvider(admin, idpManager, provider.id, { link_by_email: true });
+    expect(providers.providers.get(provider.id)!.trustCeiling).toEqual([...idpManager.permissions].sort());
+  });
+
+  it.each([
+    [{ status: 400, error: 'invalid_grant' }, true],
+    [{ status: 400, error: 'invalid_request' }, true],
+    [{ status: 401, error: 'invalid_client' }, false],
+    [{ status: 400, error: 'unauthorized_client' }, false],
+    [{ status: 500, error: null }, false],
+    [{ status: 200, error: null }, false],
+  ])('tests the token endpoint: %j passes: %s', async (probe, passes) => {
+    const { admin, oidc } = ssoFakes();
+    const provider = await createProvider(admin, everything, settings);
+    oidc.discovered = {
+      issuer: 'https://idp.corp.example',
+      authorization_endpoint: '',
+      token_endpoint: '',
+      userinfo_endpoint: null,
+      jwks_uri: '',
+      scopes_supported: [],
+      claims_supported: [],
+      id_token_signing_alg_values_supported: [],
+      token_endpoint_auth_methods_supported: [],
+      code_challenge_methods_supported: [],
+    };
+    oidc.probe = probe;
+    // Act
+    const result = await testProvider(admin, everything, provider.id);
+    // Assess
+    expect(result.checks.map((c) => c.passed)).toEqual([true, true, passes]);
+    expect(result.success).toBe(passes);
+  });
+});
