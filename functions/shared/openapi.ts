@@ -113,7 +113,10 @@ const contentOf = (
   doc: RouteSpec['responses'][number],
 ): JsonObject | undefined => {
   if (status >= 400) {
-    // An error a route describes is the envelope, whatever schema it names (it can only be the envelope).
+    // An error a route describes is the envelope, whatever schema it names; except a page (the OAuth authorization
+    // page answers its errors as HTML, for the browser that shows them), which names its content type.
+    if (doc.contentType !== undefined && doc.schema !== undefined)
+      return { [doc.contentType]: { schema: schemaOf(doc.schema, 'output') } };
     return ENVELOPE_CONTENT;
   }
   if (route.streaming && status < 300) {

@@ -48,13 +48,20 @@ export const browser = (serviceOrigin: () => string) => {
       .join('; ');
 
   /** One request, no redirect followed; cookies sent and stored. */
-  const visit = async (rawUrl: string, init: { method?: string } = {}): Promise<Hop> => {
+  const visit = async (
+    rawUrl: string,
+    init: { method?: string; form?: Readonly<Record<string, string>> } = {},
+  ): Promise<Hop> => {
     const url = new URL(rawUrl, serviceOrigin());
     const cookie = cookieHeader(url);
     const response = await fetch(url, {
-      method: init.method ?? 'GET',
+      method: init.method ?? (init.form === undefined ? 'GET' : 'POST'),
       redirect: 'manual',
-      headers: cookie === '' ? {} : { cookie },
+      headers: {
+        ...(cookie === '' ? {} : { cookie }),
+        ...(init.form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }),
+      },
+      ...(init.form === undefined ? {} : { body: new URLSearchParams(init.form) }),
     });
     const text = await response.text();
     const setCookies = response.headers.getSetCookie();
@@ -62,7 +69,7 @@ export const browser = (serviceOrigin: () => string) => {
     const contentType = response.headers.get('content-type');
     if (originOf(url) === 'service')
       assertConforms({
-        method: init.method ?? 'GET',
+        method: init.method ?? (init.form === undefined ? 'GET' : 'POST'),
         path: url.pathname + url.search,
         status: response.status,
         contentType,

@@ -573,11 +573,11 @@ const isOAuthError = (answer: Answer): boolean => {
 };
 
 /**
- * The authorization page (/oauth/authorize, /oauth/consent) answers a browser: its 4xx are HTML pages, documented as
+ * The authorization page (/oauth/authorize, /oauth/consent, its SSO way out and back) answers a browser: its 4xx are HTML pages, documented as
  * text/html in the OpenAPI document (RFC 6749 4.1.2.1: some errors must be shown, not redirected).
  */
 const isOAuthPage = (answer: Answer, target: string): boolean =>
-  /^\/oauth\/(authorize|consent)$/.test(target.split('?')[0]!) &&
+  /^\/oauth\/(authorize|authorize\/sso|consent|sso\/[^/]+)$/.test(target.split('?')[0]!) &&
   [400, 401, 429].includes(answer.status) &&
   answer.contentType.startsWith('text/html') &&
   answer.body.startsWith('<!doctype html>');

@@ -12,6 +12,9 @@ import { http } from '../../shared/http.js';
 import { identityDeps } from '../../shared/identity-wiring.js';
 import { ErrorEnvelopeSchema } from '../../shared/schemas.js';
 import { ssoDeps } from '../../shared/sso-wiring.js';
+import { randomTokens } from '../../../infra/crypto/tokens.js';
+import { oauthNotes } from '../../shared/oauth-wiring.js';
+import { requestOfSsoReturn, sealSsoLogin } from '../oauth/authorize-flow.js';
 import { clearedSsoCookie, refreshCookie, SSO_COOKIE } from './cookies.js';
 
 const Text = v.optional(v.pipe(v.string(), v.maxLength(4000)));
@@ -54,8 +57,26 @@ export const makeHandler = (deps: () => SsoDeps, identity: () => IdentityDeps) =
           error: request.query.error,
           binding: request.cookies[SSO_COOKIE],
         });
-        const outcome = await ssoSession(identity(), signedIn);
         const headers = { 'cache-control': 'no-store' };
+        // Started on the OAuth authorization page: back to it with a sealed proof, no API session.
+        const sealedRequest = requestOfSsoReturn(signedIn.returnTo);
+        if (sealedRequest !== undefined) {
+          const proof = await sealSsoLogin(
+            oauthNotes(),
+            randomTokens,
+            sealedRequest,
+            signedIn.user.id,
+            signedIn.user.twoFactor.enabled && !signedIn.provider.trustedFor2fa,
+            Date.now(),
+          );
+          return {
+            statusCode: 303,
+            body: undefined,
+            headers: { ...headers, location: `${signedIn.returnTo}&${new URLSearchParams({ sso: proof })}` },
+            cookies: [cleared],
+          };
+        }
+        const outcome = await ssoSession(identity(), signedIn);
         if (outcome.kind === 'two_factor') {
           const path = signedIn.returnTo.replace(/#.*$/, '');
           const fragment = `requires_2fa=true&pending_token=${encodeURIComponent(outcome.pendingToken)}`;

@@ -13,12 +13,20 @@ export const CSRF_COOKIE = 'deployer_oauth_csrf';
 export const PAGE_TTL_SECONDS = 600;
 const REQUEST_NOTE = 'oauth_request';
 const LOGIN_NOTE = 'oauth_login';
+const SSO_NOTE = 'oauth_sso';
+/** The path an SSO sign-in started from the page returns to (with `request` and, from the callback, `sso`). */
+export const SSO_RETURN_PATH = '/oauth/authorize/sso';
 
 type AnyRequest = HttpRequest<unknown, unknown, unknown, unknown>;
 
-/** HttpOnly, SameSite=Strict (the form posts come from this page), scoped to /oauth, Secure but on plain localhost. */
+/**
+ * HttpOnly, scoped to /oauth, Secure but on plain localhost. SameSite=Lax, not Strict: the way back from an identity
+ * provider (/oauth/authorize/sso) is a navigation that started on another site, where a Strict cookie is not sent;
+ * Lax still keeps it off cross-site form posts, and the cookie only proves anything together with the hash sealed
+ * into this browser's own page.
+ */
 export const csrfCookie = (request: AnyRequest, value: string, maxAge = PAGE_TTL_SECONDS): string =>
-  `${CSRF_COOKIE}=${value}; Path=/oauth; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${isPlainLocalhost(request.headers) ? '' : '; Secure'}`;
+  `${CSRF_COOKIE}=${value}; Path=/oauth; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${isPlainLocalhost(request.headers) ? '' : '; Secure'}`;
 
 export const sealRequest = (notes: SealedNotes, request: AuthorizationRequest, csrfHash: string): Promise<string> =>
   notes.seal(
@@ -112,3 +120,46 @@ export const responseUri = (
   issuer: string,
   params: Readonly<Record<string, string>>,
 ): string => withParams(request.redirectUri, { ...params, state: request.state, iss: issuer });
+
+/**
+ * The proof, from the SSO callback, that `userId` signed in with an identity provider for exactly this sealed request;
+ * `twoFactor`: the user must still give a code (a provider not trusted for 2FA).
+ */
+export const sealSsoLogin = (
+  notes: SealedNotes,
+  random: TokenGenerator,
+  sealedRequest: string,
+  userId: string,
+  twoFactor: boolean,
+  authTime: number,
+): Promise<string> =>
+  notes.seal(
+    SSO_NOTE,
+    { uid: userId, at: authTime, mfa: twoFactor, req: random.hash(sealedRequest) },
+    PAGE_TTL_SECONDS,
+  );
+
+export const openSsoLogin = async (
+  notes: SealedNotes,
+  random: TokenGenerator,
+  sealedRequest: string,
+  sealed: string | undefined,
+): Promise<{ userId: string; authTime: number; twoFactor: boolean }> => {
+  const stale = new StalePage('The sign-in has expired: start again from the application.');
+  if (sealed === undefined) throw stale;
+  let data: Readonly<Record<string, unknown>>;
+  try {
+    data = await notes.unseal(SSO_NOTE, sealed);
+  } catch {
+    throw stale;
+  }
+  if (data['req'] !== random.hash(sealedRequest) || typeof data['uid'] !== 'string' || typeof data['at'] !== 'number')
+    throw stale;
+  return { userId: data['uid'], authTime: data['at'], twoFactor: data['mfa'] === true };
+};
+
+/** The sealed request of an SSO return path (`/oauth/authorize/sso?request=...`), or undefined for any other path. */
+export const requestOfSsoReturn = (returnTo: string): string | undefined => {
+  const url = new URL(returnTo, 'http://return-to.invalid');
+  return url.pathname === SSO_RETURN_PATH ? (url.searchParams.get('request') ?? undefined) : undefined;
+};

@@ -7,10 +7,19 @@ import { checkAuthorizationRequest, type AuthorizationDeps } from '../../../doma
 import type { SealedNotes } from '../../../domain/oauth/ports.js';
 import { http } from '../../shared/http.js';
 import { oauthIssuer, oauthNotes, oauthTokenDeps } from '../../shared/oauth-wiring.js';
+import { providersDeps } from '../../shared/sso-wiring.js';
 import { csrfCookie, responseUri, sealRequest } from './authorize-flow.js';
 import { errorPage, loginPage, redirectTo } from './pages.js';
 
-export const makeHandler = (deps: () => AuthorizationDeps, notes: () => SealedNotes) =>
+/** The identity providers a user may sign in with on the page: the enabled ones. */
+export const signInProviders = async (): Promise<{ id: string; name: string }[]> =>
+  (await providersDeps().providers.list('all')).filter((p) => p.enabled).map((p) => ({ id: p.id, name: p.name }));
+
+export const makeHandler = (
+  deps: () => AuthorizationDeps,
+  notes: () => SealedNotes,
+  providers: () => Promise<readonly { id: string; name: string }[]> = async () => [],
+) =>
   http(
     {
       operationId: 'oauth_authorize',
@@ -38,8 +47,13 @@ export const makeHandler = (deps: () => AuthorizationDeps, notes: () => SealedNo
       }
       const csrf = deps().random.random();
       const sealed = await sealRequest(notes(), checked.request, deps().random.hash(csrf));
-      return loginPage({ clientName: checked.client.name, request: sealed, cookies: [csrfCookie(request, csrf)] });
+      return loginPage({
+        clientName: checked.client.name,
+        request: sealed,
+        cookies: [csrfCookie(request, csrf)],
+        providers: await providers(),
+      });
     },
   );
 
-export const handler = makeHandler(oauthTokenDeps, oauthNotes);
+export const handler = makeHandler(oauthTokenDeps, oauthNotes, signInProviders);

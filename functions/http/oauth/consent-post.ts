@@ -24,7 +24,7 @@ import { csrfCookie, openLogin, openRequest, responseUri, sealLogin, StalePage }
 import { consentPage, errorPage, loginPage, redirectTo, twoFactorPage, type PageContext } from './pages.js';
 import { formOf } from './oauth-http.js';
 
-interface Deps {
+export interface Deps {
   readonly oauth: AuthorizationDeps;
   readonly identity: IdentityDeps;
   readonly notes: SealedNotes;
@@ -32,11 +32,20 @@ interface Deps {
 
 const waitMessage = (error: AuthRateLimitError) => `Too many attempts: try again in ${error.retryAfterSeconds} s.`;
 
-/** The consent form for a signed-in user: what they can grant (asked for and held now) and what they cannot. */
-const consent = async (deps: Deps, ctx: PageContext, request: AuthorizationRequest, user: User) => {
+/**
+ * The consent form for a signed-in user: what they can grant (asked for and held now) and what they cannot.
+ * `authTime`: when they signed in (now, or at the identity provider).
+ */
+export const consent = async (
+  deps: Deps,
+  ctx: PageContext,
+  request: AuthorizationRequest,
+  user: User,
+  authTime = deps.oauth.clock.now().getTime(),
+) => {
   const held = await deps.identity.roles.permissionsOf(user.roles);
   const granted = grantableScope(request, held);
-  const login = await sealLogin(deps.notes, deps.oauth.random, ctx.request, user.id, deps.oauth.clock.now().getTime());
+  const login = await sealLogin(deps.notes, deps.oauth.random, ctx.request, user.id, authTime);
   return consentPage(ctx, login, {
     email: user.email,
     granted,

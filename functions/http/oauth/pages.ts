@@ -15,7 +15,8 @@ h1{font-size:1.3rem;margin:0 0 .3rem}p.lead{color:#4a5264;margin:0 0 1.2rem}
 label{display:block;font-weight:600;margin:.8rem 0 .25rem}
 input[type=email],input[type=password],input[type=text]{width:100%;box-sizing:border-box;padding:.55rem;border:1px solid #b9bfcc;border-radius:5px;font:inherit}
 button{font:inherit;padding:.55rem 1.1rem;border-radius:5px;border:1px solid #2452c7;background:#2f5fe0;color:#fff;cursor:pointer;margin-top:1.2rem}
-button.secondary{background:#fff;color:#2452c7}
+button.secondary,a.button.secondary{background:#fff;color:#2452c7}
+a.button{display:inline-block;text-decoration:none;padding:.55rem 1.1rem;border-radius:5px;border:1px solid #2452c7;margin-top:.4rem}
 .error{background:#fdecec;border:1px solid #e6a3a3;color:#8a1f1f;padding:.6rem .8rem;border-radius:5px;margin:0 0 1rem}
 ul.scopes{padding-left:1.1rem;margin:.4rem 0}ul.scopes li{margin:.15rem 0}ul.scopes code{font-size:.85em;color:#4a5264}
 .muted{color:#6a7284;font-size:.9rem}.row{display:flex;gap:.6rem}`;
@@ -63,7 +64,19 @@ export interface PageContext {
   /** The sealed authorization request. */
   readonly request: string;
   readonly cookies?: string[];
+  /** Enabled identity providers, offered as "Sign in with ..." links. */
+  readonly providers?: readonly { readonly id: string; readonly name: string }[];
 }
+
+const providerLinks = (ctx: PageContext): string =>
+  ctx.providers === undefined || ctx.providers.length === 0
+    ? ''
+    : `<p class="muted">Or sign in with</p><div class="row">${ctx.providers
+        .map(
+          (p) =>
+            `<a class="button secondary" href="/oauth/sso/${encodeURIComponent(p.id)}?request=${encodeURIComponent(ctx.request)}">${escape(p.name)}</a>`,
+        )
+        .join('')}</div>`;
 
 export const loginPage = (ctx: PageContext, statusCode = 200, error?: string, email = ''): HttpResult =>
   answer(
@@ -75,7 +88,7 @@ export const loginPage = (ctx: PageContext, statusCode = 200, error?: string, em
         `<form method="post" action="/oauth/consent">${hidden({ request: ctx.request, step: 'login' })}` +
         `<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${escape(email)}">` +
         `<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>` +
-        `<button type="submit">Sign in</button></form>`,
+        `<button type="submit">Sign in</button></form>${providerLinks(ctx)}`,
     ),
     [],
     ctx.cookies,

@@ -5,6 +5,8 @@ import * as discoveryGet from './discovery-get.js';
 import * as introspectPost from './introspect-post.js';
 import * as jwksGet from './jwks-get.js';
 import * as revokePost from './revoke-post.js';
+import * as ssoGet from './sso-get.js';
+import * as ssoReturnGet from './sso-return-get.js';
 import * as tokenPost from './token-post.js';
 
 export const oauthRoutes = [
@@ -12,6 +14,8 @@ export const oauthRoutes = [
   route('GET', '/oauth/jwks', jwksGet.handler),
   route('GET', '/oauth/authorize', authorizeGet.handler),
   route('POST', '/oauth/consent', consentPost.handler),
+  route('GET', '/oauth/sso/{provider}', ssoGet.handler),
+  route('GET', '/oauth/authorize/sso', ssoReturnGet.handler),
   route('POST', '/oauth/token', tokenPost.handler),
   route('POST', '/oauth/revoke', revokePost.handler),
   route('POST', '/oauth/introspect', introspectPost.handler),
