@@ -12,15 +12,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../local/stack.js';
 import { uniqueName } from '../support/aws.js';
 import { apiClient } from '../support/http.js';
+import { startOidcProvider, type OidcProvider } from '../support/oidc-provider.js';
 import { createUser } from '../support/users.js';
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+const IDP_CLIENT = { clientId: 'deployer-browser', clientSecret: 'idp-client-secret-for-the-browser' };
 const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 const USER = { email: 'browser@example.com', password: 'browser-password' };
 /** Where the consent page's screenshot goes: SCREENSHOT_DIR=docs refreshes docs/oauth-consent.png. */
 const SHOTS = process.env['SCREENSHOT_DIR'] ?? mkdtempSync(join(tmpdir(), 'oauth-shots-'));
 
 let stack: Stack;
+let idp: OidcProvider;
 let browser: Browser;
 let app: Server;
 let appPort: number;
@@ -43,7 +46,13 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
   appPort = (app.address() as { port: number }).port;
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('oauthb')}-`, bootstrapAdmin: ADMIN });
+  idp = await startOidcProvider(IDP_CLIENT);
+  stack = await startStack({
+    port: 0,
+    namePrefix: `${uniqueName('oauthb')}-`,
+    bootstrapAdmin: ADMIN,
+    env: { OIDC_ALLOWED_HOSTS: idp.host, OIDC_JWKS_COOLDOWN_SECONDS: '0' },
+  });
   await createUser(USER.email, USER.password, ['user']);
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 });
@@ -51,6 +60,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await stack?.stop();
+  await idp?.stop();
   await new Promise((resolve) => app?.close(resolve));
 });
 
@@ -160,6 +170,72 @@ describe('the authorization page in a browser', () => {
     await page.waitForURL((u) => u.pathname === '/denied');
     const back = new URL(page.url());
     expect([back.searchParams.get('error'), back.searchParams.get('state')]).toEqual(['access_denied', 'keep-me']);
+    await context.close();
+  });
+
+  it('signs in with an identity provider from the page and comes back to consent (no JavaScript)', async () => {
+    const redirectUri = `http://127.0.0.1:${appPort}/sso-app`;
+    const admin = (await api.login(ADMIN)).token;
+    const provider = await api.call('POST', '/api/v1/admin/identity-providers', {
+      token: admin,
+      body: {
+        name: 'Corp SSO',
+        ...idp.endpoints('browser'),
+        client_id: IDP_CLIENT.clientId,
+        client_secret: IDP_CLIENT.clientSecret,
+        scopes: ['openid', 'email', 'groups'],
+        jit_provisioning: true,
+      },
+    });
+    expect(provider.status).toBe(201);
+    const mapping = await api.call('POST', `/api/v1/admin/identity-providers/${provider.json.id}/role-mappings`, {
+      token: admin,
+      body: { claim_value: 'release', role: 'user' },
+    });
+    expect(mapping.status).toBe(201);
+    idp.signIn({ sub: 'browser-sso', email: 'sso-browser@corp.example', email_verified: true, groups: ['release'] });
+    const created = await api.call('POST', '/api/v1/admin/oauth-clients', {
+      token: admin,
+      body: {
+        name: 'SSO dashboard',
+        grant_types: ['authorization_code'],
+        redirect_uris: [redirectUri],
+        scopes: ['deployments:read'],
+        is_confidential: false,
+      },
+    });
+    const verifier = oauth.generateRandomCodeVerifier();
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: created.json.client_id as string,
+      redirect_uri: redirectUri,
+      state: 'sso-state',
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    await page.goto(`${issuer().origin}/oauth/authorize?${query}`);
+    await page.click('a:has-text("Corp SSO")');
+    await page.waitForURL((u) => u.pathname === '/oauth/authorize/sso');
+    expect(await page.title()).toBe('Allow access?');
+    expect(await page.textContent('main')).toContain('sso-browser@corp.example');
+    await page.click('button[value=allow]');
+    await page.waitForURL((u) => u.pathname === '/sso-app');
+    const back = new URL(page.url());
+    expect(back.searchParams.get('state')).toBe('sso-state');
+    const token = await fetch(`${stack.baseUrl}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        client_id: created.json.client_id as string,
+        code: back.searchParams.get('code')!,
+        redirect_uri: redirectUri,
+        code_verifier: verifier,
+      }),
+    });
+    expect(token.status).toBe(200);
     await context.close();
   });
 });
