@@ -13,6 +13,7 @@ import { ConflictError, ValidationError } from '../../domain/errors.js';
 import type { UserDirectory, UserRepository } from '../../domain/identity/ports.js';
 import type { TwoFactor, User, UserChanges } from '../../domain/identity/types.js';
 import { conditionally } from './conditional.js';
+import { encryptionIndex, encryptionIndexUpdate } from './encryption-index.js';
 import { failedAt, tenantReference } from './tenant-repository.js';
 import { keys } from './keys.js';
 import { stripKeys } from './records.js';
@@ -55,7 +56,13 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
             {
               Put: {
                 TableName: this.tableName,
-                Item: { ...keys.user(user.id), ...keys.usersIndex(user.createdAt, user.id), type: 'user', ...user },
+                Item: {
+                  ...keys.user(user.id),
+                  ...keys.usersIndex(user.createdAt, user.id),
+                  type: 'user',
+                  ...user,
+                  ...encryptionIndex('user', user, keys.user(user.id)),
+                },
                 ConditionExpression: 'attribute_not_exists(pk)',
               },
             },
@@ -210,12 +217,14 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
   }
 
   async setTwoFactor(id: string, next: TwoFactor, expected: Pick<TwoFactor, 'enabled' | 'lastStep'>): Promise<boolean> {
+    // The secret's entry in the encryption index moves with it (added, changed or removed in the same write).
+    const index = encryptionIndexUpdate('user', keys.user(id), { id, twoFactor: next });
     return conditionally(
       this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.user(id),
-          UpdateExpression: 'SET twoFactor = :next ADD revision :one',
+          UpdateExpression: `SET twoFactor = :next${index.set ? `, ${index.set}` : ''} ADD revision :one${index.remove ? ` REMOVE ${index.remove}` : ''}`,
           ConditionExpression:
             'attribute_exists(pk) AND twoFactor.enabled = :enabled AND twoFactor.lastStep = :lastStep',
           ExpressionAttributeValues: {
@@ -223,6 +232,7 @@ export class DynamoUserRepository implements UserRepository, UserDirectory {
             ':enabled': expected.enabled,
             ':lastStep': expected.lastStep,
             ':one': 1,
+            ...index.values,
           },
         }),
       ),
