@@ -2,6 +2,8 @@ import { route, type Route } from '../../shared/router.js';
 import { analysisDeps } from '../../shared/analysis-wiring.js';
 import { oauthClientsDeps } from '../../shared/oauth-wiring.js';
 import * as analysis from './analysis-endpoints.js';
+import * as encryptionStatsGet from './encryption-stats-get.js';
+import * as encryptionVerifyPost from './encryption-verify-post.js';
 import * as oauthClients from './oauth-clients.js';
 import * as orchestrationGet from './orchestration-get.js';
 import * as orchestrationPut from './orchestration-put.js';
@@ -30,6 +32,8 @@ export const adminRoutes = [
   route('POST', '/api/v1/admin/analysis/settings/restore', analysis.restore(analysisDeps)),
   route('GET', '/api/v1/admin/analysis/status', analysis.status(analysisDeps)),
   route('POST', '/api/v1/admin/analysis/test', analysis.test(analysisDeps)),
+  route('GET', '/api/v1/admin/encryption/stats', encryptionStatsGet.handler),
+  route('POST', '/api/v1/admin/encryption/verify', encryptionVerifyPost.handler),
   route('GET', '/api/v1/admin/oauth-clients', oauthClients.list(oauthClientsDeps)),
   route('POST', '/api/v1/admin/oauth-clients', oauthClients.create(oauthClientsDeps)),
   route('GET', '/api/v1/admin/oauth-clients/{id}', oauthClients.get(oauthClientsDeps)),

@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { allRoutes, areas, documentedRoutes } from '../../../functions/http/routes.js';
 import { STREAM_PATH_PATTERNS, streamRoutes } from '../../../functions/streams/routes.js';
+import { ENCRYPTION_INDEX } from '../../../infra/dynamodb/encryption-store.js';
 import { keys } from '../../../infra/dynamodb/keys.js';
 import { patternMatcher } from '../../../local/front.js';
 import {
@@ -144,7 +145,9 @@ const neededGrants = (functionName: string, calls: FunctionCalls, consumedQueues
   ]);
   for (const { module, action } of calls.calls) {
     if (action.startsWith('dynamodb:')) {
-      grants.add(`${action} MainTable`);
+      // A Scan reads only the sparse encryption index (infra/dynamodb/encryption-store.ts), never the table.
+      if (action === 'dynamodb:Scan') grants.add(`${action} MainTable/index/${ENCRYPTION_INDEX}`);
+      else grants.add(`${action} MainTable`);
       if (action === 'dynamodb:Query' && calls.indexModules.length > 0) grants.add(`${action} MainTable/index/*`);
     } else if (action === 'sqs:SendMessage' || action === 'sqs:GetQueueAttributes') {
       const queue = QUEUE_OF_MODULE[module];
@@ -309,11 +312,9 @@ describe('serverless package', () => {
           for (const resource of asList(st.Resource)) {
             const name = resourceName(resource);
             expect(name, `${fn.name} grants ${JSON.stringify(st.Action)} on ${name}`).not.toBe('*');
-            expect(name.replace(/\/index\/\*$/, ''), `${fn.name}: ${name}`).toMatch(/^[A-Za-z0-9]+$/); // a resource of this stack
-            expect(
-              template.Resources[name.replace(/\/index\/\*$/, '')],
-              `${fn.name}: ${name} is not in the stack`,
-            ).toBeDefined();
+            const base = name.replace(/\/index\/(\*|gsi\d)$/, '');
+            expect(base, `${fn.name}: ${name}`).toMatch(/^[A-Za-z0-9]+$/); // a resource of this stack
+            expect(template.Resources[base], `${fn.name}: ${name} is not in the stack`).toBeDefined();
           }
         }
       }
@@ -335,16 +336,20 @@ describe('serverless package', () => {
       }
     });
 
-    it('never grants BatchWriteItem, TransactGetItems, Scan or DescribeTable, which no code calls', () => {
+    it('never grants BatchWriteItem, TransactGetItems or DescribeTable, which no code calls', () => {
       const granted = definition.functions.flatMap((fn) => grantsOf(roleOf(fn.name)));
-      for (const action of [
-        'dynamodb:BatchWriteItem',
-        'dynamodb:TransactGetItems',
-        'dynamodb:Scan',
-        'dynamodb:DescribeTable',
-      ]) {
+      for (const action of ['dynamodb:BatchWriteItem', 'dynamodb:TransactGetItems', 'dynamodb:DescribeTable']) {
         expect(granted.filter((g) => g.startsWith(`${action} `))).toEqual([]);
       }
+    });
+
+    it('grants Scan only on the encryption index, only to the admin function', () => {
+      const scans = definition.functions.flatMap((fn) =>
+        grantsOf(roleOf(fn.name))
+          .filter((g) => g.startsWith('dynamodb:Scan '))
+          .map((g) => `${fn.name} ${g}`),
+      );
+      expect(scans).toEqual([`admin dynamodb:Scan MainTable/index/${ENCRYPTION_INDEX}`]);
     });
 
     it('lets health, docs and not-found write only rate-limit buckets, and health read only the probe item', () => {
