@@ -47,10 +47,16 @@ const Env = v.object({
   SHORT_ID_MIN_LENGTH: Int(0, 32, 6),
   /** The service's base URL: the issuer of its tokens. */
   PUBLIC_BASE_URL: v.optional(v.pipe(NonEmpty, v.url('must be a URL')), 'http://localhost:3000'),
-  /** Keys that encrypt secrets at rest: `keyId:base64(32 bytes)[,keyId:...]`, the first one active. */
-  ENCRYPTION_KEYS: v.pipe(
-    NonEmpty,
-    v.regex(/^[\w-]+:[A-Za-z0-9+/=_-]+(,[\w-]+:[A-Za-z0-9+/=_-]+)*$/, 'must be keyId:base64key[,keyId:base64key...]'),
+  /**
+   * Keys that encrypt secrets at rest: `keyId:base64(32 bytes)[,keyId:...]`, the first one active. Needed by the
+   * functions that decrypt (the cipher checks it when it is made: requireEncryptionKeys); in the cloud it comes from
+   * the parameter ENCRYPTION_KEYS_PARAMETER names (infra/secrets.ts), only into those functions.
+   */
+  ENCRYPTION_KEYS: v.optional(
+    v.pipe(
+      NonEmpty,
+      v.regex(/^[\w-]+:[A-Za-z0-9+/=_-]+(,[\w-]+:[A-Za-z0-9+/=_-]+)*$/, 'must be keyId:base64key[,keyId:base64key...]'),
+    ),
   ),
   ACCESS_TOKEN_TTL_SECONDS: Int(60, 86_400, 3600),
   REFRESH_TOKEN_TTL_SECONDS: Int(300, 90 * 86_400, 14 * 86_400),
@@ -146,6 +152,12 @@ export const missingCloudSettings = (env: Readonly<Record<string, string | undef
     : [
         `${missing.join(' and ')} ${missing.length === 1 ? 'is' : 'are'} not set (required outside the local stage, STAGE=${stage})`,
       ];
+};
+
+/** The key ring of a function that decrypts; a ConfigurationError naming the variable when it is not set. */
+export const requireEncryptionKeys = (cfg: Config): string => {
+  if (cfg.ENCRYPTION_KEYS === undefined) throw new ConfigurationError(['ENCRYPTION_KEYS is missing']);
+  return cfg.ENCRYPTION_KEYS;
 };
 
 let cached: Config | undefined;

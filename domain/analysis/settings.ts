@@ -46,7 +46,8 @@ export const ANALYSIS_DEFAULTS: AnalysisSettings = {
 
 export const SETTING_NAMES = Object.keys(ANALYSIS_DEFAULTS) as (keyof AnalysisSettings)[];
 
-const API_KEY_CONTEXT = 'analysis-provider-api-key';
+/** The SecretCipher context of the provider's API key (also read by domain/encryption/fields.ts). */
+export const API_KEY_CONTEXT = 'analysis-provider-api-key';
 
 /** The settings in effect: the stored overrides over the defaults, the API key opened. */
 export const effectiveSettings = async (

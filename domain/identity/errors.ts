@@ -75,6 +75,7 @@ const RATE_LIMIT_MESSAGES = {
   too_many_failed_logins: 'Too many failed login attempts from this address.',
   too_many_failed_two_factor_codes: 'Too many wrong two-factor codes for this account.',
   too_many_bad_signatures: 'Too many calls with a wrong signature for this trigger.',
+  too_many_key_verifications: 'An encryption key was verified less than an hour ago by this account.',
 } as const;
 
 /**

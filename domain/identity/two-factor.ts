@@ -13,7 +13,9 @@ import { AuthRateLimitError, InvalidCredentialsError, InvalidTokenError } from '
 import { startSession, type StartedSession } from './sessions.js';
 import type { Caller, User } from './types.js';
 
-const contextOf = (user: User) => `totp:${user.id}`;
+/** The SecretCipher context of a user's TOTP secret (also read by domain/encryption/fields.ts). */
+export const twoFactorContext = (userId: string) => `totp:${userId}`;
+const contextOf = (user: User) => twoFactorContext(user.id);
 const invalidCode = () =>
   ValidationError.field('code', 'The code is not valid, or was used already: wait for the next one.');
 

@@ -2,6 +2,7 @@
 // Each message names one analysis request. A request to try again (or one another consumer holds) is reported as a
 // batch item failure, so SQS delivers its message again after the visibility timeout; after max_retries the request
 // is failed and its message consumed. A message that is not JSON is dropped (logged).
+import '../shared/secrets-bootstrap.js'; // first: the secrets, before any module reads the environment
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { processAnalysis, type AnalysisDeps } from '../../domain/analysis/pipeline.js';
 import type { AnalysisMessage } from '../../infra/sqs/analysis-queue.js';

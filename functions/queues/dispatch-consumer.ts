@@ -1,6 +1,7 @@
 // queue -> dispatchPending (domain/deployments/dispatch.ts) -> PendingRequestRepository, Orchestration
 // Every message is a wake-up ("look at the queue"), so a batch needs one dispatch run: duplicates, reordering and
 // redelivery are harmless. When the run fails, every message of the batch is reported failed and comes back.
+import '../shared/secrets-bootstrap.js'; // first: the secrets, before any module reads the environment
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { dispatchPending, type DispatchDeps } from '../../domain/deployments/dispatch.js';
 import { dispatchDeps } from '../shared/deployments-wiring.js';

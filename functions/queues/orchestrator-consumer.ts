@@ -1,6 +1,7 @@
 // queue -> advance (domain/deployments/engine.ts) -> DeploymentRepository, CommandRepository, Orchestration
 // Each message names a deployment to advance; several for one deployment in a batch are advanced once (a check
 // among them keeps the periodic chain going). A failure fails that deployment's messages only, and SQS retries them.
+import '../shared/secrets-bootstrap.js'; // first: the secrets, before any module reads the environment
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { advance, type EngineDeps } from '../../domain/deployments/engine.js';
 import type { EngineMessage } from '../../infra/sqs/engine-queue.js';

@@ -1,5 +1,6 @@
 // schedule (EventBridge, every minute; locally a timer of the stack) -> sweep (domain/deployments/sweep.ts)
 // -> Orchestration, PendingRequestRepository, the dispatch and orchestrator queues
+import '../shared/secrets-bootstrap.js'; // first: the secrets, before any module reads the environment
 import { sweep, type SweepDeps, type SweepReport } from '../../domain/deployments/sweep.js';
 import { sweepDeps } from '../shared/deployments-wiring.js';
 import { logger } from '../shared/logger.js';

@@ -14,10 +14,11 @@ export interface ClientIpSettings {
   readonly edgeSecret: string | undefined;
 }
 
-const fromEnvironment: ClientIpSettings = {
+/** Read when asked, not at import: in the cloud the origin secret arrives at cold start (infra/secrets.ts). */
+const fromEnvironment = (): ClientIpSettings => ({
   behindLocalFront: process.env['IS_OFFLINE'] === 'true',
   edgeSecret: process.env['EDGE_ORIGIN_SECRET'] || undefined,
-};
+});
 
 const sameSecret = (given: string | undefined, expected: string): boolean =>
   given !== undefined && given.length === expected.length && timingSafeEqual(Buffer.from(given), Buffer.from(expected));
@@ -33,7 +34,7 @@ const appendedByEdge = (forwardedFor: string | undefined, edge: string): string 
     .filter((entry) => entry !== '' && entry !== edge)
     .at(-1);
 
-export const clientIp = (event: APIGatewayProxyEventV2, settings: ClientIpSettings = fromEnvironment): string => {
+export const clientIp = (event: APIGatewayProxyEventV2, settings: ClientIpSettings = fromEnvironment()): string => {
   const headers = event.headers ?? {};
   const sourceIp = event.requestContext?.http?.sourceIp ?? '';
   if (settings.edgeSecret !== undefined && sameSecret(headers['x-deployer-edge'], settings.edgeSecret)) {

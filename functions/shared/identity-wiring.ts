@@ -19,12 +19,13 @@ import { DynamoSessionRepository } from '../../infra/dynamodb/session-repository
 import { DynamoSseTokenRepository } from '../../infra/dynamodb/sse-token-repository.js';
 import { DynamoUserRepository } from '../../infra/dynamodb/user-repository.js';
 import { JoseTokenService } from '../../infra/tokens/jose-token-service.js';
+import { requireEncryptionKeys } from '../../infra/config.js';
 import { oauthAuthenticationDeps } from './oauth-wiring.js';
 import { once, onceAsync } from './once.js';
 import type { UserAuthentication } from './shell.js';
 import { ids, infra } from './wiring.js';
 
-export const secretCipher = once(() => new AesGcmSecretCipher(parseKeyring(infra().config.ENCRYPTION_KEYS)));
+export const secretCipher = once(() => new AesGcmSecretCipher(parseKeyring(requireEncryptionKeys(infra().config))));
 
 export const tokenService = once(() => {
   const { config: cfg, db, clock } = infra();

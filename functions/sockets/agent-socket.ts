@@ -5,6 +5,7 @@
 // $connect answers 401 to a refused token (the handshake fails), 503 while the configuration is incomplete; the
 // other routes always answer 200 to API Gateway (a message cannot be refused with a status: the agent gets an
 // `{type: "error"}` message instead).
+import '../shared/secrets-bootstrap.js'; // first: the secrets, before any module reads the environment
 import type { APIGatewayProxyResultV2, APIGatewayProxyWebsocketEventV2, Context } from 'aws-lambda';
 import * as v from 'valibot';
 import {

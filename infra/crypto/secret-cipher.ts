@@ -100,3 +100,42 @@ export const parseKeyring = (value: string): Keyring => {
   const [activeKeyId] = keys.keys();
   return { activeKeyId: activeKeyId!, keys: Object.fromEntries(keys) };
 };
+
+/** The key ids of a keyring, the active one first: what may be shown (never the keys). */
+export const keyringInfo = (keyring: Keyring): { activeKeyId: string; keyIds: string[] } => ({
+  activeKeyId: keyring.activeKeyId,
+  keyIds: [keyring.activeKeyId, ...Object.keys(keyring.keys).filter((id) => id !== keyring.activeKeyId)],
+});
+
+/**
+ * One key as an admin gives it to the verify endpoint: `<key id>:<key>`, the key 32 bytes in base64 or base64url
+ * (padding optional), exactly as one entry of ENCRYPTION_KEYS. Undefined when malformed (the reason is not needed:
+ * the endpoint answers one VALIDATION_ERROR).
+ */
+export const parseKeyEntry = (text: string): { keyId: string; key: Buffer } | undefined => {
+  const colon = text.indexOf(':');
+  if (colon < 1) return undefined;
+  const keyId = text.slice(0, colon);
+  const encoded = text.slice(colon + 1);
+  if (!KeyId.test(keyId) || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(encoded)) return undefined;
+  const key = Buffer.from(encoded, 'base64');
+  // Buffer skips what it cannot read: the text must be the canonical encoding of the bytes (either alphabet).
+  const canonical = encoded.replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_');
+  return key.length === KEY_BYTES && key.toString('base64url') === canonical ? { keyId, key } : undefined;
+};
+
+/** A decrypter holding one key (the verify endpoint's): answers whether a ciphertext decrypts, never its plaintext. */
+export const singleKeyDecrypter = (keyId: string, key: Buffer) => {
+  const cipher = new AesGcmSecretCipher({ activeKeyId: keyId, keys: { [keyId]: key } });
+  return {
+    keyId,
+    decrypts: (ciphertext: string, context: string): boolean => {
+      try {
+        cipher.decrypt(ciphertext, context);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  };
+};

@@ -4,6 +4,7 @@
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { AnalysisRequest, AnalysisRequestRepository, AnalysisSettingsStore } from '../../domain/analysis/model.js';
 import { conditionally } from './conditional.js';
+import { encryptionIndex } from './encryption-index.js';
 import { keys } from './keys.js';
 import { getRecord, listPartition, stripKeys, type Item } from './records.js';
 
@@ -80,7 +81,12 @@ export class DynamoAnalysisSettingsStore implements AnalysisSettingsStore {
     await this.db.send(
       new PutCommand({
         TableName: this.tableName,
-        Item: { ...keys.analysisSettings(), type: 'analysis_settings', overrides },
+        Item: {
+          ...keys.analysisSettings(),
+          type: 'analysis_settings',
+          overrides,
+          ...encryptionIndex('analysis_settings', { overrides }, keys.analysisSettings()),
+        },
       }),
     );
   }

@@ -13,6 +13,7 @@ import type { FailureAnalysis } from '../../domain/analysis/model.js';
 import type { CommandRepository } from '../../domain/targets/ports.js';
 import type { Command, CommandResult, OutputChunk, StoredChunk } from '../../domain/targets/types.js';
 import { conditionally, whenCondition } from './conditional.js';
+import { encryptionIndex } from './encryption-index.js';
 import { keys } from './keys.js';
 import { stripKeys } from './records.js';
 import { queryAll } from './query-all.js';
@@ -56,6 +57,7 @@ export class DynamoCommandRepository implements CommandRepository {
             ...keys.deploymentCommands(command.deploymentId, command.createdAt, command.id),
             type: 'command',
             ...command,
+            ...encryptionIndex('command', command, keys.command(command.id)),
             ttl: this.expiry(command.createdAt),
           },
           ConditionExpression: 'attribute_not_exists(pk)',

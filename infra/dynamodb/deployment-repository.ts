@@ -5,6 +5,7 @@ import { PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk
 import type { DeploymentRepository } from '../../domain/deployments/ports.js';
 import type { Deployment } from '../../domain/deployments/types.js';
 import { conditionally, whenCondition } from './conditional.js';
+import { encryptionIndex } from './encryption-index.js';
 import { keys } from './keys.js';
 import { findRecord, getRecord, getRecords, listPartition, stripKeys, type Item } from './records.js';
 
@@ -17,6 +18,7 @@ export const deploymentItem = (deployment: Deployment) => ({
   ...keys.changed('deployments', new Date().toISOString(), deployment.id),
   type: 'deployment',
   ...deployment,
+  ...encryptionIndex('deployment', deployment, keys.deployment(deployment.id)),
 });
 
 export class DynamoDeploymentRepository implements DeploymentRepository {

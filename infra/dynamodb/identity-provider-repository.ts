@@ -14,6 +14,7 @@ import type { RoleMappingReferences } from '../../domain/identity/ports.js';
 import type { IdentityProviderRepository } from '../../domain/sso/ports.js';
 import type { IdentityProvider, RoleMapping } from '../../domain/sso/types.js';
 import { aliasItem } from './aliases.js';
+import { encryptionIndex, encryptionIndexUpdate } from './encryption-index.js';
 import { keys, type Key } from './keys.js';
 import { findRecord, listPartition, stripKeys, type Item } from './records.js';
 import { failedAt } from './tenant-repository.js';
@@ -62,6 +63,7 @@ export class DynamoIdentityProviderRepository implements IdentityProviderReposit
                   type: ENTITY,
                   ...attributesOf(provider),
                   linkedUsers: 0,
+                  ...encryptionIndex(ENTITY, provider, keys.identityProvider(provider.id)),
                 },
                 ConditionExpression: 'attribute_not_exists(pk)',
               },
@@ -113,6 +115,10 @@ export class DynamoIdentityProviderRepository implements IdentityProviderReposit
       values[`:${name}`] = value;
       sets.push(`#${name} = :${name}`);
     }
+    // The encryption index follows the client secret (a new one may be under another key).
+    const index = encryptionIndexUpdate(ENTITY, keys.identityProvider(previous.id), next);
+    if (index.set !== undefined) sets.push(index.set);
+    Object.assign(values, index.values);
     try {
       await this.db.send(
         new TransactWriteCommand({
@@ -121,7 +127,7 @@ export class DynamoIdentityProviderRepository implements IdentityProviderReposit
               Update: {
                 TableName: this.tableName,
                 Key: keys.identityProvider(previous.id),
-                UpdateExpression: `SET ${sets.join(', ')} ADD #revision :one`,
+                UpdateExpression: `SET ${sets.join(', ')} ADD #revision :one${index.remove === undefined ? '' : ` REMOVE ${index.remove}`}`,
                 ConditionExpression: 'attribute_exists(pk) AND #revision = :seen',
                 ExpressionAttributeNames: names,
                 ExpressionAttributeValues: values,

@@ -220,4 +220,16 @@ export const keys = {
     pk: `DEPLOYMENTEVENTS#${deploymentId}`,
     sk: `MARK#${groupKey}`,
   }),
+  // ---- encryption at rest (domain/encryption) ----
+  /**
+   * The encryption index (gsi4, sparse: only items that hold ciphertexts): partition `ENC#<key id>` (the key ids of
+   * the item's ciphertexts, sorted and joined with `+` in the rare item that holds several), sort key
+   * `<record type>#<pk>#<sk>`. Stats, verification and rotation read it instead of the table.
+   */
+  encrypted: (keyIds: readonly string[], recordType: string, key: Key) => ({
+    gsi4pk: `ENC#${keyIds.join('+')}`,
+    gsi4sk: `${recordType}#${key.pk}#${key.sk}`,
+  }),
+  /** One caller's key verification slot (one attempt per hour). */
+  encryptionVerifySlot: (callerId: string): Key => ({ pk: `ENCVERIFY#${callerId}`, sk: 'SLOT' }),
 } as const;

@@ -6,6 +6,7 @@ import { PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } 
 import type { PendingRequestRepository } from '../../domain/deployments/ports.js';
 import type { PendingRequest } from '../../domain/deployments/types.js';
 import { conditionally } from './conditional.js';
+import { encryptionIndex } from './encryption-index.js';
 import { keys } from './keys.js';
 import { getRecord, listPartition, stripKeys, type Item } from './records.js';
 
@@ -34,6 +35,7 @@ export class DynamoPendingRequestRepository implements PendingRequestRepository 
           ...keys.changed('pending_deployments', new Date().toISOString(), request.id),
           type: 'pending_request',
           ...request,
+          ...encryptionIndex('pending_request', request, keys.pendingRequest(request.id)),
         },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),

@@ -83,9 +83,9 @@ export const listPartition = async <T>(
   return items.map(map);
 };
 
-const TABLE_ATTRIBUTE = /^(pk|sk|type|gsi\d+(pk|sk))$/;
+const TABLE_ATTRIBUTE = /^(pk|sk|type|gsi\d+(pk|sk)|encValues)$/;
 
-/** The item without its table attributes (pk, sk, type, gsi keys): the record as the domain wrote it. */
+/** The item without its table attributes (pk, sk, type, gsi keys, encValues): the record as the domain wrote it. */
 export const stripKeys = <T>(item: Item): T =>
   Object.fromEntries(Object.entries(item).filter(([name]) => !TABLE_ATTRIBUTE.test(name))) as T;
 

@@ -4,6 +4,7 @@ import { DeleteCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentC
 import type { TriggerRepository } from '../../domain/triggers/ports.js';
 import type { Trigger, TriggerChanges } from '../../domain/triggers/types.js';
 import { aliasItem } from './aliases.js';
+import { encryptionIndex } from './encryption-index.js';
 import { conditionally } from './conditional.js';
 import { keys } from './keys.js';
 import { findRecord, listPartition, stripKeys, updateAtRevision, type Item } from './records.js';
@@ -29,6 +30,7 @@ export class DynamoTriggerRepository implements TriggerRepository {
                 ...keys.triggersIndex(trigger.ownerId, trigger.createdAt, trigger.id),
                 type: ENTITY,
                 ...trigger,
+                ...encryptionIndex(ENTITY, trigger, keys.trigger(trigger.id)),
               },
               ConditionExpression: 'attribute_not_exists(pk)',
             },
@@ -54,12 +56,16 @@ export class DynamoTriggerRepository implements TriggerRepository {
   }
 
   async update(trigger: Trigger, changes: TriggerChanges, at: string): Promise<Trigger | undefined> {
+    // The encryption index follows the sealed fields (a rotated secret may be under another key); a trigger always
+    // holds its secret, so its entry is only ever replaced.
+    const resealed = changes.sealedSecret !== undefined || changes.request !== undefined;
+    const index = resealed ? encryptionIndex(ENTITY, { ...trigger, ...changes }, keys.trigger(trigger.id)) : {};
     const written = await updateAtRevision(
       this.db,
       this.tableName,
       keys.trigger(trigger.id),
       trigger.revision,
-      changes,
+      { ...changes, ...index },
       at,
     );
     return written === undefined ? undefined : toTrigger(written);

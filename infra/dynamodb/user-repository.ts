@@ -15,6 +15,7 @@ import type { IdentityLink, TwoFactor, User, UserChanges } from '../../domain/id
 import type { LinkedUsers, SignInChanges } from '../../domain/sso/ports.js';
 import { conditionally } from './conditional.js';
 import { linkItems } from './identity-provider-repository.js';
+import { encryptionIndex, encryptionIndexUpdate } from './encryption-index.js';
 import { failedAt, tenantReference } from './tenant-repository.js';
 import { keys } from './keys.js';
 import { stripKeys } from './records.js';
@@ -62,7 +63,13 @@ export class DynamoUserRepository implements UserRepository, UserDirectory, Link
             {
               Put: {
                 TableName: this.tableName,
-                Item: { ...keys.user(user.id), ...keys.usersIndex(user.createdAt, user.id), type: 'user', ...user },
+                Item: {
+                  ...keys.user(user.id),
+                  ...keys.usersIndex(user.createdAt, user.id),
+                  type: 'user',
+                  ...user,
+                  ...encryptionIndex('user', user, keys.user(user.id)),
+                },
                 ConditionExpression: 'attribute_not_exists(pk)',
               },
             },
@@ -294,12 +301,14 @@ export class DynamoUserRepository implements UserRepository, UserDirectory, Link
   }
 
   async setTwoFactor(id: string, next: TwoFactor, expected: Pick<TwoFactor, 'enabled' | 'lastStep'>): Promise<boolean> {
+    // The secret's entry in the encryption index moves with it (added, changed or removed in the same write).
+    const index = encryptionIndexUpdate('user', keys.user(id), { id, twoFactor: next });
     return conditionally(
       this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.user(id),
-          UpdateExpression: 'SET twoFactor = :next ADD revision :one',
+          UpdateExpression: `SET twoFactor = :next${index.set ? `, ${index.set}` : ''} ADD revision :one${index.remove ? ` REMOVE ${index.remove}` : ''}`,
           ConditionExpression:
             'attribute_exists(pk) AND twoFactor.enabled = :enabled AND twoFactor.lastStep = :lastStep',
           ExpressionAttributeValues: {
@@ -307,6 +316,7 @@ export class DynamoUserRepository implements UserRepository, UserDirectory, Link
             ':enabled': expected.enabled,
             ':lastStep': expected.lastStep,
             ':one': 1,
+            ...index.values,
           },
         }),
       ),

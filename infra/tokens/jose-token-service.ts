@@ -4,11 +4,13 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { errors, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type JWK, type CryptoKey } from 'jose';
+import { signingKeyContext } from '../../domain/encryption/fields.js';
 import { InvalidTokenError, TokenExpiredError } from '../../domain/identity/errors.js';
 import type { SecretCipher, TokenService } from '../../domain/identity/ports.js';
 import type { TokenClaims, TokenType } from '../../domain/identity/types.js';
 import type { SealedNotes } from '../../domain/oauth/ports.js';
 import { isConditionFailure } from '../dynamodb/conditional.js';
+import { encryptionIndex } from '../dynamodb/encryption-index.js';
 import { keys } from '../dynamodb/keys.js';
 
 const ALG = 'ES256';
@@ -22,6 +24,8 @@ interface SigningKey {
   readonly privateKey: CryptoKey;
 }
 
+/** A signing key item with its entry in the encryption index (its private half is a ciphertext). */
+const withIndex = (item: Record<string, unknown>) => ({ ...item, ...encryptionIndex('signing_key', item) });
 export class JoseTokenService implements TokenService, SealedNotes {
   #current: Promise<SigningKey> | undefined;
   readonly #publicKeys = new Map<string, Promise<CryptoKey | undefined>>();
@@ -176,15 +180,15 @@ export class JoseTokenService implements TokenService, SealedNotes {
             {
               Put: {
                 TableName: this.tableName,
-                Item: {
+                Item: withIndex({
                   ...keys.signingKey(kid),
                   ...keys.signingKeysIndex(createdAt, kid),
                   type: 'signing_key',
                   kid,
                   publicJwk,
-                  privateKey: this.cipher.encrypt(JSON.stringify(privateJwk), `signing-key:${kid}`),
+                  privateKey: this.cipher.encrypt(JSON.stringify(privateJwk), signingKeyContext(kid)),
                   createdAt,
-                },
+                }),
               },
             },
             {
@@ -209,7 +213,7 @@ export class JoseTokenService implements TokenService, SealedNotes {
       new GetCommand({ TableName: this.tableName, Key: keys.signingKey(kid), ConsistentRead: true }),
     );
     if (Item === undefined) throw new Error(`signing key ${kid} is missing`);
-    const jwk = JSON.parse(this.cipher.decrypt(String(Item['privateKey']), `signing-key:${kid}`)) as JWK;
+    const jwk = JSON.parse(this.cipher.decrypt(String(Item['privateKey']), signingKeyContext(kid))) as JWK;
     return { kid, privateKey: (await importJWK(jwk, ALG)) as CryptoKey };
   }
 

@@ -217,6 +217,9 @@ describe('deploy triggers', () => {
     expect(raw.Item).toBeDefined();
     expect(JSON.stringify(raw.Item)).not.toContain('hunter2');
     expect(JSON.stringify(raw.Item)).not.toContain(trigger.secret.slice(6));
+    // ... and indexed for the encryption stats (both sealed values under the active key).
+    expect(raw.Item?.['gsi4pk']).toMatch(/^ENC#/);
+    expect(Object.values(raw.Item?.['encValues'] as Record<string, number>)).toEqual([2]);
 
     await createUser('other-deployer@example.com', 'other-password', ['admin']);
     const other = (await api.login({ email: 'other-deployer@example.com', password: 'other-password' })).token;

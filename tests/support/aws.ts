@@ -33,9 +33,9 @@ export const createTestTable = async (client: DynamoDBClient, name: string): Pro
   await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: name });
 };
 
-/** A table with the service's full key schema: pk/sk plus the gsi1 and gsi2 indexes (both projecting ALL). */
+/** A table with the service's full key schema: pk/sk plus gsi1 and gsi2 (ALL), gsi3 and gsi4 (as in resources.yml). */
 export const createServiceTable = async (client: DynamoDBClient, name: string): Promise<void> => {
-  const index = (n: 1 | 2 | 3) => ({
+  const index = (n: 1 | 2 | 3 | 4) => ({
     IndexName: `gsi${n}`,
     KeySchema: [
       { AttributeName: `gsi${n}pk`, KeyType: 'HASH' as const },
@@ -44,23 +44,34 @@ export const createServiceTable = async (client: DynamoDBClient, name: string): 
     Projection:
       n === 3
         ? { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: ['tenantId'] }
-        : { ProjectionType: 'ALL' as const },
+        : n === 4
+          ? { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: ['encValues'] }
+          : { ProjectionType: 'ALL' as const },
   });
   await client.send(
     new CreateTableCommand({
       TableName: name,
       BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk', 'gsi3pk', 'gsi3sk'].map(
-        (AttributeName) => ({
-          AttributeName,
-          AttributeType: 'S' as const,
-        }),
-      ),
+      AttributeDefinitions: [
+        'pk',
+        'sk',
+        'gsi1pk',
+        'gsi1sk',
+        'gsi2pk',
+        'gsi2sk',
+        'gsi3pk',
+        'gsi3sk',
+        'gsi4pk',
+        'gsi4sk',
+      ].map((AttributeName) => ({
+        AttributeName,
+        AttributeType: 'S' as const,
+      })),
       KeySchema: [
         { AttributeName: 'pk', KeyType: 'HASH' },
         { AttributeName: 'sk', KeyType: 'RANGE' },
       ],
-      GlobalSecondaryIndexes: [index(1), index(2), index(3)],
+      GlobalSecondaryIndexes: [index(1), index(2), index(3), index(4)],
     }),
   );
   await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: name });

@@ -4,6 +4,8 @@ import { oauthClientsDeps } from '../../shared/oauth-wiring.js';
 import { providersDeps } from '../../shared/sso-wiring.js';
 import * as analysis from './analysis-endpoints.js';
 import * as idp from './identity-providers.js';
+import * as encryptionStatsGet from './encryption-stats-get.js';
+import * as encryptionVerifyPost from './encryption-verify-post.js';
 import * as oauthClients from './oauth-clients.js';
 import * as orchestrationGet from './orchestration-get.js';
 import * as orchestrationPut from './orchestration-put.js';
@@ -51,6 +53,8 @@ export const adminRoutes = [
     idp.deleteMappingEndpoint(providersDeps),
   ),
   route('POST', '/api/v1/admin/identity-providers/{id}/test', idp.test(providersDeps)),
+  route('GET', '/api/v1/admin/encryption/stats', encryptionStatsGet.handler),
+  route('POST', '/api/v1/admin/encryption/verify', encryptionVerifyPost.handler),
   route('GET', '/api/v1/admin/oauth-clients', oauthClients.list(oauthClientsDeps)),
   route('POST', '/api/v1/admin/oauth-clients', oauthClients.create(oauthClientsDeps)),
   route('GET', '/api/v1/admin/oauth-clients/{id}', oauthClients.get(oauthClientsDeps)),

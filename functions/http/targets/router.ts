@@ -1,4 +1,5 @@
 // Lambda entry of the `targets` area (serverless.yml function `targets`).
+import '../../shared/secrets-bootstrap.js'; // first: the secrets, before any module reads the environment
 import { agentAuthentication } from '../../shared/targets-wiring.js';
 import { areaRouter } from '../../shared/router.js';
 import { baseShell } from '../../shared/wiring.js';

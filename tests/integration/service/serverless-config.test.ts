@@ -11,7 +11,9 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { allRoutes, areas, documentedRoutes } from '../../../functions/http/routes.js';
 import { STREAM_PATH_PATTERNS, streamRoutes } from '../../../functions/streams/routes.js';
+import { ENCRYPTION_INDEX } from '../../../infra/dynamodb/encryption-store.js';
 import { keys } from '../../../infra/dynamodb/keys.js';
+import { SECRET_NAMES } from '../../../infra/secrets.js';
 import { patternMatcher } from '../../../local/front.js';
 import {
   loadServiceDefinition,
@@ -107,6 +109,9 @@ const resourceName = (value: unknown): string => {
   // An execute-api ARN built with Join '': the API it names (`arn:...:${WebsocketsApi}/<stage>/*/@connections/*`).
   if (Array.isArray(join) && join[0] === '' && Array.isArray(join[1])) {
     const parts = join[1] as unknown[];
+    // An SSM parameter's ARN (`arn:...:ssm:...:parameter/<name>`): `SSMParameter:/<name>`.
+    if (parts.includes(':ssm:') && parts.at(-2) === ':parameter' && typeof parts.at(-1) === 'string')
+      return `SSMParameter:${String(parts.at(-1))}`;
     const api = parts.find(
       (p) =>
         typeof p === 'object' && p !== null && 'Ref' in p && !String((p as { Ref: string }).Ref).startsWith('AWS::'),
@@ -136,15 +141,26 @@ const QUEUE_OF_MODULE: Readonly<Record<string, string>> = {
  */
 const RUNS_ONLY_LIKE: Readonly<Record<string, string>> = { docs: 'notFound' };
 
-/** The grants (`action resource`) a function's code and events need. */
-const neededGrants = (functionName: string, calls: FunctionCalls, consumedQueues: readonly string[]): string[] => {
+/** The grants (`action resource`) a function's code, events and secret parameters need. */
+const neededGrants = (
+  functionName: string,
+  calls: FunctionCalls,
+  consumedQueues: readonly string[],
+  secretParameters: readonly string[],
+): string[] => {
   const grants = new Set<string>([
     `logs:CreateLogStream ${logicalPrefix(functionName)}LogGroup`,
     `logs:PutLogEvents ${logicalPrefix(functionName)}LogGroup`,
   ]);
+  // infra/secrets.ts reads each parameter the function's environment names (Powertools getParameter, decrypted).
+  for (const name of secretParameters) grants.add(`ssm:GetParameter SSMParameter:${name}`);
   for (const { module, action } of calls.calls) {
+    // SSM: the commands Powertools' provider class names (aws-calls.ts); what is called is the secrets' GetParameter.
+    if (action.startsWith('ssm:')) continue;
     if (action.startsWith('dynamodb:')) {
-      grants.add(`${action} MainTable`);
+      // A Scan reads only the sparse encryption index (infra/dynamodb/encryption-store.ts), never the table.
+      if (action === 'dynamodb:Scan') grants.add(`${action} MainTable/index/${ENCRYPTION_INDEX}`);
+      else grants.add(`${action} MainTable`);
       if (action === 'dynamodb:Query' && calls.indexModules.length > 0) grants.add(`${action} MainTable/index/*`);
     } else if (action === 'sqs:SendMessage' || action === 'sqs:GetQueueAttributes') {
       const queue = QUEUE_OF_MODULE[module];
@@ -260,6 +276,15 @@ describe('serverless package', () => {
           ),
         ),
       ].sort();
+    const environmentOf = (functionName: string): Record<string, unknown> =>
+      ((
+        template.Resources[`${logicalPrefix(functionName)}LambdaFunction`]?.Properties['Environment'] as
+          { Variables?: Record<string, unknown> } | undefined
+      )?.Variables ?? {}) as Record<string, unknown>;
+    const secretParametersOf = (functionName: string): string[] =>
+      Object.entries(environmentOf(functionName))
+        .filter(([name]) => name.endsWith('_PARAMETER'))
+        .map(([, value]) => String(value));
     const consumedQueuesOf = (functionName: string): string[] =>
       Object.values(template.Resources)
         .filter(
@@ -309,11 +334,15 @@ describe('serverless package', () => {
           for (const resource of asList(st.Resource)) {
             const name = resourceName(resource);
             expect(name, `${fn.name} grants ${JSON.stringify(st.Action)} on ${name}`).not.toBe('*');
-            expect(name.replace(/\/index\/\*$/, ''), `${fn.name}: ${name}`).toMatch(/^[A-Za-z0-9]+$/); // a resource of this stack
-            expect(
-              template.Resources[name.replace(/\/index\/\*$/, '')],
-              `${fn.name}: ${name} is not in the stack`,
-            ).toBeDefined();
+            if (name.startsWith('SSMParameter:')) {
+              expect(name, `${fn.name}: a secret parameter of this stage`).toMatch(
+                /^SSMParameter:\/deployer\/ci\/[a-z-]+$/,
+              );
+              continue;
+            }
+            const base = name.replace(/\/index\/(\*|gsi\d)$/, '');
+            expect(base, `${fn.name}: ${name}`).toMatch(/^[A-Za-z0-9]+$/); // a resource of this stack
+            expect(template.Resources[base], `${fn.name}: ${name} is not in the stack`).toBeDefined();
           }
         }
       }
@@ -323,7 +352,7 @@ describe('serverless package', () => {
       for (const fn of definition.functions) {
         const own = calls[fn.name]!;
         const runs = RUNS_ONLY_LIKE[fn.name] === undefined ? own : calls[RUNS_ONLY_LIKE[fn.name]!]!;
-        const needed = neededGrants(fn.name, runs, consumedQueuesOf(fn.name));
+        const needed = neededGrants(fn.name, runs, consumedQueuesOf(fn.name), secretParametersOf(fn.name));
         // Both ways: a grant the code does not use fails, and so does a call the role does not allow.
         expect(grantsOf(roleOf(fn.name)), `the role of ${fn.name} (infra/iam.yml)`).toEqual(needed);
       }
@@ -335,16 +364,52 @@ describe('serverless package', () => {
       }
     });
 
-    it('never grants BatchWriteItem, TransactGetItems, Scan or DescribeTable, which no code calls', () => {
+    it('never grants BatchWriteItem, TransactGetItems or DescribeTable, which no code calls', () => {
       const granted = definition.functions.flatMap((fn) => grantsOf(roleOf(fn.name)));
-      for (const action of [
-        'dynamodb:BatchWriteItem',
-        'dynamodb:TransactGetItems',
-        'dynamodb:Scan',
-        'dynamodb:DescribeTable',
-      ]) {
+      for (const action of ['dynamodb:BatchWriteItem', 'dynamodb:TransactGetItems', 'dynamodb:DescribeTable']) {
         expect(granted.filter((g) => g.startsWith(`${action} `))).toEqual([]);
       }
+    });
+
+    it('puts no secret in any function environment: only the names of their SecureString parameters', () => {
+      const secretValue = /^[\w-]+:[A-Za-z0-9+/_-]{43}=?(,|$)|^[0-9a-f]{32,}$/; // a key ring entry, a hex token
+      for (const fn of definition.functions) {
+        const env = environmentOf(fn.name);
+        for (const name of SECRET_NAMES)
+          expect(env, `${fn.name} has ${name} in its environment`).not.toHaveProperty(name);
+        for (const [name, value] of Object.entries(env))
+          if (typeof value === 'string') expect(value, `${fn.name} ${name}`).not.toMatch(secretValue);
+        // Each parameter read at cold start by the module every entry imports first.
+        expect(calls[fn.name]!.modules, fn.name).toContain('infra/secrets.ts');
+      }
+      // Which function reads which secret: the ones that decrypt, check the origin secret, create the first admin.
+      const names = (fn: string) =>
+        Object.keys(environmentOf(fn))
+          .filter((n) => n.endsWith('_PARAMETER'))
+          .sort();
+      expect(names('meta')).toEqual(['EDGE_ORIGIN_SECRET_PARAMETER']);
+      expect(names('admin')).toEqual(['EDGE_ORIGIN_SECRET_PARAMETER', 'ENCRYPTION_KEYS_PARAMETER']);
+      expect(names('auth')).toEqual([
+        'BOOTSTRAP_ADMIN_PASSWORD_PARAMETER',
+        'EDGE_ORIGIN_SECRET_PARAMETER',
+        'ENCRYPTION_KEYS_PARAMETER',
+      ]);
+      expect(names('orchestrator')).toEqual(['ENCRYPTION_KEYS_PARAMETER']);
+      expect(environmentOf('auth')['ENCRYPTION_KEYS_PARAMETER']).toBe('/deployer/ci/encryption-keys');
+      // A function that decrypts has the key ring's parameter; one that does not, does not.
+      for (const fn of definition.functions)
+        expect(names(fn.name).includes('ENCRYPTION_KEYS_PARAMETER'), fn.name).toBe(
+          calls[RUNS_ONLY_LIKE[fn.name] ?? fn.name]!.modules.includes('infra/crypto/secret-cipher.ts'),
+        );
+    });
+
+    it('grants Scan only on the encryption index, only to the admin function', () => {
+      const scans = definition.functions.flatMap((fn) =>
+        grantsOf(roleOf(fn.name))
+          .filter((g) => g.startsWith('dynamodb:Scan '))
+          .map((g) => `${fn.name} ${g}`),
+      );
+      expect(scans).toEqual([`admin dynamodb:Scan MainTable/index/${ENCRYPTION_INDEX}`]);
     });
 
     it('lets health, docs and not-found write only rate-limit buckets, and health read only the probe item', () => {
