@@ -56,6 +56,8 @@ export interface AgentOptions {
   readonly replacedWaitSeconds?: number;
   /** While falling back to long polling, how often the WebSocket is tried again. */
   readonly socketRetrySeconds?: number;
+  /** The same when the socket had opened before in this process (an outage, not a blocking proxy); at most the above. */
+  readonly socketRetryAfterOutageSeconds?: number;
   /** Between SIGTERM and SIGKILL when a command's process group is killed. */
   readonly killGraceSeconds?: number;
   /** How long stop() lets running commands finish when not told otherwise. */
@@ -91,6 +93,7 @@ export const DEFAULTS = {
   transport: 'auto',
   replacedWaitSeconds: 60,
   socketRetrySeconds: 600,
+  socketRetryAfterOutageSeconds: 30,
   killGraceSeconds: 5,
   shutdownGraceSeconds: 30,
   flushTimeoutSeconds: 10,
@@ -164,6 +167,13 @@ class Agent {
   private readonly transport: Transport;
   private readonly replacedWaitMs: number;
   private readonly socketRetryMs: number;
+  /**
+   * While polling after the socket had worked in this process: a socket that opened before is not blocked by a proxy,
+   * so its failures are a server restart or an outage, soon over.
+   */
+  private readonly socketRetryAfterOutageMs: number;
+  /** The socket opened at least once in this process (its failures since are an outage, not a blocking proxy). */
+  private socketEverOpened = false;
   private readonly killGraceMs: number;
   private readonly shutdownGraceSeconds: number;
   private readonly flushTimeoutMs: number;
@@ -229,6 +239,12 @@ class Agent {
     this.replacedWaitMs =
       positive('replacedWaitSeconds', options.replacedWaitSeconds, DEFAULTS.replacedWaitSeconds, { zero: true }) * 1000;
     this.socketRetryMs = positive('socketRetrySeconds', options.socketRetrySeconds, DEFAULTS.socketRetrySeconds) * 1000;
+    this.socketRetryAfterOutageMs =
+      positive(
+        'socketRetryAfterOutageSeconds',
+        options.socketRetryAfterOutageSeconds,
+        DEFAULTS.socketRetryAfterOutageSeconds,
+      ) * 1000;
     this.cadence = { busyMs: this.heartbeatMs, idleMs: this.idlePingMs };
     this.pollWaitNow = this.pollWait;
     this.killGraceMs =
@@ -664,6 +680,7 @@ class Agent {
     let replaced = false;
     let revoked = false;
     this.socket = ws;
+    this.socketEverOpened = true;
     this.setLink('socket');
     this.log(`connected over WebSocket ${url}`);
     return new Promise((resolve) => {
@@ -729,15 +746,18 @@ class Agent {
    */
   private async fallback(url: string, reason: string): Promise<OpenedSocket | undefined> {
     const stop = this.stopController.signal;
+    const retryMs = this.socketEverOpened
+      ? Math.min(this.socketRetryMs, this.socketRetryAfterOutageMs)
+      : this.socketRetryMs;
     this.log(
-      `WebSocket unavailable at ${url} (${reason}); falling back to HTTP long polling (GET /api/v1/agent/commands?wait=${this.pollWaitNow}); trying the WebSocket again in ${minutes(this.socketRetryMs)}`,
+      `WebSocket unavailable at ${url} (${reason}); falling back to HTTP long polling (GET /api/v1/agent/commands?wait=${this.pollWaitNow}); trying the WebSocket again in ${minutes(retryMs)}`,
     );
     this.setLink('polling');
     let polling = true;
     const loop = this.pollLoop(() => polling);
     try {
       while (!stop.aborted) {
-        await sleep(this.socketRetryMs, stop);
+        await sleep(retryMs, stop);
         if (stop.aborted) break;
         let channel: ChannelResponse;
         try {

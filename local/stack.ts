@@ -199,14 +199,25 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     // DynamoDB Local (a JVM) and serverless-offline (esbuild + the framework) start side by side.
     const offlineSince = Date.now();
     const offlineStarting = (async () => {
-      const offline = await startOffline({
-        httpPort: await freePort(),
-        lambdaPort: await freePort(),
-        websocketPort,
-        env,
-        log,
-        verbose: options.verbose ?? false,
-      });
+      // A port freePort found free can be taken before serverless-offline listens on it (any outgoing connection on
+      // the machine may get it as its local port): start again on new ports, a few times.
+      const start = async (attempt: number): Promise<Awaited<ReturnType<typeof startOffline>>> => {
+        try {
+          return await startOffline({
+            httpPort: await freePort(),
+            lambdaPort: await freePort(),
+            websocketPort,
+            env,
+            log,
+            verbose: options.verbose ?? false,
+          });
+        } catch (error) {
+          if (attempt >= 3 || !String((error as Error).message).includes('EADDRINUSE')) throw error;
+          log(`serverless-offline could not listen (a port was taken meanwhile); starting again (${attempt + 1})`);
+          return start(attempt + 1);
+        }
+      };
+      const offline = await start(1);
       stops.push(() => offline.stop());
       done('HTTP functions (serverless-offline)', offlineSince);
       return offline;

@@ -152,6 +152,23 @@ describe('the WebSocket channel', () => {
     expect(longPolls().length).toBeLessThanOrEqual(pollsAtReconnect + 1);
   });
 
+  it('after an outage of a socket that worked, polls meanwhile and tries the socket again soon', async () => {
+    // Prepare: connected once, then the socket goes away and upgrades fail (a server restarting). The retry after an
+    // outage is shortened to 3 s here (30 s by default); socketRetrySeconds keeps its 10 minutes.
+    const { lines } = await start({ socketRetryAfterOutageSeconds: 3 });
+    await connected(lines);
+    server.backend.refuseUpgrades(true);
+    server.backend.closeSocket(targetId(), 1012);
+    // Act
+    await until('the fallback', () => lines.some((l) => l.includes('falling back to HTTP long polling')), 20_000);
+    const fellBackAt = Date.now();
+    server.backend.refuseUpgrades(false);
+    await until('the socket again', () => connectedLines(lines).length >= 2, 20_000);
+    // Assess: not the 10 minutes of a socket that never opened (a proxy that blocks upgrades)
+    expect(lines.join('\n')).toContain('trying the WebSocket again in 3 s');
+    expect(Date.now() - fellBackAt).toBeLessThan(15_000);
+  }, 40_000);
+
   it('never opens a socket with transport polling', async () => {
     // Prepare
     const { lines } = await start({ transport: 'polling' });
