@@ -59,15 +59,17 @@ const contextOf = (id: string) => `trigger:${id}`;
 interface StoredRequest extends Omit<SavedRequest, 'variables' | 'prompted_values'> {
   /** The variables and prompted values, sealed together. */
   readonly sealed_values?: string;
+  /** Their names (not secret), so that a view shows them masked without decrypting anything. */
+  readonly value_names?: { readonly variables?: readonly string[]; readonly prompted_values?: readonly string[] };
 }
 
-const masked = (values: Readonly<Record<string, string>> | undefined) =>
-  values === undefined ? undefined : Object.fromEntries(Object.keys(values).map((k) => [k, MASK]));
+const masked = (names: readonly string[] | undefined) =>
+  names === undefined ? undefined : Object.fromEntries(names.map((k) => [k, MASK]));
 
 /** What the owner sees: the saved request with its values masked (they may be secrets), and the URL to call. */
-export const triggerView = (deps: Pick<TriggersDeps, 'cipher' | 'baseUrl'>, t: Trigger) => {
-  const { sealed_values: sealedValues, ...request } = t.request as StoredRequest;
-  const values = openValues(deps.cipher, t.id, sealedValues);
+export const triggerView = (deps: Pick<TriggersDeps, 'baseUrl'>, t: Trigger) => {
+  const { sealed_values: _sealed, value_names: names, ...request } = t.request as StoredRequest;
+  const values = { variables: masked(names?.variables), prompted_values: masked(names?.prompted_values) };
   return {
     id: t.id,
     short_id: t.shortId,
@@ -77,8 +79,8 @@ export const triggerView = (deps: Pick<TriggersDeps, 'cipher' | 'baseUrl'>, t: T
     tenant_id: t.tenantId,
     request: {
       ...request,
-      ...(values.variables === undefined ? {} : { variables: masked(values.variables) }),
-      ...(values.prompted_values === undefined ? {} : { prompted_values: masked(values.prompted_values) }),
+      ...(values.variables === undefined ? {} : { variables: values.variables }),
+      ...(values.prompted_values === undefined ? {} : { prompted_values: values.prompted_values }),
     },
     rules: { variables: { ...t.rules.variables }, version_requirement: t.rules.versionRequirement },
     filters: t.filters.map((f) => ({ field: f.field, one_of: [...f.oneOf] })),
@@ -133,9 +135,15 @@ const storedRequest = (cipher: SecretCipher, id: string, request: TriggerCommand
     ...(variables === undefined ? {} : { variables }),
     ...(prompted === undefined ? {} : { prompted_values: prompted }),
   };
-  return Object.keys(values).length === 0
-    ? rest
-    : { ...rest, sealed_values: cipher.encrypt(JSON.stringify(values), contextOf(id)) };
+  if (Object.keys(values).length === 0) return rest;
+  return {
+    ...rest,
+    sealed_values: cipher.encrypt(JSON.stringify(values), contextOf(id)),
+    value_names: {
+      ...(variables === undefined ? {} : { variables: Object.keys(variables) }),
+      ...(prompted === undefined ? {} : { prompted_values: Object.keys(prompted) }),
+    },
+  };
 };
 
 const rulesOf = (command: TriggerCommand['rules']): TriggerRules => ({
@@ -190,14 +198,11 @@ export const createTrigger = async (deps: TriggersDeps, caller: Caller, command:
   return { ...triggerView(deps, trigger), secret };
 };
 
-export const listTriggers = async (deps: Pick<TriggersDeps, 'triggers' | 'cipher' | 'baseUrl'>, caller: Caller) =>
+export const listTriggers = async (deps: Pick<TriggersDeps, 'triggers' | 'baseUrl'>, caller: Caller) =>
   (await deps.triggers.listByOwner(caller.userId)).map((t) => triggerView(deps, t));
 
-export const getTrigger = async (
-  deps: Pick<TriggersDeps, 'triggers' | 'cipher' | 'baseUrl'>,
-  caller: Caller,
-  id: string,
-) => triggerView(deps, await own(deps, caller, id));
+export const getTrigger = async (deps: Pick<TriggersDeps, 'triggers' | 'baseUrl'>, caller: Caller, id: string) =>
+  triggerView(deps, await own(deps, caller, id));
 
 export const updateTrigger = async (
   deps: TriggersDeps,
@@ -345,7 +350,7 @@ export const receiveHook = async (
 
   if (!(await deps.triggers.claimDelivery(trigger.id, check.deliveryId, DELIVERY_MEMORY_SECONDS)))
     throw new ConflictError('This delivery was received already (the same webhook-id or X-GitHub-Delivery).');
-  const { sealed_values: sealedValues, ...request } = trigger.request as StoredRequest;
+  const { sealed_values: sealedValues, value_names: _names, ...request } = trigger.request as StoredRequest;
   const saved = openValues(deps.cipher, trigger.id, sealedValues);
   const caller: Caller = {
     kind: 'user',
