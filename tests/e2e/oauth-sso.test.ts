@@ -8,6 +8,7 @@ import { startStack, type Stack } from '../../local/stack.js';
 import { uniqueName } from '../support/aws.js';
 import { browser, type Hop } from '../support/browser.js';
 import { apiClient } from '../support/http.js';
+import { hiddenFields as hidden } from '../support/oauth-page.js';
 import { startOidcProvider, type OidcProvider } from '../support/oidc-provider.js';
 
 const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
@@ -20,16 +21,6 @@ let admin: string;
 const api = apiClient(() => stack.baseUrl);
 const call = (method: string, path: string, token: string | undefined, body?: unknown) =>
   api.call(method, `/api/v1${path}`, { ...(token === undefined ? {} : { token }), body });
-
-const hidden = (html: string): Record<string, string> => {
-  const fields: Record<string, string> = {};
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
-    fields[m[1]!] = m[2]!
-      .replace(/&amp;/g, '&')
-      .replace(/&quot;/g, '"')
-      .replace(/&#39;/g, "'");
-  return fields;
-};
 
 const newProvider = async (overrides: Record<string, unknown> = {}) => {
   const reply = await call('POST', '/admin/identity-providers', admin, {

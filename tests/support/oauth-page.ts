@@ -16,7 +16,8 @@ const unescape = (text: string): string =>
     (_, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e]!,
   );
 
-const hiddenFields = (html: string): Record<string, string> => {
+/** The hidden fields of a page's form, unescaped. */
+export const hiddenFields = (html: string): Record<string, string> => {
   const fields: Record<string, string> = {};
   for (const match of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
     fields[unescape(match[1]!)] = unescape(match[2]!);

@@ -38,7 +38,12 @@ export const makeHandler = (deps: () => Deps) =>
         const ctx: PageContext = { clientName: client.name, request: sealed! };
         if (signedIn.twoFactor && user.twoFactor.enabled) {
           const pending = await d.identity.tokens.issue(
-            { type: 'two_factor_pending', userId: user.id, tenantId: user.tenantId, issuedAt: Date.now() },
+            {
+              type: 'two_factor_pending',
+              userId: user.id,
+              tenantId: user.tenantId,
+              issuedAt: d.oauth.clock.now().getTime(),
+            },
             d.identity.settings.twoFactorPendingTtlSeconds,
           );
           return twoFactorPage(ctx, pending);
