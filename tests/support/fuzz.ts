@@ -56,6 +56,8 @@ export interface Operation {
   readonly agent: boolean;
   readonly parameters: readonly { name: string; in: 'path' | 'query'; required: boolean; schema: JsonSchema }[];
   readonly body?: JsonSchema;
+  /** Error statuses the document answers with an HTML page (the OAuth authorization page's steps). */
+  readonly pageStatuses: readonly number[];
 }
 
 export interface FuzzRequest {
@@ -67,6 +69,8 @@ export interface FuzzRequest {
   readonly target: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly body?: Buffer;
+  /** The operation's documented HTML error statuses (Operation.pageStatuses). */
+  readonly pageStatuses?: readonly number[];
 }
 
 /** The operations of an OpenAPI document. */
@@ -82,6 +86,9 @@ export const operationsOf = (document: JsonSchema): Operation[] => {
         streaming: okContent.includes('text/event-stream'),
         agent: op['x-permission'] === 'agent',
         parameters: op['parameters'] ?? [],
+        pageStatuses: Object.entries<JsonSchema>(op['responses'] ?? {})
+          .filter(([status, response]) => Number(status) >= 400 && response['content']?.['text/html'] !== undefined)
+          .map(([status]) => Number(status)),
         ...(op['requestBody'] === undefined
           ? {}
           : { body: op['requestBody']['content']?.['application/json']?.['schema'] ?? {} }),
@@ -433,6 +440,7 @@ export const buildRequest = (op: Operation, mutation: Mutation, ids: IdPool, rng
   if (headers['content-type'] === '') delete headers['content-type'];
   return {
     operation: `${op.method} ${op.path}`,
+    ...(op.pageStatuses.length === 0 ? {} : { pageStatuses: op.pageStatuses }),
     mutation,
     method: op.method,
     target,
@@ -572,17 +580,13 @@ const isOAuthError = (answer: Answer): boolean => {
   }
 };
 
-/**
- * The authorization page (/oauth/authorize, /oauth/consent, its SSO way out and back) answers a browser: its 4xx are HTML pages, documented as
- * text/html in the OpenAPI document (RFC 6749 4.1.2.1: some errors must be shown, not redirected).
- */
-const isOAuthPage = (answer: Answer, target: string): boolean =>
-  /^\/oauth\/(authorize|authorize\/sso|consent|sso\/[^/]+)$/.test(target.split('?')[0]!) &&
-  [400, 401, 429].includes(answer.status) &&
+/** An HTML page answered with a status the operation documents as a page (the OAuth authorization page). */
+const isDocumentedPage = (answer: Answer, pageStatuses: readonly number[]): boolean =>
+  pageStatuses.includes(answer.status) &&
   answer.contentType.startsWith('text/html') &&
   answer.body.startsWith('<!doctype html>');
 
-export const classify = (answer: Answer, target = ''): Outcome => {
+export const classify = (answer: Answer, target = '', pageStatuses: readonly number[] = []): Outcome => {
   if (answer.timedOut) return 'timeout';
   if (answer.status === -1) return 'not sent';
   if (answer.status === 0) return 'connection error';
@@ -591,7 +595,7 @@ export const classify = (answer: Answer, target = ''): Outcome => {
   if (answer.status >= 300 && answer.status < 400) return '3xx';
   if (isEnvelope(answer)) return '4xx envelope';
   if (/^\/oauth\//.test(target) && isOAuthError(answer)) return '4xx envelope';
-  if (isOAuthPage(answer, target)) return '4xx envelope';
+  if (isDocumentedPage(answer, pageStatuses)) return '4xx envelope';
   if (
     PLATFORM_ANSWERS.some(
       (p) => p.status === answer.status && p.contentType.test(answer.contentType) && p.body.test(answer.body),
@@ -714,7 +718,7 @@ export const runFuzz = async (run: FuzzRun): Promise<FuzzReport> => {
         });
         await signingIn;
       }
-      const outcome = classify(answer, req.target);
+      const outcome = classify(answer, req.target, req.pageStatuses);
       counts[outcome] += 1;
       byStatus[String(answer.status)] = (byStatus[String(answer.status)] ?? 0) + 1;
       if (BAD_OUTCOMES.includes(outcome)) {
