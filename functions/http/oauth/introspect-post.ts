@@ -5,7 +5,7 @@ import { introspectRefreshToken, refreshTokenOf, type AuthorizationDeps } from '
 import { introspectToken } from '../../../domain/oauth/tokens.js';
 import { http } from '../../shared/http.js';
 import { oauthIssuer, oauthTokenDeps } from '../../shared/oauth-wiring.js';
-import { clientAndToken, NO_STORE, oauthAnswer } from './oauth-http.js';
+import { clientAndToken, NO_STORE, oauthAnswer, rfcError } from './oauth-http.js';
 
 export const makeHandler = (deps: () => AuthorizationDeps) =>
   http(
@@ -19,8 +19,8 @@ export const makeHandler = (deps: () => AuthorizationDeps) =>
           description: 'Whether the token is active, and its claims when it is',
           schema: v.looseObject({ active: v.boolean() }),
         },
-        400: { description: 'RFC 6749 5.2 error', schema: v.object({ error: v.string() }) },
-        401: { description: 'invalid_client', schema: v.object({ error: v.string() }) },
+        400: rfcError('RFC 6749 5.2 error'),
+        401: rfcError('invalid_client'),
       },
     },
     ({ headers, rawBody }) =>

@@ -2,9 +2,20 @@
 // fields, and RFC 6749 section 5.2 error answers (not the API's envelope: OAuth clients parse these).
 import { authenticateTokenClient } from '../../../domain/oauth/authorization.js';
 import { OAuthError, type ClientCredentials, type OAuthTokenDeps } from '../../../domain/oauth/tokens.js';
+import * as v from 'valibot';
 import type { HttpResult } from '../../shared/http.js';
 
 export const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
+
+/** An RFC 6749 section 5.2 error body, as the OAuth endpoints answer it (not the API's envelope). */
+export const OAuthErrorSchema = v.object({ error: v.string(), error_description: v.optional(v.string()) });
+
+/** The documented answer of an OAuth error status: the RFC body, named as JSON so the document shows it as is. */
+export const rfcError = (description: string) => ({
+  description,
+  contentType: 'application/json',
+  schema: OAuthErrorSchema,
+});
 
 /** The form fields of a request; invalid_request for another content type or a parameter given twice. */
 export const formOf = (headers: Readonly<Record<string, string | undefined>>, raw: string | undefined) => {

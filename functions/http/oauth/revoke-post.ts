@@ -1,12 +1,11 @@
 // handler -> authenticateTokenClient, revokeToken / revokeRefreshToken (domain/oauth) -> TokenRevocations
 // POST /oauth/revoke (RFC 7009): 200 for a token the client holds (now revoked) and for any other token alike;
 // a refresh token revokes its whole grant. Public clients may revoke their own tokens.
-import * as v from 'valibot';
 import { refreshTokenOf, revokeRefreshToken, type AuthorizationDeps } from '../../../domain/oauth/authorization.js';
 import { revokeToken } from '../../../domain/oauth/tokens.js';
 import { http } from '../../shared/http.js';
 import { oauthTokenDeps } from '../../shared/oauth-wiring.js';
-import { clientAndToken, NO_STORE, oauthAnswer } from './oauth-http.js';
+import { clientAndToken, NO_STORE, oauthAnswer, rfcError } from './oauth-http.js';
 
 export const makeHandler = (deps: () => AuthorizationDeps) =>
   http(
@@ -17,8 +16,8 @@ export const makeHandler = (deps: () => AuthorizationDeps) =>
       permission: 'public',
       responses: {
         200: { description: 'Revoked, or not a token of this client (the same answer)' },
-        400: { description: 'RFC 6749 5.2 error', schema: v.object({ error: v.string() }) },
-        401: { description: 'invalid_client', schema: v.object({ error: v.string() }) },
+        400: rfcError('RFC 6749 5.2 error'),
+        401: rfcError('invalid_client'),
       },
     },
     ({ headers, rawBody }) =>

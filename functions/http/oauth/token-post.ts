@@ -11,9 +11,7 @@ import {
 import { clientCredentialsGrant, OAuthError, throttleClient } from '../../../domain/oauth/tokens.js';
 import { http } from '../../shared/http.js';
 import { oauthTokenDeps } from '../../shared/oauth-wiring.js';
-import { clientCredentialsOf, formOf, NO_STORE, oauthAnswer } from './oauth-http.js';
-
-const OAuthErrorSchema = v.object({ error: v.string(), error_description: v.optional(v.string()) });
+import { clientCredentialsOf, formOf, NO_STORE, oauthAnswer, rfcError } from './oauth-http.js';
 
 const unsupported = (grantType: string): never => {
   throw new OAuthError('unsupported_grant_type', `The grant type ${grantType} is not supported.`);
@@ -42,12 +40,9 @@ export const makeHandler = (deps: () => AuthorizationDeps) =>
             refresh_token: v.optional(v.string()),
           }),
         },
-        400: { description: 'RFC 6749 5.2 error', schema: OAuthErrorSchema },
-        401: { description: 'invalid_client', schema: OAuthErrorSchema },
-        429: {
-          description: 'temporarily_unavailable: 5 token requests a second per client, bursts of 20',
-          schema: OAuthErrorSchema,
-        },
+        400: rfcError('RFC 6749 5.2 error'),
+        401: rfcError('invalid_client'),
+        429: rfcError('temporarily_unavailable: 5 token requests a second per client, bursts of 20'),
       },
     },
     ({ headers, rawBody }) =>

@@ -36,7 +36,7 @@ describe('the OpenAPI document', () => {
     ]);
   });
 
-  it('gives every error status of every operation the error envelope (the OAuth pages: HTML)', () => {
+  it('gives every error status of every operation the error envelope (OAuth: its pages’ HTML, RFC 6749 errors)', () => {
     /** The authorization page's steps answer a browser: their documented errors are pages. */
     const PAGES = [
       'GET /oauth/authorize',
@@ -44,12 +44,17 @@ describe('the OpenAPI document', () => {
       'GET /oauth/sso/{provider}',
       'GET /oauth/authorize/sso',
     ];
+    /** The token, revocation and introspection endpoints answer RFC 6749 section 5.2 errors. */
+    const RFC = ['POST /oauth/token', 'POST /oauth/revoke', 'POST /oauth/introspect'];
     for (const { name, op } of operations) {
       for (const [status, response] of Object.entries(op['responses'] as JsonObject)) {
         if (status === '429' || !(status === 'default' || Number(status) >= 400)) continue;
-        const documentedPage = PAGES.includes(name) && response.content?.['text/html'] !== undefined;
-        if (documentedPage) expect(Object.keys(response.content)).toEqual(['text/html']);
-        else expect({ name, status, content: response.content }).toEqual({ name, status, content: ENVELOPE });
+        const content = response.content as JsonObject | undefined;
+        if (PAGES.includes(name) && content?.['text/html'] !== undefined)
+          expect(Object.keys(content)).toEqual(['text/html']);
+        else if (RFC.includes(name) && ['400', '401'].includes(status))
+          expect(content?.['application/json']?.schema?.required).toEqual(['error']);
+        else expect({ name, status, content }).toEqual({ name, status, content: ENVELOPE });
       }
       for (const status of ['500', '503', 'default'])
         expect({ name, status, has: op['responses'][status] !== undefined }).toEqual({ name, status, has: true });
