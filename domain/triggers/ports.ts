@@ -10,6 +10,8 @@ export interface TriggerRepository {
   /** Writes the changes if the trigger is still at its revision; the updated trigger, or undefined. */
   update(trigger: Trigger, changes: TriggerChanges, at: string): Promise<Trigger | undefined>;
   delete(id: string): Promise<void>;
+  /** Records a call's time: a plain write, not a revision (an owner's edit in flight is not turned into a 409). */
+  markTriggered(id: string, at: string): Promise<void>;
   /** Records a delivery id; false when it was seen before (a replay). Kept `ttlSeconds`. */
   claimDelivery(triggerId: string, deliveryId: string, ttlSeconds: number): Promise<boolean>;
   /** Forgets a delivery id whose call failed, so the sender may retry it. */

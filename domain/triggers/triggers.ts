@@ -371,10 +371,6 @@ export const receiveHook = async (
     await deps.triggers.releaseDelivery(trigger.id, check.deliveryId);
     throw error;
   }
-  await deps.triggers.update(
-    trigger,
-    { lastTriggeredAt: deps.clock.now().toISOString() },
-    deps.clock.now().toISOString(),
-  );
+  await deps.triggers.markTriggered(trigger.id, deps.clock.now().toISOString());
   return { kind: 'created', answer };
 };

@@ -1,6 +1,12 @@
 // TriggerRepository: one item per trigger (by id or short id, alias item), its owner's list on gsi1, and one TTL'd
-// item per delivery id received (a conditional put: the replay check). Updates are conditioned on the revision.
-import { DeleteCommand, PutCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+// item per delivery id received (a conditional put: the replay check). Edits are conditioned on the revision; a call's time is a plain write.
+import {
+  DeleteCommand,
+  PutCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import type { TriggerRepository } from '../../domain/triggers/ports.js';
 import type { Trigger, TriggerChanges } from '../../domain/triggers/types.js';
 import { aliasItem } from './aliases.js';
@@ -81,6 +87,20 @@ export class DynamoTriggerRepository implements TriggerRepository {
           { Delete: { TableName: this.tableName, Key: keys.shortId(ENTITY, trigger.shortId) } },
         ],
       }),
+    );
+  }
+
+  async markTriggered(id: string, at: string): Promise<void> {
+    await conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.trigger(id),
+          UpdateExpression: 'SET lastTriggeredAt = :at',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':at': at },
+        }),
+      ),
     );
   }
 

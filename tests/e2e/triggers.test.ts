@@ -64,7 +64,7 @@ const newTrigger = async (token: string, extra: Record<string, unknown> = {}) =>
     ...extra,
   });
   expect([created.status, created.json.error]).toEqual([201, undefined]);
-  return created.json as { id: string; short_id: string; secret: string; hook_url: string };
+  return created.json as { id: string; short_id: string; secret: string; hook_url: string; updated_at: string };
 };
 
 const MAIN = { ref: 'refs/heads/main', release: { tag: '1.4.2' } };
@@ -117,8 +117,15 @@ describe('deploy triggers', () => {
     expect(JSON.stringify(history)).toContain('deploying 1.4.2');
     expect(JSON.stringify(history)).not.toContain('hunter2');
 
-    const listed = (await call('GET', '/triggers', admin)).json as { id: string; last_triggered_at: string | null }[];
-    expect(listed.find((t) => t.id === trigger.id)?.last_triggered_at).toEqual(expect.any(String));
+    const listed = (await call('GET', '/triggers', admin)).json as {
+      id: string;
+      last_triggered_at: string | null;
+      updated_at: string;
+    }[];
+    const after = listed.find((t) => t.id === trigger.id)!;
+    expect(after.last_triggered_at).toEqual(expect.any(String));
+    // A call is not an edit: it leaves the trigger's revision (and updated_at) alone, so an edit racing it holds.
+    expect(after.updated_at).toBe(trigger.updated_at);
   });
 
   it('skips a payload its filter does not match, and names a missing mapped value', async () => {
