@@ -3,6 +3,8 @@
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- serverless-esbuild loads this file with require
 const { builtinModules } = require('node:module');
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- as above
+const { join } = require('node:path');
 
 /**
  * Node's built-in modules are loaded with `require` instead of `import`. An ESM `import` of a built-in makes Node
@@ -28,4 +30,17 @@ const builtinsAsRequire = {
   },
 };
 
-module.exports = [builtinsAsRequire];
+/**
+ * The SDK's default credential chain (`@aws-sdk/credential-provider-node`) replaced by the environment alone
+ * (infra/lambda-credentials.ts says why): about 100 KiB less in every bundle.
+ */
+const credentialsFromEnvironment = {
+  name: 'credentials-from-environment',
+  setup(build) {
+    build.onResolve({ filter: /^@aws-sdk\/credential-provider-node$/ }, () => ({
+      path: join(__dirname, 'lambda-credentials.ts'),
+    }));
+  },
+};
+
+module.exports = [builtinsAsRequire, credentialsFromEnvironment];

@@ -1,11 +1,11 @@
 // The service's secrets (the data key ring, the CloudFront origin secret, the first admin's password), loaded at
 // cold start. Locally (STAGE local or unset) they are plain environment variables, as `npm start` and the tests set
 // them. In the cloud no function has a secret in its environment: a variable `<NAME>_PARAMETER` holds the name of an
-// SSM Parameter Store SecureString, read (decrypted) with Powertools' parameters utility and cached for
-// SECRETS_CACHE_SECONDS, then put in the process environment under `<NAME>`, where infra/config.ts and the rest
-// read it as before. Each function's environment names only the parameters it needs, and its role may read only
-// those (infra/iam.yml). docs/cloud.md says how to create them.
-import { getParameter } from '@aws-lambda-powertools/parameters/ssm';
+// SSM Parameter Store SecureString, read (decrypted) once at cold start (infra/ssm-parameter.ts), then put in the
+// process environment under `<NAME>`, where infra/config.ts and the rest read it as before. Each function's
+// environment names only the parameters it needs, and its role may read only those (infra/iam.yml). docs/cloud.md
+// says how to create them.
+import { getSecureParameter } from './ssm-parameter.js';
 
 export const SECRET_NAMES = ['ENCRYPTION_KEYS', 'EDGE_ORIGIN_SECRET', 'BOOTSTRAP_ADMIN_PASSWORD'] as const;
 export type SecretName = (typeof SECRET_NAMES)[number];
@@ -13,16 +13,9 @@ export type SecretName = (typeof SECRET_NAMES)[number];
 /** Secrets a deployment may leave out (nothing happens without them); the others fail the cold start when absent. */
 const OPTIONAL: ReadonlySet<SecretName> = new Set(['BOOTSTRAP_ADMIN_PASSWORD']);
 
-/** How long a container keeps a fetched value before it asks Parameter Store again. */
-export const SECRETS_CACHE_SECONDS = 300;
-
 type Fetch = (parameterName: string) => Promise<string | undefined>;
 
-const fromParameterStore: Fetch = (name) =>
-  getParameter(name, { decrypt: true, maxAge: SECRETS_CACHE_SECONDS }).catch((error: unknown) => {
-    if ((error as { name?: string }).name === 'ParameterNotFound') return undefined;
-    throw error;
-  });
+const fromParameterStore: Fetch = (name) => getSecureParameter(name);
 
 /**
  * Puts each secret whose `<NAME>_PARAMETER` is set (and `<NAME>` is not) into `env`, read from Parameter Store.

@@ -1,5 +1,8 @@
 // PasswordHasher adapter: Argon2id through @node-rs/argon2 (native, off the event loop) with OWASP's parameters.
-import { hash, verify, type Algorithm, type Options } from '@node-rs/argon2';
+// The native addon is loaded on the first hash or verification, not at import: every authenticated function
+// bundles this adapter (the identity wiring), but only sign-in and user changes hash, and loading the addon costs
+// about 7-10 ms of a cold start.
+import type { Algorithm, Options } from '@node-rs/argon2';
 import type { PasswordHasher } from '../../domain/identity/ports.js';
 
 // Algorithm.Argon2id: the package declares an ambient const enum, which isolatedModules cannot read as a value.
@@ -20,7 +23,11 @@ export const argon2idOptions: Readonly<Options> = Object.freeze({
 export const burnTimeHash =
   '$argon2id$v=19$m=19456,t=2,p=1$I8eNenZMkWk3vosZmBfq1w$RKnvtWLQ49//4NGys8apaDI2AI3vKy/87n2jUpeyNYI';
 
+let addon: Promise<typeof import('@node-rs/argon2')> | undefined;
+const argon2 = () => (addon ??= import('@node-rs/argon2'));
+
 const safeVerify = async (encoded: string, password: string): Promise<boolean> => {
+  const { verify } = await argon2();
   try {
     return await verify(encoded, password);
   } catch {
@@ -29,7 +36,7 @@ const safeVerify = async (encoded: string, password: string): Promise<boolean> =
 };
 
 export const argon2PasswordHasher: PasswordHasher = {
-  hash: (password) => hash(password, argon2idOptions),
+  hash: async (password) => (await argon2()).hash(password, argon2idOptions),
   verify: (encoded, password) => safeVerify(encoded, password),
   burnTime: async (password) => {
     await safeVerify(burnTimeHash, password);

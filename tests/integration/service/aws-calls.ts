@@ -36,11 +36,6 @@ export const COMMAND_ACTIONS: Readonly<Record<string, string>> = {
   DeleteMessageCommand: 'sqs:DeleteMessage',
   DeleteMessageBatchCommand: 'sqs:DeleteMessage',
   ChangeMessageVisibilityCommand: 'sqs:ChangeMessageVisibility',
-  // @aws-sdk/client-ssm: Powertools' SSMProvider (infra/secrets.ts) is one class, so a bundle names every command
-  // it may send; the secrets loader sends only GetParameter (serverless-config.test.ts grants it per parameter).
-  GetParameterCommand: 'ssm:GetParameter',
-  GetParametersCommand: 'ssm:GetParameters',
-  PutParameterCommand: 'ssm:PutParameter',
   // @aws-sdk/client-apigatewaymanagementapi (the agents' WebSockets)
   PostToConnectionCommand: 'execute-api:ManageConnections',
   DeleteConnectionCommand: 'execute-api:ManageConnections',

@@ -152,11 +152,10 @@ const neededGrants = (
     `logs:CreateLogStream ${logicalPrefix(functionName)}LogGroup`,
     `logs:PutLogEvents ${logicalPrefix(functionName)}LogGroup`,
   ]);
-  // infra/secrets.ts reads each parameter the function's environment names (Powertools getParameter, decrypted).
+  // infra/secrets.ts reads each parameter the function's environment names (infra/ssm-parameter.ts: GetParameter,
+  // decrypted; a signed request, not an SDK command, so the bundle analysis does not see it).
   for (const name of secretParameters) grants.add(`ssm:GetParameter SSMParameter:${name}`);
   for (const { module, action } of calls.calls) {
-    // SSM: the commands Powertools' provider class names (aws-calls.ts); what is called is the secrets' GetParameter.
-    if (action.startsWith('ssm:')) continue;
     if (action.startsWith('dynamodb:')) {
       // A Scan reads only the sparse encryption index (infra/dynamodb/encryption-store.ts), never the table.
       if (action === 'dynamodb:Scan') grants.add(`${action} MainTable/index/${ENCRYPTION_INDEX}`);

@@ -43,7 +43,7 @@ describe('esbuildOptionsOf', () => {
       external: ['@node-rs/argon2'],
       banner: { js: 'const require = 1;' },
     });
-    expect(plugins?.map((p) => p.name)).toEqual(['builtins-as-require']);
+    expect(plugins?.map((p) => p.name)).toEqual(['builtins-as-require', 'credentials-from-environment']);
   });
 
   it('adds exclude to external unless it is *, and loads no plugins when none are named', () => {
