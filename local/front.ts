@@ -17,6 +17,8 @@ import { CORS_EXPOSE_HEADERS, corsSettings } from '../functions/shared/cors.js';
 import { bindPreflight } from '../functions/shared/shell.js';
 import { createAddressLimit, type AddressLimit } from './address-limit.js';
 import { createAdmission, laneOf, type Admission, type AdmissionLimits } from './admission.js';
+import type { ConsoleAsset } from '../console/build.js';
+import { serveConsole } from './console-assets.js';
 import { lambdaContext } from './lambda-context.js';
 
 export interface Front {
@@ -403,6 +405,8 @@ export const startFront = async (options: {
   admission?: AdmissionLimits;
   /** The service's general rate limit per address (shed requests over it answer 429); 100/s, burst 200 if absent. */
   rateLimit?: { readonly ratePerSecond: number; readonly burst: number };
+  /** The web console's files by path (`/`, `/assets/...`); none: those paths go to the API like any other. */
+  console?: ReadonlyMap<string, ConsoleAsset>;
 }): Promise<Front> => {
   const isStream = patternMatcher(options.streamPatterns);
   const origins = options.corsOrigins ?? [];
@@ -422,6 +426,7 @@ export const startFront = async (options: {
       return;
     }
     const path = new URL(req.url ?? '/', 'http://local').pathname;
+    if (options.console !== undefined && serveConsole(options.console, req, res, path)) return;
     const cors = corsFor(allowed, typeof req.headers.origin === 'string' ? req.headers.origin : undefined);
     if (isStream(path)) forward(req, res, streams, 'stream function', cors);
     else throughGate(gates, req, res, path, cors, () => forward(req, res, api, 'API (serverless-offline)', cors));

@@ -18,6 +18,10 @@ export class LocalResponseStream extends Writable {
 
   constructor(private readonly res: ServerResponse) {
     super();
+    // The destroy below emits 'error'; a handler between writes has no listener then, and an unheard 'error' is an
+    // uncaught exception that took the whole local stack down when a browser left a live page. Handlers still see
+    // the failure: their next write fails, and listeners of their own still hear it.
+    this.on('error', () => undefined);
     res.once('close', () => {
       if (!res.writableFinished) this.destroy(new Error('client disconnected'));
     });

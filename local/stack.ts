@@ -9,6 +9,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { AdmissionLimits } from './admission.js';
 import { ensureQueues, ensureTables, type LocalQueue } from './bootstrap.js';
 import { LOCAL_CREDENTIALS, startDynamo, startSqs, type Emulator } from './emulators.js';
+import { buildConsole } from '../console/build.js';
 import { AGENT_SOCKET_PATH, startFront } from './front.js';
 import { installLambdaStreamingShim } from './lambda-streaming.js';
 import { startOffline } from './offline.js';
@@ -272,6 +273,7 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     const { STREAM_PATH_PATTERNS } = await import('../functions/streams/routes.js');
     const front = await startFront({
       port,
+      console: await buildConsole(),
       apiUrl: offline.url,
       socketUrl: `http://127.0.0.1:${websocketPort}`,
       streamUrl: streams.url,

@@ -1,0 +1,52 @@
+// Builds the console (console/src, Preact) into static assets: `index.html`, `assets/console.js`,
+// `assets/console.css`. `npm run build` writes them to console/dist (what the cloud serves from S3 behind
+// CloudFront); `npm start` builds them in memory at start and its front serves them at `/` (local/console-assets.ts).
+import { readFile, mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+
+export interface ConsoleAsset {
+  readonly contents: Uint8Array;
+  readonly contentType: string;
+}
+
+/** The console's files by URL path (`/`, `/assets/console.js`, `/assets/console.css`). */
+export const buildConsole = async (): Promise<Map<string, ConsoleAsset>> => {
+  const result = await build({
+    entryPoints: { console: join(HERE, 'src/main.tsx') },
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    target: ['chrome120', 'firefox120', 'safari17'],
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
+    outdir: '/assets',
+    write: false,
+    legalComments: 'none',
+    logLevel: 'silent',
+    absWorkingDir: HERE,
+  });
+  const assets = new Map<string, ConsoleAsset>();
+  assets.set('/', { contents: await readFile(join(HERE, 'index.html')), contentType: 'text/html; charset=utf-8' });
+  for (const file of result.outputFiles) {
+    const type = file.path.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8';
+    assets.set(file.path, { contents: file.contents, contentType: type });
+  }
+  return assets;
+};
+
+const main = async () => {
+  const out = join(HERE, 'dist');
+  const assets = await buildConsole();
+  for (const [path, asset] of assets) {
+    const file = join(out, path === '/' ? 'index.html' : path);
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(file, asset.contents);
+    console.log(`${file}  ${(asset.contents.length / 1024).toFixed(1)} KiB`);
+  }
+};
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) await main();

@@ -1,0 +1,108 @@
+// The console's only way to the service: the public API, same origin. The access token lives in memory only (a
+// reload signs in again through the refresh cookie the API sets, HttpOnly, on /api/v1/auth); a 401 on any call
+// refreshes once and retries; a failed refresh means signed out.
+
+export interface ApiError {
+  readonly status: number;
+  readonly code: string;
+  readonly message: string;
+  readonly details?: unknown;
+}
+
+export interface User {
+  readonly id: string;
+  readonly email: string;
+  readonly username?: string;
+  readonly display_name?: string | null;
+  readonly permissions: readonly string[];
+  readonly roles: readonly string[];
+}
+
+interface TokenAnswer {
+  readonly access_token: string;
+  readonly expires_in: number;
+  readonly user: User;
+}
+
+export type LoginOutcome = { kind: 'signed_in'; user: User } | { kind: 'two_factor'; pendingToken: string };
+
+let accessToken: string | undefined;
+let onSignedOut: () => void = () => undefined;
+
+export const setSignedOutHandler = (handler: () => void): void => {
+  onSignedOut = handler;
+};
+
+const errorOf = async (response: Response): Promise<ApiError> => {
+  const body = (await response.json().catch(() => ({}))) as {
+    error?: { code?: string; message?: string; details?: unknown };
+  };
+  return {
+    status: response.status,
+    code: body.error?.code ?? `HTTP_${response.status}`,
+    message: body.error?.message ?? response.statusText,
+    details: body.error?.details,
+  };
+};
+
+export const isApiError = (value: unknown): value is ApiError =>
+  typeof value === 'object' && value !== null && 'status' in value && 'code' in value;
+
+const send = (method: string, path: string, body?: unknown): Promise<Response> =>
+  fetch(`/api/v1${path}`, {
+    method,
+    credentials: 'same-origin',
+    headers: {
+      accept: 'application/json',
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(accessToken === undefined ? {} : { authorization: `Bearer ${accessToken}` }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+
+/** Uses the refresh cookie for a new access token; the user when it worked. */
+export const refresh = async (): Promise<User | undefined> => {
+  const response = await fetch('/api/v1/auth/refresh', { method: 'POST', credentials: 'same-origin' });
+  if (!response.ok) {
+    accessToken = undefined;
+    return undefined;
+  }
+  const answer = (await response.json()) as TokenAnswer;
+  accessToken = answer.access_token;
+  return answer.user;
+};
+
+/** One API call: the parsed JSON answer, or an ApiError thrown. */
+export const api = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+  let response = await send(method, path, body);
+  if (response.status === 401 && accessToken !== undefined) {
+    if ((await refresh()) === undefined) {
+      onSignedOut();
+      throw await errorOf(response);
+    }
+    response = await send(method, path, body);
+  }
+  if (!response.ok) throw await errorOf(response);
+  return (response.status === 204 ? undefined : await response.json()) as T;
+};
+
+export const login = async (email: string, password: string): Promise<LoginOutcome> => {
+  const answer = await api<TokenAnswer | { requires_2fa: true; pending_token: string }>('POST', '/auth/login', {
+    email,
+    password,
+  });
+  if ('requires_2fa' in answer) return { kind: 'two_factor', pendingToken: answer.pending_token };
+  accessToken = answer.access_token;
+  return { kind: 'signed_in', user: answer.user };
+};
+
+export const verifyTwoFactor = async (pendingToken: string, code: string): Promise<User> => {
+  const answer = await api<TokenAnswer>('POST', '/auth/2fa/verify', { pending_token: pendingToken, code });
+  accessToken = answer.access_token;
+  return answer.user;
+};
+
+export const logout = async (): Promise<void> => {
+  await api('POST', '/auth/logout').catch(() => undefined);
+  accessToken = undefined;
+};

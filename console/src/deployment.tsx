@@ -1,0 +1,243 @@
+// One deployment: its plan as a grid (a row per target, a cell per step) whose cells change state live, the log
+// stream (resumed after the last event on reconnect), search, follow, download, and cancel / redeploy when the
+// caller may. Everything comes from GET /deployments/{id} and its /logs stream.
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { api, isApiError } from './api.js';
+import { Ansi } from './ansi.js';
+import { nameOf, type DeploymentRow } from './deployments.js';
+import { duration, stateClass, TERMINAL_STATES, when } from './format.js';
+import { openStream } from './stream.js';
+
+interface Step {
+  readonly id: string;
+  readonly target_id: string;
+  readonly target_name: string;
+  readonly action_name: string;
+  readonly action_version: string;
+  readonly state: string;
+  readonly exit_code: number | null;
+  readonly error_message: string | null;
+  readonly duration_ms: number | null;
+}
+
+interface Detail extends DeploymentRow {
+  readonly error_message: string | null;
+  readonly cancel_reason?: string;
+  readonly plan: { steps: Step[]; warnings?: string[] } | null;
+}
+
+interface Line {
+  readonly seq: number;
+  readonly text: string;
+  readonly stream: string;
+  readonly target: string;
+}
+
+export const Deployment = ({ id, permissions }: { id: string; permissions: ReadonlySet<string> }) => {
+  const [detail, setDetail] = useState<Detail | undefined>();
+  const [steps, setSteps] = useState<Map<string, Step>>(new Map());
+  const [lines, setLines] = useState<Line[]>([]);
+  const [error, setError] = useState<string | undefined>();
+  const [live, setLive] = useState<'open' | 'reconnecting' | 'closed'>('reconnecting');
+  const [follow, setFollow] = useState(true);
+  const [search, setSearch] = useState('');
+  const logEnd = useRef<HTMLDivElement>(null);
+
+  useEffect(() => {
+    let stream: { close(): void } | undefined;
+    let cancelled = false;
+    setLines([]);
+    api<Detail>('GET', `/deployments/${encodeURIComponent(id)}`)
+      .then((d) => {
+        if (cancelled) return;
+        setDetail(d);
+        setSteps(new Map((d.plan?.steps ?? []).map((s) => [s.id, s])));
+        let seq = 0;
+        stream = openStream(
+          `/deployments/${encodeURIComponent(id)}/logs`,
+          ({ event, data }) => {
+            seq += 1;
+            if (event === 'log') {
+              const log = data['log'] as { message?: string; target_name?: string; metadata?: { stream?: string } };
+              const line: Line = {
+                seq,
+                text: String(log.message ?? ''),
+                stream: log.metadata?.stream ?? 'stdout',
+                target: String(log.target_name ?? ''),
+              };
+              setLines((current) => [...current, line]);
+            } else if (event === 'step_update') {
+              setSteps((current) => {
+                const step = current.get(String(data['step_id']));
+                if (step === undefined) return current;
+                const next = new Map(current);
+                next.set(step.id, {
+                  ...step,
+                  state: String(data['state']),
+                  exit_code: (data['exit_code'] as number | null) ?? null,
+                  error_message: (data['error_message'] as string | null) ?? null,
+                });
+                return next;
+              });
+            } else if (event === 'progress') {
+              setDetail((current) =>
+                current === undefined
+                  ? current
+                  : {
+                      ...current,
+                      progress: Number(data['progress']),
+                      completed_steps: Number(data['completed_steps']),
+                      total_steps: Number(data['total_steps']),
+                    },
+              );
+            } else if (event === 'state_change') {
+              setDetail((current) =>
+                current === undefined ? current : { ...current, state: String(data['new_state']) },
+              );
+              if (TERMINAL_STATES.has(String(data['new_state'])))
+                void api<Detail>('GET', `/deployments/${encodeURIComponent(id)}`).then(
+                  (d) => !cancelled && setDetail(d),
+                );
+            }
+          },
+          { resume: true, onState: setLive },
+        );
+      })
+      .catch((e: unknown) => setError(isApiError(e) ? e.message : 'The service cannot be reached.'));
+    return () => {
+      cancelled = true;
+      stream?.close();
+    };
+  }, [id]);
+
+  useEffect(() => {
+    if (follow) logEnd.current?.scrollIntoView({ block: 'end' });
+  }, [lines, follow]);
+
+  const byTarget = useMemo(() => {
+    const rows = new Map<string, Step[]>();
+    for (const step of steps.values()) rows.set(step.target_name, [...(rows.get(step.target_name) ?? []), step]);
+    return [...rows];
+  }, [steps]);
+
+  const shown = search === '' ? lines : lines.filter((l) => l.text.toLowerCase().includes(search.toLowerCase()));
+
+  const cancel = async () => {
+    const reason = window.prompt('Why cancel? (kept for audit; optional)') ?? undefined;
+    try {
+      await api('POST', `/deployments/${encodeURIComponent(id)}/cancel`, reason ? { reason } : {});
+    } catch (e) {
+      setError(isApiError(e) ? e.message : 'The cancel did not reach the service.');
+    }
+  };
+  const redeploy = async () => {
+    try {
+      const next = await api<{ id: string }>('POST', `/deployments/${encodeURIComponent(id)}/redeploy`, {});
+      window.location.hash = `#/deployments/${next.id}`;
+    } catch (e) {
+      setError(isApiError(e) ? e.message : 'The redeploy did not reach the service.');
+    }
+  };
+  const download = () => {
+    const text = lines.map((l) => `[${l.target}] ${l.text}`).join('\n');
+    const link = document.createElement('a');
+    link.href = URL.createObjectURL(new Blob([text], { type: 'text/plain' }));
+    link.download = `deployment-${id}.log`;
+    link.click();
+    URL.revokeObjectURL(link.href);
+  };
+
+  if (error !== undefined && detail === undefined)
+    return (
+      <p role="alert" class="error">
+        {error}
+      </p>
+    );
+  if (detail === undefined) return <p>Loading…</p>;
+  const terminal = TERMINAL_STATES.has(detail.state);
+  return (
+    <section aria-labelledby="deployment-title">
+      <header class="page-head">
+        <h1 id="deployment-title">{nameOf(detail)}</h1>
+        <span class={stateClass(detail.state)} data-testid="deployment-state">
+          {detail.state}
+        </span>
+        <span class={`live ${live}`} role="status">
+          {live === 'open' ? 'Live' : live === 'reconnecting' ? 'Connecting…' : 'Finished'}
+        </span>
+        <span class="actions">
+          {!terminal && permissions.has('deployments:cancel') ? (
+            <button type="button" onClick={() => void cancel()}>
+              Cancel
+            </button>
+          ) : null}
+          {terminal && permissions.has('deployments:redeploy') ? (
+            <button type="button" onClick={() => void redeploy()}>
+              Redeploy
+            </button>
+          ) : null}
+        </span>
+      </header>
+      {error === undefined ? null : (
+        <p role="alert" class="error">
+          {error}
+        </p>
+      )}
+      <p class="muted">
+        {detail.completed_steps}/{detail.total_steps} steps · created {when(detail.created_at)} · by{' '}
+        {detail.triggered_by ?? '—'}
+        {detail.error_message ? <> · {detail.error_message}</> : null}
+        {detail.cancel_reason ? <> · cancelled: {detail.cancel_reason}</> : null}
+      </p>
+      <progress max={1} value={detail.progress} aria-label="Progress" />
+      <h2>Plan</h2>
+      <table class="grid">
+        <caption class="visually-hidden">Steps per target</caption>
+        <tbody>
+          {byTarget.map(([target, row]) => (
+            <tr>
+              <th scope="row">{target}</th>
+              {row.map((step) => (
+                <td
+                  data-step-id={step.id}
+                  data-state={step.state}
+                  class={stateClass(step.state)}
+                  title={step.error_message ?? ''}
+                >
+                  {step.action_name} {step.action_version}
+                  <br />
+                  <small>
+                    {step.state}
+                    {step.exit_code === null ? '' : ` · exit ${step.exit_code}`}
+                    {step.duration_ms === null ? '' : ` · ${duration(step.duration_ms)}`}
+                  </small>
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <h2>Log</h2>
+      <div class="log-tools">
+        <label>
+          Search <input type="search" value={search} onInput={(e) => setSearch((e.target as HTMLInputElement).value)} />
+        </label>
+        <label>
+          <input type="checkbox" checked={follow} onChange={(e) => setFollow((e.target as HTMLInputElement).checked)} />{' '}
+          Follow
+        </label>
+        <button type="button" onClick={download}>
+          Download
+        </button>
+      </div>
+      <div class="log" role="log" aria-live="polite" aria-label="Deployment log">
+        {shown.map((l) => (
+          <div class={`line ${l.stream}`} key={l.seq}>
+            <span class="target">{l.target}</span> <Ansi text={l.text} />
+          </div>
+        ))}
+        <div ref={logEnd} />
+      </div>
+    </section>
+  );
+};

@@ -1,0 +1,36 @@
+// Small display helpers shared by the pages.
+
+export const when = (iso: unknown): string => {
+  if (typeof iso !== 'string' || iso === '') return '—';
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
+};
+
+export const duration = (ms: unknown): string => {
+  if (typeof ms !== 'number') return '—';
+  if (ms < 1000) return `${ms} ms`;
+  const s = ms / 1000;
+  return s < 60 ? `${s.toFixed(1)} s` : `${Math.floor(s / 60)} min ${Math.round(s % 60)} s`;
+};
+
+/** A state as a badge class: the colour carries meaning only together with the text. */
+export const stateClass = (state: unknown): string => {
+  switch (state) {
+    case 'success':
+    case 'completed':
+      return 'state ok';
+    case 'failed':
+    case 'rolled_back':
+      return 'state bad';
+    case 'running':
+    case 'rolling_back':
+      return 'state live';
+    case 'cancelled':
+    case 'skipped':
+      return 'state off';
+    default:
+      return 'state';
+  }
+};
+
+export const TERMINAL_STATES: ReadonlySet<string> = new Set(['success', 'failed', 'cancelled', 'rolled_back']);

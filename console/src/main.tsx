@@ -1,0 +1,60 @@
+// The console: a small Preact app over the public API only (whatever it does, a script can do). Routes live in
+// the URL's hash (#/deployments, #/deployments/<id>), so the server serves one page.
+import { render } from 'preact';
+import './console.css';
+import { useEffect, useState } from 'preact/hooks';
+import { logout, refresh, setSignedOutHandler, type User } from './api.js';
+import { Deployment } from './deployment.js';
+import { Deployments } from './deployments.js';
+import { SignIn } from './sign-in.js';
+
+const routeOf = (hash: string): { page: 'deployments' } | { page: 'deployment'; id: string } => {
+  const match = /^#\/deployments\/([^/]+)$/.exec(hash);
+  return match === null ? { page: 'deployments' } : { page: 'deployment', id: decodeURIComponent(match[1]!) };
+};
+
+const App = () => {
+  const [user, setUser] = useState<User | null | undefined>(undefined);
+  const [route, setRoute] = useState(routeOf(window.location.hash));
+
+  useEffect(() => {
+    setSignedOutHandler(() => setUser(null));
+    refresh().then(
+      (u) => setUser(u ?? null),
+      () => setUser(null),
+    );
+    const onHash = () => setRoute(routeOf(window.location.hash));
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
+
+  if (user === undefined) return <p>Loading…</p>;
+  if (user === null) return <SignIn onSignedIn={setUser} />;
+  const permissions = new Set(user.permissions);
+  return (
+    <>
+      <header class="top">
+        <a href="#/deployments" class="brand">
+          Deployer
+        </a>
+        <nav aria-label="Main">
+          <a href="#/deployments" aria-current={route.page.startsWith('deployment') ? 'page' : undefined}>
+            Deployments
+          </a>
+        </nav>
+        <span class="who">{user.display_name ?? user.email}</span>
+        <button
+          type="button"
+          onClick={() => {
+            void logout().then(() => setUser(null));
+          }}
+        >
+          Sign out
+        </button>
+      </header>
+      {route.page === 'deployment' ? <Deployment id={route.id} permissions={permissions} /> : <Deployments />}
+    </>
+  );
+};
+
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,96 @@
+// A live event stream of the API (`/deployments/{id}/logs`, `/sse/<resource>`). The streams take a single-use
+// `sse_token` instead of the Authorization header, so EventSource's own reconnect (same URL, token spent) cannot
+// work: each (re)connection takes a fresh token, renewing the SSE session when it can, and a log stream resumes
+// after the last event it received (`last_event_id`), so nothing is lost or shown twice.
+import { api } from './api.js';
+
+interface SseSession {
+  readonly sse_token: string;
+  readonly session_id: string;
+  readonly refresh_token: string;
+}
+
+export interface StreamMessage {
+  readonly event: string;
+  readonly data: Record<string, unknown>;
+}
+
+export interface StreamHandle {
+  close(): void;
+}
+
+const TERMINAL = new Set(['success', 'succeeded', 'failed', 'cancelled', 'rolled_back']);
+
+export const openStream = (
+  path: string,
+  onMessage: (message: StreamMessage) => void,
+  options: { resume?: boolean; onState?: (state: 'open' | 'reconnecting' | 'closed') => void } = {},
+): StreamHandle => {
+  let session: SseSession | undefined;
+  let source: EventSource | undefined;
+  let lastId: string | undefined;
+  let closed = false;
+  let delay = 1000;
+
+  const token = async (): Promise<string> => {
+    if (session !== undefined) {
+      try {
+        session = await api<SseSession>('POST', '/auth/sse-token/refresh', {
+          session_id: session.session_id,
+          refresh_token: session.refresh_token,
+        });
+        return session.sse_token;
+      } catch {
+        session = undefined;
+      }
+    }
+    session = await api<SseSession>('POST', '/auth/sse-token', {});
+    return session.sse_token;
+  };
+
+  const connect = async (): Promise<void> => {
+    if (closed) return;
+    try {
+      const query = new URLSearchParams({ sse_token: await token() });
+      if (options.resume === true && lastId !== undefined) query.set('last_event_id', lastId);
+      else if (options.resume !== true) query.set('snapshot', 'true');
+      const separator = path.includes('?') ? '&' : '?';
+      const es = new EventSource(`/api/v1${path}${separator}${query.toString()}`);
+      source = es;
+      es.onopen = () => {
+        delay = 1000;
+        options.onState?.('open');
+      };
+      es.onmessage = (e: MessageEvent<string>) => {
+        if (e.lastEventId !== '') lastId = e.lastEventId;
+        const message = JSON.parse(e.data) as StreamMessage;
+        onMessage(message);
+        if (message.event === 'state_change' && TERMINAL.has(String(message.data['new_state']))) {
+          closed = true;
+          es.close();
+          options.onState?.('closed');
+        }
+      };
+      es.onerror = () => {
+        es.close();
+        if (closed) return;
+        options.onState?.('reconnecting');
+        setTimeout(() => void connect(), delay);
+        delay = Math.min(delay * 2, 15_000);
+      };
+    } catch {
+      if (closed) return;
+      options.onState?.('reconnecting');
+      setTimeout(() => void connect(), delay);
+      delay = Math.min(delay * 2, 15_000);
+    }
+  };
+
+  void connect();
+  return {
+    close: () => {
+      closed = true;
+      source?.close();
+    },
+  };
+};

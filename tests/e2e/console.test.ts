@@ -1,0 +1,172 @@
+// The web console in a real browser (Debian's chromium driven by playwright-core) against the local stack and its
+// two real agents: sign in, open a deployment of the README's action on local-1 and local-2 and watch its grid and
+// log turn green live, cancel a long one from its page, and the list's tabs follow a deployment live. Needs
+// /usr/bin/chromium (`apt-get install chromium`; .ci/run installs it) or CHROMIUM_PATH; without it the test fails.
+import { existsSync, mkdtempSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningAgent } from '../../agent/agent.js';
+import { startLocalAgents } from '../../local/agents.js';
+import { startStack, type Stack } from '../../local/stack.js';
+import { uniqueName } from '../support/aws.js';
+import { apiClient } from '../support/http.js';
+import { createUser } from '../support/users.js';
+
+const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
+const VIEWER = { email: 'viewer@example.com', password: 'viewer-password' };
+/** Where screenshots go: SCREENSHOT_DIR=docs refreshes docs/console-*.png. */
+const SHOTS = process.env['SCREENSHOT_DIR'] ?? mkdtempSync(join(tmpdir(), 'console-shots-'));
+
+let stack: Stack;
+let browser: Browser;
+let admin: string;
+let dir: string;
+let agents: readonly RunningAgent[] = [];
+const actions: Record<string, string> = {};
+let targetIds: string[] = [];
+const api = apiClient(() => stack.baseUrl);
+const call = (method: string, path: string, body?: unknown) =>
+  api.call(method, `/api/v1${path}`, { token: admin, body });
+
+const signIn = async (user: { email: string; password: string }): Promise<Page> => {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(stack.baseUrl);
+  await page.getByLabel('Email').fill(user.email);
+  await page.getByLabel('Password').fill(user.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Deployments' }).waitFor();
+  return page;
+};
+
+const deploy = async (slug: string): Promise<string> => {
+  const created = await call('POST', '/deployments', { action_id: actions[slug], target_ids: targetIds });
+  expect([created.status, created.json.error]).toEqual([201, undefined]);
+  return created.json.deployment_id as string;
+};
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM))
+    throw new Error(`No browser at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH).`);
+  stack = await startStack({ port: 0, namePrefix: `${uniqueName('console')}-`, bootstrapAdmin: ADMIN });
+  admin = (await api.login(ADMIN)).token;
+  dir = await mkdtemp(join(tmpdir(), 'deployer-console-'));
+  agents = await startLocalAgents(stack, dir, () => undefined);
+  await createUser(VIEWER.email, VIEWER.password, ['user']);
+  const targets = (await call('GET', '/targets')).json as { data: { id: string; name: string }[] };
+  targetIds = targets.data.filter((t) => ['local-1', 'local-2'].includes(t.name)).map((t) => t.id);
+  expect(targetIds).toHaveLength(2);
+  for (const [slug, script] of [
+    ['hello', 'echo "hello from $(hostname)"; printf "\\033[32mgreen\\033[0m done\\n"'],
+    ['long', 'echo started; sleep 60; echo never'],
+  ]) {
+    const created = await call('POST', '/actions', { slug, name: slug, version: { version: '1.0.0', script } });
+    expect(created.status).toBe(201);
+    actions[slug!] = created.json.id as string;
+  }
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
+  await stack?.stop();
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+});
+
+describe('the console in a browser', () => {
+  it('is served on the stack’s origin with a strict content security policy, small', async () => {
+    const page = await fetch(stack.baseUrl);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(await page.text()).toContain('/assets/console.js');
+    const script = await fetch(`${stack.baseUrl}/assets/console.js`, { headers: { 'accept-encoding': 'identity' } });
+    expect(script.headers.get('content-type')).toContain('javascript');
+    expect((await script.arrayBuffer()).byteLength).toBeLessThan(150 * 1024);
+    // The API's own paths are untouched: an unknown one is still the API's 404 envelope.
+    const unknown = await fetch(`${stack.baseUrl}/assets/nothing.js`);
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');
+  });
+
+  it('refuses a wrong password with the API’s message, and signs in', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(stack.baseUrl);
+    await page.getByLabel('Email').fill(ADMIN.email);
+    await page.getByLabel('Password').fill('wrong-password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('Invalid email or password');
+    await page.getByLabel('Password').fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Deployments' }).waitFor();
+    // A reload keeps the session through the refresh cookie; the access token was only in memory.
+    await page.reload();
+    await page.getByRole('heading', { name: 'Deployments' }).waitFor();
+    await context.close();
+  });
+
+  it('shows a deployment to local-1 and local-2 turn green live: grid cells, colours in the log, state', async () => {
+    const page = await signIn(ADMIN);
+    const id = await deploy('hello');
+    await page.goto(`${stack.baseUrl}/#/deployments/${id}`);
+    await page.getByRole('heading', { name: 'hello' }).waitFor();
+    await expect.poll(() => page.getByTestId('deployment-state').textContent(), { timeout: 30_000 }).toBe('success');
+    const cells = page.locator('td[data-step-id]');
+    expect(await cells.count()).toBe(2);
+    expect(await cells.evaluateAll((tds) => tds.map((td) => td.getAttribute('data-state')))).toEqual([
+      'completed',
+      'completed',
+    ]);
+    const grid = await page.locator('table.grid').textContent();
+    expect(grid).toContain('local-1');
+    expect(grid).toContain('local-2');
+    const log = page.getByRole('log');
+    await expect.poll(() => log.textContent()).toContain('hello from');
+    // ANSI colours are rendered as styled spans, not as escape codes.
+    expect(await log.locator('span.ansi-green').first().textContent()).toBe('green');
+    expect(await log.textContent()).not.toContain('\u001b[');
+    await page.screenshot({ path: join(SHOTS, 'console-deployment.png') });
+    // The list shows it, and its succeeded tab counts it.
+    await page.goto(`${stack.baseUrl}/#/deployments`);
+    await page.locator(`tr[data-deployment-id="${id}"]`).waitFor();
+    await page.screenshot({ path: join(SHOTS, 'console-deployments.png') });
+    await page.context().close();
+  }, 60_000);
+
+  it('cancels a long deployment from its page; a user without deployments:cancel is not offered the button', async () => {
+    const id = await deploy('long');
+    const viewer = await signIn(VIEWER);
+    await viewer.goto(`${stack.baseUrl}/#/deployments/${id}`);
+    await viewer.getByRole('heading', { name: 'long' }).waitFor();
+    expect(await viewer.getByRole('button', { name: 'Cancel' }).count()).toBe(0);
+    await viewer.context().close();
+
+    const page = await signIn(ADMIN);
+    await page.goto(`${stack.baseUrl}/#/deployments/${id}`);
+    await expect.poll(() => page.getByRole('log').textContent(), { timeout: 30_000 }).toContain('started');
+    page.once('dialog', (dialog) => void dialog.accept('stuck for a minute'));
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(() => page.getByTestId('deployment-state').textContent(), { timeout: 20_000 }).toBe('cancelled');
+    const detail = await call('GET', `/deployments/${id}`);
+    expect([detail.json.state, detail.json.cancel_reason]).toEqual(['cancelled', 'stuck for a minute']);
+    // A finished deployment offers redeploy, which opens the new one.
+    await page.getByRole('button', { name: 'Redeploy' }).click();
+    await expect.poll(() => page.url()).not.toContain(id);
+    await page.context().close();
+  }, 90_000);
+
+  it('updates a row of the list live as its deployment moves', async () => {
+    const page = await signIn(ADMIN);
+    const id = await deploy('hello');
+    const row = page.locator(`tr[data-deployment-id="${id}"]`);
+    await row.waitFor({ timeout: 20_000 });
+    await expect.poll(() => row.locator('.state').textContent(), { timeout: 30_000 }).toBe('success');
+    await page.context().close();
+  }, 60_000);
+});
