@@ -26,6 +26,17 @@ interface Detail extends DeploymentRow {
   readonly plan: { steps: Step[]; warnings?: string[] } | null;
 }
 
+interface CommandResult {
+  readonly id: string;
+  readonly target_name?: string;
+  readonly action_name?: string;
+  readonly status: string;
+  readonly exit_code?: number;
+  readonly stderr_tail?: string;
+  readonly error_message?: string;
+  readonly analysis?: { summary: string; likely_cause: string; remediation: string[]; confidence: number };
+}
+
 interface Line {
   readonly seq: number;
   readonly text: string;
@@ -41,12 +52,30 @@ export const Deployment = ({ id, permissions }: { id: string; permissions: Reado
   const [live, setLive] = useState<'open' | 'reconnecting' | 'closed'>('reconnecting');
   const [follow, setFollow] = useState(true);
   const [search, setSearch] = useState('');
+  const [results, setResults] = useState<CommandResult[]>([]);
   const logEnd = useRef<HTMLDivElement>(null);
 
   useEffect(() => {
     let stream: { close(): void } | undefined;
     let cancelled = false;
     setLines([]);
+    setResults([]);
+    // Command results with their analysis: read when the deployment ends and whenever an analysis arrives live.
+    // The stream closes with the deployment, and an analysis usually lands a few seconds later: while a failed
+    // command has none yet, it is read again every 2 s for up to a minute.
+    let analysisWaits = 0;
+    const loadResults = () =>
+      void api<CommandResult[]>('GET', `/deployments/${encodeURIComponent(id)}/analysis`).then(
+        (r) => {
+          if (cancelled) return;
+          setResults(r);
+          if (r.some((c) => c.status === 'failed' && c.analysis === undefined) && analysisWaits < 30) {
+            analysisWaits += 1;
+            setTimeout(loadResults, 2000);
+          }
+        },
+        () => undefined,
+      );
     api<Detail>('GET', `/deployments/${encodeURIComponent(id)}`)
       .then((d) => {
         if (cancelled) return;
@@ -58,7 +87,13 @@ export const Deployment = ({ id, permissions }: { id: string; permissions: Reado
           ({ event, data }) => {
             seq += 1;
             if (event === 'log') {
-              const log = data['log'] as { message?: string; target_name?: string; metadata?: { stream?: string } };
+              const log = data['log'] as {
+                message?: string;
+                target_name?: string;
+                metadata?: { stream?: string };
+                analysis?: unknown;
+              };
+              if (log.analysis !== undefined && log.analysis !== null) loadResults();
               const line: Line = {
                 seq,
                 text: String(log.message ?? ''),
@@ -94,10 +129,12 @@ export const Deployment = ({ id, permissions }: { id: string; permissions: Reado
               setDetail((current) =>
                 current === undefined ? current : { ...current, state: String(data['new_state']) },
               );
-              if (TERMINAL_STATES.has(String(data['new_state'])))
+              if (TERMINAL_STATES.has(String(data['new_state']))) {
                 void api<Detail>('GET', `/deployments/${encodeURIComponent(id)}`).then(
                   (d) => !cancelled && setDetail(d),
                 );
+                loadResults();
+              }
             }
           },
           { resume: true, onState: setLive },
@@ -217,6 +254,39 @@ export const Deployment = ({ id, permissions }: { id: string; permissions: Reado
           ))}
         </tbody>
       </table>
+      {results.some((r) => r.status === 'failed' || r.analysis !== undefined) ? (
+        <>
+          <h2>Failures</h2>
+          {results
+            .filter((r) => r.status === 'failed' || r.analysis !== undefined)
+            .map((r) => (
+              <article class="result" data-result-id={r.id} key={r.id}>
+                <h3>
+                  {r.action_name} on {r.target_name}: {r.status}
+                  {r.exit_code === undefined ? '' : ` (exit ${r.exit_code})`}
+                </h3>
+                {r.error_message ? <p>{r.error_message}</p> : null}
+                {r.stderr_tail ? <pre class="command">{r.stderr_tail}</pre> : null}
+                {r.analysis === undefined ? (
+                  <p class="muted">Analysis pending…</p>
+                ) : (
+                  <div class="analysis">
+                    <p>
+                      <strong>{r.analysis.summary}</strong>{' '}
+                      <span class="muted">({Math.round(r.analysis.confidence * 100)} % confident)</span>
+                    </p>
+                    <p>Likely cause: {r.analysis.likely_cause}</p>
+                    <ul>
+                      {r.analysis.remediation.map((step) => (
+                        <li>{step}</li>
+                      ))}
+                    </ul>
+                  </div>
+                )}
+              </article>
+            ))}
+        </>
+      ) : null}
       <h2>Log</h2>
       <div class="log-tools">
         <label>

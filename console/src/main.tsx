@@ -6,11 +6,20 @@ import { useEffect, useState } from 'preact/hooks';
 import { logout, refresh, setSignedOutHandler, type User } from './api.js';
 import { Deployment } from './deployment.js';
 import { Deployments } from './deployments.js';
+import { NewDeployment } from './new-deployment.js';
+import { Queue } from './queue.js';
 import { SignIn } from './sign-in.js';
+import { Targets } from './targets.js';
 
-const routeOf = (hash: string): { page: 'deployments' } | { page: 'deployment'; id: string } => {
+type Route = { page: 'deployments' | 'new' | 'queue' | 'targets' } | { page: 'deployment'; id: string };
+
+const routeOf = (hash: string): Route => {
   const match = /^#\/deployments\/([^/]+)$/.exec(hash);
-  return match === null ? { page: 'deployments' } : { page: 'deployment', id: decodeURIComponent(match[1]!) };
+  if (match !== null && match[1] !== 'new') return { page: 'deployment', id: decodeURIComponent(match[1]!) };
+  if (hash === '#/deployments/new') return { page: 'new' };
+  if (hash === '#/queue') return { page: 'queue' };
+  if (hash === '#/targets') return { page: 'targets' };
+  return { page: 'deployments' };
 };
 
 const App = () => {
@@ -41,6 +50,21 @@ const App = () => {
           <a href="#/deployments" aria-current={route.page.startsWith('deployment') ? 'page' : undefined}>
             Deployments
           </a>
+          {permissions.has('deployments:create') ? (
+            <a href="#/deployments/new" aria-current={route.page === 'new' ? 'page' : undefined}>
+              New deployment
+            </a>
+          ) : null}
+          {permissions.has('pending_deployments:read') ? (
+            <a href="#/queue" aria-current={route.page === 'queue' ? 'page' : undefined}>
+              Queue
+            </a>
+          ) : null}
+          {permissions.has('targets:read') ? (
+            <a href="#/targets" aria-current={route.page === 'targets' ? 'page' : undefined}>
+              Targets
+            </a>
+          ) : null}
         </nav>
         <span class="who">{user.display_name ?? user.email}</span>
         <button
@@ -52,7 +76,17 @@ const App = () => {
           Sign out
         </button>
       </header>
-      {route.page === 'deployment' ? <Deployment id={route.id} permissions={permissions} /> : <Deployments />}
+      {route.page === 'deployment' ? (
+        <Deployment id={route.id} permissions={permissions} />
+      ) : route.page === 'new' ? (
+        <NewDeployment user={user} />
+      ) : route.page === 'queue' ? (
+        <Queue permissions={permissions} />
+      ) : route.page === 'targets' ? (
+        <Targets permissions={permissions} />
+      ) : (
+        <Deployments />
+      )}
     </>
   );
 };

@@ -63,6 +63,7 @@ beforeAll(async () => {
   for (const [slug, script] of [
     ['hello', 'echo "hello from $(hostname)"; printf "\\033[32mgreen\\033[0m done\\n"'],
     ['long', 'echo started; sleep 60; echo never'],
+    ['broken', 'echo preparing\ndeploytool-xyz --release 42'],
   ]) {
     const created = await call('POST', '/actions', { slug, name: slug, version: { version: '1.0.0', script } });
     expect(created.status).toBe(201);
@@ -160,6 +161,73 @@ describe('the console in a browser', () => {
     await expect.poll(() => page.url()).not.toContain(id);
     await page.context().close();
   }, 90_000);
+
+  it('creates a deployment from the form: live target count, preview, create, then its page', async () => {
+    const page = await signIn(ADMIN);
+    await page.getByRole('link', { name: 'New deployment' }).click();
+    await page.getByLabel('Action', { exact: true }).selectOption({ label: 'hello (1.0.0)' });
+    await page.getByLabel('Targets with tags').check();
+    await page.getByLabel('Tags', { exact: true }).fill('role=web');
+    await expect.poll(() => page.getByTestId('matching').textContent()).toBe('1 target matches');
+    await page.getByLabel('Tags', { exact: true }).fill('role=web, role=db');
+    await expect.poll(() => page.getByTestId('matching').textContent()).toBe('2 targets match');
+    await page.getByRole('button', { name: 'Preview' }).click();
+    await expect.poll(() => page.getByTestId('target-summary').textContent()).toContain('2 targets: 2 online');
+    await page.screenshot({ path: join(SHOTS, 'console-new.png') });
+    await page.getByRole('button', { name: 'Create deployment' }).click();
+    await page.getByRole('heading', { name: 'hello' }).waitFor();
+    await expect.poll(() => page.getByTestId('deployment-state').textContent(), { timeout: 30_000 }).toBe('success');
+    await page.context().close();
+  }, 60_000);
+
+  it('shows a request queued at capacity 0 with why it waits, then dispatched', async () => {
+    expect((await call('PUT', '/admin/orchestration', { instances: 0 })).status).toBe(200);
+    try {
+      const page = await signIn(ADMIN);
+      const created = await call('POST', '/deployments', { action_id: actions['hello'], target_ids: targetIds });
+      expect(created.status).toBe(202);
+      const pendingId = created.json.pending_request_id as string;
+      await page.getByRole('link', { name: 'Queue' }).click();
+      const row = page.locator(`tr[data-pending-id="${pendingId}"]`);
+      await row.waitFor({ timeout: 20_000 });
+      expect(await row.locator('.reason').textContent()).toBe('Waiting for a free orchestration instance');
+      await page.screenshot({ path: join(SHOTS, 'console-queue.png') });
+      expect((await call('PUT', '/admin/orchestration', { instances: 4 })).status).toBe(200);
+      const left = page.locator(`li[data-pending-id="${pendingId}"]`);
+      await left.waitFor({ timeout: 30_000 });
+      expect(await left.getAttribute('data-status')).toBe('dispatched');
+      await page.context().close();
+    } finally {
+      await call('PUT', '/admin/orchestration', { instances: 4 });
+    }
+  }, 90_000);
+
+  it('shows a failing command’s analysis on its deployment’s page', async () => {
+    const page = await signIn(ADMIN);
+    const id = await deploy('broken');
+    await page.goto(`${stack.baseUrl}/#/deployments/${id}`);
+    await expect.poll(() => page.getByTestId('deployment-state').textContent(), { timeout: 30_000 }).toBe('failed');
+    const analysis = page.locator('.result .analysis').first();
+    await analysis.waitFor({ timeout: 30_000 });
+    expect(await analysis.textContent()).toContain('deploytool-xyz');
+    await page.screenshot({ path: join(SHOTS, 'console-failure.png'), fullPage: true });
+    await page.context().close();
+  }, 60_000);
+
+  it('lists the targets live and gives an enrollment command to copy', async () => {
+    const page = await signIn(ADMIN);
+    await page.getByRole('link', { name: 'Targets' }).click();
+    const row = page.locator('tr', { hasText: 'local-1' });
+    await row.waitFor();
+    expect(await row.locator('.state').textContent()).toBe('online');
+    await page.getByLabel('Name').fill('web-9');
+    await page.getByLabel('Tags').fill('role=web');
+    await page.getByRole('button', { name: 'Create an enrollment token' }).click();
+    const command = await page.getByTestId('agent-command').textContent();
+    expect(command).toMatch(/^npm run agent -- --server http:\/\/localhost:\d+ --enroll det_\S+ --name web-9$/);
+    await page.screenshot({ path: join(SHOTS, 'console-targets.png') });
+    await page.context().close();
+  }, 60_000);
 
   it('updates a row of the list live as its deployment moves', async () => {
     const page = await signIn(ADMIN);

@@ -1,0 +1,134 @@
+// Targets: online / stale / offline live from GET /sse/targets, their tags and last heartbeat, and (for callers
+// who may create targets) an enrollment token with the one-line agent command to copy; the token is shown once.
+import { useEffect, useState } from 'preact/hooks';
+import { api, isApiError } from './api.js';
+import { when } from './format.js';
+import { openStream } from './stream.js';
+
+interface Target {
+  readonly id: string;
+  readonly name: string;
+  readonly hostname: string | null;
+  readonly status: string;
+  readonly tags: { key: string; value: string }[];
+  readonly last_heartbeat_at: string | null;
+  readonly agent_version: string | null;
+}
+
+const STATUS_CLASS: Record<string, string> = { online: 'state ok', stale: 'state live', offline: 'state bad' };
+
+export const Targets = ({ permissions }: { permissions: ReadonlySet<string> }) => {
+  const [targets, setTargets] = useState<Map<string, Target>>(new Map());
+  const [live, setLive] = useState<'open' | 'reconnecting' | 'closed'>('reconnecting');
+  const [command, setCommand] = useState<string | undefined>();
+  const [error, setError] = useState<string | undefined>();
+
+  useEffect(() => {
+    const stream = openStream(
+      '/sse/targets',
+      ({ event, data }) => {
+        const record = data['record'] as Target | undefined;
+        if (record === undefined) return;
+        setTargets((current) => {
+          const next = new Map(current);
+          if (event === 'deleted') next.delete(record.id);
+          else next.set(record.id, record);
+          return next;
+        });
+      },
+      { onState: setLive },
+    );
+    return () => stream.close();
+  }, []);
+
+  const enroll = async (event: SubmitEvent) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget as HTMLFormElement);
+    const tags = String(form.get('tags') ?? '')
+      .split(',')
+      .map((pair) => pair.trim())
+      .filter((pair) => pair !== '')
+      .map((pair) => {
+        const [key, ...value] = pair.split('=');
+        return { key: key!.trim(), value: value.join('=').trim() };
+      });
+    try {
+      const created = await api<{ token: string }>('POST', '/targets/enrollment-tokens', { tags });
+      setCommand(
+        `npm run agent -- --server ${window.location.origin} --enroll ${created.token} --name ${String(form.get('name') || 'my-host')}`,
+      );
+      setError(undefined);
+    } catch (e) {
+      setError(isApiError(e) ? e.message : 'The service cannot be reached.');
+    }
+  };
+
+  const sorted = [...targets.values()].sort((a, b) => a.name.localeCompare(b.name));
+  return (
+    <section aria-labelledby="targets-title">
+      <header class="page-head">
+        <h1 id="targets-title">Targets</h1>
+        <span class={`live ${live}`} role="status">
+          {live === 'open' ? 'Live' : 'Connecting…'}
+        </span>
+      </header>
+      <table class="list">
+        <caption class="visually-hidden">Targets and their agents</caption>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Status</th>
+            <th scope="col">Tags</th>
+            <th scope="col">Last heard from</th>
+            <th scope="col">Agent</th>
+          </tr>
+        </thead>
+        <tbody>
+          {sorted.map((t) => (
+            <tr key={t.id} data-target-id={t.id}>
+              <td>
+                {t.name} <span class="muted">{t.hostname}</span>
+              </td>
+              <td>
+                <span class={STATUS_CLASS[t.status] ?? 'state'}>{t.status}</span>
+              </td>
+              <td>{t.tags.map((tag) => `${tag.key}=${tag.value}`).join(', ')}</td>
+              <td>{when(t.last_heartbeat_at)}</td>
+              <td>{t.agent_version ?? '—'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {permissions.has('targets:create') ? (
+        <>
+          <h2>Add a host</h2>
+          <form class="inline-form" onSubmit={(e) => void enroll(e)}>
+            <label>
+              Name <input name="name" placeholder="web-3" />
+            </label>
+            <label>
+              Tags <input name="tags" placeholder="role=web, env=prod" />
+            </label>
+            <button type="submit">Create an enrollment token</button>
+          </form>
+          {error === undefined ? null : (
+            <p role="alert" class="error">
+              {error}
+            </p>
+          )}
+          {command === undefined ? null : (
+            <>
+              <p>Run this on the host (the token is shown once and allows one registration within 24 hours):</p>
+              <pre class="command" data-testid="agent-command">
+                {command}
+              </pre>
+              <button type="button" onClick={() => void navigator.clipboard?.writeText(command)}>
+                Copy
+              </button>
+            </>
+          )}
+        </>
+      ) : null}
+    </section>
+  );
+};
