@@ -1,0 +1,12 @@
+// The process's key ring text: ENCRYPTION_KEYS (the cloud: fixed at cold start), or locally the key file the stack
+// names in ENCRYPTION_KEYS_FILE, followed as it changes (infra/crypto/key-ring-source.ts). Read by the cipher and by
+// the encryption endpoints' key ids, so both follow a rotation.
+import { requireEncryptionKeys } from '../../infra/config.js';
+import { keyRingSource } from '../../infra/crypto/key-ring-source.js';
+import { once } from './once.js';
+import { infra } from './wiring.js';
+
+export const keyRing = once(() => {
+  const cfg = infra().config;
+  return keyRingSource(cfg.ENCRYPTION_KEYS_FILE, () => requireEncryptionKeys(cfg));
+});
