@@ -135,10 +135,6 @@ const main = async (): Promise<void> => {
     if (!ring.keyIds.includes(keyId))
       throw new Refused(`Key "${keyId}" is not in the key ring (${ring.keyIds.join(', ')})`);
     if (ring.activeKeyId === keyId) throw new Refused(`Key "${keyId}" is the active key: rotate first`);
-    if (state.rotation !== undefined)
-      throw new Refused(
-        `A rotation to "${state.rotation.keyId}" is in progress: run npm run rotate-keys to finish it first`,
-      );
     if (state.backfilledAt === undefined) await backfill();
     const entries: IndexEntry[] = [];
     for await (const page of index.entries()) entries.push(...page);
@@ -148,6 +144,10 @@ const main = async (): Promise<void> => {
       throw new Refused(
         `Refused: ${used.values} values in ${used.records} records are still under "${keyId}". ` +
           'Run npm run rotate-keys first (or let it finish).',
+      );
+    if (state.rotation !== undefined)
+      throw new Refused(
+        `A rotation to "${state.rotation.keyId}" is in progress: run npm run rotate-keys to finish it first`,
       );
     await save({ ...state, encryptionKeys: withKeyRemoved(state.encryptionKeys, keyId) });
     say(
