@@ -3,7 +3,7 @@
 // throughout (readers following the key file as the handlers do, logins, a 2FA code checked against a secret set up
 // before the rotation), the stats over HTTP showing the progress and finally nothing under the old key, the old key
 // refused for retirement while values remain and removed after, and the new key verified over HTTP.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
