@@ -26,7 +26,8 @@ import {
   withKeyRemoved,
 } from '../infra/crypto/key-ring-text.js';
 import { AesGcmSecretCipher, parseKeyring } from '../infra/crypto/secret-cipher.js';
-import { DynamoEncryptionBackfill, DynamoEncryptionIndex } from '../infra/dynamodb/encryption-store.js';
+import { DynamoEncryptionBackfill } from '../infra/dynamodb/encryption-backfill.js';
+import { DynamoEncryptionIndex } from '../infra/dynamodb/encryption-store.js';
 import { systemClock } from '../infra/system/clock.js';
 import { LOCAL_CREDENTIALS } from './emulators.js';
 import { readKeyFileState, writeKeyFileState, type KeyFile } from './key-file.js';

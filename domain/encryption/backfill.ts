@@ -13,26 +13,38 @@ export interface BackfillReport {
   readonly indexed: number;
   /** Found items written since they were read (they wrote their own entry). */
   readonly skipped: number;
+  /** Where to go on (stopped early by shouldStop); undefined: the scan reached the end of the table. */
+  readonly next: string | undefined;
 }
 
 export const backfillIndex = async (
   backfill: EncryptionIndexBackfill,
-  options: { readonly concurrency: number; readonly onPage?: (report: BackfillReport) => void },
+  options: {
+    readonly concurrency: number;
+    /** Where an earlier, stopped backfill left off. */
+    readonly cursor?: string;
+    /** Asked between pages: true stops there (a time budget); the report's `next` goes on from there. */
+    readonly shouldStop?: () => boolean;
+    readonly onPage?: (report: BackfillReport) => void;
+  },
 ): Promise<BackfillReport> => {
   const counts = { scanned: 0, found: 0, indexed: 0, skipped: 0 };
-  for await (const page of backfill.unindexed()) {
+  let next: string | undefined;
+  for await (const page of backfill.unindexed(options.cursor)) {
     counts.scanned += page.scanned;
     const records = page.records.filter((r) => encryptedValues(r.recordType, r.item).length > 0);
     counts.found += records.length;
-    let next = 0;
+    let at = 0;
     const worker = async () => {
-      while (next < records.length) {
-        if (await backfill.addEntry(records[next++]!)) counts.indexed += 1;
+      while (at < records.length) {
+        if (await backfill.addEntry(records[at++]!)) counts.indexed += 1;
         else counts.skipped += 1;
       }
     };
     await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, worker));
-    options.onPage?.({ ...counts });
+    next = page.next;
+    options.onPage?.({ ...counts, next });
+    if (next !== undefined && options.shouldStop?.() === true) break;
   }
-  return { ...counts };
+  return { ...counts, next };
 };

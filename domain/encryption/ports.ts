@@ -42,8 +42,15 @@ export interface EncryptionIndexWriter {
 
 /** The one-time backfill of the index for items written before it existed (a Scan of the whole table). */
 export interface EncryptionIndexBackfill {
-  /** Items of registered record types that have no index entry, page by page, with how many items each page read. */
-  unindexed(): AsyncIterable<{ readonly scanned: number; readonly records: readonly StoredRecord[] }>;
+  /**
+   * Items of registered record types that have no index entry, page by page from `cursor` (the start when absent),
+   * with how many items each page read and the cursor of the next page (none after the last).
+   */
+  unindexed(cursor?: string): AsyncIterable<{
+    readonly scanned: number;
+    readonly records: readonly StoredRecord[];
+    readonly next: string | undefined;
+  }>;
   /**
    * Writes the index entry of an item that has none, only if it still has none and its encrypted fields still hold
    * what was read (a write since then wrote its own entry): false then.

@@ -5,9 +5,8 @@
 // answers some 6,000 of them), not with the table. A Query per key id would miss the key ids nobody knows
 // (a ciphertext whose key left the ring), which are exactly the ones the stats must show.
 import { GetCommand, ScanCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { encryptedValues, isRecordType, RECORD_TYPES } from '../../domain/encryption/fields.js';
+import { isRecordType } from '../../domain/encryption/fields.js';
 import type {
-  EncryptionIndexBackfill,
   EncryptionIndexReader,
   EncryptionIndexWriter,
   IndexEntry,
@@ -23,7 +22,7 @@ import { getRecords, type Item } from './records.js';
 export const ENCRYPTION_INDEX = 'gsi4';
 
 /** Paths one UpdateItem rewrites at most (its expression must stay under 4 KB); more go in several writes. */
-const PATHS_PER_WRITE = 24;
+export const PATHS_PER_WRITE = 24;
 
 const toEntry = (item: Item): IndexEntry | undefined => {
   const recordType = String(item['gsi4sk'] ?? '').split('#')[0];
@@ -120,75 +119,6 @@ export class DynamoEncryptionIndex implements EncryptionIndexReader, EncryptionI
           ConditionExpression: conditions.join(' AND '),
           ExpressionAttributeNames: Object.fromEntries([...names].map(([segment, name]) => [name, segment])),
           ExpressionAttributeValues: { ...values, ...index.values },
-        }),
-      ),
-    );
-  }
-}
-
-/**
- * The one-time backfill (domain/encryption/backfill.ts): a paged Scan of the whole table, filtered to items of
- * registered record types without `gsi4pk`. The filter saves transfer, not reads: DynamoDB bills a Scan for every
- * item it reads (an eventually consistent read unit per 8 KB of table), so a backfill costs one read of the table.
- */
-export class DynamoEncryptionBackfill implements EncryptionIndexBackfill {
-  constructor(
-    private readonly db: DynamoDBDocumentClient,
-    private readonly tableName: string,
-    private readonly pageSize: number | undefined = undefined,
-  ) {}
-
-  async *unindexed(): AsyncIterable<{ scanned: number; records: readonly StoredRecord[] }> {
-    const types = Object.fromEntries(RECORD_TYPES.map((type, i) => [`:t${i}`, type]));
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.send(
-        new ScanCommand({
-          TableName: this.tableName,
-          ExclusiveStartKey: start,
-          FilterExpression: `attribute_not_exists(gsi4pk) AND #type IN (${Object.keys(types).join(', ')})`,
-          ExpressionAttributeNames: { '#type': 'type' },
-          ExpressionAttributeValues: types,
-          ...(this.pageSize === undefined ? {} : { Limit: this.pageSize }),
-        }),
-      );
-      const records = (page.Items ?? []).flatMap((item): StoredRecord[] => {
-        const recordType = item['type'];
-        return isRecordType(recordType)
-          ? [{ recordType, key: { pk: String(item['pk']), sk: String(item['sk']) }, item }]
-          : [];
-      });
-      yield { scanned: page.ScannedCount ?? 0, records };
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined);
-  }
-
-  async addEntry(record: StoredRecord): Promise<boolean> {
-    const values = encryptedValues(record.recordType, record.item);
-    const index = encryptionIndexUpdate(record.recordType, record.key, record.item);
-    if (index.set === undefined) return false;
-    const names = new Map<string, string>();
-    const nameOf = (segment: string) => {
-      if (!names.has(segment)) names.set(segment, `#p${names.size}`);
-      return names.get(segment)!;
-    };
-    const held: Record<string, unknown> = {};
-    const conditions = ['attribute_exists(pk)', 'attribute_not_exists(gsi4pk)'];
-    values.slice(0, PATHS_PER_WRITE).forEach(({ path, stored }, n) => {
-      held[`:held${n}`] = stored;
-      conditions.push(`${path.map(nameOf).join('.')} = :held${n}`);
-    });
-    return conditionally(
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: record.key.pk, sk: record.key.sk },
-          UpdateExpression: `SET ${index.set}`,
-          ConditionExpression: conditions.join(' AND '),
-          ...(names.size === 0
-            ? {}
-            : { ExpressionAttributeNames: Object.fromEntries([...names].map(([segment, name]) => [name, segment])) }),
-          ExpressionAttributeValues: { ...held, ...index.values },
         }),
       ),
     );

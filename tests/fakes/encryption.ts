@@ -68,13 +68,13 @@ export class FakeEncryptionBackfill implements EncryptionIndexBackfill {
   readonly indexed = new Set<string>();
   readonly items: Record<string, unknown>[] = [];
 
-  async *unindexed() {
+  async *unindexed(_cursor?: string) {
     const records = this.items.flatMap((item): StoredRecord[] => {
       const type = item['type'];
       const key = { pk: String(item['pk']), sk: String(item['sk']) };
       return isRecordType(type) && !this.indexed.has(`${key.pk}\n${key.sk}`) ? [{ recordType: type, key, item }] : [];
     });
-    yield { scanned: this.items.length, records };
+    yield { scanned: this.items.length, records, next: undefined };
   }
 
   async addEntry(record: StoredRecord): Promise<boolean> {

@@ -194,8 +194,8 @@ describe('backfillIndex', () => {
     const second = await backfillIndex(backfill, { concurrency: 2 });
 
     // Assess
-    expect(first).toEqual({ scanned: 4, found: 2, indexed: 2, skipped: 0 });
+    expect(first).toEqual({ scanned: 4, found: 2, indexed: 2, skipped: 0, next: undefined });
     expect([...backfill.indexed].sort()).toEqual(['USER#a\nPROFILE', 'USER#b\nPROFILE']);
-    expect(second).toEqual({ scanned: 4, found: 0, indexed: 0, skipped: 0 });
+    expect(second).toEqual({ scanned: 4, found: 0, indexed: 0, skipped: 0, next: undefined });
   });
 });
