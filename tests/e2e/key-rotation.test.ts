@@ -186,7 +186,7 @@ describe('npm run rotate-keys', () => {
     const readers = [readLoop(), readLoop(), readLoop(), httpLoop()];
 
     // Act 1: rotate, killed once it has re-encrypted some records
-    const first = rotateKeys(['--concurrency', '2']);
+    const first = rotateKeys(['--concurrency', '1']);
     await waitFor(() => /pass 1: [1-9]\d*\/\d+ records/.test(first.output()), 'the first progress line');
     first.child.kill('SIGKILL');
     await first.exited;
