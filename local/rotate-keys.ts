@@ -210,7 +210,7 @@ const main = async (): Promise<void> => {
         const retired = ringKeyIds(state.encryptionKeys).keyIds.filter((id) => id !== step.keyId);
         say(
           `Done in ${seconds.toFixed(1)} s: ${report.values} values in ${report.rewritten} records re-encrypted under ` +
-            `"${step.keyId}" in ${report.passes} passes (${report.conflicts} written meanwhile, taken again).` +
+            `"${step.keyId}" in ${report.passes} ${report.passes === 1 ? 'pass' : 'passes'} (${report.conflicts} written meanwhile, taken again).` +
             (report.undecryptable > 0 ? ` ${report.undecryptable} values no key of the ring decrypts were left.` : ''),
         );
         if (retired.length > 0)
