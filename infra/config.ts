@@ -58,6 +58,12 @@ const Env = v.object({
       v.regex(/^[\w-]+:[A-Za-z0-9+/=_-]+(,[\w-]+:[A-Za-z0-9+/=_-]+)*$/, 'must be keyId:base64key[,keyId:base64key...]'),
     ),
   ),
+  /**
+   * Local stage only: a JSON file `{"encryptionKeys": "<ring>"}` (the local stack's `.local/secrets.json`) whose ring
+   * replaces ENCRYPTION_KEYS and is re-read when the file changes (infra/crypto/key-ring-source.ts), so `npm run
+   * rotate-keys` reaches the running stack. Never set in the cloud: there the ring changes with a cold start.
+   */
+  ENCRYPTION_KEYS_FILE: v.optional(NonEmpty),
   ACCESS_TOKEN_TTL_SECONDS: Int(60, 86_400, 3600),
   REFRESH_TOKEN_TTL_SECONDS: Int(300, 90 * 86_400, 14 * 86_400),
   TWO_FACTOR_PENDING_TTL_SECONDS: Int(30, 3600, 300),

@@ -6,9 +6,12 @@ import { dirname, join } from 'node:path';
 
 export const newKeyring = (): string => `local-1:${randomBytes(32).toString('base64')}`;
 
+/** The key file of a data directory: `{"encryptionKeys": "<ring>", "rotation"?: ...}` (local/key-file.ts). */
+export const keyFilePath = (dataDir: string): string => join(dataDir, 'secrets.json');
+
 export const localKeyring = async (dataDir: string | undefined): Promise<string> => {
   if (dataDir === undefined) return newKeyring();
-  const file = join(dataDir, 'secrets.json');
+  const file = keyFilePath(dataDir);
   const existing = await readFile(file, 'utf8').then(
     (t) => JSON.parse(t) as { encryptionKeys?: string },
     () => undefined,

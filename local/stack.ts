@@ -16,7 +16,7 @@ import { startOffline } from './offline.js';
 import { startPoller, type Poller, type SqsHandler } from './poller.js';
 import { startSchedule, type ScheduledHandler } from './scheduler.js';
 import { freePort } from './ports.js';
-import { localKeyring } from './secrets.js';
+import { keyFilePath, localKeyring } from './secrets.js';
 import { loadServiceDefinition, ROOT, type ServiceDefinition } from './service-definition.js';
 import { startStreamRunner, type LocalStreamHandler } from './stream-runner.js';
 import { parseCorsOrigins } from '../functions/shared/cors.js';
@@ -184,6 +184,8 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
       // Browser pages served from the stack's own origin (a console); CORS_ORIGINS in options.env adds others.
       CORS_ORIGINS: process.env['CORS_ORIGINS'] || `http://localhost:${port},http://127.0.0.1:${port}`,
       ENCRYPTION_KEYS: await localKeyring(options.secretsDir),
+      // The handlers follow the key file as it changes (npm run rotate-keys; infra/crypto/key-ring-source.ts).
+      ...(options.secretsDir === undefined ? {} : { ENCRYPTION_KEYS_FILE: keyFilePath(options.secretsDir) }),
       ...(options.bootstrapAdmin === undefined
         ? {}
         : {

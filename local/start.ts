@@ -76,6 +76,9 @@ interface Lock {
   pid: number;
   port: number;
   children: number[];
+  /** Where `npm run rotate-keys` finds the running stack's data (local/rotate-keys.ts). */
+  dynamoEndpoint?: string;
+  tableName?: string;
 }
 
 /** One stack per data directory: a second start says who holds it; a dead holder's leftovers are stopped. */
@@ -131,7 +134,13 @@ const main = async (): Promise<void> => {
   if (!inMemory)
     await writeFile(
       LOCK_FILE,
-      JSON.stringify({ pid: process.pid, port: stack.port, children: [...stack.childPids] } satisfies Lock),
+      JSON.stringify({
+        pid: process.pid,
+        port: stack.port,
+        children: [...stack.childPids],
+        dynamoEndpoint: stack.dynamoEndpoint,
+        ...(stack.env['TABLE_NAME'] === undefined ? {} : { tableName: stack.env['TABLE_NAME'] }),
+      } satisfies Lock),
     );
 
   // The agents keep their state (agent token, command records) beside the data, or in a temporary folder.

@@ -40,6 +40,24 @@ export interface EncryptionIndexWriter {
   replace(record: StoredRecord, replacements: readonly Replacement[]): Promise<boolean>;
 }
 
+/** The one-time backfill of the index for items written before it existed (a Scan of the whole table). */
+export interface EncryptionIndexBackfill {
+  /**
+   * Items of registered record types that have no index entry, page by page from `cursor` (the start when absent),
+   * with how many items each page read and the cursor of the next page (none after the last).
+   */
+  unindexed(cursor?: string): AsyncIterable<{
+    readonly scanned: number;
+    readonly records: readonly StoredRecord[];
+    readonly next: string | undefined;
+  }>;
+  /**
+   * Writes the index entry of an item that has none, only if it still has none and its encrypted fields still hold
+   * what was read (a write since then wrote its own entry): false then.
+   */
+  addEntry(record: StoredRecord): Promise<boolean>;
+}
+
 /** The key ring in use: its key ids, never its keys. */
 export interface KeyringInfo {
   readonly activeKeyId: string;

@@ -6,7 +6,7 @@ import type { IdentityDeps } from '../../domain/identity/deps.js';
 import { roleDirectory, type RolesDeps } from '../../domain/identity/roles-admin.js';
 import type { UsersDeps } from '../../domain/identity/users-admin.js';
 import { argon2PasswordHasher } from '../../infra/crypto/password-hasher.js';
-import { AesGcmSecretCipher, parseKeyring } from '../../infra/crypto/secret-cipher.js';
+import { KeyRingCipher } from '../../infra/crypto/key-ring-source.js';
 import { newApiKey, randomTokens } from '../../infra/crypto/tokens.js';
 import { otplibTotp } from '../../infra/crypto/totp.js';
 import { DynamoApiKeyRepository } from '../../infra/dynamodb/api-key-repository.js';
@@ -19,13 +19,13 @@ import { DynamoSessionRepository } from '../../infra/dynamodb/session-repository
 import { DynamoSseTokenRepository } from '../../infra/dynamodb/sse-token-repository.js';
 import { DynamoUserRepository } from '../../infra/dynamodb/user-repository.js';
 import { JoseTokenService } from '../../infra/tokens/jose-token-service.js';
-import { requireEncryptionKeys } from '../../infra/config.js';
+import { keyRing } from './key-ring.js';
 import { oauthAuthenticationDeps } from './oauth-wiring.js';
 import { once, onceAsync } from './once.js';
 import type { UserAuthentication } from './shell.js';
 import { ids, infra } from './wiring.js';
 
-export const secretCipher = once(() => new AesGcmSecretCipher(parseKeyring(requireEncryptionKeys(infra().config))));
+export const secretCipher = once(() => new KeyRingCipher(keyRing()));
 
 export const tokenService = once(() => {
   const { config: cfg, db, clock } = infra();

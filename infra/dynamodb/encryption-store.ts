@@ -22,7 +22,7 @@ import { getRecords, type Item } from './records.js';
 export const ENCRYPTION_INDEX = 'gsi4';
 
 /** Paths one UpdateItem rewrites at most (its expression must stay under 4 KB); more go in several writes. */
-const PATHS_PER_WRITE = 24;
+export const PATHS_PER_WRITE = 24;
 
 const toEntry = (item: Item): IndexEntry | undefined => {
   const recordType = String(item['gsi4sk'] ?? '').split('#')[0];

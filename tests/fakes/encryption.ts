@@ -1,11 +1,24 @@
 // In-memory fakes of the encryption ports: an index kept from items exactly as the DynamoDB adapter derives it (the
 // same registry), and verify slots with the adapter's rule (one per caller until its end).
 import { encryptedValues, isRecordType, valuesByKey } from '../../domain/encryption/fields.js';
-import type { EncryptionIndexReader, IndexEntry, StoredRecord, VerifySlots } from '../../domain/encryption/ports.js';
+import type {
+  EncryptionIndexBackfill,
+  EncryptionIndexReader,
+  EncryptionIndexWriter,
+  IndexEntry,
+  Replacement,
+  StoredRecord,
+  VerifySlots,
+} from '../../domain/encryption/ports.js';
 
-export class FakeEncryptionIndex implements EncryptionIndexReader {
+const valueAt = (item: Record<string, unknown>, path: readonly string[]): unknown =>
+  path.reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], item);
+
+export class FakeEncryptionIndex implements EncryptionIndexReader, EncryptionIndexWriter {
   readonly items = new Map<string, Record<string, unknown>>();
   recordsRead = 0;
+  /** Runs before each replace: a test's concurrent write. */
+  beforeReplace: (record: StoredRecord) => void = () => undefined;
 
   constructor(private readonly pageSize = 2) {}
 
@@ -31,6 +44,44 @@ export class FakeEncryptionIndex implements EncryptionIndexReader {
       const item = this.items.get(`${entry.key.pk}\n${entry.key.sk}`);
       return item === undefined ? [] : [{ recordType: entry.recordType, key: entry.key, item }];
     });
+  }
+
+  /** The adapter's rule: every path must still hold `from`, else nothing is written. */
+  async replace(record: StoredRecord, replacements: readonly Replacement[]): Promise<boolean> {
+    this.beforeReplace(record);
+    const key = `${record.key.pk}\n${record.key.sk}`;
+    const item = this.items.get(key);
+    if (item === undefined || replacements.some(({ path, from }) => valueAt(item, path) !== from)) return false;
+    const copy = structuredClone(item);
+    for (const { path, to } of replacements) {
+      let node = copy;
+      for (const part of path.slice(0, -1)) node = node[part] as Record<string, unknown>;
+      node[path.at(-1)!] = to;
+    }
+    this.items.set(key, copy);
+    return true;
+  }
+}
+
+/** Items without an index entry (as written before the index existed), found by a scan. */
+export class FakeEncryptionBackfill implements EncryptionIndexBackfill {
+  readonly indexed = new Set<string>();
+  readonly items: Record<string, unknown>[] = [];
+
+  async *unindexed(_cursor?: string) {
+    const records = this.items.flatMap((item): StoredRecord[] => {
+      const type = item['type'];
+      const key = { pk: String(item['pk']), sk: String(item['sk']) };
+      return isRecordType(type) && !this.indexed.has(`${key.pk}\n${key.sk}`) ? [{ recordType: type, key, item }] : [];
+    });
+    yield { scanned: this.items.length, records, next: undefined };
+  }
+
+  async addEntry(record: StoredRecord): Promise<boolean> {
+    const key = `${record.key.pk}\n${record.key.sk}`;
+    if (this.indexed.has(key)) return false;
+    this.indexed.add(key);
+    return true;
   }
 }
 

@@ -157,8 +157,14 @@ const neededGrants = (
   for (const name of secretParameters) grants.add(`ssm:GetParameter SSMParameter:${name}`);
   for (const { module, action } of calls.calls) {
     if (action.startsWith('dynamodb:')) {
-      // A Scan reads only the sparse encryption index (infra/dynamodb/encryption-store.ts), never the table.
-      if (action === 'dynamodb:Scan') grants.add(`${action} MainTable/index/${ENCRYPTION_INDEX}`);
+      // A Scan reads the sparse encryption index (infra/dynamodb/encryption-store.ts); only the index backfill
+      // (infra/dynamodb/encryption-backfill.ts, the rotation's) reads the table.
+      if (action === 'dynamodb:Scan')
+        grants.add(
+          module === 'infra/dynamodb/encryption-backfill.ts'
+            ? `${action} MainTable`
+            : `${action} MainTable/index/${ENCRYPTION_INDEX}`,
+        );
       else grants.add(`${action} MainTable`);
       if (action === 'dynamodb:Query' && calls.indexModules.length > 0) grants.add(`${action} MainTable/index/*`);
     } else if (action === 'sqs:SendMessage' || action === 'sqs:GetQueueAttributes') {
@@ -402,13 +408,17 @@ describe('serverless package', () => {
         );
     });
 
-    it('grants Scan only on the encryption index, only to the admin function', () => {
+    it('grants Scan on the encryption index only to admin and rotateKeys, and on the table only to rotateKeys', () => {
       const scans = definition.functions.flatMap((fn) =>
         grantsOf(roleOf(fn.name))
           .filter((g) => g.startsWith('dynamodb:Scan '))
           .map((g) => `${fn.name} ${g}`),
       );
-      expect(scans).toEqual([`admin dynamodb:Scan MainTable/index/${ENCRYPTION_INDEX}`]);
+      expect(scans.sort()).toEqual([
+        `admin dynamodb:Scan MainTable/index/${ENCRYPTION_INDEX}`,
+        'rotateKeys dynamodb:Scan MainTable',
+        `rotateKeys dynamodb:Scan MainTable/index/${ENCRYPTION_INDEX}`,
+      ]);
     });
 
     it('lets health, docs and not-found write only rate-limit buckets, and health read only the probe item', () => {

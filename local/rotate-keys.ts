@@ -1,0 +1,233 @@
+// `npm run rotate-keys`: rotates the local stack's data key (docs/decisions.md, "Key rotation"), against the running
+// stack's DynamoDB (found in .local/stack.lock) and key file (.local/secrets.json), which the stack's handlers follow
+// (infra/crypto/key-ring-source.ts).
+//
+//   rotate (default)  backfill the index once -> add a new key, decrypt-only -> wait for every reader -> make it
+//                     active -> wait for every writer -> re-encrypt everything under other keys, pass after pass.
+//                     The state is in the key file: killed and started again, it resumes (it never adds a second key).
+//   --backfill        only the index backfill (a Scan of the whole table).
+//   --retire <id>     removes a key from the ring, only when the index shows no value under it (else exit 3).
+import { parseArgs } from 'node:util';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { backfillIndex } from '../domain/encryption/backfill.js';
+import { decideRotation, reencryptAll, type RotationState } from '../domain/encryption/rotation.js';
+import { summarize } from '../domain/encryption/stats.js';
+import type { IndexEntry } from '../domain/encryption/ports.js';
+import { CHECK_EVERY_MS } from '../infra/crypto/key-ring-source.js';
+import {
+  newKeyEntry,
+  nextKeyId,
+  ringKeyIds,
+  withKeyActive,
+  withKeyAdded,
+  withKeyRemoved,
+} from '../infra/crypto/key-ring-text.js';
+import { AesGcmSecretCipher, parseKeyring } from '../infra/crypto/secret-cipher.js';
+import { DynamoEncryptionBackfill } from '../infra/dynamodb/encryption-backfill.js';
+import { DynamoEncryptionIndex } from '../infra/dynamodb/encryption-store.js';
+import { systemClock } from '../infra/system/clock.js';
+import { LOCAL_CREDENTIALS } from './emulators.js';
+import { readKeyFileState, writeKeyFileState, type KeyFile } from './key-file.js';
+import { keyFilePath } from './secrets.js';
+import { ROOT } from './service-definition.js';
+
+process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true'; // see README, "Node versions"
+
+const DATA_DIR = join(ROOT, '.local');
+
+const USAGE = `Usage: npm run rotate-keys [-- options]
+
+Rotates the local stack's data key: adds a new key (decrypt-only first, active once every reader has it) and
+re-encrypts every value under other keys. Interrupted, run it again: it resumes.
+
+Options:
+  --backfill        only index the items written before the encryption index existed (a scan of the table)
+  --retire <id>     remove key <id> from the ring, only if no value uses it
+  --concurrency N   writes in flight at once (default 8)
+  --settle-ms N     how long every process gets to pick up a ring change (default ${3 * CHECK_EVERY_MS})
+  --keys-file F     the key file (default .local/secrets.json)
+  --endpoint URL    DynamoDB (default: the running stack's, from .local/stack.lock)
+  --table NAME      the table (default: the running stack's)
+  -h, --help        show this help
+`;
+
+const say = (line: string) => process.stdout.write(`${line}\n`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+class Refused extends Error {}
+
+const options = (() => {
+  try {
+    return parseArgs({
+      options: {
+        backfill: { type: 'boolean', default: false },
+        retire: { type: 'string' },
+        concurrency: { type: 'string', default: '8' },
+        'settle-ms': { type: 'string', default: String(3 * CHECK_EVERY_MS) },
+        'keys-file': { type: 'string' },
+        endpoint: { type: 'string' },
+        table: { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+      allowPositionals: false,
+    }).values;
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+})();
+
+/** The running stack's DynamoDB endpoint and table, unless given. */
+const target = async () => {
+  const lock = await readFile(join(DATA_DIR, 'stack.lock'), 'utf8').then(
+    (text) => JSON.parse(text) as { dynamoEndpoint?: string; tableName?: string },
+    () => ({}) as { dynamoEndpoint?: string; tableName?: string },
+  );
+  const endpoint = options.endpoint ?? lock.dynamoEndpoint;
+  const table = options.table ?? lock.tableName;
+  if (endpoint === undefined || table === undefined)
+    throw new Error(
+      'No running stack found (.local/stack.lock): start it with npm start, or give --endpoint and --table',
+    );
+  return { endpoint, table };
+};
+
+const main = async (): Promise<void> => {
+  const file = options['keys-file'] ?? keyFilePath(DATA_DIR);
+  const concurrency = Number(options.concurrency);
+  const settleMs = Number(options['settle-ms']);
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new Refused('--concurrency must be a whole number above 0');
+  if (!Number.isInteger(settleMs) || settleMs < 0) throw new Refused('--settle-ms must be a whole number of ms');
+  const { endpoint, table } = await target();
+  const db = DynamoDBDocumentClient.from(
+    new DynamoDBClient({ endpoint, region: process.env['AWS_REGION'] ?? 'us-east-1', credentials: LOCAL_CREDENTIALS }),
+    { marshallOptions: { removeUndefinedValues: true } },
+  );
+  const index = new DynamoEncryptionIndex(db, table);
+  let state = await readKeyFileState(file);
+  const save = async (next: KeyFile) => {
+    await writeKeyFileState(file, next);
+    state = next;
+  };
+
+  const backfill = async () => {
+    const since = Date.now();
+    say('Backfill: indexing encrypted items written before the encryption index (a scan of the whole table)...');
+    const report = await backfillIndex(new DynamoEncryptionBackfill(db, table), {
+      concurrency,
+      onPage: (r) => say(`  backfill: ${r.scanned} items read, ${r.indexed} indexed`),
+    });
+    await save({ ...state, backfilledAt: new Date().toISOString() });
+    say(
+      `Backfill done in ${((Date.now() - since) / 1000).toFixed(1)} s: ${report.scanned} items read, ` +
+        `${report.found} without an entry, ${report.indexed} indexed, ${report.skipped} written meanwhile.`,
+    );
+  };
+
+  if (options.backfill) return backfill();
+
+  if (options.retire !== undefined) {
+    const keyId = options.retire;
+    const ring = ringKeyIds(state.encryptionKeys);
+    if (!ring.keyIds.includes(keyId))
+      throw new Refused(`Key "${keyId}" is not in the key ring (${ring.keyIds.join(', ')})`);
+    if (ring.activeKeyId === keyId) throw new Refused(`Key "${keyId}" is the active key: rotate first`);
+    if (state.backfilledAt === undefined) await backfill();
+    const entries: IndexEntry[] = [];
+    for await (const page of index.entries()) entries.push(...page);
+    const stats = summarize(entries, ring, new Date());
+    const used = stats.keys.find((k) => k.key_id === keyId);
+    if (used !== undefined && used.values > 0)
+      throw new Refused(
+        `Refused: ${used.values} values in ${used.records} records are still under "${keyId}". ` +
+          'Run npm run rotate-keys first (or let it finish).',
+      );
+    if (state.rotation !== undefined)
+      throw new Refused(
+        `A rotation to "${state.rotation.keyId}" is in progress: run npm run rotate-keys to finish it first`,
+      );
+    await save({ ...state, encryptionKeys: withKeyRemoved(state.encryptionKeys, keyId) });
+    say(
+      `Key "${keyId}" removed from the ring: no value uses it. Ring: ${ringKeyIds(state.encryptionKeys).keyIds.join(', ')}.`,
+    );
+    return;
+  }
+
+  if (state.rotation === undefined && state.backfilledAt === undefined) await backfill();
+  const started = Date.now();
+  for (;;) {
+    const step = decideRotation(state.rotation, ringKeyIds(state.encryptionKeys), new Date(), settleMs);
+    switch (step.kind) {
+      case 'add-key': {
+        const keyId = nextKeyId(state.encryptionKeys);
+        const rotation: RotationState = { phase: 'adding', keyId, since: new Date().toISOString() };
+        await save({ ...state, encryptionKeys: withKeyAdded(state.encryptionKeys, newKeyEntry(keyId)), rotation });
+        say(
+          `Added key "${keyId}" to the ring, decrypt-only (active: ${ringKeyIds(state.encryptionKeys).activeKeyId}).`,
+        );
+        break;
+      }
+      case 'wait':
+        say(
+          `Waiting ${(step.ms / 1000).toFixed(1)} s for every ${step.reason === 'readers' ? 'reader to have the new key' : 'writer to use the new key'}...`,
+        );
+        await sleep(step.ms);
+        break;
+      case 'activate': {
+        const rotation: RotationState = { phase: 'reencrypting', keyId: step.keyId, since: new Date().toISOString() };
+        await save({ ...state, encryptionKeys: withKeyActive(state.encryptionKeys, step.keyId), rotation });
+        say(`Key "${step.keyId}" is now active: new values are encrypted under it.`);
+        break;
+      }
+      case 'reencrypt': {
+        say(`Re-encrypting every value under other keys than "${step.keyId}" (${concurrency} writes at once)...`);
+        const report = await reencryptAll(
+          {
+            index,
+            cipher: new AesGcmSecretCipher(parseKeyring(state.encryptionKeys)),
+            activeKeyId: step.keyId,
+            clock: systemClock,
+          },
+          {
+            concurrency,
+            onProgress: (p) =>
+              say(
+                `  pass ${p.pass}: ${p.done}/${p.total} records, ${p.rewritten} rewritten, ${Math.round(p.valuesPerSecond)} values/s`,
+              ),
+          },
+        );
+        if (!report.complete)
+          throw new Error(`Re-encryption did not settle after ${report.passes} passes; run it again`);
+        await save({
+          encryptionKeys: state.encryptionKeys,
+          ...(state.backfilledAt === undefined ? {} : { backfilledAt: state.backfilledAt }),
+        });
+        const seconds = (Date.now() - started) / 1000;
+        const retired = ringKeyIds(state.encryptionKeys).keyIds.filter((id) => id !== step.keyId);
+        say(
+          `Done in ${seconds.toFixed(1)} s: ${report.values} values in ${report.rewritten} records re-encrypted under ` +
+            `"${step.keyId}" in ${report.passes} ${report.passes === 1 ? 'pass' : 'passes'} (${report.conflicts} written meanwhile, taken again).` +
+            (report.undecryptable > 0 ? ` ${report.undecryptable} values no key of the ring decrypts were left.` : ''),
+        );
+        if (retired.length > 0)
+          say(
+            `Old keys still in the ring (decrypt-only): ${retired.join(', ')}. Remove with npm run rotate-keys -- --retire <id>.`,
+          );
+        return;
+      }
+      case 'broken':
+        throw new Error(`The key file's rotation state is inconsistent: ${step.reason}. Fix ${file} by hand.`);
+    }
+  }
+};
+
+if (options.help) say(USAGE);
+else
+  await main().catch((error: unknown) => {
+    process.stderr.write(`${(error as Error).message}\n`);
+    process.exit(error instanceof Refused ? 3 : 1);
+  });
