@@ -12,7 +12,17 @@ const notLocalOrTests = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.esbuild/**', '.build/**', '.serverless/**', '.local/**', 'coverage/**'] },
+  {
+    ignores: [
+      'node_modules/**',
+      'console/dist/**',
+      '.esbuild/**',
+      '.build/**',
+      '.serverless/**',
+      '.local/**',
+      'coverage/**',
+    ],
+  },
   ...tseslint.configs.recommended,
   {
     rules: {

@@ -13,7 +13,7 @@ export interface ConsoleAsset {
   readonly contentType: string;
 }
 
-/** The console's files by URL path (`/`, `/assets/console.js`, `/assets/console.css`). */
+/** The console's files by URL path (`/` and `/index.html`, `/assets/console.js`, `/assets/console.css`). */
 export const buildConsole = async (): Promise<Map<string, ConsoleAsset>> => {
   const result = await build({
     entryPoints: { console: join(HERE, 'src/main.tsx') },
@@ -30,7 +30,9 @@ export const buildConsole = async (): Promise<Map<string, ConsoleAsset>> => {
     absWorkingDir: HERE,
   });
   const assets = new Map<string, ConsoleAsset>();
-  assets.set('/', { contents: await readFile(join(HERE, 'index.html')), contentType: 'text/html; charset=utf-8' });
+  const page = { contents: await readFile(join(HERE, 'index.html')), contentType: 'text/html; charset=utf-8' };
+  assets.set('/', page);
+  assets.set('/index.html', page); // CloudFront serves `/` as its default root object, /index.html
   for (const file of result.outputFiles) {
     const type = file.path.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8';
     assets.set(file.path, { contents: file.contents, contentType: type });
@@ -42,6 +44,7 @@ const main = async () => {
   const out = join(HERE, 'dist');
   const assets = await buildConsole();
   for (const [path, asset] of assets) {
+    if (path === '/index.html') continue; // the same page as `/`, written once
     const file = join(out, path === '/' ? 'index.html' : path);
     await mkdir(dirname(file), { recursive: true });
     await writeFile(file, asset.contents);

@@ -164,6 +164,7 @@ const main = async (): Promise<void> => {
       `  Deployment service ready in ${seconds} s`,
       '',
       `  API             ${stack.baseUrl}/api/v1   (try: curl ${stack.baseUrl}/api/v1/health)`,
+      `  Console         ${stack.baseUrl}/   (a web console: sign in, deploy, watch)`,
       `  OpenAPI         ${stack.baseUrl}/api/v1/openapi.json`,
       `  Admin           ${admin.email} / ${admin.password}   (local only: BOOTSTRAP_ADMIN_EMAIL / BOOTSTRAP_ADMIN_PASSWORD` +
         `${stack.bootstrapAdmin === 'exists' ? '; users already existed, so nothing was created' : ''})`,

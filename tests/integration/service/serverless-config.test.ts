@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { allRoutes, areas, documentedRoutes } from '../../../functions/http/routes.js';
 import { STREAM_PATH_PATTERNS, streamRoutes } from '../../../functions/streams/routes.js';
+import { CONSOLE_HEADERS } from '../../../local/console-assets.js';
 import { ENCRYPTION_INDEX } from '../../../infra/dynamodb/encryption-store.js';
 import { keys } from '../../../infra/dynamodb/keys.js';
 import { SECRET_NAMES } from '../../../infra/secrets.js';
@@ -238,9 +239,45 @@ describe('serverless package', () => {
     const edge = template.Resources['Edge']?.Properties as {
       DistributionConfig: { CacheBehaviors: { PathPattern: string; TargetOriginId: string }[] };
     };
-    expect(edge.DistributionConfig.CacheBehaviors.map((b) => [b.PathPattern, b.TargetOriginId])).toEqual(
+    const toStreams = edge.DistributionConfig.CacheBehaviors.filter((b) => b.TargetOriginId !== 'console');
+    expect(toStreams.map((b) => [b.PathPattern, b.TargetOriginId])).toEqual(
       STREAM_PATH_PATTERNS.map((p) => [p, 'streams']),
     );
+  });
+
+  it('serves the console from a private bucket that only the distribution reads, under the console’s headers', () => {
+    const resources = template.Resources as Record<string, { Type: string; Properties?: Record<string, unknown> }>;
+    const edge = resources['Edge']?.Properties as {
+      DistributionConfig: {
+        DefaultRootObject: string;
+        CacheBehaviors: { PathPattern: string; TargetOriginId: string; AllowedMethods: string[] }[];
+        DefaultCacheBehavior: { TargetOriginId: string };
+      };
+    };
+    const config = edge.DistributionConfig;
+    expect(config.DefaultRootObject).toBe('index.html');
+    const consolePaths = config.CacheBehaviors.filter((b) => b.TargetOriginId === 'console');
+    expect(consolePaths.map((b) => [b.PathPattern, b.AllowedMethods])).toEqual([
+      ['/index.html', ['GET', 'HEAD']],
+      ['/assets/*', ['GET', 'HEAD']],
+    ]);
+    expect(config.DefaultCacheBehavior.TargetOriginId).toBe('api');
+    expect(resources['ConsoleBucket']?.Properties?.['PublicAccessBlockConfiguration']).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    const statements = (
+      resources['ConsoleBucketPolicy']?.Properties?.['PolicyDocument'] as {
+        Statement: { Principal: unknown; Action: string; Condition: unknown }[];
+      }
+    ).Statement;
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).toMatchObject({ Principal: { Service: 'cloudfront.amazonaws.com' }, Action: 's3:GetObject' });
+    expect(JSON.stringify(statements[0]?.Condition)).toContain('distribution/');
+    const policy = JSON.stringify(resources['ConsoleHeaders']?.Properties);
+    expect(policy).toContain(CONSOLE_HEADERS['content-security-policy']);
   });
 
   it('stays well inside the 500-resource limit when every area exists', () => {
