@@ -6,7 +6,8 @@ import { api, isApiError } from './api.js';
 import { Ansi } from './ansi.js';
 import { nameOf, type DeploymentRow } from './deployments.js';
 import { duration, stateClass, TERMINAL_STATES, when } from './format.js';
-import { openStream } from './stream.js';
+import { openStream, type StreamState } from './stream.js';
+import { ErrorLine, LiveBadge } from './widgets.js';
 
 interface Step {
   readonly id: string;
@@ -49,7 +50,7 @@ export const Deployment = ({ id, permissions }: { id: string; permissions: Reado
   const [steps, setSteps] = useState<Map<string, Step>>(new Map());
   const [lines, setLines] = useState<Line[]>([]);
   const [error, setError] = useState<string | undefined>();
-  const [live, setLive] = useState<'open' | 'reconnecting' | 'closed'>('reconnecting');
+  const [live, setLive] = useState<StreamState>('reconnecting');
   const [follow, setFollow] = useState(true);
   const [search, setSearch] = useState('');
   const [results, setResults] = useState<CommandResult[]>([]);
@@ -199,9 +200,7 @@ export const Deployment = ({ id, permissions }: { id: string; permissions: Reado
         <span class={stateClass(detail.state)} data-testid="deployment-state">
           {detail.state}
         </span>
-        <span class={`live ${live}`} role="status">
-          {live === 'open' ? 'Live' : live === 'reconnecting' ? 'Connecting…' : 'Finished'}
-        </span>
+        <LiveBadge state={live} ended="Finished" />
         <span class="actions">
           {!terminal && permissions.has('deployments:cancel') ? (
             <button type="button" onClick={() => void cancel()}>
@@ -215,11 +214,7 @@ export const Deployment = ({ id, permissions }: { id: string; permissions: Reado
           ) : null}
         </span>
       </header>
-      {error === undefined ? null : (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <ErrorLine message={error} />
       <p class="muted">
         {detail.completed_steps}/{detail.total_steps} steps · created {when(detail.created_at)} · by{' '}
         {detail.triggered_by ?? '—'}

@@ -3,7 +3,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, isApiError } from './api.js';
 import { duration, stateClass, when } from './format.js';
-import { openStream } from './stream.js';
+import { openStream, type StreamState } from './stream.js';
+import { ErrorLine, LiveBadge } from './widgets.js';
 
 export interface DeploymentRow {
   readonly id: string;
@@ -38,7 +39,7 @@ export const Deployments = () => {
   const [page, setPage] = useState(1);
   const [answer, setAnswer] = useState<ListAnswer | undefined>();
   const [error, setError] = useState<string | undefined>();
-  const [live, setLive] = useState<'open' | 'reconnecting' | 'closed'>('reconnecting');
+  const [live, setLive] = useState<StreamState>('reconnecting');
   const reload = useRef<() => void>(() => undefined);
 
   useEffect(() => {
@@ -93,9 +94,7 @@ export const Deployments = () => {
     <section aria-labelledby="deployments-title">
       <header class="page-head">
         <h1 id="deployments-title">Deployments</h1>
-        <span class={`live ${live}`} role="status">
-          {live === 'open' ? 'Live' : live === 'reconnecting' ? 'Connecting…' : 'Not live'}
-        </span>
+        <LiveBadge state={live} />
       </header>
       <div role="tablist" aria-label="Deployment states" class="tabs">
         {TABS.map((name) => (
@@ -112,11 +111,7 @@ export const Deployments = () => {
           </button>
         ))}
       </div>
-      {error === undefined ? null : (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <ErrorLine message={error} />
       <table class="list">
         <caption class="visually-hidden">Deployments, newest first</caption>
         <thead>

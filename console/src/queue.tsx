@@ -1,8 +1,8 @@
 // The queue: pending dispatch requests with their position, priority and why they wait (a freeze names itself;
 // otherwise every orchestration instance is busy), live from GET /sse/pending_deployments, each cancellable.
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, isApiError } from './api.js';
-import { openStream } from './stream.js';
+import { ErrorLine, LiveBadge, useResourceStream } from './widgets.js';
 
 interface Pending {
   readonly id: string;
@@ -25,28 +25,8 @@ const reasonOf = (p: Pending): string =>
       : 'Waiting for a free orchestration instance';
 
 export const Queue = ({ permissions }: { permissions: ReadonlySet<string> }) => {
-  const [rows, setRows] = useState<Map<string, Pending>>(new Map());
+  const [rows, live] = useResourceStream<Pending>('pending_deployments');
   const [error, setError] = useState<string | undefined>();
-  const [live, setLive] = useState<'open' | 'reconnecting' | 'closed'>('reconnecting');
-
-  useEffect(() => {
-    // The stream's snapshot lists every request once it opens, then reports each change.
-    const stream = openStream(
-      '/sse/pending_deployments',
-      ({ event, data }) => {
-        const record = data['record'] as Pending | undefined;
-        if (record === undefined) return;
-        setRows((current) => {
-          const next = new Map(current);
-          if (event === 'deleted') next.delete(record.id);
-          else next.set(record.id, record);
-          return next;
-        });
-      },
-      { onState: setLive },
-    );
-    return () => stream.close();
-  }, []);
 
   const cancel = async (id: string) => {
     try {
@@ -67,15 +47,9 @@ export const Queue = ({ permissions }: { permissions: ReadonlySet<string> }) => 
     <section aria-labelledby="queue-title">
       <header class="page-head">
         <h1 id="queue-title">Queue</h1>
-        <span class={`live ${live}`} role="status">
-          {live === 'open' ? 'Live' : 'Connecting…'}
-        </span>
+        <LiveBadge state={live} />
       </header>
-      {error === undefined ? null : (
-        <p role="alert" class="error">
-          {error}
-        </p>
-      )}
+      <ErrorLine message={error} />
       <table class="list">
         <caption class="visually-hidden">Requests waiting for dispatch, next first</caption>
         <thead>

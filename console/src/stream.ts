@@ -15,6 +15,8 @@ export interface StreamMessage {
   readonly data: Record<string, unknown>;
 }
 
+export type StreamState = 'open' | 'reconnecting' | 'closed';
+
 export interface StreamHandle {
   close(): void;
 }
@@ -24,7 +26,7 @@ const TERMINAL = new Set(['success', 'succeeded', 'failed', 'cancelled', 'rolled
 export const openStream = (
   path: string,
   onMessage: (message: StreamMessage) => void,
-  options: { resume?: boolean; onState?: (state: 'open' | 'reconnecting' | 'closed') => void } = {},
+  options: { resume?: boolean; onState?: (state: StreamState) => void } = {},
 ): StreamHandle => {
   let session: SseSession | undefined;
   let source: EventSource | undefined;

@@ -1,9 +1,9 @@
 // Targets: online / stale / offline live from GET /sse/targets, their tags and last heartbeat, and (for callers
 // who may create targets) an enrollment token with the one-line agent command to copy; the token is shown once.
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, isApiError } from './api.js';
 import { when } from './format.js';
-import { openStream } from './stream.js';
+import { ErrorLine, LiveBadge, useResourceStream } from './widgets.js';
 
 interface Target {
   readonly id: string;
@@ -18,28 +18,9 @@ interface Target {
 const STATUS_CLASS: Record<string, string> = { online: 'state ok', stale: 'state live', offline: 'state bad' };
 
 export const Targets = ({ permissions }: { permissions: ReadonlySet<string> }) => {
-  const [targets, setTargets] = useState<Map<string, Target>>(new Map());
-  const [live, setLive] = useState<'open' | 'reconnecting' | 'closed'>('reconnecting');
+  const [targets, live] = useResourceStream<Target>('targets');
   const [command, setCommand] = useState<string | undefined>();
   const [error, setError] = useState<string | undefined>();
-
-  useEffect(() => {
-    const stream = openStream(
-      '/sse/targets',
-      ({ event, data }) => {
-        const record = data['record'] as Target | undefined;
-        if (record === undefined) return;
-        setTargets((current) => {
-          const next = new Map(current);
-          if (event === 'deleted') next.delete(record.id);
-          else next.set(record.id, record);
-          return next;
-        });
-      },
-      { onState: setLive },
-    );
-    return () => stream.close();
-  }, []);
 
   const enroll = async (event: SubmitEvent) => {
     event.preventDefault();
@@ -68,9 +49,7 @@ export const Targets = ({ permissions }: { permissions: ReadonlySet<string> }) =
     <section aria-labelledby="targets-title">
       <header class="page-head">
         <h1 id="targets-title">Targets</h1>
-        <span class={`live ${live}`} role="status">
-          {live === 'open' ? 'Live' : 'Connecting…'}
-        </span>
+        <LiveBadge state={live} />
       </header>
       <table class="list">
         <caption class="visually-hidden">Targets and their agents</caption>
@@ -111,11 +90,7 @@ export const Targets = ({ permissions }: { permissions: ReadonlySet<string> }) =
             </label>
             <button type="submit">Create an enrollment token</button>
           </form>
-          {error === undefined ? null : (
-            <p role="alert" class="error">
-              {error}
-            </p>
-          )}
+          <ErrorLine message={error} />
           {command === undefined ? null : (
             <>
               <p>Run this on the host (the token is shown once and allows one registration within 24 hours):</p>

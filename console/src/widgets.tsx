@@ -1,0 +1,42 @@
+// Small pieces every page uses: a live-stream badge, an error line, and the records of a resource stream.
+import { useEffect, useState } from 'preact/hooks';
+import { openStream, type StreamState } from './stream.js';
+
+export const LiveBadge = ({ state, ended = 'Not live' }: { state: StreamState; ended?: string }) => (
+  <span class={`live ${state}`} role="status">
+    {state === 'open' ? 'Live' : state === 'reconnecting' ? 'Connecting…' : ended}
+  </span>
+);
+
+export const ErrorLine = ({ message }: { message: string | undefined }) =>
+  message === undefined ? null : (
+    <p role="alert" class="error">
+      {message}
+    </p>
+  );
+
+/** The records of `/sse/<resource>` by id: the snapshot, then each created, updated or deleted record. */
+export const useResourceStream = <T extends { id: string }>(
+  resource: 'pending_deployments' | 'targets',
+): [ReadonlyMap<string, T>, StreamState] => {
+  const [records, setRecords] = useState<ReadonlyMap<string, T>>(new Map());
+  const [state, setState] = useState<StreamState>('reconnecting');
+  useEffect(() => {
+    const stream = openStream(
+      `/sse/${resource}`,
+      ({ event, data }) => {
+        const record = data['record'] as T | undefined;
+        if (record === undefined) return;
+        setRecords((current) => {
+          const next = new Map(current);
+          if (event === 'deleted') next.delete(record.id);
+          else next.set(record.id, record);
+          return next;
+        });
+      },
+      { onState: setState },
+    );
+    return () => stream.close();
+  }, [resource]);
+  return [records, state];
+};
