@@ -4,6 +4,8 @@ import { render } from 'preact';
 import './console.css';
 import { useEffect, useState } from 'preact/hooks';
 import { logout, refresh, setSignedOutHandler, type User } from './api.js';
+import { Admin } from './admin.js';
+import { Catalog } from './catalog.js';
 import { Deployment } from './deployment.js';
 import { Deployments } from './deployments.js';
 import { NewDeployment } from './new-deployment.js';
@@ -11,7 +13,8 @@ import { Queue } from './queue.js';
 import { SignIn } from './sign-in.js';
 import { Targets } from './targets.js';
 
-type Route = { page: 'deployments' | 'new' | 'queue' | 'targets' } | { page: 'deployment'; id: string };
+type Route =
+  { page: 'deployments' | 'new' | 'queue' | 'targets' | 'catalog' | 'admin' } | { page: 'deployment'; id: string };
 
 const routeOf = (hash: string): Route => {
   const match = /^#\/deployments\/([^/]+)$/.exec(hash);
@@ -19,6 +22,8 @@ const routeOf = (hash: string): Route => {
   if (hash === '#/deployments/new') return { page: 'new' };
   if (hash === '#/queue') return { page: 'queue' };
   if (hash === '#/targets') return { page: 'targets' };
+  if (hash === '#/catalog') return { page: 'catalog' };
+  if (hash === '#/admin') return { page: 'admin' };
   return { page: 'deployments' };
 };
 
@@ -65,6 +70,16 @@ const App = () => {
               Targets
             </a>
           ) : null}
+          {permissions.has('actions:read') ? (
+            <a href="#/catalog" aria-current={route.page === 'catalog' ? 'page' : undefined}>
+              Catalog
+            </a>
+          ) : null}
+          {['users:read', 'roles:read', 'api_keys:read'].some((p) => permissions.has(p)) ? (
+            <a href="#/admin" aria-current={route.page === 'admin' ? 'page' : undefined}>
+              Administration
+            </a>
+          ) : null}
         </nav>
         <span class="who">{user.display_name ?? user.email}</span>
         <button
@@ -84,6 +99,10 @@ const App = () => {
         <Queue permissions={permissions} />
       ) : route.page === 'targets' ? (
         <Targets permissions={permissions} />
+      ) : route.page === 'catalog' ? (
+        <Catalog permissions={permissions} />
+      ) : route.page === 'admin' ? (
+        <Admin user={user} permissions={permissions} />
       ) : (
         <Deployments />
       )}

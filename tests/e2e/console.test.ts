@@ -229,6 +229,40 @@ describe('the console in a browser', () => {
     await page.context().close();
   }, 60_000);
 
+  it('shows the catalog: an action’s versions with their script', async () => {
+    const page = await signIn(VIEWER);
+    await page.getByRole('link', { name: 'Catalog' }).click();
+    const item = page.locator(`li[data-action-id="${actions['hello']}"]`);
+    await item.getByRole('button', { name: 'hello' }).click();
+    await expect.poll(() => item.locator('pre').first().textContent()).toContain('hello from $(hostname)');
+    // A user without users:read or roles:read still manages their own API keys, and sees no user list.
+    await page.getByRole('link', { name: 'Administration' }).click();
+    await page.getByRole('heading', { name: 'Your API keys' }).waitFor();
+    expect(await page.getByRole('heading', { name: 'Users' }).count()).toBe(0);
+    await page.context().close();
+  }, 60_000);
+
+  it('creates an API key with scopes the user holds, shows it once, and revokes it', async () => {
+    const page = await signIn(VIEWER);
+    await page.getByRole('link', { name: 'Administration' }).click();
+    await page.getByLabel('Name').fill('ci');
+    await page.getByLabel('deployments:read', { exact: true }).check();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const key = (await page.getByTestId('full-key').textContent()) ?? '';
+    const me = await fetch(`${stack.baseUrl}/api/v1/auth/me`, { headers: { authorization: `Bearer ${key}` } });
+    expect(me.status).toBe(200);
+    const row = page.locator('tr', { hasText: 'ci' });
+    expect(await row.textContent()).toContain('deployments:read');
+    await row.getByRole('button', { name: 'Revoke' }).click();
+    await expect
+      .poll(
+        async () =>
+          (await fetch(`${stack.baseUrl}/api/v1/auth/me`, { headers: { authorization: `Bearer ${key}` } })).status,
+      )
+      .toBe(401);
+    await page.context().close();
+  }, 60_000);
+
   it('updates a row of the list live as its deployment moves', async () => {
     const page = await signIn(ADMIN);
     const id = await deploy('hello');
