@@ -8,8 +8,10 @@
 // subscription's run of failures counted (disabled at the threshold). A message for an attempt already made, or for
 // an ended delivery, changes nothing.
 import type { SecretCipher } from '../identity/ports.js';
+import type { TargetRepository } from '../targets/ports.js';
+import { statusOf, targetView } from '../targets/targets.js';
 import type { Clock } from '../shared/ports.js';
-import { bodyFor, eventBody, type SubscribableType } from './events.js';
+import { bodyFor, eventBody, eventId, type SubscribableType } from './events.js';
 import type {
   DeliveryRepository,
   SendResult,
@@ -38,6 +40,8 @@ export interface DeliverDeps {
   readonly baseUrl: string;
   /** Waits (a sub-second remainder of a scheduled time; SQS delays whole seconds). */
   readonly sleep: (ms: number) => Promise<void>;
+  /** Where a target is read for the offline check after its socket closed. */
+  readonly targets?: Pick<TargetRepository, 'get'>;
 }
 
 /** An attempt holds its delivery this long (10 s timeout plus margin); a consumer that died is taken over after. */
@@ -195,10 +199,32 @@ const send = async (deps: DeliverDeps, subscription: Subscription, held: Deliver
   return 'failed';
 };
 
+/**
+ * After a socket closed (agent-channel.ts): a target that did not come back (no new connection, no heartbeat for a
+ * minute: not online by the usual rule) is offline. One event per closed connection.
+ */
+export const checkTarget = async (
+  deps: DeliverDeps,
+  message: Extract<WebhookMessage, { kind: 'target_check' }>,
+): Promise<Outcome> => {
+  const target = await deps.targets?.get(message.target_id);
+  const now = deps.clock.now();
+  if (target === undefined || statusOf(target, now) === 'online') return 'skipped';
+  await fanOut(deps, {
+    id: eventId('target.offline', target.id, message.connection_id),
+    type: 'target.offline',
+    tenantId: target.tenantId,
+    timestamp: now.toISOString(),
+    data: targetView(target, now),
+  });
+  return 'fanned_out';
+};
+
 export const handleMessage = async (deps: DeliverDeps, message: WebhookMessage): Promise<Outcome> => {
   if (message.kind === 'event') {
     await fanOut(deps, message.event);
     return 'fanned_out';
   }
+  if (message.kind === 'target_check') return checkTarget(deps, message);
   return attempt(deps, message);
 };

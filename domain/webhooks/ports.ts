@@ -37,7 +37,9 @@ export interface DeliveryRepository {
 
 export type WebhookMessage =
   | { readonly kind: 'event'; readonly event: WebhookEvent }
-  | { readonly kind: 'attempt'; readonly delivery_id: string; readonly attempt: number; readonly not_before: string };
+  | { readonly kind: 'attempt'; readonly delivery_id: string; readonly attempt: number; readonly not_before: string }
+  /** A target's socket closed: is it still silent when this arrives (target.offline)? */
+  | { readonly kind: 'target_check'; readonly target_id: string; readonly connection_id: string };
 
 export interface WebhookQueue {
   send(message: WebhookMessage, delaySeconds?: number): Promise<void>;

@@ -16,7 +16,7 @@ import { SqsAnalysisQueue } from '../../infra/sqs/analysis-queue.js';
 import { secretCipher } from './identity-wiring.js';
 import { once } from './once.js';
 import { deploymentEvents } from './stream-wiring.js';
-import { webhookEvents } from './webhooks-wiring.js';
+import { webhookEvents } from './webhook-events-wiring.js';
 import { infra, sqs } from './wiring.js';
 
 export const analysisDeps = once((): AdminAnalysisDeps => {

@@ -198,3 +198,32 @@ describe('the emitter', () => {
     expect(built).toBe(0);
   });
 });
+
+describe('target.offline', () => {
+  it('is emitted by the delayed check only when the target did not come back', async () => {
+    // Prepare
+    const { deps, subscriptions, clock, drain, sender } = setup(() => answer(200));
+    const sub = subscriptions.items.get('sub-1')!;
+    subscriptions.items.set('sub-1', { ...sub, eventTypes: ['target.offline'] });
+    const target = {
+      ...{ id: 'tg1', shortId: 'tg', name: 'web-1', hostname: 'web-1', os: 'linux', arch: 'x64', agentVersion: '1' },
+      ...{ tags: [], tenantId: 't1', environmentId: null, createdAt: clock.now().toISOString() },
+      ...{ connectionId: null, lastHeartbeatAt: clock.now().toISOString() },
+    };
+    const targets = { get: async () => target as never };
+    const check = { kind: 'target_check' as const, target_id: 'tg1', connection_id: 'c1' };
+
+    // Act: within a minute of its last heartbeat it is still online; after, offline
+    const early = await handleMessage({ ...deps, targets }, check);
+    clock.advance(75_000);
+    const late = await handleMessage({ ...deps, targets }, check);
+    await handleMessage({ ...deps, targets }, check);
+
+    // Assess
+    expect([early, late]).toEqual(['skipped', 'fanned_out']);
+    await drain();
+    expect(sender.calls).toHaveLength(1); // the repeated check made no second delivery
+    const deliveries = await deps.deliveries.listBySubscription('sub-1');
+    expect(deliveries).toMatchObject([{ eventId: 'target.offline:tg1:c1', eventType: 'target.offline' }]);
+  });
+});
