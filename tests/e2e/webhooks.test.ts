@@ -41,6 +41,7 @@ const behaviour: Record<string, (nth: number) => number> = {
   '/down': () => 500,
   '/slack': () => 200,
   '/ping': () => 204,
+  '/queue': () => 200,
 };
 
 const readBody = (request: IncomingMessage) =>
@@ -254,6 +255,44 @@ describe('outgoing webhooks', () => {
     expect(busy.status).toBe(404);
   });
 
+  it('tells a queued request, its dispatch, a failure and its analysis', async () => {
+    // Prepare
+    const watcher = await subscribe(admin, '/queue', {
+      event_types: ['pending_request.queued', 'pending_request.dispatched', 'deployment.failed', 'analysis.completed'],
+    });
+    const failing = await call('POST', '/actions', admin, {
+      slug: 'fails',
+      name: 'Fails',
+      version: { version: '1.0.0', script: 'echo "npm ERR! missing script: build" >&2; exit 3' },
+    });
+    expect(failing.status).toBe(201);
+
+    // Act: no instance free, so the create queues; then one is
+    expect((await call('PUT', '/admin/orchestration', admin, { instances: 0 })).status).toBe(200);
+    const queued = await call('POST', '/deployments', admin, {
+      action_id: failing.json.id,
+      target_tags: [{ key: 'role', value: 'web' }],
+    });
+    expect(queued.status).toBe(202);
+    expect((await call('PUT', '/admin/orchestration', admin, { instances: 4 })).status).toBe(200);
+    const got = await until('the analysis', () => {
+      const list = events('/queue', watcher.secret);
+      return list.some((e) => e.event.type === 'analysis.completed') ? list : undefined;
+    });
+
+    // Assess
+    const byType = Object.fromEntries(got.map((e) => [e.event.type, e.event.data]));
+    expect(byType['pending_request.queued']).toMatchObject({ id: queued.json.pending_request_id, status: 'pending' });
+    expect(byType['pending_request.dispatched']).toMatchObject({
+      id: queued.json.pending_request_id,
+      status: 'dispatched',
+    });
+    const deploymentId = byType['pending_request.dispatched']?.['deployment_id'];
+    expect(byType['deployment.failed']).toMatchObject({ id: deploymentId, state: 'failed' });
+    expect(byType['analysis.completed']).toMatchObject({ deployment_id: deploymentId, status: 'completed' });
+    expect(new Set(got.map((e) => e.id)).size).toBe(got.length);
+  }, 60_000);
+
   it('refuses internal and plain-http URLs at create (SSRF)', async () => {
     for (const url of [
       'https://169.254.169.254/latest/meta-data',
@@ -331,6 +370,10 @@ describe('outgoing webhooks', () => {
       expect(logs.join('\n')).not.toContain(secret);
       expect(logs.join('\n')).not.toContain(secret.slice('whsec_'.length));
     }
+    // the secrets are sealed and in the encryption index
+    const stats = await call('GET', '/admin/encryption/stats', admin);
+    const webhooks = stats.json.tables.find((t: { record_type: string }) => t.record_type === 'webhook');
+    expect(webhooks.records).toBeGreaterThanOrEqual(6);
     expect((await call('DELETE', `/webhooks/${mine.id}`, userA)).status).toBe(204);
     expect((await call('GET', `/webhooks/${mine.id}`, userA)).status).toBe(404);
   });
