@@ -45,7 +45,7 @@ export class DynamoSubscriptionRepository implements SubscriptionRepository {
   }
 
   listByTenant(tenantId: string | null): Promise<readonly Subscription[]> {
-    return listPartition(this.db, this.tableName, 'gsi1', `WEBHOOKS#${tenantId ?? 'GLOBAL'}`, toSubscription);
+    return listPartition(this.db, this.tableName, 'gsi1', keys.webhooksPartition(tenantId), toSubscription);
   }
 
   async update(
@@ -162,7 +162,13 @@ export class DynamoDeliveryRepository implements DeliveryRepository {
   }
 
   async listBySubscription(subscriptionId: string): Promise<readonly Delivery[]> {
-    const all = await listPartition(this.db, this.tableName, 'gsi1', `WEBHOOKDELIVERIES#${subscriptionId}`, toDelivery);
+    const all = await listPartition(
+      this.db,
+      this.tableName,
+      'gsi1',
+      keys.webhookDeliveriesPartition(subscriptionId),
+      toDelivery,
+    );
     return all.reverse();
   }
 
