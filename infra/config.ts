@@ -39,6 +39,21 @@ const Env = v.object({
   ORCHESTRATOR_QUEUE_URL: v.pipe(NonEmpty, v.url('must be a queue URL')),
   /** The failure-analysis queue; unset: failed commands are not analysed (tests of other parts). */
   ANALYSIS_QUEUE_URL: v.optional(v.pipe(NonEmpty, v.url('must be a queue URL'))),
+  /** The outgoing webhooks' queue (events to fan out, delivery attempts); unset: no webhook is ever sent. */
+  WEBHOOK_QUEUE_URL: v.optional(v.pipe(NonEmpty, v.url('must be a queue URL'))),
+  /**
+   * Hosts (`host` or `host:port`, comma-separated) webhooks may reach although they resolve to an internal address,
+   * and over plain http (a receiver inside the network). Empty: public https hosts only (docs/security.md).
+   */
+  WEBHOOK_ALLOWED_HOSTS: v.optional(v.string(), ''),
+  /** Webhooks to loopback (localhost, 127.0.0.1, ::1), over http too: `true` or `false`; default true only locally. */
+  WEBHOOK_ALLOW_LOOPBACK: v.optional(v.picklist(['true', 'false'])),
+  /** Multiplies the retry schedule's waits (1: about a day; the tests run it in seconds). */
+  WEBHOOK_RETRY_SCALE: Decimal(0.00001, 100, 1),
+  /** Deliveries in a row that exhaust every attempt before a subscription is disabled. */
+  WEBHOOK_DISABLE_AFTER: Int(1, 1000, 5),
+  /** How long a container trusts its cache of which tenants listen to which events (0: read at every event). */
+  WEBHOOK_CACHE_SECONDS: Int(0, 300, 5),
   /** Letters used to encode short ids; shuffle it per installation so short ids do not reveal counts. */
   SQIDS_ALPHABET: v.optional(
     v.pipe(NonEmpty, v.regex(/^[a-zA-Z0-9]{8,}$/, 'must be at least 8 distinct ASCII letters or digits')),

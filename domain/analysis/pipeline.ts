@@ -10,6 +10,7 @@
 import { ServiceUnavailableError, NotFoundError, ValidationError } from '../errors.js';
 import type { Caller } from '../identity/types.js';
 import type { SecretCipher } from '../identity/ports.js';
+import type { WebhookEmitter } from '../webhooks/notify.js';
 import type { Clock } from '../shared/ports.js';
 import type { Command, StoredChunk } from '../targets/types.js';
 import type { Deployment } from '../deployments/types.js';
@@ -51,7 +52,20 @@ export interface AnalysisDeps {
   /** Tells the deployment's live stream (a log entry carrying the analysis). */
   readonly publish?: (deployment: Deployment, command: Command, analysis: FailureAnalysis) => Promise<void>;
   readonly clock: Clock;
+  /** Outgoing webhooks (analysis.completed); absent: none. */
+  readonly webhooks?: WebhookEmitter;
 }
+
+/** analysis.completed for a completed request (again: an emission repeated by a redelivery makes no second delivery). */
+const emitCompleted = async (deps: Pick<AnalysisDeps, 'webhooks'>, request: AnalysisRequest): Promise<void> => {
+  await deps.webhooks?.emit({
+    type: 'analysis.completed',
+    subject: [request.id],
+    tenantId: request.tenantId,
+    timestamp: request.completedAt ?? request.updatedAt,
+    data: () => requestView(request),
+  });
+};
 
 /** Whether a failure with this exit code is analysed under these settings. */
 export const analysed = (settings: AnalysisSettings, exitCode: number): boolean => {
@@ -140,6 +154,7 @@ export type ProcessOutcome = 'completed' | 'retry' | 'failed' | 'skipped';
 /** One message of the analysis queue. 'retry': leave the message to come back (SQS redelivers it). */
 export const processAnalysis = async (deps: AnalysisDeps, requestId: string): Promise<ProcessOutcome> => {
   const request = await deps.requests.get(requestId);
+  if (request?.status === 'completed') await emitCompleted(deps, request);
   if (request === undefined || request.status === 'completed' || request.status === 'failed') return 'skipped';
   const now = deps.clock.now();
   if (
@@ -155,6 +170,7 @@ export const processAnalysis = async (deps: AnalysisDeps, requestId: string): Pr
     updatedAt: now.toISOString(),
   };
   if (!(await deps.requests.update(request, claimed))) return 'retry';
+  let completedRequest: AnalysisRequest;
   try {
     const [command, deployment, { settings }] = await Promise.all([
       deps.commands.get(request.commandId),
@@ -176,7 +192,7 @@ export const processAnalysis = async (deps: AnalysisDeps, requestId: string): Pr
     const { analysis, source } = await diagnose(deps, settings, input, deps.clock.now());
     await deps.commands.recordAnalysis(command.id, analysis);
     const done = deps.clock.now().toISOString();
-    await deps.requests.update(claimed, {
+    const completed: AnalysisRequest = {
       ...claimed,
       status: 'completed',
       processingSince: null,
@@ -185,9 +201,11 @@ export const processAnalysis = async (deps: AnalysisDeps, requestId: string): Pr
       lastError: null,
       source,
       analysis,
-    });
+    };
+    await deps.requests.update(claimed, completed);
     if (deployment !== undefined) await deps.publish?.(deployment, command, analysis);
-    return 'completed';
+    // Outside the failure handling below: a failed emission retries the message, which finds it completed and emits.
+    completedRequest = completed;
   } catch (error) {
     const at = deps.clock.now().toISOString();
     const retryCount = claimed.retryCount + 1;
@@ -202,6 +220,8 @@ export const processAnalysis = async (deps: AnalysisDeps, requestId: string): Pr
     });
     return failed ? 'failed' : 'retry';
   }
+  await emitCompleted(deps, completedRequest);
+  return 'completed';
 };
 
 /** The log entry that brings a command's analysis to its deployment's stream and history (appended once per command). */

@@ -7,6 +7,7 @@
 // Queued work is checked again when it starts: a request that an active freeze now covers (and that carried no
 // admin override) stays pending, records why and until when, and is passed over (requests behind it still go); a
 // request whose triggering user is no longer active fails.
+import { pendingRequestView } from './views.js';
 import type { UserRepository } from '../identity/ports.js';
 import { freezeApplies } from '../tenancy/freezes.js';
 import type { FreezeRepository } from '../tenancy/ports.js';
@@ -143,6 +144,22 @@ export const dispatchPending = async (deps: DispatchDeps): Promise<DispatchRepor
       }
       dispatched.push({ requestId: claimed.id, deploymentId: deployment.id, instanceId });
       await engineStarted(deps, deployment.id);
+      const at = deployment.createdAt;
+      await deps.webhooks?.emitter.emit({
+        type: 'pending_request.dispatched',
+        subject: [claimed.id],
+        tenantId: claimed.tenantId,
+        timestamp: at,
+        data: () =>
+          pendingRequestView({
+            ...claimed,
+            status: 'dispatched',
+            deploymentId: deployment.id,
+            dispatchedAt: at,
+            dispatchedToInstanceId: instanceId,
+            processingSince: null,
+          }),
+      });
     } catch (error) {
       if (error instanceof RequestNotProcessingError) continue; // cancelled while we worked
       const message = error instanceof Error ? error.message : String(error);

@@ -25,7 +25,7 @@ import {
   type EngineEvent,
 } from './decide.js';
 import type { DeploymentEventStore } from './events.js';
-import { owedBy, settleOutbox } from './outbox.js';
+import { deploymentData, owedBy, settleOutbox, type DeploymentWebhooks } from './outbox.js';
 import type { DeploymentRepository, DispatchQueue, Orchestration } from './ports.js';
 import { TERMINAL_STATES, type Deployment, type PlanStep, type StepScript } from './types.js';
 
@@ -70,6 +70,8 @@ export interface EngineDeps {
   readonly engine: EngineQueue;
   readonly clock: Clock;
   readonly publish?: (deploymentId: string, events: readonly EngineEvent[]) => Promise<void>;
+  /** Outgoing webhooks: created and started on the first pass; the terminal ones through the outbox. */
+  readonly webhooks?: DeploymentWebhooks;
   /** The event store, for the final state_change an outbox entry may still owe. */
   readonly events?: Pick<DeploymentEventStore, 'last' | 'append'>;
   /** Defaults: ENGINE_MAX_FAILED_PASSES, DEPLOYMENT_MAX_SECONDS. */
@@ -222,6 +224,21 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
   }
 };
 
+const announce = async (webhooks: DeploymentWebhooks | undefined, first: Deployment, next: Deployment) => {
+  if (webhooks === undefined) return;
+  for (const [type, record, at] of [
+    ['deployment.created', first, first.createdAt],
+    ['deployment.started', next, next.startedAt ?? first.createdAt],
+  ] as const)
+    await webhooks.emitter.emit({
+      type,
+      subject: [first.id],
+      tenantId: first.tenantId,
+      timestamp: at,
+      data: () => deploymentData(record),
+    });
+};
+
 /**
  * Does what a decision says, in this order: agents woken and commands stopped; commands enqueued (side by side: a
  * fan-out stores and pushes its commands at once); the deployment written conditioned on the revision read (through
@@ -234,6 +251,9 @@ const apply = async (deps: EngineDeps, deployment: Deployment, decision: Decisio
   await Promise.all(decision.launches.map((command) => deps.commands.enqueue(command)));
   const { next, owed } = decision;
   if (next === undefined) return false;
+  // The first pass announces the deployment, before its write: a pass that dies after the write is not retried
+  // into this branch again, while one that dies before it emits again (the same ids: no second delivery).
+  if (deployment.revision === 1) await announce(deps.webhooks, deployment, next);
   const written =
     owed !== undefined
       ? await deps.orchestration.finish(deployment, next, owed)

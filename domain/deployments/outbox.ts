@@ -8,8 +8,26 @@ import { cancelDeploymentCommands } from '../targets/commands.js';
 import type { CommandRepository } from '../targets/ports.js';
 import type { Clock } from '../shared/ports.js';
 import { isTerminalEvent, type DeploymentEventStore } from './events.js';
-import type { DispatchQueue, Orchestration } from './ports.js';
-import type { Deployment, OutboxEntry } from './types.js';
+import type { WebhookEmitter } from '../webhooks/notify.js';
+import type { DeploymentRepository, DispatchQueue, Orchestration } from './ports.js';
+import type { Deployment, DeploymentState, OutboxEntry } from './types.js';
+import { deploymentDetailView } from './views.js';
+
+/** Outgoing webhooks of deployments: the emitter, and where the record is read when someone listens. */
+export interface DeploymentWebhooks {
+  readonly emitter: WebhookEmitter;
+  readonly deployments: Pick<DeploymentRepository, 'get'>;
+}
+
+/** A deployment as a webhook's `data`: the detail the API shows, without the plan (secrets masked). */
+export const deploymentData = (d: Deployment) => deploymentDetailView(d, { plan: false });
+
+const TERMINAL_EVENT = {
+  success: 'deployment.succeeded',
+  failed: 'deployment.failed',
+  cancelled: 'deployment.cancelled',
+  rolled_back: 'deployment.rolled_back',
+} as const satisfies Partial<Record<DeploymentState, string>>;
 
 export interface OutboxDeps {
   readonly orchestration: Pick<Orchestration, 'settled'>;
@@ -18,16 +36,39 @@ export interface OutboxDeps {
   readonly clock: Clock;
   /** Where the final state_change goes; without it, that effect is left to the caller. */
   readonly events?: Pick<DeploymentEventStore, 'last' | 'append'> | undefined;
+  /** The terminal webhook event (deployment.succeeded, ...); absent: none. */
+  readonly webhooks?: DeploymentWebhooks | undefined;
 }
 
 /** What ending `previous` as `next` owes: the agents told to stop (unless it succeeded), the dispatcher woken. */
 export const owedBy = (previous: Deployment, next: Deployment): OutboxEntry => ({
   deploymentId: next.id,
+  tenantId: next.tenantId,
   at: next.completedAt ?? next.startedAt ?? next.createdAt,
   cancelCommands: next.state !== 'success',
   wakeDispatcher: true,
   finalEvent: { oldState: previous.state, newState: next.state, message: next.errorMessage ?? 'All steps completed.' },
 });
+
+/**
+ * The terminal webhook event, owed like the other effects (an entry written before webhooks has no tenant: none).
+ * Its id is the type and the deployment: redoing the entry makes no second delivery.
+ */
+const emitTerminal = async (webhooks: DeploymentWebhooks | undefined, entry: OutboxEntry): Promise<void> => {
+  const state = entry.finalEvent?.newState;
+  const type = state === undefined ? undefined : TERMINAL_EVENT[state as keyof typeof TERMINAL_EVENT];
+  if (webhooks === undefined || type === undefined || entry.tenantId === undefined) return;
+  await webhooks.emitter.emit({
+    type,
+    subject: [entry.deploymentId],
+    tenantId: entry.tenantId,
+    timestamp: entry.at,
+    data: async () => {
+      const deployment = await webhooks.deployments.get(entry.deploymentId);
+      return deployment === undefined ? { id: entry.deploymentId, state } : deploymentData(deployment);
+    },
+  });
+};
 
 /** Does the entry's effects (again) and removes it. Throws when one fails: the entry stays for the next try. */
 export const settleOutbox = async (deps: OutboxDeps, entry: OutboxEntry): Promise<void> => {
@@ -52,5 +93,6 @@ export const settleOutbox = async (deps: OutboxDeps, entry: OutboxEntry): Promis
   }
   if (entry.wakeDispatcher)
     await deps.dispatch.wake(`instance freed by ${entry.finalEvent?.newState ?? 'finished'} ${entry.deploymentId}`);
+  await emitTerminal(deps.webhooks, entry);
   await deps.orchestration.settled(entry);
 };

@@ -3,7 +3,9 @@
 import type { Clock, IdGenerator } from '../shared/ports.js';
 import type { DispatchQueue, Orchestration, PendingRequestRepository, Uuids } from './ports.js';
 import { CHECK_EVERY_SECONDS, type EngineQueue } from './engine.js';
+import type { DeploymentWebhooks } from './outbox.js';
 import type { Deployment, DeploymentDraft, PendingRequest } from './types.js';
+import { pendingRequestView } from './views.js';
 
 export interface StartDeps {
   readonly orchestration: Orchestration;
@@ -14,6 +16,8 @@ export interface StartDeps {
   readonly clock: Clock;
   /** The execution engine, told about every started deployment (absent in tests of queueing alone). */
   readonly engine?: EngineQueue;
+  /** Outgoing webhooks (pending_request.queued, pending_request.dispatched); absent: none. */
+  readonly webhooks?: DeploymentWebhooks;
 }
 
 /** A started deployment gets a first engine pass now and its periodic check chain. */
@@ -98,5 +102,13 @@ export const startOrQueue = async (deps: StartDeps, draft: DeploymentDraft): Pro
   await deps.dispatch.wake(`queued ${request.id}`);
   const queue = await deps.pending.queue(1000);
   const index = queue.findIndex((r) => r.id === request.id);
-  return { kind: 'queued', request, position: index === -1 ? queue.length + 1 : index + 1 };
+  const position = index === -1 ? queue.length + 1 : index + 1;
+  await deps.webhooks?.emitter.emit({
+    type: 'pending_request.queued',
+    subject: [request.id],
+    tenantId: request.tenantId,
+    timestamp: request.queuedAt,
+    data: () => pendingRequestView(request, position),
+  });
+  return { kind: 'queued', request, position };
 };

@@ -164,6 +164,8 @@ export interface PassFailures {
  */
 export interface OutboxEntry {
   readonly deploymentId: string;
+  /** The deployment's tenant (webhooks); absent in entries written before them. */
+  readonly tenantId?: string | null;
   /** When the terminal write happened (the deployment's completed_at): the entry's place in the outbox. */
   readonly at: string;
   readonly cancelCommands: boolean;

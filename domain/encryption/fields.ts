@@ -116,6 +116,8 @@ export const ENCRYPTED_FIELDS = {
       `trigger:${String(item['id'])}`,
     ),
   ],
+  /** An outgoing webhook subscription's signing secret (domain/webhooks/subscriptions.ts). */
+  webhook: (item) => valueAt(['sealedSecret'], item['sealedSecret'], `webhook:${String(item['id'])}`),
 } as const satisfies Readonly<Record<string, Locator>>;
 
 export type RecordType = keyof typeof ENCRYPTED_FIELDS;

@@ -9,7 +9,10 @@
 // wakeTarget      (after an inbox write) -> post {type: wake} to the target's connection; a gone one is cleared
 import { InvalidTokenError } from '../identity/errors.js';
 import type { Clock } from '../shared/ports.js';
+import type { WebhookEmitter } from '../webhooks/notify.js';
+import type { WebhookQueue } from '../webhooks/ports.js';
 import { authenticateAgent } from './agent-protocol.js';
+import { statusOf, targetView } from './targets.js';
 import type { TargetsDeps } from './deps.js';
 import type { AgentCaller, Command } from './types.js';
 import type { AgentConnections, CommandRepository, TargetRepository } from './ports.js';
@@ -32,7 +35,18 @@ export const GONE_AFTER_MS = 30_000;
 
 export type ChannelDeps = Pick<TargetsDeps, 'targets' | 'random' | 'clock'> & {
   readonly connections: AgentConnections;
+  /** Outgoing webhooks (target.online, target.offline); absent: none. */
+  readonly webhooks?: TargetWebhooks;
 };
+
+export interface TargetWebhooks {
+  readonly emitter: WebhookEmitter;
+  /** Where the offline check is sent, delayed (the webhook consumer looks at the target then). */
+  readonly queue: WebhookQueue;
+}
+
+/** After a socket closes, the offline check waits past the 60 s a target stays online without a heartbeat. */
+export const OFFLINE_CHECK_SECONDS = 75;
 
 /** GET /api/v1/agent/channel: also a heartbeat (the agent asks before each connection). */
 export const channelInfo = async (
@@ -57,8 +71,22 @@ export const connectAgent = async (
   connectionId: string,
 ): Promise<AgentCaller> => {
   const agent = await authenticateAgent(deps, authorization);
-  const connected = await deps.targets.connect(agent.targetId, connectionId, deps.clock.now());
+  // Someone listens for target.online: the target as it was, to tell whether it comes online now (one read).
+  const watched =
+    deps.webhooks !== undefined && (await deps.webhooks.emitter.listens('target.online', agent.tenantId))
+      ? await deps.targets.get(agent.targetId)
+      : undefined;
+  const now = deps.clock.now();
+  const connected = await deps.targets.connect(agent.targetId, connectionId, now);
   if (connected === undefined) throw new InvalidTokenError('The target was deleted; enroll the agent again.');
+  if (watched !== undefined && statusOf(watched, now) !== 'online')
+    await deps.webhooks?.emitter.emit({
+      type: 'target.online',
+      subject: [agent.targetId, connectionId],
+      tenantId: agent.tenantId,
+      timestamp: now.toISOString(),
+      data: () => targetView({ ...watched, connectionId, lastHeartbeatAt: now.toISOString() }, now),
+    });
   if (connected.replaced !== null) {
     // Another process with this target's token (or this agent's previous socket, half-open): told, then closed.
     await deps.connections.post(connected.replaced, { type: 'replaced' });
@@ -68,9 +96,22 @@ export const connectAgent = async (
 };
 
 /** $disconnect: API Gateway says the connection closed (either side, or its time limits). */
-export const disconnectAgent = async (deps: Pick<ChannelDeps, 'targets' | 'clock'>, connectionId: string) => {
+export const disconnectAgent = async (
+  deps: Pick<ChannelDeps, 'targets' | 'clock' | 'webhooks'>,
+  connectionId: string,
+) => {
   const targetId = await deps.targets.connectionTarget(connectionId);
-  if (targetId !== undefined) await deps.targets.disconnect(targetId, connectionId, deps.clock.now());
+  if (targetId === undefined) return targetId;
+  await deps.targets.disconnect(targetId, connectionId, deps.clock.now());
+  // Someone listens for target.offline: a delayed look (an agent that reconnects or polls meanwhile is not offline).
+  if (deps.webhooks !== undefined) {
+    const target = await deps.targets.get(targetId);
+    if (target !== undefined && (await deps.webhooks.emitter.listens('target.offline', target.tenantId)))
+      await deps.webhooks.queue.send(
+        { kind: 'target_check', target_id: targetId, connection_id: connectionId },
+        OFFLINE_CHECK_SECONDS,
+      );
+  }
   return targetId;
 };
 

@@ -6,6 +6,7 @@ import { randomTokens } from '../../infra/crypto/tokens.js';
 import { DynamoTargetRepository } from '../../infra/dynamodb/target-repository.js';
 import { once } from './once.js';
 import { agentConnections } from './agent-connections-wiring.js';
+import { bestEffortWebhookEvents, webhookQueue } from './webhook-events-wiring.js';
 import { infra } from './wiring.js';
 
 /** undefined when the service offers no socket (AGENT_SOCKET_ENDPOINT unset). */
@@ -13,5 +14,11 @@ export const channelDeps = once((): ChannelDeps | undefined => {
   const connections = agentConnections();
   if (connections === undefined) return undefined;
   const { config: cfg, db, clock } = infra();
-  return { targets: new DynamoTargetRepository(db, cfg.TABLE_NAME), random: randomTokens, clock, connections };
+  return {
+    targets: new DynamoTargetRepository(db, cfg.TABLE_NAME),
+    random: randomTokens,
+    clock,
+    connections,
+    webhooks: { emitter: bestEffortWebhookEvents(), queue: webhookQueue() },
+  };
 });

@@ -16,6 +16,7 @@ import { SqsAnalysisQueue } from '../../infra/sqs/analysis-queue.js';
 import { secretCipher } from './identity-wiring.js';
 import { once } from './once.js';
 import { deploymentEvents } from './stream-wiring.js';
+import { webhookEvents } from './webhook-events-wiring.js';
 import { infra, sqs } from './wiring.js';
 
 export const analysisDeps = once((): AdminAnalysisDeps => {
@@ -35,6 +36,7 @@ export const analysisDeps = once((): AdminAnalysisDeps => {
       ]);
     },
     clock,
+    webhooks: webhookEvents(),
   };
   return { ...deps, ruleSetVersion: RULE_SET_VERSION };
 });

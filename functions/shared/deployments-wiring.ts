@@ -17,6 +17,7 @@ import { deploymentEvents } from './stream-wiring.js';
 import { engineQueue } from './queues-wiring.js';
 import { targetsDeps } from './targets-wiring.js';
 import { tenancyDeps } from './tenancy-wiring.js';
+import { bestEffortDeploymentWebhooks, deploymentWebhooks } from './webhooks-wiring.js';
 import { ids, infra, sqs } from './wiring.js';
 
 export const deploymentsDeps = once((): DeploymentsDeps & DispatchDeps & CancelDeps => {
@@ -33,6 +34,8 @@ export const deploymentsDeps = once((): DeploymentsDeps & DispatchDeps & CancelD
     clock,
     settings: { maxRetries: cfg.DISPATCH_MAX_RETRIES },
     engine: engineQueue(),
+    // A create, a cancel and the dispatcher answer after their writes: their events are best effort (logged).
+    webhooks: bestEffortDeploymentWebhooks(),
   };
 });
 
@@ -45,5 +48,9 @@ export const dispatchDeps = once((): DispatchDeps => ({
 /** Create and redeploy also resolve plans (catalog, targets, tenancy, freezes). */
 export const createDeps = once((): CreateDeps => ({ ...deploymentsDeps(), plan: planDeps() }));
 
-/** The sweep: outbox, stuck requests, lost checks, lost wake-ups. */
-export const sweepDeps = once((): SweepDeps => ({ ...deploymentsDeps(), engine: engineQueue() }));
+/** The sweep: outbox, stuck requests, lost checks, lost wake-ups (an outbox's webhook event that fails stays owed). */
+export const sweepDeps = once((): SweepDeps => ({
+  ...deploymentsDeps(),
+  engine: engineQueue(),
+  webhooks: deploymentWebhooks(),
+}));

@@ -12,6 +12,7 @@ import { once } from './once.js';
 import { deploymentEvents } from './stream-wiring.js';
 import { engineQueue } from './queues-wiring.js';
 import { targetsDeps } from './targets-wiring.js';
+import { deploymentWebhooks } from './webhooks-wiring.js';
 import { infra } from './wiring.js';
 
 const scripts = once((): StepScripts => ({
@@ -43,6 +44,8 @@ export const engineDeps = once((): EngineDeps => {
     engine: engineQueue(),
     clock: infra().clock,
     events: deploymentEvents(),
+    // The engine's passes and outbox are retried until they succeed: a failed emission fails the pass.
+    webhooks: deploymentWebhooks(),
     limits: {
       maxFailedPasses: infra().config.ENGINE_MAX_FAILED_PASSES,
       maxDeploymentSeconds: infra().config.DEPLOYMENT_MAX_SECONDS,

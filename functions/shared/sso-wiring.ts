@@ -8,7 +8,7 @@ import { DynamoRoleRepository } from '../../infra/dynamodb/role-repository.js';
 import { DynamoSignInStates } from '../../infra/dynamodb/sso-state-repository.js';
 import { DynamoTenantRepository } from '../../infra/dynamodb/tenant-repository.js';
 import { DynamoUserRepository } from '../../infra/dynamodb/user-repository.js';
-import { parseAllowedHosts, urlProblem } from '../../infra/oidc/address-policy.js';
+import { parseAllowedHosts, urlProblem } from '../../infra/net/address-policy.js';
 import { JoseOidcGateway } from '../../infra/oidc/oidc-gateway.js';
 import { secretCipher } from './identity-wiring.js';
 import { once } from './once.js';

@@ -185,6 +185,22 @@ export const keys = {
     sk: 'DELIVERY',
   }),
 
+  // ---- outgoing webhooks (domain/webhooks) ----
+  webhook: (id: string): Key => ({ pk: `WEBHOOK#${id}`, sk: 'WEBHOOK' }),
+  /** A tenant's subscriptions (GLOBAL: the global ones) on gsi1, oldest first: what an emitter reads. */
+  webhooksPartition: (tenantId: string | null): string => `WEBHOOKS#${tenantId ?? 'GLOBAL'}`,
+  webhooksIndex: (tenantId: string | null, createdAt: string, id: string) => ({
+    gsi1pk: `WEBHOOKS#${tenantId ?? 'GLOBAL'}`,
+    gsi1sk: `${createdAt}#${id}`,
+  }),
+  webhookDelivery: (deliveryId: string): Key => ({ pk: `WEBHOOKDELIVERY#${deliveryId}`, sk: 'DELIVERY' }),
+  /** A subscription's deliveries on gsi1, by creation time. */
+  webhookDeliveriesPartition: (subscriptionId: string): string => `WEBHOOKDELIVERIES#${subscriptionId}`,
+  webhookDeliveriesIndex: (subscriptionId: string, createdAt: string, deliveryId: string) => ({
+    gsi1pk: `WEBHOOKDELIVERIES#${subscriptionId}`,
+    gsi1sk: `${createdAt}#${deliveryId}`,
+  }),
+
   // ---- single sign-on (domain/sso): identity providers, their role mappings, sign-ins in flight, links ----
   /** The provider item; its role mappings share the partition (sk MAPPING#<id>), so one query reads them all. */
   identityProvider: (id: string): Key => ({ pk: `IDP#${id}`, sk: 'PROVIDER' }),

@@ -29,6 +29,7 @@ export const instanceId = (n: number): string => `instance-${n}`;
 const ATTEMPTS = 5;
 const toEntry = (item: Record<string, unknown>): OutboxEntry => ({
   deploymentId: String(item['deploymentId']),
+  ...(item['tenantId'] === undefined ? {} : { tenantId: (item['tenantId'] ?? null) as string | null }),
   at: String(item['at']),
   cancelCommands: item['cancelCommands'] === true,
   wakeDispatcher: item['wakeDispatcher'] === true,

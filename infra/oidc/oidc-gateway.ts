@@ -14,7 +14,9 @@ import {
 import { InvalidTokenError } from '../../domain/identity/errors.js';
 import { ProviderRequestError, type OidcGateway, type TokenEndpointProbe } from '../../domain/sso/ports.js';
 import type { DiscoveredEndpoints, IdentityProvider, IdTokenClaims } from '../../domain/sso/types.js';
-import { guardedFetch, type FetchPolicy } from './guarded-fetch.js';
+import { guardedFetch, type FetchPolicy } from '../net/guarded-fetch.js';
+
+const providerError = (message: string) => new ProviderRequestError(message);
 
 export interface OidcSettings extends FetchPolicy {
   /** The least time between two JWKS fetches of one provider (an unknown key id waits for it). */
@@ -57,7 +59,10 @@ export class JoseOidcGateway implements OidcGateway {
 
   async discover(issuer: string): Promise<DiscoveredEndpoints> {
     const url = `${withoutSlash(issuer)}/.well-known/openid-configuration`;
-    const response = await guardedFetch(this.settings, url, { method: 'GET', followRedirects: true });
+    const response = await guardedFetch({ ...this.settings, fail: providerError }, url, {
+      method: 'GET',
+      followRedirects: true,
+    });
     if (response.status !== 200)
       throw new ProviderRequestError(`The discovery document answered HTTP ${response.status}, not 200.`);
     const doc = parseJson(response.body, 'discovery document');
@@ -84,7 +89,10 @@ export class JoseOidcGateway implements OidcGateway {
   }
 
   async jwksKeyCount(jwksUri: string): Promise<number> {
-    const response = await guardedFetch(this.settings, jwksUri, { method: 'GET', followRedirects: true });
+    const response = await guardedFetch({ ...this.settings, fail: providerError }, jwksUri, {
+      method: 'GET',
+      followRedirects: true,
+    });
     if (response.status !== 200) throw new ProviderRequestError(`The JWKS answered HTTP ${response.status}, not 200.`);
     const keys = parseJson(response.body, 'JWKS')['keys'];
     if (!Array.isArray(keys)) throw new ProviderRequestError('The JWKS has no keys array.');
@@ -177,7 +185,10 @@ export class JoseOidcGateway implements OidcGateway {
     let keys = this.#jwks.get(cacheKey);
     if (keys === undefined) {
       const fetchGuarded: FetchImplementation = async (url) => {
-        const response = await guardedFetch(this.settings, String(url), { method: 'GET', followRedirects: true });
+        const response = await guardedFetch({ ...this.settings, fail: providerError }, String(url), {
+          method: 'GET',
+          followRedirects: true,
+        });
         return new Response(response.body, {
           status: response.status,
           headers: { 'content-type': 'application/json' },
@@ -202,7 +213,11 @@ export class JoseOidcGateway implements OidcGateway {
       form.set('client_id', provider.clientId);
       form.set('client_secret', clientSecret);
     }
-    return guardedFetch(this.settings, provider.tokenEndpoint, { method: 'POST', headers, body: form.toString() });
+    return guardedFetch({ ...this.settings, fail: providerError }, provider.tokenEndpoint, {
+      method: 'POST',
+      headers,
+      body: form.toString(),
+    });
   }
 
   private invalid(error: unknown): InvalidTokenError {

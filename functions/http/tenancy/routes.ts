@@ -14,6 +14,7 @@ import * as tenantGet from './tenant-get.js';
 import * as tenantPut from './tenant-put.js';
 import * as tenantsGet from './tenants-get.js';
 import * as tenantsPost from './tenants-post.js';
+import { handlers as webhooks } from './webhooks.js';
 
 export const tenancyRoutes = [
   route('GET', '/api/v1/tenants', tenantsGet.handler),
@@ -31,4 +32,13 @@ export const tenancyRoutes = [
   route('GET', '/api/v1/deployment-freezes/{id}', freezeGet.handler),
   route('PUT', '/api/v1/deployment-freezes/{id}', freezePut.handler),
   route('DELETE', '/api/v1/deployment-freezes/{id}', freezeDelete.handler),
+  route('GET', '/api/v1/webhooks', webhooks.list),
+  route('POST', '/api/v1/webhooks', webhooks.create),
+  route('GET', '/api/v1/webhooks/{id}', webhooks.get),
+  route('PATCH', '/api/v1/webhooks/{id}', webhooks.update),
+  route('DELETE', '/api/v1/webhooks/{id}', webhooks.remove),
+  route('POST', '/api/v1/webhooks/{id}/rotate-secret', webhooks.rotate),
+  route('POST', '/api/v1/webhooks/{id}/test', webhooks.test),
+  route('GET', '/api/v1/webhooks/{id}/deliveries', webhooks.deliveries),
+  route('POST', '/api/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver', webhooks.redeliver),
 ] satisfies readonly Route[];

@@ -132,6 +132,7 @@ const QUEUE_OF_MODULE: Readonly<Record<string, string>> = {
   'infra/sqs/dispatch-queue.ts': 'DispatchQueue',
   'infra/sqs/engine-queue.ts': 'OrchestratorQueue',
   'infra/sqs/analysis-queue.ts': 'AnalysisQueue',
+  'infra/sqs/webhook-queue.ts': 'WebhookQueue',
   'infra/health-probes.ts': 'DispatchQueue',
 };
 
@@ -500,11 +501,13 @@ describe('serverless package', () => {
         DispatchQueue: 'DISPATCH_QUEUE_URL',
         OrchestratorQueue: 'ORCHESTRATOR_QUEUE_URL',
         AnalysisQueue: 'ANALYSIS_QUEUE_URL',
+        WebhookQueue: 'WEBHOOK_QUEUE_URL',
       };
       const constructors: Record<string, RegExp> = {
         'infra/sqs/dispatch-queue.ts': /new SqsDispatchQueue\([^;\n]*/g,
         'infra/sqs/engine-queue.ts': /new SqsEngineQueue\([^;\n]*/g,
         'infra/sqs/analysis-queue.ts': /new SqsAnalysisQueue\([^;\n]*/g,
+        'infra/sqs/webhook-queue.ts': /new SqsWebhookQueue\([^;\n]*/g,
         'infra/health-probes.ts': /sqsProbe\([^;\n]*/g,
       };
       const sources = await Promise.all(
@@ -531,7 +534,7 @@ describe('serverless package', () => {
         }));
 
     it('keeps every consumer queue invisible for at least six times its consumer’s timeout (AWS’s advice)', () => {
-      expect(consumers()).toHaveLength(3); // dispatcher, orchestrator, analyzer
+      expect(consumers()).toHaveLength(4); // dispatcher, orchestrator, analyzer, webhooks
       for (const { fn, queue } of consumers()) {
         const timeout = Number(fn.Properties['Timeout']);
         expect(timeout).toBeGreaterThan(0);

@@ -177,6 +177,7 @@ describe('the outbox', () => {
     const failed = owedBy(d, { ...d, state: 'failed', completedAt: '2026-11-22T10:05:00.000Z', errorMessage: 'boom' });
     expect(ok).toEqual({
       deploymentId: d.id,
+      tenantId: d.tenantId,
       at: '2026-11-22T10:05:00.000Z',
       cancelCommands: false,
       wakeDispatcher: true,

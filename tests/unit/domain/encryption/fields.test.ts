@@ -38,6 +38,7 @@ describe('encrypted fields', () => {
       'analysis_settings',
       'identity_provider',
       'trigger',
+      'webhook',
     ]);
   });
 
@@ -137,6 +138,13 @@ describe('encrypted fields', () => {
       { path: ['request', 'sealed_values'], context: 'trigger:t1' },
     ]);
     expect(encryptedValues('trigger', { id: 't1', sealedSecret: secret, request: { action_id: 'a' } })).toHaveLength(1);
+  });
+
+  it("finds a webhook subscription's signing secret under the subscription's context", () => {
+    const secret = sealed('whsec_y', 'webhook:w1');
+    expect(encryptedValues('webhook', { id: 'w1', sealedSecret: secret })).toMatchObject([
+      { path: ['sealedSecret'], context: 'webhook:w1', keyId: 'k1' },
+    ]);
   });
 
   it('reads the key id of the v1 format only, and counts anything else as unreadable', () => {

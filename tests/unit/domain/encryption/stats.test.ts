@@ -29,6 +29,7 @@ describe('encryption stats', () => {
       ['analysis_settings', 0, 0],
       ['identity_provider', 0, 0],
       ['trigger', 0, 0],
+      ['webhook', 0, 0],
     ]);
     expect(stats.keys).toEqual([
       { key_id: 'k1', status: 'retired', records: 0, values: 0 },

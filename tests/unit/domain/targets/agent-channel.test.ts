@@ -209,3 +209,53 @@ describe('wakeTarget and withWakeUps', () => {
     expect((await wrapped.get('c2'))?.status).toBe('queued');
   });
 });
+
+describe('target events for webhooks', () => {
+  const recorder = (listening: boolean) => {
+    const emitted: { type: string; subject: readonly string[]; data: unknown }[] = [];
+    const queued: { message: unknown; delay: number | undefined }[] = [];
+    return {
+      emitted,
+      queued,
+      webhooks: {
+        emitter: {
+          listens: async () => listening,
+          emit: async (e: { type: string; subject: readonly string[]; data: () => unknown }) =>
+            void emitted.push({ type: e.type, subject: e.subject, data: await e.data() }),
+        },
+        queue: { send: async (message: unknown, delay?: number) => void queued.push({ message, delay }) },
+      },
+    };
+  };
+
+  it('emits target.online when a socket opens on a target that was not online, and asks for a late look when it closes', async () => {
+    // Prepare
+    const s = await setup();
+    s.clock.advance(10 * 60_000); // registered long ago: offline now
+    const hooks = recorder(true);
+    const deps = { ...s.deps, webhooks: hooks.webhooks };
+
+    // Act
+    await connectAgent(deps, s.auth, 'conn-1');
+    await connectAgent(deps, s.auth, 'conn-2'); // online already: nothing
+    await disconnectAgent(deps, 'conn-2');
+
+    // Assess
+    expect(hooks.emitted).toMatchObject([
+      { type: 'target.online', subject: [s.targetId, 'conn-1'], data: { id: s.targetId, status: 'online' } },
+    ]);
+    expect(hooks.queued).toEqual([
+      { message: { kind: 'target_check', target_id: s.targetId, connection_id: 'conn-2' }, delay: 75 },
+    ]);
+  });
+
+  it('emits and sends nothing when nobody listens', async () => {
+    const s = await setup();
+    s.clock.advance(10 * 60_000);
+    const hooks = recorder(false);
+    const deps = { ...s.deps, webhooks: hooks.webhooks };
+    await connectAgent(deps, s.auth, 'conn-1');
+    await disconnectAgent(deps, 'conn-1');
+    expect([hooks.emitted, hooks.queued]).toEqual([[], []]);
+  });
+});

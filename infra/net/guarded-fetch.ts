@@ -1,23 +1,43 @@
-// HTTP requests to identity providers, guarded against SSRF: the URL is checked (address-policy.ts), the host name is
-// resolved by a lookup that refuses non-public addresses at connection time (so DNS cannot answer one thing to the
-// check and another to the connection), redirects are followed only when asked and each hop is checked again, the
-// whole exchange has a deadline and the body a size cap. Failures are ProviderRequestError with a sentence for an
-// administrator; no body, header or secret of the provider is ever in one.
+// Outgoing HTTP requests guarded against SSRF (identity providers, webhook receivers): the URL is checked
+// (address-policy.ts), the host name is resolved by a lookup that refuses non-public addresses at connection time (so
+// DNS cannot answer one thing to the check and another to the connection), redirects are followed only when asked
+// and each hop is checked again, the whole exchange has a deadline and the body a size cap. Failures are the
+// policy's error (OutboundRequestError by default) with a sentence for an administrator; no body, header or secret
+// of the other side is ever in one.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { ProviderRequestError } from '../../domain/sso/ports.js';
 import { isAllowedHost, isRefusedAddress, urlProblem } from './address-policy.js';
 
+/** A refused or failed outgoing request (the default error of a policy). */
+export class OutboundRequestError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OutboundRequestError';
+  }
+}
+
 export interface FetchPolicy {
-  /** Hosts exempt from the address check (OIDC_ALLOWED_HOSTS). */
+  /** Hosts exempt from the address check (OIDC_ALLOWED_HOSTS, WEBHOOK_ALLOWED_HOSTS). */
   readonly allowedHosts: readonly string[];
   /** The deadline of one request, redirects included. */
   readonly timeoutMs: number;
   readonly maxBytes: number;
   readonly maxRedirects: number;
+  /** A body past maxBytes is cut there instead of failing the request (a webhook receiver's answer). */
+  readonly truncateBody?: boolean;
+  readonly userAgent?: string;
+  /** The error a failure becomes (identity providers: ProviderRequestError); OutboundRequestError by default. */
+  readonly fail?: (message: string) => Error;
 }
+
+const made = new WeakSet<Error>();
+const failure = (policy: FetchPolicy, message: string): Error => {
+  const error = policy.fail === undefined ? new OutboundRequestError(message) : policy.fail(message);
+  made.add(error);
+  return error;
+};
 
 export interface GuardedRequest {
   readonly method: 'GET' | 'POST';
@@ -55,15 +75,22 @@ const guardedLookup: LookupFunction = (hostname, options, callback) => {
   });
 };
 
-const readCapped = (response: IncomingMessage, maxBytes: number): Promise<string> =>
+const readCapped = (response: IncomingMessage, policy: FetchPolicy): Promise<string> =>
   new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const { maxBytes } = policy;
     response.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > maxBytes) {
+        if (policy.truncateBody === true) {
+          chunks.push(chunk.subarray(0, chunk.length - (size - maxBytes)));
+          response.destroy();
+          resolve(Buffer.concat(chunks).toString('utf8'));
+          return;
+        }
         response.destroy();
-        reject(new ProviderRequestError(`The answer is larger than ${maxBytes} bytes.`));
+        reject(failure(policy, `The answer is larger than ${maxBytes} bytes.`));
         return;
       }
       chunks.push(chunk);
@@ -82,7 +109,7 @@ const once = (policy: FetchPolicy, url: URL, request: GuardedRequest, signal: Ab
         method: request.method,
         headers: {
           accept: 'application/json',
-          'user-agent': 'deployer-sso',
+          'user-agent': policy.userAgent ?? 'deployer-sso',
           ...(request.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(request.body)) }),
           ...request.headers,
         },
@@ -90,7 +117,7 @@ const once = (policy: FetchPolicy, url: URL, request: GuardedRequest, signal: Ab
         ...(exempt ? {} : { lookup: guardedLookup }),
       },
       (response) => {
-        readCapped(response, policy.maxBytes).then(
+        readCapped(response, policy).then(
           (body) =>
             resolve({
               status: response.statusCode ?? 0,
@@ -110,13 +137,13 @@ const once = (policy: FetchPolicy, url: URL, request: GuardedRequest, signal: Ab
     req.end(request.body);
   });
 
-const describe = (error: unknown, signal: AbortSignal): ProviderRequestError => {
-  if (error instanceof ProviderRequestError) return error;
-  if (error instanceof RefusedAddressError) return new ProviderRequestError(`The URL is refused: ${INTERNAL}.`);
-  if (signal.aborted) return new ProviderRequestError('The provider did not answer in time.');
+const describe = (policy: FetchPolicy, error: unknown, signal: AbortSignal): Error => {
+  if (error instanceof RefusedAddressError) return failure(policy, `The URL is refused: ${INTERNAL}.`);
+  if (signal.aborted) return failure(policy, 'The provider did not answer in time.');
+  if (error instanceof Error && made.has(error)) return error;
   const code = (error as { code?: string }).code;
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new ProviderRequestError('The host name does not resolve.');
-  return new ProviderRequestError(`The provider could not be reached${code === undefined ? '' : ` (${code})`}.`);
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return failure(policy, 'The host name does not resolve.');
+  return failure(policy, `The provider could not be reached${code === undefined ? '' : ` (${code})`}.`);
 };
 
 /** One guarded request (and its redirects when asked). */
@@ -130,23 +157,21 @@ export const guardedFetch = async (
   for (let hop = 0; ; hop++) {
     const problem = urlProblem(policy.allowedHosts, url);
     if (problem !== undefined)
-      throw new ProviderRequestError(
-        hop === 0 ? `The URL ${problem}.` : `The provider redirected to a URL that ${problem}.`,
-      );
+      throw failure(policy, hop === 0 ? `The URL ${problem}.` : `The provider redirected to a URL that ${problem}.`);
     let response: GuardedResponse;
     try {
       response = await once(policy, new URL(url), request, signal);
     } catch (error) {
-      throw describe(error, signal);
+      throw describe(policy, error, signal);
     }
     const location = response.headers['location'];
     const redirected = response.status >= 300 && response.status < 400 && location !== undefined && location !== '';
     if (!redirected || request.followRedirects !== true || request.method !== 'GET') return response;
-    if (hop >= policy.maxRedirects) throw new ProviderRequestError('The provider redirected too many times.');
+    if (hop >= policy.maxRedirects) throw failure(policy, 'The provider redirected too many times.');
     try {
       url = new URL(location, url).toString();
     } catch {
-      throw new ProviderRequestError('The provider redirected to an invalid URL.');
+      throw failure(policy, 'The provider redirected to an invalid URL.');
     }
   }
 };

@@ -5,7 +5,7 @@ import {
   isRefusedAddress,
   parseAllowedHosts,
   urlProblem,
-} from '../../../../infra/oidc/address-policy.js';
+} from '../../../../infra/net/address-policy.js';
 
 describe('isRefusedAddress', () => {
   it.each([
