@@ -9,6 +9,8 @@ import { duration, stateClass, TERMINAL_STATES, when } from './format.js';
 import { openStream, type StreamState } from './stream.js';
 import { ErrorLine, LiveBadge } from './widgets.js';
 
+const SECRET_MASK = '***';
+
 interface Step {
   readonly id: string;
   readonly target_id: string;
@@ -22,6 +24,7 @@ interface Step {
 }
 
 interface Detail extends DeploymentRow {
+  readonly config?: { variables: Record<string, string> };
   readonly error_message: string | null;
   readonly cancel_reason?: string;
   readonly plan: { steps: Step[]; warnings?: string[] } | null;
@@ -54,11 +57,14 @@ export const Deployment = ({ id, permissions }: { id: string; permissions: Reado
   const [follow, setFollow] = useState(true);
   const [search, setSearch] = useState('');
   const [results, setResults] = useState<CommandResult[]>([]);
+  const [redeploying, setRedeploying] = useState(false);
   const logEnd = useRef<HTMLDivElement>(null);
 
   useEffect(() => {
     let stream: { close(): void } | undefined;
     let cancelled = false;
+    setDetail(undefined);
+    setRedeploying(false);
     setLines([]);
     setResults([]);
     // Command results with their analysis: read when the deployment ends and whenever an analysis arrives live.
@@ -168,9 +174,25 @@ export const Deployment = ({ id, permissions }: { id: string; permissions: Reado
       setError(isApiError(e) ? e.message : 'The cancel did not reach the service.');
     }
   };
-  const redeploy = async () => {
+  const redeploy = async (event: SubmitEvent) => {
+    event.preventDefault();
+    // Only what was changed is sent (the API merges it over the original); a secret left empty keeps its value,
+    // which the console never saw: the API shows secrets as ***.
+    const form = new FormData(event.currentTarget as HTMLFormElement);
+    const original = detail?.config?.variables ?? {};
+    const variables = Object.fromEntries(
+      Object.entries(original).flatMap(([name, value]) => {
+        const given = String(form.get(`var-${name}`) ?? '');
+        const secret = value === SECRET_MASK;
+        return (secret && given !== '') || (!secret && given !== value) ? [[name, given]] : [];
+      }),
+    );
     try {
-      const next = await api<{ id: string }>('POST', `/deployments/${encodeURIComponent(id)}/redeploy`, {});
+      const next = await api<{ id: string }>(
+        'POST',
+        `/deployments/${encodeURIComponent(id)}/redeploy`,
+        Object.keys(variables).length === 0 ? {} : { variables },
+      );
       window.location.hash = `#/deployments/${next.id}`;
     } catch (e) {
       setError(isApiError(e) ? e.message : 'The redeploy did not reach the service.');
@@ -208,13 +230,33 @@ export const Deployment = ({ id, permissions }: { id: string; permissions: Reado
             </button>
           ) : null}
           {terminal && permissions.has('deployments:redeploy') ? (
-            <button type="button" onClick={() => void redeploy()}>
+            <button type="button" aria-expanded={redeploying} onClick={() => setRedeploying(!redeploying)}>
               Redeploy
             </button>
           ) : null}
         </span>
       </header>
       <ErrorLine message={error} />
+      {redeploying && terminal ? (
+        <form class="stack-form" aria-label="Redeploy" onSubmit={(e) => void redeploy(e)}>
+          <fieldset>
+            <legend>Redeploy with the same configuration</legend>
+            {Object.entries(detail.config?.variables ?? {}).map(([name, value]) =>
+              value === SECRET_MASK ? (
+                <label>
+                  {name}{' '}
+                  <input name={`var-${name}`} type="password" autocomplete="off" placeholder="unchanged (secret)" />
+                </label>
+              ) : (
+                <label>
+                  {name} <input name={`var-${name}`} defaultValue={value} />
+                </label>
+              ),
+            )}
+            <button type="submit">Redeploy now</button>
+          </fieldset>
+        </form>
+      ) : null}
       <p class="muted">
         {detail.completed_steps}/{detail.total_steps} steps · created {when(detail.created_at)} · by{' '}
         {detail.triggered_by ?? '—'}

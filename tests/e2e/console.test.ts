@@ -69,6 +69,22 @@ beforeAll(async () => {
     expect(created.status).toBe(201);
     actions[slug!] = created.json.id as string;
   }
+  {
+    const created = await call('POST', '/actions', {
+      slug: 'greet',
+      name: 'greet',
+      version: {
+        version: '1.0.0',
+        script: 'echo "hello $WHO"; test -n "$TOKEN"',
+        variables: [
+          { name: 'WHO', default: 'world' },
+          { name: 'TOKEN', secret: true },
+        ],
+      },
+    });
+    expect(created.status).toBe(201);
+    actions['greet'] = created.json.id as string;
+  }
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 });
 
@@ -158,6 +174,7 @@ describe('the console in a browser', () => {
     expect([detail.json.state, detail.json.cancel_reason]).toEqual(['cancelled', 'stuck for a minute']);
     // A finished deployment offers redeploy, which opens the new one.
     await page.getByRole('button', { name: 'Redeploy' }).click();
+    await page.getByRole('button', { name: 'Redeploy now' }).click();
     await expect.poll(() => page.url()).not.toContain(id);
     await page.context().close();
   }, 90_000);
@@ -262,6 +279,34 @@ describe('the console in a browser', () => {
       .toBe(401);
     await page.context().close();
   }, 60_000);
+
+  it('redeploys with a changed variable, a secret masked and kept', async () => {
+    const created = await call('POST', '/deployments', {
+      action_id: actions['greet'],
+      target_ids: targetIds.slice(0, 1),
+      variables: { WHO: 'world', TOKEN: 's3cret-token-value' },
+    });
+    expect(created.status).toBe(201);
+    const id = created.json.deployment_id as string;
+    const page = await signIn(ADMIN);
+    await page.goto(`${stack.baseUrl}/#/deployments/${id}`);
+    await expect.poll(() => page.getByTestId('deployment-state').textContent(), { timeout: 30_000 }).toBe('success');
+    await page.getByRole('button', { name: 'Redeploy' }).click();
+    const secret = page.getByLabel('TOKEN');
+    expect([await secret.getAttribute('type'), await secret.inputValue()]).toEqual(['password', '']);
+    expect(await page.content()).not.toContain('s3cret-token-value');
+    await page.getByLabel('WHO').fill('again');
+    await page.getByRole('button', { name: 'Redeploy now' }).click();
+    await expect.poll(() => page.url()).not.toContain(id);
+    // The new deployment ran with the changed value and the kept secret (its script fails without TOKEN).
+    const next = decodeURIComponent(page.url().split('#/deployments/')[1] ?? '');
+    await expect
+      .poll(async () => (await call('GET', `/deployments/${next}`)).json.state, { timeout: 30_000 })
+      .toBe('success');
+    await expect.poll(() => page.getByRole('log').textContent()).toContain('hello again');
+    await expect.poll(() => page.getByTestId('deployment-state').textContent(), { timeout: 10_000 }).toBe('success');
+    await page.context().close();
+  }, 90_000);
 
   it('updates a row of the list live as its deployment moves', async () => {
     const page = await signIn(ADMIN);
