@@ -4,7 +4,10 @@ import type { JSX } from 'preact';
 
 const COLOURS = ['black', 'red', 'green', 'yellow', 'blue', 'magenta', 'cyan', 'white'];
 const ESCAPE = /\u001b\[([0-9;]*)m/g;
-const OTHER = /\u001b\[[0-9;?]*[A-Za-z]/g;
+/** Every other escape: CSI sequences (cursor moves, erases), OSC ones (OSC 8 links, titles: ended by BEL or ST), and
+ * any stray ESC or other C0 control but tab, so nothing of a link or a title is followed or shown raw. */
+const OTHER =
+  /\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u001b[@-_]?|[\u0000-\u0008\u000b-\u001f\u007f]/g;
 
 export const Ansi = ({ text }: { text: string }): JSX.Element => {
   const parts: JSX.Element[] = [];

@@ -308,6 +308,66 @@ describe('the console in a browser', () => {
     await page.context().close();
   }, 90_000);
 
+  it('shows hostile text as text: no markup runs, no link is followed, no CSP violation (security.md, console rule 4)', async () => {
+    const hostile = '<img src=x onerror=alert(1)>';
+    const printed = [
+      hostile,
+      '</script><script>alert(2)</script>',
+      '\u001b[31mred\u001b[0m \u001b]8;;http://evil.example/\u001b\\link\u001b]8;;\u001b\\',
+    ];
+    const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+    const created = await call('POST', '/actions', {
+      slug: 'hostile-console',
+      name: hostile,
+      description: hostile,
+      version: { version: '1.0.0', script: printed.map((line) => `printf '%s\\n' ${quote(line)}`).join('\n') },
+    });
+    expect(created.status).toBe(201);
+    const deployed = await call('POST', '/deployments', {
+      action_id: created.json.id,
+      target_ids: targetIds.slice(0, 1),
+    });
+    expect(deployed.status).toBe(201);
+    const id = deployed.json.deployment_id as string;
+
+    const context = await browser.newContext();
+    // Recorded from before the page's first script (the test's own code runs in Node, without the DOM's types).
+    await context.addInitScript({
+      content:
+        'window.cspViolations = []; document.addEventListener("securitypolicyviolation", ' +
+        '(e) => window.cspViolations.push(e.violatedDirective + " " + e.blockedURI));',
+    });
+    const page = await context.newPage();
+    const dialogs: string[] = [];
+    page.on('dialog', (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.dismiss();
+    });
+    const requests: string[] = [];
+    page.on('request', (request) => requests.push(request.url()));
+    await page.goto(stack.baseUrl);
+    await page.getByLabel('Email').fill(ADMIN.email);
+    await page.getByLabel('Password').fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Deployments' }).waitFor();
+    await page.goto(`${stack.baseUrl}/#/deployments/${id}`);
+    await expect.poll(() => page.getByTestId('deployment-state').textContent(), { timeout: 30_000 }).toBe('success');
+    const log = page.getByRole('log');
+    await expect.poll(() => log.textContent()).toContain(hostile);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(hostile);
+    expect(await log.textContent()).toContain('</script><script>alert(2)</script>');
+    expect(await log.textContent()).toContain('red link');
+    expect(await log.textContent()).not.toContain('evil.example');
+    await page.getByRole('link', { name: 'Catalog' }).click();
+    await expect.poll(() => page.locator('main').textContent()).toContain(hostile);
+    expect(await page.locator('img').count()).toBe(0);
+    expect(await page.locator('main script').count()).toBe(0);
+    expect(dialogs).toEqual([]);
+    expect(await page.evaluate('window.cspViolations')).toEqual([]);
+    expect(requests.filter((url) => !url.startsWith(stack.baseUrl))).toEqual([]);
+    await context.close();
+  }, 90_000);
+
   it('updates a row of the list live as its deployment moves', async () => {
     const page = await signIn(ADMIN);
     const id = await deploy('hello');
