@@ -83,8 +83,19 @@ export const templateOf = (path: string): string | undefined => {
 const describe = (answer: Answer, template: string | undefined): string =>
   `${answer.method} ${template ?? answer.path} answered ${answer.status}`;
 
+/** The web console's static files (local/console-assets.ts): pages of the origin, not operations of the API. */
+const isConsoleFile = (answer: Answer): boolean => {
+  const bare = answer.path.split('?')[0] ?? answer.path;
+  return (
+    (answer.method === 'GET' || answer.method === 'HEAD') &&
+    answer.status === 200 &&
+    (bare === '/' || bare === '/index.html' || bare.startsWith('/assets/'))
+  );
+};
+
 /** The problems of an answer, empty when the document describes it. */
 export const conformanceProblems = (answer: Answer): string[] => {
+  if (isConsoleFile(answer)) return [];
   const { doc } = openApiDocument();
   const template = templateOf(answer.path);
   const operation =
