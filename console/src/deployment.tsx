@@ -24,6 +24,7 @@ interface Step {
 }
 
 interface Detail extends DeploymentRow {
+  readonly analysis_enabled?: boolean;
   readonly config?: { variables: Record<string, string> };
   readonly error_message: string | null;
   readonly cancel_reason?: string;
@@ -59,6 +60,7 @@ export const Deployment = ({ id, permissions }: { id: string; permissions: Reado
   const [results, setResults] = useState<CommandResult[]>([]);
   const [redeploying, setRedeploying] = useState(false);
   const logEnd = useRef<HTMLDivElement>(null);
+  const analysisEnabled = useRef(true);
 
   useEffect(() => {
     let stream: { close(): void } | undefined;
@@ -76,7 +78,9 @@ export const Deployment = ({ id, permissions }: { id: string; permissions: Reado
         (r) => {
           if (cancelled) return;
           setResults(r);
-          if (r.some((c) => c.status === 'failed' && c.analysis === undefined) && analysisWaits < 30) {
+          // Only while an analysis can come: none is made when the deployment has analysis switched off.
+          const waiting = r.some((c) => c.status === 'failed' && c.analysis === undefined);
+          if (waiting && analysisEnabled.current && analysisWaits < 30) {
             analysisWaits += 1;
             setTimeout(loadResults, 2000);
           }
@@ -87,6 +91,7 @@ export const Deployment = ({ id, permissions }: { id: string; permissions: Reado
       .then((d) => {
         if (cancelled) return;
         setDetail(d);
+        analysisEnabled.current = d.analysis_enabled !== false;
         setSteps(new Map((d.plan?.steps ?? []).map((s) => [s.id, s])));
         let seq = 0;
         stream = openStream(

@@ -29,6 +29,16 @@ interface ListAnswer {
 }
 
 const TABS = ['all', 'running', 'failed', 'succeeded', 'other'] as const;
+
+/** The status_counts bucket of a state, as the API counts them (domain/deployments/queries.ts, STATUS_BUCKETS). */
+const bucketOf = (state: string): string =>
+  ['pending', 'queued', 'running', 'rolling_back'].includes(state)
+    ? 'running'
+    : ['failed', 'rolled_back'].includes(state)
+      ? 'failed'
+      : state === 'success'
+        ? 'succeeded'
+        : 'other';
 const LIMIT = 20;
 
 export const nameOf = (d: Pick<DeploymentRow, 'action_name' | 'sequence_name' | 'solution_name' | 'id'>): string =>
@@ -64,24 +74,54 @@ export const Deployments = () => {
     };
   }, [tab, page]);
 
+  // Live: the stream's records change the page in place, and the counts move with each state change whose
+  // previous state is known (from a listed row or an earlier event). The list is read again only for a change the
+  // page cannot place (an older deployment it never listed), at most every 10 s: a list read costs the index
+  // partition, a stream event costs nothing more.
+  const known = useRef(new Map<string, string>());
+  const view = useRef({ tab, page });
+  view.current = { tab, page };
+  useEffect(() => {
+    for (const row of answer?.data ?? []) known.current.set(row.id, row.state);
+  }, [answer]);
+
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const stream = openStream(
       '/sse/deployments',
-      (message) => {
-        const record = message.data['record'] as DeploymentRow | undefined;
-        if (record === undefined) return;
-        setAnswer((current) =>
-          current === undefined
-            ? current
-            : { ...current, data: current.data.map((row) => (row.id === record.id ? record : row)) },
-        );
-        timer ??= setTimeout(() => {
-          timer = undefined;
-          reload.current();
-        }, 1000);
+      ({ event, data }) => {
+        const record = data['record'] as DeploymentRow | undefined;
+        if (record === undefined || event === 'deleted') return;
+        const before = known.current.get(record.id);
+        known.current.set(record.id, record.state);
+        if (before === undefined && event !== 'created') {
+          timer ??= setTimeout(() => {
+            timer = undefined;
+            reload.current();
+          }, 10_000);
+          return;
+        }
+        setAnswer((current) => {
+          if (current === undefined) return current;
+          const counts = { ...current.status_counts };
+          const now = bucketOf(record.state);
+          if (before === undefined) {
+            counts['all'] = (counts['all'] ?? 0) + 1;
+            counts[now] = (counts[now] ?? 0) + 1;
+          } else if (bucketOf(before) !== now) {
+            counts[bucketOf(before)] = (counts[bucketOf(before)] ?? 0) - 1;
+            counts[now] = (counts[now] ?? 0) + 1;
+          }
+          const { tab: shownTab, page: shownPage } = view.current;
+          const fresh = before === undefined && shownPage === 1 && (shownTab === 'all' || shownTab === now);
+          const rows = fresh
+            ? [record, ...current.data].slice(0, LIMIT)
+            : current.data.map((row) => (row.id === record.id ? record : row));
+          const total = current.meta.total + (fresh ? 1 : 0);
+          return { ...current, data: rows, meta: { ...current.meta, total }, status_counts: counts };
+        });
       },
-      { onState: setLive },
+      { onState: setLive, snapshot: false },
     );
     return () => {
       stream.close();

@@ -26,7 +26,13 @@ const TERMINAL = new Set(['success', 'succeeded', 'failed', 'cancelled', 'rolled
 export const openStream = (
   path: string,
   onMessage: (message: StreamMessage) => void,
-  options: { resume?: boolean; onState?: (state: StreamState) => void } = {},
+  options: {
+    /** A log stream: resumed after the last event received. */
+    resume?: boolean;
+    /** A resource stream: list every record when it opens (default true; the deployments list passes false). */
+    snapshot?: boolean;
+    onState?: (state: StreamState) => void;
+  } = {},
 ): StreamHandle => {
   let session: SseSession | undefined;
   let source: EventSource | undefined;
@@ -55,7 +61,7 @@ export const openStream = (
     try {
       const query = new URLSearchParams({ sse_token: await token() });
       if (options.resume === true && lastId !== undefined) query.set('last_event_id', lastId);
-      else if (options.resume !== true) query.set('snapshot', 'true');
+      else if (options.resume !== true && options.snapshot !== false) query.set('snapshot', 'true');
       const separator = path.includes('?') ? '&' : '?';
       const es = new EventSource(`/api/v1${path}${separator}${query.toString()}`);
       source = es;

@@ -368,12 +368,29 @@ describe('the console in a browser', () => {
     await context.close();
   }, 90_000);
 
-  it('updates a row of the list live as its deployment moves', async () => {
+  it('updates a row and the counts of the list live from the stream, without reading the list again', async () => {
     const page = await signIn(ADMIN);
+    await page.getByRole('tab', { name: /^succeeded/ }).waitFor();
+    const succeeded = async () =>
+      Number(
+        await page
+          .getByRole('tab', { name: /^succeeded/ })
+          .locator('.count')
+          .textContent(),
+      );
+    await expect.poll(succeeded).not.toBeNaN();
+    const before = await succeeded();
+    const listReads: string[] = [];
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === '/api/v1/deployments') listReads.push(request.url());
+    });
     const id = await deploy('hello');
     const row = page.locator(`tr[data-deployment-id="${id}"]`);
     await row.waitFor({ timeout: 20_000 });
     await expect.poll(() => row.locator('.state').textContent(), { timeout: 30_000 }).toBe('success');
+    await expect.poll(succeeded).toBe(before + 1);
+    // Each list read costs the index partition; the stream's events are enough to place a new deployment.
+    expect(listReads).toEqual([]);
     await page.context().close();
   }, 60_000);
 });
