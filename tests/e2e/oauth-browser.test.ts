@@ -61,7 +61,7 @@ afterAll(async () => {
   await browser?.close();
   await stack?.stop();
   await idp?.stop();
-  await new Promise((resolve) => app?.close(resolve));
+  if (app !== undefined) await new Promise((resolve) => app.close(resolve));
 });
 
 describe('the authorization page in a browser', () => {

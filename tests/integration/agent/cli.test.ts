@@ -1,6 +1,6 @@
 // The agent as a process, the way `npm run agent` starts it: help, bad options, and a clean stop on SIGTERM.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { access } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -125,6 +125,9 @@ describe('npm run agent', () => {
       script: `echo up; sleep 4; echo done > ${finished}`,
     });
     await until('the command output', () => server.backend.output(command.id) !== '');
+    // Output leaves the agent only once the command's process group is on record (else a kill now would lose it)
+    const onRecord = JSON.parse(await readFile(join(dir, 'state', 'commands', `${command.id}.json`), 'utf8'));
+    expect(onRecord).toMatchObject({ status: 'started', pid: expect.any(Number) });
     // Act: the agent dies at once (its command's process group runs on); a new run starts on the same state
     run.child.kill('SIGKILL');
     await run.exit;
