@@ -6,6 +6,7 @@ export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
     globalSetup: ['tests/support/global-setup.ts'],
+    setupFiles: ['tests/support/worker-env.ts'],
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 30_000,

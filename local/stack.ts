@@ -4,7 +4,7 @@
 // Setting AWS_ENDPOINT_URL (LocalStack) replaces both emulators.
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { AdmissionLimits } from './admission.js';
 import { ensureQueues, ensureTables, type LocalQueue } from './bootstrap.js';
@@ -29,6 +29,13 @@ export interface StackOptions {
   /** Prefix for local table and queue names (tests run several stacks side by side). */
   readonly namePrefix?: string;
   readonly dynamoPort?: number;
+  /**
+   * A DynamoDB Local already running, used instead of starting one: the stack creates its tables there (namePrefix
+   * required, so stacks side by side never share one) and deletes them when it stops. Defaults to
+   * DEPLOYER_DYNAMODB_ENDPOINT (the test run's emulator, tests/support/worker-env.ts) for a stack with a namePrefix
+   * and neither dynamoPort nor dataDir (those ask for an emulator of its own).
+   */
+  readonly dynamoEndpoint?: string;
   readonly sqsPort?: number;
   /** serverless-offline's WebSocket port (the agents' socket and its @connections endpoint); 0 or absent: a free one. */
   readonly websocketPort?: number;
@@ -147,10 +154,33 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     let sqs: Emulator | undefined;
     let dynamoStarting: Promise<Emulator | undefined> = Promise.resolve(undefined);
     let dynamoEndpoint = external ?? '';
+    const sharedDynamo =
+      options.dynamoEndpoint ??
+      (options.dynamoPort === undefined && options.dataDir === undefined && prefix !== ''
+        ? process.env['DEPLOYER_DYNAMODB_ENDPOINT'] || undefined
+        : undefined);
+    if (sharedDynamo !== undefined && prefix === '')
+      throw new Error('a stack on a shared DynamoDB needs a namePrefix of its own');
     if (external === undefined) {
       sqs = await startSqs({ port: options.sqsPort ?? (await freePort()) });
       stops.push(() => sqs!.stop());
       done('SQS emulator (local-aws-sqs)');
+    }
+    if (external === undefined && sharedDynamo !== undefined) {
+      dynamoEndpoint = sharedDynamo;
+      // The tables go last, after everything that uses them (stops run in reverse), as an own emulator would.
+      stops.push(async () => {
+        const client = new DynamoDBClient({
+          endpoint: sharedDynamo,
+          region: 'us-east-1',
+          credentials: LOCAL_CREDENTIALS,
+        });
+        for (const table of definition.tables)
+          await client.send(new DeleteTableCommand({ TableName: prefix + table.name })).catch(() => undefined);
+        client.destroy();
+      });
+    }
+    if (external === undefined && sharedDynamo === undefined) {
       const dynamoPort = options.dynamoPort ?? (await freePort());
       dynamoEndpoint = `http://127.0.0.1:${dynamoPort}`;
       const dynamoSince = Date.now();
