@@ -4,10 +4,8 @@
 // main page, in the light and the dark colour scheme; sign-in, opening a deployment and cancelling it work with the
 // keyboard alone, the focus visible at each step; at a phone's 390x844 no main page scrolls sideways and every
 // navigation entry is on the screen.
-import { readFile } from 'node:fs/promises';
 import { mkdtempSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -16,7 +14,7 @@ import type { RunningAgent } from '../../agent/agent.js';
 import { startLocalAgents } from '../../local/agents.js';
 import { startStack, type Stack } from '../../local/stack.js';
 import { uniqueName } from '../support/aws.js';
-import { launchChromium, signInPage } from '../support/console.js';
+import { launchChromium, seriousViolations, signInPage } from '../support/console.js';
 import { apiClient } from '../support/http.js';
 
 const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
@@ -29,7 +27,6 @@ let browser: Browser;
 let admin: string;
 let dir: string;
 let agents: readonly RunningAgent[] = [];
-let axeSource: string;
 let finished: string; // a deployment that succeeded
 const actions: Record<string, string> = {};
 let targetIds: string[] = [];
@@ -85,30 +82,6 @@ const open = async (page: Page, route: string, ready: (page: Page) => Promise<un
   await ready(page);
 };
 
-interface Violation {
-  readonly id: string;
-  readonly impact: string | null;
-  readonly help: string;
-  readonly nodes: { target: unknown[] }[];
-}
-
-/** axe's serious and critical violations on the page as it is, as `rule: help (elements)` lines. */
-const seriousViolations = async (page: Page): Promise<string[]> => {
-  if (!(await page.evaluate('typeof window.axe !== "undefined"'))) await page.evaluate(axeSource);
-  const results = (await page.evaluate(
-    'window.axe.run(document).then((r) => ({ violations: r.violations, passes: r.passes.length }))',
-  )) as { violations: Violation[]; passes: number };
-  if (process.env['AXE_ALL'] !== undefined)
-    console.log(
-      page.url(),
-      results.violations.map((v) => `${v.impact} ${v.id}: ${v.nodes.length}`),
-    );
-  expect(results.passes, 'axe checked nothing').toBeGreaterThan(10);
-  return results.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')})`);
-};
-
 /** What has the keyboard focus: its tag, accessible text, and whether it shows a visible focus ring. */
 const focused = (page: Page) =>
   page.evaluate(`(() => {
@@ -140,7 +113,6 @@ const tabTo = async (
 
 beforeAll(async () => {
   browser = await launchChromium();
-  axeSource = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
   stack = await startStack({ port: 0, namePrefix: `${uniqueName('consa11y')}-`, bootstrapAdmin: ADMIN });
   admin = (await api.login(ADMIN)).token;
   dir = await mkdtemp(join(tmpdir(), 'deployer-console-a11y-'));

@@ -7,7 +7,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../local/stack.js';
 import { uniqueName } from '../support/aws.js';
-import { launchChromium, signInPage } from '../support/console.js';
+import { launchChromium, seriousViolations, signInPage } from '../support/console.js';
 import { apiClient } from '../support/http.js';
 import { startOidcProvider, type OidcProvider } from '../support/oidc-provider.js';
 import { createUser } from '../support/users.js';
@@ -93,8 +93,11 @@ describe('the console: single sign-on and administration', () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     await page.goto(`${stack.baseUrl}/#/queue`);
+    const link = page.getByRole('link', { name: `Sign in with ${PROVIDER}` });
+    await link.waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
     // Act
-    await page.getByRole('link', { name: `Sign in with ${PROVIDER}` }).click();
+    await link.click();
     // Assess: the provider's group made her an operator, who sees the queue she asked for
     await page.getByRole('heading', { name: 'Queue' }).waitFor({ timeout: 20_000 });
     expect(new URL(page.url()).hash).toBe('#/queue');
@@ -126,6 +129,7 @@ describe('the console: single sign-on and administration', () => {
     await code.waitFor({ timeout: 20_000 });
     // Assess: not signed in yet, and the token is gone from the address bar
     expect(page.url()).not.toContain('pending_token');
+    expect(await seriousViolations(page)).toEqual([]);
     expect(await page.getByRole('heading', { name: 'Deployments' }).count()).toBe(0);
     await code.fill(await codeAt(secret, enabledStep + 1));
     await page.getByRole('button', { name: 'Verify' }).click();
