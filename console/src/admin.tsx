@@ -1,24 +1,11 @@
-// The admin area, within the caller's permissions: users and roles (read), and the caller's own API keys (list,
-// create with scopes the caller holds, revoke; the full key is shown once).
+// The admin area, within the caller's permissions: the caller's own API keys (list, create with scopes the caller
+// holds, revoke; the full key is shown once), users (admin-users.tsx) and roles (admin-roles.tsx).
 import { useEffect, useState } from 'preact/hooks';
-import { api, isApiError, type User } from './api.js';
+import { api, errorText, type User } from './api.js';
+import { Roles } from './admin-roles.js';
+import { Users } from './admin-users.js';
 import { when } from './format.js';
 import { ErrorLine } from './widgets.js';
-
-interface AdminUser {
-  readonly id: string;
-  readonly email: string;
-  readonly display_name: string | null;
-  readonly status: string;
-  readonly roles: string[];
-}
-
-interface Role {
-  readonly id: string;
-  readonly name: string;
-  readonly description: string | null;
-  readonly is_system?: boolean;
-}
 
 interface ApiKey {
   readonly id: string;
@@ -29,11 +16,10 @@ interface ApiKey {
   readonly expires_at: string | null;
 }
 
-const message = (e: unknown) => (isApiError(e) ? e.message : 'The service cannot be reached.');
+const message = errorText;
 
 export const Admin = ({ user, permissions }: { user: User; permissions: ReadonlySet<string> }) => {
-  const [users, setUsers] = useState<AdminUser[]>([]);
-  const [roles, setRoles] = useState<Role[]>([]);
+  const [roleNames, setRoleNames] = useState<string[] | undefined>();
   const [keys, setKeys] = useState<ApiKey[]>([]);
   const [fullKey, setFullKey] = useState<string | undefined>();
   const [error, setError] = useState<string | undefined>();
@@ -44,16 +30,6 @@ export const Admin = ({ user, permissions }: { user: User; permissions: Readonly
       (e: unknown) => setError(message(e)),
     );
   useEffect(() => {
-    if (permissions.has('users:read'))
-      void api<{ data: AdminUser[] }>('GET', '/admin/users?limit=100').then(
-        (answer) => setUsers(answer.data),
-        (e: unknown) => setError(message(e)),
-      );
-    if (permissions.has('roles:read'))
-      void api<Role[] | { data: Role[] }>('GET', '/admin/roles').then(
-        (answer) => setRoles(Array.isArray(answer) ? answer : answer.data),
-        (e: unknown) => setError(message(e)),
-      );
     if (permissions.has('api_keys:read')) void loadKeys();
   }, []);
 
@@ -147,43 +123,8 @@ export const Admin = ({ user, permissions }: { user: User; permissions: Readonly
           )}
         </>
       ) : null}
-      {permissions.has('users:read') ? (
-        <>
-          <h2>Users</h2>
-          <table class="list">
-            <thead>
-              <tr>
-                <th scope="col">Email</th>
-                <th scope="col">Name</th>
-                <th scope="col">Status</th>
-                <th scope="col">Roles</th>
-              </tr>
-            </thead>
-            <tbody>
-              {users.map((u) => (
-                <tr key={u.id}>
-                  <td>{u.email}</td>
-                  <td>{u.display_name ?? '—'}</td>
-                  <td>{u.status}</td>
-                  <td>{u.roles.join(', ')}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </>
-      ) : null}
-      {permissions.has('roles:read') ? (
-        <>
-          <h2>Roles</h2>
-          <ul class="plain">
-            {roles.map((r) => (
-              <li key={r.id}>
-                <strong>{r.name}</strong> {r.description ? <span class="muted">{r.description}</span> : null}
-              </li>
-            ))}
-          </ul>
-        </>
-      ) : null}
+      {permissions.has('users:read') ? <Users permissions={permissions} roleNames={roleNames} /> : null}
+      {permissions.has('roles:read') ? <Roles permissions={permissions} onRoles={setRoleNames} /> : null}
     </section>
   );
 };

@@ -48,6 +48,23 @@ const errorOf = async (response: Response): Promise<ApiError> => {
 export const isApiError = (value: unknown): value is ApiError =>
   typeof value === 'object' && value !== null && 'status' in value && 'code' in value;
 
+/**
+ * What to show of a failed call: the API's message, with what its details add (the permissions missing for a 403
+ * INSUFFICIENT_PERMISSIONS, the fields of a 400) when the message does not already say it.
+ */
+export const errorText = (e: unknown): string => {
+  if (!isApiError(e)) return 'The service cannot be reached.';
+  const details = (e.details ?? {}) as { missing?: unknown; fields?: unknown };
+  const extra: string[] = [];
+  if (Array.isArray(details.missing) && details.missing.some((m) => !e.message.includes(String(m))))
+    extra.push(`Missing: ${details.missing.map(String).join(', ')}.`);
+  if (Array.isArray(details.fields))
+    for (const f of details.fields as { field?: unknown; message?: unknown }[])
+      if (typeof f.message === 'string' && !e.message.includes(f.message))
+        extra.push(`${String(f.field ?? '')}: ${f.message}`.replace(/^: /, ''));
+  return [e.message, ...extra].join(' ');
+};
+
 const send = (method: string, path: string, body?: unknown): Promise<Response> =>
   fetch(`/api/v1${path}`, {
     method,

@@ -152,7 +152,7 @@ export const Deployments = () => {
         ))}
       </div>
       <ErrorLine message={error} />
-      <table class="list">
+      <table class="list deployments">
         <caption class="visually-hidden">Deployments, newest first</caption>
         <thead>
           <tr>

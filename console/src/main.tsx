@@ -27,23 +27,48 @@ const routeOf = (hash: string): Route => {
   return { page: 'deployments' };
 };
 
+/**
+ * A sign-in through a provider not trusted for 2FA comes back with `#requires_2fa=true&pending_token=...`: the
+ * token is taken out of the URL at once (out of the history too) and the sign-in form asks for the code.
+ */
+const pendingTwoFactor = (): string | undefined => {
+  const params = new URLSearchParams(window.location.hash.slice(1));
+  const token = params.get('pending_token');
+  if (params.get('requires_2fa') !== 'true' || token === null) return undefined;
+  window.history.replaceState(null, '', `${window.location.pathname}${window.location.search}`);
+  return token;
+};
+
+/** Used once: after a sign-in, a later sign-in form starts afresh. */
+let fromProvider = pendingTwoFactor();
+
 const App = () => {
-  const [user, setUser] = useState<User | null | undefined>(undefined);
+  const [user, setUser] = useState<User | null | undefined>(fromProvider === undefined ? undefined : null);
   const [route, setRoute] = useState(routeOf(window.location.hash));
 
   useEffect(() => {
     setSignedOutHandler(() => setUser(null));
-    refresh().then(
-      (u) => setUser(u ?? null),
-      () => setUser(null),
-    );
+    if (fromProvider === undefined)
+      refresh().then(
+        (u) => setUser(u ?? null),
+        () => setUser(null),
+      );
     const onHash = () => setRoute(routeOf(window.location.hash));
     window.addEventListener('hashchange', onHash);
     return () => window.removeEventListener('hashchange', onHash);
   }, []);
 
   if (user === undefined) return <p>Loading…</p>;
-  if (user === null) return <SignIn onSignedIn={setUser} />;
+  if (user === null)
+    return (
+      <SignIn
+        onSignedIn={(u) => {
+          fromProvider = undefined;
+          setUser(u);
+        }}
+        pendingToken={fromProvider}
+      />
+    );
   const permissions = new Set(user.permissions);
   return (
     <>

@@ -1,11 +1,41 @@
-// Sign in: email and password, then a 2FA code when the account has it.
-import { useState } from 'preact/hooks';
-import { isApiError, login, verifyTwoFactor, type User } from './api.js';
+// Sign in: email and password, or one of the identity providers the API lists (public `GET /auth/sso`), then a 2FA
+// code when the account has it (after a password, or after a provider not trusted for 2FA: the callback comes back
+// with `#requires_2fa=true&pending_token=...`, which main.tsx hands in as `pendingToken`).
+import { useEffect, useState } from 'preact/hooks';
+import { api, isApiError, login, verifyTwoFactor, type User } from './api.js';
 
-export const SignIn = ({ onSignedIn }: { onSignedIn: (user: User) => void }) => {
-  const [pending, setPending] = useState<string | undefined>();
+interface SignInProvider {
+  readonly id: string;
+  readonly name: string;
+  readonly sign_in_url: string;
+}
+
+/** The provider's sign-in link, coming back to the route the console is on (the API accepts a relative path only). */
+const signInLink = (provider: SignInProvider): string => {
+  const url = new URL(provider.sign_in_url, window.location.href);
+  url.searchParams.set('return_to', `/${window.location.hash}`);
+  return url.href;
+};
+
+export const SignIn = ({
+  onSignedIn,
+  pendingToken,
+}: {
+  onSignedIn: (user: User) => void;
+  pendingToken?: string | undefined;
+}) => {
+  const [pending, setPending] = useState<string | undefined>(pendingToken);
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
+  const [providers, setProviders] = useState<readonly SignInProvider[]>([]);
+
+  useEffect(() => {
+    // No providers (or no answer) leaves the password form alone.
+    api<{ data: SignInProvider[] }>('GET', '/auth/sso').then(
+      (answer) => setProviders(answer.data),
+      () => undefined,
+    );
+  }, []);
 
   const submit = async (event: SubmitEvent) => {
     event.preventDefault();
@@ -41,7 +71,7 @@ export const SignIn = ({ onSignedIn }: { onSignedIn: (user: User) => void }) => 
         ) : (
           <label>
             Code from your authenticator app{' '}
-            <input name="code" inputMode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" required />
+            <input name="code" inputMode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" required autoFocus />
           </label>
         )}
         {error === undefined ? null : (
@@ -53,6 +83,20 @@ export const SignIn = ({ onSignedIn }: { onSignedIn: (user: User) => void }) => 
           {pending === undefined ? 'Sign in' : 'Verify'}
         </button>
       </form>
+      {pending === undefined && providers.length > 0 ? (
+        <nav class="sso" aria-label="Single sign-on">
+          <p class="muted">Or</p>
+          <ul class="plain">
+            {providers.map((p) => (
+              <li key={p.id}>
+                <a class="button" href={signInLink(p)}>
+                  Sign in with {p.name}
+                </a>
+              </li>
+            ))}
+          </ul>
+        </nav>
+      ) : null}
     </section>
   );
 };

@@ -74,6 +74,21 @@ export const providerView = (p: IdentityProvider, baseUrl: string) => ({
   updated_at: p.updatedAt,
 });
 
+/**
+ * The providers a sign-in page may offer, for anyone (no credential): every enabled provider of every tenant (the page
+ * cannot know the visitor's tenant before the sign-in), names and the link only. The OAuth sign-in page
+ * (`GET /oauth/authorize`) already shows these names to anyone; the issuer, client id and settings stay admin-only.
+ */
+export const listSignInProviders = async (deps: Pick<ProvidersDeps, 'providers' | 'publicBaseUrl'>) =>
+  (await deps.providers.list('all'))
+    .filter((p) => p.enabled)
+    .map((p) => ({
+      id: p.id,
+      short_id: p.shortId,
+      name: p.name,
+      sign_in_url: `${deps.publicBaseUrl}/api/v1/auth/sso/${p.id}`,
+    }));
+
 export const mappingView = (m: RoleMapping) => ({
   id: m.id,
   short_id: m.shortId,

@@ -25,3 +25,23 @@ export const onceAsync = <T>(create: () => Promise<T>): (() => Promise<T>) => {
     return pending;
   };
 };
+
+/**
+ * An async value kept for `ttlMs` after it was made, then made again on the next use; concurrent callers share one
+ * making, and a failure is not kept. A per-container cache: each container keeps its own for that long.
+ */
+export const cachedFor = <T>(ttlMs: number, now: () => number, create: () => Promise<T>): (() => Promise<T>) => {
+  let pending: Promise<T> | undefined;
+  let madeAt = 0;
+  return () => {
+    if (pending === undefined || now() - madeAt >= ttlMs) {
+      madeAt = now();
+      const making = create().catch((error: unknown) => {
+        if (pending === making) pending = undefined;
+        throw error;
+      });
+      pending = making;
+    }
+    return pending;
+  };
+};

@@ -428,4 +428,46 @@ describe('single sign-on', () => {
     expect(me.permissions).not.toContain('users:create');
     expect((await call('GET', '/admin/users', token)).status).toBe(403);
   });
+  it('lists the enabled providers of every tenant for anyone, with their names and sign-in links only', async () => {
+    // Prepare: a disabled global provider, an enabled global one, and an enabled one of a tenant
+    const disabled = await newProvider({ enabled: false });
+    const global = await newProvider();
+    const tenant = await call('POST', '/tenants', admin, { name: 'SSO list', slug: `sso-list-${Date.now()}` });
+    await createUser('sso-list-admin@example.com', 'list-password', ['admin'], tenant.json.id);
+    const tenantAdmin = (await api.login({ email: 'sso-list-admin@example.com', password: 'list-password' })).token;
+    const ofTenant = await call('POST', '/admin/identity-providers', tenantAdmin, {
+      name: uniqueName('tenant-idp'),
+      ...idp.endpoints(uniqueName('realm')),
+      client_id: CLIENT.clientId,
+      client_secret: CLIENT.clientSecret,
+    });
+    expect(ofTenant.status).toBe(201);
+    const list = async () => {
+      const reply = await call('GET', '/auth/sso', undefined); // no credential
+      expect(reply.status).toBe(200);
+      return reply.json.data as Record<string, unknown>[];
+    };
+    const ids = async () => (await list()).map((p) => p['id']);
+    // Act: the list is kept up to 5 s per container, so wait for a read made after the providers exist
+    await expect.poll(ids, { timeout: 15_000 }).toEqual(expect.arrayContaining([global.id, ofTenant.json.id]));
+    const data = await list();
+    // Assess: the disabled one is not offered; each entry is its id, short id, name and link, nothing else
+    expect(data.map((p) => p['id'])).not.toContain(disabled.id);
+    for (const entry of data) expect(Object.keys(entry).sort()).toEqual(['id', 'name', 'short_id', 'sign_in_url']);
+    const entry = data.find((p) => p['id'] === global.id)!;
+    expect(entry).toEqual({
+      id: global.id,
+      short_id: expect.stringMatching(/^\w+$/),
+      name: global.name,
+      sign_in_url: `${stack.env['PUBLIC_BASE_URL']}/api/v1/auth/sso/${global.id}`,
+    });
+    expect(JSON.stringify(data)).not.toContain(CLIENT.clientId);
+    expect(JSON.stringify(data)).not.toContain('/realms/'); // the issuers
+    // the link starts the sign-in
+    const start = await browser(() => stack.baseUrl).visit(`/api/v1/auth/sso/${global.id}?return_to=%2F`);
+    expect(start.status).toBe(302);
+    // disabling a provider takes it off the list (within the cache's 5 s)
+    expect((await call('PUT', `/admin/identity-providers/${global.id}`, admin, { enabled: false })).status).toBe(200);
+    await expect.poll(ids, { timeout: 15_000 }).not.toContain(global.id);
+  });
 });

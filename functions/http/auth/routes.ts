@@ -8,6 +8,7 @@ import * as meGet from './me-get.js';
 import * as refreshPost from './refresh-post.js';
 import * as ssoCallbackGet from './sso-callback-get.js';
 import * as ssoGet from './sso-get.js';
+import * as ssoProvidersGet from './sso-providers-get.js';
 import * as sseTokenPost from './sse-token-post.js';
 import * as sseTokenRefreshPost from './sse-token-refresh-post.js';
 import * as twoFactorDisablePost from './two-factor-disable-post.js';
@@ -29,6 +30,7 @@ export const authRoutes = [
   route('POST', '/api/v1/auth/2fa/enable', twoFactorEnablePost.handler),
   route('POST', '/api/v1/auth/2fa/disable', twoFactorDisablePost.handler),
   route('POST', '/api/v1/auth/2fa/verify', twoFactorVerifyPost.handler),
+  route('GET', '/api/v1/auth/sso', ssoProvidersGet.handler),
   route('GET', '/api/v1/auth/sso/{provider}', ssoGet.handler),
   route('GET', '/api/v1/auth/sso/{provider}/callback', ssoCallbackGet.handler),
 ] satisfies readonly Route[];

@@ -5,15 +5,16 @@
 import * as v from 'valibot';
 import { checkAuthorizationRequest, type AuthorizationDeps } from '../../../domain/oauth/authorization.js';
 import type { SealedNotes } from '../../../domain/oauth/ports.js';
+import { listSignInProviders } from '../../../domain/sso/providers.js';
 import { http } from '../../shared/http.js';
 import { oauthIssuer, oauthNotes, oauthTokenDeps } from '../../shared/oauth-wiring.js';
 import { providersDeps } from '../../shared/sso-wiring.js';
 import { csrfCookie, responseUri, sealRequest } from './authorize-flow.js';
 import { errorPage, loginPage, redirectTo } from './pages.js';
 
-/** The identity providers a user may sign in with on the page: the enabled ones. */
+/** The identity providers a user may sign in with on the page: the public list's (the enabled ones). */
 export const signInProviders = async (): Promise<{ id: string; name: string }[]> =>
-  (await providersDeps().providers.list('all')).filter((p) => p.enabled).map((p) => ({ id: p.id, name: p.name }));
+  (await listSignInProviders(providersDeps())).map((p) => ({ id: p.id, name: p.name }));
 
 export const makeHandler = (
   deps: () => AuthorizationDeps,

@@ -11,6 +11,7 @@ import {
   deleteProvider,
   getProvider,
   listProviders,
+  listSignInProviders,
   testProvider,
   updateMapping,
   updateProvider,
@@ -155,5 +156,47 @@ describe('identity providers (admin)', () => {
     // Assess
     expect(result.checks.map((c) => c.passed)).toEqual([true, true, passes]);
     expect(result.success).toBe(passes);
+  });
+});
+
+describe('the public list of sign-in providers', () => {
+  it('lists the enabled providers of every tenant, with their id, short id, name and sign-in link only', async () => {
+    // Prepare: a global provider, a tenant's, and a disabled one
+    const { admin } = ssoFakes();
+    const global = await createProvider(admin, everything, settings);
+    const ofTenant = await createProvider(
+      admin,
+      callerWith(
+        PERMISSIONS.map((p) => p.name),
+        'tenant-a',
+      ),
+      {
+        ...settings,
+        name: 'Tenant IdP',
+      },
+    );
+    await createProvider(admin, everything, {
+      ...settings,
+      name: 'Off',
+      issuer: 'https://off.example',
+      enabled: false,
+    });
+    // Act
+    const list = await listSignInProviders(admin);
+    // Assess
+    expect(list).toEqual([
+      {
+        id: global.id,
+        short_id: global.short_id,
+        name: 'Corp',
+        sign_in_url: `${admin.publicBaseUrl}/api/v1/auth/sso/${global.id}`,
+      },
+      {
+        id: ofTenant.id,
+        short_id: ofTenant.short_id,
+        name: 'Tenant IdP',
+        sign_in_url: `${admin.publicBaseUrl}/api/v1/auth/sso/${ofTenant.id}`,
+      },
+    ]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { once, onceAsync } from '../../../../functions/shared/once.js';
+import { cachedFor, once, onceAsync } from '../../../../functions/shared/once.js';
 
 describe('once', () => {
   it('creates on first use only', () => {
@@ -29,5 +29,34 @@ describe('onceAsync', () => {
     await expect(value()).resolves.toBe('ready');
     await expect(value()).resolves.toBe('ready');
     expect(calls).toBe(2);
+  });
+});
+
+describe('cachedFor', () => {
+  it('answers from its copy until the time is up, then makes it again; a failure is not kept', async () => {
+    // Prepare
+    let clock = 1_000;
+    let calls = 0;
+    const value = cachedFor(
+      5_000,
+      () => clock,
+      async () => {
+        calls += 1;
+        if (calls === 3) throw new Error('transient');
+        return calls;
+      },
+    );
+    // Act / Assess: shared while fresh
+    expect(await Promise.all([value(), value()])).toEqual([1, 1]);
+    clock += 4_999;
+    expect(await value()).toBe(1);
+    // made again once stale
+    clock += 1;
+    expect(await value()).toBe(2);
+    // a failure is thrown to its caller and not kept
+    clock += 5_000;
+    await expect(value()).rejects.toThrow('transient');
+    expect(await value()).toBe(4);
+    expect(calls).toBe(4);
   });
 });
