@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { bundleKey, keepBundles, useCachedBundles } from './bundle-cache.js';
 import { ROOT } from './service-definition.js';
 import { waitFor } from './ports.js';
 
@@ -51,12 +52,16 @@ export const startOffline = async (options: {
   ];
   // Not under .esbuild: `serverless package` cleans that whole folder.
   const workFolder = join('.build', `offline-${options.httpPort}`);
+  // Bundles of the same sources are reused (local/bundle-cache.ts); a watching stack rebuilds as files change.
+  const key = process.env['DEPLOYER_WATCH'] === 'on' ? undefined : await bundleKey();
+  const prebuilt = key !== undefined && (await useCachedBundles(key, workFolder).catch(() => false));
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
     env: {
       ...process.env,
       ...options.env,
       ESBUILD_WORK_FOLDER: workFolder,
+      DEPLOYER_PREBUILT_BUNDLES: prebuilt ? 'on' : 'off',
       SLS_TELEMETRY_DISABLED: '1',
       SLS_NOTIFICATIONS_MODE: 'off',
       FORCE_COLOR: '0',
@@ -89,6 +94,7 @@ export const startOffline = async (options: {
     kill(child, 'SIGKILL');
     throw error;
   }
+  const keeping = key === undefined || prebuilt ? Promise.resolve() : keepBundles(key, workFolder).catch(() => undefined);
   return {
     url,
     pid: child.pid,
@@ -102,6 +108,7 @@ export const startOffline = async (options: {
         });
         kill(child, 'SIGTERM');
       });
+      await keeping;
       await rm(join(ROOT, workFolder), { recursive: true, force: true });
     },
   };
