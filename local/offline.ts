@@ -94,7 +94,8 @@ export const startOffline = async (options: {
     kill(child, 'SIGKILL');
     throw error;
   }
-  const keeping = key === undefined || prebuilt ? Promise.resolve() : keepBundles(key, workFolder).catch(() => undefined);
+  const keeping =
+    key === undefined || prebuilt ? Promise.resolve() : keepBundles(key, workFolder).catch(() => undefined);
   return {
     url,
     pid: child.pid,
