@@ -111,8 +111,11 @@ export const startSqs = async (options: { port: number }): Promise<Emulator> => 
     accountId: '000000000000',
     emulateQueueCreationLifecycle: false,
   });
+  // Port 0: the OS picks one as the server binds (nothing can take it in between).
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : options.port;
   return {
-    endpoint: `http://127.0.0.1:${options.port}`,
+    endpoint: `http://127.0.0.1:${port}`,
     pid: undefined,
     stop: () =>
       new Promise<void>((done) => {

@@ -394,6 +394,8 @@ const proxyUpgrade =
 
 export const startFront = async (options: {
   port: number;
+  /** A server already listening on 127.0.0.1 at `port` (reserved early by the caller): the front serves on it. */
+  listening?: Server;
   apiUrl: string;
   /** serverless-offline's WebSocket server (the agents' socket); absent: upgrades are refused. */
   socketUrl?: string;
@@ -433,17 +435,21 @@ export const startFront = async (options: {
   };
   const upgraded = new Set<Socket>();
   const onUpgrade = proxyUpgrade(options.socketUrl === undefined ? undefined : new URL(options.socketUrl), upgraded);
+  const serve = (server: Server): Server => {
+    server.on('request', onRequest);
+    server.on('upgrade', onUpgrade);
+    server.keepAliveTimeout = 65_000;
+    server.on('clientError', clientError);
+    return server;
+  };
   const listen = (port: number, host: string): Promise<Server> =>
     new Promise((resolve, reject) => {
-      const server = createServer(onRequest);
-      server.on('upgrade', onUpgrade);
-      server.keepAliveTimeout = 65_000;
-      server.on('clientError', clientError);
+      const server = serve(createServer());
       server.once('error', reject);
       server.listen(port, host, () => resolve(server));
     });
   // Both loopback addresses, so `localhost` works whichever one a client resolves it to.
-  const primary = await listen(options.port, '127.0.0.1');
+  const primary = options.listening === undefined ? await listen(options.port, '127.0.0.1') : serve(options.listening);
   const { port } = primary.address() as AddressInfo;
   const servers = [primary];
   await listen(port, '::1').then(

@@ -1,3 +1,4 @@
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer } from 'node:net';
 
 /** A TCP port nothing listens on right now (the OS picks it). */
@@ -11,6 +12,21 @@ export const freePort = (): Promise<number> =>
       server.close(() =>
         typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port')),
       );
+    });
+  });
+
+/**
+ * An HTTP server listening on a port the OS picked, with no handler yet: the port is held from now on. (A port
+ * freePort found free and left unbound for seconds is, once in a while, taken by another process meanwhile.)
+ */
+export const reservePort = (host = '127.0.0.1'): Promise<{ server: HttpServer; port: number }> =>
+  new Promise((resolve, reject) => {
+    const server = createHttpServer();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const address = server.address();
+      if (typeof address === 'object' && address !== null) resolve({ server, port: address.port });
+      else server.close(() => reject(new Error('no port')));
     });
   });
 

@@ -15,7 +15,7 @@ import { installLambdaStreamingShim } from './lambda-streaming.js';
 import { startOffline } from './offline.js';
 import { startPoller, type Poller, type SqsHandler } from './poller.js';
 import { startSchedule, type ScheduledHandler } from './scheduler.js';
-import { freePort } from './ports.js';
+import { freePort, reservePort } from './ports.js';
 import { keyFilePath, localKeyring } from './secrets.js';
 import { loadServiceDefinition, ROOT, type ServiceDefinition } from './service-definition.js';
 import { startStreamRunner, type LocalStreamHandler } from './stream-runner.js';
@@ -162,7 +162,7 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     if (sharedDynamo !== undefined && prefix === '')
       throw new Error('a stack on a shared DynamoDB needs a namePrefix of its own');
     if (external === undefined) {
-      sqs = await startSqs({ port: options.sqsPort ?? (await freePort()) });
+      sqs = await startSqs({ port: options.sqsPort ?? 0 });
       stops.push(() => sqs!.stop());
       done('SQS emulator (local-aws-sqs)');
     }
@@ -202,7 +202,13 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     done(`queues (${Object.keys(queues).length})`);
 
     const tableNames = Object.fromEntries(definition.tables.map((t) => [t.logicalId, prefix + t.name]));
-    const port = options.port === 0 ? await freePort() : options.port;
+    // The front's port is held from now on (the handlers' environment names it long before the front serves).
+    const reserved = options.port === 0 ? await reservePort() : undefined;
+    if (reserved !== undefined)
+      stops.push(
+        () => new Promise<void>((done) => (reserved.server.listening ? reserved.server.close(() => done()) : done())),
+      );
+    const port = reserved?.port ?? options.port;
     const websocketPort = options.websocketPort || (await freePort());
     const env = {
       ...handlerEnvironment(definition, tableNames, queues, { dynamodb: dynamoEndpoint, sqs: sqsEndpoint }),
@@ -305,6 +311,7 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     const { STREAM_PATH_PATTERNS } = await import('../functions/streams/routes.js');
     const front = await startFront({
       port,
+      ...(reserved === undefined ? {} : { listening: reserved.server }),
       console: await buildConsole(),
       apiUrl: offline.url,
       socketUrl: `http://127.0.0.1:${websocketPort}`,

@@ -4,7 +4,7 @@
 // hold). The API still decides and its message shows.
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
-import { ErrorLine } from './widgets.js';
+import { ErrorLine, NoticeLine } from './widgets.js';
 
 interface Role {
   readonly id: string;
@@ -149,11 +149,7 @@ export const Roles = ({
     <section aria-labelledby="roles-title">
       <h2 id="roles-title">Roles</h2>
       <ErrorLine message={error} />
-      {notice === undefined ? null : (
-        <p role="status" class="notice">
-          {notice}
-        </p>
-      )}
+      <NoticeLine message={notice} />
       <ul class="plain roles">
         {roles.map((r) => (
           <li key={r.id} data-role-id={r.id}>

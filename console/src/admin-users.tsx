@@ -4,7 +4,7 @@
 import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
-import { ErrorLine } from './widgets.js';
+import { ErrorLine, NoticeLine } from './widgets.js';
 
 interface AdminUser {
   readonly id: string;
@@ -115,11 +115,7 @@ export const Users = ({
     <section aria-labelledby="users-title">
       <h2 id="users-title">Users</h2>
       <ErrorLine message={error} />
-      {notice === undefined ? null : (
-        <p role="status" class="notice">
-          {notice}
-        </p>
-      )}
+      <NoticeLine message={notice} />
       <div class="table-scroll">
         <table class="list users">
           <thead>

@@ -15,6 +15,14 @@ export const ErrorLine = ({ message }: { message: string | undefined }) =>
     </p>
   );
 
+/** What a change did, said politely to a screen reader. */
+export const NoticeLine = ({ message }: { message: string | undefined }) =>
+  message === undefined ? null : (
+    <p role="status" class="notice">
+      {message}
+    </p>
+  );
+
 /** The records of `/sse/<resource>` by id: the snapshot, then each created, updated or deleted record. */
 export const useResourceStream = <T extends { id: string }>(
   resource: 'pending_deployments' | 'targets',

@@ -17,7 +17,7 @@ let emulators: Emulator[] = [];
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const [dynamo, sqs] = await Promise.all([
     startDynamo({ port: await freePort() }),
-    startSqs({ port: await freePort() }),
+    startSqs({ port: 0 }),
   ]);
   emulators = [dynamo, sqs];
   project.provide('dynamoEndpoint', dynamo.endpoint);
