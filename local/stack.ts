@@ -209,7 +209,7 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
         () => new Promise<void>((done) => (reserved.server.listening ? reserved.server.close(() => done()) : done())),
       );
     const port = reserved?.port ?? options.port;
-    const websocketPort = options.websocketPort || (await freePort());
+    let websocketPort = options.websocketPort || (await freePort());
     const env = {
       ...handlerEnvironment(definition, tableNames, queues, { dynamodb: dynamoEndpoint, sqs: sqsEndpoint }),
       PUBLIC_BASE_URL: `http://localhost:${port}`,
@@ -253,6 +253,12 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
         } catch (error) {
           if (attempt >= 3 || !String((error as Error).message).includes('EADDRINUSE')) throw error;
           log(`serverless-offline could not listen (a port was taken meanwhile); starting again (${attempt + 1})`);
+          if (!options.websocketPort) {
+            // Its WebSocket port may be the one taken: a new one, named to the handlers before any of them runs.
+            websocketPort = await freePort();
+            env.AGENT_SOCKET_ENDPOINT = `http://127.0.0.1:${websocketPort}`;
+            process.env['AGENT_SOCKET_ENDPOINT'] = env.AGENT_SOCKET_ENDPOINT;
+          }
           return start(attempt + 1);
         }
       };
