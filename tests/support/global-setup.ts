@@ -15,10 +15,7 @@ process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true'; // t
 let emulators: Emulator[] = [];
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const [dynamo, sqs] = await Promise.all([
-    startDynamo({ port: await freePort() }),
-    startSqs({ port: 0 }),
-  ]);
+  const [dynamo, sqs] = await Promise.all([startDynamo({ port: await freePort() }), startSqs({ port: 0 })]);
   emulators = [dynamo, sqs];
   project.provide('dynamoEndpoint', dynamo.endpoint);
   project.provide('sqsEndpoint', sqs.endpoint);
