@@ -17,7 +17,10 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { startAgent, type RunningAgent } from '../../agent/agent.js';
+import { startDynamo, startSqs, type Emulator } from '../../local/emulators.js';
+import { freePort } from '../../local/ports.js';
 import { startStack, type Stack } from '../../local/stack.js';
+import { Counter, difference, startCountingProxy } from './aws-counter.js';
 import { printResults, type Figure } from './results.js';
 import { runBench, signedIn } from './support.js';
 
@@ -36,6 +39,12 @@ const ENROLL_BATCH = 10;
 const ENROLL_DEADLINE_MS = 240_000;
 const ADMIN = { email: 'bench@example.com', password: 'bench-password' };
 const TERMINAL = ['success', 'failed', 'cancelled', 'rolled_back'];
+/**
+ * FANOUT_COUNT_AWS=1: the stack's AWS calls go through the counting proxy of the cost benchmarks (aws-counter.ts) and
+ * each round prints them by operation (per command too). The proxy runs in this process: timings are then not
+ * comparable with an uncounted run; use it for the counts.
+ */
+const COUNT_AWS = process.env['FANOUT_COUNT_AWS'] === '1';
 
 const percentile = (sorted: readonly number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
@@ -119,6 +128,8 @@ const main = async () => {
     (stopping ??= (async () => {
       await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
       await stack?.stop();
+      await stopProxy?.();
+      await Promise.all(emulators.map((e) => e.stop()));
       await rm(dir, { recursive: true, force: true });
     })());
   // Ctrl-C stops the agents and the stack (DynamoDB Local, serverless-offline) instead of leaving them behind.
@@ -128,7 +139,18 @@ const main = async () => {
       () =>
         void stopEverything().finally(() => (console.log(`   ${signal}: agents and stack stopped`), process.exit(130))),
     );
+  const counter = new Counter();
+  const emulators: Emulator[] = [];
+  let stopProxy: (() => Promise<void>) | undefined;
   try {
+    if (COUNT_AWS) {
+      const dynamo = await startDynamo({ port: await freePort() });
+      const sqs = await startSqs({ port: await freePort() });
+      emulators.push(dynamo, sqs);
+      const proxy = await startCountingProxy(dynamo, sqs, counter);
+      stopProxy = proxy.stop;
+      process.env['AWS_ENDPOINT_URL'] = proxy.endpoint;
+    }
     stack = await startStack({
       port: 0,
       namePrefix: `bench-fanout-${randomUUID().slice(0, 8)}-`,
@@ -204,10 +226,17 @@ const main = async () => {
     if (typeof action.id !== 'string') throw new Error(`POST /actions answered ${JSON.stringify(action)}`);
 
     /** One deployment: create, poll it every 100 ms until it is terminal, print its timeline. */
+    /** This process, the stack's children, and the emulators when they run beside it (counting mode). */
+    const processes = () => [
+      process.pid,
+      ...(stack?.childPids ?? []),
+      ...emulators.flatMap((e) => (e.pid === undefined ? [] : [e.pid])),
+    ];
     const round = async (label: string, kind: 'cold' | 'warm') => {
       // Act
       durations.clear();
-      const cpuBefore = await Promise.all([process.pid, ...(stack?.childPids ?? [])].map(cpuSeconds));
+      const cpuBefore = await Promise.all(processes().map(cpuSeconds));
+      const awsBefore = counter.snapshot();
       const createdAt = Date.now();
       const created = await call('POST', '/deployments', {
         action_id: action.id,
@@ -297,7 +326,16 @@ const main = async () => {
       console.log(spread('deployment completed_at', times([deployment.completed_at])));
       console.log(header('agent requests during the round, duration'));
       for (const [kind, samples] of [...durations].sort()) console.log(spread(kind, samples));
-      const cpuAfter = await Promise.all([process.pid, ...(stack?.childPids ?? [])].map(cpuSeconds));
+      const cpuAfter = await Promise.all(processes().map(cpuSeconds));
+      if (COUNT_AWS) {
+        const calls = [...difference(counter.snapshot(), awsBefore)].sort(([a], [b]) => a.localeCompare(b));
+        const total = calls.reduce((n, [, t]) => n + t.calls, 0);
+        console.log(`   AWS calls in the round (through the counting proxy): ${total}, ${(total / N).toFixed(2)} per command`);
+        for (const [operation, tally] of calls)
+          console.log(
+            `     ${operation.padEnd(32)} ${String(tally.calls).padStart(6)} ${(tally.calls / N).toFixed(2).padStart(7)}/command  WRU ${tally.wru.toFixed(0)}  RRU ${tally.rru.toFixed(0)}`,
+          );
+      }
       console.log(
         `   CPU seconds used in the round: this process (agents, client) ${(cpuAfter[0]! - cpuBefore[0]!).toFixed(1)}; ` +
           `stack children ${cpuAfter
