@@ -11,6 +11,21 @@ import type { AgentCaller, Command, OutputChunk } from './types.js';
 
 export const MAX_POLL_WAIT_SECONDS = 20;
 
+/**
+ * The header with which an agent names its installation (a random id kept in its state folder), on its WebSocket
+ * handshake and its claims: a connection opened with it takes pushed commands, and a claim with it gets back the
+ * pushed commands that installation has not acknowledged (decisions.md, "Commands pushed to the socket").
+ */
+export const AGENT_INSTANCE_HEADER = 'x-deployer-agent-instance';
+
+/** An installation id as the agent sends it; anything else is ignored (the agent is then treated as an older one). */
+export const agentInstanceOf = (
+  headers: Readonly<Record<string, string | undefined>> | undefined,
+): string | undefined => {
+  const value = Object.entries(headers ?? {}).find(([name]) => name.toLowerCase() === AGENT_INSTANCE_HEADER)?.[1];
+  return typeof value === 'string' && /^[A-Za-z0-9-]{16,64}$/.test(value) ? value : undefined;
+};
+
 export const authenticateAgent = async (
   deps: Pick<TargetsDeps, 'targets' | 'random'>,
   authorization: string | undefined,
@@ -77,13 +92,18 @@ export const commandForAgent = (cipher: SecretCipher, command: Command) => ({
 export const pollCommands = async (
   deps: TargetsDeps,
   agent: AgentCaller,
-  request: { wait: number; max: number },
+  request: { wait: number; max: number; instance?: string | undefined },
   signal?: AbortSignal,
 ) => {
   await signOfLife(deps, agent);
   const deadline = deps.clock.now().getTime() + Math.min(request.wait, MAX_POLL_WAIT_SECONDS) * 1000;
   for (;;) {
-    const { commands, cancel } = await deps.commands.claimInbox(agent.targetId, request.max, deps.clock.now());
+    const { commands, cancel } = await deps.commands.claimInbox(
+      agent.targetId,
+      request.max,
+      deps.clock.now(),
+      request.instance,
+    );
     if (commands.length > 0 || cancel.length > 0)
       return { commands: commands.map((command) => commandForAgent(deps.cipher, command)), cancel: [...cancel] };
     const left = deadline - deps.clock.now().getTime();
@@ -115,13 +135,15 @@ export const appendOutput = async (
   chunks: readonly OutputChunk[],
 ) => appendTo(deps, await ownCommand(deps, agent, commandId), chunks);
 
-const appendTo = async (deps: TargetsDeps, command: Command, chunks: readonly OutputChunk[]) => {
+const appendTo = async (deps: TargetsDeps, command: Command, chunks: readonly OutputChunk[], completing = false) => {
   if (command.status === 'queued') throw new ConflictError('The command has not been delivered to this agent yet.');
   if (command.status !== 'delivered' && chunks.some((c) => c.seq > command.outputSeq)) {
     throw new ConflictError(`The command is ${command.status}; it takes no more output.`, { status: command.status });
   }
   const fresh =
     command.status === 'delivered' ? await deps.commands.appendOutput(command, chunks, deps.clock.now()) : [];
+  // Output about a pushed command acknowledges the push (its completion does so in the same write).
+  if (command.pushedTo !== undefined && !completing) await deps.commands.acknowledgePush(command.id);
   await deps.listener?.output(
     command,
     [...chunks].sort((a, b) => a.seq - b.seq),
@@ -152,7 +174,7 @@ export const completeCommand = async (
   report: CompleteCommand,
 ) => {
   const command = await ownCommand(deps, agent, commandId);
-  if (report.output !== undefined && report.output.length > 0) await appendTo(deps, command, report.output);
+  if (report.output !== undefined && report.output.length > 0) await appendTo(deps, command, report.output, true);
   const result = {
     exitCode: report.exit_code,
     startedAt: new Date(report.started_at).toISOString(),

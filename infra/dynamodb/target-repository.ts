@@ -137,7 +137,12 @@ export class DynamoTargetRepository implements TargetRepository {
     );
   }
 
-  async connect(targetId: string, connectionId: string, at: Date): Promise<{ replaced: string | null } | undefined> {
+  async connect(
+    targetId: string,
+    connectionId: string,
+    at: Date,
+    instance: string | null = null,
+  ): Promise<{ replaced: string | null } | undefined> {
     const now = at.toISOString();
     const lookup = keys.agentConnection(connectionId);
     // The lookup first: a connection the target names can always be traced back (it expires after API Gateway's
@@ -159,9 +164,14 @@ export class DynamoTargetRepository implements TargetRepository {
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.target(targetId),
-          UpdateExpression: `SET connectionId = :id, connectedAt = :now, lastHeartbeatAt = :now, ${CHANGED}`,
+          UpdateExpression: `SET connectionId = :id, connectionInstance = :instance, connectedAt = :now, lastHeartbeatAt = :now, ${CHANGED}`,
           ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':id': connectionId, ':now': now, ...changedValues(targetId) },
+          ExpressionAttributeValues: {
+            ':id': connectionId,
+            ':instance': instance,
+            ':now': now,
+            ...changedValues(targetId),
+          },
           ReturnValues: 'UPDATED_OLD',
         }),
       );
@@ -187,7 +197,7 @@ export class DynamoTargetRepository implements TargetRepository {
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.target(targetId),
-          UpdateExpression: `SET disconnectedAt = :at, ${CHANGED} REMOVE connectionId`,
+          UpdateExpression: `SET disconnectedAt = :at, ${CHANGED} REMOVE connectionId, connectionInstance`,
           ConditionExpression: 'connectionId = :id',
           ExpressionAttributeValues: { ':id': connectionId, ':at': at.toISOString(), ...changedValues(targetId) },
         }),

@@ -82,6 +82,7 @@ const traffic = new Map<string, number>();
 /** The agents' request durations by kind, per round (cleared before each). */
 const durations = new Map<string, number[]>();
 const refusals: string[] = [];
+const finishedIn: number[] = [];
 const countingFetch: typeof fetch = async (input, init) => {
   const sent = Date.now();
   const response = await fetch(input, init);
@@ -193,6 +194,8 @@ const main = async () => {
             fetch: countingFetch,
             env: commandEnvironment(),
             log: (line) => {
+              const took = /finished \S+: exit \d+ in ([\d.]+)s/.exec(line)?.[1];
+              if (took !== undefined) finishedIn.push(Number(took) * 1000);
               if (/error|fail|refused|unavailable|retry/i.test(line)) agentProblems.push(`${name}: ${line}`);
             },
           });
@@ -324,13 +327,16 @@ const main = async () => {
       console.log(spread('command done on its agent, output delivered', times(results.map((r) => r.completed_at))));
       console.log(spread('step completed (engine pass after complete)', times(steps.map((s) => s.completed_at))));
       console.log(spread('deployment completed_at', times([deployment.completed_at])));
+      console.log(spread('agent: started -> finished (its log line)', finishedIn.splice(0)));
       console.log(header('agent requests during the round, duration'));
       for (const [kind, samples] of [...durations].sort()) console.log(spread(kind, samples));
       const cpuAfter = await Promise.all(processes().map(cpuSeconds));
       if (COUNT_AWS) {
         const calls = [...difference(counter.snapshot(), awsBefore)].sort(([a], [b]) => a.localeCompare(b));
         const total = calls.reduce((n, [, t]) => n + t.calls, 0);
-        console.log(`   AWS calls in the round (through the counting proxy): ${total}, ${(total / N).toFixed(2)} per command`);
+        console.log(
+          `   AWS calls in the round (through the counting proxy): ${total}, ${(total / N).toFixed(2)} per command`,
+        );
         for (const [operation, tally] of calls)
           console.log(
             `     ${operation.padEnd(32)} ${String(tally.calls).padStart(6)} ${(tally.calls / N).toFixed(2).padStart(7)}/command  WRU ${tally.wru.toFixed(0)}  RRU ${tally.rru.toFixed(0)}`,

@@ -115,6 +115,71 @@ describe('DynamoCommandRepository', () => {
   });
 });
 
+describe('DynamoCommandRepository, pushed commands', () => {
+  const to = { connectionId: 'conn-1', instance: 'installation-0123456789', at: '2026-11-22T10:00:00.000Z' };
+
+  it('stores a pushed command claimed for its connection once; only its installation claims it back, once', async () => {
+    // Prepare
+    const command = aCommand('t-push');
+    // Act
+    const first = await commands.enqueuePushed(command, to);
+    const again = await commands.enqueuePushed(command, to);
+    const byQueue = await commands.claimInbox('t-push', 4, new Date());
+    const byOther = await commands.claimInbox('t-push', 4, new Date(), 'another-installation-0000');
+    const claims = await Promise.all(
+      Array.from({ length: 5 }, () => commands.claimInbox('t-push', 4, new Date(), to.instance)),
+    );
+    // Assess
+    expect([first, again]).toEqual([true, false]);
+    expect(byQueue.commands).toEqual([]);
+    expect(byOther.commands).toEqual([]);
+    expect(claims.flatMap((c) => c.commands.map((x) => x.id))).toEqual([command.id]);
+    const stored = await commands.get(command.id);
+    expect(stored?.status).toBe('delivered');
+    expect(stored?.pushedTo).toBeUndefined();
+  });
+
+  it('puts a pushed command back in the queue only while still pushed to that connection', async () => {
+    // Prepare
+    const lost = aCommand('t-unpush');
+    const acknowledged = aCommand('t-unpush');
+    await commands.enqueuePushed(lost, to);
+    await commands.enqueuePushed(acknowledged, to);
+    await commands.acknowledgePush(acknowledged.id);
+    // Act
+    const otherConnection = await commands.unpush(lost, 'conn-2');
+    const back = await commands.unpush(lost, 'conn-1');
+    const notBack = await commands.unpush(acknowledged, 'conn-1');
+    const claimed = await commands.claimInbox('t-unpush', 4, new Date());
+    // Assess
+    expect([otherConnection, back, notBack]).toEqual([false, true, false]);
+    expect(claimed.commands.map((c) => c.id)).toEqual([lost.id]);
+    expect((await commands.get(acknowledged.id))?.pushedTo).toBeUndefined();
+  });
+
+  it('completes a pushed command (acknowledging it) and keeps a cancel notice over its push', async () => {
+    // Prepare
+    const done = aCommand('t-pushdone');
+    const cancelled = aCommand('t-pushdone');
+    await commands.enqueuePushed(done, to);
+    await commands.enqueuePushed(cancelled, to);
+    // Act
+    const completed = await commands.complete(done.id, {
+      exitCode: 0,
+      startedAt: to.at,
+      completedAt: to.at,
+      errorMessage: null,
+    });
+    await commands.requestCancel((await commands.get(cancelled.id))!, new Date());
+    await commands.acknowledgePush(cancelled.id);
+    const claimed = await commands.claimInbox('t-pushdone', 4, new Date(), to.instance);
+    // Assess
+    expect(completed).toBe(true);
+    expect((await commands.get(done.id))?.pushedTo).toBeUndefined();
+    expect(claimed).toEqual({ commands: [], cancel: [cancelled.id] });
+  });
+});
+
 describe('DynamoTargetRepository', () => {
   const target = {
     id: '44444444-4444-4444-8444-444444444444',
