@@ -297,7 +297,7 @@ export const withWakeUps = (
     get: (id) => commands.get(id),
     listByDeployment: (deploymentId) => commands.listByDeployment(deploymentId),
     claimInbox: (targetId, max, at, instance) => commands.claimInbox(targetId, max, at, instance),
-    appendOutput: (command, chunks, at) => commands.appendOutput(command, chunks, at),
+    appendOutput: (command, chunks, at, options) => commands.appendOutput(command, chunks, at, options),
     output: (commandId) => commands.output(commandId),
     complete: (commandId, result) => commands.complete(commandId, result),
   };

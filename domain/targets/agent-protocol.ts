@@ -33,10 +33,16 @@ export const authenticateAgent = async (
   const token = bearerToken(authorization);
   if (!token.startsWith(AGENT_TOKEN_PREFIX))
     throw new InvalidTokenError('Agent endpoints accept only agent tokens (dpa_...), not user credentials.');
-  const target = await deps.targets.findByAgentTokenHash(deps.random.hash(token));
-  if (target === undefined)
+  // One read: the token's lookup item names the target and its tenant (it is deleted with the target).
+  const agent = await deps.targets.agentOfToken(deps.random.hash(token));
+  if (agent === undefined)
     throw new InvalidTokenError('The agent token is not valid (was the target deleted?); enroll the agent again.');
-  return { kind: 'agent', targetId: target.id, tenantId: target.tenantId, heardAt: target.lastHeartbeatAt };
+  return {
+    kind: 'agent',
+    targetId: agent.targetId,
+    tenantId: agent.tenantId,
+    ...(agent.heardAt === undefined ? {} : { heardAt: agent.heardAt }),
+  };
 };
 
 /** A sign of life younger than this is not written again (the dead-agent rule allows 60 s). */
@@ -44,13 +50,14 @@ export const SIGN_OF_LIFE_REFRESH_MS = 5_000;
 
 /**
  * Polls and completions prove the agent alive as much as a heartbeat does (on a loaded server a late heartbeat must
- * not make a working agent look dead), but a burst of them writes the target once per SIGN_OF_LIFE_REFRESH_MS.
+ * not make a working agent look dead), but a burst of them writes the target once per SIGN_OF_LIFE_REFRESH_MS: the
+ * write is conditioned on the stored heartbeat being older (authentication does not read the target any more).
  */
 const signOfLife = async (deps: Pick<TargetsDeps, 'targets' | 'clock'>, agent: AgentCaller): Promise<void> => {
   const now = deps.clock.now();
   const heard = typeof agent.heardAt === 'string' ? Date.parse(agent.heardAt) : NaN;
   if (now.getTime() - heard < SIGN_OF_LIFE_REFRESH_MS) return;
-  await deps.targets.recordHeartbeat(agent.targetId, now);
+  await deps.targets.recordSignOfLife(agent.targetId, now, new Date(now.getTime() - SIGN_OF_LIFE_REFRESH_MS));
 };
 
 export const heartbeat = async (deps: Pick<TargetsDeps, 'targets' | 'clock'>, agent: AgentCaller) => {
@@ -140,10 +147,13 @@ const appendTo = async (deps: TargetsDeps, command: Command, chunks: readonly Ou
   if (command.status !== 'delivered' && chunks.some((c) => c.seq > command.outputSeq)) {
     throw new ConflictError(`The command is ${command.status}; it takes no more output.`, { status: command.status });
   }
+  // Output about a pushed command acknowledges the push (a completion does so in its own write).
+  const acknowledgePush = command.pushedTo !== undefined && !completing;
   const fresh =
-    command.status === 'delivered' ? await deps.commands.appendOutput(command, chunks, deps.clock.now()) : [];
-  // Output about a pushed command acknowledges the push (its completion does so in the same write).
-  if (command.pushedTo !== undefined && !completing) await deps.commands.acknowledgePush(command.id);
+    command.status === 'delivered'
+      ? await deps.commands.appendOutput(command, chunks, deps.clock.now(), { acknowledgePush })
+      : [];
+  if (acknowledgePush && command.status !== 'delivered') await deps.commands.acknowledgePush(command.id);
   await deps.listener?.output(
     command,
     [...chunks].sort((a, b) => a.seq - b.seq),

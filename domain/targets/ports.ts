@@ -10,10 +10,21 @@ export interface TargetRepository {
   /** By UUID or short id. */
   find(idOrShortId: string): Promise<Target | undefined>;
   findByAgentTokenHash(tokenHash: string): Promise<Target | undefined>;
+  /**
+   * Whose agent token this is, from its lookup item alone (one read): the target and its tenant (neither ever
+   * changes). A lookup item written before it carried the tenant: the target is read too (and its heartbeat given).
+   */
+  agentOfToken(
+    tokenHash: string,
+  ): Promise<
+    { readonly targetId: string; readonly tenantId: string | null; readonly heardAt?: string | null } | undefined
+  >;
   listAll(): Promise<readonly Target[]>;
   /** Name and tags; false when the target changed meanwhile (optimistic check on updatedAt). */
   update(previous: Target, next: Target): Promise<boolean>;
   recordHeartbeat(id: string, at: Date): Promise<void>;
+  /** A heartbeat at `at` written only over one older than `olderThan` (a sign of life: one write per burst). */
+  recordSignOfLife(id: string, at: Date, olderThan: Date): Promise<void>;
   delete(target: Target): Promise<void>;
   /**
    * The agent's new WebSocket: stored with the target (replacing any earlier one) and as a lookup from the
@@ -94,8 +105,16 @@ export interface CommandRepository {
     at: Date,
     instance?: string,
   ): Promise<{ commands: readonly Command[]; cancel: readonly string[] }>;
-  /** Stores chunks not stored yet (a retried seq is ignored) and returns the new ones. */
-  appendOutput(command: Command, chunks: readonly OutputChunk[], at: Date): Promise<readonly OutputChunk[]>;
+  /**
+   * Stores chunks not stored yet (a retried seq is ignored) and returns the new ones. `acknowledgePush`: the output
+   * of a pushed command also acknowledges its push (in the write that raises outputSeq when it can).
+   */
+  appendOutput(
+    command: Command,
+    chunks: readonly OutputChunk[],
+    at: Date,
+    options?: { readonly acknowledgePush?: boolean },
+  ): Promise<readonly OutputChunk[]>;
   output(commandId: string): Promise<readonly StoredChunk[]>;
   /** delivered -> completed; false when it was not delivered (already completed, cancelled). */
   complete(commandId: string, result: CommandResult): Promise<boolean>;

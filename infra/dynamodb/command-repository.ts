@@ -237,7 +237,26 @@ export class DynamoCommandRepository implements CommandRepository {
     );
   }
 
-  async appendOutput(command: Command, chunks: readonly OutputChunk[], at: Date): Promise<readonly OutputChunk[]> {
+  private raiseAndAcknowledge(commandId: string, seq: number): Promise<boolean> {
+    return conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.command(commandId),
+          UpdateExpression: 'SET outputSeq = :seq REMOVE gsi1pk, gsi1sk, pushedTo',
+          ConditionExpression: 'outputSeq < :seq AND begins_with(gsi1sk, :pushed)',
+          ExpressionAttributeValues: { ':seq': seq, ':pushed': 'PUSHED#' },
+        }),
+      ),
+    );
+  }
+
+  async appendOutput(
+    command: Command,
+    chunks: readonly OutputChunk[],
+    at: Date,
+    options: { readonly acknowledgePush?: boolean } = {},
+  ): Promise<readonly OutputChunk[]> {
     const receivedAt = at.toISOString();
     const stored = await Promise.all(
       chunks.map((chunk) =>
@@ -261,6 +280,11 @@ export class DynamoCommandRepository implements CommandRepository {
       ),
     );
     const highest = Math.max(...chunks.map((c) => c.seq));
+    const acknowledge = options.acknowledgePush === true && command.pushedTo !== undefined;
+    // A pushed command's first output acknowledges the push in the write that raises outputSeq (one write, not two).
+    if (acknowledge && highest > command.outputSeq && (await this.raiseAndAcknowledge(command.id, highest)))
+      return chunks.filter((_, i) => stored[i] === true);
+    if (acknowledge) await this.acknowledgePush(command.id);
     if (highest > command.outputSeq) {
       await conditionally(
         this.db.send(

@@ -42,6 +42,16 @@ export class FakeTargetRepository implements TargetRepository {
   async findByAgentTokenHash(hash: string) {
     return [...this.targets.values()].find((t) => t.agentTokenHash === hash);
   }
+  async agentOfToken(hash: string) {
+    const target = await this.findByAgentTokenHash(hash);
+    return target === undefined ? undefined : { targetId: target.id, tenantId: target.tenantId };
+  }
+  async recordSignOfLife(id: string, at: Date, olderThan: Date) {
+    const target = this.targets.get(id);
+    if (target === undefined) return;
+    if (target.lastHeartbeatAt !== null && target.lastHeartbeatAt >= olderThan.toISOString()) return;
+    this.targets.set(id, { ...target, lastHeartbeatAt: at.toISOString() });
+  }
   async listAll() {
     return [...this.targets.values()];
   }
@@ -191,7 +201,13 @@ export class FakeCommandRepository implements CommandRepository {
     });
     return { commands: [...again, ...commands], cancel };
   }
-  async appendOutput(command: Command, chunks: readonly OutputChunk[], at: Date) {
+  async appendOutput(
+    command: Command,
+    chunks: readonly OutputChunk[],
+    at: Date,
+    options: { readonly acknowledgePush?: boolean } = {},
+  ) {
+    if (options.acknowledgePush === true) await this.acknowledgePush(command.id);
     const stored = this.chunks.get(command.id) ?? [];
     const fresh = chunks.filter((c) => !stored.some((s) => s.seq === c.seq));
     stored.push(...fresh.map((c) => ({ ...c, receivedAt: at.toISOString() })));

@@ -1,4 +1,4 @@
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Command } from '../../../../domain/targets/types.js';
 import { DynamoCommandRepository } from '../../../../infra/dynamodb/command-repository.js';
@@ -139,6 +139,23 @@ describe('DynamoCommandRepository, pushed commands', () => {
     expect(stored?.pushedTo).toBeUndefined();
   });
 
+  it('takes a pushed command’s first output as its acknowledgement, in the write that raises outputSeq', async () => {
+    // Prepare
+    const command = aCommand('t-pushout');
+    await commands.enqueuePushed(command, to);
+    const pushed = (await commands.get(command.id))!;
+    // Act
+    await commands.appendOutput(pushed, [{ stream: 'stdout', data: 'hi\n', seq: 0 }], new Date(), {
+      acknowledgePush: true,
+    });
+    const claimed = await commands.claimInbox('t-pushout', 4, new Date(), to.instance);
+    // Assess
+    const stored = await commands.get(command.id);
+    expect(stored?.outputSeq).toBe(0);
+    expect(stored?.pushedTo).toBeUndefined();
+    expect(claimed.commands).toEqual([]);
+  });
+
   it('puts a pushed command back in the queue only while still pushed to that connection', async () => {
     // Prepare
     const lost = aCommand('t-unpush');
@@ -213,6 +230,36 @@ describe('DynamoTargetRepository', () => {
       await targets.find('tgt1'),
       await targets.findByAgentTokenHash('hash-1'),
     ]).toEqual([undefined, undefined, undefined]);
+  });
+
+  it('names an agent token’s target and tenant from its lookup item; an older lookup item falls back to the target', async () => {
+    // Prepare
+    const fresh = { ...target, id: '66666666-6666-4666-8666-666666666666', shortId: 'tgt3', agentTokenHash: 'hash-3' };
+    const older = { ...target, id: '77777777-7777-4777-8777-777777777777', shortId: 'tgt4', agentTokenHash: 'hash-4' };
+    await targets.create(fresh);
+    await targets.create(older);
+    await db.send(new PutCommand({ TableName: table, Item: { ...keys.agentToken('hash-4'), target_id: older.id } }));
+    // Act
+    const found = [await targets.agentOfToken('hash-3'), await targets.agentOfToken('hash-4')];
+    await targets.recordSignOfLife(
+      fresh.id,
+      new Date('2026-11-22T10:00:04.000Z'),
+      new Date('2026-11-22T09:59:59.000Z'),
+    );
+    const within = (await targets.get(fresh.id))?.lastHeartbeatAt;
+    await targets.recordSignOfLife(
+      fresh.id,
+      new Date('2026-11-22T10:00:06.000Z'),
+      new Date('2026-11-22T10:00:01.000Z'),
+    );
+    // Assess
+    expect(found).toEqual([
+      { targetId: fresh.id, tenantId: null },
+      { targetId: older.id, tenantId: null, heardAt: '2026-11-22T10:00:00.000Z' },
+    ]);
+    expect(await targets.agentOfToken('hash-none')).toBeUndefined();
+    expect(within).toBe('2026-11-22T10:00:00.000Z');
+    expect((await targets.get(fresh.id))?.lastHeartbeatAt).toBe('2026-11-22T10:00:06.000Z');
   });
 
   it('updates only over the version it read', async () => {
