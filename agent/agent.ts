@@ -37,6 +37,7 @@ import {
   type HeartbeatFrame,
   type Tag,
 } from './protocol.js';
+import { FIRST_BATCH_MS } from './output.js';
 import { CANCEL_EXIT_CODE, endLostGroup } from './runner.js';
 import {
   CommandStore,
@@ -88,6 +89,8 @@ export interface AgentOptions {
   readonly fetch?: typeof fetch;
   /** Output batching (tests). */
   readonly batchIntervalMs?: number;
+  /** How long after a command starts its first output batch may go (agent/output.ts FIRST_BATCH_MS). */
+  readonly firstBatchMs?: number;
 }
 
 export interface RunningAgent {
@@ -289,7 +292,10 @@ class Agent {
       log: (message) => this.log(message),
       deliverySignal: this.deliveryController.signal,
       outputInCompletion: () => this.outputInCompletion,
-      ...(options.batchIntervalMs === undefined ? {} : { batch: { intervalMs: options.batchIntervalMs } }),
+      batch: {
+        firstBatchMs: options.firstBatchMs ?? FIRST_BATCH_MS,
+        ...(options.batchIntervalMs === undefined ? {} : { intervalMs: options.batchIntervalMs }),
+      },
     };
   }
 

@@ -8,6 +8,12 @@ export const MASK = '***';
 export const MAX_CHUNK_BYTES = 64 * 1024;
 export const MAX_REQUEST_BYTES = 256 * 1024;
 export const BATCH_INTERVAL_MS = 100;
+/**
+ * A command's first batch waits this long after its first output (later ones BATCH_INTERVAL_MS): a short command that
+ * ends by then sends its output with its completion, one request instead of two. Only a command's first lines reach
+ * viewers up to this much later than the rest (FIRST_BATCH_MS - BATCH_INTERVAL_MS at most).
+ */
+export const FIRST_BATCH_MS = 250;
 /** The server's limits per output request (domain/targets/output-limits.ts). */
 export const MAX_REQUEST_CHUNKS = 100;
 export const MAX_REQUEST_LINES = 5000;
@@ -129,6 +135,8 @@ export const splitUtf8 = (text: string, maxBytes: number): string[] => {
 
 export interface BatcherOptions {
   readonly intervalMs?: number;
+  /** The first batch waits this long after the first output (commands: FIRST_BATCH_MS); default intervalMs. */
+  readonly firstBatchMs?: number;
   readonly maxChunkBytes?: number;
   readonly maxRequestBytes?: number;
   readonly maxRequestChunks?: number;
@@ -148,6 +156,12 @@ interface Pending {
  */
 export class OutputBatcher {
   private readonly intervalMs: number;
+  /** How long the first batch waits (firstBatchMs); later ones wait intervalMs. */
+  private readonly firstBatchMs: number;
+  /** A batch went (or is going): the next ones wait intervalMs. */
+  private started = false;
+  /** The output is over (the process ended): no more timed batches, the rest waits for takeRest or flush. */
+  private over = false;
   private readonly maxChunkBytes: number;
   private readonly maxRequestBytes: number;
   private readonly maxRequestChunks: number;
@@ -168,6 +182,7 @@ export class OutputBatcher {
     options: BatcherOptions = {},
   ) {
     this.intervalMs = options.intervalMs ?? BATCH_INTERVAL_MS;
+    this.firstBatchMs = options.firstBatchMs ?? this.intervalMs;
     this.maxChunkBytes = options.maxChunkBytes ?? MAX_CHUNK_BYTES;
     this.maxRequestBytes = options.maxRequestBytes ?? MAX_REQUEST_BYTES;
     this.maxRequestChunks = options.maxRequestChunks ?? MAX_REQUEST_CHUNKS;
@@ -211,7 +226,17 @@ export class OutputBatcher {
       }
     }
     if (this.waitingBytes() > this.maxChunkBytes) this.kick();
-    else this.timer ??= setTimeout(() => this.kick(), this.intervalMs);
+    else if (!this.over)
+      this.timer ??= setTimeout(() => this.kick(), this.started ? this.intervalMs : this.firstBatchMs);
+  }
+
+  /**
+   * The output is over (the command's process ended): what is waiting is not sent on a timer any more, so it can
+   * ride the completion (takeRest), even when the agent is slow to get there (a request in flight still finishes).
+   */
+  end(): void {
+    this.over = true;
+    this.clearTimer();
   }
 
   /** Sends everything now; resolves when all of it was accepted, or delivery failed (see `error`). */
@@ -265,10 +290,11 @@ export class OutputBatcher {
 
   private kick(): void {
     this.clearTimer();
+    this.started = true;
     this.due = true;
     this.sending ??= this.drain().finally(() => {
       this.sending = undefined;
-      if (this.queue.length > 0 && this.failure === undefined)
+      if (this.queue.length > 0 && this.failure === undefined && !this.over)
         this.timer ??= setTimeout(() => this.kick(), this.intervalMs);
     });
   }

@@ -45,6 +45,9 @@ const TERMINAL = ['success', 'failed', 'cancelled', 'rolled_back'];
  * comparable with an uncounted run; use it for the counts.
  */
 const COUNT_AWS = process.env['FANOUT_COUNT_AWS'] === '1';
+/** FANOUT_FIRST_BATCH_MS: the agents' hold on a command's first output batch (default agent/output.ts FIRST_BATCH_MS). */
+const FIRST_BATCH_MS =
+  process.env['FANOUT_FIRST_BATCH_MS'] === undefined ? undefined : Number(process.env['FANOUT_FIRST_BATCH_MS']);
 
 const percentile = (sorted: readonly number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
@@ -191,6 +194,7 @@ const main = async () => {
             enrollToken: enrollment,
             stateDir: join(dir, name),
             pollWaitSeconds: 20,
+            ...(FIRST_BATCH_MS === undefined ? {} : { firstBatchMs: FIRST_BATCH_MS }),
             fetch: countingFetch,
             env: commandEnvironment(),
             log: (line) => {
