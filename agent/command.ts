@@ -214,6 +214,7 @@ export class CommandExecution {
         batcher.append(stream, masker.push(decoder.write(data)));
       },
     });
+    batcher.start(); // before any output can arrive: a short command's output rides its completion
     if (this.stopReason !== undefined) this.process.stop(this.stopReason);
     const pid = this.process.pid;
     // If the agent dies now, its next run finds the group by this and ends it (agent.ts recover). The command's end

@@ -9,9 +9,10 @@ export const MAX_CHUNK_BYTES = 64 * 1024;
 export const MAX_REQUEST_BYTES = 256 * 1024;
 export const BATCH_INTERVAL_MS = 100;
 /**
- * A command's first batch waits this long after its first output (later ones BATCH_INTERVAL_MS): a short command that
- * ends by then sends its output with its completion, one request instead of two. Only a command's first lines reach
- * viewers up to this much later than the rest (FIRST_BATCH_MS - BATCH_INTERVAL_MS at most).
+ * No batch goes before a command has run this long (its process started; later batches every BATCH_INTERVAL_MS): a
+ * short command that ends by then sends its output with its completion, one request instead of two. Only lines a
+ * command prints in its first FIRST_BATCH_MS reach viewers later than the rest (by FIRST_BATCH_MS -
+ * BATCH_INTERVAL_MS at most); a long command's output is not held after that.
  */
 export const FIRST_BATCH_MS = 250;
 /** The server's limits per output request (domain/targets/output-limits.ts). */
@@ -135,7 +136,7 @@ export const splitUtf8 = (text: string, maxBytes: number): string[] => {
 
 export interface BatcherOptions {
   readonly intervalMs?: number;
-  /** The first batch waits this long after the first output (commands: FIRST_BATCH_MS); default intervalMs. */
+  /** No batch before this long after `start()` (or the first output): commands FIRST_BATCH_MS; default none. */
   readonly firstBatchMs?: number;
   readonly maxChunkBytes?: number;
   readonly maxRequestBytes?: number;
@@ -156,10 +157,10 @@ interface Pending {
  */
 export class OutputBatcher {
   private readonly intervalMs: number;
-  /** How long the first batch waits (firstBatchMs); later ones wait intervalMs. */
+  /** How long after the start no batch goes (firstBatchMs). */
   private readonly firstBatchMs: number;
-  /** A batch went (or is going): the next ones wait intervalMs. */
-  private started = false;
+  /** No timed batch before this (ms since the epoch); set by start() or the first output. */
+  private firstBatchAt: number | undefined;
   /** The output is over (the process ended): no more timed batches, the rest waits for takeRest or flush. */
   private over = false;
   private readonly maxChunkBytes: number;
@@ -182,7 +183,7 @@ export class OutputBatcher {
     options: BatcherOptions = {},
   ) {
     this.intervalMs = options.intervalMs ?? BATCH_INTERVAL_MS;
-    this.firstBatchMs = options.firstBatchMs ?? this.intervalMs;
+    this.firstBatchMs = options.firstBatchMs ?? 0;
     this.maxChunkBytes = options.maxChunkBytes ?? MAX_CHUNK_BYTES;
     this.maxRequestBytes = options.maxRequestBytes ?? MAX_REQUEST_BYTES;
     this.maxRequestChunks = options.maxRequestChunks ?? MAX_REQUEST_CHUNKS;
@@ -225,9 +226,15 @@ export class OutputBatcher {
         this.queue.push({ chunk: { stream, data: piece, seq: this.nextSeq++ }, bytes, lines: lineCount(piece) });
       }
     }
+    this.firstBatchAt ??= Date.now() + this.firstBatchMs;
     if (this.waitingBytes() > this.maxChunkBytes) this.kick();
     else if (!this.over)
-      this.timer ??= setTimeout(() => this.kick(), this.started ? this.intervalMs : this.firstBatchMs);
+      this.timer ??= setTimeout(() => this.kick(), Math.max(this.intervalMs, this.firstBatchAt - Date.now()));
+  }
+
+  /** The command's process started now: no timed batch for firstBatchMs from here. */
+  start(): void {
+    this.firstBatchAt ??= Date.now() + this.firstBatchMs;
   }
 
   /**
@@ -290,7 +297,6 @@ export class OutputBatcher {
 
   private kick(): void {
     this.clearTimer();
-    this.started = true;
     this.due = true;
     this.sending ??= this.drain().finally(() => {
       this.sending = undefined;

@@ -151,12 +151,14 @@ describe('OutputBatcher', () => {
     expect(sent).toHaveLength(1);
   });
 
-  it('holds a command’s first batch FIRST_BATCH_MS after its first output, then sends every interval', async () => {
+  it('sends no batch in a command’s first FIRST_BATCH_MS, then every interval', async () => {
     // Prepare
     const batcher = new OutputBatcher(send, { firstBatchMs: FIRST_BATCH_MS });
+    batcher.start();
     // Act
+    await vi.advanceTimersByTimeAsync(50);
     batcher.append('stdout', 'first\n');
-    await vi.advanceTimersByTimeAsync(FIRST_BATCH_MS - 1);
+    await vi.advanceTimersByTimeAsync(FIRST_BATCH_MS - 51);
     const held = sent.length;
     await vi.advanceTimersByTimeAsync(1);
     batcher.append('stdout', 'second\n');
@@ -164,6 +166,18 @@ describe('OutputBatcher', () => {
     // Assess
     expect(held).toBe(0);
     expect(sent.map((batch) => batch.map((c) => c.data).join(''))).toEqual(['first\n', 'second\n']);
+  });
+
+  it('does not hold the output of a command that has run longer than FIRST_BATCH_MS', async () => {
+    // Prepare
+    const batcher = new OutputBatcher(send, { firstBatchMs: FIRST_BATCH_MS });
+    batcher.start();
+    await vi.advanceTimersByTimeAsync(FIRST_BATCH_MS);
+    // Act
+    batcher.append('stdout', 'later\n');
+    await vi.advanceTimersByTimeAsync(BATCH_INTERVAL_MS);
+    // Assess
+    expect(sent).toHaveLength(1);
   });
 
   it('sends nothing on a timer once the output is over: the rest rides the completion', async () => {
