@@ -147,11 +147,14 @@ const appendTo = async (deps: TargetsDeps, command: Command, chunks: readonly Ou
   if (command.status !== 'delivered' && chunks.some((c) => c.seq > command.outputSeq)) {
     throw new ConflictError(`The command is ${command.status}; it takes no more output.`, { status: command.status });
   }
-  // Output about a pushed command acknowledges the push (a completion does so in its own write).
+  // Output about a pushed command acknowledges the push; a completion does so, and raises outputSeq, in its own write.
   const acknowledgePush = command.pushedTo !== undefined && !completing;
   const fresh =
     command.status === 'delivered'
-      ? await deps.commands.appendOutput(command, chunks, deps.clock.now(), { acknowledgePush })
+      ? await deps.commands.appendOutput(command, chunks, deps.clock.now(), {
+          acknowledgePush,
+          seqRaisedByCompletion: completing,
+        })
       : [];
   if (acknowledgePush && command.status !== 'delivered') await deps.commands.acknowledgePush(command.id);
   await deps.listener?.output(
@@ -192,7 +195,14 @@ export const completeCommand = async (
     errorMessage: report.error_message ?? null,
   };
   await signOfLife(deps, agent);
-  if (command.status === 'delivered' && (await deps.commands.complete(command.id, result))) {
+  // The output it carried raises outputSeq in the completing write; if that condition fails (outputSeq already as
+  // high, or the command is no longer delivered), the completion alone is tried.
+  const highest = Math.max(...(report.output ?? []).map((c) => c.seq));
+  const completed =
+    command.status === 'delivered' &&
+    ((highest > command.outputSeq && (await deps.commands.complete(command.id, result, highest))) ||
+      (await deps.commands.complete(command.id, result)));
+  if (completed) {
     await deps.listener?.completed({ ...command, status: 'completed', result });
     return { id: command.id, status: 'completed' as const };
   }

@@ -113,11 +113,15 @@ export interface CommandRepository {
     command: Command,
     chunks: readonly OutputChunk[],
     at: Date,
-    options?: { readonly acknowledgePush?: boolean },
+    options?: { readonly acknowledgePush?: boolean; readonly seqRaisedByCompletion?: boolean },
   ): Promise<readonly OutputChunk[]>;
   output(commandId: string): Promise<readonly StoredChunk[]>;
-  /** delivered -> completed; false when it was not delivered (already completed, cancelled). */
-  complete(commandId: string, result: CommandResult): Promise<boolean>;
+  /**
+   * delivered -> completed; false when it was not delivered (already completed, cancelled). With `outputSeq` (the
+   * highest seq of output the completion carried, stored by appendOutput with `seqRaisedByCompletion`), it is raised
+   * in the same write, which then also requires the stored outputSeq to be lower.
+   */
+  complete(commandId: string, result: CommandResult, outputSeq?: number): Promise<boolean>;
   /** queued -> cancelled (never delivered), or delivered -> a cancel notice in the target's inbox. */
   requestCancel(command: Command, at: Date): Promise<void>;
 }

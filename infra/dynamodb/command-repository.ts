@@ -255,7 +255,7 @@ export class DynamoCommandRepository implements CommandRepository {
     command: Command,
     chunks: readonly OutputChunk[],
     at: Date,
-    options: { readonly acknowledgePush?: boolean } = {},
+    options: { readonly acknowledgePush?: boolean; readonly seqRaisedByCompletion?: boolean } = {},
   ): Promise<readonly OutputChunk[]> {
     const receivedAt = at.toISOString();
     const stored = await Promise.all(
@@ -280,6 +280,8 @@ export class DynamoCommandRepository implements CommandRepository {
       ),
     );
     const highest = Math.max(...chunks.map((c) => c.seq));
+    // The completion that carries these raises outputSeq in its own write.
+    if (options.seqRaisedByCompletion === true) return chunks.filter((_, i) => stored[i] === true);
     const acknowledge = options.acknowledgePush === true && command.pushedTo !== undefined;
     // A pushed command's first output acknowledges the push in the write that raises outputSeq (one write, not two).
     if (acknowledge && highest > command.outputSeq && (await this.raiseAndAcknowledge(command.id, highest)))
@@ -313,16 +315,21 @@ export class DynamoCommandRepository implements CommandRepository {
     );
   }
 
-  async complete(commandId: string, result: CommandResult): Promise<boolean> {
+  async complete(commandId: string, result: CommandResult, outputSeq?: number): Promise<boolean> {
     return conditionally(
       this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.command(commandId),
-          UpdateExpression: 'SET #status = :completed, #result = :result REMOVE gsi1pk, gsi1sk, pushedTo',
-          ConditionExpression: '#status = :delivered',
+          UpdateExpression: `SET #status = :completed, #result = :result${outputSeq === undefined ? '' : ', outputSeq = :seq'} REMOVE gsi1pk, gsi1sk, pushedTo`,
+          ConditionExpression: `#status = :delivered${outputSeq === undefined ? '' : ' AND outputSeq < :seq'}`,
           ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
-          ExpressionAttributeValues: { ':completed': 'completed', ':delivered': 'delivered', ':result': result },
+          ExpressionAttributeValues: {
+            ':completed': 'completed',
+            ':delivered': 'delivered',
+            ':result': result,
+            ...(outputSeq === undefined ? {} : { ':seq': outputSeq }),
+          },
         }),
       ),
     );

@@ -205,25 +205,31 @@ export class FakeCommandRepository implements CommandRepository {
     command: Command,
     chunks: readonly OutputChunk[],
     at: Date,
-    options: { readonly acknowledgePush?: boolean } = {},
+    options: { readonly acknowledgePush?: boolean; readonly seqRaisedByCompletion?: boolean } = {},
   ) {
     if (options.acknowledgePush === true) await this.acknowledgePush(command.id);
+    const raise = options.seqRaisedByCompletion !== true;
     const stored = this.chunks.get(command.id) ?? [];
     const fresh = chunks.filter((c) => !stored.some((s) => s.seq === c.seq));
     stored.push(...fresh.map((c) => ({ ...c, receivedAt: at.toISOString() })));
     this.chunks.set(command.id, stored);
     const current = this.commands.get(command.id) as Command;
-    this.commands.set(command.id, { ...current, outputSeq: Math.max(current.outputSeq, ...chunks.map((c) => c.seq)) });
+    if (raise)
+      this.commands.set(command.id, {
+        ...current,
+        outputSeq: Math.max(current.outputSeq, ...chunks.map((c) => c.seq)),
+      });
     return fresh;
   }
   async output(id: string) {
     return [...(this.chunks.get(id) ?? [])].sort((a, b) => a.seq - b.seq);
   }
-  async complete(id: string, result: CommandResult) {
+  async complete(id: string, result: CommandResult, outputSeq?: number) {
     const command = this.commands.get(id);
     if (command?.status !== 'delivered') return false;
+    if (outputSeq !== undefined && command.outputSeq >= outputSeq) return false;
     const { pushedTo: _pushed, ...rest } = command;
-    this.commands.set(id, { ...rest, status: 'completed', result });
+    this.commands.set(id, { ...rest, status: 'completed', result, outputSeq: outputSeq ?? command.outputSeq });
     this.notices.delete(id);
     return true;
   }

@@ -174,6 +174,29 @@ describe('DynamoCommandRepository, pushed commands', () => {
     expect((await commands.get(acknowledged.id))?.pushedTo).toBeUndefined();
   });
 
+  it('raises outputSeq in the completing write when the completion carries output, only upwards', async () => {
+    // Prepare
+    const command = aCommand('t-seqdone');
+    const lower = aCommand('t-seqdone');
+    await commands.enqueuePushed(command, to);
+    await commands.enqueuePushed(lower, to);
+    const result = { exitCode: 0, startedAt: to.at, completedAt: to.at, errorMessage: null };
+    const stored = (await commands.get(lower.id))!;
+    await commands.appendOutput(stored, [{ stream: 'stdout', data: 'x', seq: 3 }], new Date());
+    // Act
+    const [data] = [[{ stream: 'stdout' as const, data: 'ok\n', seq: 0 }]];
+    await commands.appendOutput((await commands.get(command.id))!, data, new Date(), { seqRaisedByCompletion: true });
+    const seqBefore = (await commands.get(command.id))?.outputSeq;
+    const done = await commands.complete(command.id, result, 0);
+    const refused = await commands.complete(lower.id, result, 2);
+    // Assess
+    expect(seqBefore).toBe(-1);
+    expect(done).toBe(true);
+    expect((await commands.get(command.id))?.outputSeq).toBe(0);
+    expect(refused).toBe(false);
+    expect((await commands.get(lower.id))?.status).toBe('delivered');
+  });
+
   it('completes a pushed command (acknowledging it) and keeps a cancel notice over its push', async () => {
     // Prepare
     const done = aCommand('t-pushdone');
