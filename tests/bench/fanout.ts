@@ -6,10 +6,10 @@
 // all enrolled with one enrollment token and tagged bench=fanout. They share one loopback address, so this stack's
 // general rate limit is raised. The deployment runs `echo ok` on every one of them; the client polls it every
 // 100 ms. The timeline then splits the time with the server's own timestamps (same host clock):
-//   create -> the engine marks each step running (its command put in the target's inbox)
-//          -> the agent's long poll sees it (the poll handler looks at the inbox every 500 ms)
-//          -> the agent runs it, delivers its output, then reports completion (the agent's completed_at is taken
-//             after the output was delivered) -> an engine pass per completion message finishes the deployment.
+//   create -> the engine marks each step running (its command stored, claimed for the agent's socket and pushed to
+//             it; an agent without one is woken, or long-polls, and claims it over HTTP)
+//          -> the agent runs it, reports completion with its output (the agent's completed_at is taken after any
+//             output sent on its own was delivered) -> an engine pass per batch of completion messages finishes it.
 // Everything (stack handlers in serverless-offline worker threads, the SQS pollers, the N agents) shares 2 cores
 // on the development machine, so the figures are an upper bound of what the protocol itself costs.
 import { randomUUID } from 'node:crypto';
