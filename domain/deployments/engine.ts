@@ -263,8 +263,13 @@ const apply = async (
 ): Promise<boolean | undefined> => {
   for (const signal of decision.signals)
     if (signal.kind === 'wake_agent') await deps.wakeAgent?.(signal.targetId);
-    else if (signal.kind === 'push_again') await deps.pushAgain?.(signal.command, targets.get(signal.command.targetId));
-    else await cancelCommand(deps, signal.commandId);
+    else if (signal.kind === 'cancel_command') await cancelCommand(deps, signal.commandId);
+  // Second pushes side by side (a fan-out's unacknowledged commands at one check).
+  await Promise.all(
+    decision.signals.map((signal) =>
+      signal.kind === 'push_again' ? deps.pushAgain?.(signal.command, targets.get(signal.command.targetId)) : undefined,
+    ),
+  );
   if (decision.launches.length > 0)
     await (deps.launch?.(decision.launches) ??
       Promise.all(decision.launches.map((command) => deps.commands.enqueue(command))));
