@@ -70,15 +70,18 @@ export const engineDeps = once((): EngineDeps => {
     },
     // Each pass's step_update, progress and state_change go to the event store; finished steps carry their output tail.
     publish: async (deploymentId, events) => {
-      const outputs = new Map<string, string>();
-      for (const e of events) {
-        if (e.type === 'step_update' && (e.step.state === 'completed' || e.step.state === 'failed')) {
-          outputs.set(
-            e.step.id,
-            outputTail(await targets.commands.output(commandIdOf(e.step.id, e.step.retryCount + 1))),
-          );
-        }
-      }
+      // The finished steps' output, read side by side (a fan-out's pass finishes many steps at once).
+      const finished = events.flatMap((e) =>
+        e.type === 'step_update' && (e.step.state === 'completed' || e.step.state === 'failed') ? [e.step] : [],
+      );
+      const outputs = new Map(
+        await Promise.all(
+          finished.map(
+            async (step) =>
+              [step.id, outputTail(await targets.commands.output(commandIdOf(step.id, step.retryCount + 1)))] as const,
+          ),
+        ),
+      );
       await deploymentEvents().append(
         deploymentId,
         engineEventsToNew(events, infra().clock.now().toISOString(), outputs),
