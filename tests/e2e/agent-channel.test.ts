@@ -192,7 +192,7 @@ describe('the agent over its WebSocket', () => {
   );
 
   it(
-    'hands a pushed command whose push was lost back to the same installation only, which runs it once',
+    'pushes a command whose push was lost again, hands it back to the same installation only, which runs it once',
     { timeout: 120_000 },
     async () => {
       // Arrange: the agent enrolls and stops; a bare socket with its token and installation id takes its place
@@ -219,6 +219,12 @@ describe('the agent over its WebSocket', () => {
       // Act: the command is pushed to the bare socket, which drops it (a lost push) and closes
       const id = await deployTo(name, 'echo once');
       const message = await until('pushed', () => pushed.find((m) => m.type === 'command'));
+      // Not acknowledged: the engine's periodic check (every 10 s) pushes it again, 5 s after the push
+      await until(
+        'pushed again',
+        () => (pushed.filter((m) => m.type === 'command').length >= 2 ? true : undefined),
+        45_000,
+      );
       const claimAs = (installation: string | undefined) =>
         fetch(`${stack.baseUrl}/api/v1/agent/commands?wait=0`, {
           headers: {
@@ -233,6 +239,7 @@ describe('the agent over its WebSocket', () => {
       const done = await finished(id);
       // Assess
       expect(message.command?.script).toBe('echo once');
+      expect(new Set(pushed.filter((m) => m.type === 'command').map((m) => m.command?.id)).size).toBe(1);
       expect(byAnother.commands).toEqual([]);
       expect(byOldAgent.commands).toEqual([]);
       expect(again.targetId).toBe(first.targetId);
