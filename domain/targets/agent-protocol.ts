@@ -187,14 +187,17 @@ export const completeCommand = async (
   report: CompleteCommand,
 ) => {
   const command = await ownCommand(deps, agent, commandId);
-  if (report.output !== undefined && report.output.length > 0) await appendTo(deps, command, report.output, true);
+  // The sign of life (the target item) beside the output's storage (the command's chunks and log events).
+  await Promise.all([
+    report.output !== undefined && report.output.length > 0 ? appendTo(deps, command, report.output, true) : undefined,
+    signOfLife(deps, agent),
+  ]);
   const result = {
     exitCode: report.exit_code,
     startedAt: new Date(report.started_at).toISOString(),
     completedAt: new Date(report.completed_at).toISOString(),
     errorMessage: report.error_message ?? null,
   };
-  await signOfLife(deps, agent);
   // The output it carried raises outputSeq in the completing write; if that condition fails (outputSeq already as
   // high, or the command is no longer delivered), the completion alone is tried.
   const highest = Math.max(...(report.output ?? []).map((c) => c.seq));
