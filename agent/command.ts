@@ -175,11 +175,18 @@ export class CommandExecution {
       await this.finish(record, { exitCode: REFUSED_EXIT_CODE, errorMessage: refused.message }, startedAt);
       return;
     }
-    const batcher = new OutputBatcher((chunks) => this.sendOutput(chunks), context.batch);
+    // Output leaves only once the process group is on record: a server that has seen output knows that a restart of
+    // this agent can find and end what the command left running (before that, a kill loses the group's id).
+    let recorded!: () => void;
+    const groupRecorded = new Promise<void>((resolve) => (recorded = resolve));
+    const batcher = new OutputBatcher(async (chunks) => {
+      await groupRecorded;
+      await this.sendOutput(chunks);
+    }, context.batch);
     const result =
       this.stopReason !== undefined
         ? { exitCode: this.stopReason.exitCode, errorMessage: this.stopReason.message }
-        : await this.execute(batcher, record);
+        : await this.execute(batcher, record, recorded).finally(recorded);
     this.end();
     // What is left of the output rides the completion when the server takes it so and it fits one request.
     const tail = context.outputInCompletion?.() === true ? await batcher.takeRest() : (await batcher.flush(), []);
@@ -188,7 +195,7 @@ export class CommandExecution {
     await this.finish(record, result, startedAt, tail);
   }
 
-  private async execute(batcher: OutputBatcher, record: CommandRecord): Promise<RunResult> {
+  private async execute(batcher: OutputBatcher, record: CommandRecord, recorded: () => void): Promise<RunResult> {
     const { context, command } = this;
     const secrets = (command.secret_variables ?? [])
       .map((name) => command.variables?.[name])
@@ -231,6 +238,7 @@ export class CommandExecution {
               updated_at: new Date().toISOString(),
             })
             .catch((error: Error) => context.log(`could not record the process of ${command.id}: ${error.message}`));
+    void pidRecorded.then(recorded);
     const result = await this.process.done;
     batcher.end(); // what waits now rides the completion instead of a request of its own
     for (const [stream, { decoder, masker }] of streams)
