@@ -30,9 +30,24 @@ import {
   reportCompletion,
   type ExecutionContext,
 } from './command.js';
-import type { AgentCommand, ChannelResponse, HeartbeatFrame, Tag } from './protocol.js';
+import {
+  AGENT_INSTANCE_HEADER,
+  type AgentCommand,
+  type ChannelResponse,
+  type HeartbeatFrame,
+  type Tag,
+} from './protocol.js';
+import { FIRST_BATCH_MS } from './output.js';
 import { CANCEL_EXIT_CODE, endLostGroup } from './runner.js';
-import { CommandStore, normalizeServer, readState, writeState, type AgentState, type CommandRecord } from './state.js';
+import {
+  CommandStore,
+  normalizeServer,
+  readOrCreateInstance,
+  readState,
+  writeState,
+  type AgentState,
+  type CommandRecord,
+} from './state.js';
 import { AGENT_VERSION } from './version.js';
 
 export interface AgentOptions {
@@ -74,6 +89,8 @@ export interface AgentOptions {
   readonly fetch?: typeof fetch;
   /** Output batching (tests). */
   readonly batchIntervalMs?: number;
+  /** How long after a command starts its first output batch may go (agent/output.ts FIRST_BATCH_MS). */
+  readonly firstBatchMs?: number;
 }
 
 export interface RunningAgent {
@@ -220,6 +237,7 @@ class Agent {
   /** The last drain stopped because every slot was taken: a freed slot drains again. */
   private inboxMayHoldMore = false;
   private readonly unknownMessages = new Set<string>();
+  private instance = '';
 
   constructor(private readonly options: AgentOptions) {
     this.exited = new Promise((resolve) => (this.resolveExited = resolve));
@@ -274,7 +292,10 @@ class Agent {
       log: (message) => this.log(message),
       deliverySignal: this.deliveryController.signal,
       outputInCompletion: () => this.outputInCompletion,
-      ...(options.batchIntervalMs === undefined ? {} : { batch: { intervalMs: options.batchIntervalMs } }),
+      batch: {
+        firstBatchMs: options.firstBatchMs ?? FIRST_BATCH_MS,
+        ...(options.batchIntervalMs === undefined ? {} : { intervalMs: options.batchIntervalMs }),
+      },
     };
   }
 
@@ -286,6 +307,10 @@ class Agent {
     await mkdir(this.stateDir, { recursive: true, mode: 0o700 });
     await mkdir(this.workDir, { recursive: true, mode: 0o700 });
     await this.store.init();
+    // Names this installation to the server: it pushes commands to its socket and hands back only to it the pushed
+    // ones it has not acknowledged (this folder's records keep any id from running twice).
+    this.instance = await readOrCreateInstance(this.stateDir);
+    this.client.setInstance(this.instance);
     const state = await readState(this.stateDir);
     if (state !== undefined && normalizeServer(state.server) === this.server) {
       this.use(state);
@@ -645,7 +670,12 @@ class Agent {
       return Promise.resolve({ error: 'this Node.js has no WebSocket (Node 22 or later needed)' });
     let ws: WebSocket;
     try {
-      ws = new WebSocket(url, { headers: { authorization: `Bearer ${this.client.currentToken ?? ''}` } });
+      ws = new WebSocket(url, {
+        headers: {
+          authorization: `Bearer ${this.client.currentToken ?? ''}`,
+          [AGENT_INSTANCE_HEADER]: this.instance,
+        },
+      });
     } catch (error) {
       return Promise.resolve({ error: (error as Error).message });
     }
@@ -702,6 +732,11 @@ class Agent {
         switch (message.type) {
           case 'wake':
             void this.drainer.request();
+            return;
+          case 'command':
+            // Claimed for this connection by the server: no claim request. A second push of a command this process
+            // already handles (the server's periodic re-push of an unacknowledged one) is ignored.
+            if (!this.busy.has(message.command.id)) void this.receive(message.command);
             return;
           case 'replaced':
             replaced = true;

@@ -1,6 +1,7 @@
 // The pure parts of the agent's push channel (issue #12): reading the server's frames, choosing how and how often
 // to send a heartbeat, and draining the inbox one request at a time. agent.ts wires them to the socket and the
 // HTTP client.
+import type { AgentCommand } from './protocol.js';
 
 /** How the agent is connected right now. */
 export type Link = 'socket' | 'polling' | 'connecting';
@@ -10,6 +11,8 @@ export const TRANSPORTS: readonly Transport[] = ['auto', 'websocket', 'polling']
 
 export type ServerMessage =
   | { readonly type: 'wake' }
+  /** A command pushed to this connection, already claimed for it: run it (at most once per id, as any command). */
+  | { readonly type: 'command'; readonly command: AgentCommand }
   | { readonly type: 'replaced' }
   | { readonly type: 'revoked' }
   | { readonly type: 'error'; readonly code: string; readonly message: string }
@@ -26,6 +29,12 @@ export const parseServerMessage = (data: unknown): ServerMessage => {
   }
   const type = (parsed as { type?: unknown } | null)?.type;
   if (type === 'wake' || type === 'replaced' || type === 'revoked') return { type };
+  if (type === 'command') {
+    const command = (parsed as { command?: unknown }).command;
+    if (typeof command === 'object' && command !== null && typeof (command as { id?: unknown }).id === 'string')
+      return { type: 'command', command: command as AgentCommand };
+    return { type: 'unknown', name: 'command (without a command)' };
+  }
   if (type === 'error') {
     const error = (parsed as { error?: { code?: unknown; message?: unknown } }).error;
     return {

@@ -3,6 +3,7 @@
 // once when it starts and once when the server answers again. 401 on an authenticated call goes to
 // `onUnauthorized` (re-enroll or give up); 404 and 409 become typed errors for the caller to act on.
 import { BACKOFF_BASE_MS, backoffDelay, retryAfterMs, sleep } from './backoff.js';
+import { AGENT_INSTANCE_HEADER } from './protocol.js';
 import type {
   ChannelResponse,
   CompleteRequest,
@@ -105,6 +106,13 @@ export class AgentClient {
     this.token = token;
   }
 
+  private instance: string | undefined;
+
+  /** This installation's id, sent with every authenticated request (x-deployer-agent-instance). */
+  setInstance(instance: string): void {
+    this.instance = instance;
+  }
+
   /** Enrollment. 401 (unknown or expired enrollment token) throws HttpError at once. */
   register(body: RegisterRequest, giveUpAfterMs: number): Promise<RegisterResponse> {
     return this.call<RegisterResponse>('POST', '/api/v1/agent/register', {
@@ -192,6 +200,7 @@ export class AgentClient {
       const headers: Record<string, string> = { accept: 'application/json' };
       if (options.body !== undefined) headers['content-type'] = 'application/json';
       if (options.auth && usedToken !== undefined) headers['authorization'] = `Bearer ${usedToken}`;
+      if (options.auth && this.instance !== undefined) headers[AGENT_INSTANCE_HEADER] = this.instance;
       const timeout = AbortSignal.timeout(options.timeoutMs ?? this.options.requestTimeoutMs ?? 30_000);
       let status: number;
       let text: string;

@@ -221,24 +221,29 @@ export class CommandExecution {
         batcher.append(stream, masker.push(decoder.write(data)));
       },
     });
+    batcher.start(); // before any output can arrive: a short command's output rides its completion
     if (this.stopReason !== undefined) this.process.stop(this.stopReason);
     const pid = this.process.pid;
-    if (pid !== undefined) {
-      // If the agent dies now, its next run finds the group by this and ends it (agent.ts recover).
-      const startTime = processStartTime(pid);
-      await context.store
-        .save({
-          ...record,
-          pid,
-          ...(startTime === undefined ? {} : { pid_start_time: startTime }),
-          updated_at: new Date().toISOString(),
-        })
-        .catch((error: Error) => context.log(`could not record the process of ${command.id}: ${error.message}`));
-    }
-    recorded();
+    // If the agent dies now, its next run finds the group by this and ends it (agent.ts recover). The command's end
+    // does not wait for this write, but its result is recorded only after it.
+    const startTime = pid === undefined ? undefined : processStartTime(pid);
+    const pidRecorded =
+      pid === undefined
+        ? Promise.resolve()
+        : context.store
+            .save({
+              ...record,
+              pid,
+              ...(startTime === undefined ? {} : { pid_start_time: startTime }),
+              updated_at: new Date().toISOString(),
+            })
+            .catch((error: Error) => context.log(`could not record the process of ${command.id}: ${error.message}`));
+    void pidRecorded.then(recorded);
     const result = await this.process.done;
+    batcher.end(); // what waits now rides the completion instead of a request of its own
     for (const [stream, { decoder, masker }] of streams)
       batcher.append(stream, masker.push(decoder.end()) + masker.end());
+    await pidRecorded;
     if (result.leftovers === true) context.log(`${command.id} left processes behind; they were killed`);
     return result;
   }

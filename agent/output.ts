@@ -8,6 +8,13 @@ export const MASK = '***';
 export const MAX_CHUNK_BYTES = 64 * 1024;
 export const MAX_REQUEST_BYTES = 256 * 1024;
 export const BATCH_INTERVAL_MS = 100;
+/**
+ * No batch goes before a command has run this long (its process started; later batches every BATCH_INTERVAL_MS): a
+ * short command that ends by then sends its output with its completion, one request instead of two. Only lines a
+ * command prints in its first FIRST_BATCH_MS reach viewers later than the rest (by FIRST_BATCH_MS -
+ * BATCH_INTERVAL_MS at most); a long command's output is not held after that.
+ */
+export const FIRST_BATCH_MS = 250;
 /** The server's limits per output request (domain/targets/output-limits.ts). */
 export const MAX_REQUEST_CHUNKS = 100;
 export const MAX_REQUEST_LINES = 5000;
@@ -129,6 +136,8 @@ export const splitUtf8 = (text: string, maxBytes: number): string[] => {
 
 export interface BatcherOptions {
   readonly intervalMs?: number;
+  /** No batch before this long after `start()` (or the first output): commands FIRST_BATCH_MS; default none. */
+  readonly firstBatchMs?: number;
   readonly maxChunkBytes?: number;
   readonly maxRequestBytes?: number;
   readonly maxRequestChunks?: number;
@@ -148,6 +157,12 @@ interface Pending {
  */
 export class OutputBatcher {
   private readonly intervalMs: number;
+  /** How long after the start no batch goes (firstBatchMs). */
+  private readonly firstBatchMs: number;
+  /** No timed batch before this (ms since the epoch); set by start() or the first output. */
+  private firstBatchAt: number | undefined;
+  /** The output is over (the process ended): no more timed batches, the rest waits for takeRest or flush. */
+  private over = false;
   private readonly maxChunkBytes: number;
   private readonly maxRequestBytes: number;
   private readonly maxRequestChunks: number;
@@ -168,6 +183,7 @@ export class OutputBatcher {
     options: BatcherOptions = {},
   ) {
     this.intervalMs = options.intervalMs ?? BATCH_INTERVAL_MS;
+    this.firstBatchMs = options.firstBatchMs ?? 0;
     this.maxChunkBytes = options.maxChunkBytes ?? MAX_CHUNK_BYTES;
     this.maxRequestBytes = options.maxRequestBytes ?? MAX_REQUEST_BYTES;
     this.maxRequestChunks = options.maxRequestChunks ?? MAX_REQUEST_CHUNKS;
@@ -210,8 +226,24 @@ export class OutputBatcher {
         this.queue.push({ chunk: { stream, data: piece, seq: this.nextSeq++ }, bytes, lines: lineCount(piece) });
       }
     }
+    this.firstBatchAt ??= Date.now() + this.firstBatchMs;
     if (this.waitingBytes() > this.maxChunkBytes) this.kick();
-    else this.timer ??= setTimeout(() => this.kick(), this.intervalMs);
+    else if (!this.over)
+      this.timer ??= setTimeout(() => this.kick(), Math.max(this.intervalMs, this.firstBatchAt - Date.now()));
+  }
+
+  /** The command's process started now: no timed batch for firstBatchMs from here. */
+  start(): void {
+    this.firstBatchAt ??= Date.now() + this.firstBatchMs;
+  }
+
+  /**
+   * The output is over (the command's process ended): what is waiting is not sent on a timer any more, so it can
+   * ride the completion (takeRest), even when the agent is slow to get there (a request in flight still finishes).
+   */
+  end(): void {
+    this.over = true;
+    this.clearTimer();
   }
 
   /** Sends everything now; resolves when all of it was accepted, or delivery failed (see `error`). */
@@ -268,7 +300,7 @@ export class OutputBatcher {
     this.due = true;
     this.sending ??= this.drain().finally(() => {
       this.sending = undefined;
-      if (this.queue.length > 0 && this.failure === undefined)
+      if (this.queue.length > 0 && this.failure === undefined && !this.over)
         this.timer ??= setTimeout(() => this.kick(), this.intervalMs);
     });
   }

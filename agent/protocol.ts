@@ -73,6 +73,12 @@ export interface ChannelResponse {
   readonly output_in_completion?: boolean;
 }
 
+/**
+ * Names this installation (state folder) on the WebSocket handshake and on every authenticated request: the server
+ * then pushes commands over the socket ({type: "command"}), and a claim gets back those pushed and not acknowledged.
+ */
+export const AGENT_INSTANCE_HEADER = 'x-deployer-agent-instance';
+
 /** Agent -> server frame on the WebSocket. */
 export interface HeartbeatFrame {
   readonly action: 'heartbeat';

@@ -1,6 +1,8 @@
 // What the agent keeps on disk in its state directory:
 //   state.json            {server, target_id, agent_token, name, enrolled_at}: who this agent is (mode 0600)
 //   commands/<id>.json    one record per command received: started -> completed -> reported
+//   instance              a random id naming this installation (these records) to the server: commands pushed to
+//                         it are handed back only to it, which runs each id at most once
 // Every file is written whole to a temporary name and renamed, so a crash never leaves half a file.
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, open, readdir, readFile, rename, rm, unlink } from 'node:fs/promises';
@@ -92,6 +94,18 @@ export const readState = async (stateDir: string): Promise<AgentState | undefine
 export const writeState = async (stateDir: string, state: AgentState): Promise<void> => {
   await mkdir(stateDir, { recursive: true, mode: 0o700 });
   await writeFileAtomic(statePath(stateDir), `${JSON.stringify(state, null, 2)}\n`, 0o600);
+};
+
+const INSTANCE_FILE = 'instance';
+
+/** This installation's id (made once, kept in the state folder beside the command records it stands for). */
+export const readOrCreateInstance = async (stateDir: string): Promise<string> => {
+  const path = join(stateDir, INSTANCE_FILE);
+  const kept = (await readFile(path, 'utf8').catch(() => '')).trim();
+  if (/^[A-Za-z0-9-]{16,64}$/.test(kept)) return kept;
+  const made = randomBytes(16).toString('hex');
+  await writeFileAtomic(path, `${made}\n`, 0o600);
+  return made;
 };
 
 const SAFE_ID = /^[A-Za-z0-9_.-]{1,128}$/;

@@ -47,6 +47,11 @@ export interface DecideOptions {
   /** The ceiling applied when deployment_timeout_seconds is 0 (DEPLOYMENT_MAX_SECONDS). */
   readonly maxDeploymentSeconds: number;
   /**
+   * A periodic check (not a pass caused by an event): only checks wake agents again and push again what was not
+   * acknowledged, so a burst of completions does not repeat them once per completion.
+   */
+  readonly check?: boolean;
+  /**
    * For a plan without pinned scripts: the catalog's scripts read so far, by scriptKey (undefined: the version no
    * longer exists). Ignored when the plan pins its scripts.
    */
@@ -56,6 +61,8 @@ export interface DecideOptions {
 /** Done before the deployment is written, in this order. */
 export type AgentSignal =
   | { readonly kind: 'wake_agent'; readonly targetId: string }
+  /** A command pushed to its agent's socket and not acknowledged REWAKE_AFTER_MS later: pushed again. */
+  | { readonly kind: 'push_again'; readonly command: Command }
   | { readonly kind: 'cancel_command'; readonly commandId: string };
 
 export interface Decision {
@@ -218,11 +225,21 @@ export const decide = (
       const target = targets.get(step.targetId);
       const gone = target === undefined ? undefined : agentGone(target, command.createdAt, now);
       if (
+        options.check !== false &&
         gone === undefined &&
         command.status === 'queued' &&
         now.getTime() - Date.parse(command.createdAt) >= REWAKE_AFTER_MS
       )
         signals.push({ kind: 'wake_agent', targetId: step.targetId });
+      if (
+        options.check !== false &&
+        gone === undefined &&
+        command.status === 'delivered' &&
+        command.pushedTo !== undefined &&
+        command.cancelRequestedAt === null &&
+        now.getTime() - Date.parse(command.pushedTo.at) >= REWAKE_AFTER_MS
+      )
+        signals.push({ kind: 'push_again', command });
       if (target === undefined || gone !== undefined) {
         signals.push({ kind: 'cancel_command', commandId: command.id });
         finishStep(
@@ -337,6 +354,7 @@ export const decide = (
     launches.push({
       id: commandIdOf(step.id, attempt),
       targetId: step.targetId,
+      targetName: step.targetName,
       deploymentId: deployment.id,
       stepId: step.id,
       attempt,

@@ -15,6 +15,7 @@ import type { SecretCipher } from '../identity/ports.js';
 import type { Clock } from '../shared/ports.js';
 import { cancelCommand } from '../targets/commands.js';
 import type { CommandRepository, TargetRepository } from '../targets/ports.js';
+import type { Command, Target } from '../targets/types.js';
 import {
   decide,
   elapsed,
@@ -83,6 +84,16 @@ export interface EngineDeps {
    * waiting in the inbox REWAKE_AFTER_MS after it was queued: the first push was lost (a socket reconnecting).
    */
   readonly wakeAgent?: (targetId: string) => Promise<unknown>;
+  /**
+   * Stores the commands a pass launches and hands them to their agents (the agent channel: pushed over the socket
+   * when the target's agent takes pushes, else queued with a wake-up). Absent: `commands.enqueue` each.
+   */
+  readonly launch?: (commands: readonly Command[]) => Promise<void>;
+  /**
+   * A pushed command its agent has not acknowledged REWAKE_AFTER_MS after the push (the periodic check): pushed
+   * again to the same installation's current connection (the agent ignores a command it already has).
+   */
+  readonly pushAgain?: (command: Command, target: Target | undefined) => Promise<unknown>;
 }
 
 /** The error_message of a deployment the engine gave up on: generic on purpose (the details are in the logs). */
@@ -131,7 +142,7 @@ const advancePasses = async (
       if (owed !== undefined) await settleOutbox(deps, owed);
       return;
     }
-    const over = await advanceOnce(deps, deployment);
+    const over = await advanceOnce(deps, deployment, options.check === true);
     if (over === undefined) continue;
     if (!over && deployment.passFailures !== undefined) await deps.deployments.clearFailedPasses(deployment);
     if (!over && options.check === true) await rearm(deps, deployment);
@@ -204,7 +215,7 @@ const giveUp = async (deps: EngineDeps, deploymentId: string, passes: number): P
  * One pass: read, decide (decide.ts), apply. Whether the deployment is over now; undefined when it changed meanwhile
  * (the caller reads it again).
  */
-const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<boolean | undefined> => {
+const advanceOnce = async (deps: EngineDeps, deployment: Deployment, check: boolean): Promise<boolean | undefined> => {
   const now = deps.clock.now();
   const commands = currentCommands(deployment.plan.steps, await deps.commands.listByDeployment(deployment.id));
   // The targets of the steps waiting on their agent, read in one batch, not one by one.
@@ -217,8 +228,8 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment): Promise<bo
   // round asks only for versions not read yet, so this ends).
   const catalog = new Map<string, StepScript | undefined>();
   for (;;) {
-    const decision = decide(deployment, commands, targets, now, { maxDeploymentSeconds, catalog });
-    if (decision.kind === 'decision') return apply(deps, deployment, decision);
+    const decision = decide(deployment, commands, targets, now, { maxDeploymentSeconds, catalog, check });
+    if (decision.kind === 'decision') return apply(deps, deployment, decision, targets);
     const found = await Promise.all(decision.refs.map((ref) => deps.scripts.find(ref.actionId, ref.version)));
     decision.refs.forEach((ref, i) => catalog.set(scriptKey(ref), found[i]));
   }
@@ -244,11 +255,24 @@ const announce = async (webhooks: DeploymentWebhooks | undefined, first: Deploym
  * fan-out stores and pushes its commands at once); the deployment written conditioned on the revision read (through
  * the orchestration with its outbox entry when it ends); then its events published and the outbox settled.
  */
-const apply = async (deps: EngineDeps, deployment: Deployment, decision: Decision): Promise<boolean | undefined> => {
+const apply = async (
+  deps: EngineDeps,
+  deployment: Deployment,
+  decision: Decision,
+  targets: ReadonlyMap<string, Target>,
+): Promise<boolean | undefined> => {
   for (const signal of decision.signals)
     if (signal.kind === 'wake_agent') await deps.wakeAgent?.(signal.targetId);
-    else await cancelCommand(deps, signal.commandId);
-  await Promise.all(decision.launches.map((command) => deps.commands.enqueue(command)));
+    else if (signal.kind === 'cancel_command') await cancelCommand(deps, signal.commandId);
+  // Second pushes side by side (a fan-out's unacknowledged commands at one check).
+  await Promise.all(
+    decision.signals.map((signal) =>
+      signal.kind === 'push_again' ? deps.pushAgain?.(signal.command, targets.get(signal.command.targetId)) : undefined,
+    ),
+  );
+  if (decision.launches.length > 0)
+    await (deps.launch?.(decision.launches) ??
+      Promise.all(decision.launches.map((command) => deps.commands.enqueue(command))));
   const { next, owed } = decision;
   if (next === undefined) return false;
   // The first pass announces the deployment, before its write: a pass that dies after the write is not retried

@@ -11,6 +11,21 @@ import type { AgentCaller, Command, OutputChunk } from './types.js';
 
 export const MAX_POLL_WAIT_SECONDS = 20;
 
+/**
+ * The header with which an agent names its installation (a random id kept in its state folder), on its WebSocket
+ * handshake and its claims: a connection opened with it takes pushed commands, and a claim with it gets back the
+ * pushed commands that installation has not acknowledged (decisions.md, "Commands pushed to the socket").
+ */
+export const AGENT_INSTANCE_HEADER = 'x-deployer-agent-instance';
+
+/** An installation id as the agent sends it; anything else is ignored (the agent is then treated as an older one). */
+export const agentInstanceOf = (
+  headers: Readonly<Record<string, string | undefined>> | undefined,
+): string | undefined => {
+  const value = Object.entries(headers ?? {}).find(([name]) => name.toLowerCase() === AGENT_INSTANCE_HEADER)?.[1];
+  return typeof value === 'string' && /^[A-Za-z0-9-]{16,64}$/.test(value) ? value : undefined;
+};
+
 export const authenticateAgent = async (
   deps: Pick<TargetsDeps, 'targets' | 'random'>,
   authorization: string | undefined,
@@ -18,10 +33,16 @@ export const authenticateAgent = async (
   const token = bearerToken(authorization);
   if (!token.startsWith(AGENT_TOKEN_PREFIX))
     throw new InvalidTokenError('Agent endpoints accept only agent tokens (dpa_...), not user credentials.');
-  const target = await deps.targets.findByAgentTokenHash(deps.random.hash(token));
-  if (target === undefined)
+  // One read: the token's lookup item names the target and its tenant (it is deleted with the target).
+  const agent = await deps.targets.agentOfToken(deps.random.hash(token));
+  if (agent === undefined)
     throw new InvalidTokenError('The agent token is not valid (was the target deleted?); enroll the agent again.');
-  return { kind: 'agent', targetId: target.id, tenantId: target.tenantId, heardAt: target.lastHeartbeatAt };
+  return {
+    kind: 'agent',
+    targetId: agent.targetId,
+    tenantId: agent.tenantId,
+    ...(agent.heardAt === undefined ? {} : { heardAt: agent.heardAt }),
+  };
 };
 
 /** A sign of life younger than this is not written again (the dead-agent rule allows 60 s). */
@@ -29,13 +50,14 @@ export const SIGN_OF_LIFE_REFRESH_MS = 5_000;
 
 /**
  * Polls and completions prove the agent alive as much as a heartbeat does (on a loaded server a late heartbeat must
- * not make a working agent look dead), but a burst of them writes the target once per SIGN_OF_LIFE_REFRESH_MS.
+ * not make a working agent look dead), but a burst of them writes the target once per SIGN_OF_LIFE_REFRESH_MS: the
+ * write is conditioned on the stored heartbeat being older (authentication does not read the target any more).
  */
 const signOfLife = async (deps: Pick<TargetsDeps, 'targets' | 'clock'>, agent: AgentCaller): Promise<void> => {
   const now = deps.clock.now();
   const heard = typeof agent.heardAt === 'string' ? Date.parse(agent.heardAt) : NaN;
   if (now.getTime() - heard < SIGN_OF_LIFE_REFRESH_MS) return;
-  await deps.targets.recordHeartbeat(agent.targetId, now);
+  await deps.targets.recordSignOfLife(agent.targetId, now, new Date(now.getTime() - SIGN_OF_LIFE_REFRESH_MS));
 };
 
 export const heartbeat = async (deps: Pick<TargetsDeps, 'targets' | 'clock'>, agent: AgentCaller) => {
@@ -77,13 +99,18 @@ export const commandForAgent = (cipher: SecretCipher, command: Command) => ({
 export const pollCommands = async (
   deps: TargetsDeps,
   agent: AgentCaller,
-  request: { wait: number; max: number },
+  request: { wait: number; max: number; instance?: string | undefined },
   signal?: AbortSignal,
 ) => {
   await signOfLife(deps, agent);
   const deadline = deps.clock.now().getTime() + Math.min(request.wait, MAX_POLL_WAIT_SECONDS) * 1000;
   for (;;) {
-    const { commands, cancel } = await deps.commands.claimInbox(agent.targetId, request.max, deps.clock.now());
+    const { commands, cancel } = await deps.commands.claimInbox(
+      agent.targetId,
+      request.max,
+      deps.clock.now(),
+      request.instance,
+    );
     if (commands.length > 0 || cancel.length > 0)
       return { commands: commands.map((command) => commandForAgent(deps.cipher, command)), cancel: [...cancel] };
     const left = deadline - deps.clock.now().getTime();
@@ -115,13 +142,21 @@ export const appendOutput = async (
   chunks: readonly OutputChunk[],
 ) => appendTo(deps, await ownCommand(deps, agent, commandId), chunks);
 
-const appendTo = async (deps: TargetsDeps, command: Command, chunks: readonly OutputChunk[]) => {
+const appendTo = async (deps: TargetsDeps, command: Command, chunks: readonly OutputChunk[], completing = false) => {
   if (command.status === 'queued') throw new ConflictError('The command has not been delivered to this agent yet.');
   if (command.status !== 'delivered' && chunks.some((c) => c.seq > command.outputSeq)) {
     throw new ConflictError(`The command is ${command.status}; it takes no more output.`, { status: command.status });
   }
+  // Output about a pushed command acknowledges the push; a completion does so, and raises outputSeq, in its own write.
+  const acknowledgePush = command.pushedTo !== undefined && !completing;
   const fresh =
-    command.status === 'delivered' ? await deps.commands.appendOutput(command, chunks, deps.clock.now()) : [];
+    command.status === 'delivered'
+      ? await deps.commands.appendOutput(command, chunks, deps.clock.now(), {
+          acknowledgePush,
+          seqRaisedByCompletion: completing,
+        })
+      : [];
+  if (acknowledgePush && command.status !== 'delivered') await deps.commands.acknowledgePush(command.id);
   await deps.listener?.output(
     command,
     [...chunks].sort((a, b) => a.seq - b.seq),
@@ -152,15 +187,25 @@ export const completeCommand = async (
   report: CompleteCommand,
 ) => {
   const command = await ownCommand(deps, agent, commandId);
-  if (report.output !== undefined && report.output.length > 0) await appendTo(deps, command, report.output);
+  // The sign of life (the target item) beside the output's storage (the command's chunks and log events).
+  await Promise.all([
+    report.output !== undefined && report.output.length > 0 ? appendTo(deps, command, report.output, true) : undefined,
+    signOfLife(deps, agent),
+  ]);
   const result = {
     exitCode: report.exit_code,
     startedAt: new Date(report.started_at).toISOString(),
     completedAt: new Date(report.completed_at).toISOString(),
     errorMessage: report.error_message ?? null,
   };
-  await signOfLife(deps, agent);
-  if (command.status === 'delivered' && (await deps.commands.complete(command.id, result))) {
+  // The output it carried raises outputSeq in the completing write; if that condition fails (outputSeq already as
+  // high, or the command is no longer delivered), the completion alone is tried.
+  const highest = Math.max(...(report.output ?? []).map((c) => c.seq));
+  const completed =
+    command.status === 'delivered' &&
+    ((highest > command.outputSeq && (await deps.commands.complete(command.id, result, highest))) ||
+      (await deps.commands.complete(command.id, result)));
+  if (completed) {
     await deps.listener?.completed({ ...command, status: 'completed', result });
     return { id: command.id, status: 'completed' as const };
   }

@@ -1,5 +1,5 @@
 // Ports of the targets context. Adapters: infra/dynamodb/{target,command}-repository.ts.
-import type { Command, CommandResult, EnrollmentToken, OutputChunk, StoredChunk, Target } from './types.js';
+import type { Command, CommandResult, EnrollmentToken, OutputChunk, PushedTo, StoredChunk, Target } from './types.js';
 
 export interface TargetRepository {
   /** Creates the target with its short-id alias and its agent-token lookup item. */
@@ -10,17 +10,33 @@ export interface TargetRepository {
   /** By UUID or short id. */
   find(idOrShortId: string): Promise<Target | undefined>;
   findByAgentTokenHash(tokenHash: string): Promise<Target | undefined>;
+  /**
+   * Whose agent token this is, from its lookup item alone (one read): the target and its tenant (neither ever
+   * changes). A lookup item written before it carried the tenant: the target is read too (and its heartbeat given).
+   */
+  agentOfToken(
+    tokenHash: string,
+  ): Promise<
+    { readonly targetId: string; readonly tenantId: string | null; readonly heardAt?: string | null } | undefined
+  >;
   listAll(): Promise<readonly Target[]>;
   /** Name and tags; false when the target changed meanwhile (optimistic check on updatedAt). */
   update(previous: Target, next: Target): Promise<boolean>;
   recordHeartbeat(id: string, at: Date): Promise<void>;
+  /** A heartbeat at `at` written only over one older than `olderThan` (a sign of life: one write per burst). */
+  recordSignOfLife(id: string, at: Date, olderThan: Date): Promise<void>;
   delete(target: Target): Promise<void>;
   /**
    * The agent's new WebSocket: stored with the target (replacing any earlier one) and as a lookup from the
    * connection id, with a heartbeat at `at`. Answers the connection it replaced (null: none), or undefined when the
    * target no longer exists.
    */
-  connect(targetId: string, connectionId: string, at: Date): Promise<{ replaced: string | null } | undefined>;
+  connect(
+    targetId: string,
+    connectionId: string,
+    at: Date,
+    instance?: string | null,
+  ): Promise<{ replaced: string | null } | undefined>;
   /** The connection's lookup item: whose it is; undefined once it closed (or never was). */
   connectionTarget(connectionId: string): Promise<string | undefined>;
   /**
@@ -41,6 +57,8 @@ export interface AgentConnections {
 /** What the server tells an agent over its WebSocket. */
 export type AgentMessage =
   | { readonly type: 'wake' }
+  /** A command claimed for this connection (decisions.md, "Commands pushed to the socket"): run it. */
+  | { readonly type: 'command'; readonly command: Readonly<Record<string, unknown>> }
   | { readonly type: 'replaced' }
   | { readonly type: 'revoked' }
   | { readonly type: 'error'; readonly error: { readonly code: string; readonly message: string } };
@@ -60,23 +78,50 @@ export interface EnrollmentTokenRepository {
 export interface CommandRepository {
   /** Stores the command and puts it in its target's inbox; a command with that id already stored is left alone. */
   enqueue(command: Command): Promise<void>;
+  /**
+   * Stores the command already claimed for an agent's connection (status delivered, `pushedTo`), its inbox entry kept
+   * as PUSHED#... until the agent acknowledges it; false when a command with that id is already stored (one conditional
+   * write: a repeated engine pass neither stores nor pushes it twice).
+   */
+  enqueuePushed(command: Command, to: PushedTo): Promise<boolean>;
+  /**
+   * The push did not reach its connection (gone): back to queued (RUN#), for any claim, but only while it is still
+   * pushed to that connection and unacknowledged (nobody can have it). True when it was put back.
+   */
+  unpush(command: Command, connectionId: string): Promise<boolean>;
+  /** The agent reported about a pushed command (its output): the PUSHED# entry and `pushedTo` removed. */
+  acknowledgePush(commandId: string): Promise<void>;
   get(id: string): Promise<Command | undefined>;
   /** Every command of one deployment, oldest first. */
   listByDeployment(deploymentId: string): Promise<readonly Command[]>;
   /**
    * Moves up to `max` queued commands of the target to delivered (each a conditional write, so two polls never
-   * both get one) and takes the target's pending cancel notices; oldest first.
+   * both get one) and takes the target's pending cancel notices; oldest first. Commands pushed to `instance` and not
+   * acknowledged are handed to it again (the same installation: it runs an id at most once), counted in `max`.
    */
   claimInbox(
     targetId: string,
     max: number,
     at: Date,
+    instance?: string,
   ): Promise<{ commands: readonly Command[]; cancel: readonly string[] }>;
-  /** Stores chunks not stored yet (a retried seq is ignored) and returns the new ones. */
-  appendOutput(command: Command, chunks: readonly OutputChunk[], at: Date): Promise<readonly OutputChunk[]>;
+  /**
+   * Stores chunks not stored yet (a retried seq is ignored) and returns the new ones. `acknowledgePush`: the output
+   * of a pushed command also acknowledges its push (in the write that raises outputSeq when it can).
+   */
+  appendOutput(
+    command: Command,
+    chunks: readonly OutputChunk[],
+    at: Date,
+    options?: { readonly acknowledgePush?: boolean; readonly seqRaisedByCompletion?: boolean },
+  ): Promise<readonly OutputChunk[]>;
   output(commandId: string): Promise<readonly StoredChunk[]>;
-  /** delivered -> completed; false when it was not delivered (already completed, cancelled). */
-  complete(commandId: string, result: CommandResult): Promise<boolean>;
+  /**
+   * delivered -> completed; false when it was not delivered (already completed, cancelled). With `outputSeq` (the
+   * highest seq of output the completion carried, stored by appendOutput with `seqRaisedByCompletion`), it is raised
+   * in the same write, which then also requires the stored outputSeq to be lower.
+   */
+  complete(commandId: string, result: CommandResult, outputSeq?: number): Promise<boolean>;
   /** queued -> cancelled (never delivered), or delivered -> a cancel notice in the target's inbox. */
   requestCancel(command: Command, at: Date): Promise<void>;
 }

@@ -26,6 +26,11 @@ export interface Target {
    * or null for an agent that polls, or is away.
    */
   readonly connectionId?: string | null;
+  /**
+   * The agent installation that holds the current connection (the `x-deployer-agent-instance` of its handshake):
+   * commands are pushed only to a connection with one (decisions.md, "Commands pushed to the socket").
+   */
+  readonly connectionInstance?: string | null;
   /** When the current connection opened. */
   readonly connectedAt?: string | null;
   /** When the agent's last WebSocket closed (the disconnect). */
@@ -90,9 +95,24 @@ export interface Command {
   readonly cancelRequestedAt: string | null;
   /** The highest output seq accepted so far (-1: none). */
   readonly outputSeq: number;
+  /**
+   * A command pushed over its agent's WebSocket (claimed for that connection when it was stored, status delivered)
+   * and not acknowledged yet: it stays in the inbox (PUSHED#...) for the same installation to claim again, and the
+   * engine pushes it again, until the agent's first report about it (output or completion) removes this.
+   */
+  readonly pushedTo?: PushedTo;
+  /** The target's name when the command was made (log lines carry it without reading the target). */
+  readonly targetName?: string;
   readonly result: CommandResult | null;
   /** A failed command's diagnosis, once failure analysis produced it (domain/analysis). */
   readonly analysis?: Readonly<Record<string, unknown>> | null;
+}
+
+/** Where a command was pushed: the connection, the installation holding it, when. */
+export interface PushedTo {
+  readonly connectionId: string;
+  readonly instance: string;
+  readonly at: string;
 }
 
 export interface CommandResult {

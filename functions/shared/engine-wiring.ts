@@ -2,7 +2,7 @@
 // scripts, the secret cipher) and the queue that wakes it.
 import { commandIdOf, type EngineDeps, type StepScripts } from '../../domain/deployments/engine.js';
 import { engineEventsToNew, outputTail } from '../../domain/deployments/publish.js';
-import { wakeTarget } from '../../domain/targets/agent-channel.js';
+import { launchCommands, pushAgainTo, wakeTarget } from '../../domain/targets/agent-channel.js';
 import { isTransientError } from '../../infra/transient.js';
 import { agentConnections } from './agent-connections-wiring.js';
 import { catalogDeps } from './catalog-wiring.js';
@@ -11,7 +11,7 @@ import { secretCipher } from './identity-wiring.js';
 import { once } from './once.js';
 import { deploymentEvents } from './stream-wiring.js';
 import { engineQueue } from './queues-wiring.js';
-import { targetsDeps } from './targets-wiring.js';
+import { launchDeps, targetsDeps } from './targets-wiring.js';
 import { deploymentWebhooks } from './webhooks-wiring.js';
 import { infra } from './wiring.js';
 
@@ -57,17 +57,31 @@ export const engineDeps = once((): EngineDeps => {
       if (connections === undefined) return;
       await wakeTarget({ targets: targets.targets, connections, clock: infra().clock }, targetId).catch(() => false);
     },
+    // Launched commands: pushed to the agents that take pushes (claimed for their connection), else queued and woken.
+    launch: async (commands) => {
+      const launching = launchDeps();
+      if (launching === undefined) await Promise.all(commands.map((command) => targets.commands.enqueue(command)));
+      else await launchCommands(launching, commands);
+    },
+    // A pushed command not acknowledged at a periodic check: pushed again to the same installation (best effort).
+    pushAgain: async (command, target) => {
+      const launching = launchDeps();
+      if (launching !== undefined) await pushAgainTo(launching, command, target).catch(() => undefined);
+    },
     // Each pass's step_update, progress and state_change go to the event store; finished steps carry their output tail.
     publish: async (deploymentId, events) => {
-      const outputs = new Map<string, string>();
-      for (const e of events) {
-        if (e.type === 'step_update' && (e.step.state === 'completed' || e.step.state === 'failed')) {
-          outputs.set(
-            e.step.id,
-            outputTail(await targets.commands.output(commandIdOf(e.step.id, e.step.retryCount + 1))),
-          );
-        }
-      }
+      // The finished steps' output, read side by side (a fan-out's pass finishes many steps at once).
+      const finished = events.flatMap((e) =>
+        e.type === 'step_update' && (e.step.state === 'completed' || e.step.state === 'failed') ? [e.step] : [],
+      );
+      const outputs = new Map(
+        await Promise.all(
+          finished.map(
+            async (step) =>
+              [step.id, outputTail(await targets.commands.output(commandIdOf(step.id, step.retryCount + 1)))] as const,
+          ),
+        ),
+      );
       await deploymentEvents().append(
         deploymentId,
         engineEventsToNew(events, infra().clock.now().toISOString(), outputs),

@@ -1,6 +1,6 @@
 // The composition root, targets part: targets, enrollment, agent tokens and the commands agents run; the agent
 // authenticator of /api/v1/agent/* lives here.
-import { wakeTarget, withWakeUps } from '../../domain/targets/agent-channel.js';
+import { wakeTarget, withWakeUps, type LaunchDeps } from '../../domain/targets/agent-channel.js';
 import { authenticateAgent, MAX_POLL_WAIT_SECONDS } from '../../domain/targets/agent-protocol.js';
 import type { TargetsDeps } from '../../domain/targets/deps.js';
 import { randomTokens } from '../../infra/crypto/tokens.js';
@@ -35,14 +35,42 @@ const targetName = async (targetId: string): Promise<string | null> => {
   return name;
 };
 
-export const targetsDeps = once((): TargetsDeps => {
-  const { config: cfg, db, clock } = infra();
-  const targets = new DynamoTargetRepository(db, cfg.TABLE_NAME);
-  const stored = new DynamoCommandRepository(
+/** The command records themselves (no wake-ups). */
+const storedCommands = once(() => {
+  const { config: cfg, db } = infra();
+  return new DynamoCommandRepository(
     db,
     cfg.TABLE_NAME,
     cfg.DEPLOYMENT_MAX_SECONDS + cfg.COMMAND_RETENTION_DAYS * 86_400,
   );
+});
+
+/**
+ * What the engine hands its launched commands to (domain/targets/agent-channel.ts, launchCommands): pushed to the
+ * agents that take pushes, else queued and woken. Undefined without the agent channel (commands are just queued).
+ */
+export const launchDeps = once((): LaunchDeps | undefined => {
+  const connections = agentConnections();
+  if (connections === undefined) return undefined;
+  const { targets, clock } = targetsDeps();
+  return {
+    targets,
+    connections,
+    clock,
+    commands: storedCommands(),
+    cipher: secretCipher(),
+    onError: (error, targetId) =>
+      logger.warn('could not push a command or wake-up to an agent; it finds it on its next drain or check', {
+        targetId,
+        error: (error as Error).message,
+      }),
+  };
+});
+
+export const targetsDeps = once((): TargetsDeps => {
+  const { config: cfg, db, clock } = infra();
+  const targets = new DynamoTargetRepository(db, cfg.TABLE_NAME);
+  const stored = storedCommands();
   const connections = agentConnections();
   // Every inbox write pushes a wake-up to the target's agent over its WebSocket, when it holds one.
   const commands =
@@ -83,7 +111,12 @@ export const targetsDeps = once((): TargetsDeps => {
       output: async (command, chunks) => {
         await deploymentEvents().appendOnce(
           command.deploymentId,
-          outputToKeyedEvents(command, await targetName(command.targetId), chunks, infra().clock.now().toISOString()),
+          outputToKeyedEvents(
+            command,
+            command.targetName ?? (await targetName(command.targetId)),
+            chunks,
+            infra().clock.now().toISOString(),
+          ),
         );
       },
       // A finished command moves its deployment on at once; a failed one is also analysed (best effort: a lost

@@ -16,6 +16,7 @@ import {
 } from '../../domain/targets/agent-channel.js';
 import type { AgentMessage } from '../../domain/targets/ports.js';
 import { InvalidTokenError } from '../../domain/identity/errors.js';
+import { agentInstanceOf } from '../../domain/targets/agent-protocol.js';
 import { logger } from '../shared/logger.js';
 import { channelDeps } from '../shared/agent-socket-wiring.js';
 import { startupProblems } from '../shared/wiring.js';
@@ -84,7 +85,12 @@ export const makeHandler =
     }
     try {
       if (routeKey === '$connect') {
-        const agent = await connectAgent(channel, authorizationOf(event.headers), connectionId);
+        const agent = await connectAgent(
+          channel,
+          authorizationOf(event.headers),
+          connectionId,
+          agentInstanceOf(event.headers),
+        );
         logger.info('agent connected', { ...base, targetId: agent.targetId });
         return answer(200);
       }

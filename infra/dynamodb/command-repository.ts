@@ -11,7 +11,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { FailureAnalysis } from '../../domain/analysis/model.js';
 import type { CommandRepository } from '../../domain/targets/ports.js';
-import type { Command, CommandResult, OutputChunk, StoredChunk } from '../../domain/targets/types.js';
+import type { Command, CommandResult, OutputChunk, PushedTo, StoredChunk } from '../../domain/targets/types.js';
 import { conditionally, whenCondition } from './conditional.js';
 import { encryptionIndex } from './encryption-index.js';
 import { keys } from './keys.js';
@@ -66,6 +66,69 @@ export class DynamoCommandRepository implements CommandRepository {
     );
   }
 
+  async enqueuePushed(command: Command, to: PushedTo): Promise<boolean> {
+    // Claimed for the connection in the same write that stores it: no other claim can take it (it is not RUN#).
+    return conditionally(
+      this.db.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            ...keys.command(command.id),
+            ...keys.agentInbox(command.targetId, 'PUSHED', command.createdAt, command.id),
+            ...keys.deploymentCommands(command.deploymentId, command.createdAt, command.id),
+            type: 'command',
+            ...command,
+            status: 'delivered',
+            deliveredAt: to.at,
+            pushedTo: to,
+            ...encryptionIndex('command', command, keys.command(command.id)),
+            ttl: this.expiry(command.createdAt),
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      ),
+    );
+  }
+
+  async unpush(command: Command, connectionId: string): Promise<boolean> {
+    const queued = keys.agentInbox(command.targetId, 'RUN', command.createdAt, command.id);
+    return conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.command(command.id),
+          UpdateExpression: 'SET #status = :queued, deliveredAt = :null, gsi1pk = :pk, gsi1sk = :sk REMOVE pushedTo',
+          ConditionExpression:
+            '#status = :delivered AND pushedTo.connectionId = :connection AND begins_with(gsi1sk, :pushed)',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':queued': 'queued',
+            ':delivered': 'delivered',
+            ':null': null,
+            ':pk': queued.gsi1pk,
+            ':sk': queued.gsi1sk,
+            ':connection': connectionId,
+            ':pushed': 'PUSHED#',
+          },
+        }),
+      ),
+    );
+  }
+
+  async acknowledgePush(commandId: string): Promise<void> {
+    await conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.command(commandId),
+          UpdateExpression: 'REMOVE gsi1pk, gsi1sk, pushedTo',
+          ConditionExpression: 'begins_with(gsi1sk, :pushed)',
+          ExpressionAttributeValues: { ':pushed': 'PUSHED#' },
+        }),
+      ),
+    );
+  }
+
   async get(id: string): Promise<Command | undefined> {
     const { Item } = await this.db.send(
       new GetCommand({ TableName: this.tableName, Key: keys.command(id), ConsistentRead: true }),
@@ -87,6 +150,7 @@ export class DynamoCommandRepository implements CommandRepository {
     targetId: string,
     max: number,
     at: Date,
+    instance?: string,
   ): Promise<{ commands: readonly Command[]; cancel: readonly string[] }> {
     const inbox = keys.agentInbox(targetId, 'RUN', '', '').gsi1pk;
     const { Items = [] } = await this.db.send(
@@ -105,6 +169,13 @@ export class DynamoCommandRepository implements CommandRepository {
       const seen = String(item['gsi1sk']);
       if (seen.startsWith('CANCEL#')) {
         if (await this.takeEntry(String(item['id']), seen)) cancel.push(String(item['id']));
+      } else if (seen.startsWith('PUSHED#')) {
+        // Pushed to this installation and not acknowledged (the push may have been lost): handed to it again.
+        const to = item['pushedTo'] as PushedTo | undefined;
+        if (instance !== undefined && to?.instance === instance && commands.length < max) {
+          const again = await this.redeliver(String(item['id']), seen);
+          if (again !== undefined) commands.push(again);
+        }
       } else if (commands.length < max) {
         const delivered = await this.deliver(String(item['id']), seen, at);
         if (delivered !== undefined) commands.push(delivered);
@@ -135,6 +206,23 @@ export class DynamoCommandRepository implements CommandRepository {
     return result?.Attributes === undefined ? undefined : toCommand(result.Attributes);
   }
 
+  private async redeliver(id: string, seen: string): Promise<Command | undefined> {
+    const result = await whenCondition(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.command(id),
+          UpdateExpression: 'REMOVE gsi1pk, gsi1sk, pushedTo',
+          ConditionExpression: '#status = :delivered AND gsi1sk = :seen',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':delivered': 'delivered', ':seen': seen },
+          ReturnValues: 'ALL_NEW',
+        }),
+      ),
+    );
+    return result?.Attributes === undefined ? undefined : toCommand(result.Attributes);
+  }
+
   private takeEntry(id: string, seen: string): Promise<boolean> {
     return conditionally(
       this.db.send(
@@ -149,7 +237,26 @@ export class DynamoCommandRepository implements CommandRepository {
     );
   }
 
-  async appendOutput(command: Command, chunks: readonly OutputChunk[], at: Date): Promise<readonly OutputChunk[]> {
+  private raiseAndAcknowledge(commandId: string, seq: number): Promise<boolean> {
+    return conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.command(commandId),
+          UpdateExpression: 'SET outputSeq = :seq REMOVE gsi1pk, gsi1sk, pushedTo',
+          ConditionExpression: 'outputSeq < :seq AND begins_with(gsi1sk, :pushed)',
+          ExpressionAttributeValues: { ':seq': seq, ':pushed': 'PUSHED#' },
+        }),
+      ),
+    );
+  }
+
+  async appendOutput(
+    command: Command,
+    chunks: readonly OutputChunk[],
+    at: Date,
+    options: { readonly acknowledgePush?: boolean; readonly seqRaisedByCompletion?: boolean } = {},
+  ): Promise<readonly OutputChunk[]> {
     const receivedAt = at.toISOString();
     const stored = await Promise.all(
       chunks.map((chunk) =>
@@ -173,6 +280,13 @@ export class DynamoCommandRepository implements CommandRepository {
       ),
     );
     const highest = Math.max(...chunks.map((c) => c.seq));
+    // The completion that carries these raises outputSeq in its own write.
+    if (options.seqRaisedByCompletion === true) return chunks.filter((_, i) => stored[i] === true);
+    const acknowledge = options.acknowledgePush === true && command.pushedTo !== undefined;
+    // A pushed command's first output acknowledges the push in the write that raises outputSeq (one write, not two).
+    if (acknowledge && highest > command.outputSeq && (await this.raiseAndAcknowledge(command.id, highest)))
+      return chunks.filter((_, i) => stored[i] === true);
+    if (acknowledge) await this.acknowledgePush(command.id);
     if (highest > command.outputSeq) {
       await conditionally(
         this.db.send(
@@ -201,16 +315,21 @@ export class DynamoCommandRepository implements CommandRepository {
     );
   }
 
-  async complete(commandId: string, result: CommandResult): Promise<boolean> {
+  async complete(commandId: string, result: CommandResult, outputSeq?: number): Promise<boolean> {
     return conditionally(
       this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.command(commandId),
-          UpdateExpression: 'SET #status = :completed, #result = :result REMOVE gsi1pk, gsi1sk',
-          ConditionExpression: '#status = :delivered',
+          UpdateExpression: `SET #status = :completed, #result = :result${outputSeq === undefined ? '' : ', outputSeq = :seq'} REMOVE gsi1pk, gsi1sk, pushedTo`,
+          ConditionExpression: `#status = :delivered${outputSeq === undefined ? '' : ' AND outputSeq < :seq'}`,
           ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
-          ExpressionAttributeValues: { ':completed': 'completed', ':delivered': 'delivered', ':result': result },
+          ExpressionAttributeValues: {
+            ':completed': 'completed',
+            ':delivered': 'delivered',
+            ':result': result,
+            ...(outputSeq === undefined ? {} : { ':seq': outputSeq }),
+          },
         }),
       ),
     );

@@ -101,7 +101,7 @@ export const keys = {
    * A target's inbox on gsi1 (sparse: only while there is something to tell the agent): commands to run
    * (RUN#...) and running commands to stop (CANCEL#...). Claiming an entry removes these attributes.
    */
-  agentInbox: (targetId: string, kind: 'RUN' | 'CANCEL', createdAt: string, commandId: string) => ({
+  agentInbox: (targetId: string, kind: 'RUN' | 'CANCEL' | 'PUSHED', createdAt: string, commandId: string) => ({
     gsi1pk: `AGENTINBOX#${targetId}`,
     gsi1sk: `${kind}#${createdAt}#${commandId}`,
   }),

@@ -60,7 +60,8 @@ export class DynamoTargetRepository implements TargetRepository {
           TransactItems: [
             put(itemOf(target)),
             put(aliasItem('target', target.shortId, target.id)),
-            put({ ...keys.agentToken(target.agentTokenHash), target_id: target.id }),
+            // The tenant too: authenticating an agent reads this item only (neither ever changes).
+            put({ ...keys.agentToken(target.agentTokenHash), target_id: target.id, tenant_id: target.tenantId }),
             ...references,
           ],
         }),
@@ -94,6 +95,38 @@ export class DynamoTargetRepository implements TargetRepository {
   async findByAgentTokenHash(tokenHash: string): Promise<Target | undefined> {
     const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.agentToken(tokenHash) }));
     return Item === undefined ? undefined : this.get(String(Item['target_id']));
+  }
+
+  async agentOfToken(tokenHash: string) {
+    const { Item } = await this.db.send(new GetCommand({ TableName: this.tableName, Key: keys.agentToken(tokenHash) }));
+    if (Item === undefined) return undefined;
+    const targetId = String(Item['target_id']);
+    if ('tenant_id' in Item) {
+      const tenant = Item['tenant_id'];
+      return { targetId, tenantId: typeof tenant === 'string' ? tenant : null };
+    }
+    const target = await this.get(targetId); // a lookup item from before it carried the tenant
+    return target === undefined ? undefined : { targetId, tenantId: target.tenantId, heardAt: target.lastHeartbeatAt };
+  }
+
+  async recordSignOfLife(id: string, at: Date, olderThan: Date): Promise<void> {
+    await conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.target(id),
+          UpdateExpression: `SET lastHeartbeatAt = :at, ${CHANGED}`,
+          ConditionExpression:
+            'attribute_exists(pk) AND (attribute_type(lastHeartbeatAt, :null) OR lastHeartbeatAt < :older)',
+          ExpressionAttributeValues: {
+            ':at': at.toISOString(),
+            ':older': olderThan.toISOString(),
+            ':null': 'NULL',
+            ...changedValues(id),
+          },
+        }),
+      ),
+    );
   }
 
   async listAll(): Promise<readonly Target[]> {
@@ -137,7 +170,12 @@ export class DynamoTargetRepository implements TargetRepository {
     );
   }
 
-  async connect(targetId: string, connectionId: string, at: Date): Promise<{ replaced: string | null } | undefined> {
+  async connect(
+    targetId: string,
+    connectionId: string,
+    at: Date,
+    instance: string | null = null,
+  ): Promise<{ replaced: string | null } | undefined> {
     const now = at.toISOString();
     const lookup = keys.agentConnection(connectionId);
     // The lookup first: a connection the target names can always be traced back (it expires after API Gateway's
@@ -159,9 +197,14 @@ export class DynamoTargetRepository implements TargetRepository {
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.target(targetId),
-          UpdateExpression: `SET connectionId = :id, connectedAt = :now, lastHeartbeatAt = :now, ${CHANGED}`,
+          UpdateExpression: `SET connectionId = :id, connectionInstance = :instance, connectedAt = :now, lastHeartbeatAt = :now, ${CHANGED}`,
           ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':id': connectionId, ':now': now, ...changedValues(targetId) },
+          ExpressionAttributeValues: {
+            ':id': connectionId,
+            ':instance': instance,
+            ':now': now,
+            ...changedValues(targetId),
+          },
           ReturnValues: 'UPDATED_OLD',
         }),
       );
@@ -187,7 +230,7 @@ export class DynamoTargetRepository implements TargetRepository {
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.target(targetId),
-          UpdateExpression: `SET disconnectedAt = :at, ${CHANGED} REMOVE connectionId`,
+          UpdateExpression: `SET disconnectedAt = :at, ${CHANGED} REMOVE connectionId, connectionInstance`,
           ConditionExpression: 'connectionId = :id',
           ExpressionAttributeValues: { ':id': connectionId, ':at': at.toISOString(), ...changedValues(targetId) },
         }),

@@ -133,7 +133,14 @@ class Gateway {
 
   private relay(wss: WebSocketServer, req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const url = `${this.front().replace(/^http/, 'ws')}/api/v1/agent/socket`;
-    const upstream = new WebSocket(url, { headers: { authorization: String(req.headers.authorization ?? '') } });
+    // The handshake's agent token and installation id (an agent that names its installation is pushed commands).
+    const instance = req.headers['x-deployer-agent-instance'];
+    const upstream = new WebSocket(url, {
+      headers: {
+        authorization: String(req.headers.authorization ?? ''),
+        ...(typeof instance === 'string' ? { 'x-deployer-agent-instance': instance } : {}),
+      },
+    });
     upstream.once('unexpected-response', (_request, response) => {
       socket.end(`HTTP/1.1 ${response.statusCode ?? 502} Refused\r\ncontent-length: 0\r\n\r\n`);
     });

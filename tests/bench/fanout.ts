@@ -6,10 +6,10 @@
 // all enrolled with one enrollment token and tagged bench=fanout. They share one loopback address, so this stack's
 // general rate limit is raised. The deployment runs `echo ok` on every one of them; the client polls it every
 // 100 ms. The timeline then splits the time with the server's own timestamps (same host clock):
-//   create -> the engine marks each step running (its command put in the target's inbox)
-//          -> the agent's long poll sees it (the poll handler looks at the inbox every 500 ms)
-//          -> the agent runs it, delivers its output, then reports completion (the agent's completed_at is taken
-//             after the output was delivered) -> an engine pass per completion message finishes the deployment.
+//   create -> the engine marks each step running (its command stored, claimed for the agent's socket and pushed to
+//             it; an agent without one is woken, or long-polls, and claims it over HTTP)
+//          -> the agent runs it, reports completion with its output (the agent's completed_at is taken after any
+//             output sent on its own was delivered) -> an engine pass per batch of completion messages finishes it.
 // Everything (stack handlers in serverless-offline worker threads, the SQS pollers, the N agents) shares 2 cores
 // on the development machine, so the figures are an upper bound of what the protocol itself costs.
 import { randomUUID } from 'node:crypto';
@@ -17,7 +17,10 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { startAgent, type RunningAgent } from '../../agent/agent.js';
+import { startDynamo, startSqs, type Emulator } from '../../local/emulators.js';
+import { freePort } from '../../local/ports.js';
 import { startStack, type Stack } from '../../local/stack.js';
+import { Counter, difference, startCountingProxy } from './aws-counter.js';
 import { printResults, type Figure } from './results.js';
 import { runBench, signedIn } from './support.js';
 
@@ -36,6 +39,15 @@ const ENROLL_BATCH = 10;
 const ENROLL_DEADLINE_MS = 240_000;
 const ADMIN = { email: 'bench@example.com', password: 'bench-password' };
 const TERMINAL = ['success', 'failed', 'cancelled', 'rolled_back'];
+/**
+ * FANOUT_COUNT_AWS=1: the stack's AWS calls go through the counting proxy of the cost benchmarks (aws-counter.ts) and
+ * each round prints them by operation (per command too). The proxy runs in this process: timings are then not
+ * comparable with an uncounted run; use it for the counts.
+ */
+const COUNT_AWS = process.env['FANOUT_COUNT_AWS'] === '1';
+/** FANOUT_FIRST_BATCH_MS: the agents' hold on a command's first output batch (default agent/output.ts FIRST_BATCH_MS). */
+const FIRST_BATCH_MS =
+  process.env['FANOUT_FIRST_BATCH_MS'] === undefined ? undefined : Number(process.env['FANOUT_FIRST_BATCH_MS']);
 
 const percentile = (sorted: readonly number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
@@ -73,6 +85,7 @@ const traffic = new Map<string, number>();
 /** The agents' request durations by kind, per round (cleared before each). */
 const durations = new Map<string, number[]>();
 const refusals: string[] = [];
+const finishedIn: number[] = [];
 const countingFetch: typeof fetch = async (input, init) => {
   const sent = Date.now();
   const response = await fetch(input, init);
@@ -119,6 +132,8 @@ const main = async () => {
     (stopping ??= (async () => {
       await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
       await stack?.stop();
+      await stopProxy?.();
+      await Promise.all(emulators.map((e) => e.stop()));
       await rm(dir, { recursive: true, force: true });
     })());
   // Ctrl-C stops the agents and the stack (DynamoDB Local, serverless-offline) instead of leaving them behind.
@@ -128,7 +143,18 @@ const main = async () => {
       () =>
         void stopEverything().finally(() => (console.log(`   ${signal}: agents and stack stopped`), process.exit(130))),
     );
+  const counter = new Counter();
+  const emulators: Emulator[] = [];
+  let stopProxy: (() => Promise<void>) | undefined;
   try {
+    if (COUNT_AWS) {
+      const dynamo = await startDynamo({ port: await freePort() });
+      const sqs = await startSqs({ port: await freePort() });
+      emulators.push(dynamo, sqs);
+      const proxy = await startCountingProxy(dynamo, sqs, counter);
+      stopProxy = proxy.stop;
+      process.env['AWS_ENDPOINT_URL'] = proxy.endpoint;
+    }
     stack = await startStack({
       port: 0,
       namePrefix: `bench-fanout-${randomUUID().slice(0, 8)}-`,
@@ -168,9 +194,12 @@ const main = async () => {
             enrollToken: enrollment,
             stateDir: join(dir, name),
             pollWaitSeconds: 20,
+            ...(FIRST_BATCH_MS === undefined ? {} : { firstBatchMs: FIRST_BATCH_MS }),
             fetch: countingFetch,
             env: commandEnvironment(),
             log: (line) => {
+              const took = /finished \S+: exit \d+ in ([\d.]+)s/.exec(line)?.[1];
+              if (took !== undefined) finishedIn.push(Number(took) * 1000);
               if (/error|fail|refused|unavailable|retry/i.test(line)) agentProblems.push(`${name}: ${line}`);
             },
           });
@@ -204,10 +233,17 @@ const main = async () => {
     if (typeof action.id !== 'string') throw new Error(`POST /actions answered ${JSON.stringify(action)}`);
 
     /** One deployment: create, poll it every 100 ms until it is terminal, print its timeline. */
+    /** This process, the stack's children, and the emulators when they run beside it (counting mode). */
+    const processes = () => [
+      process.pid,
+      ...(stack?.childPids ?? []),
+      ...emulators.flatMap((e) => (e.pid === undefined ? [] : [e.pid])),
+    ];
     const round = async (label: string, kind: 'cold' | 'warm') => {
       // Act
       durations.clear();
-      const cpuBefore = await Promise.all([process.pid, ...(stack?.childPids ?? [])].map(cpuSeconds));
+      const cpuBefore = await Promise.all(processes().map(cpuSeconds));
+      const awsBefore = counter.snapshot();
       const createdAt = Date.now();
       const created = await call('POST', '/deployments', {
         action_id: action.id,
@@ -295,9 +331,21 @@ const main = async () => {
       console.log(spread('command done on its agent, output delivered', times(results.map((r) => r.completed_at))));
       console.log(spread('step completed (engine pass after complete)', times(steps.map((s) => s.completed_at))));
       console.log(spread('deployment completed_at', times([deployment.completed_at])));
+      console.log(spread('agent: started -> finished (its log line)', finishedIn.splice(0)));
       console.log(header('agent requests during the round, duration'));
       for (const [kind, samples] of [...durations].sort()) console.log(spread(kind, samples));
-      const cpuAfter = await Promise.all([process.pid, ...(stack?.childPids ?? [])].map(cpuSeconds));
+      const cpuAfter = await Promise.all(processes().map(cpuSeconds));
+      if (COUNT_AWS) {
+        const calls = [...difference(counter.snapshot(), awsBefore)].sort(([a], [b]) => a.localeCompare(b));
+        const total = calls.reduce((n, [, t]) => n + t.calls, 0);
+        console.log(
+          `   AWS calls in the round (through the counting proxy): ${total}, ${(total / N).toFixed(2)} per command`,
+        );
+        for (const [operation, tally] of calls)
+          console.log(
+            `     ${operation.padEnd(32)} ${String(tally.calls).padStart(6)} ${(tally.calls / N).toFixed(2).padStart(7)}/command  WRU ${tally.wru.toFixed(0)}  RRU ${tally.rru.toFixed(0)}`,
+          );
+      }
       console.log(
         `   CPU seconds used in the round: this process (agents, client) ${(cpuAfter[0]! - cpuBefore[0]!).toFixed(1)}; ` +
           `stack children ${cpuAfter

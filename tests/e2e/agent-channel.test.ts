@@ -2,7 +2,7 @@
 // network away (tests/support/cut-proxy.ts): a deployment's command is pushed and runs; a network outage in the
 // middle of a command loses nothing and runs nothing twice; an agent whose proxy refuses WebSocket upgrades falls
 // back to polling and still runs commands; after a restart of the whole stack the agents reconnect on their own.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -188,6 +188,64 @@ describe('the agent over its WebSocket', () => {
       } finally {
         proxy.refuseUpgrades(false);
       }
+    },
+  );
+
+  it(
+    'pushes a command whose push was lost again, hands it back to the same installation only, which runs it once',
+    { timeout: 120_000 },
+    async () => {
+      // Arrange: the agent enrolls and stops; a bare socket with its token and installation id takes its place
+      const name = 'lost-push';
+      const first = await agent(name);
+      await until('connected', () => (/connected over WebSocket/.test(logOf(name)) ? true : undefined));
+      await first.stop({ graceSeconds: 1 });
+      const state = JSON.parse(await readFile(join(dir, name, 'state.json'), 'utf8')) as { agent_token: string };
+      const instance = (await readFile(join(dir, name, 'instance'), 'utf8')).trim();
+      const url = `ws://127.0.0.1:${proxy.port}/api/v1/agent/socket`;
+      const bare = new WebSocket(url, {
+        headers: { authorization: `Bearer ${state.agent_token}`, 'x-deployer-agent-instance': instance },
+      } as unknown as string[]);
+      const pushed: { type?: string; command?: { id: string; script: string } }[] = [];
+      bare.addEventListener('message', (event) => pushed.push(JSON.parse(String(event.data))));
+      await new Promise((resolve, reject) => {
+        bare.addEventListener('open', resolve);
+        bare.addEventListener('error', reject);
+      });
+      await until('the bare socket is the target’s connection', async () => {
+        const { targetsDeps } = await import('../../functions/shared/targets-wiring.js');
+        return (await targetsDeps().targets.get(first.targetId))?.connectionInstance === instance ? true : undefined;
+      });
+      // Act: the command is pushed to the bare socket, which drops it (a lost push) and closes
+      const id = await deployTo(name, 'echo once');
+      const message = await until('pushed', () => pushed.find((m) => m.type === 'command'));
+      // Not acknowledged: the engine's periodic check (every 10 s) pushes it again, 5 s after the push
+      await until(
+        'pushed again',
+        () => (pushed.filter((m) => m.type === 'command').length >= 2 ? true : undefined),
+        45_000,
+      );
+      const claimAs = (installation: string | undefined) =>
+        fetch(`${stack.baseUrl}/api/v1/agent/commands?wait=0`, {
+          headers: {
+            authorization: `Bearer ${state.agent_token}`,
+            ...(installation === undefined ? {} : { 'x-deployer-agent-instance': installation }),
+          },
+        }).then(async (r) => (await r.json()) as { commands: unknown[] });
+      const byAnother = await claimAs('another-installation-0000');
+      const byOldAgent = await claimAs(undefined);
+      bare.close();
+      const again = await agent(name); // the same state folder: the same installation
+      const done = await finished(id);
+      // Assess
+      expect(message.command?.script).toBe('echo once');
+      expect(new Set(pushed.filter((m) => m.type === 'command').map((m) => m.command?.id)).size).toBe(1);
+      expect(byAnother.commands).toEqual([]);
+      expect(byOldAgent.commands).toEqual([]);
+      expect(again.targetId).toBe(first.targetId);
+      expect(done.state).toBe('success');
+      expect(await commandOutput(id)).toBe('once\n');
+      expect(logOf(name).match(/running \S+/g)).toHaveLength(1);
     },
   );
 

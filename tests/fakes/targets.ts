@@ -13,6 +13,7 @@ import type {
   CommandResult,
   EnrollmentToken,
   OutputChunk,
+  PushedTo,
   StoredChunk,
   Target,
 } from '../../domain/targets/types.js';
@@ -41,6 +42,16 @@ export class FakeTargetRepository implements TargetRepository {
   async findByAgentTokenHash(hash: string) {
     return [...this.targets.values()].find((t) => t.agentTokenHash === hash);
   }
+  async agentOfToken(hash: string) {
+    const target = await this.findByAgentTokenHash(hash);
+    return target === undefined ? undefined : { targetId: target.id, tenantId: target.tenantId };
+  }
+  async recordSignOfLife(id: string, at: Date, olderThan: Date) {
+    const target = this.targets.get(id);
+    if (target === undefined) return;
+    if (target.lastHeartbeatAt !== null && target.lastHeartbeatAt >= olderThan.toISOString()) return;
+    this.targets.set(id, { ...target, lastHeartbeatAt: at.toISOString() });
+  }
   async listAll() {
     return [...this.targets.values()];
   }
@@ -58,13 +69,19 @@ export class FakeTargetRepository implements TargetRepository {
   }
   /** Connection id -> target id (the lookup items). */
   readonly connections = new Map<string, string>();
-  async connect(targetId: string, connectionId: string, at: Date) {
+  async connect(targetId: string, connectionId: string, at: Date, instance: string | null = null) {
     const target = this.targets.get(targetId);
     if (target === undefined) return undefined;
     const previous = target.connectionId ?? null;
     this.connections.set(connectionId, targetId);
     const now = at.toISOString();
-    this.targets.set(targetId, { ...target, connectionId, connectedAt: now, lastHeartbeatAt: now });
+    this.targets.set(targetId, {
+      ...target,
+      connectionId,
+      connectionInstance: instance,
+      connectedAt: now,
+      lastHeartbeatAt: now,
+    });
     return { replaced: previous !== null && previous !== connectionId ? previous : null };
   }
   async connectionTarget(connectionId: string) {
@@ -73,7 +90,12 @@ export class FakeTargetRepository implements TargetRepository {
   async disconnect(targetId: string, connectionId: string, at: Date) {
     const target = this.targets.get(targetId);
     if (target !== undefined && target.connectionId === connectionId)
-      this.targets.set(targetId, { ...target, connectionId: null, disconnectedAt: at.toISOString() });
+      this.targets.set(targetId, {
+        ...target,
+        connectionId: null,
+        connectionInstance: null,
+        disconnectedAt: at.toISOString(),
+      });
     this.connections.delete(connectionId);
   }
 }
@@ -127,41 +149,87 @@ export class FakeCommandRepository implements CommandRepository {
   async enqueue(command: Command) {
     if (!this.commands.has(command.id)) this.commands.set(command.id, command);
   }
+  async enqueuePushed(command: Command, to: PushedTo) {
+    if (this.commands.has(command.id)) return false;
+    this.commands.set(command.id, { ...command, status: 'delivered', deliveredAt: to.at, pushedTo: to });
+    return true;
+  }
+  async unpush(command: Command, connectionId: string) {
+    const current = this.commands.get(command.id);
+    if (current?.status !== 'delivered' || current.pushedTo?.connectionId !== connectionId) return false;
+    const { pushedTo: _pushed, ...rest } = current;
+    this.commands.set(command.id, { ...rest, status: 'queued', deliveredAt: null });
+    return true;
+  }
+  async acknowledgePush(id: string) {
+    const current = this.commands.get(id);
+    if (current?.pushedTo === undefined || this.notices.has(id)) return;
+    const { pushedTo: _pushed, ...rest } = current;
+    this.commands.set(id, rest);
+  }
   async get(id: string) {
     return this.commands.get(id);
   }
   async listByDeployment(deploymentId: string) {
     return [...this.commands.values()].filter((c) => c.deploymentId === deploymentId);
   }
-  async claimInbox(targetId: string, max: number, at: Date) {
+  async claimInbox(targetId: string, max: number, at: Date, instance?: string) {
     const cancel = [...this.notices].filter((id) => this.commands.get(id)?.targetId === targetId);
     cancel.forEach((id) => this.notices.delete(id));
+    const pushed = [...this.commands.values()]
+      .filter(
+        (c) =>
+          c.targetId === targetId &&
+          c.status === 'delivered' &&
+          c.pushedTo !== undefined &&
+          instance !== undefined &&
+          c.pushedTo.instance === instance,
+      )
+      .slice(0, max);
+    const again = pushed.map((c) => {
+      const { pushedTo: _pushed, ...rest } = c;
+      this.commands.set(c.id, rest);
+      return rest;
+    });
     const queued = [...this.commands.values()]
       .filter((c) => c.targetId === targetId && c.status === 'queued')
-      .slice(0, max);
+      .slice(0, max - again.length);
     const commands = queued.map((c) => {
       const delivered: Command = { ...c, status: 'delivered', deliveredAt: at.toISOString() };
       this.commands.set(c.id, delivered);
       return delivered;
     });
-    return { commands, cancel };
+    return { commands: [...again, ...commands], cancel };
   }
-  async appendOutput(command: Command, chunks: readonly OutputChunk[], at: Date) {
+  async appendOutput(
+    command: Command,
+    chunks: readonly OutputChunk[],
+    at: Date,
+    options: { readonly acknowledgePush?: boolean; readonly seqRaisedByCompletion?: boolean } = {},
+  ) {
+    if (options.acknowledgePush === true) await this.acknowledgePush(command.id);
+    const raise = options.seqRaisedByCompletion !== true;
     const stored = this.chunks.get(command.id) ?? [];
     const fresh = chunks.filter((c) => !stored.some((s) => s.seq === c.seq));
     stored.push(...fresh.map((c) => ({ ...c, receivedAt: at.toISOString() })));
     this.chunks.set(command.id, stored);
     const current = this.commands.get(command.id) as Command;
-    this.commands.set(command.id, { ...current, outputSeq: Math.max(current.outputSeq, ...chunks.map((c) => c.seq)) });
+    if (raise)
+      this.commands.set(command.id, {
+        ...current,
+        outputSeq: Math.max(current.outputSeq, ...chunks.map((c) => c.seq)),
+      });
     return fresh;
   }
   async output(id: string) {
     return [...(this.chunks.get(id) ?? [])].sort((a, b) => a.seq - b.seq);
   }
-  async complete(id: string, result: CommandResult) {
+  async complete(id: string, result: CommandResult, outputSeq?: number) {
     const command = this.commands.get(id);
     if (command?.status !== 'delivered') return false;
-    this.commands.set(id, { ...command, status: 'completed', result });
+    if (outputSeq !== undefined && command.outputSeq >= outputSeq) return false;
+    const { pushedTo: _pushed, ...rest } = command;
+    this.commands.set(id, { ...rest, status: 'completed', result, outputSeq: outputSeq ?? command.outputSeq });
     this.notices.delete(id);
     return true;
   }

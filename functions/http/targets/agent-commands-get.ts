@@ -1,6 +1,6 @@
 // handler -> pollCommands (domain/targets/agent-protocol.ts) -> CommandRepository (long poll)
 import * as v from 'valibot';
-import { MAX_POLL_WAIT_SECONDS, pollCommands } from '../../../domain/targets/agent-protocol.js';
+import { agentInstanceOf, MAX_POLL_WAIT_SECONDS, pollCommands } from '../../../domain/targets/agent-protocol.js';
 import type { TargetsDeps } from '../../../domain/targets/deps.js';
 import { http } from '../../shared/http.js';
 import { QueryInt } from '../../shared/schemas.js';
@@ -29,7 +29,8 @@ export const makeHandler = (deps: () => TargetsDeps) =>
   http(
     {
       operationId: 'agent_poll_commands',
-      summary: 'Long poll: up to `max` commands to run and the ids of running ones to stop; empty after `wait` s',
+      summary:
+        'Long poll: up to `max` commands to run and the ids of running ones to stop; empty after `wait` s. With `x-deployer-agent-instance`, also the commands pushed to that installation and not acknowledged',
       tags: ['agent'],
       permission: 'agent',
       query: Query,
@@ -40,7 +41,10 @@ export const makeHandler = (deps: () => TargetsDeps) =>
         },
       },
     },
-    async ({ caller, query }) => ({ statusCode: 200, body: await pollCommands(deps(), caller, query) }),
+    async ({ caller, query, headers }) => ({
+      statusCode: 200,
+      body: await pollCommands(deps(), caller, { ...query, instance: agentInstanceOf(headers) }),
+    }),
   );
 
 export const handler = makeHandler(targetsDeps);

@@ -17,6 +17,11 @@ describe('parseServerMessage', () => {
     ['{"type":"replaced"}', { type: 'replaced' }],
     ['{"type":"revoked"}', { type: 'revoked' }],
     [
+      '{"type":"command","command":{"id":"c1","script":"true"}}',
+      { type: 'command', command: { id: 'c1', script: 'true' } },
+    ],
+    ['{"type":"command"}', { type: 'unknown', name: 'command (without a command)' }],
+    [
       '{"type":"error","error":{"code":"VALIDATION_ERROR","message":"unknown action"}}',
       { type: 'error', code: 'VALIDATION_ERROR', message: 'unknown action' },
     ],

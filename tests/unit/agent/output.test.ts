@@ -1,5 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { BATCH_INTERVAL_MS, OutputBatcher, SecretMasker, splitUtf8, utf8Bytes } from '../../../agent/output.js';
+import {
+  BATCH_INTERVAL_MS,
+  FIRST_BATCH_MS,
+  OutputBatcher,
+  SecretMasker,
+  splitUtf8,
+  utf8Bytes,
+} from '../../../agent/output.js';
 import type { OutputChunk } from '../../../agent/protocol.js';
 
 const feed = (masker: SecretMasker, pieces: string[]) => pieces.map((p) => masker.push(p)).join('') + masker.end();
@@ -142,6 +149,49 @@ describe('OutputBatcher', () => {
     // Assess
     expect(before).toBe(0);
     expect(sent).toHaveLength(1);
+  });
+
+  it('sends no batch in a command’s first FIRST_BATCH_MS, then every interval', async () => {
+    // Prepare
+    const batcher = new OutputBatcher(send, { firstBatchMs: FIRST_BATCH_MS });
+    batcher.start();
+    // Act
+    await vi.advanceTimersByTimeAsync(50);
+    batcher.append('stdout', 'first\n');
+    await vi.advanceTimersByTimeAsync(FIRST_BATCH_MS - 51);
+    const held = sent.length;
+    await vi.advanceTimersByTimeAsync(1);
+    batcher.append('stdout', 'second\n');
+    await vi.advanceTimersByTimeAsync(BATCH_INTERVAL_MS);
+    // Assess
+    expect(held).toBe(0);
+    expect(sent.map((batch) => batch.map((c) => c.data).join(''))).toEqual(['first\n', 'second\n']);
+  });
+
+  it('does not hold the output of a command that has run longer than FIRST_BATCH_MS', async () => {
+    // Prepare
+    const batcher = new OutputBatcher(send, { firstBatchMs: FIRST_BATCH_MS });
+    batcher.start();
+    await vi.advanceTimersByTimeAsync(FIRST_BATCH_MS);
+    // Act
+    batcher.append('stdout', 'later\n');
+    await vi.advanceTimersByTimeAsync(BATCH_INTERVAL_MS);
+    // Assess
+    expect(sent).toHaveLength(1);
+  });
+
+  it('sends nothing on a timer once the output is over: the rest rides the completion', async () => {
+    // Prepare
+    const batcher = new OutputBatcher(send, { firstBatchMs: FIRST_BATCH_MS });
+    batcher.append('stdout', 'ok\n');
+    // Act
+    batcher.end();
+    batcher.append('stdout', 'last\n');
+    await vi.advanceTimersByTimeAsync(10 * FIRST_BATCH_MS);
+    const rest = await batcher.takeRest();
+    // Assess
+    expect(sent).toEqual([]);
+    expect(rest.map((c) => c.data).join('')).toBe('ok\nlast\n');
   });
 
   it('sends at once when more than 64 KiB wait, in chunks of at most 64 KiB and requests of at most 256 KiB', async () => {

@@ -1,4 +1,4 @@
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Command } from '../../../../domain/targets/types.js';
 import { DynamoCommandRepository } from '../../../../infra/dynamodb/command-repository.js';
@@ -115,6 +115,111 @@ describe('DynamoCommandRepository', () => {
   });
 });
 
+describe('DynamoCommandRepository, pushed commands', () => {
+  const to = { connectionId: 'conn-1', instance: 'installation-0123456789', at: '2026-11-22T10:00:00.000Z' };
+
+  it('stores a pushed command claimed for its connection once; only its installation claims it back, once', async () => {
+    // Prepare
+    const command = aCommand('t-push');
+    // Act
+    const first = await commands.enqueuePushed(command, to);
+    const again = await commands.enqueuePushed(command, to);
+    const byQueue = await commands.claimInbox('t-push', 4, new Date());
+    const byOther = await commands.claimInbox('t-push', 4, new Date(), 'another-installation-0000');
+    const claims = await Promise.all(
+      Array.from({ length: 5 }, () => commands.claimInbox('t-push', 4, new Date(), to.instance)),
+    );
+    // Assess
+    expect([first, again]).toEqual([true, false]);
+    expect(byQueue.commands).toEqual([]);
+    expect(byOther.commands).toEqual([]);
+    expect(claims.flatMap((c) => c.commands.map((x) => x.id))).toEqual([command.id]);
+    const stored = await commands.get(command.id);
+    expect(stored?.status).toBe('delivered');
+    expect(stored?.pushedTo).toBeUndefined();
+  });
+
+  it('takes a pushed command’s first output as its acknowledgement, in the write that raises outputSeq', async () => {
+    // Prepare
+    const command = aCommand('t-pushout');
+    await commands.enqueuePushed(command, to);
+    const pushed = (await commands.get(command.id))!;
+    // Act
+    await commands.appendOutput(pushed, [{ stream: 'stdout', data: 'hi\n', seq: 0 }], new Date(), {
+      acknowledgePush: true,
+    });
+    const claimed = await commands.claimInbox('t-pushout', 4, new Date(), to.instance);
+    // Assess
+    const stored = await commands.get(command.id);
+    expect(stored?.outputSeq).toBe(0);
+    expect(stored?.pushedTo).toBeUndefined();
+    expect(claimed.commands).toEqual([]);
+  });
+
+  it('puts a pushed command back in the queue only while still pushed to that connection', async () => {
+    // Prepare
+    const lost = aCommand('t-unpush');
+    const acknowledged = aCommand('t-unpush');
+    await commands.enqueuePushed(lost, to);
+    await commands.enqueuePushed(acknowledged, to);
+    await commands.acknowledgePush(acknowledged.id);
+    // Act
+    const otherConnection = await commands.unpush(lost, 'conn-2');
+    const back = await commands.unpush(lost, 'conn-1');
+    const notBack = await commands.unpush(acknowledged, 'conn-1');
+    const claimed = await commands.claimInbox('t-unpush', 4, new Date());
+    // Assess
+    expect([otherConnection, back, notBack]).toEqual([false, true, false]);
+    expect(claimed.commands.map((c) => c.id)).toEqual([lost.id]);
+    expect((await commands.get(acknowledged.id))?.pushedTo).toBeUndefined();
+  });
+
+  it('raises outputSeq in the completing write when the completion carries output, only upwards', async () => {
+    // Prepare
+    const command = aCommand('t-seqdone');
+    const lower = aCommand('t-seqdone');
+    await commands.enqueuePushed(command, to);
+    await commands.enqueuePushed(lower, to);
+    const result = { exitCode: 0, startedAt: to.at, completedAt: to.at, errorMessage: null };
+    const stored = (await commands.get(lower.id))!;
+    await commands.appendOutput(stored, [{ stream: 'stdout', data: 'x', seq: 3 }], new Date());
+    // Act
+    const [data] = [[{ stream: 'stdout' as const, data: 'ok\n', seq: 0 }]];
+    await commands.appendOutput((await commands.get(command.id))!, data, new Date(), { seqRaisedByCompletion: true });
+    const seqBefore = (await commands.get(command.id))?.outputSeq;
+    const done = await commands.complete(command.id, result, 0);
+    const refused = await commands.complete(lower.id, result, 2);
+    // Assess
+    expect(seqBefore).toBe(-1);
+    expect(done).toBe(true);
+    expect((await commands.get(command.id))?.outputSeq).toBe(0);
+    expect(refused).toBe(false);
+    expect((await commands.get(lower.id))?.status).toBe('delivered');
+  });
+
+  it('completes a pushed command (acknowledging it) and keeps a cancel notice over its push', async () => {
+    // Prepare
+    const done = aCommand('t-pushdone');
+    const cancelled = aCommand('t-pushdone');
+    await commands.enqueuePushed(done, to);
+    await commands.enqueuePushed(cancelled, to);
+    // Act
+    const completed = await commands.complete(done.id, {
+      exitCode: 0,
+      startedAt: to.at,
+      completedAt: to.at,
+      errorMessage: null,
+    });
+    await commands.requestCancel((await commands.get(cancelled.id))!, new Date());
+    await commands.acknowledgePush(cancelled.id);
+    const claimed = await commands.claimInbox('t-pushdone', 4, new Date(), to.instance);
+    // Assess
+    expect(completed).toBe(true);
+    expect((await commands.get(done.id))?.pushedTo).toBeUndefined();
+    expect(claimed).toEqual({ commands: [], cancel: [cancelled.id] });
+  });
+});
+
 describe('DynamoTargetRepository', () => {
   const target = {
     id: '44444444-4444-4444-8444-444444444444',
@@ -148,6 +253,36 @@ describe('DynamoTargetRepository', () => {
       await targets.find('tgt1'),
       await targets.findByAgentTokenHash('hash-1'),
     ]).toEqual([undefined, undefined, undefined]);
+  });
+
+  it('names an agent token’s target and tenant from its lookup item; an older lookup item falls back to the target', async () => {
+    // Prepare
+    const fresh = { ...target, id: '66666666-6666-4666-8666-666666666666', shortId: 'tgt3', agentTokenHash: 'hash-3' };
+    const older = { ...target, id: '77777777-7777-4777-8777-777777777777', shortId: 'tgt4', agentTokenHash: 'hash-4' };
+    await targets.create(fresh);
+    await targets.create(older);
+    await db.send(new PutCommand({ TableName: table, Item: { ...keys.agentToken('hash-4'), target_id: older.id } }));
+    // Act
+    const found = [await targets.agentOfToken('hash-3'), await targets.agentOfToken('hash-4')];
+    await targets.recordSignOfLife(
+      fresh.id,
+      new Date('2026-11-22T10:00:04.000Z'),
+      new Date('2026-11-22T09:59:59.000Z'),
+    );
+    const within = (await targets.get(fresh.id))?.lastHeartbeatAt;
+    await targets.recordSignOfLife(
+      fresh.id,
+      new Date('2026-11-22T10:00:06.000Z'),
+      new Date('2026-11-22T10:00:01.000Z'),
+    );
+    // Assess
+    expect(found).toEqual([
+      { targetId: fresh.id, tenantId: null },
+      { targetId: older.id, tenantId: null, heardAt: '2026-11-22T10:00:00.000Z' },
+    ]);
+    expect(await targets.agentOfToken('hash-none')).toBeUndefined();
+    expect(within).toBe('2026-11-22T10:00:00.000Z');
+    expect((await targets.get(fresh.id))?.lastHeartbeatAt).toBe('2026-11-22T10:00:06.000Z');
   });
 
   it('updates only over the version it read', async () => {

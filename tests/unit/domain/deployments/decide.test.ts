@@ -161,7 +161,13 @@ const decided = (g: Given): Decision => {
 const summary = (d: Decision) => ({
   steps: d.next === undefined ? null : d.next.plan.steps.map((s) => `${s.id}:${s.state}`),
   launches: d.launches.map((c) => c.id),
-  signals: d.signals.map((s) => (s.kind === 'wake_agent' ? `wake ${s.targetId}` : `cancel ${s.commandId}`)),
+  signals: d.signals.map((s) =>
+    s.kind === 'wake_agent'
+      ? `wake ${s.targetId}`
+      : s.kind === 'push_again'
+        ? `push ${s.command.id}`
+        : `cancel ${s.commandId}`,
+  ),
   events: d.events.map((e) =>
     e.type === 'state_change'
       ? `state_change ${e.oldState}->${e.newState}`
@@ -736,6 +742,23 @@ const cases: readonly { readonly name: string; readonly given: Given; readonly e
     },
     expect: { steps: null, launches: [], signals: ['wake t1'], events: [] },
   },
+  {
+    name: 'a command pushed to its agent 5 s ago and not acknowledged: pushed again; one acknowledged is left alone',
+    given: {
+      config: { targetMode: 'parallel' },
+      steps: [step('t1-s1', 'running'), step('t2-s1', 'running'), step('t3-s1', 'running')],
+      commands: [
+        command('t1-s1', 1, 'delivered', undefined, {
+          pushedTo: { connectionId: 'c1', instance: 'i1', at: ago(5_000) },
+        }),
+        command('t2-s1', 1, 'delivered', undefined, {
+          pushedTo: { connectionId: 'c2', instance: 'i2', at: ago(4_999) },
+        }),
+        command('t3-s1', 1, 'delivered'),
+      ],
+    },
+    expect: { steps: null, launches: [], signals: [`push ${commandIdOf('t1-s1', 1)}`], events: [] },
+  },
 
   // The overall timeout.
   {
@@ -898,6 +921,28 @@ describe('decide', () => {
   });
 });
 
+describe('passes caused by an event (not a periodic check)', () => {
+  it('neither wake agents again nor push again: a burst of completions does not repeat them', () => {
+    // Arrange
+    const { deployment, commands, targets } = given({
+      config: { targetMode: 'parallel' },
+      steps: [step('t1-s1', 'running'), step('t2-s1', 'running')],
+      commands: [
+        command('t1-s1', 1, 'queued', undefined, { createdAt: ago(6_000) }),
+        command('t2-s1', 1, 'delivered', undefined, {
+          pushedTo: { connectionId: 'c2', instance: 'i2', at: ago(6_000) },
+        }),
+      ],
+    });
+    // Act
+    const event = decide(deployment, commands, targets, NOW, { maxDeploymentSeconds: 604_800, check: false });
+    const check = decide(deployment, commands, targets, NOW, { maxDeploymentSeconds: 604_800, check: true });
+    // Assess
+    expect(event.kind === 'decision' && event.signals).toEqual([]);
+    expect(check.kind === 'decision' && check.signals.map((s) => s.kind)).toEqual(['wake_agent', 'push_again']);
+  });
+});
+
 describe('what decide is given and returns', () => {
   it('a launched command carries the plan’s variables (secrets named, kept sealed) and its script’s timeout', () => {
     // Prepare
@@ -917,6 +962,7 @@ describe('what decide is given and returns', () => {
       {
         id: 't1-s1-a1',
         targetId: 't1',
+        targetName: 'host-t1',
         deploymentId: deployment.id,
         stepId: 't1-s1',
         attempt: 1,

@@ -226,6 +226,35 @@ describe('commands', () => {
     expect(woken).toEqual(['t1']);
   });
 
+  it('hands its launches to `launch`, and at a check pushes again a command pushed 5 s ago and not acknowledged', async () => {
+    const s = setup(['t1'], 1);
+    const pushedAgain: string[] = [];
+    const deps: EngineDeps = {
+      ...s.deps,
+      launch: async (commands) => {
+        for (const c of commands)
+          await s.commands.enqueuePushed(c, {
+            connectionId: 'conn-1',
+            instance: 'i1',
+            at: s.clock.now().toISOString(),
+          });
+      },
+      pushAgain: async (command, target) => void pushedAgain.push(`${command.id} ${target?.id}`),
+    };
+    await s.orchestration.start(s.deployment);
+    await advance(deps, s.deployment.id);
+    await advance(deps, s.deployment.id, { check: true });
+    const early = [...pushedAgain];
+    s.clock.advance(5_000);
+    s.heartbeats.set('t1', s.clock.now().toISOString());
+    await advance(deps, s.deployment.id);
+    const byEvent = [...pushedAgain];
+    await advance(deps, s.deployment.id, { check: true });
+    expect(early).toEqual([]);
+    expect(byEvent).toEqual([]);
+    expect(pushedAgain).toEqual([`${commandIdOf('t1-s1', 1)} t1`]);
+  });
+
   it('fails the step of a target without a heartbeat for 60 s, and stops its command', async () => {
     const s = setup(['t1'], 1);
     await start(s);

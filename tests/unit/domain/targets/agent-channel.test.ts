@@ -3,12 +3,15 @@ import {
   connectAgent,
   disconnectAgent,
   GONE_AFTER_MS,
+  launchCommands,
+  pushAgainTo,
   socketHeartbeat,
   wakeTarget,
   withWakeUps,
 } from '../../../../domain/targets/agent-channel.js';
 import { createEnrollmentToken, registerAgent } from '../../../../domain/targets/enrollment.js';
 import { agentGone, statusOf } from '../../../../domain/targets/targets.js';
+import { pollCommands } from '../../../../domain/targets/agent-protocol.js';
 import type { Command, Target } from '../../../../domain/targets/types.js';
 import { PERMISSIONS } from '../../../../domain/identity/permissions.js';
 import type { Caller } from '../../../../domain/identity/types.js';
@@ -257,5 +260,104 @@ describe('target events for webhooks', () => {
     await connectAgent(deps, s.auth, 'conn-1');
     await disconnectAgent(deps, 'conn-1');
     expect([hooks.emitted, hooks.queued]).toEqual([[], []]);
+  });
+});
+
+describe('launchCommands and pushAgainTo: commands pushed to the socket', () => {
+  const INSTANCE = 'installation-0123456789';
+  const launching = async (instance: string | null = INSTANCE) => {
+    const setupped = await setup();
+    await connectAgent(setupped.deps, setupped.auth, 'conn-1', instance ?? undefined);
+    const errors: unknown[] = [];
+    const launch = {
+      ...setupped.deps,
+      cipher: setupped.deps.cipher,
+      onError: (error: unknown) => errors.push(error),
+    };
+    return { ...setupped, launch, errors };
+  };
+  const agentOf = (s: Awaited<ReturnType<typeof setup>>) => ({
+    kind: 'agent' as const,
+    targetId: s.targetId,
+    tenantId: null,
+  });
+
+  it('stores the command claimed for the connection and pushes it; a repeated launch pushes nothing', async () => {
+    // Arrange
+    const s = await launching();
+    const queued = command(s.targetId, s.clock.now().toISOString());
+    // Act
+    await launchCommands(s.launch, [queued]);
+    await launchCommands(s.launch, [queued]);
+    // Assess
+    const stored = await s.commands.get('c1');
+    expect(stored?.status).toBe('delivered');
+    expect(stored?.pushedTo).toEqual({ connectionId: 'conn-1', instance: INSTANCE, at: s.clock.now().toISOString() });
+    expect(s.connections.sent.map((m) => m.message.type)).toEqual(['command']);
+    expect(s.connections.sent[0]?.message).toMatchObject({ type: 'command', command: { id: 'c1', script: 'true' } });
+  });
+
+  it('hands an unacknowledged pushed command back to a claim of the same installation only', async () => {
+    // Arrange
+    const s = await launching();
+    await launchCommands(s.launch, [command(s.targetId, s.clock.now().toISOString())]);
+    // Act
+    const other = await pollCommands(s.deps, agentOf(s), { wait: 0, max: 4, instance: 'another-installation-0000' });
+    const old = await pollCommands(s.deps, agentOf(s), { wait: 0, max: 4 });
+    const same = await pollCommands(s.deps, agentOf(s), { wait: 0, max: 4, instance: INSTANCE });
+    const twice = await pollCommands(s.deps, agentOf(s), { wait: 0, max: 4, instance: INSTANCE });
+    // Assess
+    expect(other.commands).toEqual([]);
+    expect(old.commands).toEqual([]);
+    expect(same.commands.map((c) => c.id)).toEqual(['c1']);
+    expect(twice.commands).toEqual([]);
+  });
+
+  it('queues a command whose push found the connection gone, for any claim, and wakes the target', async () => {
+    // Arrange
+    const s = await launching();
+    s.connections.gone.add('conn-1');
+    // Act
+    await launchCommands(s.launch, [command(s.targetId, s.clock.now().toISOString())]);
+    const claimed = await pollCommands(s.deps, agentOf(s), { wait: 0, max: 4 });
+    // Assess
+    expect(claimed.commands.map((c) => c.id)).toEqual(['c1']);
+  });
+
+  it('queues and wakes instead of pushing: secret variables, an agent without an installation id', async () => {
+    // Arrange
+    const withSecrets = await launching();
+    const older = await launching(null);
+    // Act
+    await launchCommands(withSecrets.launch, [
+      { ...command(withSecrets.targetId, withSecrets.clock.now().toISOString()), secretVariables: ['TOKEN'] },
+    ]);
+    await launchCommands(older.launch, [command(older.targetId, older.clock.now().toISOString())]);
+    // Assess
+    for (const s of [withSecrets, older]) {
+      expect((await s.commands.get('c1'))?.status).toBe('queued');
+      expect(s.connections.sent.map((m) => m.message.type)).toEqual(['wake']);
+    }
+  });
+
+  it('pushes again only to the same installation, and never queues a command already pushed', async () => {
+    // Arrange
+    const s = await launching();
+    await launchCommands(s.launch, [command(s.targetId, s.clock.now().toISOString())]);
+    const pushed = (await s.commands.get('c1'))!;
+    // Act
+    await pushAgainTo(s.launch, pushed, await s.targets.get(s.targetId));
+    await connectAgent(s.deps, s.auth, 'conn-2', 'another-installation-0000');
+    await pushAgainTo(s.launch, pushed, await s.targets.get(s.targetId));
+    s.connections.gone.add('conn-2');
+    await connectAgent(s.deps, s.auth, 'conn-3', INSTANCE);
+    s.connections.gone.add('conn-3');
+    await pushAgainTo(s.launch, pushed, await s.targets.get(s.targetId));
+    // Assess
+    expect(s.connections.sent.filter((m) => m.message.type === 'command').map((m) => m.connectionId)).toEqual([
+      'conn-1',
+      'conn-1',
+    ]);
+    expect((await s.commands.get('c1'))?.status).toBe('delivered');
   });
 });

@@ -175,6 +175,22 @@ describe('output and completion', () => {
     ).rejects.toMatchObject({ code: 'CONFLICT' });
   });
 
+  it('completes with output already counted (a retried batch in the report): the completion alone is written', async () => {
+    // Prepare
+    const { deps, agentOne, commands, id } = await delivered();
+    await appendOutput(deps, agentOne, id, [{ stream: 'stdout', data: 'a', seq: 0 }]);
+    // Act
+    const done = await completeCommand(deps, agentOne, id, {
+      exit_code: 0,
+      ...times,
+      output: [{ stream: 'stdout', data: 'a', seq: 0 }],
+    });
+    // Assess
+    expect(done).toEqual({ id, status: 'completed' });
+    expect((await commands.get(id))?.outputSeq).toBe(0);
+    expect((await commands.output(id)).map((c) => c.data)).toEqual(['a']);
+  });
+
   it('cancels a queued command outright and tells the agent to stop a delivered one', async () => {
     const { deps, agentOne, command, id } = await delivered();
     const waiting = await enqueueCommand(deps, command(agentOne.targetId, { stepId: 's2' }));
