@@ -99,6 +99,7 @@ const main = async () => {
 
     // 2. Requests: each measured over N calls, agents' background traffic subtracted by measuring it alone
     const N = 100;
+    const PACE_MS = 20; // 50 requests a second at most
     const background = async (millis: number) => {
       const at = counter.snapshot();
       await sleep(millis);
@@ -108,7 +109,12 @@ const main = async () => {
     const perRequest = async (label: string, fn: () => Promise<unknown>) => {
       const at = counter.snapshot();
       const started = Date.now();
-      for (let i = 0; i < N; i += 1) await fn();
+      // Paced under the general rate limit (100/s): a client at its limit takes one token per request, one write
+      // each, by design (domain/identity/rate-gate.ts); back to back, the fast routes ran at 200-300/s and did.
+      for (let i = 0; i < N; i += 1) {
+        await fn();
+        await sleep(started + (i + 1) * PACE_MS - Date.now());
+      }
       const elapsed = Date.now() - started;
       const measured = difference(counter.snapshot(), at);
       for (const [key, idle] of idlePerMs) {
@@ -120,7 +126,12 @@ const main = async () => {
         tally.rru = Math.max(0, tally.rru - idle.rru * share);
         if (tally.calls === 0) measured.delete(key);
       }
-      table(`2. ${label}, per request (${N} requests, agents' idle traffic subtracted)`, measured, N, 'req');
+      table(
+        `2. ${label}, per request (${N} requests at up to ${1000 / PACE_MS}/s, agents' idle traffic subtracted)`,
+        measured,
+        N,
+        'req',
+      );
       const { calls, writes } = callsIn(measured);
       readOnly.push({ label, calls: calls / N, writes: writes / N });
     };
@@ -134,7 +145,7 @@ const main = async () => {
       name: 'writes per read-only request',
       value: readOnly.reduce((n, r) => n + r.writes, 0) / readOnly.length,
       unit: 'count',
-      goal: '',
+      goal: '≤ 0.1',
     });
     for (const { label, calls } of readOnly)
       figures.push({ bench: 'aws-ops', name: `AWS calls per ${label}`, value: calls, unit: 'ops', goal: '' });
