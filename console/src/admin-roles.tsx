@@ -4,7 +4,7 @@
 // hold). The API still decides and its message shows.
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
-import { ErrorLine, NoticeLine } from './widgets.js';
+import { ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
 interface Role {
   readonly id: string;
@@ -61,12 +61,11 @@ export const Roles = ({
   const [roles, setRoles] = useState<Role[]>([]);
   const [groups, setGroups] = useState<PermissionGroup[]>([]);
   const [editing, setEditing] = useState<{ role: Role; permissions: string[] } | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  const [notice, setNotice] = useState<string | undefined>();
   const mayCreate = permissions.has('roles:create');
   const mayUpdate = permissions.has('roles:update');
   const mayDelete = permissions.has('roles:delete');
 
+  const { error, notice, setError, change } = useChanges(() => load());
   const load = () =>
     api<{ data: Role[] }>('GET', '/admin/roles?limit=100').then(
       (answer) => {
@@ -80,21 +79,6 @@ export const Roles = ({
     if (mayCreate || mayUpdate)
       void api<PermissionGroup[]>('GET', '/admin/permissions').then(setGroups, (e: unknown) => setError(errorText(e)));
   }, []);
-
-  const change = async (work: () => Promise<unknown>, done: string): Promise<boolean> => {
-    setError(undefined);
-    setNotice(undefined);
-    try {
-      await work();
-    } catch (e) {
-      setError(errorText(e));
-      await load();
-      return false;
-    }
-    setNotice(done);
-    await load();
-    return true;
-  };
 
   const open = async (role: Role) => {
     if (editing?.role.id === role.id) return setEditing(undefined);

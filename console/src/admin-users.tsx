@@ -4,7 +4,7 @@
 import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
-import { ErrorLine, NoticeLine } from './widgets.js';
+import { ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
 interface AdminUser {
   readonly id: string;
@@ -51,9 +51,8 @@ export const Users = ({
 }) => {
   const [users, setUsers] = useState<AdminUser[]>([]);
   const [editing, setEditing] = useState<string | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  const [notice, setNotice] = useState<string | undefined>();
 
+  const { error, notice, setError, change } = useChanges(() => load());
   const load = () =>
     api<{ data: AdminUser[] }>('GET', '/admin/users?limit=100').then(
       (answer) => setUsers(answer.data),
@@ -62,21 +61,6 @@ export const Users = ({
   useEffect(() => {
     void load();
   }, []);
-
-  /** One change through the API: its message on failure, the list read again on success. */
-  const change = async (work: () => Promise<unknown>, done: string): Promise<boolean> => {
-    setError(undefined);
-    setNotice(undefined);
-    try {
-      await work();
-    } catch (e) {
-      setError(errorText(e));
-      return false;
-    }
-    setNotice(done);
-    await load();
-    return true;
-  };
 
   const create = async (event: SubmitEvent) => {
     event.preventDefault();

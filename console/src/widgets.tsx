@@ -1,5 +1,6 @@
-// Small pieces every page uses: a live-stream badge, an error line, and the records of a resource stream.
+// Small pieces every page uses: a live-stream badge, error and notice lines, changes on an admin list, and the records of a resource stream.
 import { useEffect, useState } from 'preact/hooks';
+import { errorText } from './api.js';
 import { openStream, type StreamState } from './stream.js';
 
 export const LiveBadge = ({ state, ended = 'Not live' }: { state: StreamState; ended?: string }) => (
@@ -22,6 +23,30 @@ export const NoticeLine = ({ message }: { message: string | undefined }) =>
       {message}
     </p>
   );
+
+/**
+ * Changes through the API on an administration list: `change(work, done)` clears the last message, runs the work,
+ * shows the API's message on failure or `done` on success, and reads the list again either way.
+ */
+export const useChanges = (load: () => Promise<unknown>) => {
+  const [error, setError] = useState<string | undefined>();
+  const [notice, setNotice] = useState<string | undefined>();
+  const change = async (work: () => Promise<unknown>, done: string): Promise<boolean> => {
+    setError(undefined);
+    setNotice(undefined);
+    try {
+      await work();
+    } catch (e) {
+      setError(errorText(e));
+      await load();
+      return false;
+    }
+    setNotice(done);
+    await load();
+    return true;
+  };
+  return { error, notice, setError, change };
+};
 
 /** The records of `/sse/<resource>` by id: the snapshot, then each created, updated or deleted record. */
 export const useResourceStream = <T extends { id: string }>(
