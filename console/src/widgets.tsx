@@ -1,4 +1,5 @@
-// Small pieces every page uses: a live-stream badge, error and notice lines, changes on an admin list, and the records of a resource stream.
+// Small pieces every page uses: a live-stream badge, error and notice lines, changes on an admin list, and the
+// records of a resource stream.
 import { useEffect, useState } from 'preact/hooks';
 import { errorText } from './api.js';
 import { openStream, type StreamState } from './stream.js';
