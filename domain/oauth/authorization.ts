@@ -300,7 +300,6 @@ export const refreshTokenGrant = async (
     throw new OAuthError('invalid_grant', 'The refresh token was used already: the grant is revoked.');
   }
   if (current.expiresAt <= deps.clock.now().getTime()) throw bad;
-  if (await deps.revocations.isGrantRevoked(current.grantId)) throw bad;
   let scope = current.scope;
   if (form.scope !== undefined && form.scope.trim() !== '') {
     const asked = [...new Set(form.scope.split(' ').filter((s) => s !== ''))];
@@ -310,8 +309,10 @@ export const refreshTokenGrant = async (
   }
   const user = await activeUser(deps, current.userId, current.authTime);
   const next = newRefresh(deps, current);
+  // The rotation's transaction also checks that the grant is not revoked: a revocation is read only when it fails.
   if (!(await deps.grants.rotateRefresh(hash, next.record))) {
-    // Another exchange of the same token won the race (a reuse), or the grant was revoked meanwhile.
+    if (await deps.revocations.isGrantRevoked(current.grantId)) throw bad;
+    // Another exchange of the same token won the race (a reuse): the grant goes.
     await revokeGrant(deps, current.grantId);
     throw new OAuthError('invalid_grant', 'The refresh token was used already: the grant is revoked.');
   }

@@ -391,6 +391,14 @@ describe('the authorization code grant', () => {
     expect((await introspect(tokens.refresh_token!)).active).toBe(false);
     expect((await introspect(tokens.access_token)).active).toBe(false);
     expect((await call('GET', '/deployments', tokens.access_token)).status).toBe(401);
+    // The revoked grant's refresh token exchanges for nothing (the rotation's transaction checks the revocation)
+    const basic = Buffer.from(`${client.client_id}:${client.client_secret!}`).toString('base64');
+    const refused = await tokenForm(
+      { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! },
+      { authorization: `Basic ${basic}` },
+    );
+    expect([refused.status, refused.json['error']]).toEqual([400, 'invalid_grant']);
+    expect(refused.json['error_description']).toBe('The refresh token is not valid, has expired, or was revoked.');
   });
 
   it('stops a deactivated client: no page, no refresh', async () => {
