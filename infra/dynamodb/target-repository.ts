@@ -109,6 +109,7 @@ export class DynamoTargetRepository implements TargetRepository {
     return target === undefined ? undefined : { targetId, tenantId: target.tenantId, heardAt: target.lastHeartbeatAt };
   }
 
+  /** lastHeartbeatAt = at, only when it was older than `olderThan` (or unset) and the target exists. */
   async recordSignOfLife(id: string, at: Date, olderThan: Date): Promise<void> {
     await conditionally(
       this.db.send(
@@ -156,18 +157,7 @@ export class DynamoTargetRepository implements TargetRepository {
 
   async recordHeartbeat(id: string, at: Date): Promise<void> {
     // Heartbeats only move forward, and a deleted target is not brought back by a late one.
-    await conditionally(
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: keys.target(id),
-          UpdateExpression: `SET lastHeartbeatAt = :at, ${CHANGED}`,
-          ConditionExpression:
-            'attribute_exists(pk) AND (attribute_type(lastHeartbeatAt, :null) OR lastHeartbeatAt < :at)',
-          ExpressionAttributeValues: { ':at': at.toISOString(), ':null': 'NULL', ...changedValues(id) },
-        }),
-      ),
-    );
+    await this.recordSignOfLife(id, at, at);
   }
 
   async connect(
