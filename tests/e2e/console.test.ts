@@ -2,20 +2,20 @@
 // two real agents: sign in, open a deployment of the README's action on local-1 and local-2 and watch its grid and
 // log turn green live, cancel a long one from its page, and the list's tabs follow a deployment live. Needs
 // /usr/bin/chromium (`apt-get install chromium`; .ci/run installs it) or CHROMIUM_PATH; without it the test fails.
-import { existsSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningAgent } from '../../agent/agent.js';
 import { startLocalAgents } from '../../local/agents.js';
 import { startStack, type Stack } from '../../local/stack.js';
 import { uniqueName } from '../support/aws.js';
+import { launchChromium } from '../support/console.js';
 import { apiClient } from '../support/http.js';
 import { createUser } from '../support/users.js';
 
-const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 const VIEWER = { email: 'viewer@example.com', password: 'viewer-password' };
 /** Where screenshots go: SCREENSHOT_DIR=docs refreshes docs/console-*.png. */
@@ -50,8 +50,7 @@ const deploy = async (slug: string): Promise<string> => {
 };
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`No browser at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH).`);
+  browser = await launchChromium(); // first: without a browser the file fails before starting anything
   stack = await startStack({ port: 0, namePrefix: `${uniqueName('console')}-`, bootstrapAdmin: ADMIN });
   admin = (await api.login(ADMIN)).token;
   dir = await mkdtemp(join(tmpdir(), 'deployer-console-'));
@@ -85,7 +84,6 @@ beforeAll(async () => {
     expect(created.status).toBe(201);
     actions['greet'] = created.json.id as string;
   }
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 });
 
 afterAll(async () => {
