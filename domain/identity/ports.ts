@@ -188,6 +188,10 @@ export interface SseTokenRepository {
     newRefreshHash: string,
     now: Date,
   ): Promise<SseGrant | undefined>;
+  /** Ends a session for good (idempotent): it is never renewed again, and its tokens and streams stop with it. */
+  endSession(sessionId: string): Promise<void>;
+  /** Whether the session was not ended (its expiry aside: a stream opened in time keeps its own limits). */
+  sessionExists(sessionId: string): Promise<boolean>;
 }
 
 export interface Role {

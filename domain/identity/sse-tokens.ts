@@ -61,8 +61,14 @@ export const refreshSseToken = async (
     deps.random.hash(next),
     deps.clock.now(),
   );
-  if (grant === undefined)
-    throw new InvalidTokenError('The SSE session or its refresh token is not valid: request a new SSE token.');
+  if (grant === undefined) {
+    // A refresh token that is not the session's current one is a retired one replayed (or forged by someone who
+    // holds the session id): either way the chain leaked, so the session ends, with every token and stream it gave.
+    await deps.sseTokens.endSession(command.sessionId);
+    throw new InvalidTokenError(
+      'The SSE session or its refresh token is not valid (a reused refresh token ends its session): request a new SSE token.',
+    );
+  }
   // Renewing a session without presenting a credential is for user logins; an API key asks again with itself.
   if (grant.kind !== 'user')
     throw new ForbiddenError(
@@ -105,8 +111,9 @@ export const verifySseGrant = async (
   const grant = await deps.sseTokens.consumeToken(deps.random.hash(token), deps.clock.now());
   if (grant === undefined)
     throw new InvalidTokenError('The SSE token is unknown, expired or already used: request a new one.');
-  const caller = await callerOf(deps, grant);
+  const [caller, live] = await Promise.all([callerOf(deps, grant), deps.sseTokens.sessionExists(grant.sessionId)]);
   if (caller === undefined) throw new InvalidTokenError('The credential behind this SSE token is no longer valid.');
+  if (!live) throw new InvalidTokenError('The SSE session of this token was ended (a reused refresh token).');
   return { caller, grant };
 };
 
@@ -114,11 +121,23 @@ export const verifySseToken = async (deps: IdentityDeps, token: string | undefin
   (await verifySseGrant(deps, token)).caller;
 
 /**
- * What an open stream re-checks every few seconds, with one read: a user's account is still active and its tokens
- * were not invalidated after the grant (logout, deactivation, password change); an API key still exists, unrevoked
- * and unexpired. False ends the stream.
+ * What an open stream re-checks every few seconds, with two reads side by side: its SSE session was not ended (a
+ * reused refresh token ends it), and a user's account is still active and its tokens were not invalidated after the
+ * grant (logout, deactivation, password change), or an API key still exists, unrevoked and unexpired. False ends the
+ * stream.
  */
 export const sseGrantStillValid = async (
+  deps: Pick<IdentityDeps, 'users' | 'apiKeys' | 'clock' | 'sseTokens'>,
+  grant: SseGrant,
+): Promise<boolean> => {
+  const [credential, live] = await Promise.all([
+    credentialStillValid(deps, grant),
+    deps.sseTokens.sessionExists(grant.sessionId),
+  ]);
+  return credential && live;
+};
+
+const credentialStillValid = async (
   deps: Pick<IdentityDeps, 'users' | 'apiKeys' | 'clock'>,
   grant: SseGrant,
 ): Promise<boolean> => {

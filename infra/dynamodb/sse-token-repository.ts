@@ -1,6 +1,12 @@
 // SseTokenRepository: single-use tokens consumed by a conditional delete (two streams racing with one token:
 // exactly one wins), sessions whose refresh token is swapped by a conditional update. TTL removes leftovers.
-import { DeleteCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import type { SseGrant, SseTokenRepository } from '../../domain/identity/ports.js';
 import { whenCondition } from './conditional.js';
 import { keys } from './keys.js';
@@ -88,5 +94,21 @@ export class DynamoSseTokenRepository implements SseTokenRepository {
       ),
     );
     return updated?.Attributes === undefined ? undefined : grantOf(updated.Attributes);
+  }
+
+  async endSession(sessionId: string): Promise<void> {
+    await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: keys.sseSession(sessionId) }));
+  }
+
+  async sessionExists(sessionId: string): Promise<boolean> {
+    const found = await this.db.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: keys.sseSession(sessionId),
+        ProjectionExpression: 'pk',
+        ConsistentRead: true,
+      }),
+    );
+    return found.Item !== undefined;
   }
 }

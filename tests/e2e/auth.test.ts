@@ -355,11 +355,16 @@ describe('SSE tokens over HTTP', () => {
       body: { session_id: issued.json.session_id, refresh_token: issued.json.refresh_token },
     });
     expect([reused.status, reused.json.error.code]).toEqual([401, 'INVALID_TOKEN']);
-    // The streams' own check (the streaming endpoints arrive with the execution issue) consumes a token once.
+    // A reused refresh token ends its session: the token the renewal minted no longer opens a stream
+    // (tests/e2e/security/edges.test.ts follows the whole family). A new session's token is consumed once.
     const { identityDeps } = await import('../../functions/shared/identity-wiring.js');
     const { verifySseToken } = await import('../../domain/identity/sse-tokens.js');
-    await expect(verifySseToken(identityDeps(), renewed.json.sse_token)).resolves.toMatchObject({ kind: 'user' });
     await expect(verifySseToken(identityDeps(), renewed.json.sse_token)).rejects.toMatchObject({
+      code: 'INVALID_TOKEN',
+    });
+    const fresh = await call('POST', '/api/v1/auth/sse-token', { token, body: {} });
+    await expect(verifySseToken(identityDeps(), fresh.json.sse_token)).resolves.toMatchObject({ kind: 'user' });
+    await expect(verifySseToken(identityDeps(), fresh.json.sse_token)).rejects.toMatchObject({
       code: 'INVALID_TOKEN',
     });
   });

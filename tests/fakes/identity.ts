@@ -169,6 +169,12 @@ export class FakeSseTokenRepository implements SseTokenRepository {
     this.sessions.set(sessionId, { ...found, refreshHash: newRefreshHash });
     return found.grant;
   }
+  async endSession(sessionId: string) {
+    this.sessions.delete(sessionId);
+  }
+  async sessionExists(sessionId: string) {
+    return this.sessions.has(sessionId);
+  }
 }
 
 /** Pending two-factor tokens: attempts and single use, as DynamoPendingTwoFactorAttempts keeps them. */

@@ -1,6 +1,6 @@
 // Attack tests over HTTP against the real local stack: event streams are bounded per user (the 11th is refused
 // before it opens, with the general limiter's plain-text 429) and an open stream ends within 10 s of logout,
-// deactivation of its user, or revocation of the API key it was opened with.
+// deactivation of its user, revocation of the API key it was opened with, or a reused refresh token of its session.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../../local/stack.js';
 import { uniqueName } from '../../support/aws.js';
@@ -132,6 +132,54 @@ describe('an open stream ends within 10 s when its credential stops being valid'
     expect(end.afterMs).toBeLessThan(10_000);
     expect(end.text).toContain('no longer valid');
   });
+
+  it(
+    'after its SSE session was ended by a reused refresh token (the token minted from it is dead too)',
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      const user = await userWith('replayed');
+      const first = await call('POST', '/auth/sse-token', user.token, {});
+      expect(first.status).toBe(200);
+      const controller = new AbortController();
+      open.push(controller);
+      const stream = `${stack.baseUrl}/api/v1/sse/targets?sse_token=`;
+      const response = await fetch(`${stream}${encodeURIComponent(first.json.sse_token)}`, {
+        signal: controller.signal,
+      });
+      expect(response.status).toBe(200);
+      const session = { session_id: first.json.session_id };
+      const renewed = await call('POST', '/auth/sse-token/refresh', undefined, {
+        ...session,
+        refresh_token: first.json.refresh_token,
+      });
+      expect(renewed.status).toBe(200);
+
+      // The attack: the retired refresh token, replayed
+      const since = Date.now();
+      const replay = await call('POST', '/auth/sse-token/refresh', undefined, {
+        ...session,
+        refresh_token: first.json.refresh_token,
+      });
+      expect([replay.status, replay.json.error.code]).toEqual([401, 'INVALID_TOKEN']);
+
+      // The session and its family are over: the current refresh token, the token minted from it, the open stream
+      const current = await call('POST', '/auth/sse-token/refresh', undefined, {
+        ...session,
+        refresh_token: renewed.json.refresh_token,
+      });
+      expect([current.status, current.json.error.code]).toEqual([401, 'INVALID_TOKEN']);
+      const minted = await fetch(`${stream}${encodeURIComponent(renewed.json.sse_token)}`);
+      expect(minted.status).toBe(401);
+      expect(((await minted.json()) as { error: { code: string } }).error.code).toBe('INVALID_TOKEN');
+      const end = await endOf(response, since);
+      expect(end.afterMs).toBeLessThan(10_000);
+      expect(end.text).toContain('no longer valid');
+      // The user's own credential is untouched: a new SSE session works
+      expect((await call('POST', '/auth/sse-token', user.token, {})).status).toBe(200);
+    },
+  );
 
   it('keeps streaming while the credential stays valid', { timeout: 60_000 }, async () => {
     const user = await userWith('stayer');

@@ -42,4 +42,13 @@ describe('DynamoSseTokenRepository', () => {
       userId: 'u1',
     });
   });
+
+  it('ends a session for good: it exists no more and never rotates again (ending twice is harmless)', async () => {
+    await repository.putSession({ ...grant, sessionId: 'end' }, 'h1', inAMinute());
+    expect(await repository.sessionExists('end')).toBe(true);
+    await repository.endSession('end');
+    await repository.endSession('end');
+    expect(await repository.sessionExists('end')).toBe(false);
+    expect(await repository.rotateSession('end', 'h1', 'h2', new Date())).toBeUndefined();
+  });
 });

@@ -43,6 +43,24 @@ describe('SSE tokens', () => {
     ).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
   });
 
+  it('end the whole session when a retired refresh token is reused', async () => {
+    const { deps, caller } = await signedIn();
+    const first = await issueSseToken(deps, caller);
+    const streaming = await verifySseGrant(deps, first.sse_token); // a stream opened from the session
+    const second = await refreshSseToken(deps, { sessionId: first.session_id, refreshToken: first.refresh_token });
+    await expect(sseGrantStillValid(deps, streaming.grant)).resolves.toBe(true);
+    // The replay
+    await expect(
+      refreshSseToken(deps, { sessionId: first.session_id, refreshToken: first.refresh_token }),
+    ).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+    // Its family: the current refresh token, the token it minted, and open streams' re-check
+    await expect(
+      refreshSseToken(deps, { sessionId: first.session_id, refreshToken: second.refresh_token }),
+    ).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+    await expect(verifySseToken(deps, second.sse_token)).rejects.toMatchObject({ code: 'INVALID_TOKEN' });
+    await expect(sseGrantStillValid(deps, streaming.grant)).resolves.toBe(false);
+  });
+
   it('stop working after a logout, and for a revoked API key', async () => {
     const { deps, caller, clock } = await signedIn();
     const asUser = await issueSseToken(deps, caller);
