@@ -198,7 +198,9 @@ export class CommandExecution {
   private async execute(batcher: OutputBatcher, record: CommandRecord, recorded: () => void): Promise<RunResult> {
     const { context, command } = this;
     const secrets = (command.secret_variables ?? [])
-      .map((name) => command.variables?.[name])
+      .map((name) =>
+        command.variables !== undefined && Object.hasOwn(command.variables, name) ? command.variables[name] : undefined,
+      )
       .filter((v): v is string => typeof v === 'string');
     const streams = new Map<OutputStream, { decoder: StringDecoder; masker: SecretMasker }>([
       ['stdout', { decoder: new StringDecoder('utf8'), masker: new SecretMasker(secrets) }],

@@ -19,9 +19,17 @@ const PASS_THROUGH = new Set([
 const hasHttpStatus = (error: unknown): boolean =>
   typeof (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 'number';
 
+/**
+ * How records become DynamoDB items. `convertClassInstanceToMap`: the marshaller tells a plain object by
+ * `value.constructor.name === 'Object'`, so a map with an own key named `constructor` (a variable a user named so:
+ * docs/security.md rule 5, member names are ordinary names) would be refused as "Unsupported type" (a 500); with it,
+ * such an object is stored as the map it is. Nothing stores class instances (they were refused before).
+ */
+export const MARSHALL_OPTIONS = { removeUndefinedValues: true, convertClassInstanceToMap: true } as const;
+
 export const makeDynamoClient = (cfg: Pick<Config, 'AWS_REGION'>): DynamoDBDocumentClient => {
   const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: cfg.AWS_REGION, requestHandler }), {
-    marshallOptions: { removeUndefinedValues: true },
+    marshallOptions: MARSHALL_OPTIONS,
   });
   client.middlewareStack.add(
     (next) => async (args) => {

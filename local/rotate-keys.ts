@@ -16,6 +16,7 @@ import { backfillIndex } from '../domain/encryption/backfill.js';
 import { decideRotation, reencryptAll, type RotationState } from '../domain/encryption/rotation.js';
 import { summarize } from '../domain/encryption/stats.js';
 import type { IndexEntry } from '../domain/encryption/ports.js';
+import { MARSHALL_OPTIONS } from '../infra/aws-clients.js';
 import { CHECK_EVERY_MS } from '../infra/crypto/key-ring-source.js';
 import {
   newKeyEntry,
@@ -105,7 +106,7 @@ const main = async (): Promise<void> => {
   const { endpoint, table } = await target();
   const db = DynamoDBDocumentClient.from(
     new DynamoDBClient({ endpoint, region: process.env['AWS_REGION'] ?? 'us-east-1', credentials: LOCAL_CREDENTIALS }),
-    { marshallOptions: { removeUndefinedValues: true } },
+    { marshallOptions: MARSHALL_OPTIONS },
   );
   const index = new DynamoEncryptionIndex(db, table);
   let state = await readKeyFileState(file);

@@ -205,6 +205,48 @@ describe('a deployer cannot change how the action starts', () => {
     },
   );
 
+  it('variable names like object members (valueOf, toString, constructor) are ordinary names: required means required', async () => {
+    // Prepare: an action requiring three such names, one of them secret
+    const id = await action({
+      script: 'echo "v=$valueOf t=$toString c=$constructor"',
+      variables: [
+        { name: 'valueOf', required: true },
+        { name: 'toString', required: true, secret: true },
+        { name: 'constructor', required: true },
+      ],
+    });
+    // Act: none given, then one missing, then all three
+    const none = await call(deployer, 'POST', '/deployments', { action_id: id, ...web });
+    const one = await call(deployer, 'POST', '/deployments', {
+      action_id: id,
+      ...web,
+      variables: { valueOf: 'a', toString: 'b' },
+    });
+    const all = await call(deployer, 'POST', '/deployments', {
+      action_id: id,
+      ...web,
+      variables: { valueOf: 'a', toString: 'b', constructor: 'c' },
+    });
+    // Assess
+    expect([none.status, none.json.error.code]).toEqual([400, 'VALIDATION_ERROR']);
+    expect(none.json.error.details.fields.map((f: { field: string }) => f.field).sort()).toEqual([
+      'variables.constructor',
+      'variables.toString',
+      'variables.valueOf',
+    ]);
+    expect([one.status, one.json.error.details.fields.map((f: { field: string }) => f.field)]).toEqual([
+      400,
+      ['variables.constructor'],
+    ]);
+    expect([all.status, all.json.error]).toEqual([201, undefined]);
+    const done = await finished(all.json.deployment_id);
+    expect([done.state, done.plan.resolved_variables]).toEqual([
+      'success',
+      { valueOf: 'a', toString: '***', constructor: 'c' },
+    ]);
+    expect(await stdout(all.json.deployment_id)).toContain('v=a t=*** c=c');
+  });
+
   it('says why an undeclared variable is refused', async () => {
     const id = await action({ script: 'echo 1', variables: [{ name: 'GREETING' }] });
     const reply = await call(deployer, 'POST', '/deployments/preview', {

@@ -749,6 +749,27 @@ describe('variables', () => {
     expect(ok.draft.plan.resolvedVariables['CHANNEL']?.value).toBe('#ops');
   });
 
+  it.each(['valueOf', 'toString', 'constructor', 'hasOwnProperty'])(
+    'a required variable named like an object member (%s) is an ordinary name: without a value it is a 400',
+    async (name) => {
+      // Prepare
+      const w = world();
+      const act = await w.action('Act', [{ version: '1.0.0', variables: declared([{ name, required: true }]) }]);
+      w.target('web-1');
+      // Act
+      const error = await rejection(resolveDeployment(w.deps, admin, { action_id: act.id, target_ids: ['tg1'] }));
+      const ok = await resolveDeployment(w.deps, admin, {
+        action_id: act.id,
+        target_ids: ['tg1'],
+        variables: { [name]: 'given' },
+      });
+      // Assess
+      expect([error.code, fieldsOf(error)]).toEqual(['VALIDATION_ERROR', [`variables.${name}`]]);
+      expect(Object.hasOwn(ok.draft.plan.resolvedVariables, name)).toBe(true);
+      expect(ok.draft.plan.resolvedVariables[name]?.value).toBe('given');
+    },
+  );
+
   it('secret values are encrypted wherever the draft keeps them, and never appear in plain text', async () => {
     // Prepare
     const w = world();
