@@ -20,6 +20,8 @@ import { queryAll } from './query-all.js';
 
 /** Inbox entries looked at per poll; more wait for the next one. */
 const INBOX_PAGE = 25;
+/** Pages of other installations' unacknowledged pushes one claim reads past to find its own (25 each). */
+const OWN_PUSH_PAGES = 8;
 
 const toCommand = (item: Record<string, unknown>): Command => {
   const { ttl: _expiry, ...command } = stripKeys<Command & { ttl?: number }>(item);
@@ -153,16 +155,51 @@ export class DynamoCommandRepository implements CommandRepository {
     instance?: string,
   ): Promise<{ commands: readonly Command[]; cancel: readonly string[] }> {
     const inbox = keys.agentInbox(targetId, 'RUN', '', '').gsi1pk;
-    const { Items = [] } = await this.db.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        IndexName: 'gsi1',
-        // CANCEL# sorts before RUN#: stop notices come first; a busy agent (max 0) asks for those only.
-        KeyConditionExpression: max > 0 ? 'gsi1pk = :inbox' : 'gsi1pk = :inbox AND begins_with(gsi1sk, :cancel)',
-        ExpressionAttributeValues: { ':inbox': inbox, ...(max > 0 ? {} : { ':cancel': 'CANCEL#' }) },
-        Limit: INBOX_PAGE,
-      }),
-    );
+    const page = (prefix: string | undefined, after?: Record<string, unknown>, instanceOnly = false) =>
+      this.db.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: 'gsi1',
+          KeyConditionExpression:
+            prefix === undefined ? 'gsi1pk = :inbox' : 'gsi1pk = :inbox AND begins_with(gsi1sk, :prefix)',
+          ...(instanceOnly
+            ? {
+                FilterExpression: 'pushedTo.#instance = :instance',
+                ExpressionAttributeNames: { '#instance': 'instance' },
+              }
+            : {}),
+          ExpressionAttributeValues: {
+            ':inbox': inbox,
+            ...(prefix === undefined ? {} : { ':prefix': prefix }),
+            ...(instanceOnly ? { ':instance': instance } : {}),
+          },
+          Limit: INBOX_PAGE,
+          ...(after === undefined ? {} : { ExclusiveStartKey: after }),
+        }),
+      );
+    /** This installation's unacknowledged pushes, past any number of other installations' (pages of the filter). */
+    const ownPushes = async () => {
+      const own: Record<string, unknown>[] = [];
+      let after: Record<string, unknown> | undefined;
+      for (let pages = 0; pages < OWN_PUSH_PAGES && own.length < max; pages += 1) {
+        const found = await page('PUSHED#', after, true);
+        own.push(...(found.Items ?? []));
+        after = found.LastEvaluatedKey;
+        if (after === undefined) break;
+      }
+      return own;
+    };
+    // CANCEL# sorts before PUSHED# and RUN#: stop notices come first; a busy agent (max 0) asks for those only.
+    const first = await page(max > 0 ? undefined : 'CANCEL#');
+    let Items = first.Items ?? [];
+    if (first.LastEvaluatedKey !== undefined && max > 0) {
+      // A full page can be all stop notices and pushed commands (unacknowledged, perhaps of another installation
+      // that is gone): the queued ones behind them, and this installation's own, are looked up by their prefix.
+      const [runs, own] = await Promise.all([page('RUN#'), instance === undefined ? [] : ownPushes()]);
+      const seen = new Set(Items.map((item) => String(item['gsi1sk'])));
+      const more = [...own, ...(runs.Items ?? [])].filter((item) => !seen.has(String(item['gsi1sk'])));
+      Items = [...Items, ...more];
+    }
     const commands: Command[] = [];
     const cancel: string[] = [];
     for (const item of Items) {

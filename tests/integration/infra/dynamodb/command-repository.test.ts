@@ -139,6 +139,25 @@ describe('DynamoCommandRepository, pushed commands', () => {
     expect(stored?.pushedTo).toBeUndefined();
   });
 
+  it('lets no number of unacknowledged pushes hide queued work or an installation’s own pushes', async () => {
+    // Prepare: 30 pushes to a gone installation sort before everything queued (PUSHED# < RUN#), then one queued
+    // command, and one push to the installation that claims
+    const gone = { ...to, instance: 'gone-installation-000000' };
+    for (let i = 0; i < 30; i += 1) await commands.enqueuePushed(aCommand('t-hidden'), gone);
+    const own = aCommand('t-hidden');
+    await commands.enqueuePushed(own, to);
+    const queued = aCommand('t-hidden');
+    await commands.enqueue(queued);
+    // Act
+    const byAnother = await commands.claimInbox('t-hidden', 4, new Date());
+    await commands.enqueue(aCommand('t-hidden'));
+    const byOwner = await commands.claimInbox('t-hidden', 4, new Date(), to.instance);
+    // Assess
+    expect(byAnother.commands.map((c) => c.id)).toEqual([queued.id]);
+    expect(byOwner.commands.map((c) => c.id)).toContain(own.id);
+    expect(byOwner.commands).toHaveLength(2);
+  });
+
   it('takes a pushed command’s first output as its acknowledgement, in the write that raises outputSeq', async () => {
     // Prepare
     const command = aCommand('t-pushout');
