@@ -10,7 +10,31 @@ import { promisify } from 'node:util';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SERVERLESS_BIN = join(ROOT, 'node_modules', 'osls', 'bin', 'serverless.js');
-const SOURCES = ['serverless.yml', 'infra/resources.yml', 'package-lock.json'];
+const SOURCES = [
+  'serverless.yml',
+  'infra/resources.yml',
+  'infra/edge.yml',
+  'infra/iam.yml',
+  'infra/cors.cjs',
+  'package-lock.json',
+];
+
+/**
+ * The environment this process started with: a stack copies its handlers' environment into process.env (in-process
+ * handlers read it there), which must not count as the user's settings when a second stack starts in the process.
+ */
+const STARTING_ENVIRONMENT: NodeJS.ProcessEnv = { ...process.env };
+
+/** The variables `npm start` sets for the handlers itself: never part of what serverless.yml resolves to. */
+const STACK_VARIABLES = [
+  'TABLE_NAME',
+  'DISPATCH_QUEUE_URL',
+  'ORCHESTRATOR_QUEUE_URL',
+  'ANALYSIS_QUEUE_URL',
+  'ESBUILD_WORK_FOLDER',
+  'AGENT_SOCKET_URL',
+  'AGENT_SOCKET_ENDPOINT',
+] as const;
 
 type Cfn = Record<string, unknown>;
 
@@ -196,11 +220,25 @@ export const extractDefinition = (resolved: Cfn): ServiceDefinition => {
 
 /**
  * serverless.yml as the framework resolves it for a stage (`serverless print`, about 4 s), cached by the content of
- * the files that define the stack.
+ * the files that define the stack and by the value of every `${env:...}` they read: a variable set (or changed)
+ * since the last start takes effect on the next one (README, "Configuration").
  */
 export const loadResolvedService = async (stage = 'local'): Promise<Cfn> => {
+  // Only the user's variables are wanted: clear the ones npm start sets for the handlers.
+  const env: NodeJS.ProcessEnv = {
+    ...STARTING_ENVIRONMENT,
+    SLS_TELEMETRY_DISABLED: '1',
+    SLS_NOTIFICATIONS_MODE: 'off',
+  };
+  for (const key of STACK_VARIABLES) delete env[key];
   const hash = createHash('sha256');
-  for (const file of SOURCES) hash.update(await readFile(join(ROOT, file)).catch(() => Buffer.alloc(0)));
+  const read = new Set<string>();
+  for (const file of SOURCES) {
+    const text = await readFile(join(ROOT, file)).catch(() => Buffer.alloc(0));
+    hash.update(text);
+    for (const match of text.toString('utf8').matchAll(/\$\{env:([A-Za-z_][A-Za-z0-9_]*)/g)) read.add(match[1]!);
+  }
+  for (const name of [...read].sort()) hash.update(`\0${name}=${env[name] ?? '\0unset'}`);
   const suffix = stage === 'local' ? '' : `-${stage}`;
   const cacheFile = join(
     ROOT,
@@ -211,18 +249,6 @@ export const loadResolvedService = async (stage = 'local'): Promise<Cfn> => {
   );
   const cached = await readFile(cacheFile, 'utf8').catch(() => undefined);
   if (cached !== undefined) return JSON.parse(cached) as Cfn;
-  // Only the framework's own variables are wanted: clear the ones npm start sets for the handlers.
-  const env: NodeJS.ProcessEnv = { ...process.env, SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off' };
-  for (const key of [
-    'TABLE_NAME',
-    'DISPATCH_QUEUE_URL',
-    'ORCHESTRATOR_QUEUE_URL',
-    'ANALYSIS_QUEUE_URL',
-    'ESBUILD_WORK_FOLDER',
-    'AGENT_SOCKET_URL',
-    'AGENT_SOCKET_ENDPOINT',
-  ] as const)
-    delete env[key];
   const { stdout } = await promisify(execFile)(
     process.execPath,
     [SERVERLESS_BIN, 'print', '--format', 'json', '--stage', stage],
