@@ -123,10 +123,17 @@ export class AgentClient {
     });
   }
 
-  /** One attempt: a missed heartbeat is simply sent again at the next tick. */
-  heartbeat(runningCommandIds: readonly string[], signal?: AbortSignal): Promise<{ server_time: string }> {
+  /**
+   * One attempt: a missed heartbeat is simply sent again at the next tick. `stopping`: the agent's goodbye as it stops
+   * cleanly (its target is offline at once).
+   */
+  heartbeat(
+    runningCommandIds: readonly string[],
+    signal?: AbortSignal,
+    options: { readonly stopping?: boolean } = {},
+  ): Promise<{ server_time: string }> {
     return this.call('POST', '/api/v1/agent/heartbeat', {
-      body: { running_command_ids: runningCommandIds },
+      body: { running_command_ids: runningCommandIds, ...(options.stopping === true ? { stopping: true } : {}) },
       auth: true,
       retry: false,
       signal,

@@ -113,8 +113,11 @@ const Env = v.object({
   AGENT_SOCKET_URL: v.optional(v.pipe(NonEmpty, v.regex(/^wss?:\/\/[^/]/, 'must be a ws:// or wss:// URL'))),
   /** The @connections management endpoint of that WebSocket API (https://{api}.execute-api.{region}.amazonaws.com/{stage}). */
   AGENT_SOCKET_ENDPOINT: v.optional(v.pipe(NonEmpty, v.url('must be a URL'))),
-  /** How often an idle agent on the WebSocket pings (under API Gateway's 10-minute idle close). */
-  AGENT_IDLE_PING_SECONDS: Int(10, 540, 300),
+  /**
+   * How often an idle agent on the WebSocket pings: often enough that a target is online only while heard from within
+   * 60 s (decisions.md), with one ping to spare; a half-open socket (a host that lost power) holds nothing online.
+   */
+  AGENT_IDLE_PING_SECONDS: Int(5, 45, 25),
   /** How often a busy agent heartbeats (the engine fails a step whose agent is silent for 60 s). */
   AGENT_HEARTBEAT_SECONDS: Int(1, 30, 15),
   /**

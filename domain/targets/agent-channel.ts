@@ -1,7 +1,7 @@
 // The agent channel (decisions.md, "The agent channel"): agents hold a WebSocket open, and the server pushes a
 // wake-up to it the moment something lands in the target's inbox (a command, a cancel notice). A push is only a
 // wake-up: the inbox keeps every entry until the agent claims it over HTTP, so a lost push loses nothing, and an
-// agent drains its inbox whenever its socket (re)opens. Idle agents cost one ping every 5 minutes.
+// agent drains its inbox whenever its socket (re)opens. Idle agents cost one ping every 25 s.
 //
 // connectAgent    ($connect)    -> authenticate the agent token -> store the connection (replacing any) -> close the old
 // disconnectAgent ($disconnect) -> clear the connection if it is still the target's current one

@@ -60,9 +60,19 @@ const signOfLife = async (deps: Pick<TargetsDeps, 'targets' | 'clock'>, agent: A
   await deps.targets.recordSignOfLife(agent.targetId, now, new Date(now.getTime() - SIGN_OF_LIFE_REFRESH_MS));
 };
 
-export const heartbeat = async (deps: Pick<TargetsDeps, 'targets' | 'clock'>, agent: AgentCaller) => {
+/**
+ * A heartbeat; with `stopping`, the agent's goodbye as it stops cleanly (after its commands ended and were reported):
+ * its target is offline at once instead of online for a minute and stale for five, and commands given to it meanwhile
+ * fail at the engine's next look saying the agent stopped.
+ */
+export const heartbeat = async (
+  deps: Pick<TargetsDeps, 'targets' | 'clock'>,
+  agent: AgentCaller,
+  options: { readonly stopping?: boolean | undefined } = {},
+) => {
   const now = deps.clock.now();
-  await deps.targets.recordHeartbeat(agent.targetId, now);
+  if (options.stopping === true) await deps.targets.recordSignOff(agent.targetId, now);
+  else await deps.targets.recordHeartbeat(agent.targetId, now);
   return { server_time: now.toISOString() };
 };
 

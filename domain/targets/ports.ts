@@ -25,6 +25,8 @@ export interface TargetRepository {
   recordHeartbeat(id: string, at: Date): Promise<void>;
   /** A heartbeat at `at` written only over one older than `olderThan` (a sign of life: one write per burst). */
   recordSignOfLife(id: string, at: Date, olderThan: Date): Promise<void>;
+  /** The agent stopped cleanly at `at` (its goodbye); nothing for a deleted target. */
+  recordSignOff(id: string, at: Date): Promise<void>;
   delete(target: Target): Promise<void>;
   /**
    * The agent's new WebSocket: stored with the target (replacing any earlier one) and as a lookup from the

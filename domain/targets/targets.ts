@@ -1,6 +1,7 @@
-// Targets as users see them: list, get, rename / retag, delete. Status comes from the agent's connection and its
-// last heartbeat: an agent holding its WebSocket open is online while it pings (every 5 min when idle); otherwise
-// online under 60 s since the last heartbeat, stale under 300 s, offline after (or never seen).
+// Targets as users see them: list, get, rename / retag, delete. Status comes from the agent's last heartbeat, as
+// decisions.md says: online under 60 s since it, stale under 300 s, offline after (or never seen). A connected idle
+// agent pings every AGENT_IDLE_PING_SECONDS (25 s) to stay online; one that said goodbye (stopped cleanly) is offline
+// at once.
 import { ConflictError, NotFoundError } from '../errors.js';
 import type { Caller } from '../identity/types.js';
 import { pageOf, type PageRequest } from '../shared/pagination.js';
@@ -11,24 +12,21 @@ import type { Tag, Target, TargetStatus } from './types.js';
 export const ONLINE_WITHIN_MS = 60_000;
 export const STALE_WITHIN_MS = 300_000;
 
-/**
- * An idle agent on a WebSocket pings every AGENT_IDLE_PING_SECONDS (300 s): connected and heard from within this
- * (two pings, one of them late, under API Gateway's 10-minute idle close) it is online.
- */
-export const CONNECTED_ONLINE_WITHIN_MS = 660_000;
 /** A busy agent (or one just given work) must show life within this, else its steps fail: the dead-agent rule. */
 export const ANSWER_WITHIN_MS = 60_000;
 
-export const targetStatus = (lastHeartbeatAt: string | null, now: Date, connected = false): TargetStatus => {
-  if (lastHeartbeatAt === null) return 'offline';
-  const age = now.getTime() - Date.parse(lastHeartbeatAt);
-  if (age < ONLINE_WITHIN_MS || (connected && age < CONNECTED_ONLINE_WITHIN_MS)) return 'online';
+/** Whether the agent's last word was its goodbye: it stopped cleanly and has not been heard from since. */
+export const signedOff = (target: Pick<Target, 'lastHeartbeatAt' | 'signedOffAt'>): boolean =>
+  typeof target.signedOffAt === 'string' &&
+  (target.lastHeartbeatAt === null || target.signedOffAt >= target.lastHeartbeatAt);
+
+/** The status of a target: its last heartbeat, and its goodbye. */
+export const statusOf = (target: Pick<Target, 'lastHeartbeatAt' | 'signedOffAt'>, now: Date): TargetStatus => {
+  if (target.lastHeartbeatAt === null || signedOff(target)) return 'offline';
+  const age = now.getTime() - Date.parse(target.lastHeartbeatAt);
+  if (age < ONLINE_WITHIN_MS) return 'online';
   return age < STALE_WITHIN_MS ? 'stale' : 'offline';
 };
-
-/** The status of a target: its connection and its last heartbeat. */
-export const statusOf = (target: Pick<Target, 'lastHeartbeatAt' | 'connectionId'>, now: Date): TargetStatus =>
-  targetStatus(target.lastHeartbeatAt, now, typeof target.connectionId === 'string');
 
 /**
  * Why a target's agent counts as gone for a command it was given, or undefined while it answers. A busy agent
@@ -38,10 +36,12 @@ export const statusOf = (target: Pick<Target, 'lastHeartbeatAt' | 'connectionId'
  * vanished without closing its socket within 60 s of the command.
  */
 export const agentGone = (
-  target: Pick<Target, 'lastHeartbeatAt' | 'connectionId' | 'disconnectedAt' | 'name'>,
+  target: Pick<Target, 'lastHeartbeatAt' | 'connectionId' | 'disconnectedAt' | 'signedOffAt' | 'name'>,
   commandCreatedAt: string,
   now: Date,
 ): string | undefined => {
+  if (signedOff(target))
+    return `its agent was stopped at ${target.signedOffAt} (it said goodbye) and has not started again`;
   const heard = target.lastHeartbeatAt === null ? 0 : Date.parse(target.lastHeartbeatAt);
   const connected = typeof target.connectionId === 'string';
   const since = connected ? Math.max(heard, Date.parse(commandCreatedAt)) : heard;

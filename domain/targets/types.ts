@@ -35,6 +35,11 @@ export interface Target {
   readonly connectedAt?: string | null;
   /** When the agent's last WebSocket closed (the disconnect). */
   readonly disconnectedAt?: string | null;
+  /**
+   * When the agent said goodbye (stopped cleanly: Ctrl-C, `systemctl stop`): offline at once, until it is heard from
+   * again (any later heartbeat or connection moves lastHeartbeatAt past it).
+   */
+  readonly signedOffAt?: string | null;
   readonly createdAt: string;
   readonly updatedAt: string;
 }

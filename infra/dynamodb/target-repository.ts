@@ -130,6 +130,20 @@ export class DynamoTargetRepository implements TargetRepository {
     );
   }
 
+  async recordSignOff(id: string, at: Date): Promise<void> {
+    await conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.target(id),
+          UpdateExpression: `SET signedOffAt = :at, ${CHANGED}`,
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':at': at.toISOString(), ...changedValues(id) },
+        }),
+      ),
+    );
+  }
+
   async listAll(): Promise<readonly Target[]> {
     return listPartition(this.db, this.tableName, 'gsi1', 'TARGETS', toTarget);
   }

@@ -1,8 +1,8 @@
 // Benchmark (figures printed, nothing asserted): what each unit of use costs in the cloud, from operation counts
 // measured on the local stack. Feeds docs/cost.md. Run with
 //   npm run bench:cost [-- --agents N] [--transport websocket|polling] [--idle-ping SECONDS]
-// (defaults: 10 agents, websocket, idle pings every 60 s so that the idle window is short; the money table scales
-// the measured cost of one ping to the service's cadence of AGENT_IDLE_PING_SECONDS=300).
+// (defaults: 10 agents, websocket, idle pings every 25 s, the service's AGENT_IDLE_PING_SECONDS; the money table
+// scales the measured cost of one ping to that cadence when another is given).
 //
 // Two counters: the counting proxy in front of the emulators (aws-counter.ts: every DynamoDB and SQS call) and a
 // counting gateway in front of the stack's origin, standing where API Gateway stands in the cloud. Every client
@@ -34,7 +34,7 @@ const { values: args } = parseArgs({
   options: {
     agents: { type: 'string', default: '10' },
     transport: { type: 'string', default: 'websocket' },
-    'idle-ping': { type: 'string', default: '60' },
+    'idle-ping': { type: 'string', default: '25' },
   },
 });
 const N = Number(args.agents);
@@ -42,10 +42,11 @@ const TRANSPORT = args.transport as 'websocket' | 'polling';
 const IDLE_PING_SECONDS = Number(args['idle-ping']);
 if (!Number.isInteger(N) || N < 1 || N > 200) throw new Error('--agents must be 1 to 200');
 if (TRANSPORT !== 'websocket' && TRANSPORT !== 'polling') throw new Error('--transport is websocket or polling');
-if (!Number.isInteger(IDLE_PING_SECONDS) || IDLE_PING_SECONDS < 10) throw new Error('--idle-ping must be >= 10');
+if (!Number.isInteger(IDLE_PING_SECONDS) || IDLE_PING_SECONDS < 5 || IDLE_PING_SECONDS > 45)
+  throw new Error('--idle-ping must be 5 to 45 (AGENT_IDLE_PING_SECONDS)');
 
 const ADMIN = { email: 'bench@example.com', password: 'bench-password' };
-const PRODUCTION_IDLE_PING_SECONDS = 300;
+const PRODUCTION_IDLE_PING_SECONDS = 25;
 const MINUTES_PER_MONTH = 43_200;
 const GB = 0.5; // the functions' memory
 const PRICE = {

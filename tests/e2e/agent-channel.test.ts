@@ -108,7 +108,8 @@ beforeAll(async () => {
     namePrefix: `${uniqueName('channel')}-`,
     bootstrapAdmin: ADMIN,
     // Agents reach the socket through the proxy too, so an outage takes both their HTTP and their socket away.
-    env: { AGENT_SOCKET_URL: `ws://127.0.0.1:${proxy.port}/api/v1/agent/socket` },
+    // Idle pings every 5 s (the service's 25 s, shortened so that a test sees several).
+    env: { AGENT_SOCKET_URL: `ws://127.0.0.1:${proxy.port}/api/v1/agent/socket`, AGENT_IDLE_PING_SECONDS: '5' },
   };
   stack = await startStack(options);
   admin = (await api.login(ADMIN)).token;
@@ -135,6 +136,40 @@ describe('the agent over its WebSocket', () => {
     expect(done.state).toBe('success');
     expect(await commandOutput(id)).toBe('pushed\n');
   });
+
+  it('keeps an idle connected agent online by its pings: its last heartbeat is never a minute old', async () => {
+    // Arrange
+    const idle = await agent('idle-pings');
+    await until('connected', () => (/connected over WebSocket/.test(logOf('idle-pings')) ? true : undefined));
+    const first = await call('GET', `/targets/${idle.targetId}`);
+    // Act: idle for more than two pings
+    await sleep(12_000);
+    const later = await call('GET', `/targets/${idle.targetId}`);
+    // Assess
+    expect([first.status, later.status]).toEqual(['online', 'online']);
+    expect(Date.parse(later.last_heartbeat_at)).toBeGreaterThan(Date.parse(first.last_heartbeat_at));
+    expect(Date.now() - Date.parse(later.last_heartbeat_at)).toBeLessThan(10_000);
+  });
+
+  it(
+    'shows an agent stopped cleanly offline at once, and fails work sent to it saying so',
+    { timeout: 90_000 },
+    async () => {
+      // Arrange
+      const leaving = await agent('leaving');
+      await until('connected', () => (/connected over WebSocket/.test(logOf('leaving')) ? true : undefined));
+      expect((await call('GET', `/targets/${leaving.targetId}`)).status).toBe('online');
+      // Act
+      await leaving.stop({ graceSeconds: 1 });
+      const after = await call('GET', `/targets/${leaving.targetId}`);
+      const id = await deployTo('leaving', 'echo never');
+      const done = await finished(id, 60_000);
+      // Assess
+      expect(after.status).toBe('offline');
+      expect(done.state).toBe('failed');
+      expect(JSON.stringify(done.plan.steps)).toMatch(/its agent was stopped at .* \(it said goodbye\)/);
+    },
+  );
 
   it(
     'loses nothing in a network outage mid-command: output and completion arrive after it, the command ran once',

@@ -123,7 +123,7 @@ describe('GET /api/v1/agent/channel', () => {
     expect(channel.json).toEqual({
       socket_url: `ws://localhost:${stack.port}/api/v1/agent/socket`,
       heartbeat_seconds: 15,
-      idle_ping_seconds: 300,
+      idle_ping_seconds: 25,
       poll_wait_seconds: 20,
       output_in_completion: true,
     });

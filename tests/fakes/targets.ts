@@ -52,6 +52,10 @@ export class FakeTargetRepository implements TargetRepository {
     if (target.lastHeartbeatAt !== null && target.lastHeartbeatAt >= olderThan.toISOString()) return;
     this.targets.set(id, { ...target, lastHeartbeatAt: at.toISOString() });
   }
+  async recordSignOff(id: string, at: Date) {
+    const target = this.targets.get(id);
+    if (target !== undefined) this.targets.set(id, { ...target, signedOffAt: at.toISOString() });
+  }
   async listAll() {
     return [...this.targets.values()];
   }

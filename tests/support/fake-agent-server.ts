@@ -77,6 +77,8 @@ export class FakeAgentBackend {
   readonly connections: { targetId: string; at: number; closedWith?: number }[] = [];
   /** Every frame an agent sent, parsed. */
   readonly frames: { targetId: string; frame: unknown; at: number }[] = [];
+  /** Every goodbye (POST /heartbeat with `stopping: true`): an agent stopping cleanly; not counted as a heartbeat. */
+  readonly goodbyes: { targetId: string; at: number }[] = [];
   channelCalls = 0;
   /** Overrides fields of the GET /agent/channel answer (socket_url: null offers no socket). */
   channelAnswer: Partial<ChannelResponse> = {};
@@ -302,6 +304,14 @@ export class FakeAgentBackend {
     if (req.method === 'POST' && path === '/api/v1/agent/register') return this.register(res, body as RegisterRequest);
     const target = this.targetOf(req);
     if (target === undefined) return error(res, 401, 'INVALID_TOKEN', 'The agent token is not valid');
+    if (
+      req.method === 'POST' &&
+      path === '/api/v1/agent/heartbeat' &&
+      (body as { stopping?: unknown }).stopping === true
+    ) {
+      this.goodbyes.push({ targetId: target.id, at: Date.now() });
+      return json(res, 200, { server_time: new Date().toISOString() });
+    }
     if (req.method === 'POST' && path === '/api/v1/agent/heartbeat') {
       this.heartbeats.push({
         targetId: target.id,

@@ -9,7 +9,7 @@ import { targetsDeps } from '../../shared/targets-wiring.js';
 const NO_SOCKET = {
   socketUrl: null,
   heartbeatSeconds: 15,
-  idlePingSeconds: 300,
+  idlePingSeconds: 25,
   pollWaitSeconds: MAX_POLL_WAIT_SECONDS,
 };
 

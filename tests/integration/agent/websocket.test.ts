@@ -50,6 +50,7 @@ describe('the WebSocket channel', () => {
     const first = await start();
     await connected(first.lines);
     await first.agent.stop();
+    expect(server.backend.goodbyes.map((g) => g.targetId)).toEqual([targetId()]); // a clean stop says goodbye
     const command = enqueue({ script: 'echo queued while away' });
     // Act
     const { lines } = await start({ enrollToken: undefined });

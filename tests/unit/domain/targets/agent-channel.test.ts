@@ -74,15 +74,16 @@ const target = (
 });
 
 describe('status with the WebSocket', () => {
-  it('keeps a connected agent online between its 5-minute pings, and judges others by the heartbeat alone', () => {
+  it('judges a connected agent by its heartbeat like any other (decisions.md: online under 60 s): it pings every 25 s', () => {
     // Arrange
     const now = at('2026-11-22T10:06:00.000Z'); // six minutes after the last ping
     // Act / Assess
-    expect(statusOf(target({ connectionId: 'conn-1' }), now)).toBe('online');
+    expect(statusOf(target({ connectionId: 'conn-1' }), at('2026-11-22T10:00:59.000Z'))).toBe('online');
+    // A half-open socket (the host lost power) holds no target online: silent for a minute, it is stale
+    expect(statusOf(target({ connectionId: 'conn-1' }), at('2026-11-22T10:01:00.000Z'))).toBe('stale');
+    expect(statusOf(target({ connectionId: 'conn-1' }), now)).toBe('offline');
     expect(statusOf(target({}), now)).toBe('offline');
     expect(statusOf(target({}), at('2026-11-22T10:04:00.000Z'))).toBe('stale');
-    // Silent past two pings: API Gateway would have closed it; its disconnect was lost.
-    expect(statusOf(target({ connectionId: 'conn-1' }), at('2026-11-22T10:11:00.000Z'))).toBe('offline');
     expect(statusOf(target({ lastHeartbeatAt: null, connectionId: 'conn-1' }), now)).toBe('offline');
   });
 });

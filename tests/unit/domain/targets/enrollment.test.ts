@@ -10,7 +10,8 @@ import {
   deleteTarget,
   getTarget,
   listTargets,
-  targetStatus,
+  agentGone,
+  statusOf,
   updateTarget,
 } from '../../../../domain/targets/targets.js';
 import { PERMISSIONS } from '../../../../domain/identity/permissions.js';
@@ -37,17 +38,37 @@ const host = {
   tags: [{ key: 'role', value: 'web' }],
 };
 
-describe('targetStatus', () => {
+describe('target status', () => {
+  const now = new Date('2026-11-22T10:00:00.000Z');
+  const ago = (s: number) => new Date(now.getTime() - s * 1000).toISOString();
+  const at = (lastHeartbeatAt: string | null, more: { connectionId?: string; signedOffAt?: string } = {}) =>
+    statusOf({ lastHeartbeatAt, ...more }, now);
+
   it('is online under 60 s, stale under 300 s, offline after or never seen', () => {
-    const now = new Date('2026-11-22T10:00:00.000Z');
-    const ago = (s: number) => new Date(now.getTime() - s * 1000).toISOString();
+    expect([at(ago(59.9)), at(ago(60)), at(ago(299.9)), at(ago(300)), at(null)]).toEqual([
+      'online',
+      'stale',
+      'stale',
+      'offline',
+      'offline',
+    ]);
+  });
+
+  it('means the same for an agent that holds a connection: a half-open socket does not keep a silent host online', () => {
+    expect([at(ago(59.9), { connectionId: 'c1' }), at(ago(61), { connectionId: 'c1' })]).toEqual(['online', 'stale']);
+  });
+
+  it('is offline at once after the agent said goodbye, until it is heard from again', () => {
     expect([
-      targetStatus(ago(59.9), now),
-      targetStatus(ago(60), now),
-      targetStatus(ago(299.9), now),
-      targetStatus(ago(300), now),
-      targetStatus(null, now),
-    ]).toEqual(['online', 'stale', 'stale', 'offline', 'offline']);
+      at(ago(1), { signedOffAt: ago(0.5) }),
+      at(ago(1), { signedOffAt: ago(1) }),
+      at(ago(0.5), { signedOffAt: ago(1) }),
+    ]).toEqual(['offline', 'offline', 'online']);
+    const target = { name: 'web-1', lastHeartbeatAt: ago(2), signedOffAt: ago(1) };
+    expect(agentGone(target, ago(0), now)).toBe(
+      `its agent was stopped at ${ago(1)} (it said goodbye) and has not started again`,
+    );
+    expect(agentGone({ ...target, signedOffAt: ago(3) }, ago(0), now)).toBeUndefined();
   });
 });
 
