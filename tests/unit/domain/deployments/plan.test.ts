@@ -1197,7 +1197,7 @@ describe('previewDeployment', () => {
       override_reason: 'x',
     });
     expect(preview.warnings).toContain(
-      'override_freeze needs the admin role: creating this deployment would answer 403.',
+      'override_freeze needs the admin role (an API key, OAuth token or trigger also needs the freezes:update scope): creating this deployment would answer 403.',
     );
     expect(preview.active_freezes).toHaveLength(1);
   });
@@ -1342,7 +1342,7 @@ describe('mergeRedeploy', () => {
     // Assess
     expect(fieldsOf(error)).toEqual(['variables.TOKEN']);
     expect(error.message).toContain(
-      'Secret variable TOKEN must be given again: only the original triggerer or an admin may reuse it',
+      'Secret variable TOKEN must be given again: only the original triggerer, or an admin signed in as a user (not with an API key, OAuth token or trigger), may reuse it',
     );
     expect(reuse).toEqual({ reuseSecrets: false });
     expect([merged.variables, merged.prompted_values]).toEqual([
