@@ -15,6 +15,27 @@ export const FREEZE_OVERRIDE_PERMISSION: Permission = 'freezes:update';
 /** The permission a delegated admin credential needs to retry a failed analysis request. */
 export const ANALYSIS_RETRY_PERMISSION: Permission = 'analysis:manage';
 
+/** A power the spec reserves for a role, and the permission that carries it into a credential of the role's holder. */
+export interface RoleReservedPower {
+  readonly role: string;
+  readonly permission: Permission;
+  /** In plain words, as the consent page says it. */
+  readonly power: string;
+}
+
+export const ROLE_RESERVED_POWERS: readonly RoleReservedPower[] = [
+  {
+    role: ADMIN_ROLE,
+    permission: FREEZE_OVERRIDE_PERMISSION,
+    power: 'Deploy during an active deployment freeze (override the freeze)',
+  },
+  { role: ADMIN_ROLE, permission: ANALYSIS_RETRY_PERMISSION, power: 'Retry failure-analysis requests that failed' },
+];
+
+/** The role-reserved powers a credential with these scopes would carry for a user holding these roles (consent page). */
+export const rolePowersGranted = (roles: readonly string[], scopes: readonly string[]): readonly RoleReservedPower[] =>
+  ROLE_RESERVED_POWERS.filter((p) => roles.includes(p.role) && scopes.includes(p.permission));
+
 /** The owner of a credential as of now: its current roles and tenant. */
 export type Owner = Pick<User, 'id' | 'tenantId' | 'roles'>;
 
