@@ -186,9 +186,9 @@ export const getOrchestration = async (
 const instanceNumber = (id: string): number => Number(id.slice(id.lastIndexOf('-') + 1)) || 0;
 
 /**
- * Sets the capacity (0..1000): a global user session with the admin role only (no API key, OAuth token or trigger). Raising it wakes the dispatcher;
- * lowering it stops nothing: running deployments keep their instances until they finish, and instances above
- * the new capacity are not taken again.
+ * Sets the capacity (0..1000): a global user session with the admin role only (no API key, OAuth token or trigger:
+ * 403 user_credentials_required). Raising it wakes the dispatcher; lowering it stops nothing: running deployments
+ * keep their instances until they finish, and instances above the new capacity are not taken again.
  */
 export const setOrchestration = async (
   deps: Pick<DeploymentsDeps, 'orchestration' | 'pending' | 'deployments' | 'dispatch'>,
