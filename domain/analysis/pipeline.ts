@@ -8,6 +8,7 @@
 // Every transition is a conditional write on the request's updatedAt, so a redelivered or concurrent message changes
 // nothing twice; a consumer that died mid-way leaves `processing`, taken again once PROCESSING_LEASE_MS passed.
 import { ServiceUnavailableError, NotFoundError, ValidationError } from '../errors.js';
+import { mayRetryFailedAnalysis } from '../identity/delegation.js';
 import type { Caller } from '../identity/types.js';
 import type { SecretCipher } from '../identity/ports.js';
 import type { WebhookEmitter } from '../webhooks/notify.js';
@@ -292,20 +293,21 @@ export const listAnalysisRequests = async (
 };
 
 /**
- * The spec's state table: a failed request, retried by an admin; a pending one whose retries are used up. Either
- * goes back to pending with its count reset and a new message; anything else is 400.
+ * The spec's state table: a failed request, retried by an admin (mayRetryFailedAnalysis: an admin session, or an
+ * admin's credential scoped to analysis:manage); a pending one whose retries are used up. Either goes back to pending
+ * with its count reset and a new message; anything else is 400.
  */
 export const retryAnalysis = async (deps: AnalysisDeps, caller: Caller, id: string) => {
   const request = await deps.requests.get(id);
   if (request === undefined || !visible(caller, request)) throw new NotFoundError('Analysis request', id);
-  const admin = caller.roles.includes('admin');
+  const admin = mayRetryFailedAnalysis(caller);
   const allowed =
     (request.status === 'failed' && admin) ||
     (request.status === 'pending' && request.retryCount >= request.maxRetries);
   if (!allowed) {
     throw new ValidationError(
       request.status === 'failed'
-        ? 'Only an admin can retry a failed analysis request.'
+        ? 'Only an admin can retry a failed analysis request (an API key or OAuth token of an admin needs the analysis:manage scope).'
         : `An analysis request that is ${request.status} cannot be retried.`,
       [{ field: 'status', code: 'VALIDATION_ERROR', message: `The request is ${request.status}.` }],
     );

@@ -11,7 +11,7 @@ export interface FrozenBy {
 
 export const frozenBy = (freeze: Freeze): FrozenBy => ({ id: freeze.id, name: freeze.name, ends_at: freeze.endTime });
 
-/** 409: active freezes match the deployment and it was not overridden. `can_override`: the caller is an admin. */
+/** 409: active freezes match the deployment and it was not overridden. `can_override`: the caller may override. */
 export class DeploymentFrozenError extends DomainError {
   readonly kind = 'conflict' as const;
   constructor(freezes: readonly Freeze[], canOverride: boolean) {
@@ -26,13 +26,21 @@ export class DeploymentFrozenError extends DomainError {
   }
 }
 
-/** 403 INSUFFICIENT_PERMISSIONS: `override_freeze` needs the admin role (a role, not a permission, so its own class). */
+/** Who may override a freeze, in words (the delegation rule: a credential needs the permission, not only the role). */
+export const FREEZE_OVERRIDE_NEEDS =
+  'override_freeze needs the admin role (an API key, OAuth token or trigger also needs the freezes:update scope)';
+
+/**
+ * 403 INSUFFICIENT_PERMISSIONS: `override_freeze` needs the admin role, and a delegated credential of an admin also
+ * the `freezes:update` scope (a role, not only a permission, so its own class).
+ */
 export class FreezeOverrideNotAllowedError extends DomainError {
   readonly kind = 'forbidden' as const;
-  constructor() {
-    super('INSUFFICIENT_PERMISSIONS', 'override_freeze needs the admin role.', {
+  constructor(delegated = false) {
+    super('INSUFFICIENT_PERMISSIONS', `${FREEZE_OVERRIDE_NEEDS}.`, {
       required_role: 'admin',
       field: 'override_freeze',
+      ...(delegated ? { required_permission: 'freezes:update' } : {}),
     });
   }
 }

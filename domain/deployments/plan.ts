@@ -25,6 +25,7 @@ import {
 import type { ActionRepository, SequenceRepository, SolutionRepository } from '../catalog/ports.js';
 import type { ActionVersion, ActionWithVersions, Sequence, Solution } from '../catalog/types.js';
 import { ValidationError, type FieldProblem } from '../errors.js';
+import { isUserSession, mayOverrideFreeze, mayReuseSecretsOf } from '../identity/delegation.js';
 import type { SecretCipher } from '../identity/ports.js';
 import type { Caller } from '../identity/types.js';
 import { variableNameProblem } from '../shared/environment-names.js';
@@ -37,7 +38,7 @@ import { activeFreezes } from '../tenancy/freezes.js';
 import type { FreezeRepository } from '../tenancy/ports.js';
 import { tenantForNew } from '../tenancy/scope.js';
 import type { Freeze } from '../tenancy/types.js';
-import { DeploymentFrozenError, FreezeOverrideNotAllowedError, frozenBy } from './errors.js';
+import { DeploymentFrozenError, FREEZE_OVERRIDE_NEEDS, FreezeOverrideNotAllowedError, frozenBy } from './errors.js';
 import type { Uuids } from './ports.js';
 import type {
   DeploymentConfig,
@@ -675,8 +676,6 @@ const targetWarnings = (targets: readonly Target[], now: Date): { summary: Targe
   return { summary: { total: targets.length, ...counts }, warnings };
 };
 
-export const isAdmin = (caller: Caller): boolean => caller.roles.includes('admin');
-
 /**
  * The draft of the deployment the command describes, the warnings a preview shows, the target summary and the
  * freezes in force. No side effects. ValidationError (400) for anything the command names that does not resolve,
@@ -773,10 +772,10 @@ export const resolveDeployment = async (
     ...freezes.map(
       (f) => `Deployments are frozen by '${f.name}' until ${f.endTime}${f.reason === null ? '' : ` (${f.reason})`}.`,
     ),
-    ...(command.override_freeze === true && !isAdmin(caller)
-      ? ['override_freeze needs the admin role: creating this deployment would answer 403.']
+    ...(command.override_freeze === true && !mayOverrideFreeze(caller)
+      ? [`${FREEZE_OVERRIDE_NEEDS}: creating this deployment would answer 403.`]
       : []),
-    ...(command.override_freeze === true && isAdmin(caller) && freezes.length === 0
+    ...(command.override_freeze === true && mayOverrideFreeze(caller) && freezes.length === 0
       ? ['override_freeze is set, but no freeze is in force.']
       : []),
     ...(resolvedSource.sourceType !== 'action' && command.version_requirement != null
@@ -796,17 +795,18 @@ export const resolveDeployment = async (
 };
 
 /**
- * Whether the deployment may start despite active freezes. `override_freeze` by a caller without the admin role is
- * 403 INSUFFICIENT_PERMISSIONS (whether or not a freeze is in force). No freeze: null. Freezes and no override: 409
- * DEPLOYMENT_FROZEN (can_override: the caller is an admin). An admin's override with a reason: the record to keep.
+ * Whether the deployment may start despite active freezes. `override_freeze` by a caller who may not override
+ * (mayOverrideFreeze: an admin session, or an admin's credential scoped to freezes:update) is 403
+ * INSUFFICIENT_PERMISSIONS (whether or not a freeze is in force). No freeze: null. Freezes and no override: 409
+ * DEPLOYMENT_FROZEN (can_override: the caller may override). An allowed override with a reason: the record to keep.
  */
 export const checkFreezes = (
   resolved: Pick<ResolvedDeployment, 'activeFreezes'>,
   caller: Caller,
   command: Pick<CreateDeploymentCommand, 'override_freeze' | 'override_reason'>,
 ): FreezeOverride | null => {
-  const admin = isAdmin(caller);
-  if (command.override_freeze === true && !admin) throw new FreezeOverrideNotAllowedError();
+  const admin = mayOverrideFreeze(caller);
+  if (command.override_freeze === true && !admin) throw new FreezeOverrideNotAllowedError(!isUserSession(caller));
   const freezes = resolved.activeFreezes;
   if (freezes.length === 0) return null;
   if (command.override_freeze !== true) throw new DeploymentFrozenError(freezes, admin);
@@ -840,12 +840,12 @@ export const previewDeployment = async (deps: PlanDeps, caller: Caller, command:
 };
 
 export const secretReuseMessage = (name: string): string =>
-  `Secret variable ${name} must be given again: only the original triggerer or an admin may reuse it`;
+  `Secret variable ${name} must be given again: only the original triggerer, or an admin signed in as a user (not with an API key, OAuth token or trigger), may reuse it`;
 
 /**
- * A redeploy by anyone but the original triggerer reuses no secret value unless the caller holds the admin role: each
- * secret variable that had a value must be given again (`variables` or `prompted_values`), else a 400 with one field
- * per missing one. Whether the original's secrets may be reused.
+ * A redeploy reuses no secret value unless mayReuseSecretsOf (the original triggerer with any credential, or a user
+ * session with the admin role): each secret variable that had a value must be given again (`variables` or
+ * `prompted_values`), else a 400 with one field per missing one. Whether the original's secrets may be reused.
  */
 export const checkSecretReuse = (
   caller: Caller,
@@ -854,7 +854,7 @@ export const checkSecretReuse = (
   },
   overrides: Pick<RedeployOverrides, 'variables' | 'prompted_values'>,
 ): { readonly reuseSecrets: boolean } => {
-  if (caller.userId === original.triggeredBy || isAdmin(caller)) return { reuseSecrets: true };
+  if (mayReuseSecretsOf(caller, original.triggeredBy)) return { reuseSecrets: true };
   const given = (name: string) =>
     Object.hasOwn(overrides.variables ?? {}, name) || Object.hasOwn(overrides.prompted_values ?? {}, name);
   const missing = Object.entries(original.plan.resolvedVariables)

@@ -3,6 +3,7 @@
 // (anything else answers 404, a `tenant_id` filter is ignored); a global caller sees all and may filter by tenant.
 import { ConflictError, DomainError, NotFoundError, ValidationError } from '../errors.js';
 import { ForbiddenError } from '../identity/errors.js';
+import { isAdminSession, requireUserSession } from '../identity/delegation.js';
 import type { Caller } from '../identity/types.js';
 import { pageOf, type PageRequest } from '../shared/pagination.js';
 import type { DeploymentsDeps } from './deps.js';
@@ -185,16 +186,17 @@ export const getOrchestration = async (
 const instanceNumber = (id: string): number => Number(id.slice(id.lastIndexOf('-') + 1)) || 0;
 
 /**
- * Sets the capacity (0..1000): a global caller with the admin role only. Raising it wakes the dispatcher;
- * lowering it stops nothing: running deployments keep their instances until they finish, and instances above
- * the new capacity are not taken again.
+ * Sets the capacity (0..1000): a global user session with the admin role only (no API key, OAuth token or trigger:
+ * 403 user_credentials_required). Raising it wakes the dispatcher; lowering it stops nothing: running deployments
+ * keep their instances until they finish, and instances above the new capacity are not taken again.
  */
 export const setOrchestration = async (
   deps: Pick<DeploymentsDeps, 'orchestration' | 'pending' | 'deployments' | 'dispatch'>,
   caller: Caller,
   command: { readonly instances: number },
 ) => {
-  if (!caller.roles.includes('admin')) throw new AdminRoleRequiredError('Changing the orchestration capacity');
+  requireUserSession(caller, 'Changing the orchestration capacity');
+  if (!isAdminSession(caller)) throw new AdminRoleRequiredError('Changing the orchestration capacity');
   if (caller.tenantId !== null)
     throw new ForbiddenError(
       'The orchestration capacity is shared by every tenant: only a global admin can change it.',

@@ -4,6 +4,7 @@
 import { NotFoundError, ValidationError } from '../errors.js';
 import { ForbiddenError, InsufficientPermissionsError, InvalidCredentialsError } from './errors.js';
 import type { IdentityDeps } from './deps.js';
+import { callerOfCredential } from './delegation.js';
 import { isPermission, type Permission } from './permissions.js';
 import type { ApiKey } from './ports.js';
 import type { Caller } from './types.js';
@@ -132,15 +133,7 @@ export const callerOfApiKey = async (
 ): Promise<Caller | undefined> => {
   const user = await deps.users.get(key.userId);
   if (user === undefined || user.status !== 'active') return undefined;
-  const held = await deps.roles.permissionsOf(user.roles);
-  return {
-    kind: 'api_key',
-    userId: user.id,
-    // The user's tenant and permissions as of now, never the key record's: a user moved to another tenant
-    // takes their keys along, and a role taken away narrows every key at once.
-    tenantId: user.tenantId,
-    roles: user.roles,
-    permissions: new Set(key.scopes.filter((scope) => held.has(scope))),
-    apiKeyId: key.id,
-  };
+  // The user's tenant and permissions as of now, never the key record's: a user moved to another tenant takes their
+  // keys along, and a role taken away narrows every key at once (the delegation rule).
+  return callerOfCredential(deps.roles, user, { type: 'api_key', id: key.id, name: key.name, scopes: key.scopes });
 };

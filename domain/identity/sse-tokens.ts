@@ -29,7 +29,7 @@ const mint = async (deps: IdentityDeps, grant: SseGrant, refreshToken: string): 
 
 export const issueSseToken = async (deps: IdentityDeps, caller: Caller): Promise<SseTokenResult> => {
   // A grant re-checks a user login or an API key; an OAuth token's narrower scope would not survive it.
-  if (caller.kind === 'oauth')
+  if (caller.kind === 'oauth' || caller.kind === 'trigger')
     throw new ForbiddenError('Event streams take a user login or an API key, not an OAuth access token.', {
       reason: 'user_credentials_required',
     });

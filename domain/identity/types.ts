@@ -48,17 +48,41 @@ export interface IdentityLink {
 /** The fields an administrator changes (PATCH /admin/users/{id}); only the ones present are written. */
 export type UserChanges = Partial<Pick<User, 'displayName' | 'status' | 'roles' | 'tenantId'>>;
 
+/** What a delegated caller is using: a credential its owner made, acting for the owner (domain/identity/delegation.ts). */
+export interface DelegatedCredential {
+  /** `oauth`: an OAuth access token of either grant; `trigger`: a deploy trigger's signed call. */
+  readonly type: 'api_key' | 'oauth' | 'trigger';
+  /** The API key's id, the OAuth client's client_id, the trigger's id. */
+  readonly id: string;
+  /** What the credential names: an API key's or a trigger's name (an OAuth client's name is read when shown). */
+  readonly name?: string;
+  /** The permissions the credential was given (before they meet the owner's current ones). */
+  readonly scopes: readonly Permission[];
+  /** OAuth tokens: the grant they came from. */
+  readonly grant?: 'client_credentials' | 'authorization_code';
+}
+
 /** Who is calling, as every use case after authentication sees it. */
 export interface Caller {
-  /** `oauth`: an access token of the OAuth 2.0 authorization server (its client in `clientId`). */
-  readonly kind: 'user' | 'api_key' | 'oauth';
+  /**
+   * `user`: a user session (a login's access token, or an SSE token it asked for). Every other kind is a delegated
+   * credential (`credential`): `api_key`, `oauth` (an access token of the OAuth 2.0 authorization server, its client in
+   * `clientId`), `trigger` (a deploy trigger's signed call).
+   */
+  readonly kind: 'user' | 'api_key' | 'oauth' | 'trigger';
   readonly userId: string;
   /** null: a global user, who sees every tenant. */
   readonly tenantId: string | null;
+  /** A user session: the user's roles. A delegated caller: only those of its owner's roles its permissions cover whole. */
   readonly roles: readonly string[];
+  /** A user session: what its roles grant. A delegated caller: its scopes ∩ its owner's current permissions. */
   readonly permissions: ReadonlySet<Permission>;
   readonly apiKeyId?: string;
   readonly clientId?: string;
+  /** Delegated callers only: the credential. */
+  readonly credential?: DelegatedCredential;
+  /** Delegated callers only: every current role of the owner (decides role-reserved powers with the scopes). */
+  readonly ownerRoles?: readonly string[];
 }
 
 /** One refresh token. Tokens of one login form a family; rotation retires a token and issues its successor. */

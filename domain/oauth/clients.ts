@@ -1,12 +1,14 @@
 // Admin: OAuth 2.0 clients (api.md; shapes in decisions.md section 9). A client belongs to its creator's tenant and
 // is seen only by callers of that tenant (and global ones); its scopes never go beyond what the caller setting them
 // holds; its secret is a random 256-bit token shown once (create, rotate) and stored as a SHA-256 hash; DELETE only
-// deactivates it.
+// deactivates it. Its client-credentials tokens act for its creator, so only the creator (or someone acting with every
+// role of the creator, in the same scope) re-keys it or points it elsewhere.
 import type { Clock, IdGenerator } from '../shared/ports.js';
 import { ConflictError, NotFoundError, ValidationError, type FieldProblem } from '../errors.js';
-import { InsufficientPermissionsError } from '../identity/errors.js';
+import { ForbiddenError, InsufficientPermissionsError } from '../identity/errors.js';
 import { isPermission, type Permission } from '../identity/permissions.js';
-import type { TokenGenerator } from '../identity/ports.js';
+import { actsWithEveryRoleOf, ADMIN_ROLE } from '../identity/delegation.js';
+import type { TokenGenerator, UserRepository } from '../identity/ports.js';
 import type { Caller } from '../identity/types.js';
 import type { OAuthClientRepository } from './ports.js';
 import type { GrantType, OAuthClient, OAuthClientChanges } from './types.js';
@@ -16,6 +18,8 @@ export const CLIENT_SECRET_PREFIX = 'dplcs_';
 
 export interface OAuthClientsDeps {
   readonly clients: OAuthClientRepository;
+  /** Reads a client's creator: who may re-key it or point it elsewhere depends on the creator's current roles. */
+  readonly users: Pick<UserRepository, 'get'>;
   readonly ids: IdGenerator;
   readonly clock: Clock;
   readonly random: TokenGenerator;
@@ -142,6 +146,40 @@ const checkWithinCaller = (caller: Caller, client: OAuthClient): void => {
   if (wider.length > 0) throw new InsufficientPermissionsError(wider);
 };
 
+/**
+ * What hands over what a client's tokens act with (its client-credentials tokens act for its creator): rotating its
+ * secret, adding grant types or scopes, changing its redirect URIs. Only its creator, or a caller who acts with every
+ * current role of the creator in the same scope (actsWithEveryRoleOf), may do it; 403 FORBIDDEN
+ * `client_creator_required` for anyone else. A creator who no longer exists is stood in for by an admin of the
+ * client's scope. Renaming, the description, narrowing and deactivating take nothing and stay open.
+ */
+const checkStandsInForCreator = async (
+  deps: Pick<OAuthClientsDeps, 'users'>,
+  caller: Caller,
+  client: OAuthClient,
+  what: string,
+): Promise<void> => {
+  const creator = await deps.users.get(client.createdBy);
+  const owner = creator ?? { id: client.createdBy, tenantId: client.tenantId, roles: [ADMIN_ROLE] };
+  if (actsWithEveryRoleOf(caller, owner)) return;
+  throw new ForbiddenError(
+    `Only the client's creator, or someone acting with every role the creator holds in the same scope, may ${what}: its tokens act for the creator.`,
+    { reason: 'client_creator_required' },
+  );
+};
+
+/** What of an update hands the client over (see checkStandsInForCreator), in words; undefined: nothing. */
+const handingOver = (client: OAuthClient, changes: OAuthClientChanges): string | undefined => {
+  const added = <T>(before: readonly T[], after: readonly T[] | undefined) =>
+    after !== undefined && after.some((x) => !before.includes(x));
+  const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x) => b.includes(x));
+  if (changes.redirectUris !== undefined && !same(client.redirectUris, changes.redirectUris))
+    return 'change its redirect URIs';
+  if (added(client.grantTypes, changes.grantTypes)) return 'add grant types';
+  if (added(client.scopes, changes.scopes)) return 'add scopes';
+  return undefined;
+};
+
 const newSecret = (random: TokenGenerator) => {
   const secret = `${CLIENT_SECRET_PREFIX}${random.random(32)}`;
   return { secret, hash: random.hash(secret) };
@@ -218,6 +256,8 @@ export const updateClient = async (
     ...(command.grant_types === undefined ? {} : { grantTypes: [...new Set(command.grant_types)] }),
     ...(command.scopes === undefined ? {} : { scopes: [...new Set(command.scopes)] as Permission[] }),
   };
+  const handedOver = handingOver(client, changes);
+  if (handedOver !== undefined) await checkStandsInForCreator(deps, caller, client, handedOver);
   const next = { ...client, ...changes };
   // Checked as a whole (a grant type needs its redirect URIs); only scopes being set must be within the caller's.
   const problems = settingsProblems(next);
@@ -238,6 +278,7 @@ export const deactivateClient = async (deps: OAuthClientsDeps, caller: Caller, i
 export const rotateClientSecret = async (deps: OAuthClientsDeps, caller: Caller, id: string) => {
   const client = await find(deps, caller, id);
   checkWithinCaller(caller, client);
+  await checkStandsInForCreator(deps, caller, client, 'rotate its secret');
   if (!client.isConfidential)
     throw new ValidationError('A public client has no secret to rotate.', [
       { field: 'id', code: 'VALIDATION_ERROR', message: 'the client is public (is_confidential: false)' },

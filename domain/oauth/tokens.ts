@@ -4,7 +4,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../shared/ports.js';
 import { ForbiddenError, InvalidTokenError } from '../identity/errors.js';
-import type { Permission } from '../identity/permissions.js';
+import { callerOfCredential } from '../identity/delegation.js';
+import { isPermission, type Permission } from '../identity/permissions.js';
 import type {
   RateLimiter,
   RatePolicy,
@@ -185,15 +186,12 @@ export const callerOfOAuthToken = async (
     throw new InvalidTokenError('The token was revoked (logout or an account change).');
   if (user.status !== 'active')
     throw new ForbiddenError(`The account is ${user.status}.`, { reason: 'account_not_active' });
-  const held = await deps.roles.permissionsOf(user.roles);
-  return {
-    kind: 'oauth',
-    userId: user.id,
-    tenantId: user.tenantId,
-    roles: user.roles,
-    permissions: new Set(oauth.scope.filter((s): s is Permission => held.has(s as Permission))),
-    clientId: oauth.clientId,
-  };
+  return callerOfCredential(deps.roles, user, {
+    type: 'oauth',
+    id: oauth.clientId,
+    scopes: oauth.scope.filter((s): s is Permission => isPermission(s)),
+    grant: oauth.grant,
+  });
 };
 
 /** RFC 7009: a token this client holds is revoked; anything else (unknown, malformed, another client's) is ignored. */

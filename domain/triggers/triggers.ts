@@ -12,6 +12,8 @@ import {
   InvalidCredentialsError,
 } from '../identity/errors.js';
 import type { RateLimiter, RatePolicy, RoleDirectory, SecretCipher, UserRepository } from '../identity/ports.js';
+import { callerOfCredential } from '../identity/delegation.js';
+import type { Permission } from '../identity/permissions.js';
 import type { Caller } from '../identity/types.js';
 import type { Clock, IdGenerator } from '../shared/ports.js';
 import type { TriggerRepository, WebhookVerifier } from './ports.js';
@@ -39,6 +41,8 @@ export const BAD_SIGNATURES_PER_TRIGGER: RatePolicy = { ratePerSecond: 1 / 60, b
 /** Delivery ids are kept this long: past the 5-minute timestamp tolerance, and a day for GitHub's untimed calls. */
 export const DELIVERY_MEMORY_SECONDS = 86_400;
 export const MAX_TRIGGERS_PER_OWNER = 100;
+/** What a trigger's call may do for its owner: create its saved deployment (and read what it resolves). */
+export const TRIGGER_SCOPES: readonly Permission[] = ['deployments:create', 'deployments:read'];
 const MASK = '***';
 
 export interface TriggerCommand {
@@ -305,8 +309,15 @@ export const receiveHook = async (
   const owner = await deps.users.get(trigger.ownerId);
   if (owner === undefined || owner.status !== 'active')
     throw new ForbiddenError('The owner of this trigger is not active.', { reason: 'account_not_active' });
-  const permissions = await deps.roles.permissionsOf(owner.roles);
-  if (!permissions.has('deployments:create')) throw new InsufficientPermissionsError(['deployments:create']);
+  // The trigger is a delegated credential (the delegation rule): what it needs to start its saved request, within
+  // the owner's current permissions and tenant, never a power of the owner's roles (it cannot override a freeze).
+  const caller = await callerOfCredential(deps.roles, owner, {
+    type: 'trigger',
+    id: trigger.id,
+    name: trigger.name,
+    scopes: TRIGGER_SCOPES,
+  });
+  if (!caller.permissions.has('deployments:create')) throw new InsufficientPermissionsError(['deployments:create']);
 
   let payload: unknown = {};
   if (body.trim() !== '') {
@@ -352,13 +363,6 @@ export const receiveHook = async (
     throw new ConflictError('This delivery was received already (the same webhook-id or X-GitHub-Delivery).');
   const { sealed_values: sealedValues, value_names: _names, ...request } = trigger.request as StoredRequest;
   const saved = openValues(deps.cipher, trigger.id, sealedValues);
-  const caller: Caller = {
-    kind: 'user',
-    userId: owner.id,
-    tenantId: owner.tenantId,
-    roles: owner.roles,
-    permissions,
-  };
   let answer: CreateAnswer;
   try {
     answer = await createDeployment(deps.create(), caller, {

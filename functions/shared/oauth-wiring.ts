@@ -16,6 +16,7 @@ const clients = once(() => new DynamoOAuthClientRepository(infra().db, infra().c
 
 export const oauthClientsDeps = once((): OAuthClientsDeps => ({
   clients: clients(),
+  users: identityDeps().users,
   ids: ids(),
   clock: infra().clock,
   random: randomTokens,

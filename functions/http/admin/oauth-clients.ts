@@ -115,7 +115,10 @@ export const update = (deps: () => OAuthClientsDeps) =>
       responses: {
         200: { description: 'The client', schema: ClientSchema },
         400: { description: 'VALIDATION_ERROR' },
-        403: { description: 'INSUFFICIENT_PERMISSIONS: a scope the caller does not hold' },
+        403: {
+          description:
+            "INSUFFICIENT_PERMISSIONS: a scope the caller does not hold; FORBIDDEN (client_creator_required): new redirect URIs, grant types or scopes by someone who does not act with every role of the client's creator",
+        },
         404: { description: 'NOT_FOUND' },
         409: { description: 'CONFLICT: changed meanwhile' },
       },
@@ -156,6 +159,10 @@ export const rotateSecret = (deps: () => OAuthClientsDeps) =>
           schema: v.object({ client_id: v.string(), client_secret: v.string() }),
         },
         400: { description: 'VALIDATION_ERROR: a public client has no secret' },
+        403: {
+          description:
+            "INSUFFICIENT_PERMISSIONS: a scope the caller does not hold; FORBIDDEN (client_creator_required): the caller does not act with every role of the client's creator",
+        },
         404: { description: 'NOT_FOUND' },
       },
     },

@@ -12,13 +12,22 @@ const Me = v.object({
   last_login_at: v.nullable(v.string()),
   tenant_id: v.nullable(v.string()),
   two_factor_enabled: v.boolean(),
+  /** Which credential the call used; null for a user session (then `roles` and `permissions` are the user's own). */
+  credential: v.nullable(
+    v.object({
+      type: v.picklist(['api_key', 'oauth_token']),
+      id: v.string(),
+      name: v.nullable(v.string()),
+      scopes: v.array(v.string()),
+    }),
+  ),
 });
 
 export const makeHandler = (deps: () => IdentityDeps) =>
   http(
     {
       operationId: 'me',
-      summary: 'The current user',
+      summary: 'The current user; for an API key or OAuth token, what it acts with and which credential it is',
       tags: ['auth'],
       permission: 'authenticated',
       responses: { 200: { description: 'The current user', schema: Me } },

@@ -5,6 +5,7 @@
 // with access_denied; `state` and `iss` go along either way.
 import * as v from 'valibot';
 import { AuthRateLimitError, InvalidCredentialsError, InvalidTokenError } from '../../../domain/identity/errors.js';
+import { rolePowersGranted } from '../../../domain/identity/delegation.js';
 import type { IdentityDeps } from '../../../domain/identity/deps.js';
 import { checkPassword } from '../../../domain/identity/login.js';
 import { checkTwoFactor } from '../../../domain/identity/two-factor.js';
@@ -51,6 +52,7 @@ export const consent = async (
     granted,
     withheld: request.scope.filter((s) => !granted.includes(s)),
     redirectOrigin: new URL(request.redirectUri).origin,
+    rolePowers: rolePowersGranted(user.roles, granted),
   });
 };
 

@@ -2,6 +2,7 @@
 // without JavaScript, styled inline, loading nothing from elsewhere; every value is escaped. The hidden `request`
 // field is the sealed authorization request, `login` the sealed proof of who signed in (domain/oauth/ports.ts
 // SealedNotes); the CSRF cookie's hash is inside `request`.
+import type { RoleReservedPower } from '../../../domain/identity/delegation.js';
 import { PERMISSIONS } from '../../../domain/identity/permissions.js';
 import type { HttpResult } from '../../shared/http.js';
 
@@ -19,7 +20,8 @@ button.secondary,a.button.secondary{background:#fff;color:#2452c7}
 a.button{display:inline-block;text-decoration:none;padding:.55rem 1.1rem;border-radius:5px;border:1px solid #2452c7;margin-top:.4rem}
 .error{background:#fdecec;border:1px solid #e6a3a3;color:#8a1f1f;padding:.6rem .8rem;border-radius:5px;margin:0 0 1rem}
 ul.scopes{padding-left:1.1rem;margin:.4rem 0}ul.scopes li{margin:.15rem 0}ul.scopes code{font-size:.85em;color:#4a5264}
-.muted{color:#6a7284;font-size:.9rem}.row{display:flex;gap:.6rem}`;
+.muted{color:#6a7284;font-size:.9rem}.row{display:flex;gap:.6rem}
+.power{background:#fff6e0;border:1px solid #e3c26b;color:#5c4300;padding:.2rem .8rem;border-radius:5px;margin:.6rem 0}`;
 
 /** Who may frame, where forms may go (Chrome applies form-action to the redirect after a POST as well). */
 const headers = (formTargets: readonly string[]): Record<string, string> => ({
@@ -112,7 +114,14 @@ const describe = (scope: string): string => PERMISSIONS.find((p) => p.name === s
 export const consentPage = (
   ctx: PageContext,
   login: string,
-  view: { email: string; granted: readonly string[]; withheld: readonly string[]; redirectOrigin: string },
+  view: {
+    email: string;
+    granted: readonly string[];
+    withheld: readonly string[];
+    redirectOrigin: string;
+    /** What the granted scopes carry only because of the user's role (domain/identity/delegation.ts). */
+    rolePowers?: readonly RoleReservedPower[];
+  },
 ): HttpResult => {
   const list = (scopes: readonly string[]) =>
     `<ul class="scopes">${scopes.map((s) => `<li>${escape(describe(s))} <code>${escape(s)}</code></li>`).join('')}</ul>`;
@@ -120,6 +129,14 @@ export const consentPage = (
     view.granted.length === 0
       ? `<p class="error">You hold none of the permissions this application asks for: it cannot act for you.</p>`
       : `<p><strong>${escape(ctx.clientName)}</strong> will be able to:</p>${list(view.granted)}`;
+  const powers = view.rolePowers ?? [];
+  const rolePowers =
+    powers.length === 0
+      ? ''
+      : `<div class="power" data-testid="role-powers"><p><strong>Because you hold the ${escape([...new Set(powers.map((p) => p.role))].join(' and '))} role</strong>, ` +
+        `these permissions also let <strong>${escape(ctx.clientName)}</strong> do what only your role allows:</p>` +
+        `<ul class="scopes">${powers.map((p) => `<li>${escape(p.power)} <code>${escape(p.permission)}</code></li>`).join('')}</ul>` +
+        `<p class="muted">Allow only if this application should have that power.</p></div>`;
   const withheld =
     view.withheld.length === 0
       ? ''
@@ -129,7 +146,7 @@ export const consentPage = (
     200,
     page(
       'Allow access?',
-      `<h1>Allow access?</h1><p class="lead">Signed in as <strong>${escape(view.email)}</strong>.</p>${granted}${withheld}` +
+      `<h1>Allow access?</h1><p class="lead">Signed in as <strong>${escape(view.email)}</strong>.</p>${granted}${rolePowers}${withheld}` +
         `<p class="muted">You are sent back to ${escape(view.redirectOrigin)}. The access follows your own permissions: ` +
         `if you lose one, the application loses it too.</p>` +
         `<form method="post" action="/oauth/consent">${hidden({ request: ctx.request, step: 'consent', login })}` +

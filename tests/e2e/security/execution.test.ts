@@ -375,7 +375,8 @@ describe('redeploy and secrets', () => {
         {
           field: 'variables.TOKEN',
           code: 'VALIDATION_ERROR',
-          message: 'Secret variable TOKEN must be given again: only the original triggerer or an admin may reuse it',
+          message:
+            'Secret variable TOKEN must be given again: only the original triggerer, or an admin signed in as a user (not with an API key, OAuth token or trigger), may reuse it',
         },
       ],
     ]);

@@ -17,7 +17,9 @@ import {
 } from '../../../../domain/deployments/plan.js';
 import { configView, ENCRYPTED_PREFIX, isSecretVariable } from '../../../../domain/deployments/views.js';
 import { DomainError, ValidationError } from '../../../../domain/errors.js';
+import { delegatedCaller } from '../../../../domain/identity/delegation.js';
 import { ForbiddenError } from '../../../../domain/identity/errors.js';
+import { systemRole } from '../../../../domain/identity/permissions.js';
 import type { Caller } from '../../../../domain/identity/types.js';
 import type { Target } from '../../../../domain/targets/types.js';
 import { AesGcmSecretCipher } from '../../../../infra/crypto/secret-cipher.js';
@@ -1091,6 +1093,37 @@ describe('freezes', () => {
     }
   });
 
+  it('an admin’s delegated credential overrides only when its effective permissions include freezes:update', async () => {
+    // Prepare: an admin's key narrowed to deploying, and one that also names freezes:update
+    const { w, command } = await frozenWorld();
+    const resolved = await resolveDeployment(w.deps, admin, command);
+    const grants = new Map([['admin', new Set(systemRole('admin')!.permissions)]]);
+    const owner = { id: 'admin-user', tenantId: null, roles: ['admin'] };
+    const narrow = delegatedCaller(owner, grants, {
+      type: 'api_key',
+      id: 'k1',
+      scopes: ['deployments:create', 'deployments:read'],
+    });
+    const wide = delegatedCaller(owner, grants, {
+      type: 'oauth',
+      id: 'dplc_x',
+      scopes: ['deployments:create', 'freezes:update'],
+    });
+    const overriding = { override_freeze: true, override_reason: 'hotfix' };
+    // Act
+    const refused = await rejection(Promise.resolve().then(() => checkFreezes(resolved, narrow, overriding)));
+    const frozen = await rejection(Promise.resolve().then(() => checkFreezes(resolved, narrow, command)));
+    const offered = await rejection(Promise.resolve().then(() => checkFreezes(resolved, wide, command)));
+    // Assess
+    expect([refused.code, refused.details]).toEqual([
+      'INSUFFICIENT_PERMISSIONS',
+      { required_role: 'admin', field: 'override_freeze', required_permission: 'freezes:update' },
+    ]);
+    expect(frozen.details).toMatchObject({ can_override: false });
+    expect(offered.details).toMatchObject({ can_override: true });
+    expect(checkFreezes(resolved, wide, overriding)).toMatchObject({ reason: 'hotfix', by: 'admin-user' });
+  });
+
   it('no freeze in force: null, override or not', async () => {
     expect(checkFreezes({ activeFreezes: [] }, operator, {})).toBeNull();
     expect(checkFreezes({ activeFreezes: [] }, admin, { override_freeze: true, override_reason: 'x' })).toBeNull();
@@ -1218,7 +1251,7 @@ describe('previewDeployment', () => {
       override_reason: 'x',
     });
     expect(preview.warnings).toContain(
-      'override_freeze needs the admin role: creating this deployment would answer 403.',
+      'override_freeze needs the admin role (an API key, OAuth token or trigger also needs the freezes:update scope): creating this deployment would answer 403.',
     );
     expect(preview.active_freezes).toHaveLength(1);
   });
@@ -1363,7 +1396,7 @@ describe('mergeRedeploy', () => {
     // Assess
     expect(fieldsOf(error)).toEqual(['variables.TOKEN']);
     expect(error.message).toContain(
-      'Secret variable TOKEN must be given again: only the original triggerer or an admin may reuse it',
+      'Secret variable TOKEN must be given again: only the original triggerer, or an admin signed in as a user (not with an API key, OAuth token or trigger), may reuse it',
     );
     expect(reuse).toEqual({ reuseSecrets: false });
     expect([merged.variables, merged.prompted_values]).toEqual([
@@ -1373,6 +1406,16 @@ describe('mergeRedeploy', () => {
     expect(openVariable(w.cipher, again.draft.plan.resolvedVariables['TOKEN']!.value, true)).toBe('new-token');
     expect(checkSecretReuse(operator, original.draft, {})).toEqual({ reuseSecrets: true });
     expect(checkSecretReuse(admin, original.draft, {})).toEqual({ reuseSecrets: true });
+    // an admin's credential (even with every permission) is not an admin session: it gives each secret again
+    const adminKey = delegatedCaller(
+      { id: 'admin-user', tenantId: null, roles: ['admin'] },
+      new Map([['admin', new Set(systemRole('admin')!.permissions)]]),
+      { type: 'api_key', id: 'k1', scopes: systemRole('admin')!.permissions },
+    );
+    expect(fieldsOf(await rejection((async () => checkSecretReuse(adminKey, original.draft, {}))()))).toEqual([
+      'variables.TOKEN',
+      'variables.KEY',
+    ]);
     expect(mergeRedeploy(w.cipher, original.draft, {}, { reuseSecrets: true }).prompted_values).toEqual({
       TOKEN: 'old-token',
     });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../../../domain/identity/api-keys.js';
 import { authenticate } from '../../../../domain/identity/authenticate.js';
+import { getMe } from '../../../../domain/identity/get-me.js';
 import { aUser, signedIn } from '../../../fakes/identity.js';
 
 describe('API keys', () => {
@@ -111,5 +112,26 @@ describe('API keys', () => {
       code: 'FORBIDDEN',
       details: { reason: 'user_credentials_required' },
     });
+  });
+});
+
+describe('GET /auth/me with an API key', () => {
+  it('answers what the key acts with (not its owner’s roles and permissions) and names the key; a session names none', async () => {
+    // Prepare
+    const { deps, caller } = await signedIn();
+    const created = await createApiKey(deps, caller, { name: 'ci', scopes: ['deployments:read'] });
+    const asKey = await authenticate(deps, `Bearer ${created.full_key}`, '5.6.7.8');
+    // Act
+    const byKey = await getMe(deps, asKey);
+    const bySession = await getMe(deps, caller);
+    // Assess
+    expect([byKey.roles, byKey.permissions, byKey.credential]).toEqual([
+      [],
+      ['deployments:read'],
+      { type: 'api_key', id: created.api_key.id, name: 'ci', scopes: ['deployments:read'] },
+    ]);
+    expect(bySession.credential).toBeNull();
+    expect(bySession.roles).toEqual(caller.roles);
+    expect(bySession.permissions).toHaveLength(caller.permissions.size);
   });
 });
