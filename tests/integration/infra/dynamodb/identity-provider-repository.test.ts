@@ -38,6 +38,7 @@ const aProvider = (overrides: Partial<IdentityProvider> = {}): IdentityProvider 
     groupsClaim: 'groups',
     jitProvisioning: true,
     jitTenantId: null,
+    jitTrustUnverifiedEmail: false,
     linkByEmail: false,
     trustedFor2fa: false,
     enabled: true,
