@@ -323,7 +323,26 @@ const resolveUser = async (deps: SsoDeps, provider: IdentityProvider, claims: Id
   return provision(deps, provider, claims, email);
 };
 
-/** Applies the role mappings (retrying after a concurrent write to the user); the user as written. */
+/**
+ * The user may be signed in by the provider as read: still linked to this subject (an admin's move may have unlinked
+ * it meanwhile), of a tenant provider's tenant (a link follows the user's current tenant: a user moved out of the
+ * tenant, or made global, is not signed in whatever its link says), and active.
+ */
+const checkSignable = (provider: IdentityProvider, subject: string, user: User): void => {
+  if (user.identityLink?.providerId !== provider.id || user.identityLink.subject !== subject)
+    throw new ForbiddenError('This account is no longer linked to this identity provider.', { reason: 'not_linked' });
+  if (provider.tenantId !== null && user.tenantId !== provider.tenantId)
+    throw new ForbiddenError("This account is not of the identity provider's tenant: ask an administrator.", {
+      reason: 'other_tenant',
+    });
+  if (user.status !== 'active')
+    throw new InvalidCredentialsError(`This account is ${user.status}: ask an administrator.`);
+};
+
+/**
+ * Applies the role mappings (retrying after a concurrent write to the user, which is checked again first); the user
+ * as written.
+ */
 const applyMappings = async (deps: SsoDeps, provider: IdentityProvider, claims: IdTokenClaims, first: User) => {
   const mappings = await deps.providers.listMappings(provider.id);
   const groups = groupsOf(claims, provider.groupsClaim);
@@ -339,6 +358,7 @@ const applyMappings = async (deps: SsoDeps, provider: IdentityProvider, claims: 
       return { ...user, roles, mappedRoles, identityLink, revision: user.revision + 1 };
     const again = await deps.users.get(user.id);
     if (again === undefined) break;
+    checkSignable(provider, claims.sub, again);
     user = again;
   }
   throw new ConflictError('The account kept changing meanwhile; sign in again.');
@@ -381,14 +401,7 @@ export const completeSsoSignIn = async (deps: SsoDeps, command: CallbackCommand)
     throw new InvalidTokenError('The ID token was not issued for this sign-in (nonce).');
 
   const user = await resolveUser(deps, provider, claims);
-  // A link follows the user's current tenant: a tenant's provider does not sign in a user moved out of the tenant
-  // (or made global) since, whatever its link says.
-  if (provider.tenantId !== null && user.tenantId !== provider.tenantId)
-    throw new ForbiddenError("This account is not of the identity provider's tenant: ask an administrator.", {
-      reason: 'other_tenant',
-    });
-  if (user.status !== 'active')
-    throw new InvalidCredentialsError(`This account is ${user.status}: ask an administrator.`);
+  checkSignable(provider, claims.sub, user);
   return { user: await applyMappings(deps, provider, claims, user), provider, returnTo: started.returnTo };
 };
 

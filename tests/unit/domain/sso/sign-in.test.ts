@@ -222,6 +222,33 @@ describe('completeSsoSignIn across tenants and unverified emails', () => {
     }
   });
 
+  it('refuses a sign-in whose user an admin moved out of the tenant (and unlinked) between its read and its write', async () => {
+    // Prepare: the user's first sign-in write loses to the admin's move, which unlinks it
+    const fakes = ssoFakes();
+    const provider = await createProvider(fakes.admin, ofTenant('tenant-a'), corp);
+    const link = { providerId: provider.id, providerName: 'Corp', subject: 'dan' };
+    await fakes.users.create(aUser({ tenantId: 'tenant-a', roles: ['user'], identityLink: link }));
+    const applySignIn = fakes.users.applySignIn.bind(fakes.users);
+    let moved = false;
+    fakes.users.applySignIn = async (user, changes) => {
+      if (!moved) {
+        moved = true;
+        await fakes.users.update(user, { tenantId: 'tenant-b' }, fakes.clock.now(), link);
+      }
+      return applySignIn(user, changes);
+    };
+    const s = await started(fakes, provider.id);
+    fakes.oidc.claims = { sub: 'dan', email: 'dan@corp.example', email_verified: true, nonce: s.nonce };
+    // Act
+    const error = await completeSsoSignIn(fakes.sso, s.callback).catch((e: unknown) => e);
+    // Assess: refused, and the move stands (not re-linked)
+    expect([error instanceof ForbiddenError, (error as ForbiddenError).details?.['reason']]).toEqual([
+      true,
+      'not_linked',
+    ]);
+    expect(fakes.users.users.get(aUser().id)).toMatchObject({ tenantId: 'tenant-b', identityLink: null });
+  });
+
   it('signs in users of any tenant through a global provider', async () => {
     const fakes = ssoFakes();
     const provider = await createProvider(fakes.admin, everything, corp);
