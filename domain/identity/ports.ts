@@ -1,7 +1,7 @@
 // Ports of the identity context. Adapters: infra/crypto/ (hashing, encryption, TOTP, random tokens) and
 // infra/dynamodb/ (repositories, rate limits).
 import type { Permission } from './permissions.js';
-import type { RefreshSession, TokenClaims, TwoFactor, User, UserChanges } from './types.js';
+import type { IdentityLink, RefreshSession, TokenClaims, TwoFactor, User, UserChanges } from './types.js';
 
 /** Argon2id password hashes. */
 export interface PasswordHasher {
@@ -224,9 +224,11 @@ export interface UserDirectory {
   find(idOrShortId: string): Promise<User | undefined>;
   /**
    * Writes only `changes` (and updatedAt), if the stored user is still at `previous.revision`; false otherwise
-   * (another write came first: read again). Increments the revision.
+   * (another write came first: read again). Increments the revision. With `unlink` (the user's identity link), the
+   * same write also ends that link: identityLink null, mappedRoles emptied, the subject's claim freed and the
+   * provider's linked-user count decremented (`changes.roles` is then the roles without the mapped ones).
    */
-  update(previous: User, changes: UserChanges, at: Date): Promise<boolean>;
+  update(previous: User, changes: UserChanges, at: Date, unlink?: IdentityLink): Promise<boolean>;
   /** Deletes the user and its email, username and short-id claims. */
   delete(user: User): Promise<void>;
   /**

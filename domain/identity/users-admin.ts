@@ -6,13 +6,16 @@
 // given, conditioned on the user's revision; a concurrent write (login, 2FA, logout) makes the edit read the user
 // again, re-check and retry, up to EDIT_ATTEMPTS times, then 409. Deactivating, locking or deleting a user
 // revokes their sessions (tokensValidAfter) and their API keys at once.
+// Moving a user linked through a tenant's identity provider out of that tenant unlinks it in the same conditional
+// write (identityLink null, the roles held only through that provider's mappings removed, the provider's count of
+// linked users kept right): that provider no longer signs the user in (domain/sso/sign-in.ts refuses it anyway).
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import type { Clock, IdGenerator } from '../shared/ports.js';
 import { pageOf, type PageRequest } from '../shared/pagination.js';
 import { ForbiddenError, InsufficientPermissionsError } from './errors.js';
 import type { ApiKeyRepository, PasswordHasher, RoleRepository, UserDirectory, UserRepository } from './ports.js';
 import { systemRole, type Permission } from './permissions.js';
-import type { Caller, User, UserChanges, UserStatus } from './types.js';
+import type { Caller, IdentityLink, User, UserChanges, UserStatus } from './types.js';
 
 export interface UsersDeps {
   readonly users: UserRepository & UserDirectory;
@@ -21,6 +24,10 @@ export interface UsersDeps {
   readonly hasher: PasswordHasher;
   readonly ids: IdGenerator;
   readonly clock: Clock;
+  /** The identity providers users are linked to (domain/sso), for the tenant a provider belongs to. */
+  readonly identityProviders: {
+    get(id: string): Promise<{ readonly tenantId: string | null } | undefined>;
+  };
 }
 
 export const adminUserView = (user: User) => ({
@@ -187,6 +194,21 @@ export interface UpdateUserCommand {
   readonly tenant_id?: string | null | undefined;
 }
 
+/**
+ * The link a move to `tenantId` ends: a link through a tenant's provider, when the user leaves that tenant (to
+ * another or to global). A global provider signs in users of any tenant: its links stay.
+ */
+const linkLeftBehind = async (
+  deps: UsersDeps,
+  user: User,
+  tenantId: string | null | undefined,
+): Promise<IdentityLink | undefined> => {
+  const link = user.identityLink ?? undefined;
+  if (tenantId === undefined || tenantId === user.tenantId || link === undefined) return undefined;
+  const provider = await deps.identityProviders.get(link.providerId);
+  return provider !== undefined && provider.tenantId !== null && provider.tenantId !== tenantId ? link : undefined;
+};
+
 export const updateUser = async (deps: UsersDeps, caller: Caller, id: string, command: UpdateUserCommand) => {
   if (command.tenant_id !== undefined && caller.tenantId !== null)
     throw new ForbiddenError('Only global administrators move users between tenants.', {
@@ -204,10 +226,22 @@ export const updateUser = async (deps: UsersDeps, caller: Caller, id: string, co
     await checkStronger(deps, caller, user);
     if (user.id === caller.userId && command.status !== undefined && command.status !== 'active')
       throw new ConflictError('You cannot deactivate or lock your own account.');
+    const unlink = await linkLeftBehind(deps, user, changes.tenantId);
+    // Unlinked: the roles only that provider's mappings gave go with it (roles given in the request stay as given).
+    const written: UserChanges =
+      unlink === undefined || changes.roles !== undefined
+        ? changes
+        : { ...changes, roles: user.roles.filter((r) => !(user.mappedRoles ?? []).includes(r)) };
     const now = deps.clock.now();
-    const next: User = { ...user, ...changes, updatedAt: now.toISOString(), revision: user.revision + 1 };
+    const next: User = {
+      ...user,
+      ...written,
+      ...(unlink === undefined ? {} : { identityLink: null, mappedRoles: [] }),
+      updatedAt: now.toISOString(),
+      revision: user.revision + 1,
+    };
     await keepAnAdmin(deps, user, next);
-    if (!(await deps.users.update(user, changes, now))) continue;
+    if (!(await deps.users.update(user, written, now, unlink))) continue;
     if (user.status === 'active' && next.status !== 'active') await revokeAccess(deps, next, now);
     return adminUserView(next);
   }

@@ -7,6 +7,10 @@
 // change. A provider is a way into every account linked to it and every role it maps to, so changing it (issuer,
 // client, endpoints, anything) needs the caller to hold all of that (403); the caller's permissions then become the
 // provider's trust ceiling, above which linking by email never takes over an account.
+// The stored client secret goes only where it was given for: changing the token endpoint (where it is sent) or the
+// issuer (whose client it is) needs it again in the same request (400 on client_secret), so a changed destination
+// never receives the old secret. Provisioning accounts for unverified emails is a service-wide trust (emails are
+// unique across tenants): only a global caller turns it on. A tenant provider's mappings are of its tenant.
 import { ConflictError, NotFoundError, ValidationError, type FieldProblem } from '../errors.js';
 import { ForbiddenError, InsufficientPermissionsError } from '../identity/errors.js';
 import { systemRole, type Permission } from '../identity/permissions.js';
@@ -62,6 +66,7 @@ export const providerView = (p: IdentityProvider, baseUrl: string) => ({
   groups_claim: p.groupsClaim,
   jit_provisioning: p.jitProvisioning,
   jit_tenant_id: p.jitTenantId,
+  jit_trust_unverified_email: p.jitTrustUnverifiedEmail,
   link_by_email: p.linkByEmail,
   trusted_for_2fa: p.trustedFor2fa,
   enabled: p.enabled,
@@ -155,6 +160,7 @@ export interface ProviderSettings {
   readonly groups_claim?: string | undefined;
   readonly jit_provisioning?: boolean | undefined;
   readonly jit_tenant_id?: string | null | undefined;
+  readonly jit_trust_unverified_email?: boolean | undefined;
   readonly link_by_email?: boolean | undefined;
   readonly trusted_for_2fa?: boolean | undefined;
   readonly enabled?: boolean | undefined;
@@ -208,6 +214,33 @@ const jitTenant = async (
   return tenant.id;
 };
 
+/** Only a global caller trusts a provider's unverified emails: an account it creates holds its email service-wide. */
+const checkTrustUnverified = (caller: Caller, turnsOn: boolean): void => {
+  if (turnsOn && caller.tenantId !== null)
+    throw new ForbiddenError(
+      'Provisioning accounts for unverified emails affects every tenant: only global administrators turn it on.',
+      { reason: 'tenant_restriction' },
+    );
+};
+
+/** The settings that say who the provider is: a trust granted to one provider does not follow a change of them. */
+const IDENTITY_FIELDS = [
+  'issuer',
+  'clientId',
+  'authorizationEndpoint',
+  'tokenEndpoint',
+  'userinfoEndpoint',
+  'jwksUri',
+] as const satisfies readonly (keyof IdentityProvider)[];
+
+/** Where the stored client secret is sent (the token endpoint) and whose client it is (the issuer). */
+const SECRET_DESTINATION_FIELDS = ['issuer', 'tokenEndpoint'] as const satisfies readonly (keyof IdentityProvider)[];
+
+const fieldName = (field: keyof IdentityProvider): string => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+const changed = (previous: IdentityProvider, next: IdentityProvider, fields: readonly (keyof IdentityProvider)[]) =>
+  fields.filter((f) => previous[f] !== next[f]);
+
 export const listProviders = async (deps: ProvidersDeps, caller: Caller, page: PageRequest) => {
   const all = await deps.providers.list(caller.tenantId ?? 'all');
   const result = pageOf(all, page);
@@ -240,6 +273,7 @@ export const createProvider = async (deps: ProvidersDeps, caller: Caller, comman
     groupsClaim: command.groups_claim ?? 'groups',
     jitProvisioning: command.jit_provisioning ?? false,
     jitTenantId: await jitTenant(deps, tenantId, command.jit_tenant_id, null),
+    jitTrustUnverifiedEmail: command.jit_trust_unverified_email ?? false,
     linkByEmail: command.link_by_email ?? false,
     trustedFor2fa: command.trusted_for_2fa ?? false,
     enabled: command.enabled ?? true,
@@ -252,6 +286,7 @@ export const createProvider = async (deps: ProvidersDeps, caller: Caller, comman
     revision: 1,
   };
   checkUrls(deps, provider);
+  checkTrustUnverified(caller, provider.jitTrustUnverifiedEmail);
   await deps.providers.create(provider);
   return providerView(provider, deps.publicBaseUrl);
 };
@@ -265,14 +300,13 @@ export const updateProvider = async (
   const provider = await findProvider(deps, caller, id);
   await checkProviderWithinCaller(deps, caller, provider);
   const secret = command.client_secret;
+  const secretGiven = secret !== undefined && secret !== SECRET_PLACEHOLDER;
   const next: IdentityProvider = {
     ...provider,
     ...(command.name === undefined ? {} : { name: command.name }),
     ...(command.issuer === undefined ? {} : { issuer: normalizeIssuer(command.issuer) }),
     ...(command.client_id === undefined ? {} : { clientId: command.client_id }),
-    ...(secret === undefined || secret === SECRET_PLACEHOLDER
-      ? {}
-      : { clientSecret: deps.cipher.encrypt(secret, secretContext(provider.id)) }),
+    ...(secretGiven ? { clientSecret: deps.cipher.encrypt(secret, secretContext(provider.id)) } : {}),
     ...(command.token_endpoint_auth_method === undefined
       ? {}
       : { tokenAuthMethod: command.token_endpoint_auth_method }),
@@ -288,6 +322,9 @@ export const updateProvider = async (
     ...(command.groups_claim === undefined ? {} : { groupsClaim: command.groups_claim }),
     ...(command.jit_provisioning === undefined ? {} : { jitProvisioning: command.jit_provisioning }),
     jitTenantId: await jitTenant(deps, provider.tenantId, command.jit_tenant_id, provider.jitTenantId),
+    ...(command.jit_trust_unverified_email === undefined
+      ? {}
+      : { jitTrustUnverifiedEmail: command.jit_trust_unverified_email }),
     ...(command.link_by_email === undefined ? {} : { linkByEmail: command.link_by_email }),
     ...(command.trusted_for_2fa === undefined ? {} : { trustedFor2fa: command.trusted_for_2fa }),
     ...(command.enabled === undefined ? {} : { enabled: command.enabled }),
@@ -296,8 +333,22 @@ export const updateProvider = async (
     revision: provider.revision + 1,
   };
   checkUrls(deps, next);
-  await deps.providers.update(provider, next);
-  return providerView(next, deps.publicBaseUrl);
+  const moved = changed(provider, next, SECRET_DESTINATION_FIELDS);
+  if (moved.length > 0 && !secretGiven)
+    throw ValidationError.field(
+      'client_secret',
+      `must be given again when ${moved.map(fieldName).join(' or ')} changes: the stored secret is not sent to a new destination`,
+    );
+  // The trust in unverified emails is given by a global administrator to one provider: a tenant-scoped caller may
+  // keep it as it is (a PUT repeating it), not turn it on, and loses it by changing who the provider is.
+  const reidentified = changed(provider, next, IDENTITY_FIELDS).length > 0;
+  checkTrustUnverified(
+    caller,
+    command.jit_trust_unverified_email === true && (!provider.jitTrustUnverifiedEmail || reidentified),
+  );
+  const untrusted = caller.tenantId !== null && reidentified ? { ...next, jitTrustUnverifiedEmail: false } : next;
+  await deps.providers.update(provider, untrusted);
+  return providerView(untrusted, deps.publicBaseUrl);
 };
 
 /** 409 while users are linked (unlink them by deleting them, or keep the provider disabled). */
@@ -401,18 +452,28 @@ const checkRole = async (deps: ProvidersDeps, caller: Caller, role: string): Pro
   if (missing.length > 0) throw new InsufficientPermissionsError(missing);
 };
 
-/** A mapping applies to users of one tenant, or to all the provider signs in; a tenant's provider only to its own. */
+/**
+ * A global provider's mapping applies to users of one tenant, or (null, the default) to all the provider signs in. A
+ * tenant provider's mapping applies to its tenant's users only: its tenant (the default), never null or another (400).
+ */
 const mappingTenant = async (
   deps: ProvidersDeps,
-  caller: Caller,
   provider: IdentityProvider,
   requested: string | null | undefined,
 ): Promise<string | null> => {
+  if (provider.tenantId !== null) {
+    if (requested === undefined) return provider.tenantId;
+    const tenant = requested === null ? undefined : await deps.tenants.findTenant(requested);
+    if (tenant?.id !== provider.tenantId)
+      throw ValidationError.field(
+        'tenant_id',
+        "must be the provider's own tenant: a tenant's provider maps roles only for that tenant's users",
+      );
+    return tenant.id;
+  }
   if (requested === undefined || requested === null) return null;
   const tenant = await deps.tenants.findTenant(requested);
-  const scope = provider.tenantId ?? caller.tenantId;
-  if (tenant === undefined || (scope !== null && tenant.id !== scope))
-    throw ValidationError.field('tenant_id', 'The tenant does not exist.');
+  if (tenant === undefined) throw ValidationError.field('tenant_id', 'The tenant does not exist.');
   return tenant.id;
 };
 
@@ -446,7 +507,7 @@ export const createMapping = async (
     providerId: provider.id,
     claimValue: command.claim_value,
     role: command.role,
-    tenantId: await mappingTenant(deps, caller, provider, command.tenant_id),
+    tenantId: await mappingTenant(deps, provider, command.tenant_id),
     createdAt: at,
     updatedAt: at,
   };
@@ -469,9 +530,11 @@ export const updateMapping = async (
     ...mapping,
     ...(command.claim_value === undefined ? {} : { claimValue: command.claim_value }),
     ...(command.role === undefined ? {} : { role: command.role }),
-    ...(command.tenant_id === undefined
-      ? {}
-      : { tenantId: await mappingTenant(deps, caller, provider, command.tenant_id) }),
+    // A null stored on a tenant provider before the rule becomes the provider's tenant (what it meant at sign-in).
+    tenantId:
+      command.tenant_id === undefined
+        ? (mapping.tenantId ?? provider.tenantId)
+        : await mappingTenant(deps, provider, command.tenant_id),
     updatedAt: deps.clock.now().toISOString(),
   };
   await deps.providers.putMapping(next);

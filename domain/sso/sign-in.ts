@@ -6,7 +6,9 @@
 //   token (jose, in the gateway: signature, algorithm, issuer, audience, expiry) -> nonce -> the user: linked by the
 //   provider's subject; else, on a first sign-in and when the provider links by email, an existing unlinked user
 //   whose email the provider asserts as verified (within the provider's trust ceiling and tenant); else a new user
-//   when the provider provisions just in time; else refused -> active account -> role mappings applied -> the user.
+//   when the provider provisions just in time and the email is verified (or the provider is trusted for unverified
+//   ones); else refused -> a tenant provider signs in only users of its tenant (a user moved or made global since the
+//   link is refused) -> active account -> role mappings of the provider's scope applied -> the user.
 //   It answers the signed-in user and stops there, so any caller (the redirect callback, an OAuth authorize page)
 //   completes the session its own way; ssoSession completes it as a password login does.
 import { createHash } from 'node:crypto';
@@ -146,15 +148,28 @@ export const groupsOf = (claims: IdTokenClaims, claim: string): string[] => {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
 };
 
-/** The roles the mappings grant a user of `tenantId` carrying `groups`. */
+/**
+ * Whether a mapping applies to a user of `userTenant` signed in by a provider of `providerTenant`. A mapping of a
+ * tenant applies to that tenant's users; one without (null) to every user a global provider signs in. A tenant
+ * provider's mappings are of its own tenant: one of another tenant never applies, and a null one stored before that
+ * rule was enforced reads as the provider's tenant (never as "every tenant").
+ */
+const mappingApplies = (m: RoleMapping, userTenant: string | null, providerTenant: string | null): boolean => {
+  const scope = m.tenantId ?? providerTenant;
+  if (providerTenant !== null && scope !== providerTenant) return false;
+  return scope === null || scope === userTenant;
+};
+
+/** The roles the mappings of a provider of `providerTenant` grant a user of `tenantId` carrying `groups`. */
 export const rolesGranted = (
   mappings: readonly RoleMapping[],
   groups: readonly string[],
   tenantId: string | null,
+  providerTenant: string | null,
 ): string[] => [
   ...new Set(
     mappings
-      .filter((m) => groups.includes(m.claimValue) && (m.tenantId === null || m.tenantId === tenantId))
+      .filter((m) => groups.includes(m.claimValue) && mappingApplies(m, tenantId, providerTenant))
       .map((m) => m.role),
   ),
 ];
@@ -299,17 +314,42 @@ const resolveUser = async (deps: SsoDeps, provider: IdentityProvider, claims: Id
         reason: 'no_email',
       },
     );
+  // An account created with an address nobody proved would hold that address service-wide (emails are unique).
+  if (verifiedEmail(claims, provider) === undefined && !provider.jitTrustUnverifiedEmail)
+    throw new ForbiddenError(
+      'No account is linked to this identity, and the identity provider does not assert its email as verified.',
+      { reason: 'unverified_email' },
+    );
   return provision(deps, provider, claims, email);
 };
 
-/** Applies the role mappings (retrying after a concurrent write to the user); the user as written. */
+/**
+ * The user may be signed in by the provider as read: still linked to this subject (an admin's move may have unlinked
+ * it meanwhile), of a tenant provider's tenant (a link follows the user's current tenant: a user moved out of the
+ * tenant, or made global, is not signed in whatever its link says), and active.
+ */
+const checkSignable = (provider: IdentityProvider, subject: string, user: User): void => {
+  if (user.identityLink?.providerId !== provider.id || user.identityLink.subject !== subject)
+    throw new ForbiddenError('This account is no longer linked to this identity provider.', { reason: 'not_linked' });
+  if (provider.tenantId !== null && user.tenantId !== provider.tenantId)
+    throw new ForbiddenError("This account is not of the identity provider's tenant: ask an administrator.", {
+      reason: 'other_tenant',
+    });
+  if (user.status !== 'active')
+    throw new InvalidCredentialsError(`This account is ${user.status}: ask an administrator.`);
+};
+
+/**
+ * Applies the role mappings (retrying after a concurrent write to the user, which is checked again first); the user
+ * as written.
+ */
 const applyMappings = async (deps: SsoDeps, provider: IdentityProvider, claims: IdTokenClaims, first: User) => {
   const mappings = await deps.providers.listMappings(provider.id);
   const groups = groupsOf(claims, provider.groupsClaim);
   let user = first;
   for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
     const granted: string[] = [];
-    for (const role of rolesGranted(mappings, groups, user.tenantId))
+    for (const role of rolesGranted(mappings, groups, user.tenantId, provider.tenantId))
       if ((await roleGrants(deps, role)) !== undefined) granted.push(role); // a role deleted since grants nothing
     const { roles, mappedRoles } = decideRoles(user.roles, user.mappedRoles ?? [], granted);
     const identityLink = linkFor(provider, claims.sub);
@@ -318,6 +358,7 @@ const applyMappings = async (deps: SsoDeps, provider: IdentityProvider, claims: 
       return { ...user, roles, mappedRoles, identityLink, revision: user.revision + 1 };
     const again = await deps.users.get(user.id);
     if (again === undefined) break;
+    checkSignable(provider, claims.sub, again);
     user = again;
   }
   throw new ConflictError('The account kept changing meanwhile; sign in again.');
@@ -360,8 +401,7 @@ export const completeSsoSignIn = async (deps: SsoDeps, command: CallbackCommand)
     throw new InvalidTokenError('The ID token was not issued for this sign-in (nonce).');
 
   const user = await resolveUser(deps, provider, claims);
-  if (user.status !== 'active')
-    throw new InvalidCredentialsError(`This account is ${user.status}: ask an administrator.`);
+  checkSignable(provider, claims.sub, user);
   return { user: await applyMappings(deps, provider, claims, user), provider, returnTo: started.returnTo };
 };
 

@@ -41,6 +41,12 @@ export interface IdentityProvider {
   /** Just-in-time provisioning: an unknown user is created on first sign-in, into `jitTenantId`. */
   readonly jitProvisioning: boolean;
   readonly jitTenantId: string | null;
+  /**
+   * Just-in-time provisioning also for an email the provider does not assert as verified (`email_verified`). Off by
+   * default; only a global caller turns it on (emails are unique service-wide), and a tenant-scoped caller who changes
+   * who the provider is (issuer, client, endpoints) turns it off. Linking by email always needs a verified email.
+   */
+  readonly jitTrustUnverifiedEmail: boolean;
   /** On a first sign-in, link an existing unlinked user whose email the provider asserts as verified. */
   readonly linkByEmail: boolean;
   /** The provider's own sign-in (and its MFA) stands in for the user's two-factor code. */
@@ -70,7 +76,10 @@ export interface RoleMapping {
   readonly claimValue: string;
   /** The role name granted. */
   readonly role: string;
-  /** The mapping applies only to users of this tenant; null: to every user the provider signs in. */
+  /**
+   * The mapping applies only to users of this tenant; null: to every user the provider signs in. A tenant provider's
+   * mappings are of its tenant (a null one stored before that rule reads as the provider's tenant).
+   */
   readonly tenantId: string | null;
   readonly createdAt: string;
   readonly updatedAt: string;

@@ -52,6 +52,7 @@ export const usersDeps = once((): UsersDeps => {
     hasher: identity.hasher,
     ids: ids(),
     clock: infra().clock,
+    identityProviders: new DynamoIdentityProviderRepository(infra().db, infra().config.TABLE_NAME),
   };
 });
 

@@ -21,10 +21,12 @@ import { failedAt } from './tenant-repository.js';
 
 const ENTITY = 'identity_provider';
 
-// The item's `type` attribute names the entity (records.ts); the provider's own type is always `oidc`.
+// The item's `type` attribute names the entity (records.ts); the provider's own type is always `oidc`. Providers
+// stored before `jitTrustUnverifiedEmail` existed read as not trusting unverified emails.
 const toProvider = (item: Item): IdentityProvider => ({
   ...stripKeys<IdentityProvider>(item),
   type: 'oidc',
+  jitTrustUnverifiedEmail: item['jitTrustUnverifiedEmail'] === true,
   linkedUsers: Number(item['linkedUsers'] ?? 0),
 });
 const toMapping = (item: Item): RoleMapping => stripKeys<RoleMapping>(item);

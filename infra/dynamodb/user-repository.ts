@@ -136,7 +136,7 @@ export class DynamoUserRepository implements UserRepository, UserDirectory, Link
     return Item === undefined ? undefined : this.get(String(Item['user_id']));
   }
 
-  async update(previous: User, changes: UserChanges, at: Date): Promise<boolean> {
+  async update(previous: User, changes: UserChanges, at: Date, unlink?: IdentityLink): Promise<boolean> {
     const names: Record<string, string> = { '#revision': 'revision' };
     const values: Record<string, unknown> = { ':seen': previous.revision, ':one': 1, ':at': at.toISOString() };
     const sets = ['updatedAt = :at'];
@@ -145,6 +145,10 @@ export class DynamoUserRepository implements UserRepository, UserDirectory, Link
       names[`#${field}`] = attribute;
       values[`:${field}`] = changes[field];
       sets.push(`#${field} = :${field}`);
+    }
+    if (unlink !== undefined) {
+      sets.push('identityLink = :noLink', 'mappedRoles = :noRoles');
+      Object.assign(values, { ':noLink': null, ':noRoles': [] });
     }
     const update = {
       TableName: this.tableName,
@@ -158,21 +162,28 @@ export class DynamoUserRepository implements UserRepository, UserDirectory, Link
       ExpressionAttributeValues: values,
     };
     const moved = changes.tenantId !== undefined && changes.tenantId !== previous.tenantId;
-    if (!moved) return conditionally(this.db.send(new UpdateCommand(update)));
-    // Moving to another tenant moves the reference with it, in the same transaction.
-    const references = [
-      ...(previous.tenantId === null ? [] : [tenantReference(this.tableName, previous.tenantId, -1)]),
-      ...(changes.tenantId === null || changes.tenantId === undefined
-        ? []
-        : [tenantReference(this.tableName, changes.tenantId, 1)]),
-    ];
+    if (!moved && unlink === undefined) return conditionally(this.db.send(new UpdateCommand(update)));
+    // Moving to another tenant moves the reference with it, and an unlink frees the subject and counts it off the
+    // provider, in the same transaction.
+    const references = moved
+      ? [
+          ...(previous.tenantId === null ? [] : [tenantReference(this.tableName, previous.tenantId, -1)]),
+          ...(changes.tenantId === null || changes.tenantId === undefined
+            ? []
+            : [tenantReference(this.tableName, changes.tenantId, 1)]),
+        ]
+      : [];
+    const unlinking = unlink === undefined ? [] : linkItems(this.tableName, unlink, previous.id, -1);
     try {
-      await this.db.send(new TransactWriteCommand({ TransactItems: [{ Update: update }, ...references] }));
+      await this.db.send(
+        new TransactWriteCommand({ TransactItems: [{ Update: update }, ...references, ...unlinking] }),
+      );
       return true;
     } catch (error) {
       if ((error as Error).name !== 'TransactionCanceledException') throw error;
       if (failedAt(error, 0)) return false;
-      if (failedAt(error, references.length)) throw ValidationError.field('tenant_id', 'The tenant does not exist.');
+      if (references.length > 0 && failedAt(error, references.length))
+        throw ValidationError.field('tenant_id', 'The tenant does not exist.');
       throw error;
     }
   }

@@ -63,6 +63,7 @@ describe('identity providers', () => {
       groups_claim: 'groups',
       jit_provisioning: false,
       jit_tenant_id: null,
+      jit_trust_unverified_email: false,
       link_by_email: false,
       trusted_for_2fa: false,
       enabled: true,
@@ -89,10 +90,20 @@ describe('identity providers', () => {
     expect(page.json.meta).toMatchObject({ page: 1, limit: 1, has_next: true });
     expect(page.json.data).toHaveLength(1);
     expect(page.json.meta.total).toBeGreaterThanOrEqual(2);
-    // update: *** keeps the secret, a new issuer moves its claim
-    const updated = await call('PUT', `/admin/identity-providers/${created.json.id}`, admin, {
+    // update: *** keeps the secret, but not for a new issuer or token endpoint (issue 29): the secret is given again
+    const keeping = await call('PUT', `/admin/identity-providers/${created.json.id}`, admin, {
+      client_secret: '***',
+      ...idp.endpoints('crud2'),
+    });
+    expect([keeping.status, keeping.json.error.details.fields[0].field]).toEqual([400, 'client_secret']);
+    const renamed = await call('PUT', `/admin/identity-providers/${created.json.id}`, admin, {
       name: 'IdP renamed',
       client_secret: '***',
+    });
+    expect(renamed.status).toBe(200);
+    // a new issuer moves its claim
+    const updated = await call('PUT', `/admin/identity-providers/${created.json.id}`, admin, {
+      client_secret: CLIENT.clientSecret,
       scopes: ['openid', 'groups'],
       jit_provisioning: true,
       ...idp.endpoints('crud2'),

@@ -3,7 +3,7 @@
 // that is the JSON of its claims (the real one, with jose, is exercised end to end in tests/e2e/sso-*.test.ts).
 import { ConflictError } from '../../domain/errors.js';
 import { InvalidTokenError } from '../../domain/identity/errors.js';
-import type { IdentityLink, User } from '../../domain/identity/types.js';
+import type { IdentityLink, User, UserChanges } from '../../domain/identity/types.js';
 import type { ProvidersDeps } from '../../domain/sso/providers.js';
 import {
   ProviderRequestError,
@@ -107,6 +107,16 @@ export class FakeLinkedUserStore extends FakeUserStore implements LinkedUsers {
     if (await this.findByLink(link.providerId, link.subject)) return false;
     this.users.set(user.id, { ...stored, identityLink: link, revision: stored.revision + 1 });
     this.providers.countLink(link.providerId, 1);
+    return true;
+  }
+  /** An admin edit; with `unlink`, the link ends in the same write (and is counted off the provider). */
+  override async update(previous: User, changes: UserChanges, at: Date, unlink?: IdentityLink) {
+    if (!(await super.update(previous, changes, at))) return false;
+    if (unlink !== undefined) {
+      const stored = this.users.get(previous.id)!;
+      this.users.set(previous.id, { ...stored, identityLink: null, mappedRoles: [] });
+      this.providers.countLink(unlink.providerId, -1);
+    }
     return true;
   }
   async applySignIn(user: User, changes: SignInChanges) {

@@ -44,6 +44,7 @@ const Settings = {
   groups_claim: ClaimName,
   jit_provisioning: v.boolean(),
   jit_tenant_id: TenantId,
+  jit_trust_unverified_email: v.boolean(),
   link_by_email: v.boolean(),
   trusted_for_2fa: v.boolean(),
   enabled: v.boolean(),
@@ -65,6 +66,7 @@ const CreateBody = v.object({
   groups_claim: v.optional(Settings.groups_claim),
   jit_provisioning: v.optional(Settings.jit_provisioning),
   jit_tenant_id: v.optional(Settings.jit_tenant_id),
+  jit_trust_unverified_email: v.optional(Settings.jit_trust_unverified_email),
   link_by_email: v.optional(Settings.link_by_email),
   trusted_for_2fa: v.optional(Settings.trusted_for_2fa),
   enabled: v.optional(Settings.enabled),
@@ -95,6 +97,7 @@ const ProviderSchema = v.object({
   groups_claim: v.string(),
   jit_provisioning: v.boolean(),
   jit_tenant_id: v.nullable(v.string()),
+  jit_trust_unverified_email: v.boolean(),
   link_by_email: v.boolean(),
   trusted_for_2fa: v.boolean(),
   enabled: v.boolean(),
@@ -183,6 +186,9 @@ export const create = (deps: () => ProvidersDeps) =>
         400: {
           description: 'VALIDATION_ERROR (a URL that is not https or points inside the network, no openid scope)',
         },
+        403: {
+          description: 'FORBIDDEN: a tenant-scoped caller turning on jit_trust_unverified_email (global callers only)',
+        },
         409: { description: 'CONFLICT: the name or the issuer is taken' },
       },
     },
@@ -225,16 +231,21 @@ export const update = (deps: () => ProvidersDeps) =>
   http(
     {
       operationId: 'update_identity_provider',
-      summary: 'Change a provider (the fields given); client_secret omitted or *** keeps the stored one',
+      summary:
+        'Change a provider (the fields given); client_secret omitted or *** keeps the stored one, except when the token endpoint or issuer changes',
       tags: ['admin'],
       permission: 'identity_providers:update',
       params: PathId,
       body: UpdateBody,
       responses: {
         200: { description: 'The provider', schema: ProviderSchema },
-        400: { description: 'VALIDATION_ERROR' },
+        400: {
+          description:
+            'VALIDATION_ERROR; on client_secret when token_endpoint or issuer changes without the secret given again',
+        },
         403: {
-          description: 'INSUFFICIENT_PERMISSIONS: the provider maps to or is linked to more than the caller holds',
+          description:
+            'INSUFFICIENT_PERMISSIONS: the provider maps to or is linked to more than the caller holds; FORBIDDEN: a tenant-scoped caller turning on jit_trust_unverified_email',
         },
         ...notFound,
         409: { description: 'CONFLICT: the name or issuer is taken, or the provider changed meanwhile' },
@@ -303,7 +314,9 @@ export const createMappingEndpoint = (deps: () => ProvidersDeps) =>
       body: MappingBody,
       responses: {
         201: { description: 'The mapping', schema: MappingSchema },
-        400: { description: 'VALIDATION_ERROR: no such role or tenant' },
+        400: {
+          description: 'VALIDATION_ERROR: no such role or tenant; on a tenant’s provider, a tenant other than its own',
+        },
         403: { description: 'INSUFFICIENT_PERMISSIONS: the role grants what the caller does not hold' },
         ...notFound,
       },
@@ -325,7 +338,9 @@ export const updateMappingEndpoint = (deps: () => ProvidersDeps) =>
       body: MappingUpdateBody,
       responses: {
         200: { description: 'The mapping', schema: MappingSchema },
-        400: { description: 'VALIDATION_ERROR: no such role or tenant' },
+        400: {
+          description: 'VALIDATION_ERROR: no such role or tenant; on a tenant’s provider, a tenant other than its own',
+        },
         403: { description: 'INSUFFICIENT_PERMISSIONS: the old or new role grants what the caller does not hold' },
         ...notFound,
       },

@@ -40,7 +40,8 @@ export const makeHandler = (deps: () => SsoDeps, identity: () => IdentityDeps) =
           schema: ErrorEnvelopeSchema,
         },
         403: {
-          description: 'FORBIDDEN: the provider is disabled, or no account is linked and none may be created',
+          description:
+            'FORBIDDEN (details.reason): the provider is disabled; no account is linked and none may be created (not_provisioned, unverified_email); the account is not of the tenant provider’s tenant (other_tenant)',
           schema: ErrorEnvelopeSchema,
         },
         404: { description: 'NOT_FOUND', schema: ErrorEnvelopeSchema },

@@ -69,6 +69,7 @@ const providerFor = (realm: string): IdentityProvider => {
     groupsClaim: 'groups',
     jitProvisioning: false,
     jitTenantId: null,
+    jitTrustUnverifiedEmail: false,
     linkByEmail: false,
     trustedFor2fa: false,
     enabled: true,

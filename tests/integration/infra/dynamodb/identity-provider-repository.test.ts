@@ -38,6 +38,7 @@ const aProvider = (overrides: Partial<IdentityProvider> = {}): IdentityProvider 
     groupsClaim: 'groups',
     jitProvisioning: true,
     jitTenantId: null,
+    jitTrustUnverifiedEmail: false,
     linkByEmail: false,
     trustedFor2fa: false,
     enabled: true,
@@ -130,6 +131,28 @@ describe('DynamoIdentityProviderRepository', () => {
     await providers.delete((await providers.get(provider.id))!);
     expect(await providers.get(provider.id)).toBeUndefined();
     expect(await providers.listMappings(provider.id)).toEqual([]);
+  });
+
+  it('unlinks a user in the same conditional write as an admin edit: link, mapped roles, subject claim, count', async () => {
+    // Prepare
+    const provider = aProvider();
+    await providers.create(provider);
+    await users.create({
+      ...aLinkedUser(provider, 'sub-move'),
+      roles: ['operator', 'user'],
+      mappedRoles: ['operator'],
+    });
+    const user = (await users.findByLink(provider.id, 'sub-move'))!;
+    const link = user.identityLink!;
+    // Act: a write at a stale revision changes nothing; at the current one, all of it
+    const stale = await users.update({ ...user, revision: user.revision - 1 }, { roles: ['user'] }, new Date(), link);
+    const done = await users.update(user, { roles: ['user'] }, new Date(), link);
+    // Assess
+    expect([stale, done]).toEqual([false, true]);
+    expect(await users.get(user.id)).toMatchObject({ roles: ['user'], mappedRoles: [], identityLink: null });
+    expect(await users.findByLink(provider.id, 'sub-move')).toBeUndefined();
+    expect((await providers.get(provider.id))?.linkedUsers).toBe(0);
+    await providers.delete((await providers.get(provider.id))!);
   });
 
   it('consumes a sign-in state once, and not after it expired', async () => {

@@ -19,6 +19,7 @@ import {
   FakeRoleRepository,
   FakeUserStore,
 } from '../../../fakes/identity.js';
+import { FakeProviderRepository, FakeLinkedUserStore } from '../../../fakes/sso.js';
 
 const TENANT_A = 'aaaaaaaa-0000-4000-8000-000000000000';
 const TENANT_B = 'bbbbbbbb-0000-4000-8000-000000000000';
@@ -28,7 +29,15 @@ const setup = () => {
   const roles = new FakeRoleRepository();
   const apiKeys = new FakeApiKeyRepository();
   const clock = new FakeClock(new Date('2026-11-22T10:00:00.000Z'));
-  const deps: UsersDeps = { users, roles, apiKeys, hasher: fakeHasher, ids: fakeIds(), clock };
+  const deps: UsersDeps = {
+    users,
+    roles,
+    apiKeys,
+    hasher: fakeHasher,
+    ids: fakeIds(),
+    clock,
+    identityProviders: { get: async () => undefined },
+  };
   return { deps, users, apiKeys, clock };
 };
 
@@ -248,5 +257,59 @@ describe('user administration', () => {
     });
     expect(writes).toBe(EDIT_ATTEMPTS);
     expect((await users.get(aUser().id))?.displayName).toBe('Ada');
+  });
+
+  describe('moving a user linked through an identity provider', () => {
+    const linkedSetup = () => {
+      const base = setup();
+      const providers = new FakeProviderRepository();
+      const users = new FakeLinkedUserStore(providers);
+      const deps: UsersDeps = { ...base.deps, users, identityProviders: providers };
+      const provider = (id: string, tenantId: string | null) =>
+        providers.providers.set(id, { id, shortId: id, name: id, tenantId, linkedUsers: 0 } as never);
+      provider('idp-a', TENANT_A);
+      provider('idp-global', null);
+      const linked = (providerId: string) =>
+        users.create(
+          aUser({
+            tenantId: TENANT_A,
+            roles: ['operator', 'user'],
+            mappedRoles: ['operator'],
+            identityLink: { providerId, providerName: providerId, subject: 'sub-1' },
+          }),
+        );
+      return { deps, users, providers, linked };
+    };
+
+    it('unlinks it from its tenant’s provider in the same write, with the roles only that provider mapped', async () => {
+      for (const destination of [TENANT_B, null]) {
+        // Prepare
+        const { deps, users, providers, linked } = linkedSetup();
+        await linked('idp-a');
+        // Act
+        const view = await updateUser(deps, callerWith('admin'), aUser().id, { tenant_id: destination });
+        // Assess
+        expect(view).toMatchObject({ tenant_id: destination, identity_provider: null, roles: ['user'] });
+        expect(await users.get(aUser().id)).toMatchObject({
+          tenantId: destination,
+          identityLink: null,
+          mappedRoles: [],
+          roles: ['user'],
+        });
+        expect(providers.providers.get('idp-a')!.linkedUsers).toBe(0);
+      }
+    });
+
+    it('keeps a global provider’s link, and a link when the user stays in the provider’s tenant', async () => {
+      const global = linkedSetup();
+      await global.linked('idp-global');
+      const moved = await updateUser(global.deps, callerWith('admin'), aUser().id, { tenant_id: TENANT_B });
+      expect(moved).toMatchObject({ tenant_id: TENANT_B, identity_provider: { id: 'idp-global' } });
+      expect(global.providers.providers.get('idp-global')!.linkedUsers).toBe(1);
+      const same = linkedSetup();
+      await same.linked('idp-a');
+      const stayed = await updateUser(same.deps, callerWith('admin'), aUser().id, { tenant_id: TENANT_A });
+      expect(stayed).toMatchObject({ identity_provider: { id: 'idp-a' }, roles: ['operator', 'user'] });
+    });
   });
 });

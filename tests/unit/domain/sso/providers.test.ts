@@ -2,7 +2,7 @@
 // from becoming a way to roles or accounts the caller does not hold.
 import { describe, expect, it } from 'vitest';
 import { ConflictError, NotFoundError, ValidationError } from '../../../../domain/errors.js';
-import { InsufficientPermissionsError } from '../../../../domain/identity/errors.js';
+import { ForbiddenError, InsufficientPermissionsError } from '../../../../domain/identity/errors.js';
 import { PERMISSIONS, systemRole, type Permission } from '../../../../domain/identity/permissions.js';
 import type { Caller } from '../../../../domain/identity/types.js';
 import {
@@ -118,6 +118,98 @@ describe('identity providers (admin)', () => {
     expect((error as InsufficientPermissionsError).details?.['missing']).toContain('users:create');
     await expect(deleteProvider(admin, everything, provider.id)).rejects.toBeInstanceOf(ConflictError);
     expect(systemRole('admin')!.permissions).toContain('users:create');
+  });
+
+  it('sends the stored secret to no new destination: a new token endpoint or issuer needs the secret again', async () => {
+    // Prepare
+    const { admin, providers } = ssoFakes();
+    const provider = await createProvider(admin, everything, settings);
+    const before = providers.providers.get(provider.id);
+    // Act + Assess: without the secret (or with ***), refused on client_secret and nothing stored
+    for (const change of [
+      { token_endpoint: 'https://evil.example/token' },
+      { token_endpoint: 'https://evil.example/token', client_secret: '***' },
+      { issuer: 'https://evil.example' },
+    ]) {
+      const error = await updateProvider(admin, everything, provider.id, change).catch((e: unknown) => e);
+      expect([JSON.stringify(change), error instanceof ValidationError]).toEqual([JSON.stringify(change), true]);
+      expect((error as ValidationError).details?.['fields']).toEqual([
+        expect.objectContaining({ field: 'client_secret' }),
+      ]);
+      expect(providers.providers.get(provider.id)).toEqual(before);
+    }
+    // the same values, or other fields, need no secret; a new destination with its secret is fine
+    await updateProvider(admin, everything, provider.id, { token_endpoint: settings.token_endpoint, name: 'Corp 2' });
+    await updateProvider(admin, everything, provider.id, { jwks_uri: 'https://idp.corp.example/keys' });
+    const moved = await updateProvider(admin, everything, provider.id, {
+      token_endpoint: 'https://idp2.corp.example/token',
+      client_secret: 'the-new-secret',
+    });
+    expect(moved.token_endpoint).toBe('https://idp2.corp.example/token');
+  });
+
+  it('keeps a tenant provider’s mappings to its tenant: null or another tenant is refused on tenant_id', async () => {
+    // Prepare
+    const { admin, tenants } = ssoFakes();
+    for (const id of ['tenant-a', 'tenant-b'])
+      tenants.tenants.set(id, { id, shortId: id, name: id, slug: id } as never);
+    const a = { ...everything, tenantId: 'tenant-a' };
+    const provider = await createProvider(admin, a, settings);
+    // Act + Assess
+    for (const caller of [a, everything])
+      for (const tenant_id of [null, 'tenant-b', 'no-such-tenant']) {
+        const error = await createMapping(admin, caller, provider.id, {
+          claim_value: 'g',
+          role: 'user',
+          tenant_id,
+        }).catch((e: unknown) => e);
+        expect([tenant_id, error instanceof ValidationError]).toEqual([tenant_id, true]);
+        expect((error as ValidationError).details?.['fields']).toEqual([
+          expect.objectContaining({ field: 'tenant_id' }),
+        ]);
+      }
+    const omitted = await createMapping(admin, a, provider.id, { claim_value: 'g', role: 'user' });
+    const own = await createMapping(admin, a, provider.id, { claim_value: 'h', role: 'user', tenant_id: 'tenant-a' });
+    expect([omitted.tenant_id, own.tenant_id]).toEqual(['tenant-a', 'tenant-a']);
+    await expect(updateMapping(admin, a, provider.id, own.id, { tenant_id: null })).rejects.toBeInstanceOf(
+      ValidationError,
+    );
+    // a global provider's mapping may still apply to every tenant
+    const global = await createProvider(admin, everything, { ...settings, issuer: 'https://other.example' });
+    expect((await createMapping(admin, everything, global.id, { claim_value: 'g', role: 'user' })).tenant_id).toBe(
+      null,
+    );
+  });
+
+  it('lets only a global caller trust unverified emails, and a tenant caller who re-points the provider loses it', async () => {
+    // Prepare
+    const { admin, providers } = ssoFakes();
+    const a = callerWith(
+      ['identity_providers:read', 'identity_providers:create', 'identity_providers:update'],
+      'tenant-a',
+    );
+    // Act + Assess: a tenant caller cannot turn it on
+    await expect(createProvider(admin, a, { ...settings, jit_trust_unverified_email: true })).rejects.toBeInstanceOf(
+      ForbiddenError,
+    );
+    const provider = await createProvider(admin, a, settings);
+    expect(provider.jit_trust_unverified_email).toBe(false);
+    await expect(updateProvider(admin, a, provider.id, { jit_trust_unverified_email: true })).rejects.toBeInstanceOf(
+      ForbiddenError,
+    );
+    expect(providers.providers.get(provider.id)!.jitTrustUnverifiedEmail).toBe(false);
+    // a global caller can; the tenant caller may repeat it, but changing who the provider is turns it off
+    expect(
+      (await updateProvider(admin, everything, provider.id, { jit_trust_unverified_email: true }))
+        .jit_trust_unverified_email,
+    ).toBe(true);
+    expect(
+      (await updateProvider(admin, a, provider.id, { jit_trust_unverified_email: true, name: 'Still' }))
+        .jit_trust_unverified_email,
+    ).toBe(true);
+    const repointed = await updateProvider(admin, a, provider.id, { jwks_uri: 'https://evil.example/jwks' });
+    expect(repointed.jit_trust_unverified_email).toBe(false);
+    expect(providers.providers.get(provider.id)!.jitTrustUnverifiedEmail).toBe(false);
   });
 
   it('sets the trust ceiling to the permissions of whoever last set the provider up', async () => {

@@ -52,9 +52,15 @@ describe('roles after a sign-in', () => {
       updatedAt: '',
     });
     const mappings = [mapping('ops', 'operator', null), mapping('ops', 'user', 't1'), mapping('dev', 'user', null)];
-    expect(rolesGranted(mappings, ['ops'], null)).toEqual(['operator']);
-    expect(rolesGranted(mappings, ['ops'], 't1')).toEqual(['operator', 'user']);
-    expect(rolesGranted(mappings, ['OPS', 'other'], 't1')).toEqual([]);
+    expect(rolesGranted(mappings, ['ops'], null, null)).toEqual(['operator']);
+    expect(rolesGranted(mappings, ['ops'], 't1', null)).toEqual(['operator', 'user']);
+    expect(rolesGranted(mappings, ['OPS', 'other'], 't1', null)).toEqual([]);
+    // a tenant provider's mappings are of its tenant: a null one (stored before the rule) reads as its tenant, one
+    // of another tenant never applies, and none applies to a user of another tenant or a global user
+    const ofT1 = [mapping('ops', 'admin', null), mapping('ops', 'operator', 't2'), mapping('ops', 'user', 't1')];
+    expect(rolesGranted(ofT1, ['ops'], 't1', 't1')).toEqual(['admin', 'user']);
+    expect(rolesGranted(ofT1, ['ops'], 't2', 't1')).toEqual([]);
+    expect(rolesGranted(ofT1, ['ops'], null, 't1')).toEqual([]);
   });
 });
 
@@ -183,6 +189,104 @@ describe('completeSsoSignIn', () => {
       'not_linkable',
     ]);
     expect(fakes.users.users.get('u-admin')!.identityLink).toBeUndefined();
+  });
+});
+
+describe('completeSsoSignIn across tenants and unverified emails', () => {
+  const ofTenant = (tenantId: string) => ({ ...everything, tenantId });
+
+  it('refuses a user linked through a tenant’s provider once moved to another tenant or made global', async () => {
+    for (const movedTo of ['tenant-b', null]) {
+      // Prepare: a user linked through tenant-a's provider, then moved
+      const fakes = ssoFakes();
+      const provider = await createProvider(fakes.admin, ofTenant('tenant-a'), corp);
+      await fakes.users.create(
+        aUser({
+          tenantId: movedTo,
+          roles: ['user'],
+          identityLink: { providerId: provider.id, providerName: 'Corp', subject: 'dan' },
+        }),
+      );
+      const before = fakes.users.users.get(aUser().id);
+      const s = await started(fakes, provider.id);
+      fakes.oidc.claims = { sub: 'dan', email: 'dan@corp.example', email_verified: true, nonce: s.nonce };
+      // Act
+      const error = await completeSsoSignIn(fakes.sso, s.callback).catch((e: unknown) => e);
+      // Assess
+      expect([movedTo, error instanceof ForbiddenError, (error as ForbiddenError).details?.['reason']]).toEqual([
+        movedTo,
+        true,
+        'other_tenant',
+      ]);
+      expect(fakes.users.users.get(aUser().id)).toEqual(before);
+    }
+  });
+
+  it('refuses a sign-in whose user an admin moved out of the tenant (and unlinked) between its read and its write', async () => {
+    // Prepare: the user's first sign-in write loses to the admin's move, which unlinks it
+    const fakes = ssoFakes();
+    const provider = await createProvider(fakes.admin, ofTenant('tenant-a'), corp);
+    const link = { providerId: provider.id, providerName: 'Corp', subject: 'dan' };
+    await fakes.users.create(aUser({ tenantId: 'tenant-a', roles: ['user'], identityLink: link }));
+    const applySignIn = fakes.users.applySignIn.bind(fakes.users);
+    let moved = false;
+    fakes.users.applySignIn = async (user, changes) => {
+      if (!moved) {
+        moved = true;
+        await fakes.users.update(user, { tenantId: 'tenant-b' }, fakes.clock.now(), link);
+      }
+      return applySignIn(user, changes);
+    };
+    const s = await started(fakes, provider.id);
+    fakes.oidc.claims = { sub: 'dan', email: 'dan@corp.example', email_verified: true, nonce: s.nonce };
+    // Act
+    const error = await completeSsoSignIn(fakes.sso, s.callback).catch((e: unknown) => e);
+    // Assess: refused, and the move stands (not re-linked)
+    expect([error instanceof ForbiddenError, (error as ForbiddenError).details?.['reason']]).toEqual([
+      true,
+      'not_linked',
+    ]);
+    expect(fakes.users.users.get(aUser().id)).toMatchObject({ tenantId: 'tenant-b', identityLink: null });
+  });
+
+  it('signs in users of any tenant through a global provider', async () => {
+    const fakes = ssoFakes();
+    const provider = await createProvider(fakes.admin, everything, corp);
+    await fakes.users.create(
+      aUser({
+        tenantId: 'tenant-b',
+        identityLink: { providerId: provider.id, providerName: 'Corp', subject: 'dan' },
+      }),
+    );
+    const s = await started(fakes, provider.id);
+    fakes.oidc.claims = { sub: 'dan', email: 'dan@corp.example', nonce: s.nonce };
+    expect((await completeSsoSignIn(fakes.sso, s.callback)).user.id).toBe(aUser().id);
+  });
+
+  it('provisions an account just in time only for a verified email, unless the provider is trusted for it', async () => {
+    // Prepare
+    const fakes = ssoFakes();
+    const provider = await createProvider(fakes.admin, everything, corp);
+    const signIn = async (claims: Record<string, unknown>) => {
+      const s = await started(fakes, provider.id);
+      fakes.oidc.claims = { ...claims, nonce: s.nonce };
+      return completeSsoSignIn(fakes.sso, s.callback).catch((e: unknown) => e);
+    };
+    // Act + Assess: unverified (false, absent, or not exactly true): refused, nobody created
+    for (const verified of [{ email_verified: false }, {}, { email_verified: 'yes' }]) {
+      const error = await signIn({ sub: 'eve', email: 'ceo@corp.example', ...verified });
+      expect([error instanceof ForbiddenError, (error as ForbiddenError).details?.['reason']]).toEqual([
+        true,
+        'unverified_email',
+      ]);
+    }
+    expect([...fakes.users.users.values()]).toEqual([]);
+    // trusted: created, its email recorded as not verified
+    await updateProvider(fakes.admin, everything, provider.id, { jit_trust_unverified_email: true });
+    const created = (await signIn({ sub: 'eve', email: 'eve@corp.example', email_verified: false })) as {
+      user: { email: string; emailVerified: boolean };
+    };
+    expect([created.user.email, created.user.emailVerified]).toEqual(['eve@corp.example', false]);
   });
 });
 
