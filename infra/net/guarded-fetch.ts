@@ -154,7 +154,8 @@ const describe = (policy: FetchPolicy, error: unknown, signal: AbortSignal): Err
   const code = (error as { code?: string }).code;
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
     return failure(policy, 'unreachable', 'The host name does not resolve.');
-  return failure(policy, 'unreachable', `The provider could not be reached${code === undefined ? '' : ` (${code})`}.`);
+  // Never the transport's own code or message (refused, reset, a TLS detail): they tell a prober about the far side.
+  return failure(policy, 'unreachable', 'The provider could not be reached.');
 };
 
 /** One guarded request (and its redirects when asked). */
