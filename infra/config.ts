@@ -46,6 +46,12 @@ const Env = v.object({
    * and over plain http (a receiver inside the network). Empty: public https hosts only (docs/security.md).
    */
   WEBHOOK_ALLOWED_HOSTS: v.optional(v.string(), ''),
+  /**
+   * Hosts (`host` or `host:port`, comma-separated) the analysis provider (the settings' provider_url) may reach
+   * although they resolve to an internal address, and over plain http (a model server inside the network; the tests'
+   * provider). Empty: public https hosts only (docs/security.md).
+   */
+  ANALYSIS_ALLOWED_HOSTS: v.optional(v.string(), ''),
   /** Webhooks to loopback (localhost, 127.0.0.1, ::1), over http too: `true` or `false`; default true only locally. */
   WEBHOOK_ALLOW_LOOPBACK: v.optional(v.picklist(['true', 'false'])),
   /** Multiplies the retry schedule's waits (1: about a day; the tests run it in seconds). */

@@ -1,7 +1,12 @@
 // Analysis settings: defaults merged with the overrides an admin stored (only overrides are stored; `restore`
-// clears them). Every setting is documented in docs/decisions.md, "Failure analysis".
+// clears them). Every setting is documented in docs/decisions.md, "Failure analysis". The settings are one record
+// shared by every tenant (the provider sees every tenant's failed output, its answer is shown to every tenant), so
+// only a global caller changes, restores or tests them; a provider URL must pass the SSRF guard's policy, and the
+// stored API key never follows a changed URL (the key is given again with it).
 import { ValidationError } from '../errors.js';
+import { ForbiddenError } from '../identity/errors.js';
 import type { SecretCipher } from '../identity/ports.js';
+import type { Caller } from '../identity/types.js';
 import type { AnalysisSettingsStore } from './model.js';
 
 export type ProviderKind = 'rules' | 'openai_compatible';
@@ -73,16 +78,60 @@ export const settingsView = (settings: AnalysisSettings) => ({
   provider_api_key: settings.provider_api_key === null ? null : '***',
 });
 
+/** Where the provider may be called: the SSRF guard's policy for a URL an admin typed (infra/net). */
+export interface ProviderUrlPolicy {
+  /** Why the URL is refused (scheme, credentials, an internal address it is or resolves to), or undefined. */
+  problem(url: string): Promise<string | undefined>;
+}
+
+export interface SettingsDeps {
+  readonly settings: AnalysisSettingsStore;
+  readonly cipher: SecretCipher;
+  readonly providerUrls: ProviderUrlPolicy;
+}
+
+/**
+ * The settings are shared by every tenant: a tenant-scoped caller (whatever its roles or scopes) may read them but
+ * not change, restore or test them (403 FORBIDDEN, tenant_restriction, as the orchestration capacity).
+ */
+export const assertSharedSettingsCaller = (caller: Caller): void => {
+  if (caller.tenantId !== null)
+    throw new ForbiddenError(
+      'The analysis settings are shared by every tenant: only a global admin can change, restore or test them.',
+      { reason: 'tenant_restriction' },
+    );
+};
+
 /**
  * Stores `changes` (already shaped by the endpoint's schema) over the current overrides; a null value removes that
- * override (back to the default). The result must make sense as a whole: a provider needs a URL and a model.
+ * override (back to the default). Refused: a tenant-scoped caller (403); a provider URL the SSRF guard refuses
+ * (400 on provider_url); a provider URL different from the stored one while an API key is stored, unless the body
+ * gives the key again (or null to drop it) (400 on provider_api_key: the key is never sent to a URL it was not given
+ * for). The result must make sense as a whole: a provider needs a URL and a model. Nothing is stored on a refusal.
  */
 export const updateSettings = async (
-  store: AnalysisSettingsStore,
-  cipher: SecretCipher,
+  deps: SettingsDeps,
+  caller: Caller,
   changes: Partial<Record<keyof AnalysisSettings, unknown>>,
 ): Promise<void> => {
+  assertSharedSettingsCaller(caller);
+  const { settings: store, cipher } = deps;
   const overrides: Record<string, unknown> = { ...(await store.overrides()) };
+  const url = changes.provider_url;
+  if (typeof url === 'string') {
+    const problem = await deps.providerUrls.problem(url);
+    if (problem !== undefined) throw ValidationError.field('provider_url', `The URL ${problem}.`);
+    const storedUrl = overrides['provider_url'] ?? ANALYSIS_DEFAULTS.provider_url;
+    if (
+      url !== storedUrl &&
+      typeof overrides['provider_api_key'] === 'string' &&
+      changes.provider_api_key === undefined
+    )
+      throw ValidationError.field(
+        'provider_api_key',
+        'Give provider_api_key again (or null to remove it) when changing provider_url: the stored key is never sent to another URL.',
+      );
+  }
   for (const [name, value] of Object.entries(changes)) {
     if (value === undefined) continue;
     if (value === null) delete overrides[name];
@@ -98,4 +147,7 @@ export const updateSettings = async (
   await store.save(overrides);
 };
 
-export const restoreSettings = (store: AnalysisSettingsStore): Promise<void> => store.save({});
+export const restoreSettings = async (store: AnalysisSettingsStore, caller: Caller): Promise<void> => {
+  assertSharedSettingsCaller(caller);
+  await store.save({});
+};

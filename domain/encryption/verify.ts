@@ -4,7 +4,10 @@
 // One attempt per hour per caller (the user behind a token or an API key): the slot is taken with a conditional
 // write before anything is read, so concurrent attempts cannot both pass; a malformed key is refused by the endpoint
 // before this runs and does not count. A wrong key is a counted attempt like a right one.
-import { AuthRateLimitError } from '../identity/errors.js';
+//
+// The key ring seals every tenant's values: a tenant-scoped caller cannot test a key against them (403 FORBIDDEN,
+// tenant_restriction, before the slot is taken), whatever its roles or scopes.
+import { AuthRateLimitError, ForbiddenError } from '../identity/errors.js';
 import type { Caller } from '../identity/types.js';
 import { encryptedValues, RECORD_TYPES, type RecordType } from './fields.js';
 import type { EncryptionDeps, IndexEntry, SingleKeyDecrypter } from './ports.js';
@@ -39,6 +42,10 @@ export const verifyKey = async (
   caller: Caller,
   key: SingleKeyDecrypter,
 ): Promise<KeyVerification> => {
+  if (caller.tenantId !== null)
+    throw new ForbiddenError('The encryption keys are shared by every tenant: only a global admin can verify one.', {
+      reason: 'tenant_restriction',
+    });
   const now = deps.clock.now();
   const slot = await deps.slots.take(caller.userId, now, new Date(now.getTime() + VERIFY_WINDOW_SECONDS * 1000));
   if ('takenUntil' in slot)

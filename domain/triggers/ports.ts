@@ -12,13 +12,16 @@ export interface TriggerRepository {
   delete(id: string): Promise<void>;
   /** Records a call's time: a plain write, not a revision (an owner's edit in flight is not turned into a 409). */
   markTriggered(id: string, at: string): Promise<void>;
-  /** Records a delivery id; false when it was seen before (a replay). Kept `ttlSeconds`. */
+  /** Records a delivery id; false when it was seen in the last `ttlSeconds` (a replay). */
   claimDelivery(triggerId: string, deliveryId: string, ttlSeconds: number): Promise<boolean>;
   /** Forgets a delivery id whose call failed, so the sender may retry it. */
   releaseDelivery(triggerId: string, deliveryId: string): Promise<void>;
 }
 
-/** What signed the call, when the signature holds. */
+/**
+ * What signed the call, when the signature holds. `deliveryId` is the replay key, built only from what the signature
+ * covers: the signed webhook-id (Standard Webhooks), or `github-sha256:<hex>` of the body (GitHub signs nothing else).
+ */
 export type SignatureCheck =
   | { readonly kind: 'standard'; readonly deliveryId: string }
   | { readonly kind: 'github'; readonly deliveryId: string }

@@ -38,7 +38,10 @@ export interface HookDeps extends TriggersDeps {
 
 /** Wrong signatures per trigger: bursts of 10, then one a minute (answered 429 AUTH_RATE_LIMIT_EXCEEDED). */
 export const BAD_SIGNATURES_PER_TRIGGER: RatePolicy = { ratePerSecond: 1 / 60, burst: 10 };
-/** Delivery ids are kept this long: past the 5-minute timestamp tolerance, and a day for GitHub's untimed calls. */
+/**
+ * Replay keys are kept this long: past the 5-minute timestamp tolerance, and a day for GitHub's untimed calls (keyed
+ * on the body's digest: the same signed body is refused for a day, and replays again after it; README, triggers).
+ */
 export const DELIVERY_MEMORY_SECONDS = 86_400;
 export const MAX_TRIGGERS_PER_OWNER = 100;
 /** What a trigger's call may do for its owner: create its saved deployment (and read what it resolves). */
@@ -360,7 +363,7 @@ export const receiveHook = async (
     );
 
   if (!(await deps.triggers.claimDelivery(trigger.id, check.deliveryId, DELIVERY_MEMORY_SECONDS)))
-    throw new ConflictError('This delivery was received already (the same webhook-id or X-GitHub-Delivery).');
+    throw new ConflictError('A replay: this webhook-id, or for GitHub this signed body, was received already.');
   const { sealed_values: sealedValues, value_names: _names, ...request } = trigger.request as StoredRequest;
   const saved = openValues(deps.cipher, trigger.id, sealedValues);
   let answer: CreateAnswer;

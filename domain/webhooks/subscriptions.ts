@@ -2,7 +2,9 @@
 // ping, read the delivery log and redeliver one delivery. Permissions (the spec's 57 stay 57): tenants:read to view,
 // tenants:update to manage (the route's permission), and for every event type subscribed to, the read permission of
 // its resource (deployments:read, pending_deployments:read, targets:read, analysis:read), so that nobody has sent
-// elsewhere what they could not read. Another tenant's subscription is 404.
+// elsewhere what they could not read. Another tenant's subscription is 404. A URL is often a credential itself
+// (Slack's incoming webhooks, tokens in a path or query): readers without tenants:update see only its scheme and
+// host (`https://hooks.slack.com/…`, see redactedUrl).
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { InsufficientPermissionsError } from '../identity/errors.js';
 import type { SecretCipher } from '../identity/ports.js';
@@ -45,10 +47,24 @@ export interface SubscriptionCommand {
   readonly enabled?: boolean | undefined;
 }
 
-export const subscriptionView = (s: Subscription) => ({
+/** What a reader without tenants:update sees of a URL: scheme, host (and a non-default port), then `/…`. */
+export const redactedUrl = (raw: string): string => {
+  try {
+    const url = new URL(raw);
+    return `${url.protocol}//${url.host}/…`;
+  } catch {
+    return '…';
+  }
+};
+
+/** Whether the caller sees webhook URLs whole: those who may manage webhooks (tenants:update, a key's scopes too). */
+const seesFullUrl = (caller: Caller): boolean => caller.permissions.has('tenants:update');
+
+/** A subscription as the caller may see it: the URL whole for tenants:update holders, else redacted. */
+export const subscriptionView = (s: Subscription, caller: Caller) => ({
   id: s.id,
   tenant_id: s.tenantId,
-  url: s.url,
+  url: seesFullUrl(caller) ? s.url : redactedUrl(s.url),
   description: s.description,
   event_types: [...s.eventTypes],
   format: s.format,
@@ -127,14 +143,17 @@ export const createSubscription = async (deps: WebhooksDeps, caller: Caller, com
     revision: 1,
   };
   await deps.subscriptions.create(subscription);
-  return { ...subscriptionView(subscription), secret };
+  return { ...subscriptionView(subscription, caller), secret };
 };
 
 export const listSubscriptions = async (deps: Pick<WebhooksDeps, 'subscriptions'>, caller: Caller, page: PageRequest) =>
-  pageOf((await deps.subscriptions.listByTenant(caller.tenantId)).map(subscriptionView), page);
+  pageOf(
+    (await deps.subscriptions.listByTenant(caller.tenantId)).map((s) => subscriptionView(s, caller)),
+    page,
+  );
 
 export const getSubscription = async (deps: Pick<WebhooksDeps, 'subscriptions'>, caller: Caller, id: string) =>
-  subscriptionView(await own(deps, caller, id));
+  subscriptionView(await own(deps, caller, id), caller);
 
 export const updateSubscription = async (
   deps: WebhooksDeps,
@@ -161,7 +180,7 @@ export const updateSubscription = async (
     deps.clock.now().toISOString(),
   );
   if (updated === undefined) throw new ConflictError('The webhook changed meanwhile; read it again.');
-  return subscriptionView(updated);
+  return subscriptionView(updated, caller);
 };
 
 export const deleteSubscription = async (deps: Pick<WebhooksDeps, 'subscriptions'>, caller: Caller, id: string) => {

@@ -105,6 +105,7 @@ export class DynamoTriggerRepository implements TriggerRepository {
   }
 
   claimDelivery(triggerId: string, deliveryId: string, ttlSeconds: number): Promise<boolean> {
+    const now = Math.floor(Date.now() / 1000);
     return conditionally(
       this.db.send(
         new PutCommand({
@@ -112,9 +113,12 @@ export class DynamoTriggerRepository implements TriggerRepository {
           Item: {
             ...keys.triggerDelivery(triggerId, deliveryId),
             type: 'trigger_delivery',
-            ttl: Math.floor(Date.now() / 1000) + ttlSeconds,
+            ttl: now + ttlSeconds,
           },
-          ConditionExpression: 'attribute_not_exists(pk)',
+          // DynamoDB deletes expired items late (up to days): an expired claim counts as gone, so the window is exact.
+          ConditionExpression: 'attribute_not_exists(pk) OR #ttl <= :now',
+          ExpressionAttributeNames: { '#ttl': 'ttl' },
+          ExpressionAttributeValues: { ':now': now },
         }),
       ),
     );

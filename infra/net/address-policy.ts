@@ -1,8 +1,10 @@
-// Which addresses and URLs a server-side request to an identity provider may reach (SSRF guard; docs/security.md).
-// Refused: every non-public address (private, loopback, link-local with the cloud metadata service at 169.254.169.254,
-// carrier-grade NAT, multicast, reserved, documentation ranges) and their IPv6 equivalents (unique-local, link-local,
-// IPv4-mapped, NAT64, 6to4, Teredo). Hosts named in OIDC_ALLOWED_HOSTS (`host` or `host:port`) are exempt, and only
-// they may be reached over plain http.
+// Which addresses and URLs a server-side request to an address an administrator typed (identity providers, webhook
+// receivers, the analysis provider) may reach (SSRF guard; docs/security.md). Refused: every non-public address
+// (private, loopback, link-local with the cloud metadata service at 169.254.169.254, carrier-grade NAT, multicast,
+// reserved, documentation ranges) and their IPv6 equivalents (unique-local, link-local, IPv4-mapped,
+// IPv4-translated, NAT64, 6to4, Teredo). Hosts named in the caller's allow-list (OIDC_ALLOWED_HOSTS,
+// WEBHOOK_ALLOWED_HOSTS, ANALYSIS_ALLOWED_HOSTS: `host` or `host:port`) are exempt, and only they may be reached
+// over plain http.
 import { BlockList, isIP } from 'node:net';
 
 // Two lists: Node's BlockList matches IPv4 addresses against IPv6 rules as IPv4-mapped ones, so the IPv6 rule for
@@ -30,6 +32,7 @@ for (const [network, prefix] of [
 for (const [network, prefix] of [
   ['::', 96], // unspecified, loopback and the deprecated IPv4-compatible addresses
   ['::ffff:0:0', 96], // IPv4-mapped
+  ['::ffff:0:0:0', 96], // IPv4-translated (RFC 2765 SIIT, ::ffff:0:a.b.c.d)
   ['64:ff9b::', 96], // NAT64
   ['64:ff9b:1::', 48],
   ['100::', 64], // discard

@@ -1,18 +1,28 @@
-// Outgoing HTTP requests guarded against SSRF (identity providers, webhook receivers): the URL is checked
+// Outgoing HTTP requests guarded against SSRF (identity providers, webhook receivers, the analysis provider): the URL is checked
 // (address-policy.ts), the host name is resolved by a lookup that refuses non-public addresses at connection time (so
 // DNS cannot answer one thing to the check and another to the connection), redirects are followed only when asked
 // and each hop is checked again, the whole exchange has a deadline and the body a size cap. Failures are the
 // policy's error (OutboundRequestError by default) with a sentence for an administrator; no body, header or secret
 // of the other side is ever in one.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { lookup as dnsLookupAll } from 'node:dns/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { isAllowedHost, isRefusedAddress, urlProblem } from './address-policy.js';
 
+/**
+ * Why an outgoing request failed: the URL or an address it resolved to is refused by the policy; no answer within the
+ * deadline; no connection (DNS, refused, reset, TLS); an answer past the size cap; too many or invalid redirects.
+ */
+export type OutboundFailure = 'refused' | 'timeout' | 'unreachable' | 'too_large' | 'redirect';
+
 /** A refused or failed outgoing request (the default error of a policy). */
 export class OutboundRequestError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly reason: OutboundFailure = 'unreachable',
+  ) {
     super(message);
     this.name = 'OutboundRequestError';
   }
@@ -29,12 +39,12 @@ export interface FetchPolicy {
   readonly truncateBody?: boolean;
   readonly userAgent?: string;
   /** The error a failure becomes (identity providers: ProviderRequestError); OutboundRequestError by default. */
-  readonly fail?: (message: string) => Error;
+  readonly fail?: (message: string, reason: OutboundFailure) => Error;
 }
 
 const made = new WeakSet<Error>();
-const failure = (policy: FetchPolicy, message: string): Error => {
-  const error = policy.fail === undefined ? new OutboundRequestError(message) : policy.fail(message);
+const failure = (policy: FetchPolicy, reason: OutboundFailure, message: string): Error => {
+  const error = policy.fail === undefined ? new OutboundRequestError(message, reason) : policy.fail(message, reason);
   made.add(error);
   return error;
 };
@@ -90,7 +100,7 @@ const readCapped = (response: IncomingMessage, policy: FetchPolicy): Promise<str
           return;
         }
         response.destroy();
-        reject(failure(policy, `The answer is larger than ${maxBytes} bytes.`));
+        reject(failure(policy, 'too_large', `The answer is larger than ${maxBytes} bytes.`));
         return;
       }
       chunks.push(chunk);
@@ -138,12 +148,14 @@ const once = (policy: FetchPolicy, url: URL, request: GuardedRequest, signal: Ab
   });
 
 const describe = (policy: FetchPolicy, error: unknown, signal: AbortSignal): Error => {
-  if (error instanceof RefusedAddressError) return failure(policy, `The URL is refused: ${INTERNAL}.`);
-  if (signal.aborted) return failure(policy, 'The provider did not answer in time.');
+  if (error instanceof RefusedAddressError) return failure(policy, 'refused', `The URL is refused: ${INTERNAL}.`);
+  if (signal.aborted) return failure(policy, 'timeout', 'The provider did not answer in time.');
   if (error instanceof Error && made.has(error)) return error;
   const code = (error as { code?: string }).code;
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return failure(policy, 'The host name does not resolve.');
-  return failure(policy, `The provider could not be reached${code === undefined ? '' : ` (${code})`}.`);
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return failure(policy, 'unreachable', 'The host name does not resolve.');
+  // Never the transport's own code or message (refused, reset, a TLS detail): they tell a prober about the far side.
+  return failure(policy, 'unreachable', 'The provider could not be reached.');
 };
 
 /** One guarded request (and its redirects when asked). */
@@ -157,7 +169,11 @@ export const guardedFetch = async (
   for (let hop = 0; ; hop++) {
     const problem = urlProblem(policy.allowedHosts, url);
     if (problem !== undefined)
-      throw failure(policy, hop === 0 ? `The URL ${problem}.` : `The provider redirected to a URL that ${problem}.`);
+      throw failure(
+        policy,
+        'refused',
+        hop === 0 ? `The URL ${problem}.` : `The provider redirected to a URL that ${problem}.`,
+      );
     let response: GuardedResponse;
     try {
       response = await once(policy, new URL(url), request, signal);
@@ -167,11 +183,33 @@ export const guardedFetch = async (
     const location = response.headers['location'];
     const redirected = response.status >= 300 && response.status < 400 && location !== undefined && location !== '';
     if (!redirected || request.followRedirects !== true || request.method !== 'GET') return response;
-    if (hop >= policy.maxRedirects) throw failure(policy, 'The provider redirected too many times.');
+    if (hop >= policy.maxRedirects) throw failure(policy, 'redirect', 'The provider redirected too many times.');
     try {
       url = new URL(location, url).toString();
     } catch {
-      throw failure(policy, 'The provider redirected to an invalid URL.');
+      throw failure(policy, 'redirect', 'The provider redirected to an invalid URL.');
     }
+  }
+};
+
+const INTERNAL_NAME = 'resolves to a private, loopback, link-local or otherwise internal address';
+
+/**
+ * Why a URL is refused before it is saved (urlProblem, then the addresses its host resolves to now), or undefined.
+ * A name that does not resolve (within 2 s) is no proof of anything: every request checks again as it connects.
+ */
+export const savedUrlProblem = async (allowed: readonly string[], raw: string): Promise<string | undefined> => {
+  const problem = urlProblem(allowed, raw);
+  if (problem !== undefined) return problem;
+  const url = new URL(raw);
+  if (isAllowedHost(allowed, url)) return undefined;
+  try {
+    const addresses = await Promise.race([
+      dnsLookupAll(url.hostname.replace(/^\[|\]$/g, ''), { all: true }),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref()),
+    ]);
+    return addresses.some((a) => isRefusedAddress(a.address)) ? INTERNAL_NAME : undefined;
+  } catch {
+    return undefined;
   }
 };

@@ -1,7 +1,9 @@
 // WebhookVerifier: Standard Webhooks (the `standardwebhooks` package: HMAC-SHA256 over `id.timestamp.body`, keyed
 // by the base64 part of `whsec_...`, timestamps within 5 minutes) and GitHub's `X-Hub-Signature-256` (HMAC-SHA256
-// of the body keyed by the secret string as configured in the repository, delivery id `X-GitHub-Delivery`).
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+// of the body keyed by the secret string as configured in the repository). The replay key is what the signature
+// covers: the signed webhook-id for Standard Webhooks; for GitHub the body's SHA-256, since `X-GitHub-Delivery` is
+// not signed (a captured body re-sent under a new delivery id is the same call).
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import type { SignatureCheck, WebhookVerifier } from '../../domain/triggers/ports.js';
 
@@ -37,7 +39,7 @@ export const standardWebhooks: WebhookVerifier = {
     const delivery = headers['x-github-delivery'];
     if (github !== undefined && delivery !== undefined && DELIVERY_ID.test(delivery))
       return githubSignature(secret, body, github)
-        ? { kind: 'github', deliveryId: `github:${delivery}` }
+        ? { kind: 'github', deliveryId: `github-sha256:${createHash('sha256').update(body, 'utf8').digest('hex')}` }
         : { kind: 'invalid', reason: 'X-Hub-Signature-256 does not hold' };
     return { kind: 'invalid', reason: 'no signature headers' };
   },

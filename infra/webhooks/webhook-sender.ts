@@ -2,17 +2,15 @@
 // addresses checked at connection time, no private, loopback, link-local or metadata address unless the host is
 // allowed by configuration), a 10 s deadline, redirects not followed (a 3xx is a failed attempt), the answer read up
 // to 64 KiB. Signatures per Standard Webhooks, by the `standardwebhooks` package.
-import { lookup } from 'node:dns/promises';
 import { Webhook } from 'standardwebhooks';
 import type { SendResult, WebhookSender, WebhookSigner } from '../../domain/webhooks/ports.js';
-import { isAllowedHost, isRefusedAddress, urlProblem } from '../net/address-policy.js';
-import { guardedFetch, OutboundRequestError, type FetchPolicy } from '../net/guarded-fetch.js';
+import { urlProblem } from '../net/address-policy.js';
+import { guardedFetch, OutboundRequestError, savedUrlProblem, type FetchPolicy } from '../net/guarded-fetch.js';
 import { standardWebhooks } from './standard-webhooks.js';
 
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 export const WEBHOOK_MAX_ANSWER_BYTES = 64 * 1024;
 const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '[::1]', '::1'];
-const INTERNAL = 'resolves to a private, loopback, link-local or otherwise internal address';
 
 /** The hosts exempt from the address check: WEBHOOK_ALLOWED_HOSTS, and loopback when WEBHOOK_ALLOW_LOOPBACK. */
 export const webhookAllowedHosts = (allowed: readonly string[], loopback: boolean): readonly string[] => [
@@ -36,19 +34,8 @@ export const webhookSender = (
   return {
     urlProblem: (raw) => urlProblem(allowedHosts, raw),
 
-    async resolveProblem(raw) {
-      const url = new URL(raw);
-      if (isAllowedHost(allowedHosts, url)) return undefined;
-      try {
-        const addresses = await Promise.race([
-          lookup(url.hostname.replace(/^\[|\]$/g, ''), { all: true }),
-          new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref()),
-        ]);
-        return addresses.some((a) => isRefusedAddress(a.address)) ? INTERNAL : undefined;
-      } catch {
-        return undefined; // not resolving now is no proof of anything: each delivery is checked as it connects
-      }
-    },
+    // Not resolving now is no proof of anything: each delivery is checked as it connects.
+    resolveProblem: (raw) => savedUrlProblem(allowedHosts, raw),
 
     async post(url, headers, body): Promise<SendResult> {
       const started = now();

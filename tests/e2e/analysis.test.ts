@@ -48,7 +48,13 @@ beforeAll(async () => {
   });
   await new Promise<void>((done) => provider.listen(0, '127.0.0.1', done));
   providerUrl = `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1`;
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('analysis')}-`, bootstrapAdmin: ADMIN });
+  stack = await startStack({
+    port: 0,
+    namePrefix: `${uniqueName('analysis')}-`,
+    bootstrapAdmin: ADMIN,
+    // The fake provider listens on loopback over http: the SSRF guard lets only an allowed host through.
+    env: { ANALYSIS_ALLOWED_HOSTS: `127.0.0.1:${(provider.address() as AddressInfo).port}` },
+  });
   admin = (await api.login(ADMIN)).token;
   await createUser('viewer@example.com', 'viewer-password', ['user']);
   viewer = (await api.login({ email: 'viewer@example.com', password: 'viewer-password' })).token;

@@ -1,5 +1,6 @@
 // handlers -> domain/analysis/{pipeline,settings}.ts: the eight Admin: analysis endpoints (api.md). Reading needs
-// analysis:read, changing analysis:manage; tenant-scoped callers see their tenant's requests only.
+// analysis:read, changing analysis:manage; tenant-scoped callers see their tenant's requests only, and cannot change,
+// restore or test the settings every tenant shares (403 tenant_restriction).
 import * as v from 'valibot';
 import { ANALYSIS_STATUSES } from '../../../domain/analysis/model.js';
 import {
@@ -11,10 +12,12 @@ import {
 } from '../../../domain/analysis/pipeline.js';
 import {
   ANALYSIS_DEFAULTS,
+  assertSharedSettingsCaller,
   effectiveSettings,
   restoreSettings,
   settingsView,
   updateSettings,
+  type ProviderUrlPolicy,
 } from '../../../domain/analysis/settings.js';
 import { http } from '../../shared/http.js';
 import { QueryInt, Uuid } from '../../shared/schemas.js';
@@ -27,7 +30,12 @@ import {
   UpdateAnalysisSettingsBody,
 } from './analysis-schemas.js';
 
-export type AdminAnalysisDeps = AnalysisDeps & { readonly ruleSetVersion: string };
+export type AdminAnalysisDeps = AnalysisDeps & {
+  readonly ruleSetVersion: string;
+  readonly providerUrls: ProviderUrlPolicy;
+};
+
+const SHARED = 'FORBIDDEN: a tenant-scoped caller (tenant_restriction): the settings are shared by every tenant';
 
 const ListQuery = v.object({
   status: v.optional(v.picklist(ANALYSIS_STATUSES)),
@@ -102,10 +110,17 @@ export const putSettings = (deps: () => AdminAnalysisDeps) =>
       tags: ['admin'],
       permission: 'analysis:manage',
       body: UpdateAnalysisSettingsBody,
-      responses: { 200: { description: 'The settings', schema: AnalysisSettingsSchema } },
+      responses: {
+        200: { description: 'The settings', schema: AnalysisSettingsSchema },
+        400: {
+          description:
+            'VALIDATION_ERROR: a provider_url that is not https or is (resolves to) an internal address; provider_url changed without provider_api_key while a key is stored',
+        },
+        403: { description: SHARED },
+      },
     },
-    async ({ body }) => {
-      await updateSettings(deps().settings, deps().cipher, body);
+    async ({ caller, body }) => {
+      await updateSettings(deps(), caller, body);
       return { statusCode: 200, body: await settingsAnswer(deps()) };
     },
   );
@@ -139,10 +154,10 @@ export const restore = (deps: () => AdminAnalysisDeps) =>
       summary: 'Clear every override: the defaults apply',
       tags: ['admin'],
       permission: 'analysis:manage',
-      responses: { 200: { description: 'The settings', schema: AnalysisSettingsSchema } },
+      responses: { 200: { description: 'The settings', schema: AnalysisSettingsSchema }, 403: { description: SHARED } },
     },
-    async () => {
-      await restoreSettings(deps().settings);
+    async ({ caller }) => {
+      await restoreSettings(deps().settings, caller);
       return { statusCode: 200, body: await settingsAnswer(deps()) };
     },
   );
@@ -173,8 +188,15 @@ export const test = (deps: () => AdminAnalysisDeps) =>
       responses: {
         200: { description: 'The analysis', schema: TestAnalysisSchema },
         400: { description: 'VALIDATION_ERROR: an empty sample' },
-        503: { description: 'SERVICE_UNAVAILABLE: the provider failed and fallback_to_rules is off' },
+        403: { description: SHARED },
+        503: {
+          description:
+            'SERVICE_UNAVAILABLE: the provider failed (refused, unreachable, not 2xx) and fallback_to_rules is off',
+        },
       },
     },
-    async ({ body }) => ({ statusCode: 200, body: await testAnalysis(deps(), body) }),
+    async ({ caller, body }) => {
+      assertSharedSettingsCaller(caller);
+      return { statusCode: 200, body: await testAnalysis(deps(), body) };
+    },
   );

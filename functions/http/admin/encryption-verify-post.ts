@@ -45,6 +45,10 @@ export const makeHandler = (deps: () => EncryptionDeps) =>
           description: 'VALIDATION_ERROR: the key is not in the documented format (not counted as an attempt)',
           schema: ErrorEnvelopeSchema,
         },
+        403: {
+          description: 'FORBIDDEN: a tenant-scoped caller (tenant_restriction): the keys seal every tenant’s values',
+          schema: ErrorEnvelopeSchema,
+        },
         429: {
           description:
             'AUTH_RATE_LIMIT_EXCEEDED (reason too_many_key_verifications): this caller verified a key less than an hour ago',

@@ -29,7 +29,10 @@ export const makeHandler = (deps: () => HookDeps) =>
         400: { description: 'VALIDATION_ERROR: not JSON, a mapped value absent, or the request no longer valid' },
         401: { description: 'INVALID_CREDENTIALS: unknown trigger or wrong signature (the same answer)' },
         403: { description: 'FORBIDDEN: the trigger is disabled, or its owner inactive or without deployments:create' },
-        409: { description: 'CONFLICT: a delivery id received before (replay), or DEPLOYMENT_FROZEN' },
+        409: {
+          description:
+            'CONFLICT: a replay (the same webhook-id; GitHub: the same signed body within 24 hours, whatever X-GitHub-Delivery says), or DEPLOYMENT_FROZEN',
+        },
         429: { description: 'AUTH_RATE_LIMIT_EXCEEDED: too many wrong signatures for this trigger' },
       },
     },

@@ -1,7 +1,7 @@
 // handlers -> domain/webhooks/subscriptions.ts -> SubscriptionRepository, DeliveryRepository, WebhookQueue: the
 // outgoing webhooks of the caller's tenant (decisions.md, "Webhooks (issue 18, outbound)"). tenants:read views,
 // tenants:update manages; every event type subscribed to also needs its resource's read permission. The secret is
-// shown only by create and rotate-secret.
+// shown only by create and rotate-secret; the URL whole only to tenants:update holders (else `https://host/…`).
 import * as v from 'valibot';
 import { SUBSCRIBABLE_TYPES } from '../../../domain/webhooks/events.js';
 import {
@@ -44,7 +44,10 @@ const UpdateBody = v.partial(CreateBody);
 const SubscriptionSchema = v.object({
   id: v.string(),
   tenant_id: v.nullable(v.string()),
-  url: v.string(),
+  url: v.pipe(
+    v.string(),
+    v.description('The whole URL for callers holding tenants:update; else only its scheme and host: `https://host/…`'),
+  ),
   description: v.nullable(v.string()),
   event_types: v.array(v.string()),
   format: v.picklist(['standard', 'slack']),
@@ -94,7 +97,7 @@ export const list = (deps: () => WebhooksDeps) =>
   http(
     {
       operationId: 'list_webhooks',
-      summary: 'The webhooks of the caller’s tenant, oldest first',
+      summary: 'The webhooks of the caller’s tenant, oldest first (URLs as scheme and host without tenants:update)',
       tags: TAGS,
       permission: 'tenants:read',
       query: PageQuery(),
@@ -128,7 +131,7 @@ export const get = (deps: () => WebhooksDeps) =>
   http(
     {
       operationId: 'get_webhook',
-      summary: 'One webhook (never its secret)',
+      summary: 'One webhook (never its secret; its URL as scheme and host without tenants:update)',
       tags: TAGS,
       permission: 'tenants:read',
       params: PathId,

@@ -19,7 +19,7 @@ import {
   type AnalysisDeps,
 } from '../../../../domain/analysis/pipeline.js';
 import { parseProviderAnswer } from '../../../../domain/analysis/provider.js';
-import { effectiveSettings, updateSettings } from '../../../../domain/analysis/settings.js';
+import { effectiveSettings, updateSettings, type ProviderUrlPolicy } from '../../../../domain/analysis/settings.js';
 import type { Caller } from '../../../../domain/identity/types.js';
 import type { Command, StoredChunk } from '../../../../domain/targets/types.js';
 import { AesGcmSecretCipher } from '../../../../infra/crypto/secret-cipher.js';
@@ -59,6 +59,10 @@ class FakeSettings implements AnalysisSettingsStore {
 const cipher = new AesGcmSecretCipher({ activeKeyId: 'test', keys: { test: Buffer.alloc(32, 3) } });
 const admin: Caller = { kind: 'user', userId: 'u1', tenantId: null, roles: ['admin'], permissions: new Set() };
 const operator: Caller = { kind: 'user', userId: 'u2', tenantId: null, roles: ['operator'], permissions: new Set() };
+
+/** Every provider URL allowed (the SSRF policy is tested in tests/unit/domain/analysis/settings.test.ts). */
+const anyUrl: ProviderUrlPolicy = { problem: async () => undefined };
+const settingsDeps = (settings: AnalysisSettingsStore) => ({ settings, cipher, providerUrls: anyUrl });
 
 const rulesSeen: string[] = [];
 const rules: RulesAnalyzer = (input, now) => {
@@ -237,7 +241,7 @@ describe('processAnalysis', () => {
       },
     };
     const { deps, failed, recorded, settings } = setup({ provider });
-    await updateSettings(settings, cipher, {
+    await updateSettings(settingsDeps(settings), admin, {
       provider: 'openai_compatible',
       provider_url: 'http://127.0.0.1:9/v1',
       provider_model: 'diagnose-1',
@@ -308,14 +312,16 @@ describe('listAnalysisRequests and testAnalysis', () => {
     // Act / Assess
     await expect(testAnalysis(deps, { log: '  ' })).rejects.toThrow(/must not be empty/);
     expect((await testAnalysis(deps, { log: 'E: Unable to locate package nosuch' })).source).toBe('rules');
-    await updateSettings(settings, cipher, {
+    await updateSettings(settingsDeps(settings), admin, {
       provider: 'openai_compatible',
       provider_url: 'http://127.0.0.1:9/v1',
       provider_model: 'm',
       fallback_to_rules: false,
     });
     await expect(testAnalysis(deps, { log: 'boom' })).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
-    await expect(updateSettings(settings, cipher, { provider_url: null })).rejects.toThrow(/provider_url is required/);
+    await expect(updateSettings(settingsDeps(settings), admin, { provider_url: null })).rejects.toThrow(
+      /provider_url is required/,
+    );
   });
 });
 

@@ -2,7 +2,7 @@
 // values under other keys are not touched, and one attempt per hour per caller.
 import { describe, expect, it } from 'vitest';
 import type { Caller } from '../../../../domain/identity/types.js';
-import { AuthRateLimitError } from '../../../../domain/identity/errors.js';
+import { AuthRateLimitError, ForbiddenError } from '../../../../domain/identity/errors.js';
 import { verifyKey } from '../../../../domain/encryption/verify.js';
 import { AesGcmSecretCipher, singleKeyDecrypter } from '../../../../infra/crypto/secret-cipher.js';
 import { FakeClock } from '../../../fakes/clock.js';
@@ -96,5 +96,19 @@ describe('verifyKey', () => {
     expect(other.result).toBe('ok');
     clock.advance(60 * 1000);
     expect((await verifyKey(deps, caller('admin'), singleKeyDecrypter('k2', K2))).result).toBe('ok');
+  });
+
+  it('refuses a tenant-scoped caller before taking its hourly slot (the keys seal every tenant)', async () => {
+    // Prepare
+    const { deps } = setup();
+    const tenantAdmin = { ...caller('tenant-admin'), tenantId: 'tenant-a' };
+
+    // Act
+    const refused = verifyKey(deps, tenantAdmin, singleKeyDecrypter('k2', K2));
+
+    // Assess
+    await expect(refused).rejects.toBeInstanceOf(ForbiddenError);
+    await expect(refused).rejects.toMatchObject({ details: { reason: 'tenant_restriction' } });
+    expect((await verifyKey(deps, caller('tenant-admin'), singleKeyDecrypter('k2', K2))).result).toBe('ok');
   });
 });

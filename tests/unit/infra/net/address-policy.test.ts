@@ -24,6 +24,9 @@ describe('isRefusedAddress', () => {
     ['::', true],
     ['::ffff:127.0.0.1', true],
     ['::ffff:8.8.8.8', true],
+    ['::ffff:0:127.0.0.1', true], // IPv4-translated (RFC 2765): ::ffff:0:0:0/96
+    ['::ffff:0:a9fe:a9fe', true],
+    ['0:0:0:0:ffff:0:808:808', true],
     ['fd12:3456::1', true],
     ['fe80::1', true],
     ['64:ff9b::a9fe:a9fe', true],

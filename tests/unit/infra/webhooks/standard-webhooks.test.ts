@@ -1,6 +1,6 @@
 // The trigger signature check: Standard Webhooks (signed here by the `standardwebhooks` package, as a sender would)
 // and GitHub's X-Hub-Signature-256.
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { standardWebhooks } from '../../../../infra/webhooks/standard-webhooks.js';
@@ -40,7 +40,11 @@ describe('standardWebhooks', () => {
     const github = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
     expect(
       standardWebhooks.verify(secret, body, { 'x-hub-signature-256': github, 'x-github-delivery': 'd-1' }),
-    ).toEqual({ kind: 'github', deliveryId: 'github:d-1' });
+    ).toEqual({ kind: 'github', deliveryId: `github-sha256:${createHash('sha256').update(body).digest('hex')}` });
+    // The replay key is what the signature covers: another X-Hub delivery id does not make it another call.
+    expect(
+      standardWebhooks.verify(secret, body, { 'x-hub-signature-256': github, 'x-github-delivery': 'd-2' }),
+    ).toEqual(standardWebhooks.verify(secret, body, { 'x-hub-signature-256': github, 'x-github-delivery': 'd-1' }));
     expect(
       standardWebhooks.verify(secret, `${body} `, { 'x-hub-signature-256': github, 'x-github-delivery': 'd-1' }).kind,
     ).toBe('invalid');
