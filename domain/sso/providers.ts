@@ -424,7 +424,7 @@ export const testProvider = async (deps: ProvidersDeps, caller: Caller, id: stri
       if (probe.error === 'invalid_client' || probe.error === 'unauthorized_client')
         throw new ProviderRequestError(`The token endpoint refused the client credentials (${probe.error}).`);
       throw new ProviderRequestError(
-        `The token endpoint answered HTTP ${probe.status}${probe.error === null ? '' : ` (${probe.error})`}, not an OAuth 2.0 answer to a bad code.`,
+        `The token endpoint did not answer a made-up code as OAuth 2.0 says (${probe.error ?? (probe.status >= 200 && probe.status < 300 ? '2xx' : 'not 2xx')}).`,
       );
     }),
   ];

@@ -334,7 +334,7 @@ export const authentication = (access: Access): Middleware => ({
     const caller = await access.authenticate(authorization, clientIp(request.event));
     if (access.permission !== 'authenticated') authorize(caller, access.permission);
     if (access.userOnly && caller.kind !== 'user') {
-      throw new ForbiddenError('This needs a user login; API keys cannot do it.', {
+      throw new ForbiddenError('This needs a user login; API keys, OAuth tokens and triggers cannot do it.', {
         reason: 'user_credentials_required',
       });
     }

@@ -49,6 +49,26 @@ const DEFAULT_ALG: Readonly<Record<string, string>> = {
 
 const withoutSlash = (issuer: string) => issuer.replace(/\/+$/, '');
 
+/** The error codes of RFC 6749 section 5.2: the only words of a token endpoint's answer ever shown to anyone. */
+const OAUTH_ERRORS = new Set([
+  'invalid_request',
+  'invalid_client',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+]);
+
+/** The answer's `error` when it is one of RFC 6749's codes; null otherwise (a provider's own text is never echoed). */
+const oauthError = (body: string): string | null => {
+  try {
+    const error = (JSON.parse(body) as { error?: unknown }).error;
+    return typeof error === 'string' && OAUTH_ERRORS.has(error) ? error : null;
+  } catch {
+    return null;
+  }
+};
+
 const basicAuth = (clientId: string, secret: string): string =>
   `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
@@ -63,8 +83,8 @@ export class JoseOidcGateway implements OidcGateway {
       method: 'GET',
       followRedirects: true,
     });
-    if (response.status !== 200)
-      throw new ProviderRequestError(`The discovery document answered HTTP ${response.status}, not 200.`);
+    // Whatever the status, an administrator is told only that it was not a success (docs/security.md, rule 24).
+    if (response.status !== 200) throw new ProviderRequestError('The discovery document could not be read (not 2xx).');
     const doc = parseJson(response.body, 'discovery document');
     const required = ['issuer', 'authorization_endpoint', 'token_endpoint', 'jwks_uri'] as const;
     const missing = required.filter((name) => typeof doc[name] !== 'string' || doc[name] === '');
@@ -93,7 +113,7 @@ export class JoseOidcGateway implements OidcGateway {
       method: 'GET',
       followRedirects: true,
     });
-    if (response.status !== 200) throw new ProviderRequestError(`The JWKS answered HTTP ${response.status}, not 200.`);
+    if (response.status !== 200) throw new ProviderRequestError('The JWKS could not be read (not 2xx).');
     const keys = parseJson(response.body, 'JWKS')['keys'];
     if (!Array.isArray(keys)) throw new ProviderRequestError('The JWKS has no keys array.');
     // A key counts when jose imports it as a public signing key (a malformed one, or a private one, does not).
@@ -124,14 +144,7 @@ export class JoseOidcGateway implements OidcGateway {
       redirect_uri: redirectUri,
       code_verifier: 'connection-test-verifier-0000000000000000000000000',
     });
-    let error: string | null = null;
-    try {
-      const body = JSON.parse(response.body) as { error?: unknown };
-      if (typeof body.error === 'string') error = body.error.slice(0, 100);
-    } catch {
-      error = null;
-    }
-    return { status: response.status, error };
+    return { status: response.status, error: oauthError(response.body) };
   }
 
   async exchangeCode(
@@ -146,14 +159,10 @@ export class JoseOidcGateway implements OidcGateway {
       code_verifier: exchange.codeVerifier,
     });
     if (response.status !== 200) {
-      let error = '';
-      try {
-        const body = JSON.parse(response.body) as { error?: unknown };
-        if (typeof body.error === 'string') error = ` (${body.error.slice(0, 100)})`;
-      } catch {
-        error = '';
-      }
-      throw new ProviderRequestError(`the token endpoint answered HTTP ${response.status}${error}.`);
+      const error = oauthError(response.body);
+      throw new ProviderRequestError(
+        `the token endpoint refused the code (not 2xx${error === null ? '' : `: ${error}`}).`,
+      );
     }
     const idToken = parseJson(response.body, 'token response')['id_token'];
     if (typeof idToken !== 'string' || idToken === '')

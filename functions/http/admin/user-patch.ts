@@ -17,7 +17,8 @@ export const makeHandler = (deps: () => UsersDeps) =>
   http(
     {
       operationId: 'update_user',
-      summary: 'Change display name, status, roles or tenant; deactivating or locking revokes sessions and API keys',
+      summary:
+        'Change display name, status, roles or tenant; deactivating or locking revokes sessions and API keys; moving a user out of the tenant of the identity provider it is linked through unlinks it',
       tags: ['admin'],
       permission: 'users:update',
       params: PathId,
