@@ -10,6 +10,9 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 30_000,
+    // expect.poll waits for what a busy 2-core machine may take a few seconds to show (a browser's page, a stream);
+    // it returns as soon as the value is right. The default (1 s) failed a console test in a loaded CI run.
+    expect: { poll: { timeout: 10_000 } },
     hookTimeout: 120_000,
     env: {
       AWS_REGION: 'us-east-1',

@@ -301,7 +301,7 @@ describe('the console in a browser', () => {
     await expect
       .poll(async () => (await call('GET', `/deployments/${next}`)).json.state, { timeout: 30_000 })
       .toBe('success');
-    await expect.poll(() => page.getByRole('log').textContent()).toContain('hello again');
+    await expect.poll(() => page.getByRole('log').textContent(), { timeout: 15_000 }).toContain('hello again');
     await expect.poll(() => page.getByTestId('deployment-state').textContent(), { timeout: 10_000 }).toBe('success');
     await page.context().close();
   }, 90_000);

@@ -80,9 +80,11 @@ describe('agent enrollment', () => {
     // Act
     const unenrolled = start({ enrollToken: undefined });
     const refused = start({ enrollToken: 'det_wrong' });
-    // Assess
-    await expect(unenrolled).rejects.toThrow(/not enrolled yet .* start it once with --enroll TOKEN/);
-    await expect(refused).rejects.toThrow(/Enrollment refused .* unknown or expired/);
+    // Assess (both awaited together: whichever rejects first is never left without a handler)
+    await Promise.all([
+      expect(unenrolled).rejects.toThrow(/not enrolled yet .* start it once with --enroll TOKEN/),
+      expect(refused).rejects.toThrow(/Enrollment refused .* unknown or expired/),
+    ]);
   });
 
   it('rejects when the server cannot be reached to enroll', async () => {
