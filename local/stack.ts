@@ -56,7 +56,24 @@ export interface StackOptions {
   readonly bootstrapAdmin?: { readonly email: string; readonly password: string };
   /** How many API requests the front gives serverless-offline at once (local/admission.ts); the front's defaults. */
   readonly admission?: AdmissionLimits;
+  /**
+   * Before answering, call every HTTP function (and the stream function) once, so that none is loaded by a user's
+   * first request: serverless-offline runs the handlers in its own process and imports a function's bundle on its
+   * first call (~100-200 ms each, the whole process held meanwhile), which made a cold stack shed load (npm start).
+   */
+  readonly warm?: boolean;
 }
+
+/** One request per function that loads it and answers at once without a credential (401, 404, 400...). */
+export const warmUpPaths = (definition: Pick<ServiceDefinition, 'httpEvents'>): string[] => {
+  const byFunction = new Map<string, string>();
+  for (const event of definition.httpEvents) {
+    if (byFunction.has(event.functionName)) continue;
+    const path = event.path === '*' ? '/api/v1/warm-up' : event.path.replace(/\{[^}]+\}/g, 'warm-up');
+    byFunction.set(event.functionName, path);
+  }
+  return [...byFunction.values(), '/api/v1/sse/targets'];
+};
 
 export interface Stack {
   readonly baseUrl: string;
@@ -339,6 +356,19 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
       const { identityDeps } = await import('../functions/shared/identity-wiring.js');
       bootstrapAdmin = await ensureBootstrapAdmin(identityDeps(), options.bootstrapAdmin);
       done('first admin');
+    }
+
+    if (options.warm === true) {
+      const paths = warmUpPaths(definition);
+      const since = Date.now();
+      await Promise.all(
+        paths.map((path) =>
+          fetch(`${front.url}${path}`, { signal: AbortSignal.timeout(30_000) })
+            .then((answer) => answer.arrayBuffer())
+            .catch(() => undefined),
+        ),
+      );
+      done(`functions warmed (${paths.length})`, since);
     }
 
     return {

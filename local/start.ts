@@ -125,6 +125,7 @@ const main = async (): Promise<void> => {
       bootstrapAdmin: admin,
       verbose: values.verbose ?? false,
       detachEmulators: true,
+      warm: true,
     });
   } catch (error) {
     if (!inMemory) await rm(LOCK_FILE, { force: true });

@@ -8,6 +8,8 @@
 //   b. 300 requests/s offered for 10 s: the longest wait and the share shed (503/429); then the recovery, the time
 //      from the end of the load until three probes in a row answer 200 within normal latency.
 //   c. 400 concurrent GETs from one address: counts of 200/429/503 and the slowest answer.
+// `--cold` starts the stack without warming its functions (npm start warms them before its banner), so phase a
+// shows what the first seconds of a cold stack were like.
 // The load generator runs on a thread of its own (load-thread.ts), beside the front, the stream runner and the SQS
 // pollers of this process; on a machine others may be using, figures are noisy.
 import { randomUUID } from 'node:crypto';
@@ -75,11 +77,14 @@ const main = async () => {
   console.log(
     `Overload: the local stack past its capacity (machine: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)})`,
   );
+  const cold = process.argv.includes('--cold');
   const stack = await startStack({
     port: 0,
     namePrefix: `bench-overload-${randomUUID().slice(0, 8)}-`,
     bootstrapAdmin: ADMIN,
+    warm: !cold,
   });
+  console.log(cold ? 'functions cold (--cold): loaded by the first requests' : 'functions warmed before the load');
   const { token } = await signedIn(stack, ADMIN);
   const load = startLoadThread({ port: stack.port, token, timeoutMs: TIMEOUT_MS });
   try {

@@ -93,6 +93,9 @@ describe('npm start', () => {
       ]) {
         expect(output).toMatch(new RegExp(`^  ${step.replace(/[()-]/g, '\\$&')}\\.+ \\d+\\.\\d s$`, 'm'));
       }
+      // Every function was loaded before the banner (not by a user's first request)
+      expect(output).toMatch(/^  functions warmed \(\d+\)\.+ \d+\.\d s$/m);
+      expect(output.indexOf('functions warmed')).toBeLessThan(output.indexOf('Deployment service ready'));
       const dynamoPort = Number(/DynamoDB\s+http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1]);
       expect(await listening(dynamoPort)).toBe(true);
 
