@@ -257,12 +257,21 @@ export const serviceUnavailable = (message: string, retryAfterSeconds: number): 
   body: JSON.stringify(envelope('SERVICE_UNAVAILABLE', message)),
 });
 
-/** 503 naming what is missing, while the cold start's configuration is incomplete (`check` answers the gaps). */
+/**
+ * The spec's CONFIGURATION_ERROR (500) naming the settings that are missing or invalid: no Retry-After, since a
+ * retry does not help until an operator sets them (docs/errors.md).
+ */
+export const configurationError = (problems: readonly string[]): Result => ({
+  statusCode: 500,
+  headers: { ...BASE_HEADERS, 'content-type': JSON_TYPE },
+  body: JSON.stringify(envelope('CONFIGURATION_ERROR', `The service is not configured: ${problems.join('; ')}.`)),
+});
+
+/** 500 CONFIGURATION_ERROR naming what is missing, while the cold start's configuration is incomplete (`check` answers the gaps). */
 export const startupGate = (check: () => readonly string[]): Middleware => ({
   before: function refuseIncompleteConfiguration() {
     const problems = check();
-    if (problems.length > 0)
-      throw new ShellAnswer(serviceUnavailable(`The service is not configured: ${problems.join('; ')}.`, 60));
+    if (problems.length > 0) throw new ShellAnswer(configurationError(problems));
   },
 });
 

@@ -218,7 +218,7 @@ describe('Admin: analysis', () => {
       expect(reachable).toMatchObject({ provider: 'openai_compatible', provider_reachable: true });
       expect(garbage.json.source).toBe('rules');
       expect(slow.json.source).toBe('rules');
-      expect(unavailable.status).toBe(503);
+      expect([unavailable.status, unavailable.json.error.code]).toEqual([503, 'EXTERNAL_SERVICE_ERROR']);
       expect(prompts.length).toBeGreaterThanOrEqual(3);
       expect(prompts[0]).toContain('nosuchpackage');
     },

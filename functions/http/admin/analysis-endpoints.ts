@@ -191,7 +191,7 @@ export const test = (deps: () => AdminAnalysisDeps) =>
         403: { description: SHARED },
         503: {
           description:
-            'SERVICE_UNAVAILABLE: the provider failed (refused, unreachable, not 2xx) and fallback_to_rules is off',
+            'EXTERNAL_SERVICE_ERROR: the provider failed (refused, unreachable, not 2xx) and fallback_to_rules is off',
         },
       },
     },

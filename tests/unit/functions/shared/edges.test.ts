@@ -98,7 +98,7 @@ describe('the cold start’s configuration check', () => {
     expect(missingCloudSettings({ STAGE: 'dev' })[0]).toMatch(/PUBLIC_BASE_URL and EDGE_ORIGIN_SECRET are not set/);
   });
 
-  it('answers every request 503 naming the missing variables, before any limiter or authentication', async () => {
+  it('answers every request 500 CONFIGURATION_ERROR naming the missing variables, before any limiter or authentication', async () => {
     const gate = vi.fn();
     const handler = bound(
       http({ operationId: 'y', summary: 'y', tags: [], permission: 'targets:read', responses: {} }, async () => ({
@@ -111,9 +111,10 @@ describe('the cold start’s configuration check', () => {
       },
     );
     const reply = parseResponse(await handler(httpEvent('GET', '/y'), lambdaContext()));
-    expect(reply.statusCode).toBe(503);
+    expect(reply.statusCode).toBe(500);
+    expect(reply.headers['retry-after']).toBeUndefined();
     expect((reply.json as { error: { code: string; message: string } }).error).toMatchObject({
-      code: 'SERVICE_UNAVAILABLE',
+      code: 'CONFIGURATION_ERROR',
       message: expect.stringContaining('PUBLIC_BASE_URL'),
     });
     expect((reply.json as { error: { message: string } }).error.message).not.toContain('EDGE_ORIGIN_SECRET');
