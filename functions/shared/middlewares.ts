@@ -14,7 +14,7 @@ import httpJsonBodyParser from '@middy/http-json-body-parser';
 import httpSecurityHeaders from '@middy/http-security-headers';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import * as v from 'valibot';
-import { InvalidBodyError, PayloadTooLargeError, ValidationError } from '../../domain/errors.js';
+import { ConfigurationError, InvalidBodyError, PayloadTooLargeError, ValidationError } from '../../domain/errors.js';
 import { authorize } from '../../domain/identity/authenticate.js';
 import { ForbiddenError } from '../../domain/identity/errors.js';
 import type { RateDecision } from '../../domain/identity/ports.js';
@@ -293,7 +293,8 @@ export const LIMITER_DOWN_RETRY_SECONDS = 5;
 /**
  * The general rate limit per client address. Fails open: when the limiter's store cannot answer, the request goes
  * through (and the failure is logged); except with `limiterDown: 'refuse'` (the auth routes: guessing passwords
- * must not get faster when the store fails), which answers 503 with Retry-After.
+ * must not get faster when the store fails), which answers 503 with Retry-After. A configuration that does not
+ * parse is not a store failure: it answers 500 CONFIGURATION_ERROR everywhere (a retry would not help).
  */
 export const rateLimit = (gate: RateGate, options: { readonly limiterDown?: 'refuse' } = {}): Middleware => ({
   before: async function applyRateLimit(request) {
@@ -301,6 +302,7 @@ export const rateLimit = (gate: RateGate, options: { readonly limiterDown?: 'ref
     try {
       decision = await gate(clientIp(request.event));
     } catch (error) {
+      if (error instanceof ConfigurationError) throw error;
       const message = error instanceof Error ? error.message : String(error);
       if (options.limiterDown === 'refuse') {
         logger.warn('rate limiter unavailable; auth request refused', { error: message });
