@@ -10,6 +10,8 @@ export type ErrorKind =
   | 'too_large'
   | 'rate_limited'
   | 'unavailable'
+  | 'external'
+  | 'misconfigured'
   | 'internal';
 
 export type ErrorDetails = Readonly<Record<string, unknown>>;
@@ -102,6 +104,32 @@ export class ServiceUnavailableError extends DomainError {
   readonly kind = 'unavailable' as const;
   constructor(message: string, details?: ErrorDetails, options?: { cause?: unknown }) {
     super('SERVICE_UNAVAILABLE', message, details, options);
+  }
+}
+
+/**
+ * A service we call on the caller's behalf failed (an identity provider at the sign-in callback, the analysis
+ * provider): EXTERNAL_SERVICE_ERROR, 500 by the spec's table, or 503 where an endpoint's own table lists 503 for it
+ * (`POST /admin/analysis/test`). The message is a guarded sentence naming what failed and how (not 2xx, timeout,
+ * unreachable), never the other side's status, body or headers (docs/security.md, rules 24 and 34).
+ */
+export class ExternalServiceError extends DomainError {
+  readonly kind: 'external' | 'unavailable';
+  constructor(message: string, options?: { readonly status?: 500 | 503; readonly cause?: unknown }) {
+    super('EXTERNAL_SERVICE_ERROR', message, undefined, { cause: options?.cause });
+    this.kind = options?.status === 503 ? 'unavailable' : 'external';
+  }
+}
+
+/**
+ * The service's configuration is missing or invalid (a required setting unset outside the local stage, a malformed
+ * value): CONFIGURATION_ERROR, 500, the spec's "server configuration invalid". Not a 503: retrying does not help until
+ * an operator fixes the setting. The message names the settings, never their values.
+ */
+export class ConfigurationError extends DomainError {
+  readonly kind = 'misconfigured' as const;
+  constructor(message: string, details?: ErrorDetails) {
+    super('CONFIGURATION_ERROR', message, details);
   }
 }
 

@@ -1,5 +1,6 @@
 // The environment, parsed once at cold start: fails fast naming every missing or malformed variable.
 import * as v from 'valibot';
+import { ConfigurationError as DomainConfigurationError } from '../domain/errors.js';
 
 const NonEmpty = v.pipe(v.string(), v.trim(), v.minLength(1));
 
@@ -144,10 +145,20 @@ const Env = v.object({
 
 export type Config = Readonly<v.InferOutput<typeof Env>>;
 
-export class ConfigurationError extends Error {
-  constructor(readonly problems: readonly string[]) {
-    super(`Invalid configuration: ${problems.join('; ')}`);
-    this.name = 'ConfigurationError';
+/**
+ * The environment is missing or has a malformed setting: the domain's CONFIGURATION_ERROR (500), thrown wherever a
+ * function first reads its configuration. `problems` (the log's) say what is wrong with each; the message a client
+ * reads names the settings and whether each is missing or invalid, never a value.
+ */
+export class ConfigurationError extends DomainConfigurationError {
+  readonly problems: readonly string[];
+  constructor(problems: readonly string[], settings?: readonly { readonly name: string; readonly missing: boolean }[]) {
+    super(
+      settings === undefined
+        ? `The service is not configured: ${problems.join('; ')}.`
+        : `The service is not configured: ${settings.map((s) => `${s.name} is ${s.missing ? 'missing' : 'invalid'}`).join('; ')}.`,
+    );
+    this.problems = problems;
   }
 }
 
@@ -156,11 +167,14 @@ export const parseConfig = (env: Readonly<Record<string, string | undefined>>): 
   const set = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
   const result = v.safeParse(Env, set);
   if (!result.success) {
+    const found = result.issues.map((issue) => ({
+      name: v.getDotPath(issue) ?? '?',
+      missing: issue.input === undefined,
+      message: issue.message,
+    }));
     throw new ConfigurationError(
-      result.issues.map((issue) => {
-        const name = v.getDotPath(issue) ?? '?';
-        return issue.input === undefined ? `${name} is missing` : `${name} ${issue.message}`;
-      }),
+      found.map(({ name, missing, message }) => (missing ? `${name} is missing` : `${name} ${message}`)),
+      found,
     );
   }
   return Object.freeze(result.output);

@@ -7,7 +7,7 @@
 //
 // Every transition is a conditional write on the request's updatedAt, so a redelivered or concurrent message changes
 // nothing twice; a consumer that died mid-way leaves `processing`, taken again once PROCESSING_LEASE_MS passed.
-import { ServiceUnavailableError, NotFoundError, ValidationError } from '../errors.js';
+import { ExternalServiceError, NotFoundError, ValidationError } from '../errors.js';
 import { mayRetryFailedAnalysis } from '../identity/delegation.js';
 import type { Caller } from '../identity/types.js';
 import type { SecretCipher } from '../identity/ports.js';
@@ -392,8 +392,10 @@ export const testAnalysis = async (
     const { analysis, source } = await diagnose(deps, settings, input, deps.clock.now());
     return { analysis, source };
   } catch (error) {
-    throw new ServiceUnavailableError(
+    // The spec's endpoint table lists 503 for this; the code says a service we called failed (docs/errors.md).
+    throw new ExternalServiceError(
       `The analysis provider did not answer (${(error as Error).message}) and fallback_to_rules is off.`,
+      { status: 503 },
     );
   }
 };

@@ -14,7 +14,6 @@ export interface LogHistoryDeps {
 }
 
 export const HISTORY_DEFAULT_LIMIT = 100;
-export const HISTORY_MAX_LIMIT = 1000;
 
 export interface HistoryEntry {
   readonly id: string;

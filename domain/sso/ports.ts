@@ -54,9 +54,16 @@ export interface SignInChanges {
   readonly identityLink: IdentityLink;
 }
 
-/** Why a request to a provider was refused or failed: a sentence for an administrator, never a secret. */
+/**
+ * Why a request to a provider was refused or failed: a sentence for an administrator, never a secret. `refusal`: the
+ * provider answered and said no with an OAuth error (RFC 6749 5.2, e.g. `invalid_grant`); otherwise the provider
+ * failed (unreachable, a timeout, not 2xx without an OAuth error, an answer that does not parse).
+ */
 export class ProviderRequestError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly refusal = false,
+  ) {
     super(message);
     this.name = 'ProviderRequestError';
   }

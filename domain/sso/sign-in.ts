@@ -12,7 +12,7 @@
 //   It answers the signed-in user and stops there, so any caller (the redirect callback, an OAuth authorize page)
 //   completes the session its own way; ssoSession completes it as a password login does.
 import { createHash } from 'node:crypto';
-import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import { ConflictError, ExternalServiceError, NotFoundError, ValidationError } from '../errors.js';
 import type { IdentityDeps } from '../identity/deps.js';
 import { ForbiddenError, InvalidCredentialsError, InvalidTokenError } from '../identity/errors.js';
 import { systemRole, type Permission } from '../identity/permissions.js';
@@ -364,6 +364,17 @@ const applyMappings = async (deps: SsoDeps, provider: IdentityProvider, claims: 
   throw new ConflictError('The account kept changing meanwhile; sign in again.');
 };
 
+/**
+ * A provider's answer at the callback: an OAuth refusal of the code is the sign-in refused (401 INVALID_CREDENTIALS);
+ * the provider failing (unreachable, a timeout, not 2xx, its keys not served) is EXTERNAL_SERVICE_ERROR (500), the
+ * sentence guarded as every provider error is (never its status or body). Anything else passes through.
+ */
+const providerFailure = (error: unknown): unknown => {
+  if (!(error instanceof ProviderRequestError)) return error;
+  const message = `The identity provider did not complete the sign-in: ${error.message}`;
+  return error.refusal ? new InvalidCredentialsError(message) : new ExternalServiceError(message, { cause: error });
+};
+
 export const completeSsoSignIn = async (deps: SsoDeps, command: CallbackCommand): Promise<SsoSignedIn> => {
   if (command.state === undefined || command.state === '')
     throw ValidationError.field('state', 'The sign-in answer carries no state.');
@@ -392,11 +403,14 @@ export const completeSsoSignIn = async (deps: SsoDeps, command: CallbackCommand)
       redirectUri: redirectUriOf(deps.publicBaseUrl, provider.id),
     }));
   } catch (error) {
-    if (error instanceof ProviderRequestError)
-      throw new InvalidCredentialsError(`The identity provider did not complete the sign-in: ${error.message}`);
-    throw error;
+    throw providerFailure(error);
   }
-  const claims = await deps.oidc.verifyIdToken(provider, idToken, now);
+  let claims: IdTokenClaims;
+  try {
+    claims = await deps.oidc.verifyIdToken(provider, idToken, now);
+  } catch (error) {
+    throw providerFailure(error);
+  }
   if (claims['nonce'] !== started.nonce)
     throw new InvalidTokenError('The ID token was not issued for this sign-in (nonce).');
 

@@ -11,6 +11,8 @@ export const STATUS_BY_KIND: Readonly<Record<ErrorKind, number>> = {
   too_large: 413,
   rate_limited: 429,
   unavailable: 503,
+  external: 500,
+  misconfigured: 500,
   internal: 500,
 };
 
@@ -75,7 +77,8 @@ export const isThrottling = (error: unknown): boolean => {
 export const RETRY_SOON = 'The service is busy; retry in a second.';
 
 /**
- * Renders any thrown value. Domain errors keep their code; below 500 their message and details are shown.
+ * Renders any thrown value. Domain errors keep their code; below 500 their message and details are shown, from 500
+ * on their message unless the kind is `internal`, and `details.request_id` only.
  * Everything else is logged whole and answered with a generic INTERNAL_ERROR that leaks nothing.
  */
 export const renderError = (error: unknown, requestId: string): RenderedError => {
@@ -97,7 +100,9 @@ export const renderError = (error: unknown, requestId: string): RenderedError =>
       };
     }
     logger.error('request failed', { code: error.code, error });
-    const message = statusCode === 503 ? error.message : GENERIC_500;
+    // Only an unexpected failure (a database call) hides its message: 503s, external services and configuration
+    // errors say what failed in a sentence made for clients (no upstream text, no value of a setting).
+    const message = error.kind === 'internal' ? GENERIC_500 : error.message;
     return {
       statusCode,
       body: envelope(error.code, message, { request_id: requestId }),

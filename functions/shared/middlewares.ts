@@ -14,7 +14,7 @@ import httpJsonBodyParser from '@middy/http-json-body-parser';
 import httpSecurityHeaders from '@middy/http-security-headers';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import * as v from 'valibot';
-import { InvalidBodyError, PayloadTooLargeError, ValidationError } from '../../domain/errors.js';
+import { ConfigurationError, InvalidBodyError, PayloadTooLargeError, ValidationError } from '../../domain/errors.js';
 import { authorize } from '../../domain/identity/authenticate.js';
 import { ForbiddenError } from '../../domain/identity/errors.js';
 import type { RateDecision } from '../../domain/identity/ports.js';
@@ -257,12 +257,21 @@ export const serviceUnavailable = (message: string, retryAfterSeconds: number): 
   body: JSON.stringify(envelope('SERVICE_UNAVAILABLE', message)),
 });
 
-/** 503 naming what is missing, while the cold start's configuration is incomplete (`check` answers the gaps). */
+/**
+ * The spec's CONFIGURATION_ERROR (500) naming the settings that are missing or invalid: no Retry-After, since a
+ * retry does not help until an operator sets them (docs/errors.md).
+ */
+export const configurationError = (problems: readonly string[]): Result => ({
+  statusCode: 500,
+  headers: { ...BASE_HEADERS, 'content-type': JSON_TYPE },
+  body: JSON.stringify(envelope('CONFIGURATION_ERROR', `The service is not configured: ${problems.join('; ')}.`)),
+});
+
+/** 500 CONFIGURATION_ERROR naming what is missing, while the cold start's configuration is incomplete (`check` answers the gaps). */
 export const startupGate = (check: () => readonly string[]): Middleware => ({
   before: function refuseIncompleteConfiguration() {
     const problems = check();
-    if (problems.length > 0)
-      throw new ShellAnswer(serviceUnavailable(`The service is not configured: ${problems.join('; ')}.`, 60));
+    if (problems.length > 0) throw new ShellAnswer(configurationError(problems));
   },
 });
 
@@ -284,7 +293,8 @@ export const LIMITER_DOWN_RETRY_SECONDS = 5;
 /**
  * The general rate limit per client address. Fails open: when the limiter's store cannot answer, the request goes
  * through (and the failure is logged); except with `limiterDown: 'refuse'` (the auth routes: guessing passwords
- * must not get faster when the store fails), which answers 503 with Retry-After.
+ * must not get faster when the store fails), which answers 503 with Retry-After. A configuration that does not
+ * parse is not a store failure: it answers 500 CONFIGURATION_ERROR everywhere (a retry would not help).
  */
 export const rateLimit = (gate: RateGate, options: { readonly limiterDown?: 'refuse' } = {}): Middleware => ({
   before: async function applyRateLimit(request) {
@@ -292,6 +302,7 @@ export const rateLimit = (gate: RateGate, options: { readonly limiterDown?: 'ref
     try {
       decision = await gate(clientIp(request.event));
     } catch (error) {
+      if (error instanceof ConfigurationError) throw error;
       const message = error instanceof Error ? error.message : String(error);
       if (options.limiterDown === 'refuse') {
         logger.warn('rate limiter unavailable; auth request refused', { error: message });

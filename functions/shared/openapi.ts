@@ -166,9 +166,13 @@ const operationOf = (route: DocumentedRoute): JsonObject => {
     headers: HEADERS_429,
     content: own429 ? { ...PLAIN_429, ...ENVELOPE_CONTENT } : PLAIN_429,
   };
-  responses['500'] ??= errorResponse('INTERNAL_ERROR: unexpected error (generic message, details.request_id)');
+  responses['500'] ??= errorResponse(
+    'INTERNAL_ERROR, DATABASE_ERROR, DATABASE_CONNECTION_ERROR: unexpected error (generic message, details.request_id); ' +
+      'CONFIGURATION_ERROR: the service is not configured (names the settings); ' +
+      'EXTERNAL_SERVICE_ERROR: a service called on the caller’s behalf failed',
+  );
   responses['503'] ??= errorResponse(
-    'SERVICE_UNAVAILABLE: the service is not configured, busy (throttled), or cannot check its rate limits (auth routes)',
+    'SERVICE_UNAVAILABLE: the service is busy (throttled), the message queue cannot be reached, or the rate limits cannot be checked (auth routes)',
     { 'Retry-After': RETRY_AFTER },
   );
   responses['default'] = errorResponse('Any other error, in the envelope');

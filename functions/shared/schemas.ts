@@ -14,11 +14,21 @@ export const QueryInt = (options: { min: number; max: number; default: number })
     String(options.default),
   );
 
+/**
+ * The spec's page size: "`limit` is items per page, max 100", "limit 1 to 100", for every list (page/limit and
+ * offset/limit alike); beyond it 400 VALIDATION_ERROR. tests/unit/functions/shared/page-limits.test.ts holds every
+ * route's `limit` to it and to the spec's defaults.
+ */
+export const MAX_PAGE_LIMIT = 100;
+
+/** A list's `limit` query parameter: 1..MAX_PAGE_LIMIT, `defaultLimit` when absent. */
+export const LimitQuery = (defaultLimit: number) => QueryInt({ min: 1, max: MAX_PAGE_LIMIT, default: defaultLimit });
+
 /** page (>= 1, default 1) and limit (1..100) of the spec's paginated lists. */
 export const PageQuery = (defaultLimit = 50) =>
   v.object({
     page: QueryInt({ min: 1, max: 1_000_000, default: 1 }),
-    limit: QueryInt({ min: 1, max: 100, default: defaultLimit }),
+    limit: LimitQuery(defaultLimit),
   });
 
 export const Uuid = v.pipe(v.string(), v.uuid('must be a UUID'));

@@ -159,9 +159,13 @@ export class JoseOidcGateway implements OidcGateway {
       code_verifier: exchange.codeVerifier,
     });
     if (response.status !== 200) {
+      // An OAuth error in a 4xx is the provider saying no (the user's sign-in is refused); anything else is the
+      // provider failing (EXTERNAL_SERVICE_ERROR at the callback).
       const error = oauthError(response.body);
+      const refusal = error !== null && response.status >= 400 && response.status < 500;
       throw new ProviderRequestError(
-        `the token endpoint refused the code (not 2xx${error === null ? '' : `: ${error}`}).`,
+        `the token endpoint ${refusal ? 'refused the code' : 'failed'} (not 2xx${error === null ? '' : `: ${error}`}).`,
+        refusal,
       );
     }
     const idToken = parseJson(response.body, 'token response')['id_token'];
@@ -198,6 +202,9 @@ export class JoseOidcGateway implements OidcGateway {
           method: 'GET',
           followRedirects: true,
         });
+        // The provider failing to serve its keys is its failure, not the ID token's (EXTERNAL_SERVICE_ERROR).
+        if (response.status !== 200) throw new ProviderRequestError('The JWKS could not be read (not 2xx).');
+        parseJson(response.body, 'JWKS');
         return new Response(response.body, {
           status: response.status,
           headers: { 'content-type': 'application/json' },
@@ -240,8 +247,11 @@ export class JoseOidcGateway implements OidcGateway {
       return new InvalidTokenError('The ID token is signed with an algorithm the provider does not announce.');
     if (error instanceof joseErrors.JWKSNoMatchingKey)
       return new InvalidTokenError("The ID token's signing key is not in the provider's JWKS.");
-    if (error instanceof ProviderRequestError)
-      return new InvalidTokenError(`The provider's keys could not be fetched: ${error.message}`);
+    // The keys could not be fetched: the provider failed, not the token; the sign-in answers EXTERNAL_SERVICE_ERROR.
+    if (error instanceof ProviderRequestError) throw error;
+    if (error instanceof joseErrors.JWKSTimeout)
+      throw new ProviderRequestError('The JWKS could not be read (timeout).');
+    if (error instanceof joseErrors.JWKSInvalid) throw new ProviderRequestError('The JWKS is not a valid key set.');
     if (error instanceof joseErrors.JOSEError)
       return new InvalidTokenError(`The ID token is not valid (${error.code}).`);
     throw error;

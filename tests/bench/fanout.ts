@@ -273,10 +273,16 @@ const main = async () => {
         started_at: string | null;
         completed_at: string | null;
       }[];
-      const history = (await call('GET', `/deployments/${id}/logs/history?limit=1000`)) as {
-        event_type: string;
-        timestamp: string;
-      }[];
+      // The history in pages of the spec's maximum (100 entries).
+      const history: { event_type: string; timestamp: string }[] = [];
+      for (let offset = 0; ; offset += 100) {
+        const page = (await call('GET', `/deployments/${id}/logs/history?offset=${offset}&limit=100`)) as {
+          event_type: string;
+          timestamp: string;
+        }[];
+        history.push(...page);
+        if (page.length < 100) break;
+      }
       const since = (iso: string | null) => (iso === null ? NaN : Date.parse(iso) - createdAt);
       const times = (values: readonly (string | null)[]) => values.map(since).filter((n) => !Number.isNaN(n));
       const states = (items: readonly { state?: string; status?: string }[]) =>

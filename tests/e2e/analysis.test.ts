@@ -90,7 +90,7 @@ describe('a failed command gets its analysis', () => {
       results = (await call('GET', `/deployments/${id}/analysis`, viewer)).json;
       if (results.some((r) => r.analysis !== undefined)) break;
     }
-    const history = (await call('GET', `/deployments/${id}/logs/history?limit=1000`, viewer)).json as {
+    const history = (await call('GET', `/deployments/${id}/logs/history?limit=100`, viewer)).json as {
       analysis: Record<string, unknown> | null;
     }[];
     // Assess
@@ -218,7 +218,7 @@ describe('Admin: analysis', () => {
       expect(reachable).toMatchObject({ provider: 'openai_compatible', provider_reachable: true });
       expect(garbage.json.source).toBe('rules');
       expect(slow.json.source).toBe('rules');
-      expect(unavailable.status).toBe(503);
+      expect([unavailable.status, unavailable.json.error.code]).toEqual([503, 'EXTERNAL_SERVICE_ERROR']);
       expect(prompts.length).toBeGreaterThanOrEqual(3);
       expect(prompts[0]).toContain('nosuchpackage');
     },

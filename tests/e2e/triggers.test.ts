@@ -111,7 +111,7 @@ describe('deploy triggers', () => {
       state = (await call('GET', `/deployments/${id}`, admin)).json.state;
     }
     expect(state).toBe('success');
-    const history = (await call('GET', `/deployments/${id}/logs/history?limit=1000`, admin)).json as {
+    const history = (await call('GET', `/deployments/${id}/logs/history?limit=100`, admin)).json as {
       message?: string;
     }[];
     expect(JSON.stringify(history)).toContain('deploying 1.4.2');

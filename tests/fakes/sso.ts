@@ -133,6 +133,9 @@ export class FakeOidcGateway implements OidcGateway {
   refuse = false;
   probe: TokenEndpointProbe = { status: 400, error: 'invalid_grant' };
   discovered: DiscoveredEndpoints | ProviderRequestError = new ProviderRequestError('unreachable');
+  /** Thrown by exchangeCode (a refusal or a failure of the token endpoint), and by verifyIdToken (the JWKS). */
+  exchangeFailure: ProviderRequestError | undefined = undefined;
+  keysFailure: ProviderRequestError | undefined = undefined;
   readonly exchanges: { code: string; codeVerifier: string; redirectUri: string }[] = [];
 
   async discover() {
@@ -151,9 +154,11 @@ export class FakeOidcGateway implements OidcGateway {
     exchange: { code: string; codeVerifier: string; redirectUri: string },
   ) {
     this.exchanges.push(exchange);
+    if (this.exchangeFailure !== undefined) throw this.exchangeFailure;
     return { idToken: `fake.${JSON.stringify(this.claims)}` };
   }
   async verifyIdToken(_p: IdentityProvider, idToken: string): Promise<IdTokenClaims> {
+    if (this.keysFailure !== undefined) throw this.keysFailure;
     if (this.refuse) throw new InvalidTokenError('The ID token signature does not verify.');
     return JSON.parse(idToken.slice('fake.'.length)) as IdTokenClaims;
   }

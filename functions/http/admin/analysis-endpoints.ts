@@ -20,7 +20,7 @@ import {
   type ProviderUrlPolicy,
 } from '../../../domain/analysis/settings.js';
 import { http } from '../../shared/http.js';
-import { QueryInt, Uuid } from '../../shared/schemas.js';
+import { LimitQuery, QueryInt, Uuid } from '../../shared/schemas.js';
 import {
   AnalysisRequestSchema,
   AnalysisSettingsSchema,
@@ -40,7 +40,7 @@ const SHARED = 'FORBIDDEN: a tenant-scoped caller (tenant_restriction): the sett
 const ListQuery = v.object({
   status: v.optional(v.picklist(ANALYSIS_STATUSES)),
   tenant_id: v.optional(v.pipe(v.string(), v.maxLength(64))),
-  limit: QueryInt({ min: 1, max: 500, default: 50 }),
+  limit: LimitQuery(50),
   offset: QueryInt({ min: 0, max: 1_000_000, default: 0 }),
 });
 
@@ -191,7 +191,7 @@ export const test = (deps: () => AdminAnalysisDeps) =>
         403: { description: SHARED },
         503: {
           description:
-            'SERVICE_UNAVAILABLE: the provider failed (refused, unreachable, not 2xx) and fallback_to_rules is off',
+            'EXTERNAL_SERVICE_ERROR: the provider failed (refused, unreachable, not 2xx) and fallback_to_rules is off',
         },
       },
     },

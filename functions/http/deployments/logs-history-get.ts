@@ -3,18 +3,17 @@ import * as v from 'valibot';
 import {
   deploymentLogHistory,
   HISTORY_DEFAULT_LIMIT,
-  HISTORY_MAX_LIMIT,
   type LogHistoryDeps,
 } from '../../../domain/deployments/log-history.js';
 import { deploymentsDeps } from '../../shared/deployments-wiring.js';
 import { http } from '../../shared/http.js';
-import { PathId, QueryInt } from '../../shared/schemas.js';
+import { LimitQuery, PathId, QueryInt } from '../../shared/schemas.js';
 import { deploymentEvents } from '../../shared/stream-wiring.js';
 import { HistoryEntrySchema } from './schemas.js';
 
 const Query = v.object({
   offset: QueryInt({ min: 0, max: 1_000_000_000, default: 0 }),
-  limit: QueryInt({ min: 1, max: HISTORY_MAX_LIMIT, default: HISTORY_DEFAULT_LIMIT }),
+  limit: LimitQuery(HISTORY_DEFAULT_LIMIT),
 });
 
 export const makeHandler = (deps: () => LogHistoryDeps) =>

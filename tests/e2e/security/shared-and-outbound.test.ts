@@ -206,11 +206,11 @@ describe('the analysis provider goes through the SSRF guard', () => {
     const down = await call('POST', '/admin/analysis/test', admin, SAMPLE);
     await call('POST', '/admin/analysis/settings/restore', admin);
     // Assess
-    expect([redirected.status, redirected.json.error.code]).toEqual([503, 'SERVICE_UNAVAILABLE']);
+    expect([redirected.status, redirected.json.error.code]).toEqual([503, 'EXTERNAL_SERVICE_ERROR']);
     expect(redirected.json.error.message).toContain('(not 2xx)');
-    expect([failed.status, failed.json.error.code]).toEqual([503, 'SERVICE_UNAVAILABLE']);
+    expect([failed.status, failed.json.error.code]).toEqual([503, 'EXTERNAL_SERVICE_ERROR']);
     expect(failed.json.error.message).toContain('(not 2xx)');
-    expect([down.status, down.json.error.code]).toEqual([503, 'SERVICE_UNAVAILABLE']);
+    expect([down.status, down.json.error.code]).toEqual([503, 'EXTERNAL_SERVICE_ERROR']);
     expect(down.json.error.message).toContain('(unreachable)');
     for (const answer of [redirected, failed, down])
       expect(answer.text).not.toMatch(/302|500|upstream-body|ECONNREFUSED|location|127\.0\.0\.1/i);

@@ -23,6 +23,11 @@ beforeAll(async () => {
       res.writeHead(302, { location: '/circle' });
       return res.end();
     }
+    if (req.url === '/token-500' || req.url === '/jwks-503') {
+      res.writeHead(req.url === '/token-500' ? 500 : 503, { 'content-type': 'text/plain' });
+      return res.end('upstream-internal-detail');
+    }
+    if (req.url === '/jwks-not-json') return res.end('<html>upstream-internal-detail</html>');
     if (req.url === '/token-redirect') {
       res.writeHead(307, { location: `${idp.issuer}/realms/r/token` });
       return res.end();
@@ -161,6 +166,42 @@ describe('JoseOidcGateway', () => {
       'https://x/cb',
     );
     expect(redirected.status).toBe(307);
+  });
+
+  it('tells a token endpoint that refuses the code from one that fails, and a JWKS not served from a bad token', async () => {
+    // Prepare
+    const gw = gateway();
+    const provider = providerFor('failing');
+    const exchange = (p: IdentityProvider) =>
+      gw
+        .exchangeCode(p, CLIENT.clientSecret, {
+          code: 'made-up',
+          codeVerifier: 'v'.repeat(43),
+          redirectUri: 'https://x/cb',
+        })
+        .catch((e: unknown) => e);
+    idp.signIn({ sub: 'u-2', email: 'u2@corp.example' });
+    const token = await idTokenFrom(gw, provider);
+    // Act
+    const refused = await exchange(provider);
+    const failed = await exchange({ ...provider, tokenEndpoint: `http://${oddHost}/token-500` });
+    const down = await exchange({ ...provider, tokenEndpoint: 'http://127.0.0.1:9/token' });
+    const keys = await Promise.all(
+      ['jwks-503', 'jwks-not-json'].map((path) =>
+        gw
+          .verifyIdToken({ ...provider, id: path, jwksUri: `http://${oddHost}/${path}` }, token, new Date())
+          .catch((e: unknown) => e),
+      ),
+    );
+    // Assess
+    expect(refused).toMatchObject({ refusal: true, message: expect.stringMatching(/refused the code.*invalid_grant/) });
+    expect(refused).toBeInstanceOf(ProviderRequestError);
+    for (const error of [failed, down, ...keys]) {
+      expect(error).toBeInstanceOf(ProviderRequestError);
+      expect(error).toMatchObject({ refusal: false });
+      expect((error as Error).message).not.toMatch(/upstream-internal-detail|500|503/);
+    }
+    expect((failed as Error).message).toMatch(/token endpoint failed \(not 2xx\)/);
   });
 
   it('caps the answer’s size, the wait, and the redirects', async () => {

@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError, parseConfig, requireEncryptionKeys } from '../../../infra/config.js';
+import { ConfigurationError as DomainConfigurationError } from '../../../domain/errors.js';
+import { ConfigurationError, parseConfig, requireEncryptionKeys, type Config } from '../../../infra/config.js';
+
+const requireEncryptionKeysMessage = (): string => {
+  try {
+    requireEncryptionKeys({} as Config);
+    return '';
+  } catch (error) {
+    return (error as Error).message;
+  }
+};
 
 describe('parseConfig', () => {
   it('names every missing or malformed variable at once', () => {
@@ -14,6 +24,26 @@ describe('parseConfig', () => {
         'ORCHESTRATOR_QUEUE_URL is missing',
       ]);
     }
+  });
+
+  it('is the spec’s CONFIGURATION_ERROR (500), its message naming the settings but never their values', () => {
+    // Act
+    let thrown: unknown;
+    try {
+      parseConfig({ DISPATCH_QUEUE_URL: 'not a url', WEBHOOK_ALLOW_LOOPBACK: 'secret-looking-value' });
+    } catch (error) {
+      thrown = error;
+    }
+    // Assess
+    expect(thrown).toBeInstanceOf(DomainConfigurationError);
+    expect(thrown).toMatchObject({ code: 'CONFIGURATION_ERROR', kind: 'misconfigured' });
+    const message = (thrown as Error).message;
+    expect(message).toContain('TABLE_NAME is missing');
+    expect(message).toContain('DISPATCH_QUEUE_URL is invalid');
+    expect(message).toContain('WEBHOOK_ALLOW_LOOPBACK is invalid');
+    expect(message).not.toContain('secret-looking-value');
+    expect(message).not.toContain('not a url');
+    expect(requireEncryptionKeysMessage()).toBe('The service is not configured: ENCRYPTION_KEYS is missing.');
   });
 
   it('applies defaults and freezes the result', () => {

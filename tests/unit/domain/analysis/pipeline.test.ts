@@ -318,7 +318,10 @@ describe('listAnalysisRequests and testAnalysis', () => {
       provider_model: 'm',
       fallback_to_rules: false,
     });
-    await expect(testAnalysis(deps, { log: 'boom' })).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    await expect(testAnalysis(deps, { log: 'boom' })).rejects.toMatchObject({
+      code: 'EXTERNAL_SERVICE_ERROR',
+      kind: 'unavailable',
+    });
     await expect(updateSettings(settingsDeps(settings), admin, { provider_url: null })).rejects.toThrow(
       /provider_url is required/,
     );

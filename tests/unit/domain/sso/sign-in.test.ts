@@ -1,8 +1,8 @@
 // The single sign-on flow with in-memory fakes: the pure decisions as tables (roles after a sign-in, return_to), and
 // completeSsoSignIn's refusals, linking and provisioning, then ssoSession's two-factor choice.
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from '../../../../domain/errors.js';
-import { ForbiddenError, InvalidTokenError } from '../../../../domain/identity/errors.js';
+import { ExternalServiceError, ValidationError } from '../../../../domain/errors.js';
+import { ForbiddenError, InvalidCredentialsError, InvalidTokenError } from '../../../../domain/identity/errors.js';
 import { PERMISSIONS, type Permission } from '../../../../domain/identity/permissions.js';
 import { createMapping, createProvider, updateProvider } from '../../../../domain/sso/providers.js';
 import {
@@ -14,6 +14,7 @@ import {
   ssoSession,
   startSsoSignIn,
 } from '../../../../domain/sso/sign-in.js';
+import { ProviderRequestError } from '../../../../domain/sso/ports.js';
 import type { RoleMapping } from '../../../../domain/sso/types.js';
 import { aUser, identityFakes } from '../../../fakes/identity.js';
 import { ssoFakes } from '../../../fakes/sso.js';
@@ -150,6 +151,44 @@ describe('completeSsoSignIn', () => {
     expect(await refusal(() => ((fakes.oidc.refuse = true), {}))).toBeInstanceOf(InvalidTokenError);
     fakes.oidc.refuse = false;
     expect(await refusal(() => ({ code: undefined }))).toBeInstanceOf(ValidationError);
+    expect([...fakes.users.users.values()]).toEqual([]);
+  });
+
+  it('tells a provider that refuses the code (401) from a provider that fails (EXTERNAL_SERVICE_ERROR)', async () => {
+    // Prepare
+    const fakes = ssoFakes();
+    const provider = await createProvider(fakes.admin, everything, corp);
+    const attempt = async (failure: () => void) => {
+      const s = await started(fakes, provider.id);
+      fakes.oidc.claims = { sub: 'dan', email: 'dan@corp.example', email_verified: true, nonce: s.nonce };
+      failure();
+      const outcome = await completeSsoSignIn(fakes.sso, s.callback).catch((e: unknown) => e);
+      fakes.oidc.exchangeFailure = undefined;
+      fakes.oidc.keysFailure = undefined;
+      return outcome;
+    };
+    // Act
+    const refused = await attempt(
+      () =>
+        (fakes.oidc.exchangeFailure = new ProviderRequestError(
+          'the token endpoint refused the code (not 2xx: invalid_grant).',
+          true,
+        )),
+    );
+    const down = await attempt(
+      () => (fakes.oidc.exchangeFailure = new ProviderRequestError('The token endpoint could not be reached.')),
+    );
+    const keys = await attempt(
+      () => (fakes.oidc.keysFailure = new ProviderRequestError('The JWKS could not be read (not 2xx).')),
+    );
+    // Assess
+    expect(refused).toBeInstanceOf(InvalidCredentialsError);
+    expect(down).toBeInstanceOf(ExternalServiceError);
+    expect(down).toMatchObject({ code: 'EXTERNAL_SERVICE_ERROR', kind: 'external' });
+    expect((down as Error).message).toBe(
+      'The identity provider did not complete the sign-in: The token endpoint could not be reached.',
+    );
+    expect(keys).toMatchObject({ code: 'EXTERNAL_SERVICE_ERROR' });
     expect([...fakes.users.users.values()]).toEqual([]);
   });
 

@@ -5,7 +5,7 @@ import { DatabaseError } from '../../../../domain/errors.js';
 import { isThrottling, renderError } from '../../../../functions/shared/errors.js';
 import { http } from '../../../../functions/shared/http.js';
 import { logger } from '../../../../functions/shared/logger.js';
-import { missingCloudSettings } from '../../../../infra/config.js';
+import { missingCloudSettings, parseConfig } from '../../../../infra/config.js';
 import { httpEvent, lambdaContext, parseResponse } from '../../../fakes/lambda.js';
 import { bound } from '../../../fakes/shell.js';
 
@@ -58,7 +58,7 @@ describe('throttling', () => {
   });
 });
 
-const route = (limiterDown?: 'refuse') =>
+const route = (limiterDown?: 'refuse', failure: Error = new Error('ResourceNotFoundException')) =>
   bound(
     http(
       {
@@ -71,7 +71,7 @@ const route = (limiterDown?: 'refuse') =>
       },
       async () => ({ statusCode: 200, body: { ok: true } }),
     ),
-    { rateGate: async () => Promise.reject(new Error('ResourceNotFoundException')), startupProblems: () => [] },
+    { rateGate: async () => Promise.reject(failure), startupProblems: () => [] },
   );
 
 describe('the general limiter’s store is down', () => {
@@ -83,6 +83,35 @@ describe('the general limiter’s store is down', () => {
     expect(auth.statusCode).toBe(503);
     expect((auth.json as { error: { code: string } }).error.code).toBe('SERVICE_UNAVAILABLE');
     expect(Number(auth.headers['retry-after'])).toBeGreaterThan(0);
+  });
+});
+
+describe('a configuration that does not parse', () => {
+  it('is 500 CONFIGURATION_ERROR on every route, the auth routes too: not a limiter outage to retry', async () => {
+    // Prepare
+    vi.spyOn(logger, 'error').mockImplementation(() => undefined);
+    const failure = (): Error => {
+      try {
+        parseConfig({ TABLE_NAME: 't', DISPATCH_QUEUE_URL: 'nope', ORCHESTRATOR_QUEUE_URL: 'https://q/o' });
+      } catch (error) {
+        return error as Error;
+      }
+      throw new Error('parseConfig accepted a malformed variable');
+    };
+    // Act
+    const replies = [
+      parseResponse(await route(undefined, failure())(httpEvent('GET', '/x'), lambdaContext())),
+      parseResponse(await route('refuse', failure())(httpEvent('POST', '/x'), lambdaContext())),
+    ];
+    // Assess
+    for (const reply of replies) {
+      expect([reply.statusCode, reply.headers['retry-after']]).toEqual([500, undefined]);
+      expect((reply.json as { error: object }).error).toEqual({
+        code: 'CONFIGURATION_ERROR',
+        message: 'The service is not configured: DISPATCH_QUEUE_URL is invalid.',
+        details: { request_id: expect.any(String) },
+      });
+    }
   });
 });
 
@@ -98,7 +127,7 @@ describe('the cold start’s configuration check', () => {
     expect(missingCloudSettings({ STAGE: 'dev' })[0]).toMatch(/PUBLIC_BASE_URL and EDGE_ORIGIN_SECRET are not set/);
   });
 
-  it('answers every request 503 naming the missing variables, before any limiter or authentication', async () => {
+  it('answers every request 500 CONFIGURATION_ERROR naming the missing variables, before any limiter or authentication', async () => {
     const gate = vi.fn();
     const handler = bound(
       http({ operationId: 'y', summary: 'y', tags: [], permission: 'targets:read', responses: {} }, async () => ({
@@ -111,9 +140,10 @@ describe('the cold start’s configuration check', () => {
       },
     );
     const reply = parseResponse(await handler(httpEvent('GET', '/y'), lambdaContext()));
-    expect(reply.statusCode).toBe(503);
+    expect(reply.statusCode).toBe(500);
+    expect(reply.headers['retry-after']).toBeUndefined();
     expect((reply.json as { error: { code: string; message: string } }).error).toMatchObject({
-      code: 'SERVICE_UNAVAILABLE',
+      code: 'CONFIGURATION_ERROR',
       message: expect.stringContaining('PUBLIC_BASE_URL'),
     });
     expect((reply.json as { error: { message: string } }).error.message).not.toContain('EDGE_ORIGIN_SECRET');

@@ -1,6 +1,13 @@
 import * as v from 'valibot';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ConflictError, DatabaseError, NotFoundError, ServiceUnavailableError } from '../../../../domain/errors.js';
+import {
+  ConfigurationError,
+  ConflictError,
+  DatabaseError,
+  ExternalServiceError,
+  NotFoundError,
+  ServiceUnavailableError,
+} from '../../../../domain/errors.js';
 import { http, MAX_BODY_BYTES, type HttpEndpoint } from '../../../../functions/shared/http.js';
 import type { LambdaHttpHandler } from '../../../../functions/shared/shell.js';
 import { logger } from '../../../../functions/shared/logger.js';
@@ -198,6 +205,9 @@ describe('http shell', () => {
     [new NotFoundError('Action', 'x'), 404, 'NOT_FOUND'],
     [new ConflictError('taken'), 409, 'CONFLICT'],
     [new ServiceUnavailableError('queue down'), 503, 'SERVICE_UNAVAILABLE'],
+    [new ExternalServiceError('The identity provider failed (not 2xx).'), 500, 'EXTERNAL_SERVICE_ERROR'],
+    [new ExternalServiceError('The provider failed (timeout).', { status: 503 }), 503, 'EXTERNAL_SERVICE_ERROR'],
+    [new ConfigurationError('The service is not configured: X is missing.'), 500, 'CONFIGURATION_ERROR'],
   ])('maps %s to its status and code', async (error, status, code) => {
     const failing = http(
       { operationId: 'f', summary: 'f', tags: [], permission: 'public', responses: {} },
@@ -208,6 +218,7 @@ describe('http shell', () => {
     const response = await call(failing, httpEvent('GET', '/f'));
     expect(response.statusCode).toBe(status);
     expect(response.json.error.code).toBe(code);
+    expect(response.json.error.message).toBe(error.message);
   });
 
   it('hides the message of unexpected errors and database errors', async () => {

@@ -55,7 +55,7 @@ describe('a shell without the authenticator its routes need', () => {
 });
 
 describe('refusals are answers like any other', () => {
-  it('a 429 of the rate gate and a 503 of the startup check carry the request id and the security headers', async () => {
+  it('a 429 of the rate gate and a 500 CONFIGURATION_ERROR of the startup check carry the request id and the security headers', async () => {
     const limited = parseResponse(
       await bound(publicEndpoint, { rateGate: async () => ({ allowed: false, remaining: 0, retryAfterSeconds: 2 }) })(
         httpEvent('GET', '/p'),
@@ -67,7 +67,7 @@ describe('refusals are answers like any other', () => {
     );
     for (const [reply, status] of [
       [limited, 429],
-      [unconfigured, 503],
+      [unconfigured, 500],
     ] as const) {
       expect(reply.statusCode).toBe(status);
       expect(reply.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
@@ -75,6 +75,7 @@ describe('refusals are answers like any other', () => {
       expect(reply.headers['x-content-type-options']).toBe('nosniff');
     }
     expect(limited.headers['retry-after']).toBe('2');
+    expect(unconfigured.headers['retry-after']).toBeUndefined();
   });
 });
 
