@@ -138,11 +138,13 @@ export interface RegisterAgentCommand {
 }
 
 /**
- * Registers an agent's host. An agent of another major version than the server's is refused (409) before the token is
- * looked at, so the refusal takes none of its uses.
+ * Registers an agent's host. An agent of another major version than the server's (its `agent_version`, or the version
+ * its x-deployer-agent-version header names, `headerVersion`) is refused (409) before the token is looked at, so the
+ * refusal takes none of its uses.
  */
-export const registerAgent = async (deps: TargetsDeps, command: RegisterAgentCommand) => {
+export const registerAgent = async (deps: TargetsDeps, command: RegisterAgentCommand, headerVersion?: string) => {
   checkAgentVersion(parseAgentVersion(command.agent_version, 'agent_version'), deps.settings.serverVersion);
+  if (headerVersion !== undefined) checkAgentVersion(headerVersion, deps.settings.serverVersion);
   const now = deps.clock.now();
   const refused = () =>
     new InvalidCredentialsError(

@@ -1,6 +1,7 @@
 // handler -> registerAgent (domain/targets/enrollment.ts) -> EnrollmentTokenRepository, TargetRepository
 import * as v from 'valibot';
 import type { TargetsDeps } from '../../../domain/targets/deps.js';
+import { agentVersionOf } from '../../../domain/targets/compatibility.js';
 import { registerAgent } from '../../../domain/targets/enrollment.js';
 import { http } from '../../shared/http.js';
 import { Name } from '../../shared/schemas.js';
@@ -38,7 +39,10 @@ export const makeHandler = (deps: () => TargetsDeps) =>
         },
       },
     },
-    async ({ body }) => ({ statusCode: 201, body: await registerAgent(deps(), body) }),
+    async ({ body, headers }) => ({
+      statusCode: 201,
+      body: await registerAgent(deps(), body, agentVersionOf(headers)),
+    }),
   );
 
 export const handler = makeHandler(targetsDeps);
