@@ -32,6 +32,8 @@ import {
 } from './command.js';
 import {
   AGENT_INSTANCE_HEADER,
+  AGENT_VERSION_HEADER,
+  AGENT_VERSION_INCOMPATIBLE,
   type AgentCommand,
   type ChannelResponse,
   type HeartbeatFrame,
@@ -284,6 +286,8 @@ class Agent {
       fetch: options.fetch ?? globalThis.fetch,
       log: (message) => this.log(message),
       onUnauthorized: (usedToken) => this.unauthorized(usedToken),
+      // No retry can change the versions: say why and stop with exit code 1 (a supervisor shows it, not a loop).
+      onIncompatible: (message) => this.fatal(`The server refused this agent: ${message} Stopping.`),
     });
     this.store = new CommandStore(this.stateDir);
     this.context = {
@@ -369,6 +373,8 @@ class Agent {
         }) * 1000,
       );
     } catch (error) {
+      if (error instanceof HttpError && error.code === AGENT_VERSION_INCOMPATIBLE)
+        throw new Error(`Enrollment refused by ${this.server}: ${error.message}`);
       if (error instanceof HttpError && (error.status === 401 || error.status === 403)) {
         throw new Error(
           `Enrollment refused by ${this.server}: the enrollment token is unknown or expired (${error.message})`,
@@ -677,6 +683,7 @@ class Agent {
         headers: {
           authorization: `Bearer ${this.client.currentToken ?? ''}`,
           [AGENT_INSTANCE_HEADER]: this.instance,
+          [AGENT_VERSION_HEADER]: AGENT_VERSION,
         },
       });
     } catch (error) {

@@ -1,9 +1,12 @@
 // The agent's HTTP client: one method per protocol call, JSON in and out, and the retry policy. Network errors,
 // 5xx and 429 are retried with backoff (honouring Retry-After) until the caller's signal aborts; an outage is logged
 // once when it starts and once when the server answers again. 401 on an authenticated call goes to
-// `onUnauthorized` (re-enroll or give up); 404 and 409 become typed errors for the caller to act on.
+// `onUnauthorized` (re-enroll or give up); 409 AGENT_VERSION_INCOMPATIBLE (this agent's major version is not the
+// server's) goes to `onIncompatible` (stop); 404 and 409 become typed errors for the caller to act on. Every request
+// names the agent's version (x-deployer-agent-version).
 import { BACKOFF_BASE_MS, backoffDelay, retryAfterMs, sleep } from './backoff.js';
-import { AGENT_INSTANCE_HEADER } from './protocol.js';
+import { AGENT_INSTANCE_HEADER, AGENT_VERSION_HEADER, AGENT_VERSION_INCOMPATIBLE } from './protocol.js';
+import { AGENT_VERSION } from './version.js';
 import type {
   ChannelResponse,
   CompleteRequest,
@@ -52,6 +55,12 @@ export interface ClientOptions {
    * and resolves, so the call is repeated, or throws to end the call with that error.
    */
   readonly onUnauthorized?: (usedToken: string) => Promise<void>;
+  /**
+   * Called when the server refuses an authenticated call because this agent's version is of another major version
+   * than the server's (409 AGENT_VERSION_INCOMPATIBLE), with the server's message naming both versions; the call
+   * then throws its HttpError as usual.
+   */
+  readonly onIncompatible?: (message: string) => void;
   readonly requestTimeoutMs?: number;
   readonly random?: () => number;
 }
@@ -204,7 +213,7 @@ export class AgentClient {
       if (options.signal?.aborted === true) throw new AbortedError();
       const usedToken = this.token;
       const sentAt = Date.now();
-      const headers: Record<string, string> = { accept: 'application/json' };
+      const headers: Record<string, string> = { accept: 'application/json', [AGENT_VERSION_HEADER]: AGENT_VERSION };
       if (options.body !== undefined) headers['content-type'] = 'application/json';
       if (options.auth && usedToken !== undefined) headers['authorization'] = `Bearer ${usedToken}`;
       if (options.auth && this.instance !== undefined) headers[AGENT_INSTANCE_HEADER] = this.instance;
@@ -251,6 +260,8 @@ export class AgentClient {
           continue;
         }
       }
+      if (options.auth && envelope?.code === AGENT_VERSION_INCOMPATIBLE)
+        this.options.onIncompatible?.(envelope.message);
       throw new HttpError(
         status,
         envelope?.code ?? `HTTP_${status}`,

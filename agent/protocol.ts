@@ -79,6 +79,15 @@ export interface ChannelResponse {
  */
 export const AGENT_INSTANCE_HEADER = 'x-deployer-agent-instance';
 
+/**
+ * Names this agent's version (agent/version.ts) on every request and on the WebSocket handshake: the server refuses
+ * an agent of another major version than its own with 409 AGENT_VERSION_INCOMPATIBLE (api.md, "Versioning").
+ */
+export const AGENT_VERSION_HEADER = 'x-deployer-agent-version';
+
+/** The error code of that refusal: the agent logs its message and stops (no retry can change the versions). */
+export const AGENT_VERSION_INCOMPATIBLE = 'AGENT_VERSION_INCOMPATIBLE';
+
 /** Agent -> server frame on the WebSocket. */
 export interface HeartbeatFrame {
   readonly action: 'heartbeat';

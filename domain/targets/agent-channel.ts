@@ -15,7 +15,7 @@ import type { Clock } from '../shared/ports.js';
 import type { WebhookEmitter } from '../webhooks/notify.js';
 import type { WebhookQueue } from '../webhooks/ports.js';
 import type { SecretCipher } from '../identity/ports.js';
-import { authenticateAgent, commandForAgent } from './agent-protocol.js';
+import { admitAgentVersion, authenticateAgent, commandForAgent } from './agent-protocol.js';
 import { statusOf, targetView } from './targets.js';
 import type { TargetsDeps } from './deps.js';
 import type { AgentCaller, Command, Target } from './types.js';
@@ -39,6 +39,8 @@ export const GONE_AFTER_MS = 30_000;
 
 export type ChannelDeps = Pick<TargetsDeps, 'targets' | 'random' | 'clock'> & {
   readonly connections: AgentConnections;
+  /** serverVersion: the handshake of an agent of another major version fails (compatibility.ts). */
+  readonly settings: Pick<TargetsDeps['settings'], 'serverVersion'>;
   /** Outgoing webhooks (target.online, target.offline); absent: none. */
   readonly webhooks?: TargetWebhooks;
 };
@@ -58,7 +60,7 @@ export const channelInfo = async (
   settings: ChannelSettings,
   agent: AgentCaller,
 ) => {
-  await deps.targets.recordHeartbeat(agent.targetId, deps.clock.now());
+  await deps.targets.recordHeartbeat(agent.targetId, deps.clock.now(), agent.agentVersion);
   return {
     socket_url: settings.socketUrl,
     heartbeat_seconds: settings.heartbeatSeconds,
@@ -68,21 +70,31 @@ export const channelInfo = async (
   };
 };
 
-/** $connect: the agent token from the Authorization header; a refused one fails the handshake (InvalidTokenError). */
+/**
+ * $connect: the agent token from the Authorization header and the agent's version from its x-deployer-agent-version;
+ * a refused token (InvalidTokenError) or an agent of another major version (IncompatibleAgentError) fails the
+ * handshake. The version is stored with the connection (it changes when an upgraded agent connects).
+ */
 export const connectAgent = async (
   deps: ChannelDeps,
   authorization: string | undefined,
   connectionId: string,
   instance?: string,
+  agentVersion?: string,
 ): Promise<AgentCaller> => {
-  const agent = await authenticateAgent(deps, authorization);
+  const agent = await admitAgentVersion(
+    deps,
+    deps.settings.serverVersion,
+    await authenticateAgent(deps, authorization),
+    agentVersion,
+  );
   // Someone listens for target.online: the target as it was, to tell whether it comes online now (one read).
   const watched =
     deps.webhooks !== undefined && (await deps.webhooks.emitter.listens('target.online', agent.tenantId))
       ? await deps.targets.get(agent.targetId)
       : undefined;
   const now = deps.clock.now();
-  const connected = await deps.targets.connect(agent.targetId, connectionId, now, instance ?? null);
+  const connected = await deps.targets.connect(agent.targetId, connectionId, now, instance ?? null, agent.agentVersion);
   if (connected === undefined) throw new InvalidTokenError('The target was deleted; enroll the agent again.');
   if (watched !== undefined && statusOf(watched, now) !== 'online')
     await deps.webhooks?.emitter.emit({
@@ -90,7 +102,16 @@ export const connectAgent = async (
       subject: [agent.targetId, connectionId],
       tenantId: agent.tenantId,
       timestamp: now.toISOString(),
-      data: () => targetView({ ...watched, connectionId, lastHeartbeatAt: now.toISOString() }, now),
+      data: () =>
+        targetView(
+          {
+            ...watched,
+            connectionId,
+            lastHeartbeatAt: now.toISOString(),
+            agentVersion: agent.agentVersion ?? watched.agentVersion,
+          },
+          now,
+        ),
     });
   if (connected.replaced !== null) {
     // Another process with this target's token (or this agent's previous socket, half-open): told, then closed.

@@ -6,6 +6,7 @@ import { bearerToken } from '../identity/authenticate.js';
 import { openVariable } from '../deployments/plan.js';
 import type { SecretCipher } from '../identity/ports.js';
 import type { TargetsDeps } from './deps.js';
+import { checkAgentVersion } from './compatibility.js';
 import { AGENT_TOKEN_PREFIX } from './enrollment.js';
 import type { AgentCaller, Command, OutputChunk } from './types.js';
 
@@ -45,6 +46,34 @@ export const authenticateAgent = async (
   };
 };
 
+/**
+ * Refuses (409 AGENT_VERSION_INCOMPATIBLE) an agent whose claimed version is of another major version than the
+ * server's (a call without one counts as 1.0.0). The version it claimed is stored on its target first, so the target
+ * list shows what runs there and that it is refused (the agent itself stops on this answer).
+ */
+export const admitAgentVersion = async (
+  deps: Pick<TargetsDeps, 'targets'>,
+  serverVersion: string,
+  agent: AgentCaller,
+  claimed: string | undefined,
+): Promise<AgentCaller> => {
+  try {
+    checkAgentVersion(claimed, serverVersion);
+  } catch (error) {
+    if (claimed !== undefined) await deps.targets.recordAgentVersion(agent.targetId, claimed);
+    throw error;
+  }
+  return claimed === undefined ? agent : { ...agent, agentVersion: claimed };
+};
+
+/** Every agent call: the agent token (401), then the version the agent claims (`x-deployer-agent-version`, 409). */
+export const admitAgent = async (
+  deps: Pick<TargetsDeps, 'targets' | 'random' | 'settings'>,
+  authorization: string | undefined,
+  claimedVersion: string | undefined,
+): Promise<AgentCaller> =>
+  admitAgentVersion(deps, deps.settings.serverVersion, await authenticateAgent(deps, authorization), claimedVersion);
+
 /** A sign of life younger than this is not written again (the dead-agent rule allows 60 s). */
 export const SIGN_OF_LIFE_REFRESH_MS = 5_000;
 
@@ -72,7 +101,7 @@ export const heartbeat = async (
 ) => {
   const now = deps.clock.now();
   if (options.stopping === true) await deps.targets.recordSignOff(agent.targetId, now);
-  else await deps.targets.recordHeartbeat(agent.targetId, now);
+  else await deps.targets.recordHeartbeat(agent.targetId, now, agent.agentVersion);
   return { server_time: now.toISOString() };
 };
 

@@ -28,6 +28,8 @@ export interface TargetsDeps {
   /** The agents' open WebSockets (absent: the service offers none, agents poll). */
   readonly connections?: AgentConnections;
   readonly settings: {
+    /** This build's version (package.json): agents of its major version are taken (compatibility.ts). */
+    readonly serverVersion: string;
     /** How often a long poll looks at the inbox again while it waits. */
     readonly pollIntervalMs: number;
     /** What `GET /api/v1/agent/channel` tells agents (absent: no socket, poll). */

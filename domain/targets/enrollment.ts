@@ -6,6 +6,7 @@
 import { NotFoundError, ValidationError } from '../errors.js';
 import { ForbiddenError, InvalidCredentialsError } from '../identity/errors.js';
 import type { Caller } from '../identity/types.js';
+import { checkAgentVersion, parseAgentVersion } from './compatibility.js';
 import type { TargetsDeps } from './deps.js';
 import { uniqueTags } from './targets.js';
 import type { PageRequest } from '../shared/pagination.js';
@@ -136,7 +137,14 @@ export interface RegisterAgentCommand {
   readonly tags?: readonly Tag[] | undefined;
 }
 
-export const registerAgent = async (deps: TargetsDeps, command: RegisterAgentCommand) => {
+/**
+ * Registers an agent's host. An agent of another major version than the server's (its `agent_version`, or the version
+ * its x-deployer-agent-version header names, `headerVersion`) is refused (409) before the token is looked at, so the
+ * refusal takes none of its uses.
+ */
+export const registerAgent = async (deps: TargetsDeps, command: RegisterAgentCommand, headerVersion?: string) => {
+  checkAgentVersion(parseAgentVersion(command.agent_version, 'agent_version'), deps.settings.serverVersion);
+  if (headerVersion !== undefined) checkAgentVersion(headerVersion, deps.settings.serverVersion);
   const now = deps.clock.now();
   const refused = () =>
     new InvalidCredentialsError(

@@ -22,7 +22,10 @@ export interface TargetRepository {
   listAll(): Promise<readonly Target[]>;
   /** Name and tags; false when the target changed meanwhile (optimistic check on updatedAt). */
   update(previous: Target, next: Target): Promise<boolean>;
-  recordHeartbeat(id: string, at: Date): Promise<void>;
+  /** A heartbeat at `at`; with `agentVersion`, the agent's version stored in the same write (after an upgrade). */
+  recordHeartbeat(id: string, at: Date, agentVersion?: string): Promise<void>;
+  /** The version the target's agent named (a refused one too); nothing for a deleted target or the same version. */
+  recordAgentVersion(id: string, agentVersion: string): Promise<void>;
   /** A heartbeat at `at` written only over one older than `olderThan` (a sign of life: one write per burst). */
   recordSignOfLife(id: string, at: Date, olderThan: Date): Promise<void>;
   /** The agent stopped cleanly at `at` (its goodbye); nothing for a deleted target. */
@@ -30,14 +33,15 @@ export interface TargetRepository {
   delete(target: Target): Promise<void>;
   /**
    * The agent's new WebSocket: stored with the target (replacing any earlier one) and as a lookup from the
-   * connection id, with a heartbeat at `at`. Answers the connection it replaced (null: none), or undefined when the
-   * target no longer exists.
+   * connection id, with a heartbeat at `at` (and the agent's version, when it named one). Answers the connection it
+   * replaced (null: none), or undefined when the target no longer exists.
    */
   connect(
     targetId: string,
     connectionId: string,
     at: Date,
     instance?: string | null,
+    agentVersion?: string,
   ): Promise<{ replaced: string | null } | undefined>;
   /** The connection's lookup item: whose it is; undefined once it closed (or never was). */
   connectionTarget(connectionId: string): Promise<string | undefined>;

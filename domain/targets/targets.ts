@@ -6,6 +6,7 @@ import { ConflictError, NotFoundError } from '../errors.js';
 import type { Caller } from '../identity/types.js';
 import { pageOf, type PageRequest } from '../shared/pagination.js';
 import { closeTargetConnection } from './agent-channel.js';
+import { agentCompatible } from './compatibility.js';
 import type { TargetsDeps } from './deps.js';
 import type { Tag, Target, TargetStatus } from './types.js';
 
@@ -75,6 +76,15 @@ export const targetView = (target: Target, now: Date) => ({
 
 export type TargetView = ReturnType<typeof targetView>;
 
+/**
+ * The target as the targets endpoints and streams show it: the spec's fields and `agent_compatible`, whether its agent
+ * (the version it last named) is of this server's major version; false means its calls are refused.
+ */
+export const targetViewWithAgent = (target: Target, now: Date, serverVersion: string) => ({
+  ...targetView(target, now),
+  agent_compatible: agentCompatible(target.agentVersion, serverVersion),
+});
+
 export const visibleTo = (caller: Caller, target: Target): boolean =>
   caller.tenantId === null || target.tenantId === caller.tenantId;
 
@@ -106,7 +116,7 @@ export interface ListTargetsQuery extends PageRequest {
 
 /** Oldest first (enrollment order), so pages are stable while agents heartbeat. */
 export const listTargets = async (
-  deps: Pick<TargetsDeps, 'targets' | 'clock'>,
+  deps: Pick<TargetsDeps, 'targets' | 'clock' | 'settings'>,
   caller: Caller,
   query: ListTargetsQuery,
 ) => {
@@ -123,11 +133,14 @@ export const listTargets = async (
     )
     .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
   const page = pageOf(targets, query);
-  return { data: page.data.map((t) => targetView(t, now)), meta: page.meta };
+  return { data: page.data.map((t) => targetViewWithAgent(t, now, deps.settings.serverVersion)), meta: page.meta };
 };
 
-export const getTarget = async (deps: Pick<TargetsDeps, 'targets' | 'clock'>, caller: Caller, id: string) =>
-  targetView(await findVisibleTarget(deps, caller, id), deps.clock.now());
+export const getTarget = async (
+  deps: Pick<TargetsDeps, 'targets' | 'clock' | 'settings'>,
+  caller: Caller,
+  id: string,
+) => targetViewWithAgent(await findVisibleTarget(deps, caller, id), deps.clock.now(), deps.settings.serverVersion);
 
 export interface UpdateTargetCommand {
   readonly name?: string | undefined;
@@ -135,7 +148,7 @@ export interface UpdateTargetCommand {
 }
 
 export const updateTarget = async (
-  deps: Pick<TargetsDeps, 'targets' | 'clock'>,
+  deps: Pick<TargetsDeps, 'targets' | 'clock' | 'settings'>,
   caller: Caller,
   id: string,
   command: UpdateTargetCommand,
@@ -150,7 +163,7 @@ export const updateTarget = async (
   };
   if (!(await deps.targets.update(target, next)))
     throw new ConflictError('The target changed meanwhile; read it again and retry.');
-  return targetView(next, now);
+  return targetViewWithAgent(next, now, deps.settings.serverVersion);
 };
 
 /** Deleting a target revokes its agent token at once: the agent's next call answers 401. */

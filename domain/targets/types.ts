@@ -66,6 +66,8 @@ export interface AgentCaller {
   readonly tenantId: string | null;
   /** The target's last heartbeat as authentication read it (a sign of life is written only when it is older). */
   readonly heardAt?: string | null;
+  /** The version the agent named on this request (x-deployer-agent-version), already checked to be compatible. */
+  readonly agentVersion?: string;
 }
 
 /**

@@ -7,6 +7,7 @@ import { DynamoTargetRepository } from '../../infra/dynamodb/target-repository.j
 import { once } from './once.js';
 import { agentConnections } from './agent-connections-wiring.js';
 import { bestEffortWebhookEvents, webhookQueue } from './webhook-events-wiring.js';
+import { SERVER_VERSION } from './version.js';
 import { infra } from './wiring.js';
 
 /** undefined when the service offers no socket (AGENT_SOCKET_ENDPOINT unset). */
@@ -19,6 +20,7 @@ export const channelDeps = once((): ChannelDeps | undefined => {
     random: randomTokens,
     clock,
     connections,
+    settings: { serverVersion: SERVER_VERSION },
     webhooks: { emitter: bestEffortWebhookEvents(), queue: webhookQueue() },
   };
 });

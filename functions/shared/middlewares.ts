@@ -34,8 +34,14 @@ type Schema = v.GenericSchema;
 
 /** Authorization header value and client address -> the caller, or a domain error (401/403 codes of the spec). */
 export type Authenticator = (authorization: string | undefined, ip: string) => Promise<Caller>;
-/** Authorization header value -> the agent, or a domain error (401 codes of the spec). */
-export type AgentAuthenticator = (authorization: string | undefined) => Promise<AgentCaller>;
+/**
+ * Authorization header value and the request's headers (the agent's version) -> the agent, or a domain error (401
+ * codes of the spec; 409 AGENT_VERSION_INCOMPATIBLE for an agent of another major version).
+ */
+export type AgentAuthenticator = (
+  authorization: string | undefined,
+  headers: Readonly<Record<string, string | undefined>>,
+) => Promise<AgentCaller>;
 /** Client address -> whether the general rate limit (per address, shared by every instance) lets it through. */
 export type RateGate = (ip: string) => Promise<RateDecision>;
 
@@ -338,7 +344,7 @@ export const authentication = (access: Access): Middleware => ({
     const state = states.get(request.event);
     const authorization = request.event.headers?.['authorization'];
     if (access.kind === 'agent') {
-      const agent = await access.authenticateAgent(authorization);
+      const agent = await access.authenticateAgent(authorization, request.event.headers ?? {});
       if (state !== undefined) state.caller = agent;
       return;
     }

@@ -88,6 +88,16 @@ const parametersOf = (schema: v.GenericSchema | undefined, location: 'query' | '
 const ERROR_REF = { $ref: '#/components/schemas/ErrorEnvelope' };
 const ENVELOPE_CONTENT = { 'application/json': { schema: ERROR_REF } };
 
+/** The version header every agent call carries (absent: an agent from before it, judged as 1.0.0). */
+const AGENT_VERSION_PARAMETER: JsonObject = {
+  name: 'x-deployer-agent-version',
+  in: 'header',
+  required: false,
+  description:
+    'The agent’s semantic version; another major version than the server’s is refused (409 AGENT_VERSION_INCOMPATIBLE), none counts as 1.0.0',
+  schema: { type: 'string', maxLength: 64 },
+};
+
 const errorResponse = (description: string, headers?: JsonObject): JsonObject => ({
   description,
   ...(headers === undefined ? {} : { headers }),
@@ -151,6 +161,12 @@ const operationOf = (route: DocumentedRoute): JsonObject => {
   }
   if (spec.params !== undefined)
     responses['404'] ??= errorResponse('NOT_FOUND: no such record (or not visible to the caller)');
+  if (spec.permission === 'agent') {
+    // Every agent call: an agent of another major version than the server's is refused (x-deployer-agent-version).
+    const refusal = `AGENT_VERSION_INCOMPATIBLE: the agent's major version (x-deployer-agent-version) is not the server's; details {agent_version, accepted, server_version}`;
+    const own = responses['409'] as { description?: string } | undefined;
+    responses['409'] = errorResponse(own?.description === undefined ? refusal : `${own.description}; or ${refusal}`);
+  }
   if (spec.body !== undefined)
     responses['413'] ??= errorResponse(
       'VALIDATION_ERROR with details.limit_bytes: the body is larger than the service takes (8 MiB)',
@@ -189,7 +205,11 @@ const operationOf = (route: DocumentedRoute): JsonObject => {
           : spec.permission === 'agent'
             ? [{ agentToken: [] }]
             : [{ bearer: [] }],
-    parameters: [...parametersOf(spec.params, 'path'), ...parametersOf(spec.query, 'query')],
+    parameters: [
+      ...parametersOf(spec.params, 'path'),
+      ...parametersOf(spec.query, 'query'),
+      ...(spec.permission === 'agent' ? [AGENT_VERSION_PARAMETER] : []),
+    ],
     ...(spec.body === undefined ? {} : { requestBody: requestBodyOf(spec.body) }),
     responses,
   };

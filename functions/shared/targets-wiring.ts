@@ -1,7 +1,9 @@
 // The composition root, targets part: targets, enrollment, agent tokens and the commands agents run; the agent
 // authenticator of /api/v1/agent/* lives here.
 import { wakeTarget, withWakeUps, type LaunchDeps } from '../../domain/targets/agent-channel.js';
-import { authenticateAgent, MAX_POLL_WAIT_SECONDS } from '../../domain/targets/agent-protocol.js';
+import { admitAgent, MAX_POLL_WAIT_SECONDS } from '../../domain/targets/agent-protocol.js';
+import { agentVersionOf } from '../../domain/targets/compatibility.js';
+import { SERVER_VERSION } from './version.js';
 import type { TargetsDeps } from '../../domain/targets/deps.js';
 import { randomTokens } from '../../infra/crypto/tokens.js';
 import { DynamoCommandRepository } from '../../infra/dynamodb/command-repository.js';
@@ -98,6 +100,7 @@ export const targetsDeps = once((): TargetsDeps => {
     clock,
     sleeper: systemSleeper,
     settings: {
+      serverVersion: SERVER_VERSION,
       pollIntervalMs: cfg.AGENT_POLL_INTERVAL_MS,
       channel: {
         socketUrl: cfg.AGENT_SOCKET_URL ?? null,
@@ -133,7 +136,8 @@ export const targetsDeps = once((): TargetsDeps => {
   };
 });
 
-/** The agent authenticator of /api/v1/agent/* (an agent token). */
+/** The agent authenticator of /api/v1/agent/*: an agent token, from an agent of the server's major version. */
 export const agentAuthentication: AgentAuthentication = {
-  authenticateAgent: (authorization) => authenticateAgent(targetsDeps(), authorization),
+  authenticateAgent: async (authorization, headers) =>
+    admitAgent(targetsDeps(), authorization, agentVersionOf(headers)),
 };

@@ -2,7 +2,8 @@
 // agent token and stores the connection, $disconnect clears it, and every message (route `heartbeat`, anything
 // else through `$default`) is a heartbeat or answered with an error message. See domain/targets/agent-channel.ts.
 //
-// $connect answers 401 to a refused token (the handshake fails), 503 while the configuration is incomplete; the
+// $connect answers 401 to a refused token and 409 to an agent of another major version than the server's (400 to a
+// malformed x-deployer-agent-version): the handshake fails; 503 while the configuration is incomplete; the
 // other routes always answer 200 to API Gateway (a message cannot be refused with a status: the agent gets an
 // `{type: "error"}` message instead).
 import '../shared/secrets-bootstrap.js'; // first: the secrets, before any module reads the environment
@@ -17,6 +18,8 @@ import {
 import type { AgentMessage } from '../../domain/targets/ports.js';
 import { InvalidTokenError } from '../../domain/identity/errors.js';
 import { agentInstanceOf } from '../../domain/targets/agent-protocol.js';
+import { agentVersionOf, IncompatibleAgentError } from '../../domain/targets/compatibility.js';
+import { ValidationError } from '../../domain/errors.js';
 import { logger } from '../shared/logger.js';
 import { channelDeps } from '../shared/agent-socket-wiring.js';
 import { startupProblems } from '../shared/wiring.js';
@@ -90,6 +93,7 @@ export const makeHandler =
           authorizationOf(event.headers),
           connectionId,
           agentInstanceOf(event.headers),
+          agentVersionOf(event.headers),
         );
         logger.info('agent connected', { ...base, targetId: agent.targetId });
         return answer(200);
@@ -110,6 +114,16 @@ export const makeHandler =
       if (error instanceof InvalidTokenError) {
         logger.info('agent connection refused: the token is not valid', base);
         return answer(401);
+      }
+      // The handshake carries no body to the agent: the status says it, the log says why (the agent learns the
+      // versions from the same refusal on GET /api/v1/agent/channel, which it calls before every connection).
+      if (error instanceof IncompatibleAgentError) {
+        logger.warn('agent connection refused: incompatible agent version', { ...base, ...error.details });
+        return answer(409);
+      }
+      if (error instanceof ValidationError) {
+        logger.info('agent connection refused: malformed agent version', { ...base, details: error.details });
+        return answer(400);
       }
       logger.error('agent socket event failed', { ...base, error });
       return answer(500);

@@ -21,7 +21,8 @@ import type { Caller } from '../../domain/identity/types.js';
 import type { ChangeFeed, ChangedRecord, Clock } from '../../domain/shared/ports.js';
 import type { TargetRepository } from '../../domain/targets/ports.js';
 import type { Target } from '../../domain/targets/types.js';
-import { targetView } from '../../domain/targets/targets.js';
+import { targetViewWithAgent } from '../../domain/targets/targets.js';
+import { SERVER_VERSION } from '../shared/version.js';
 import { logger } from '../shared/logger.js';
 import { Uuid } from '../shared/schemas.js';
 import { sseComment, sseMessage, sseRetry } from '../shared/sse.js';
@@ -176,7 +177,7 @@ export const RESOURCE_SOURCES: Readonly<Record<ResourceType, ResourceSource>> = 
         (await deps.targets.listAll())
           .filter((t) => watches(watcher, t))
           .sort(byCreation)
-          .map((t) => targetView(t, now)),
+          .map((t) => targetViewWithAgent(t, now, SERVER_VERSION)),
       );
     },
     // The records are kept, so the status is worked out again on every look (the clock moves it without a write);
@@ -202,7 +203,7 @@ export const RESOURCE_SOURCES: Readonly<Record<ResourceType, ResourceSource>> = 
           }
         });
         const now = deps.clock.now();
-        return keyed([...known.values()].map((t) => targetView(t, now)));
+        return keyed([...known.values()].map((t) => targetViewWithAgent(t, now, SERVER_VERSION)));
       };
     },
     // A heartbeat alone (every 15 s per agent) is not a change; the status it keeps or moves is.

@@ -109,20 +109,24 @@ export class DynamoTargetRepository implements TargetRepository {
     return target === undefined ? undefined : { targetId, tenantId: target.tenantId, heardAt: target.lastHeartbeatAt };
   }
 
-  /** lastHeartbeatAt = at, only when it was older than `olderThan` (or unset) and the target exists. */
-  async recordSignOfLife(id: string, at: Date, olderThan: Date): Promise<void> {
+  /**
+   * lastHeartbeatAt = at, only when it was older than `olderThan` (or unset) and the target exists; with
+   * `agentVersion`, the agent's version in the same write.
+   */
+  async recordSignOfLife(id: string, at: Date, olderThan: Date, agentVersion?: string): Promise<void> {
     await conditionally(
       this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.target(id),
-          UpdateExpression: `SET lastHeartbeatAt = :at, ${CHANGED}`,
+          UpdateExpression: `SET lastHeartbeatAt = :at, ${agentVersion === undefined ? '' : 'agentVersion = :version, '}${CHANGED}`,
           ConditionExpression:
             'attribute_exists(pk) AND (attribute_type(lastHeartbeatAt, :null) OR lastHeartbeatAt < :older)',
           ExpressionAttributeValues: {
             ':at': at.toISOString(),
             ':older': olderThan.toISOString(),
             ':null': 'NULL',
+            ...(agentVersion === undefined ? {} : { ':version': agentVersion }),
             ...changedValues(id),
           },
         }),
@@ -169,9 +173,24 @@ export class DynamoTargetRepository implements TargetRepository {
     );
   }
 
-  async recordHeartbeat(id: string, at: Date): Promise<void> {
+  async recordHeartbeat(id: string, at: Date, agentVersion?: string): Promise<void> {
     // Heartbeats only move forward, and a deleted target is not brought back by a late one.
-    await this.recordSignOfLife(id, at, at);
+    await this.recordSignOfLife(id, at, at, agentVersion);
+  }
+
+  /** agentVersion = version, only for an existing target whose stored version differs (no write otherwise). */
+  async recordAgentVersion(id: string, agentVersion: string): Promise<void> {
+    await conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.target(id),
+          UpdateExpression: `SET agentVersion = :version, ${CHANGED}`,
+          ConditionExpression: 'attribute_exists(pk) AND agentVersion <> :version',
+          ExpressionAttributeValues: { ':version': agentVersion, ...changedValues(id) },
+        }),
+      ),
+    );
   }
 
   async connect(
@@ -179,6 +198,7 @@ export class DynamoTargetRepository implements TargetRepository {
     connectionId: string,
     at: Date,
     instance: string | null = null,
+    agentVersion?: string,
   ): Promise<{ replaced: string | null } | undefined> {
     const now = at.toISOString();
     const lookup = keys.agentConnection(connectionId);
@@ -201,12 +221,13 @@ export class DynamoTargetRepository implements TargetRepository {
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.target(targetId),
-          UpdateExpression: `SET connectionId = :id, connectionInstance = :instance, connectedAt = :now, lastHeartbeatAt = :now, ${CHANGED}`,
+          UpdateExpression: `SET connectionId = :id, connectionInstance = :instance, connectedAt = :now, lastHeartbeatAt = :now, ${agentVersion === undefined ? '' : 'agentVersion = :version, '}${CHANGED}`,
           ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeValues: {
             ':id': connectionId,
             ':instance': instance,
             ':now': now,
+            ...(agentVersion === undefined ? {} : { ':version': agentVersion }),
             ...changedValues(targetId),
           },
           ReturnValues: 'UPDATED_OLD',

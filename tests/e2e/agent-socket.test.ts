@@ -71,7 +71,7 @@ const enroll = async (name: string) => {
     hostname: `${name}.example`,
     os: 'linux',
     arch: 'x64',
-    agent_version: 'test',
+    agent_version: '1.0.0',
     tags: [],
   });
   expect(registered.status).toBe(201);

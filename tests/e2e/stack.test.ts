@@ -43,7 +43,13 @@ describe('the local stack over HTTP', () => {
 
   it('reports the server version from package.json', async () => {
     const info = await get('/api/v1/server/info');
-    expect(info.json).toEqual({ server_version: pkg.version, api_version: '1.0.0', service: 'deployer' });
+    expect(info.json).toEqual({
+      server_version: pkg.version,
+      api_version: '1.0.0',
+      service: 'deployer',
+      engine_version: pkg.version,
+      agent_versions: '>=1.0.0 <2.0.0',
+    });
   });
 
   it('answers unknown paths and methods with the NOT_FOUND envelope and a unique request id', async () => {

@@ -64,16 +64,31 @@ export class FakeTargetRepository implements TargetRepository {
     this.targets.set(next.id, next);
     return true;
   }
-  async recordHeartbeat(id: string, at: Date) {
+  async recordHeartbeat(id: string, at: Date, agentVersion?: string) {
     const target = this.targets.get(id);
-    if (target !== undefined) this.targets.set(id, { ...target, lastHeartbeatAt: at.toISOString() });
+    if (target !== undefined)
+      this.targets.set(id, {
+        ...target,
+        lastHeartbeatAt: at.toISOString(),
+        agentVersion: agentVersion ?? target.agentVersion,
+      });
+  }
+  async recordAgentVersion(id: string, agentVersion: string) {
+    const target = this.targets.get(id);
+    if (target !== undefined) this.targets.set(id, { ...target, agentVersion });
   }
   async delete(target: Target) {
     this.targets.delete(target.id);
   }
   /** Connection id -> target id (the lookup items). */
   readonly connections = new Map<string, string>();
-  async connect(targetId: string, connectionId: string, at: Date, instance: string | null = null) {
+  async connect(
+    targetId: string,
+    connectionId: string,
+    at: Date,
+    instance: string | null = null,
+    agentVersion?: string,
+  ) {
     const target = this.targets.get(targetId);
     if (target === undefined) return undefined;
     const previous = target.connectionId ?? null;
@@ -85,6 +100,7 @@ export class FakeTargetRepository implements TargetRepository {
       connectionInstance: instance,
       connectedAt: now,
       lastHeartbeatAt: now,
+      agentVersion: agentVersion ?? target.agentVersion,
     });
     return { replaced: previous !== null && previous !== connectionId ? previous : null };
   }
@@ -271,7 +287,7 @@ export const targetsFakes = (options: { tenants?: TenantRef[]; environments?: En
     ids: fakeIds(),
     clock,
     sleeper: fakeSleeper(clock),
-    settings: { pollIntervalMs: 500 },
+    settings: { serverVersion: '1.0.0', pollIntervalMs: 500 },
   };
   return { deps, clock, targets, enrollmentTokens, commands };
 };

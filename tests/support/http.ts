@@ -20,6 +20,8 @@ export interface CallOptions {
   /** JSON-encoded unless already a string. */
   readonly body?: unknown;
   readonly cookie?: string;
+  /** Further request headers (an agent's x-deployer-agent-version, ...). */
+  readonly headers?: Readonly<Record<string, string>>;
   /**
    * false: skip the OpenAPI check, for a call that reads a record a test corrupted behind the service's back (its
    * answer echoes a state the service itself never produces). Everything else is checked.
@@ -29,7 +31,7 @@ export interface CallOptions {
 
 export const apiClient = (baseUrl: () => string) => {
   const call = async (method: string, path: string, options: CallOptions = {}): Promise<Reply> => {
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...options.headers };
     if (options.token !== undefined) headers['authorization'] = `Bearer ${options.token}`;
     if (options.header !== undefined) headers['authorization'] = options.header;
     if (options.cookie !== undefined) headers['cookie'] = options.cookie;

@@ -1,6 +1,7 @@
 // handler -> registerAgent (domain/targets/enrollment.ts) -> EnrollmentTokenRepository, TargetRepository
 import * as v from 'valibot';
 import type { TargetsDeps } from '../../../domain/targets/deps.js';
+import { agentVersionOf } from '../../../domain/targets/compatibility.js';
 import { registerAgent } from '../../../domain/targets/enrollment.js';
 import { http } from '../../shared/http.js';
 import { Name } from '../../shared/schemas.js';
@@ -30,10 +31,18 @@ export const makeHandler = (deps: () => TargetsDeps) =>
       body: Body,
       responses: {
         201: { description: 'The new target and its agent token', schema: Registered },
+        400: { description: 'VALIDATION_ERROR: also an agent_version that is not a semantic version' },
         401: { description: 'INVALID_CREDENTIALS: unknown, expired, revoked or used-up enrollment token' },
+        409: {
+          description:
+            'AGENT_VERSION_INCOMPATIBLE: agent_version is of another major version than the server’s (GET /api/v1/server/info, agent_versions); details {agent_version, accepted, server_version}; the token keeps its uses',
+        },
       },
     },
-    async ({ body }) => ({ statusCode: 201, body: await registerAgent(deps(), body) }),
+    async ({ body, headers }) => ({
+      statusCode: 201,
+      body: await registerAgent(deps(), body, agentVersionOf(headers)),
+    }),
   );
 
 export const handler = makeHandler(targetsDeps);

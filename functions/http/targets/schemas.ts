@@ -28,7 +28,13 @@ export const TargetSchema = v.object({
   hostname: v.string(),
   os: v.string(),
   arch: v.string(),
-  agent_version: v.string(),
+  agent_version: v.pipe(v.string(), v.description('The version its agent last named (at registration, or since)')),
+  agent_compatible: v.pipe(
+    v.boolean(),
+    v.description(
+      "Whether that version is of this server's major version (GET /api/v1/server/info, agent_versions); false: its agent's calls are refused",
+    ),
+  ),
   tags: v.array(v.object({ key: v.string(), value: v.string() })),
   status: TargetStatusSchema,
   last_heartbeat_at: v.nullable(v.string()),

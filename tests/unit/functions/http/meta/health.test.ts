@@ -50,8 +50,14 @@ describe('health endpoints', () => {
     expect(response.json.status).toBe('ok');
   });
 
-  it('server info reports the package version and API version 1.0.0', async () => {
+  it('server info reports the package version, API version 1.0.0, the engine version and the agents it takes', async () => {
     const response = parseResponse(await bound(serverInfo)(httpEvent('GET', '/api/v1/server/info'), lambdaContext()));
-    expect(response.json).toEqual({ server_version: pkg.version, api_version: '1.0.0', service: 'deployer' });
+    expect(response.json).toEqual({
+      server_version: pkg.version,
+      api_version: '1.0.0',
+      service: 'deployer',
+      engine_version: pkg.version,
+      agent_versions: '>=1.0.0 <2.0.0',
+    });
   });
 });
