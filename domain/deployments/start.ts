@@ -109,6 +109,7 @@ export const startOrQueue = async (deps: StartDeps, draft: DeploymentDraft): Pro
     subject: [request.id],
     tenantId: request.tenantId,
     timestamp: request.queuedAt,
+    since: request.createdAt,
     data: () => pendingRequestView(request, position),
   });
   return { kind: 'queued', request, position };
