@@ -5,7 +5,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, isApiError } from './api.js';
 import { Ansi } from './ansi.js';
 import { nameOf, type DeploymentRow } from './deployments.js';
-import { duration, stateClass, TERMINAL_STATES, when } from './format.js';
+import { duration, stateClass, TERMINAL_STATES, triggerer, when } from './format.js';
 import { openStream, type StreamState } from './stream.js';
 import { ErrorLine, LiveBadge } from './widgets.js';
 
@@ -264,7 +264,7 @@ export const Deployment = ({ id, permissions }: { id: string; permissions: Reado
       ) : null}
       <p class="muted">
         {detail.completed_steps}/{detail.total_steps} steps · created {when(detail.created_at)} · by{' '}
-        {detail.triggered_by ?? '—'}
+        <span title={detail.triggered_by ?? undefined}>{triggerer(detail)}</span>
         {detail.error_message ? <> · {detail.error_message}</> : null}
         {detail.cancel_reason ? <> · cancelled: {detail.cancel_reason}</> : null}
       </p>

@@ -2,7 +2,7 @@
 // its row at once; the page (and the counts) are read again at most once a second while changes arrive.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, isApiError } from './api.js';
-import { duration, stateClass, when } from './format.js';
+import { duration, stateClass, triggerer, when } from './format.js';
 import { openStream, type StreamState } from './stream.js';
 import { ErrorLine, LiveBadge } from './widgets.js';
 
@@ -18,6 +18,7 @@ export interface DeploymentRow {
   readonly completed_steps: number;
   readonly failed_steps: number;
   readonly triggered_by: string | null;
+  readonly triggered_by_name?: string;
   readonly created_at: string;
   readonly duration_ms: number | null;
 }
@@ -177,7 +178,7 @@ export const Deployments = () => {
                 {d.completed_steps}/{d.total_steps}
                 {d.failed_steps > 0 ? <span class="bad-text"> ({d.failed_steps} failed)</span> : null}
               </td>
-              <td>{d.triggered_by ?? '—'}</td>
+              <td title={d.triggered_by ?? undefined}>{triggerer(d)}</td>
               <td>{when(d.created_at)}</td>
               <td>{duration(d.duration_ms)}</td>
             </tr>

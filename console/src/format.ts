@@ -34,3 +34,7 @@ export const stateClass = (state: unknown): string => {
 };
 
 export const TERMINAL_STATES: ReadonlySet<string> = new Set(['success', 'failed', 'cancelled', 'rolled_back']);
+
+/** Who triggered it, as people read it: the name the API stored (`triggered_by_name`), else the id, else a dash. */
+export const triggerer = (r: { readonly triggered_by?: string | null; readonly triggered_by_name?: string }): string =>
+  r.triggered_by_name ?? r.triggered_by ?? '—';

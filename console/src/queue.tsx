@@ -2,6 +2,7 @@
 // otherwise every orchestration instance is busy), live from GET /sse/pending_deployments, each cancellable.
 import { useState } from 'preact/hooks';
 import { api, isApiError } from './api.js';
+import { triggerer } from './format.js';
 import { ErrorLine, LiveBadge, useResourceStream } from './widgets.js';
 
 interface Pending {
@@ -11,6 +12,7 @@ interface Pending {
   readonly queue_position?: number;
   readonly queued_at: string;
   readonly triggered_by?: string;
+  readonly triggered_by_name?: string;
   readonly waiting_reason?: string;
   readonly waiting_until?: string;
   readonly deployment_id?: string;
@@ -70,7 +72,7 @@ export const Queue = ({ permissions }: { permissions: ReadonlySet<string> }) => 
               <td>{p.queue_position ?? '—'}</td>
               <td>{p.priority}</td>
               <td>{p.queued_at}</td>
-              <td>{p.triggered_by ?? '—'}</td>
+              <td title={p.triggered_by}>{triggerer(p)}</td>
               <td class="reason">{reasonOf(p)}</td>
               <td>
                 {permissions.has('pending_deployments:cancel') && p.status === 'pending' ? (

@@ -64,6 +64,7 @@ const emitCompleted = async (deps: Pick<AnalysisDeps, 'webhooks'>, request: Anal
     subject: [request.id],
     tenantId: request.tenantId,
     timestamp: request.completedAt ?? request.updatedAt,
+    since: request.createdAt,
     data: () => requestView(request),
   });
 };

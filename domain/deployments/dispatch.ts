@@ -150,6 +150,7 @@ export const dispatchPending = async (deps: DispatchDeps): Promise<DispatchRepor
         subject: [claimed.id],
         tenantId: claimed.tenantId,
         timestamp: at,
+        since: claimed.createdAt,
         data: () =>
           pendingRequestView({
             ...claimed,

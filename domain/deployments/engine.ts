@@ -246,6 +246,7 @@ const announce = async (webhooks: DeploymentWebhooks | undefined, first: Deploym
       subject: [first.id],
       tenantId: first.tenantId,
       timestamp: at,
+      since: first.createdAt,
       data: () => deploymentData(record),
     });
 };

@@ -63,6 +63,7 @@ const emitTerminal = async (webhooks: DeploymentWebhooks | undefined, entry: Out
     subject: [entry.deploymentId],
     tenantId: entry.tenantId,
     timestamp: entry.at,
+    since: entry.at, // the entry does not keep the creation time: its own time (one more look per deployment)
     data: async () => {
       const deployment = await webhooks.deployments.get(entry.deploymentId);
       return deployment === undefined ? { id: entry.deploymentId, state } : deploymentData(deployment);

@@ -745,6 +745,7 @@ export const resolveDeployment = async (
     environmentId: scope.environment?.id ?? null,
     environmentName: scope.environment?.name ?? null,
     triggeredBy: caller.userId,
+    ...(caller.userName === undefined ? {} : { triggeredByName: caller.userName }),
     config,
     plan: {
       targetCount: targets.length,

@@ -85,6 +85,7 @@ export const startOrQueue = async (deps: StartDeps, draft: DeploymentDraft): Pro
     environmentId: draft.environmentId,
     environmentName: draft.environmentName,
     triggeredBy: draft.triggeredBy,
+    ...(draft.triggeredByName === undefined ? {} : { triggeredByName: draft.triggeredByName }),
     draft,
     queuedAt: now,
     createdAt: now,
@@ -108,6 +109,7 @@ export const startOrQueue = async (deps: StartDeps, draft: DeploymentDraft): Pro
     subject: [request.id],
     tenantId: request.tenantId,
     timestamp: request.queuedAt,
+    since: request.createdAt,
     data: () => pendingRequestView(request, position),
   });
   return { kind: 'queued', request, position };

@@ -121,6 +121,8 @@ export interface DeploymentDraft {
   readonly environmentId: string | null;
   readonly environmentName: string | null;
   readonly triggeredBy: string;
+  /** The triggerer's name when it was created (the owner's for a credential); absent in records stored before it. */
+  readonly triggeredByName?: string;
   readonly config: DeploymentConfig;
   readonly plan: Plan;
   readonly freezeOverride: FreezeOverride | null;
@@ -204,6 +206,8 @@ export interface PendingRequest {
   readonly environmentId: string | null;
   readonly environmentName: string | null;
   readonly triggeredBy: string;
+  /** As the draft's; absent in records stored before it. */
+  readonly triggeredByName?: string;
   readonly draft: DeploymentDraft;
   readonly queuedAt: string;
   readonly createdAt: string;

@@ -25,6 +25,8 @@ export const deploymentView = (d: Deployment) => ({
   environment_id: d.environmentId,
   environment_name: d.environmentName,
   triggered_by: d.triggeredBy,
+  // Stored at creation (no user read per item); records from before it show the id.
+  triggered_by_name: d.triggeredByName ?? d.triggeredBy,
   created_at: d.createdAt,
   started_at: d.startedAt,
   completed_at: d.completedAt,
@@ -127,6 +129,7 @@ export const pendingRequestView = (r: PendingRequest, position?: number) => {
   put('environment_id', r.environmentId);
   put('environment_name', r.environmentName);
   put('triggered_by', r.triggeredBy);
+  put('triggered_by_name', r.triggeredByName ?? r.triggeredBy);
   put('last_retry_at', r.lastRetryAt === null ? null : pendingTime(r.lastRetryAt));
   put('error_message', r.errorMessage);
   put('deployment_id', r.deploymentId);

@@ -12,6 +12,7 @@ import {
   TwoFactorRequiredError,
 } from './errors.js';
 import type { IdentityDeps } from './deps.js';
+import { personName } from './names.js';
 import type { Permission } from './permissions.js';
 import type { Caller } from './types.js';
 
@@ -49,6 +50,7 @@ export const authenticate = async (
   return {
     kind: 'user',
     userId: user.id,
+    userName: personName(user),
     tenantId: user.tenantId,
     roles: user.roles,
     permissions: await deps.roles.permissionsOf(user.roles),

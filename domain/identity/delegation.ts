@@ -4,6 +4,7 @@
 // rather than a permission. This module is the one place that builds such a caller and that decides every power the
 // spec reserves for a role (the admin's freeze override, reuse of another's secrets, retry of a failed analysis).
 import { ForbiddenError } from './errors.js';
+import { personName } from './names.js';
 import type { Permission } from './permissions.js';
 import type { RoleDirectory } from './ports.js';
 import type { Caller, DelegatedCredential, User } from './types.js';
@@ -36,8 +37,8 @@ export const ROLE_RESERVED_POWERS: readonly RoleReservedPower[] = [
 export const rolePowersGranted = (roles: readonly string[], scopes: readonly string[]): readonly RoleReservedPower[] =>
   ROLE_RESERVED_POWERS.filter((p) => roles.includes(p.role) && scopes.includes(p.permission));
 
-/** The owner of a credential as of now: its current roles and tenant. */
-export type Owner = Pick<User, 'id' | 'tenantId' | 'roles'>;
+/** The owner of a credential as of now: its current roles and tenant (and its names, for `userName`). */
+export type Owner = Pick<User, 'id' | 'tenantId' | 'roles'> & Partial<Pick<User, 'displayName' | 'username'>>;
 
 /** A user session (a login, or an SSE token such a login asked for): every other caller is a delegated credential. */
 export const isUserSession = (caller: Caller): boolean => caller.kind === 'user';
@@ -61,6 +62,9 @@ export const delegatedCaller = (
   return {
     kind: credential.type,
     userId: owner.id,
+    ...(owner.username === undefined
+      ? {}
+      : { userName: personName({ displayName: owner.displayName ?? null, username: owner.username }) }),
     tenantId: owner.tenantId,
     roles: owner.roles.filter((role) => roleGrants.has(role) && covered(role)),
     permissions,

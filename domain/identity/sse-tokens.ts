@@ -5,6 +5,7 @@
 import type { IdentityDeps } from './deps.js';
 import { callerOfApiKey } from './api-keys.js';
 import { ForbiddenError, InvalidTokenError } from './errors.js';
+import { personName } from './names.js';
 import type { SseGrant } from './ports.js';
 import type { Caller } from './types.js';
 
@@ -95,6 +96,7 @@ const callerOf = async (deps: IdentityDeps, grant: SseGrant): Promise<Caller | u
   return {
     kind: 'user',
     userId: user.id,
+    userName: personName(user),
     tenantId: user.tenantId,
     roles: user.roles,
     permissions: await deps.roles.permissionsOf(user.roles),

@@ -71,6 +71,11 @@ export interface Caller {
    */
   readonly kind: 'user' | 'api_key' | 'oauth' | 'trigger';
   readonly userId: string;
+  /**
+   * The user's name as people read it (identity/names.ts personName); a delegated caller: its owner's. Read from the
+   * user record authentication already holds; absent only where a caller is built without one (tests).
+   */
+  readonly userName?: string;
   /** null: a global user, who sees every tenant. */
   readonly tenantId: string | null;
   /** A user session: the user's roles. A delegated caller: only those of its owner's roles its permissions cover whole. */

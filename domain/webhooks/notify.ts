@@ -2,6 +2,9 @@
 // analyzer). What an event costs: nothing but a look in this container's cache when no subscription of the tenant
 // (or a global one) wants the type; the cache is refreshed by one query per scope at most every few seconds, only
 // when events happen. With a listener: the record's view built and one SQS message; the consumer fans out.
+// A subscription is heard by the work created after its answer, in every container (issue 30): an event says when
+// its work was created (`since`), and a look taken before that (and the index's lag) is read again; so new work
+// costs each container that tells about it one query per scope for its first events, and old work nothing more.
 // An event has a deterministic id (events.ts), so emitting it again (a retry) makes no second delivery.
 import type { Clock } from '../shared/ports.js';
 import { eventId, type EventType, type SubscribableType } from './events.js';
@@ -13,6 +16,11 @@ export interface Emission {
   readonly subject: readonly string[];
   readonly tenantId: string | null;
   readonly timestamp: string;
+  /**
+   * When the work the event is about was created (ISO 8601): a cached look older than that (plus the index's lag) is
+   * not trusted, so a subscription answered before the work was created hears it. Absent: the cache time alone.
+   */
+  readonly since?: string;
   /** The record as the API shows it; built only when someone listens. */
   readonly data: () => unknown;
 }
@@ -31,25 +39,50 @@ export interface EmitterDeps {
   readonly cacheMs: number;
 }
 
+/**
+ * How long after a subscription write the tenant's list (a DynamoDB global secondary index, eventually consistent)
+ * may still miss it: a look must be taken this long after the work was created to answer for its events.
+ */
+export const SUBSCRIPTION_INDEX_LAG_MS = 1000;
+
+/** What a container read about one scope's subscriptions, and when it started reading (epoch ms). */
+export interface Look {
+  readonly readAt: number;
+  readonly types: ReadonlySet<string>;
+}
+
+/**
+ * Whether a cached look answers whether `type` is wanted, at `now`, for work created at `since` (epoch ms). Only
+ * within the cache time. A "yes" then always answers (the consumer reads the subscriptions again when it fans out,
+ * so a stale yes costs one message, never a wrong delivery). A "no" answers only when the look was taken after the
+ * work was created (plus the index's lag): it saw every subscription whose write was answered before the work was
+ * created, whichever container wrote it.
+ */
+export const lookServes = (look: Look, type: string, now: number, cacheMs: number, since?: number): boolean =>
+  now - look.readAt < cacheMs &&
+  (look.types.has(type) || since === undefined || look.readAt >= since + SUBSCRIPTION_INDEX_LAG_MS);
+
 /** An emitter with its per-container cache of "which types does scope X want". */
 export const webhookEmitter = (deps: EmitterDeps): WebhookEmitter => {
-  const cache = new Map<string, { readonly until: number; readonly types: ReadonlySet<string> }>();
-  const wanted = async (tenantId: string | null): Promise<ReadonlySet<string>> => {
+  const cache = new Map<string, Look>();
+  const wanted = async (tenantId: string | null, type: string, since?: number): Promise<ReadonlySet<string>> => {
     const key = tenantId ?? '';
     const now = deps.clock.now().getTime();
     const hit = cache.get(key);
-    if (hit !== undefined && hit.until > now) return hit.types;
+    if (hit !== undefined && lookServes(hit, type, now, deps.cacheMs, since)) return hit.types;
     const list = await deps.subscriptions.listByTenant(tenantId);
     const types = new Set(list.filter((s) => s.enabled).flatMap((s) => s.eventTypes));
-    if (deps.cacheMs > 0) cache.set(key, { until: now + deps.cacheMs, types });
+    if (deps.cacheMs > 0) cache.set(key, { readAt: now, types });
     return types;
   };
-  const listens = async (type: EventType, tenantId: string | null) =>
-    (await wanted(null)).has(type) || (tenantId !== null && (await wanted(tenantId)).has(type));
+  const heard = async (type: EventType, tenantId: string | null, since?: number) =>
+    (await wanted(null, type, since)).has(type) ||
+    (tenantId !== null && (await wanted(tenantId, type, since)).has(type));
   return {
-    listens,
+    listens: (type, tenantId) => heard(type, tenantId),
     async emit(emission) {
-      if (!(await listens(emission.type, emission.tenantId))) return;
+      const since = emission.since === undefined ? undefined : Date.parse(emission.since);
+      if (!(await heard(emission.type, emission.tenantId, Number.isNaN(since) ? undefined : since))) return;
       await deps.queue.send({
         kind: 'event',
         event: {

@@ -147,9 +147,12 @@ describe('the console in a browser', () => {
     expect(await log.locator('span.ansi-green').first().textContent()).toBe('green');
     expect(await log.textContent()).not.toContain('\u001b[');
     await page.screenshot({ path: join(SHOTS, 'console-deployment.png') });
+    // People, not ids (issue 30): the page and the list name who triggered it.
+    expect(await page.locator('main').textContent()).toContain('by Administrator');
     // The list shows it, and its succeeded tab counts it.
     await page.goto(`${stack.baseUrl}/#/deployments`);
     await page.locator(`tr[data-deployment-id="${id}"]`).waitFor();
+    expect(await page.locator(`tr[data-deployment-id="${id}"]`).textContent()).toContain('Administrator');
     await page.screenshot({ path: join(SHOTS, 'console-deployments.png') });
     await page.context().close();
   }, 60_000);
@@ -206,6 +209,7 @@ describe('the console in a browser', () => {
       const row = page.locator(`tr[data-pending-id="${pendingId}"]`);
       await row.waitFor({ timeout: 20_000 });
       expect(await row.locator('.reason').textContent()).toBe('Waiting for a free orchestration instance');
+      expect(await row.textContent()).toContain('Administrator');
       await page.screenshot({ path: join(SHOTS, 'console-queue.png') });
       expect((await call('PUT', '/admin/orchestration', { instances: 4 })).status).toBe(200);
       const left = page.locator(`li[data-pending-id="${pendingId}"]`);
@@ -321,11 +325,15 @@ describe('the console in a browser', () => {
       version: { version: '1.0.0', script: printed.map((line) => `printf '%s\\n' ${quote(line)}`).join('\n') },
     });
     expect(created.status).toBe(201);
+    // The triggerer's display name is hostile too (shown in the page and the list, issue 30).
+    const me = (await call('GET', '/auth/me')).json.id as string;
+    expect((await call('PATCH', `/admin/users/${me}`, { display_name: hostile })).status).toBe(200);
     const deployed = await call('POST', '/deployments', {
       action_id: created.json.id,
       target_ids: targetIds.slice(0, 1),
-    });
+    }).finally(() => call('PATCH', `/admin/users/${me}`, { display_name: 'Administrator' }));
     expect(deployed.status).toBe(201);
+    expect(deployed.json.deployment.triggered_by_name).toBe(hostile);
     const id = deployed.json.deployment_id as string;
 
     const context = await browser.newContext();
@@ -356,6 +364,11 @@ describe('the console in a browser', () => {
     expect(await log.textContent()).toContain('</script><script>alert(2)</script>');
     expect(await log.textContent()).toContain('red link');
     expect(await log.textContent()).not.toContain('evil.example');
+    expect(await page.locator('main').textContent()).toContain(`by ${hostile}`);
+    expect(await page.locator('img').count()).toBe(0);
+    await page.goto(`${stack.baseUrl}/#/deployments`);
+    await expect.poll(() => page.locator(`tr[data-deployment-id="${id}"]`).textContent()).toContain(hostile);
+    expect(await page.locator('img').count()).toBe(0);
     await page.getByRole('link', { name: 'Catalog' }).click();
     await expect.poll(() => page.locator('main').textContent()).toContain(hostile);
     expect(await page.locator('img').count()).toBe(0);

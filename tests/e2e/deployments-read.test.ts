@@ -170,6 +170,7 @@ describe('pending dispatch requests', () => {
     expect(list.json[2]).toEqual({
       id: rid(1),
       triggered_by: triggerer,
+      triggered_by_name: triggerer, // stored without a name (as before names were): the id
       queued_at: '2026-11-22 10:01:07',
       retry_count: 0,
       status: 'pending',

@@ -42,6 +42,7 @@ const behaviour: Record<string, (nth: number) => number> = {
   '/slack': () => 200,
   '/ping': () => 204,
   '/queue': () => 200,
+  '/first': () => 200,
 };
 
 const readBody = (request: IncomingMessage) =>
@@ -75,8 +76,8 @@ const subscribe = async (token: string, path: string, extra: Record<string, unkn
   return created.json as { id: string; secret: string; url: string };
 };
 
-const deploy = async () => {
-  const created = await call('POST', '/deployments', admin, {
+const deploy = async (token = admin) => {
+  const created = await call('POST', '/deployments', token, {
     action_id: actionId,
     target_tags: [{ key: 'role', value: 'web' }],
     variables: { TOKEN: 'hunter2-deploy-secret' },
@@ -117,8 +118,9 @@ beforeAll(async () => {
     namePrefix: `${uniqueName('hook')}-`,
     bootstrapAdmin: ADMIN,
     log: (line) => logs.push(line),
-    // The day of retries in about 8 s; every emitter reads the subscriptions at each event (no cache).
-    env: { WEBHOOK_RETRY_SCALE: '0.0001', WEBHOOK_CACHE_SECONDS: '0' },
+    // The day of retries in about 8 s. The emitters' cache of who listens holds 5 minutes (the most allowed): an
+    // event is heard only if the cache rule lets a subscription reach work created after its answer (issue 30).
+    env: { WEBHOOK_RETRY_SCALE: '0.0001', WEBHOOK_CACHE_SECONDS: '300' },
   });
   admin = (await api.login(ADMIN)).token;
   dir = await mkdtemp(join(tmpdir(), 'deployer-hook-'));
@@ -141,6 +143,58 @@ afterAll(async () => {
   await stack?.stop();
   await new Promise((resolve) => receiver?.close(resolve));
   await rm(dir, { recursive: true, force: true });
+});
+
+describe('a subscription and the work created after it (issue 30)', () => {
+  it('hears the first events of a deployment created right after the subscription answered', async () => {
+    // Prepare: a deployment nobody listens to, so every emitter has cached "nobody listens" for 5 minutes
+    const unheard = await deploy();
+    await until('the unheard deployment’s end', async () => {
+      const got = await call('GET', `/deployments/${unheard}`, admin);
+      return got.json.state === 'success' ? got : undefined;
+    });
+
+    // Act: subscribe, and deploy as soon as it answers (a CI script)
+    const first = await subscribe(admin, '/first');
+    const deploymentId = await deploy();
+    const got = await until('the three events of the deployment created after the subscription', () => {
+      const list = events('/first', first.secret).filter((e) => e.event.data['id'] === deploymentId);
+      return list.length >= 3 ? list : undefined;
+    });
+
+    // Assess: all of them, and nothing of the deployment before the subscription
+    expect(got.map((e) => e.event.type)).toEqual(['deployment.created', 'deployment.started', 'deployment.succeeded']);
+    expect(events('/first', first.secret).filter((e) => e.event.data['id'] === unheard)).toEqual([]);
+    // People, not ids: the payload names who triggered it beside the id
+    expect(got[2]?.event.data).toMatchObject({ triggered_by_name: 'Administrator' });
+    expect(typeof got[2]?.event.data['triggered_by']).toBe('string');
+    expect((await call('DELETE', `/webhooks/${first.id}`, admin)).status).toBe(204);
+  }, 90_000);
+
+  it('names the person behind a deployment, also when an API key of theirs created it (list, get)', async () => {
+    // Prepare
+    const me = (await call('GET', '/auth/me', admin)).json as { id: string };
+    const key = await call('POST', '/auth/api-keys', admin, {
+      name: 'ci',
+      scopes: ['deployments:create', 'deployments:read'],
+    });
+    expect(key.status).toBe(201);
+
+    // Act
+    const byKey = await deploy(key.json.full_key as string);
+    const got = await call('GET', `/deployments/${byKey}`, admin);
+    const list = await call('GET', '/deployments?limit=100', admin);
+
+    // Assess: the owner's display name beside the owner's id, in the detail and the list item
+    expect(got.json).toMatchObject({ triggered_by: me.id, triggered_by_name: 'Administrator' });
+    const item = list.json.data.find((d: { id: string }) => d.id === byKey);
+    expect(item).toMatchObject({ triggered_by: me.id, triggered_by_name: 'Administrator' });
+    // ended before the next tests subscribe (they count the events of their own deployments only)
+    await until('the key’s deployment’s end', async () => {
+      const now = await call('GET', `/deployments/${byKey}`, admin);
+      return now.json.state === 'success' ? now : undefined;
+    });
+  }, 60_000);
 });
 
 describe('outgoing webhooks', () => {
@@ -282,7 +336,11 @@ describe('outgoing webhooks', () => {
 
     // Assess
     const byType = Object.fromEntries(got.map((e) => [e.event.type, e.event.data]));
-    expect(byType['pending_request.queued']).toMatchObject({ id: queued.json.pending_request_id, status: 'pending' });
+    expect(byType['pending_request.queued']).toMatchObject({
+      id: queued.json.pending_request_id,
+      status: 'pending',
+      triggered_by_name: 'Administrator',
+    });
     expect(byType['pending_request.dispatched']).toMatchObject({
       id: queued.json.pending_request_id,
       status: 'dispatched',

@@ -351,6 +351,8 @@ export const DeploymentSchema = v.object({
   environment_id: Nullable,
   environment_name: Nullable,
   triggered_by: v.string(),
+  /** Added to the spec: the triggerer's display name (else username) when it was created; the id for older records. */
+  triggered_by_name: v.string(),
   created_at: v.string(),
   started_at: Nullable,
   completed_at: Nullable,
@@ -433,6 +435,8 @@ export const PendingRequestSchema = v.object({
   environment_id: v.optional(v.string()),
   environment_name: v.optional(v.string()),
   triggered_by: v.optional(v.string()),
+  /** Added to the spec: as a deployment's `triggered_by_name`. */
+  triggered_by_name: v.optional(v.string()),
   last_retry_at: v.optional(PendingTime),
   error_message: v.optional(v.string()),
   deployment_id: v.optional(v.string()),

@@ -220,6 +220,7 @@ describe('listPendingRequests', () => {
     expect(list[1]).toEqual({
       id: rid(1),
       triggered_by: 'c0000000-0000-4000-8000-000000000001',
+      triggered_by_name: 'c0000000-0000-4000-8000-000000000001', // stored without a name: the id
       queued_at: '2026-11-22 10:01:05',
       retry_count: 0,
       status: 'pending',

@@ -34,7 +34,13 @@ describe('authenticate', () => {
     await users.create(aUser());
     const { body } = await session(deps);
     const caller = await authenticate(deps, `Bearer ${body.access_token}`, '1.1.1.1');
-    expect(caller).toMatchObject({ kind: 'user', userId: aUser().id, tenantId: null, roles: ['operator'] });
+    expect(caller).toMatchObject({
+      kind: 'user',
+      userId: aUser().id,
+      tenantId: null,
+      roles: ['operator'],
+      userName: 'Ada',
+    });
     expect(() => authorize(caller, 'deployments:create')).not.toThrow();
     expect(() => authorize(caller, 'users:delete')).toThrow(
       expect.objectContaining({ code: 'INSUFFICIENT_PERMISSIONS' }),
