@@ -258,9 +258,14 @@ describe('npm start’s local agents', () => {
     agents.push(...second);
     // Assess
     expect(second.map((a) => a.targetId)).toEqual(first.map((a) => a.targetId));
-    const targets = (await call('GET', '/targets?tag=env=local&limit=100', admin)).json.data;
-    const byName = [...targets].sort((a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name));
-    expect(byName.map((t: { name: string; status: string; tags: unknown }) => [t.name, t.status, t.tags])).toEqual([
+    // The stop said goodbye (offline at once); the restarted agents are online from their first word, which follows
+    // their start by a moment.
+    const listed = async () => {
+      const targets = (await call('GET', '/targets?tag=env=local&limit=100', admin)).json.data;
+      const byName = [...targets].sort((a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name));
+      return byName.map((t: { name: string; status: string; tags: unknown }) => [t.name, t.status, t.tags]);
+    };
+    await expect.poll(listed, { timeout: 15_000 }).toEqual([
       [
         'local-1',
         'online',
