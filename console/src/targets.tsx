@@ -13,6 +13,8 @@ interface Target {
   readonly tags: { key: string; value: string }[];
   readonly last_heartbeat_at: string | null;
   readonly agent_version: string | null;
+  /** Whether the server takes this agent's version (its major); absent from an older server. */
+  readonly agent_compatible?: boolean;
 }
 
 const STATUS_CLASS: Record<string, string> = { online: 'state ok', stale: 'state live', offline: 'state bad' };
@@ -73,7 +75,17 @@ export const Targets = ({ permissions }: { permissions: ReadonlySet<string> }) =
               </td>
               <td>{t.tags.map((tag) => `${tag.key}=${tag.value}`).join(', ')}</td>
               <td>{when(t.last_heartbeat_at)}</td>
-              <td>{t.agent_version ?? '—'}</td>
+              <td>
+                {t.agent_version ?? '—'}
+                {t.agent_compatible === false ? (
+                  <>
+                    {' '}
+                    <span class="state bad" title="This agent's major version is not the server's: upgrade it">
+                      incompatible
+                    </span>
+                  </>
+                ) : null}
+              </td>
             </tr>
           ))}
         </tbody>
