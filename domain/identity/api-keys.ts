@@ -2,9 +2,9 @@
 // records the creator's tenant at creation; only its hash is kept and the full key is shown once. A key
 // authenticates as its creator as of now (current tenant, current permissions) narrowed to its scopes.
 import { NotFoundError, ValidationError } from '../errors.js';
-import { ForbiddenError, InsufficientPermissionsError, InvalidCredentialsError } from './errors.js';
+import { InsufficientPermissionsError, InvalidCredentialsError } from './errors.js';
 import type { IdentityDeps } from './deps.js';
-import { callerOfCredential } from './delegation.js';
+import { callerOfCredential, requireUserSession } from './delegation.js';
 import { isPermission, type Permission } from './permissions.js';
 import type { ApiKey } from './ports.js';
 import type { Caller } from './types.js';
@@ -44,10 +44,7 @@ export interface CreateApiKeyCommand {
 }
 
 export const createApiKey = async (deps: IdentityDeps, caller: Caller, command: CreateApiKeyCommand) => {
-  if (caller.kind !== 'user')
-    throw new ForbiddenError('API keys can only be created with a user login.', {
-      reason: 'user_credentials_required',
-    });
+  requireUserSession(caller, 'Creating an API key');
   const unknown = command.scopes.map((scope, index) => ({ scope, index })).filter(({ scope }) => !isPermission(scope));
   if (unknown.length > 0) {
     throw new ValidationError(

@@ -12,7 +12,7 @@ import {
   InvalidCredentialsError,
 } from '../identity/errors.js';
 import type { RateLimiter, RatePolicy, RoleDirectory, SecretCipher, UserRepository } from '../identity/ports.js';
-import { callerOfCredential } from '../identity/delegation.js';
+import { callerOfCredential, requireUserSession } from '../identity/delegation.js';
 import type { Permission } from '../identity/permissions.js';
 import type { Caller } from '../identity/types.js';
 import type { Clock, IdGenerator } from '../shared/ports.js';
@@ -161,13 +161,6 @@ const rulesOf = (command: TriggerCommand['rules']): TriggerRules => ({
 const filtersOf = (command: TriggerCommand['filters']): TriggerFilter[] =>
   (command ?? []).map((f) => ({ field: f.field, oneOf: [...f.one_of] }));
 
-const userLogin = (caller: Caller, what: string) => {
-  if (caller.kind !== 'user')
-    throw new ForbiddenError(`${what} only with a user login: a trigger's secret is a credential.`, {
-      reason: 'user_credentials_required',
-    });
-};
-
 const own = async (deps: Pick<TriggersDeps, 'triggers'>, caller: Caller, id: string): Promise<Trigger> => {
   const trigger = await deps.triggers.get(id);
   if (trigger === undefined || trigger.ownerId !== caller.userId) throw new NotFoundError('Trigger', id);
@@ -175,7 +168,7 @@ const own = async (deps: Pick<TriggersDeps, 'triggers'>, caller: Caller, id: str
 };
 
 export const createTrigger = async (deps: TriggersDeps, caller: Caller, command: TriggerCommand) => {
-  userLogin(caller, 'Triggers can be created');
+  requireUserSession(caller, 'Creating a trigger (its secret is a credential)');
   if ((await deps.triggers.listByOwner(caller.userId)).length >= MAX_TRIGGERS_PER_OWNER)
     throw new ConflictError(`At most ${MAX_TRIGGERS_PER_OWNER} triggers per user: delete one first.`);
   const { id, shortId } = await deps.ids.next('trigger');
@@ -243,7 +236,7 @@ export const deleteTrigger = async (deps: TriggersDeps, caller: Caller, id: stri
 };
 
 export const rotateTriggerSecret = async (deps: TriggersDeps, caller: Caller, id: string) => {
-  userLogin(caller, 'A trigger’s secret can be rotated');
+  requireUserSession(caller, 'Rotating a trigger’s secret');
   const trigger = await own(deps, caller, id);
   const secret = deps.verifier.newSecret();
   const updated = await deps.triggers.update(

@@ -16,7 +16,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import * as v from 'valibot';
 import { ConfigurationError, InvalidBodyError, PayloadTooLargeError, ValidationError } from '../../domain/errors.js';
 import { authorize } from '../../domain/identity/authenticate.js';
-import { ForbiddenError } from '../../domain/identity/errors.js';
+import { requireUserSession } from '../../domain/identity/delegation.js';
 import type { RateDecision } from '../../domain/identity/ports.js';
 import type { Caller } from '../../domain/identity/types.js';
 import type { AgentCaller } from '../../domain/targets/types.js';
@@ -350,11 +350,7 @@ export const authentication = (access: Access): Middleware => ({
     }
     const caller = await access.authenticate(authorization, clientIp(request.event));
     if (access.permission !== 'authenticated') authorize(caller, access.permission);
-    if (access.userOnly && caller.kind !== 'user') {
-      throw new ForbiddenError('This needs a user login; API keys, OAuth tokens and triggers cannot do it.', {
-        reason: 'user_credentials_required',
-      });
-    }
+    if (access.userOnly) requireUserSession(caller, 'This');
     if (state !== undefined) state.caller = caller;
   },
 });
