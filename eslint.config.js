@@ -3,7 +3,7 @@
 // nothing in production imports local/ or tests/.
 import tseslint from 'typescript-eslint';
 
-const production = ['functions/**/*.ts', 'domain/**/*.ts', 'infra/**/*.ts', 'agent/**/*.ts'];
+const production = ['functions/**/*.ts', 'domain/**/*.ts', 'infra/**/*.ts', 'agent/**/*.ts', 'cli/**/*.ts'];
 const notLocalOrTests = [
   {
     group: ['**/local/**', '**/tests/**'],
@@ -15,7 +15,7 @@ export default tseslint.config(
   {
     ignores: [
       'node_modules/**',
-      'console/dist/**',
+      'dist/**',
       '.esbuild/**',
       '.build/**',
       '.serverless/**',

@@ -1,17 +1,16 @@
 // Builds the console (console/src, Preact) into static assets: `index.html`, `assets/console.js`,
-// `assets/console.css`. `npm run build` writes them to console/dist (what the cloud serves from S3 behind
-// CloudFront); `npm start` builds them in memory at start and its front serves them at `/` (local/console-assets.ts).
+// `assets/console.css`. `npm run build` writes them to dist/ (what the cloud serves from S3 behind
+// CloudFront, beside the one-file programs of programs/build.ts); `npm start` builds them in memory at start and
+// its front serves them at `/` (local/console-assets.ts).
 import { readFile, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import type { StaticFile as ConsoleAsset } from '../programs/build.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
-export interface ConsoleAsset {
-  readonly contents: Uint8Array;
-  readonly contentType: string;
-}
+export type { ConsoleAsset };
 
 /** The console's files by URL path (`/` and `/index.html`, `/assets/console.js`, `/assets/console.css`). */
 export const buildConsole = async (): Promise<Map<string, ConsoleAsset>> => {
@@ -41,7 +40,7 @@ export const buildConsole = async (): Promise<Map<string, ConsoleAsset>> => {
 };
 
 const main = async () => {
-  const out = join(HERE, 'dist');
+  const out = join(HERE, '..', 'dist');
   const assets = await buildConsole();
   for (const [path, asset] of assets) {
     if (path === '/index.html') continue; // the same page as `/`, written once

@@ -26,7 +26,8 @@ export const serveConsole = (
     ...CONSOLE_HEADERS,
     'content-type': asset.contentType,
     'content-length': asset.contents.length,
-    'cache-control': path === '/' ? 'no-cache' : 'public, max-age=300',
+    'cache-control': asset.cacheControl ?? (path === '/' ? 'no-cache' : 'public, max-age=300'),
+    ...asset.headers,
   });
   res.end(req.method === 'HEAD' ? undefined : asset.contents);
   return true;

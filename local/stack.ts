@@ -10,6 +10,7 @@ import type { AdmissionLimits } from './admission.js';
 import { ensureQueues, ensureTables, type LocalQueue } from './bootstrap.js';
 import { LOCAL_CREDENTIALS, startDynamo, startSqs, type Emulator } from './emulators.js';
 import { buildConsole } from '../console/build.js';
+import { buildPrograms, type ProgramName, type ProgramRelease } from '../programs/build.js';
 import { AGENT_SOCKET_PATH, startFront } from './front.js';
 import { installLambdaStreamingShim } from './lambda-streaming.js';
 import { startOffline } from './offline.js';
@@ -87,6 +88,8 @@ export interface Stack {
   readonly env: Readonly<Record<string, string>>;
   readonly childPids: readonly number[];
   readonly bootstrapAdmin: 'created' | 'exists' | 'none';
+  /** The one-file programs its front serves (`/agent/...`, `/cli/...`; programs/build.ts), by name. */
+  readonly programs: Partial<Record<ProgramName, ProgramRelease>>;
   stop(): Promise<void>;
 }
 
@@ -332,10 +335,14 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     stops.push(() => streams.stop());
 
     const { STREAM_PATH_PATTERNS } = await import('../functions/streams/routes.js');
+    const [consoleFiles, programs] = await Promise.all([
+      buildConsole(),
+      buildPrograms({ server: env.PUBLIC_BASE_URL }),
+    ]);
     const front = await startFront({
       port,
       ...(reserved === undefined ? {} : { listening: reserved.server }),
-      console: await buildConsole(),
+      console: new Map([...consoleFiles, ...programs.files]),
       apiUrl: offline.url,
       socketUrl: `http://127.0.0.1:${websocketPort}`,
       streamUrl: streams.url,
@@ -381,6 +388,7 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
       tables: tableNames,
       queues,
       env,
+      programs: programs.releases,
       childPids: [dynamo?.pid, offline.pid].filter((pid): pid is number => pid !== undefined),
       stop: stopAll,
     };
