@@ -251,16 +251,29 @@ describe('serverless package', () => {
     const edge = resources['Edge']?.Properties as {
       DistributionConfig: {
         DefaultRootObject: string;
-        CacheBehaviors: { PathPattern: string; TargetOriginId: string; AllowedMethods: string[] }[];
+        CacheBehaviors: {
+          PathPattern: string;
+          TargetOriginId: string;
+          AllowedMethods: string[];
+          CachePolicyId: string;
+        }[];
         DefaultCacheBehavior: { TargetOriginId: string };
       };
     };
     const config = edge.DistributionConfig;
     expect(config.DefaultRootObject).toBe('index.html');
     const consolePaths = config.CacheBehaviors.filter((b) => b.TargetOriginId === 'console');
-    expect(consolePaths.map((b) => [b.PathPattern, b.AllowedMethods])).toEqual([
-      ['/index.html', ['GET', 'HEAD']],
-      ['/assets/*', ['GET', 'HEAD']],
+    const CACHED = '658327ea-f89d-4fab-a63d-7e88639e58f6';
+    const NOT_CACHED = '4135ea2d-6df8-44a3-9df3-4b5a84be39ad';
+    // Behaviours match in order: each program's versioned path (cached: its bytes never change) before the rest of
+    // its folder (never cached: the current build, checksum, manifest and install script change with each build).
+    expect(consolePaths.map((b) => [b.PathPattern, b.AllowedMethods, b.CachePolicyId])).toEqual([
+      ['/index.html', ['GET', 'HEAD'], NOT_CACHED],
+      ['/assets/*', ['GET', 'HEAD'], CACHED],
+      ['/agent/v*', ['GET', 'HEAD'], CACHED],
+      ['/agent/*', ['GET', 'HEAD'], NOT_CACHED],
+      ['/cli/v*', ['GET', 'HEAD'], CACHED],
+      ['/cli/*', ['GET', 'HEAD'], NOT_CACHED],
     ]);
     expect(config.DefaultCacheBehavior.TargetOriginId).toBe('api');
     expect(resources['ConsoleBucket']?.Properties?.['PublicAccessBlockConfiguration']).toEqual({
