@@ -1,5 +1,5 @@
 // Builds the console (console/src, Preact) into static assets: `index.html`, `assets/console.js`,
-// `assets/console.css`. `npm run build` writes them to dist/ (what the cloud serves from S3 behind
+// `assets/console.css`, and its icon (`favicon.svg`, also at `favicon.ico`). `npm run build` writes them to dist/ (what the cloud serves from S3 behind
 // CloudFront, beside the one-file programs of programs/build.ts); `npm start` builds them in memory at start and
 // its front serves them at `/` (local/console-assets.ts).
 import { readFile, mkdir, writeFile } from 'node:fs/promises';
@@ -32,6 +32,10 @@ export const buildConsole = async (): Promise<Map<string, ConsoleAsset>> => {
   const page = { contents: await readFile(join(HERE, 'index.html')), contentType: 'text/html; charset=utf-8' };
   assets.set('/', page);
   assets.set('/index.html', page); // CloudFront serves `/` as its default root object, /index.html
+  // The tab's icon (the page links /favicon.svg; /favicon.ico answers too, for what asks for it without reading the page).
+  const icon = { contents: await readFile(join(HERE, 'favicon.svg')), contentType: 'image/svg+xml' };
+  assets.set('/favicon.svg', icon);
+  assets.set('/favicon.ico', icon);
   for (const file of result.outputFiles) {
     const type = file.path.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8';
     assets.set(file.path, { contents: file.contents, contentType: type });

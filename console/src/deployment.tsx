@@ -97,6 +97,7 @@ export const Deployment = ({ id, permissions }: { id: string; permissions: Reado
         stream = openStream(
           `/deployments/${encodeURIComponent(id)}/logs`,
           ({ event, data }) => {
+            if (cancelled) return; // this page moved on to another deployment
             seq += 1;
             if (event === 'log') {
               const log = data['log'] as {
@@ -142,9 +143,12 @@ export const Deployment = ({ id, permissions }: { id: string; permissions: Reado
                 current === undefined ? current : { ...current, state: String(data['new_state']) },
               );
               if (TERMINAL_STATES.has(String(data['new_state']))) {
-                void api<Detail>('GET', `/deployments/${encodeURIComponent(id)}`).then(
-                  (d) => !cancelled && setDetail(d),
-                );
+                // The record is the truth at the end: steps a cancel or a timeout closed have no step event.
+                void api<Detail>('GET', `/deployments/${encodeURIComponent(id)}`).then((d) => {
+                  if (cancelled) return;
+                  setDetail(d);
+                  setSteps(new Map((d.plan?.steps ?? []).map((s) => [s.id, s])));
+                });
                 loadResults();
               }
             }
@@ -169,6 +173,12 @@ export const Deployment = ({ id, permissions }: { id: string; permissions: Reado
     return [...rows];
   }, [steps]);
 
+  // A command the deployment's cancel killed (exit 130/143) is not a failure to analyse: it is listed as cancelled,
+  // and an analysis is awaited only for real failures of a deployment with analysis on (none is made for a cancel).
+  const cancelledRun = detail?.state === 'cancelled';
+  const failures = results.filter((r) => r.status === 'failed' || r.analysis !== undefined);
+  const awaitsAnalysis = (r: CommandResult) =>
+    r.analysis === undefined && !cancelledRun && detail?.analysis_enabled !== false;
   const shown = search === '' ? lines : lines.filter((l) => l.text.toLowerCase().includes(search.toLowerCase()));
 
   const cancel = async () => {
@@ -266,9 +276,16 @@ export const Deployment = ({ id, permissions }: { id: string; permissions: Reado
         {detail.completed_steps}/{detail.total_steps} steps · created {when(detail.created_at)} · by{' '}
         <span title={detail.triggered_by ?? undefined}>{triggerer(detail)}</span>
         {detail.error_message ? <> · {detail.error_message}</> : null}
-        {detail.cancel_reason ? <> · cancelled: {detail.cancel_reason}</> : null}
+        {detail.cancel_reason && !(detail.error_message ?? '').includes(detail.cancel_reason) ? (
+          <> · cancelled: {detail.cancel_reason}</>
+        ) : null}
       </p>
-      <progress max={1} value={detail.progress} aria-label="Progress" />
+      {/* Steps done over steps in all: a failed 0/2 deployment shows an empty bar, not a full one. */}
+      <progress
+        max={Math.max(detail.total_steps, 1)}
+        value={detail.completed_steps}
+        aria-label={`Progress: ${detail.completed_steps} of ${detail.total_steps} steps done`}
+      />
       <h2>Plan</h2>
       <table class="grid">
         <caption class="visually-hidden">Steps per target</caption>
@@ -296,37 +313,37 @@ export const Deployment = ({ id, permissions }: { id: string; permissions: Reado
           ))}
         </tbody>
       </table>
-      {results.some((r) => r.status === 'failed' || r.analysis !== undefined) ? (
+      {failures.length > 0 ? (
         <>
-          <h2>Failures</h2>
-          {results
-            .filter((r) => r.status === 'failed' || r.analysis !== undefined)
-            .map((r) => (
-              <article class="result" data-result-id={r.id} key={r.id}>
-                <h3>
-                  {r.action_name} on {r.target_name}: {r.status}
-                  {r.exit_code === undefined ? '' : ` (exit ${r.exit_code})`}
-                </h3>
-                {r.error_message ? <p>{r.error_message}</p> : null}
-                {r.stderr_tail ? <pre class="command">{r.stderr_tail}</pre> : null}
-                {r.analysis === undefined ? (
+          <h2>{cancelledRun ? 'Stopped commands' : 'Failures'}</h2>
+          {failures.map((r) => (
+            <article class="result" data-result-id={r.id} key={r.id}>
+              <h3>
+                {r.action_name} on {r.target_name}: {cancelledRun && r.analysis === undefined ? 'cancelled' : r.status}
+                {r.exit_code === undefined ? '' : ` (exit ${r.exit_code})`}
+              </h3>
+              {r.error_message ? <p>{r.error_message}</p> : null}
+              {r.stderr_tail ? <pre class="command">{r.stderr_tail}</pre> : null}
+              {r.analysis === undefined ? (
+                awaitsAnalysis(r) ? (
                   <p class="muted">Analysis pending…</p>
-                ) : (
-                  <div class="analysis">
-                    <p>
-                      <strong>{r.analysis.summary}</strong>{' '}
-                      <span class="muted">({Math.round(r.analysis.confidence * 100)} % confident)</span>
-                    </p>
-                    <p>Likely cause: {r.analysis.likely_cause}</p>
-                    <ul>
-                      {r.analysis.remediation.map((step) => (
-                        <li>{step}</li>
-                      ))}
-                    </ul>
-                  </div>
-                )}
-              </article>
-            ))}
+                ) : null
+              ) : (
+                <div class="analysis">
+                  <p>
+                    <strong>{r.analysis.summary}</strong>{' '}
+                    <span class="muted">({Math.round(r.analysis.confidence * 100)} % confident)</span>
+                  </p>
+                  <p>Likely cause: {r.analysis.likely_cause}</p>
+                  <ul>
+                    {r.analysis.remediation.map((step) => (
+                      <li>{step}</li>
+                    ))}
+                  </ul>
+                </div>
+              )}
+            </article>
+          ))}
         </>
       ) : null}
       <h2>Log</h2>

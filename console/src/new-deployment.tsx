@@ -3,11 +3,26 @@
 // health), then create. A freeze shows its reason and, for admins, the override with its reason field.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, isApiError, type ApiError, type User } from './api.js';
+import { when } from './format.js';
 
 interface Source {
   readonly id: string;
   readonly name: string;
   readonly latest_version?: string | null;
+}
+
+/** A variable the chosen action version declares (GET /actions/{id}/versions/{version}). */
+interface Declared {
+  readonly name: string;
+  readonly description: string | null;
+  readonly required: boolean;
+  readonly default: string | null;
+  readonly secret: boolean;
+}
+
+interface FrozenDetails {
+  readonly active_freezes?: { id: string; name: string; ends_at: string }[];
+  readonly can_override?: boolean;
 }
 
 interface TargetRow {
@@ -47,7 +62,10 @@ const parseVariables = (text: string): Record<string, string> =>
       .map((line) => [line.slice(0, line.indexOf('=')).trim(), line.slice(line.indexOf('=') + 1)]),
   );
 
-export const NewDeployment = ({ user }: { user: User }) => {
+/** `1 target`, `2 targets`. */
+const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+export const NewDeployment = (_props: { user: User }) => {
   const [kind, setKind] = useState<Kind>('action');
   const [sources, setSources] = useState<Source[]>([]);
   const [targets, setTargets] = useState<TargetRow[]>([]);
@@ -57,10 +75,13 @@ export const NewDeployment = ({ user }: { user: User }) => {
   const [chosen, setChosen] = useState<Set<string>>(new Set());
   const [tags, setTags] = useState('');
   const [matchAll, setMatchAll] = useState(false);
-  const [mode, setMode] = useState('parallel');
+  // The API's default order (api.md: target_mode defaults to sequential).
+  const [mode, setMode] = useState('sequential');
   const [failure, setFailure] = useState('stop_on_first_failure');
   const [priority, setPriority] = useState(0);
   const [variables, setVariables] = useState('');
+  const [declared, setDeclared] = useState<Declared[]>([]);
+  const [declaredValues, setDeclaredValues] = useState<Record<string, string>>({});
   const [preview, setPreview] = useState<Preview | undefined>();
   const [error, setError] = useState<ApiError | undefined>();
   const [override, setOverride] = useState('');
@@ -80,6 +101,25 @@ export const NewDeployment = ({ user }: { user: User }) => {
     );
   }, []);
 
+  // The chosen action's variables, as its latest version declares them: one field each (required, default, secret).
+  useEffect(() => {
+    setDeclared([]);
+    setDeclaredValues({});
+    const source = sources.find((s) => s.id === sourceId);
+    if (kind !== 'action' || source?.latest_version == null) return;
+    let stale = false;
+    api<{ variables: Declared[] }>(
+      'GET',
+      `/actions/${encodeURIComponent(source.id)}/versions/${encodeURIComponent(source.latest_version)}`,
+    ).then(
+      (v) => !stale && setDeclared(v.variables),
+      () => undefined,
+    );
+    return () => {
+      stale = true;
+    };
+  }, [kind, sourceId, sources]);
+
   const matching = useMemo(() => {
     if (!byTags) return chosen.size;
     const wanted = parseTags(tags);
@@ -96,7 +136,10 @@ export const NewDeployment = ({ user }: { user: User }) => {
     target_mode: mode,
     failure_strategy: failure,
     priority,
-    variables: parseVariables(variables),
+    variables: {
+      ...parseVariables(variables),
+      ...Object.fromEntries(Object.entries(declaredValues).filter(([, value]) => value !== '')),
+    },
     ...extra,
   });
 
@@ -116,7 +159,7 @@ export const NewDeployment = ({ user }: { user: User }) => {
     }
   };
 
-  const frozen = error?.code === 'DEPLOYMENT_FROZEN';
+  const frozen = error?.code === 'DEPLOYMENT_FROZEN' ? ((error.details ?? {}) as FrozenDetails) : undefined;
   return (
     <section aria-labelledby="new-title">
       <h1 id="new-title">New deployment</h1>
@@ -214,8 +257,8 @@ export const NewDeployment = ({ user }: { user: User }) => {
           <label>
             Order{' '}
             <select value={mode} onChange={(e) => setMode((e.target as HTMLSelectElement).value)}>
-              <option value="parallel">All at once</option>
               <option value="sequential">One target after another</option>
+              <option value="parallel">All at once</option>
             </select>
           </label>
           <label>
@@ -236,8 +279,31 @@ export const NewDeployment = ({ user }: { user: User }) => {
               onInput={(e) => setPriority(Number((e.target as HTMLInputElement).value))}
             />
           </label>
+          {declared.length === 0 ? null : (
+            <fieldset class="variables" data-testid="declared-variables">
+              <legend>Variables of this action</legend>
+              {declared.map((d) => (
+                <label key={d.name}>
+                  <code>{d.name}</code>
+                  {d.required ? <span class="muted"> (required)</span> : null}
+                  {d.description ? <span class="muted"> {d.description}</span> : null}{' '}
+                  <input
+                    name={`var-${d.name}`}
+                    type={(d.secret ? 'password' : 'text') as 'text'}
+                    autocomplete="off"
+                    required={d.required && d.default === null}
+                    placeholder={d.secret ? 'secret' : (d.default ?? '')}
+                    value={declaredValues[d.name] ?? ''}
+                    onInput={(e) =>
+                      setDeclaredValues({ ...declaredValues, [d.name]: (e.target as HTMLInputElement).value })
+                    }
+                  />
+                </label>
+              ))}
+            </fieldset>
+          )}
           <label>
-            Variables (NAME=value, one per line)
+            {declared.length === 0 ? 'Variables' : 'Other variables'} (NAME=value, one per line)
             <textarea
               rows={3}
               value={variables}
@@ -251,8 +317,22 @@ export const NewDeployment = ({ user }: { user: User }) => {
       </form>
       {error === undefined ? null : (
         <div role="alert" class="error">
-          <p>{error.message}</p>
-          {frozen && user.roles.includes('admin') ? (
+          {frozen === undefined ? (
+            <p>{error.message}</p>
+          ) : (
+            <>
+              <p>Deployments are frozen:</p>
+              <ul>
+                {(frozen.active_freezes ?? []).map((f) => (
+                  <li key={f.id}>
+                    {f.name}, until <time dateTime={f.ends_at}>{when(f.ends_at)}</time>
+                  </li>
+                ))}
+              </ul>
+              {frozen.can_override === true ? null : <p>Wait until it ends, or ask an administrator to override it.</p>}
+            </>
+          )}
+          {frozen?.can_override === true ? (
             <form
               class="inline-form"
               onSubmit={(e) => {
@@ -264,7 +344,7 @@ export const NewDeployment = ({ user }: { user: User }) => {
                 Reason to override the freeze{' '}
                 <input required value={override} onInput={(e) => setOverride((e.target as HTMLInputElement).value)} />
               </label>
-              <button type="submit">Override and create</button>
+              <button type="submit">Override the freeze and create</button>
             </form>
           ) : null}
         </div>
@@ -275,7 +355,7 @@ export const NewDeployment = ({ user }: { user: User }) => {
             Preview: {preview.source_name} {preview.source_version ?? ''}
           </h2>
           <p data-testid="target-summary">
-            {preview.target_summary.total} targets: {preview.target_summary.online} online,{' '}
+            {count(preview.target_summary.total, 'target')}: {preview.target_summary.online} online,{' '}
             {preview.target_summary.stale} stale, {preview.target_summary.offline} offline
           </p>
           {preview.warnings.length === 0 ? null : (

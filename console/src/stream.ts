@@ -59,7 +59,11 @@ export const openStream = (
   const connect = async (): Promise<void> => {
     if (closed) return;
     try {
-      const query = new URLSearchParams({ sse_token: await token() });
+      const sseToken = await token();
+      // Closed while the token was on its way (the page moved on): open nothing, or the old stream would feed the
+      // new page its events and hold one of the caller's few stream slots.
+      if (closed) return;
+      const query = new URLSearchParams({ sse_token: sseToken });
       if (options.resume === true && lastId !== undefined) query.set('last_event_id', lastId);
       else if (options.resume !== true && options.snapshot !== false) query.set('snapshot', 'true');
       const separator = path.includes('?') ? '&' : '?';
@@ -70,6 +74,7 @@ export const openStream = (
         options.onState?.('open');
       };
       es.onmessage = (e: MessageEvent<string>) => {
+        if (closed) return;
         if (e.lastEventId !== '') lastId = e.lastEventId;
         const message = JSON.parse(e.data) as StreamMessage;
         onMessage(message);

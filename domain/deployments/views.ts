@@ -130,6 +130,12 @@ export const pendingRequestView = (r: PendingRequest, position?: number) => {
   put('environment_name', r.environmentName);
   put('triggered_by', r.triggeredBy);
   put('triggered_by_name', r.triggeredByName ?? r.triggeredBy);
+  // What is queued (added to the spec): the source as it was resolved at create, and how many targets it plans.
+  const source = r.draft.action ?? r.draft.sequence ?? r.draft.solution;
+  put('source_type', r.draft.sourceType);
+  put('source_name', source?.name ?? null);
+  put('source_version', source?.version ?? null);
+  put('target_count', r.draft.plan.targetCount);
   put('last_retry_at', r.lastRetryAt === null ? null : pendingTime(r.lastRetryAt));
   put('error_message', r.errorMessage);
   put('deployment_id', r.deploymentId);

@@ -103,6 +103,11 @@ describe('the console in a browser', () => {
     const script = await fetch(`${stack.baseUrl}/assets/console.js`, { headers: { 'accept-encoding': 'identity' } });
     expect(script.headers.get('content-type')).toContain('javascript');
     expect((await script.arrayBuffer()).byteLength).toBeLessThan(150 * 1024);
+    // The tab's icon, linked by the page and also at /favicon.ico (which browsers may ask for on their own).
+    for (const path of ['/favicon.svg', '/favicon.ico']) {
+      const icon = await fetch(`${stack.baseUrl}${path}`);
+      expect([path, icon.status, icon.headers.get('content-type')]).toEqual([path, 200, 'image/svg+xml']);
+    }
     // The API's own paths are untouched: an unknown one is still the API's 404 envelope.
     const unknown = await fetch(`${stack.baseUrl}/assets/nothing.js`);
     expect(unknown.status).toBe(404);
@@ -173,6 +178,20 @@ describe('the console in a browser', () => {
     await expect.poll(() => page.getByTestId('deployment-state').textContent(), { timeout: 20_000 }).toBe('cancelled');
     const detail = await call('GET', `/deployments/${id}`);
     expect([detail.json.state, detail.json.cancel_reason]).toEqual(['cancelled', 'stuck for a minute']);
+    // The page says what the API says (issue 38): no step left `running`, the reason once, the killed commands
+    // listed as cancelled with no analysis awaited (none is made for a cancel); and the same after a reload.
+    for (const reloaded of [false, true]) {
+      if (reloaded) {
+        await page.reload();
+        await expect.poll(() => page.getByTestId('deployment-state').textContent()).toBe('cancelled');
+      }
+      await expect.poll(() => page.locator('td[data-state="running"]').count()).toBe(0);
+      await expect.poll(() => page.locator('td[data-state="cancelled"]').count()).toBeGreaterThan(0);
+      const text = (await page.locator('main').textContent()) ?? '';
+      expect(text.split('stuck for a minute').length - 1).toBe(1);
+      expect(text).not.toContain('Analysis pending');
+      expect(text).not.toMatch(/: failed \(exit/);
+    }
     // A finished deployment offers redeploy, which opens the new one.
     await page.getByRole('button', { name: 'Redeploy' }).click();
     await page.getByRole('button', { name: 'Redeploy now' }).click();
@@ -208,8 +227,16 @@ describe('the console in a browser', () => {
       await page.getByRole('link', { name: 'Queue' }).click();
       const row = page.locator(`tr[data-pending-id="${pendingId}"]`);
       await row.waitFor({ timeout: 20_000 });
-      expect(await row.locator('.reason').textContent()).toBe('Waiting for a free orchestration instance');
+      // Why it waits says the capacity is 0 (not that every instance is busy), and the row says what is queued,
+      // who queued it, and when in the reader's time (not the API's zone-less UTC text).
+      await expect
+        .poll(() => row.locator('.reason').textContent())
+        .toBe('The orchestration capacity is 0: nothing starts until an administrator raises it');
       expect(await row.textContent()).toContain('Administrator');
+      expect(await row.textContent()).toContain('hello 1.0.0 on 2 targets');
+      const listed = (await call('GET', '/deployments/pending')).json as { id: string; queued_at: string }[];
+      const queuedAt = listed.find((p) => p.id === pendingId)?.queued_at ?? '';
+      expect(await row.textContent()).toContain(new Date(`${queuedAt.replace(' ', 'T')}Z`).toLocaleString('en-US'));
       await page.screenshot({ path: join(SHOTS, 'console-queue.png') });
       expect((await call('PUT', '/admin/orchestration', { instances: 4 })).status).toBe(200);
       const left = page.locator(`li[data-pending-id="${pendingId}"]`);
@@ -219,6 +246,48 @@ describe('the console in a browser', () => {
     } finally {
       await call('PUT', '/admin/orchestration', { instances: 4 });
     }
+  }, 90_000);
+
+  it('shows the action’s variables in the form and, under a freeze, its end in local time and the override', async () => {
+    const page = await signIn(ADMIN);
+    await page.getByRole('link', { name: 'New deployment' }).click();
+    // The API's default order is the form's default.
+    expect(await page.getByLabel('Order').inputValue()).toBe('sequential');
+    await page.getByLabel('Action', { exact: true }).selectOption({ label: 'greet (1.0.0)' });
+    const declared = page.getByTestId('declared-variables');
+    await declared.waitFor();
+    expect(await declared.locator('input[name="var-TOKEN"]').getAttribute('type')).toBe('password');
+    expect(await declared.locator('input[name="var-WHO"]').getAttribute('placeholder')).toBe('world');
+    await declared.locator('input[name="var-TOKEN"]').fill('form-secret');
+    await page.getByLabel(/local-1/).check();
+
+    const now = Date.now();
+    const freeze = await call('POST', '/deployment-freezes', {
+      name: 'console-freeze',
+      start_time: new Date(now - 60_000).toISOString(),
+      end_time: new Date(now + 3_600_000).toISOString(),
+    });
+    expect(freeze.status).toBe(201);
+    try {
+      await page.getByRole('button', { name: 'Preview' }).click();
+      await page.getByRole('button', { name: 'Create deployment' }).click();
+      const alert = page.getByRole('alert');
+      await expect.poll(() => alert.textContent()).toContain('console-freeze, until');
+      const endsAt = freeze.json.end_time as string;
+      expect(await alert.locator('time').getAttribute('datetime')).toBe(endsAt);
+      expect(await alert.textContent()).not.toContain('override_freeze');
+      await alert.getByLabel('Reason to override the freeze').fill('hotfix from the console');
+      await alert.getByRole('button', { name: 'Override the freeze and create' }).click();
+      await page.getByRole('heading', { name: 'greet' }).waitFor();
+      await expect.poll(() => page.getByTestId('deployment-state').textContent(), { timeout: 30_000 }).toBe('success');
+      const id = page.url().split('/').pop() ?? '';
+      const created = await call('GET', `/deployments/${id}`);
+      expect(created.json.freeze_override).toMatchObject({ reason: 'hotfix from the console' });
+      expect(created.json.config).toMatchObject({ target_mode: 'sequential', variables: { TOKEN: '***' } });
+    } finally {
+      await call('DELETE', `/deployment-freezes/${freeze.json.id as string}`);
+    }
+    await page.context().close();
   }, 90_000);
 
   it('shows a failing command’s analysis on its deployment’s page', async () => {

@@ -442,6 +442,11 @@ export const PendingRequestSchema = v.object({
   deployment_id: v.optional(v.string()),
   dispatched_at: v.optional(PendingTime),
   dispatched_to_instance_id: v.optional(v.string()),
+  /** Added to the spec: what is queued, the source as resolved at create and the number of targets it plans. */
+  source_type: v.optional(v.string()),
+  source_name: v.optional(v.string()),
+  source_version: v.optional(v.string()),
+  target_count: v.optional(v.number()),
   /** Why a waiting request is passed over at dispatch (an active freeze), and until when (ISO 8601, +00:00). */
   waiting_reason: v.optional(v.string()),
   waiting_until: v.optional(v.string()),

@@ -269,6 +269,7 @@ describe('serverless package', () => {
     // its folder (never cached: the current build, checksum, manifest and install script change with each build).
     expect(consolePaths.map((b) => [b.PathPattern, b.AllowedMethods, b.CachePolicyId])).toEqual([
       ['/index.html', ['GET', 'HEAD'], NOT_CACHED],
+      ['/favicon.*', ['GET', 'HEAD'], CACHED],
       ['/assets/*', ['GET', 'HEAD'], CACHED],
       ['/agent/v*', ['GET', 'HEAD'], CACHED],
       ['/agent/*', ['GET', 'HEAD'], NOT_CACHED],
