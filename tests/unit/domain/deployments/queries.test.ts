@@ -221,6 +221,11 @@ describe('listPendingRequests', () => {
       id: rid(1),
       triggered_by: 'c0000000-0000-4000-8000-000000000001',
       triggered_by_name: 'c0000000-0000-4000-8000-000000000001', // stored without a name: the id
+      // What is queued: the source as resolved at create and how many targets it plans.
+      source_type: 'action',
+      source_name: 'restart-web',
+      source_version: '1.0.0',
+      target_count: 1,
       queued_at: '2026-11-22 10:01:05',
       retry_count: 0,
       status: 'pending',
