@@ -566,8 +566,27 @@ describe('serverless package', () => {
       expect(template.Resources['DispatchQueue']?.Properties['RedrivePolicy']).toMatchObject({ maxReceiveCount: 5 });
     });
 
-    it('keeps one sweep at a time, dropping runs that waited past two minutes instead of retrying them', () => {
-      expect(template.Resources['SweepLambdaFunction']?.Properties['ReservedConcurrentExecutions']).toBe(1);
+    it('reserves no concurrency anywhere (a new account’s quota of 10 fails any reservation)', () => {
+      const reserved = Object.entries(template.Resources)
+        .filter(
+          ([, r]) => r.Type === 'AWS::Lambda::Function' && r.Properties['ReservedConcurrentExecutions'] !== undefined,
+        )
+        .map(([id]) => id);
+      expect(reserved).toEqual([]);
+    });
+
+    it('keeps the table when the stack goes: retain policies, deletion protection, point-in-time recovery', () => {
+      const tables = Object.values(template.Resources).filter((r) => r.Type === 'AWS::DynamoDB::Table');
+      expect(tables.length).toBeGreaterThan(0);
+      for (const table of tables) {
+        const resource = table as unknown as { DeletionPolicy?: string; UpdateReplacePolicy?: string };
+        expect([resource.DeletionPolicy, resource.UpdateReplacePolicy]).toEqual(['Retain', 'Retain']);
+        expect(table.Properties['DeletionProtectionEnabled']).toBe(true);
+        expect(table.Properties['PointInTimeRecoverySpecification']).toEqual({ PointInTimeRecoveryEnabled: true });
+      }
+    });
+
+    it('drops sweep runs that waited past two minutes instead of retrying them', () => {
       const invokeConfig = Object.values(template.Resources).find(
         (r) =>
           r.Type === 'AWS::Lambda::EventInvokeConfig' &&
