@@ -1,5 +1,5 @@
-// Builds the console (console/src, Preact) into static assets: `index.html`, `assets/console.js`,
-// `assets/console.css`, and its icon (`favicon.svg`, also at `favicon.ico`). `npm run build` writes them to dist/ (what the cloud serves from S3 behind
+// Builds the console (console/src, Preact) into static assets: `index.html`, `assets/console-<hash>.js`,
+// `assets/console-<hash>.css`, and its icon (`favicon.svg`, also at `favicon.ico`). `npm run build` writes them to dist/ (what the cloud serves from S3 behind
 // CloudFront, beside the one-file programs of programs/build.ts); `npm start` builds them in memory at start and
 // its front serves them at `/` (local/console-assets.ts).
 import { readFile, mkdir, writeFile } from 'node:fs/promises';
@@ -12,7 +12,14 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 
 export type { ConsoleAsset };
 
-/** The console's files by URL path (`/` and `/index.html`, `/assets/console.js`, `/assets/console.css`). */
+/** Long-lived caching for a file whose name carries a hash of its contents: a new build has new names. */
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+
+/**
+ * The console's files by URL path: `/` and `/index.html` (the page, never cached), `/assets/console-<hash>.js` and
+ * `/assets/console-<hash>.css` (named by their contents, so cached for a year: after a deploy a browser can never
+ * run yesterday's script against today's page), and the icon.
+ */
 export const buildConsole = async (): Promise<Map<string, ConsoleAsset>> => {
   const result = await build({
     entryPoints: { console: join(HERE, 'src/main.tsx') },
@@ -23,13 +30,22 @@ export const buildConsole = async (): Promise<Map<string, ConsoleAsset>> => {
     jsx: 'automatic',
     jsxImportSource: 'preact',
     outdir: '/assets',
+    entryNames: '[name]-[hash]',
     write: false,
     legalComments: 'none',
     logLevel: 'silent',
     absWorkingDir: HERE,
   });
   const assets = new Map<string, ConsoleAsset>();
-  const page = { contents: await readFile(join(HERE, 'index.html')), contentType: 'text/html; charset=utf-8' };
+  const named = (extension: string) => {
+    const file = result.outputFiles.find((f) => f.path.endsWith(extension));
+    if (file === undefined) throw new Error(`console build: no ${extension} output`);
+    return file.path;
+  };
+  const html = (await readFile(join(HERE, 'index.html'), 'utf8'))
+    .replace('/assets/console.css', named('.css'))
+    .replace('/assets/console.js', named('.js'));
+  const page = { contents: Buffer.from(html), contentType: 'text/html; charset=utf-8', cacheControl: 'no-cache' };
   assets.set('/', page);
   assets.set('/index.html', page); // CloudFront serves `/` as its default root object, /index.html
   // The tab's icon (the page links /favicon.svg; /favicon.ico answers too, for what asks for it without reading the page).
@@ -38,7 +54,7 @@ export const buildConsole = async (): Promise<Map<string, ConsoleAsset>> => {
   assets.set('/favicon.ico', icon);
   for (const file of result.outputFiles) {
     const type = file.path.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8';
-    assets.set(file.path, { contents: file.contents, contentType: type });
+    assets.set(file.path, { contents: file.contents, contentType: type, cacheControl: IMMUTABLE });
   }
   return assets;
 };

@@ -99,9 +99,17 @@ describe('the console in a browser', () => {
     expect(page.status).toBe(200);
     expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
     expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
-    expect(await page.text()).toContain('/assets/console.js');
-    const script = await fetch(`${stack.baseUrl}/assets/console.js`, { headers: { 'accept-encoding': 'identity' } });
+    // The page is never cached; its script and style are named by their contents, so they are cached for a year
+    // (a browser can never run yesterday's script against today's page).
+    expect(page.headers.get('cache-control')).toBe('no-cache');
+    const html = await page.text();
+    const scriptPath = /src="(\/assets\/console-[A-Z0-9]+\.js)"/.exec(html)?.[1];
+    const stylePath = /href="(\/assets\/console-[A-Z0-9]+\.css)"/.exec(html)?.[1];
+    expect([scriptPath, stylePath]).not.toContain(undefined);
+    const script = await fetch(`${stack.baseUrl}${scriptPath}`, { headers: { 'accept-encoding': 'identity' } });
     expect(script.headers.get('content-type')).toContain('javascript');
+    expect(script.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect((await fetch(`${stack.baseUrl}${stylePath}`)).headers.get('cache-control')).toContain('immutable');
     expect((await script.arrayBuffer()).byteLength).toBeLessThan(150 * 1024);
     // The tab's icon, linked by the page and also at /favicon.ico (which browsers may ask for on their own).
     for (const path of ['/favicon.svg', '/favicon.ico']) {
