@@ -76,9 +76,12 @@ const sh = (line: string, path = bin): Promise<Run> =>
     child.on('close', (code) => resolve({ code, out, err }));
   });
 
-/** The README's line, with the options the tests add. */
+/** The README's line, with the options the tests add (`--server` too unless `path` is the systemd case's). */
 const install = (args: string, path = bin) =>
-  sh(`curl -fsSL ${stack.baseUrl}/agent/install.sh | sh -s -- --server ${stack.baseUrl} ${args}`, path);
+  sh(
+    `curl -fsSL ${stack.baseUrl}/agent/install.sh | sh -s -- ${path === bin ? `--server ${stack.baseUrl} ` : ''}${args}`,
+    path,
+  );
 
 const enrollmentToken = async (tags: { key: string; value: string }[] = []) => {
   const reply = await call('POST', '/targets/enrollment-tokens', { tags, expires_in_hours: 1 });
@@ -166,6 +169,7 @@ describe('install.sh', () => {
     const text = await served.text();
     expect(text).toContain(`SHA256='${stack.programs.agent!.sha256}'`);
     expect(text).not.toMatch(/@@[A-Z0-9_]+@@/);
+    expect(text).toContain(`DEFAULT_SERVER='${stack.baseUrl}'`); // the systemd case below relies on it
     await writeFile(join(work, 'served-install.sh'), text);
     // CI installs shellcheck (.ci/run); a machine without it fails here rather than skipping the check.
     for (const file of [join(work, 'served-install.sh'), join(ROOT, 'agent', 'install.sh')]) {
@@ -180,6 +184,24 @@ describe('install.sh', () => {
     const result = await install(`--prefix ${prefix} --enroll det_unused --node /nonexistent`);
     expect(result.code).toBe(1);
     expect(result.err).toMatch(/Node\.js 22 or later is needed: \/nonexistent is not an executable file/);
+    expect(await tree(prefix)).toEqual([]);
+  });
+
+  it('names what is missing: curl or wget, a user to run as', async () => {
+    // Prepare: the served script, and a PATH without curl (nor wget)
+    const noCurl = join(work, 'bin-no-curl');
+    await mkdir(noCurl);
+    for (const tool of TOOLS.filter((t) => t !== 'curl')) await symlink(which(tool), join(noCurl, tool));
+    const served = `${work}/served-install.sh`;
+    await writeFile(served, await (await fetch(`${stack.baseUrl}/agent/install.sh`)).text());
+    const prefix = join(work, 'missing');
+    // Act
+    const withoutCurl = await sh(`sh ${served} --prefix ${prefix} --node ${process.execPath}`, noCurl);
+    const noUser = await sh(`sh ${served} --prefix ${prefix} --user no-such-user --node ${process.execPath}`);
+    // Assess
+    expect([withoutCurl.code, noUser.code]).toEqual([1, 1]);
+    expect(withoutCurl.err).toContain('neither curl nor wget is installed; install one (apt-get install curl');
+    expect(noUser.err).toContain('--user no-such-user: there is no such user');
     expect(await tree(prefix)).toEqual([]);
   });
 
@@ -342,7 +364,7 @@ describe('installed without systemd, then run in the foreground', () => {
   });
 });
 
-describe('installed with systemd (a systemctl that records its calls)', () => {
+describe('installed with systemd (a systemctl that records its calls), without --server (the script names its own)', () => {
   it(
     'reloads, enables and starts the unit; restarts it on upgrade; disables it on --uninstall',
     { timeout: 60_000 },
