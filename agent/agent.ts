@@ -58,6 +58,8 @@ export interface AgentOptions {
   readonly tags?: readonly Tag[];
   /** Used when there is no state file yet (or it is for another server), and once more if the token is refused. */
   readonly enrollToken?: string;
+  /** Enroll (or check the existing enrollment), save the state and stop: start() resolves, exited gives 0. */
+  readonly enrollOnly?: boolean;
   readonly stateDir: string;
   /** Where commands run, each in `<work-dir>/<command id>`; default `<state-dir>/work`. */
   readonly workDir?: string;
@@ -321,7 +323,11 @@ class Agent {
     const state = await readState(this.stateDir);
     if (state !== undefined && normalizeServer(state.server) === this.server) {
       this.use(state);
-      this.log(`using the enrollment in ${this.stateDir} (target ${state.target_id})`);
+      this.log(
+        this.options.enrollOnly === true
+          ? `already enrolled with ${this.server} as target ${state.target_id} (state in ${this.stateDir}); keeping this identity${this.options.enrollToken === undefined || this.options.enrollToken === '' ? '' : ', the enrollment token was not used'}`
+          : `using the enrollment in ${this.stateDir} (target ${state.target_id})`,
+      );
     } else if (this.options.enrollToken !== undefined && this.options.enrollToken !== '') {
       if (state !== undefined)
         this.log(`the state in ${this.stateDir} belongs to ${state.server}; enrolling with ${this.server}`);
@@ -334,6 +340,10 @@ class Agent {
       throw new Error(
         `This agent is not enrolled yet (no state in ${this.stateDir}); start it once with --enroll TOKEN`,
       );
+    }
+    if (this.options.enrollOnly === true) {
+      this.resolveExited(0);
+      return;
     }
     await this.recover();
     if (this.transport === 'polling') {
@@ -398,9 +408,15 @@ class Agent {
     };
     await writeState(this.stateDir, state);
     this.use(state);
+    // What the server applied: the enrollment token's tags, whatever --tag said.
+    const applied = Array.isArray(answer.tags)
+      ? answer.tags.map((t) => `${t.key}=${t.value}`).join(', ') || 'none'
+      : 'not reported by the server';
     this.log(
-      `enrolled with ${this.server} as target ${state.target_id} (tags ${tags.map((t) => `${t.key}=${t.value}`).join(', ') || 'none'})`,
+      `enrolled with ${this.server} as target ${state.target_id}${answer.short_id === undefined ? '' : ` (${answer.short_id})`}, tags ${applied}`,
     );
+    if (tags.length > 0)
+      this.log('--tag is not applied by the server: a target gets its enrollment token’s tags (set them on the token)');
   }
 
   /** A 401 on an authenticated call: enroll again once when we can, else give up. */

@@ -16,9 +16,13 @@ refusing the upgrade), it long-polls over HTTP instead and tries the socket agai
 
 Options:
   --server URL                  the service, e.g. http://localhost:3000 (required)
-  --enroll TOKEN                enrollment token; needed only for the first start (or env ${ENROLL_TOKEN_ENV})
+  --enroll TOKEN                enrollment token; needed only for the first start (or env ${ENROLL_TOKEN_ENV}); the
+                                target gets the token's tenant, environment and tags
+  --enroll-only                 enroll (or check the saved enrollment), print what the server answered and exit:
+                                0 when enrolled, 1 with the server's message when refused (install.sh uses it)
   --name NAME                   the target's name (default: this host's name)
-  --tag KEY=VALUE               a tag of the target; repeat for more
+  --tag KEY=VALUE               accepted for compatibility and not applied: the server gives a target its
+                                enrollment token's tags (the agent logs them); change them in the console or API
   --concurrency N               commands run at once (default ${DEFAULTS.concurrency})
   --state-dir DIR               enrollment and command records (default .local/agents/<name>)
   --work-dir DIR                where commands run, one directory each (default <state-dir>/work)
@@ -53,6 +57,7 @@ export interface CliOptions {
   readonly killGraceSeconds: number;
   readonly shutdownGraceSeconds: number;
   readonly transport: Transport;
+  readonly enrollOnly: boolean;
 }
 
 export type CliCommand =
@@ -109,6 +114,7 @@ export const parseCli = (
         'kill-grace-seconds': { type: 'string' },
         'shutdown-grace-seconds': { type: 'string' },
         transport: { type: 'string' },
+        'enroll-only': { type: 'boolean' },
         version: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -165,6 +171,7 @@ export const parseCli = (
         DEFAULTS.shutdownGraceSeconds,
       ),
       transport,
+      enrollOnly: values['enroll-only'] === true,
     },
   };
 };

@@ -29,6 +29,7 @@ const main = async (): Promise<number> => {
     process.stderr.write(`${new Date().toISOString()} [${options.name}] ${(error as Error).message}\n`);
     return 1;
   }
+  if (options.enrollOnly) return agent.exited;
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {
     signals += 1;

@@ -21,6 +21,9 @@ export interface RegisterRequest {
 export interface RegisterResponse {
   readonly target_id: string;
   readonly agent_token: string;
+  readonly short_id?: string;
+  /** The tags the server gave the target (its enrollment token's); absent from servers before 1.0.0's. */
+  readonly tags?: readonly Tag[];
 }
 
 /** One step attempt to run. Every attempt of a step is a distinct command id. */

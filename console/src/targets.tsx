@@ -19,6 +19,9 @@ interface Target {
 
 const STATUS_CLASS: Record<string, string> = { online: 'state ok', stale: 'state live', offline: 'state bad' };
 
+/** A word as sh reads it back: as it is when plain, else in single quotes. */
+const shellWord = (word: string) => (/^[A-Za-z0-9._@:+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
+
 export const Targets = ({ permissions }: { permissions: ReadonlySet<string> }) => {
   const [targets, live] = useResourceStream<Target>('targets');
   const [command, setCommand] = useState<string | undefined>();
@@ -37,8 +40,9 @@ export const Targets = ({ permissions }: { permissions: ReadonlySet<string> }) =
       });
     try {
       const created = await api<{ token: string }>('POST', '/targets/enrollment-tokens', { tags });
+      const origin = window.location.origin;
       setCommand(
-        `npm run agent -- --server ${window.location.origin} --enroll ${created.token} --name ${String(form.get('name') || 'my-host')}`,
+        `curl -fsSL ${origin}/agent/install.sh | sudo sh -s -- --server ${origin} --enroll ${created.token} --name ${shellWord(String(form.get('name') || 'my-host'))}`,
       );
       setError(undefined);
     } catch (e) {
@@ -105,7 +109,11 @@ export const Targets = ({ permissions }: { permissions: ReadonlySet<string> }) =
           <ErrorLine message={error} />
           {command === undefined ? null : (
             <>
-              <p>Run this on the host (the token is shown once and allows one registration within 24 hours):</p>
+              <p>
+                Run this on the Linux host, which needs Node.js 22 or later and curl (the token is shown once and allows
+                one registration within 24 hours). It installs the agent as a systemd service; run it again to upgrade,
+                or with --uninstall to remove it.
+              </p>
               <pre class="command" data-testid="agent-command">
                 {command}
               </pre>

@@ -180,5 +180,5 @@ export const registerAgent = async (deps: TargetsDeps, command: RegisterAgentCom
     updatedAt: now.toISOString(),
   };
   await deps.targets.create(target);
-  return { target_id: id, short_id: shortId, agent_token: agentToken };
+  return { target_id: id, short_id: shortId, agent_token: agentToken, tags: enrollment.tags };
 };

@@ -320,7 +320,9 @@ describe('the console in a browser', () => {
     await page.getByLabel('Tags').fill('role=web');
     await page.getByRole('button', { name: 'Create an enrollment token' }).click();
     const command = await page.getByTestId('agent-command').textContent();
-    expect(command).toMatch(/^npm run agent -- --server http:\/\/localhost:\d+ --enroll det_\S+ --name web-9$/);
+    expect(command).toMatch(
+      /^curl -fsSL (http:\/\/localhost:\d+)\/agent\/install\.sh \| sudo sh -s -- --server \1 --enroll det_\S+ --name web-9$/,
+    );
     await page.screenshot({ path: join(SHOTS, 'console-targets.png') });
     await page.context().close();
   }, 60_000);

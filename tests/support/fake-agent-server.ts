@@ -69,6 +69,8 @@ const readBody = (req: IncomingMessage): Promise<unknown> =>
 
 export class FakeAgentBackend {
   readonly enrollmentTokens = new Set<string>(['det_test-enrollment']);
+  /** The tags a target gets, as the real server gives it its enrollment token's (the agent's own are ignored). */
+  tokenTags: { key: string; value: string }[] = [{ key: 'env', value: 'test' }];
   readonly targets = new Map<string, FakeTarget>();
   readonly commands = new Map<string, FakeCommandState>();
   /** Every heartbeat: POST /heartbeat (http), a socket frame (socket), or GET /agent/channel (channel). */
@@ -359,7 +361,7 @@ export class FakeAgentBackend {
       return error(res, 401, 'INVALID_CREDENTIALS', 'The enrollment token is unknown or expired');
     const target: FakeTarget = { id: `target-${randomUUID()}`, token: `dpa_${randomUUID()}`, registration: body };
     this.targets.set(target.id, target);
-    return json(res, 201, { target_id: target.id, agent_token: target.token });
+    return json(res, 201, { target_id: target.id, short_id: 'fake1', agent_token: target.token, tags: this.tokenTags });
   }
 
   private async poll(req: IncomingMessage, res: ServerResponse, target: FakeTarget, wait: number, max: number) {

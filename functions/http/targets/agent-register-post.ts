@@ -15,11 +15,17 @@ const Body = v.object({
   os: HostField,
   arch: HostField,
   agent_version: v.pipe(HostField, v.maxLength(64)),
-  /** A hint only: the target gets its enrollment token's tags. */
+  /** Ignored: the target gets its enrollment token's tags (the answer's `tags`). */
   tags: v.optional(Tags, []),
 });
 
-const Registered = v.object({ target_id: v.string(), short_id: v.string(), agent_token: v.string() });
+const Registered = v.object({
+  target_id: v.string(),
+  short_id: v.string(),
+  agent_token: v.string(),
+  /** The tags the target got: its enrollment token's (the agent's own `tags` are not applied). */
+  tags: v.array(v.object({ key: v.string(), value: v.string() })),
+});
 
 export const makeHandler = (deps: () => TargetsDeps) =>
   http(
@@ -30,7 +36,10 @@ export const makeHandler = (deps: () => TargetsDeps) =>
       permission: 'public',
       body: Body,
       responses: {
-        201: { description: 'The new target and its agent token', schema: Registered },
+        201: {
+          description: "The new target, the tags it got (its enrollment token's) and its agent token",
+          schema: Registered,
+        },
         400: { description: 'VALIDATION_ERROR: also an agent_version that is not a semantic version' },
         401: { description: 'INVALID_CREDENTIALS: unknown, expired, revoked or used-up enrollment token' },
         409: {

@@ -60,6 +60,31 @@ describe('npm run agent', () => {
     expect(bad.stderr()).toContain("error: Unknown option '--bogus'");
   });
 
+  it('--enroll-only enrolls, prints the answer and exits 0; again it keeps the identity; refused: exit 1 with the reason', async () => {
+    // Prepare
+    const args = ['--server', server.url, '--name', 'once', '--state-dir', join(dir, 'state'), '--enroll-only'];
+    const token = { DEPLOYER_AGENT_ENROLL_TOKEN: 'det_test-enrollment' };
+    // Act
+    const first = agentProcess(args, token);
+    const firstCode = await first.exit;
+    const again = agentProcess(args, token);
+    const againCode = await again.exit;
+    const refused = agentProcess([...args.slice(0, -2), join(dir, 'other'), '--enroll-only'], {
+      DEPLOYER_AGENT_ENROLL_TOKEN: 'det_wrong',
+    });
+    const refusedCode = await refused.exit;
+    // Assess
+    const target = server.backend.target;
+    expect([firstCode, againCode, refusedCode]).toEqual([0, 0, 1]);
+    expect(first.stdout()).toContain(`enrolled with ${server.url} as target ${target.id} (fake1), tags env=test`);
+    expect(again.stdout()).toContain(
+      `already enrolled with ${server.url} as target ${target.id} (state in ${join(dir, 'state')}); keeping this identity, the enrollment token was not used`,
+    );
+    expect(refused.stderr()).toMatch(/Enrollment refused by .* the enrollment token is unknown or expired/);
+    expect(server.backend.registerCalls).toBe(2); // the first and the refused one
+    expect(server.backend.channelCalls + server.backend.heartbeats.length).toBe(0); // it never started to serve
+  });
+
   it('stops on SIGTERM: polling ends, a running command is killed after the grace period and reported, exit 0', async () => {
     // Prepare
     run = agentProcess(

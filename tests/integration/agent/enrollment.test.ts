@@ -70,7 +70,9 @@ describe('agent enrollment', () => {
       name: 'local-1',
     });
     const log = [...first.lines, ...second.lines].join('\n');
-    expect(log).toContain(`enrolled with ${server.url} as target ${target.id} (tags env=local, role=web)`);
+    // the tags the server applied (its answer), not the agent's --tag list, which it says is not applied
+    expect(log).toContain(`enrolled with ${server.url} as target ${target.id} (fake1), tags env=test`);
+    expect(log).toContain('--tag is not applied by the server');
     expect(log).toContain(`using the enrollment in ${join(dir, 'state')} (target ${target.id})`);
     expect(log).not.toContain(target.token);
     expect(log).not.toContain('det_test-enrollment');

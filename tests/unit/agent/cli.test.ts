@@ -57,6 +57,7 @@ describe('parseCli', () => {
       killGraceSeconds: 1,
       shutdownGraceSeconds: 3,
       transport: 'polling',
+      enrollOnly: false,
     });
   });
 
@@ -68,6 +69,8 @@ describe('parseCli', () => {
     expect(options.stateDir).toBe('/srv/agent/.local/agents/web-01.example');
     expect(options.workDir).toBe('/srv/agent/.local/agents/web-01.example/work');
     expect(options.concurrency).toBe(4);
+    expect(options.enrollOnly).toBe(false);
+    expect(run(['--server', 'https://deployer.example.com', '--enroll-only']).enrollOnly).toBe(true);
     expect(options.heartbeatSeconds).toBe(15);
     expect(options.transport).toBe('auto');
     expect(options.tags).toEqual([]);
@@ -118,6 +121,10 @@ describe('parseCli', () => {
       version: expect.stringMatching(/^\d+\.\d+\.\d+$/),
     });
     expect(USAGE).toContain('--enroll TOKEN');
+    // --tag is kept for compatibility; the help says the server applies the enrollment token's tags instead
+    expect(USAGE).toMatch(
+      /--tag KEY=VALUE +accepted for compatibility and not applied: the server gives a target its\s+enrollment token's tags/,
+    );
     expect(USAGE).toMatch(/--transport MODE +auto: [^]*websocket: [^]*polling: HTTP long polling only/);
   });
 });

@@ -95,6 +95,17 @@ describe('enrollment', () => {
     });
   });
 
+  it('gives the target its token’s tags, not the agent’s, and says which in the answer', async () => {
+    // Prepare
+    const { deps, targets } = targetsFakes();
+    const { token } = await createEnrollmentToken(deps, caller(), { tags: [{ key: 'tier', value: 'db' }] });
+    // Act: the agent asks for role=web
+    const answer = await registerAgent(deps, { ...host, enrollment_token: token });
+    // Assess
+    expect(answer.tags).toEqual([{ key: 'tier', value: 'db' }]);
+    expect(targets.targets.get(answer.target_id)?.tags).toEqual([{ key: 'tier', value: 'db' }]);
+  });
+
   it('gives targets the token’s tenant and environment, checked to exist and to agree', async () => {
     const { deps } = targetsFakes({ tenants: [TENANT, OTHER], environments: [ENV] });
     const scoped = await createEnrollmentToken(deps, caller(), { environment_id: 'eA' });
