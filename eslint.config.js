@@ -13,15 +13,7 @@ const notLocalOrTests = [
 
 export default tseslint.config(
   {
-    ignores: [
-      'node_modules/**',
-      'dist/**',
-      '.esbuild/**',
-      '.build/**',
-      '.serverless/**',
-      '.local/**',
-      'coverage/**',
-    ],
+    ignores: ['node_modules/**', 'dist/**', '.esbuild/**', '.build/**', '.serverless/**', '.local/**', 'coverage/**'],
   },
   ...tseslint.configs.recommended,
   {
