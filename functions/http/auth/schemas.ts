@@ -1,4 +1,5 @@
 import * as v from 'valibot';
+import { normalizeRecoveryCode } from '../../../domain/identity/recovery-codes.js';
 
 export const UserViewSchema = v.object({
   id: v.string(),
@@ -46,6 +47,23 @@ export const Code = v.pipe(
   v.regex(/^\d{6}$/, 'must be the 6 digits your authenticator app shows'),
 );
 export const Toggled = v.object({ message: v.string(), two_factor_enabled: v.boolean() });
+
+/** A code at sign-in: the authenticator's 6 digits, or one of the recovery codes (`xxxxx-xxxxx`). */
+export const SignInCode = v.pipe(
+  v.string(),
+  v.trim(),
+  v.check(
+    (code) => /^\d{6}$/.test(code) || normalizeRecoveryCode(code) !== undefined,
+    'must be the 6 digits your authenticator app shows, or one of your recovery codes',
+  ),
+);
+/** Recovery codes, answered only when issued (enable, regenerate). */
+const RecoveryCodes = v.pipe(
+  v.array(v.string()),
+  v.description('10 single-use recovery codes (`xxxxx-xxxxx`), shown only in this answer'),
+);
+export const Enabled = v.object({ ...Toggled.entries, recovery_codes: RecoveryCodes });
+export const RecoveryCodesIssued = v.object({ message: v.string(), recovery_codes: RecoveryCodes });
 
 export const SseTokenSchema = v.object({
   sse_token: v.string(),
