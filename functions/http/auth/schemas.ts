@@ -1,5 +1,4 @@
 import * as v from 'valibot';
-import { normalizeRecoveryCode } from '../../../domain/identity/recovery-codes.js';
 
 export const UserViewSchema = v.object({
   id: v.string(),
@@ -48,12 +47,15 @@ export const Code = v.pipe(
 );
 export const Toggled = v.object({ message: v.string(), two_factor_enabled: v.boolean() });
 
-/** A code at sign-in: the authenticator's 6 digits, or one of the recovery codes (`xxxxx-xxxxx`). */
+/**
+ * A code at sign-in: the authenticator's 6 digits, or a recovery code (`xxxxx-xxxxx`, any case; the domain reads
+ * Crockford's look-alikes i, l and o as 1, 1 and 0).
+ */
 export const SignInCode = v.pipe(
   v.string(),
   v.trim(),
-  v.check(
-    (code) => /^\d{6}$/.test(code) || normalizeRecoveryCode(code) !== undefined,
+  v.regex(
+    /^(?:\d{6}|[0-9a-tv-z]{5}[ -]?[0-9a-tv-z]{5})$/i,
     'must be the 6 digits your authenticator app shows, or one of your recovery codes',
   ),
 );
