@@ -70,8 +70,16 @@ export const SignIn = ({
           </>
         ) : (
           <label>
-            Code from your authenticator app{' '}
-            <input name="code" inputMode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" required autoFocus />
+            Code from your authenticator app, or a recovery code{' '}
+            <input
+              name="code"
+              autocomplete="one-time-code"
+              autocapitalize="none"
+              spellcheck={false}
+              maxLength={32}
+              required
+              autoFocus
+            />
           </label>
         )}
         {error === undefined ? null : (

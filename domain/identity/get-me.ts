@@ -21,6 +21,8 @@ export interface MeView extends UserView {
   readonly last_login_at: string | null;
   readonly tenant_id: string | null;
   readonly two_factor_enabled: boolean;
+  /** Unused recovery codes (0 while 2FA is off): the count only, never a code. */
+  readonly two_factor_recovery_codes_left: number;
   readonly credential: CredentialView | null;
 }
 
@@ -51,6 +53,7 @@ export const getMe = async (deps: Pick<IdentityDeps, 'users' | 'roles' | 'oauth'
     last_login_at: user.lastLoginAt,
     tenant_id: user.tenantId,
     two_factor_enabled: user.twoFactor.enabled,
+    two_factor_recovery_codes_left: user.twoFactor.enabled ? (user.twoFactor.recoveryCodes?.length ?? 0) : 0,
     credential,
   };
 };

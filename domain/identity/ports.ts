@@ -111,6 +111,11 @@ export interface UserRepository {
   setTwoFactor(id: string, next: TwoFactor, expected: Pick<TwoFactor, 'enabled' | 'lastStep'>): Promise<boolean>;
   /** Records that a code of `step` was used; false when that step or a later one was used already (replay). */
   acceptTwoFactorStep(id: string, step: number): Promise<boolean>;
+  /**
+   * Removes one recovery code (by its hash) while 2FA is on, with a conditional write: of two concurrent uses of one
+   * code, exactly one gets true. False when 2FA is off or the code is not there (used, replaced, never issued).
+   */
+  useRecoveryCode(id: string, codeHash: string): Promise<boolean>;
 }
 
 export interface SessionRepository {

@@ -9,6 +9,11 @@ export interface TwoFactor {
   readonly secret: string | null;
   /** The last time step a code was accepted for: a code cannot be used twice. */
   readonly lastStep: number | null;
+  /**
+   * The unused recovery codes, as lookup hashes (TokenGenerator.hash of `<user id>:<code>`, never the codes): each
+   * signs in once instead of a code. Issued when 2FA is turned on, replaced together; absent on older records.
+   */
+  readonly recoveryCodes?: readonly string[];
 }
 
 export interface User {

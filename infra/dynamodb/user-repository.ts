@@ -23,11 +23,34 @@ import { queryAll } from './query-all.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/**
+ * Recovery codes are stored as a map from code hash to `true` (`twoFactor.recoveryCodes`), so one code is removed by
+ * its own path under a condition that it is still there; the domain sees the hashes as a list.
+ */
+const storedTwoFactor = (twoFactor: TwoFactor): Record<string, unknown> => {
+  const { recoveryCodes, ...rest } = twoFactor;
+  return { ...rest, recoveryCodes: Object.fromEntries((recoveryCodes ?? []).map((hash) => [hash, true])) };
+};
+
+const twoFactorOf = (stored: Record<string, unknown>): TwoFactor => {
+  const codes = stored['recoveryCodes'];
+  return {
+    ...(stored as unknown as TwoFactor),
+    recoveryCodes: typeof codes === 'object' && codes !== null ? Object.keys(codes).sort() : [],
+  };
+};
+
 /** Items written before revisions existed read as revision 0. */
-const toUser = (item: Record<string, unknown>): User => ({
-  ...stripKeys<User>(item),
-  revision: typeof item['revision'] === 'number' ? item['revision'] : 0,
-});
+const toUser = (item: Record<string, unknown>): User => {
+  const user = stripKeys<User>(item);
+  return {
+    ...user,
+    ...(typeof item['twoFactor'] === 'object' && item['twoFactor'] !== null
+      ? { twoFactor: twoFactorOf(item['twoFactor'] as Record<string, unknown>) }
+      : {}),
+    revision: typeof item['revision'] === 'number' ? item['revision'] : 0,
+  };
+};
 
 /** The condition that the stored user is still at the revision read (items written before revisions had none). */
 const atRevision = (user: User): string =>
@@ -68,6 +91,7 @@ export class DynamoUserRepository implements UserRepository, UserDirectory, Link
                   ...keys.usersIndex(user.createdAt, user.id),
                   type: 'user',
                   ...user,
+                  twoFactor: storedTwoFactor(user.twoFactor),
                   ...encryptionIndex('user', user, keys.user(user.id)),
                 },
                 ConditionExpression: 'attribute_not_exists(pk)',
@@ -323,7 +347,7 @@ export class DynamoUserRepository implements UserRepository, UserDirectory, Link
           ConditionExpression:
             'attribute_exists(pk) AND twoFactor.enabled = :enabled AND twoFactor.lastStep = :lastStep',
           ExpressionAttributeValues: {
-            ':next': next,
+            ':next': storedTwoFactor(next),
             ':enabled': expected.enabled,
             ':lastStep': expected.lastStep,
             ':one': 1,
@@ -344,6 +368,22 @@ export class DynamoUserRepository implements UserRepository, UserDirectory, Link
           ConditionExpression:
             'attribute_exists(pk) AND (attribute_type(twoFactor.lastStep, :null) OR twoFactor.lastStep < :step)',
           ExpressionAttributeValues: { ':step': step, ':null': 'NULL', ':one': 1 },
+        }),
+      ),
+    );
+  }
+
+  async useRecoveryCode(id: string, codeHash: string): Promise<boolean> {
+    return conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.user(id),
+          UpdateExpression: 'REMOVE twoFactor.recoveryCodes.#code ADD revision :one',
+          ConditionExpression:
+            'attribute_exists(pk) AND twoFactor.enabled = :on AND attribute_exists(twoFactor.recoveryCodes.#code)',
+          ExpressionAttributeNames: { '#code': codeHash },
+          ExpressionAttributeValues: { ':on': true, ':one': 1 },
         }),
       ),
     );

@@ -64,6 +64,14 @@ export class FakeUserRepository implements UserRepository {
     this.users.set(id, { ...user, twoFactor: { ...user.twoFactor, lastStep: step }, revision: user.revision + 1 });
     return true;
   }
+  async useRecoveryCode(id: string, codeHash: string) {
+    const user = this.users.get(id);
+    const codes = user?.twoFactor.recoveryCodes ?? [];
+    if (!user || !user.twoFactor.enabled || !codes.includes(codeHash)) return false;
+    const recoveryCodes = codes.filter((hash) => hash !== codeHash);
+    this.users.set(id, { ...user, twoFactor: { ...user.twoFactor, recoveryCodes }, revision: user.revision + 1 });
+    return true;
+  }
   async revokeTokens(id: string, at: Date) {
     const user = this.users.get(id);
     if (user && user.tokensValidAfter < at.getTime())

@@ -12,6 +12,8 @@ const Me = v.object({
   last_login_at: v.nullable(v.string()),
   tenant_id: v.nullable(v.string()),
   two_factor_enabled: v.boolean(),
+  /** Unused two-factor recovery codes (0 while 2FA is off); the codes themselves are shown only when issued. */
+  two_factor_recovery_codes_left: v.number(),
   /** Which credential the call used; null for a user session (then `roles` and `permissions` are the user's own). */
   credential: v.nullable(
     v.object({

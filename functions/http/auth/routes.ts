@@ -13,6 +13,7 @@ import * as sseTokenPost from './sse-token-post.js';
 import * as sseTokenRefreshPost from './sse-token-refresh-post.js';
 import * as twoFactorDisablePost from './two-factor-disable-post.js';
 import * as twoFactorEnablePost from './two-factor-enable-post.js';
+import * as twoFactorRecoveryCodesPost from './two-factor-recovery-codes-post.js';
 import * as twoFactorSetupPost from './two-factor-setup-post.js';
 import * as twoFactorVerifyPost from './two-factor-verify-post.js';
 
@@ -30,6 +31,7 @@ export const authRoutes = [
   route('POST', '/api/v1/auth/2fa/enable', twoFactorEnablePost.handler),
   route('POST', '/api/v1/auth/2fa/disable', twoFactorDisablePost.handler),
   route('POST', '/api/v1/auth/2fa/verify', twoFactorVerifyPost.handler),
+  route('POST', '/api/v1/auth/2fa/recovery-codes', twoFactorRecoveryCodesPost.handler),
   route('GET', '/api/v1/auth/sso', ssoProvidersGet.handler),
   route('GET', '/api/v1/auth/sso/{provider}', ssoGet.handler),
   route('GET', '/api/v1/auth/sso/{provider}/callback', ssoCallbackGet.handler),

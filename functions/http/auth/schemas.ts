@@ -47,6 +47,26 @@ export const Code = v.pipe(
 );
 export const Toggled = v.object({ message: v.string(), two_factor_enabled: v.boolean() });
 
+/**
+ * A code at sign-in: the authenticator's 6 digits, or a recovery code (`xxxxx-xxxxx`, any case; the domain reads
+ * Crockford's look-alikes i, l and o as 1, 1 and 0).
+ */
+export const SignInCode = v.pipe(
+  v.string(),
+  v.trim(),
+  v.regex(
+    /^(?:\d{6}|[0-9a-tv-z]{5}[ -]?[0-9a-tv-z]{5})$/i,
+    'must be the 6 digits your authenticator app shows, or one of your recovery codes',
+  ),
+);
+/** Recovery codes, answered only when issued (enable, regenerate). */
+const RecoveryCodes = v.pipe(
+  v.array(v.string()),
+  v.description('10 single-use recovery codes (`xxxxx-xxxxx`), shown only in this answer'),
+);
+export const Enabled = v.object({ ...Toggled.entries, recovery_codes: RecoveryCodes });
+export const RecoveryCodesIssued = v.object({ message: v.string(), recovery_codes: RecoveryCodes });
+
 export const SseTokenSchema = v.object({
   sse_token: v.string(),
   expires_in: v.number(),

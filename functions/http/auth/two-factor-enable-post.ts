@@ -4,7 +4,7 @@ import type { IdentityDeps } from '../../../domain/identity/deps.js';
 import { enableTwoFactor } from '../../../domain/identity/two-factor.js';
 import { http } from '../../shared/http.js';
 import { identityDeps } from '../../shared/identity-wiring.js';
-import { Code, Toggled } from './schemas.js';
+import { Code, Enabled } from './schemas.js';
 
 export const makeHandler = (deps: () => IdentityDeps) =>
   http(
@@ -16,7 +16,7 @@ export const makeHandler = (deps: () => IdentityDeps) =>
       credentials: 'user',
       body: v.object({ code: Code }),
       responses: {
-        200: { description: 'On', schema: Toggled },
+        200: { description: 'On, with the recovery codes (shown only here)', schema: Enabled },
         403: { description: 'FORBIDDEN (user_credentials_required): an API key' },
         429: {
           description:

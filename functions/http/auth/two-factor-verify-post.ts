@@ -6,7 +6,7 @@ import { http } from '../../shared/http.js';
 import { ErrorEnvelopeSchema } from '../../shared/schemas.js';
 import { identityDeps } from '../../shared/identity-wiring.js';
 import { refreshCookie } from './cookies.js';
-import { Code, SessionSchema } from './schemas.js';
+import { SessionSchema, SignInCode } from './schemas.js';
 
 export const makeHandler = (deps: () => IdentityDeps) =>
   http(
@@ -16,12 +16,12 @@ export const makeHandler = (deps: () => IdentityDeps) =>
       tags: ['auth'],
       permission: 'public',
       limiterDown: 'refuse',
-      body: v.object({ code: Code, pending_token: v.pipe(v.string(), v.minLength(1, 'is required')) }),
+      body: v.object({ code: SignInCode, pending_token: v.pipe(v.string(), v.minLength(1, 'is required')) }),
       responses: {
         200: { description: 'A session, as login answers it', schema: SessionSchema },
         401: {
           description:
-            'INVALID_CREDENTIALS (wrong or reused code), INVALID_TOKEN (also a pending token used once or after 5 attempts), TOKEN_EXPIRED',
+            'INVALID_CREDENTIALS (wrong or reused code or recovery code), INVALID_TOKEN (also a pending token used once or after 5 attempts), TOKEN_EXPIRED',
           schema: ErrorEnvelopeSchema,
         },
         429: {

@@ -104,7 +104,7 @@ export const twoFactorPage = (ctx: PageContext, pendingToken: string, statusCode
       `<h1>Two-factor code</h1><p class="lead">Enter the 6-digit code from your authenticator app, or a recovery code.</p>` +
         problem(error) +
         `<form method="post" action="/oauth/consent">${hidden({ request: ctx.request, step: 'two_factor', pending_token: pendingToken })}` +
-        `<label for="code">Code</label><input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" required>` +
+        `<label for="code">Code</label><input id="code" name="code" type="text" autocomplete="one-time-code" autocapitalize="none" spellcheck="false" required>` +
         `<button type="submit">Verify</button></form>`,
     ),
   );

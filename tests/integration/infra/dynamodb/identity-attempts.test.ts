@@ -1,6 +1,6 @@
 // The access-control writes of the identity repositories against DynamoDB Local: pending two-factor tokens
-// (attempts and single use), the per-user two-factor throttle's release, and user edits that write only the
-// fields they name, conditioned on the revision every write increments.
+// (attempts and single use), the per-user two-factor throttle's release, single-use recovery codes, and user edits
+// that write only the fields they name, conditioned on the revision every write increments.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { User } from '../../../../domain/identity/types.js';
@@ -158,5 +158,35 @@ describe('DynamoUserRepository edits', () => {
     expect(seen.revision).toBe(0);
     expect(await users.update(seen, { status: 'locked' }, new Date())).toBe(true);
     expect(await users.get(user.id)).toMatchObject({ status: 'locked', revision: 1 });
+  });
+
+  it('use a recovery code once: of concurrent uses exactly one wins, and only while 2FA is on', async () => {
+    // Prepare
+    const users = new DynamoUserRepository(db, table);
+    const user = aUser();
+    await users.create(user);
+    expect(await users.useRecoveryCode(user.id, 'a'.repeat(64))).toBe(false); // none issued
+    const [first, second] = ['a'.repeat(64), 'b'.repeat(64)] as [string, string];
+    expect(
+      await users.setTwoFactor(
+        user.id,
+        { enabled: true, secret: 'enc', lastStep: 5, recoveryCodes: [first, second] },
+        { enabled: false, lastStep: null },
+      ),
+    ).toBe(true);
+    // Act
+    const used = await Promise.all(Array.from({ length: 6 }, () => users.useRecoveryCode(user.id, first)));
+    // Assess
+    expect(used.filter(Boolean)).toHaveLength(1);
+    expect((await users.get(user.id))?.twoFactor).toMatchObject({ enabled: true, recoveryCodes: [second] });
+    expect(
+      await users.setTwoFactor(
+        user.id,
+        { enabled: false, secret: null, lastStep: null, recoveryCodes: [] },
+        { enabled: true, lastStep: 5 },
+      ),
+    ).toBe(true);
+    expect(await users.useRecoveryCode(user.id, second)).toBe(false);
+    expect((await users.get(user.id))?.twoFactor.recoveryCodes).toEqual([]);
   });
 });
