@@ -13,15 +13,7 @@ const notLocalOrTests = [
 
 export default tseslint.config(
   {
-    ignores: [
-      'node_modules/**',
-      'dist/**',
-      '.esbuild/**',
-      '.build/**',
-      '.serverless/**',
-      '.local/**',
-      'coverage/**',
-    ],
+    ignores: ['node_modules/**', 'dist/**', '.esbuild/**', '.build/**', '.serverless/**', '.local/**', 'coverage/**'],
   },
   ...tseslint.configs.recommended,
   {
@@ -86,6 +78,24 @@ export default tseslint.config(
             {
               group: ['**/domain/**', '**/functions/**', '**/infra/**'],
               message: 'The agent ships alone to managed hosts: it imports only agent/ and Node built-ins.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['cli/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...notLocalOrTests,
+            {
+              group: ['**/domain/**', '**/functions/**', '**/infra/**', '**/agent/**', '**/programs/**', '@aws-sdk/*'],
+              message:
+                'The command line ships as one small file and speaks only the public API: it imports only cli/, Node built-ins and small libraries.',
             },
           ],
         },
