@@ -72,6 +72,7 @@ export const followDeployment = async (api: Api, id: string, options: FollowOpti
         { retry: true, signal: options.signal },
       );
       const response = await api.stream(streamPath(id, sse_token, parser.lastEventId), options.signal);
+      parser.reset();
       if (response.body === null) throw new UnreachableError('the log stream answered without a body');
       for await (const message of readSse(response.body, parser)) {
         let parsed: StreamEvent;

@@ -12,13 +12,23 @@ export class SseParser {
   private buffer = '';
   private data: string[] = [];
   private event = '';
-  /** The id to resume from (`last_event_id`): set by `id:` lines, kept across messages. */
+  /** An `id:` of the message being read: it counts only once the message is complete (a cut one is read again). */
+  private pendingId: string | undefined;
+  /** The id to resume from (`last_event_id`): the last complete message's `id:`, kept across messages. */
   lastEventId: string | undefined;
   /** The server's `retry:` hint, in milliseconds. */
   retryMs: number | undefined;
 
   constructor(lastEventId?: string) {
     this.lastEventId = lastEventId;
+  }
+
+  /** A new connection: whatever part of a message the old one cut off is dropped; the resume point stays. */
+  reset(): void {
+    this.buffer = '';
+    this.data = [];
+    this.event = '';
+    this.pendingId = undefined;
   }
 
   /** Feeds a chunk of text; answers the messages it completed. */
@@ -39,6 +49,8 @@ export class SseParser {
 
   private line(line: string): SseMessage | undefined {
     if (line === '') {
+      if (this.pendingId !== undefined) this.lastEventId = this.pendingId;
+      this.pendingId = undefined;
       if (this.data.length === 0) {
         this.event = '';
         return undefined;
@@ -54,7 +66,7 @@ export class SseParser {
     let value = colon === -1 ? '' : line.slice(colon + 1);
     if (value.startsWith(' ')) value = value.slice(1);
     if (field === 'data') this.data.push(value);
-    else if (field === 'id' && !value.includes('\0')) this.lastEventId = value;
+    else if (field === 'id' && !value.includes('\0')) this.pendingId = value;
     else if (field === 'event') this.event = value;
     else if (field === 'retry' && /^\d+$/.test(value)) this.retryMs = Number(value);
     return undefined;
