@@ -5,7 +5,7 @@
 // file and install script.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import { buildProgram } from '../../programs/build.js';
 import { startCutProxy } from '../support/cut-proxy.js';
 import { apiClient } from '../support/http.js';
 import { useStackWithAgents } from '../support/stack-with-agents.js';
+import { createUser } from '../support/users.js';
 
 const e2e = useStackWithAgents('cli');
 const api = apiClient(() => e2e.stack.baseUrl);
@@ -274,6 +275,47 @@ describe('deployer (the command line)', () => {
     expect([queue.code, JSON.parse(queue.stdout)]).toEqual([0, []]);
     const text = await cli(['targets']);
     expect(text.stdout).toMatch(/local-1\s+\S+\s+online/);
+  });
+
+  it('login keeps a rotating refresh token in a 0600 file; logout revokes it and deletes it', async () => {
+    // Its own user: logout revokes every token of the account.
+    await createUser('cli-person@example.com', 'person-password', ['user']);
+    const config = join(dir, 'login-config');
+    const env = { DEPLOYER_API_KEY: '', XDG_CONFIG_HOME: config };
+    const login = await cli(['login', '--email', 'cli-person@example.com'], { env, input: 'person-password\n' });
+    expect([login.code, login.stderr]).toEqual([0, expect.stringContaining('Logged in to')]);
+    const file = join(config, 'deployer', 'credentials.json');
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    const saved = () => readFile(file, 'utf8').then((t) => JSON.parse(t).servers[e2e.stack.baseUrl]);
+    const first = (await saved()).refresh_token;
+    const listed = await cli(['targets', '-o', 'json'], { env });
+    expect(JSON.parse(listed.stdout).length).toBe(2);
+    const rotated = (await saved()).refresh_token;
+    expect(rotated).not.toBe(first);
+    const logout = await cli(['logout'], { env });
+    expect([logout.code, await saved()]).toEqual([0, undefined]);
+    const refresh = await api.call('POST', '/api/v1/auth/refresh', { cookie: `deployer_refresh=${rotated}` });
+    expect(refresh.status).toBe(401);
+    const after = await cli(['targets'], { env });
+    expect([after.code, after.stderr]).toEqual([2, expect.stringContaining('run deployer login')]);
+  });
+
+  it('OAuth client credentials from DEPLOYER_CLIENT_ID / DEPLOYER_CLIENT_SECRET', async () => {
+    const client = await call('POST', '/admin/oauth-clients', {
+      name: 'cli-ci',
+      grant_types: ['client_credentials'],
+      scopes: ['targets:read'],
+    });
+    expect(client.status).toBe(201);
+    const env = {
+      DEPLOYER_API_KEY: '',
+      DEPLOYER_CLIENT_ID: client.json.client_id,
+      DEPLOYER_CLIENT_SECRET: client.json.client_secret,
+    };
+    const listed = await cli(['targets', '--tag', 'role=db', '-o', 'json'], { env });
+    expect(JSON.parse(listed.stdout).map((t: { name: string }) => t.name)).toEqual(['local-2']);
+    const wrong = await cli(['targets'], { env: { ...env, DEPLOYER_CLIENT_SECRET: 'dplcs_wrong' } });
+    expect([wrong.code, wrong.stderr]).toEqual([3, expect.stringContaining('OAuth client credentials were refused')]);
   });
 
   it('serves /cli/deployer.mjs with its checksum, and install.sh installs it as the README pipeline step runs it', async () => {
