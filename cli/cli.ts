@@ -59,8 +59,12 @@ const flagLines = (flags: FlagSpecs): string => {
     `${spec.short ? `-${spec.short}, ` : '    '}--${name}${spec.value ? ` ${spec.value}` : ''}`,
     spec.help,
   ]);
-  const width = Math.min(44, Math.max(...rows.map(([left]) => (left as string).length)));
-  return rows.map(([left, right]) => `  ${(left as string).padEnd(width)}  ${right}`).join('\n');
+  const width = 30;
+  return rows
+    .map(([left = '', right = '']) =>
+      left.length <= width ? `  ${left.padEnd(width)}  ${right}` : `  ${left}\n  ${' '.repeat(width)}  ${right}`,
+    )
+    .join('\n');
 };
 
 export const commandHelp = (command: Command): string => `Usage: ${command.usage}

@@ -55,6 +55,12 @@ export const watchDeployment = async (ctx: Context, id: string, options: WatchOp
     io.stderr(progressLine(ctx.err, progress, id.slice(0, 8)));
     drawn = true;
   };
+  if (showProgress) {
+    const now = await api.get<Deployment>(`/deployments/${encodeURIComponent(id)}`);
+    progress.total = Number(now['total_steps'] ?? 0);
+    progress.failed = Number(now['failed_steps'] ?? 0);
+    progress.completed = Math.max(0, Number(now['completed_steps'] ?? 0) - progress.failed);
+  }
   let final: Deployment;
   try {
     final = await withTimeout(

@@ -27,7 +27,7 @@ export const STRATEGY_FLAGS = {
   'secret-var': {
     kind: 'list',
     value: 'K',
-    help: 'a variable whose value is read from env K or else from stdin (one line each, in order), never from argv',
+    help: 'a variable read from env K, else stdin (a line each, in order); never argv',
   },
   target: { kind: 'list', value: 'ID|NAME', help: 'a target by id, short id or name (repeat)' },
   tag: { kind: 'list', value: 'K=V', help: 'targets carrying this tag (repeat: any of them)' },

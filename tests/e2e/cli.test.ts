@@ -189,6 +189,57 @@ describe('deployer (the command line)', () => {
     }
   });
 
+  it('--override-freeze --reason deploys through a freeze (an admin key with freezes:update); no --reason is usage', async () => {
+    const slug = await action('echo through-the-freeze');
+    const adminKey = await call('POST', '/auth/api-keys', {
+      name: 'cli-admin',
+      scopes: ['deployments:read', 'deployments:create', 'actions:read', 'targets:read', 'freezes:update'],
+    });
+    expect(adminKey.status).toBe(201);
+    const freeze = await call('POST', '/deployment-freezes', {
+      name: 'CLI override freeze',
+      start_time: new Date(Date.now() - 60_000).toISOString(),
+      end_time: new Date(Date.now() + 3_600_000).toISOString(),
+    });
+    try {
+      const env = { DEPLOYER_API_KEY: adminKey.json.full_key };
+      const noReason = await cli(['deploy', '--action', slug, '--tag', 'role=web', '--override-freeze'], { env });
+      expect([noReason.code, noReason.stderr]).toEqual([
+        2,
+        expect.stringContaining('--override-freeze needs --reason'),
+      ]);
+      const through = await cli(
+        ['deploy', '--action', slug, '--tag', 'role=web', '--override-freeze', '--reason', 'incident 42', '--wait'],
+        { env },
+      );
+      expect([through.code, through.stdout]).toEqual([0, expect.stringContaining('local-1 | through-the-freeze')]);
+    } finally {
+      await call('DELETE', `/deployment-freezes/${freeze.json.id}`);
+    }
+  });
+
+  it('--preview prints the plan and creates nothing; a refused preview exits 3', async () => {
+    const slug = await action('echo preview');
+    const before = await deploymentCount();
+    const preview = await cli(['deploy', '--action', slug, '--tag', 'env=local', '--preview']);
+    expect(preview.code).toBe(0);
+    expect(preview.stdout).toMatch(/Preview: action CLI action \d+ 1\.0\.0 on 2 target/);
+    expect(preview.stdout).toMatch(/local-1[\s\S]*local-2/);
+    const refused = await cli(['deploy', '--action', slug, '--tag', 'env=local', '--var', 'UNDECLARED=1', '--dry-run']);
+    expect([refused.code, refused.stderr]).toEqual([3, expect.stringContaining('400 VALIDATION_ERROR')]);
+    expect(await deploymentCount()).toBe(before);
+  });
+
+  it('redeploy --wait -o json: the new deployment, pointing at the original', async () => {
+    const slug = await action('echo again');
+    const first = JSON.parse(
+      (await cli(['deploy', '--action', slug, '--tag', 'role=web', '--wait', '-o', 'json'])).stdout,
+    );
+    const again = await cli(['redeploy', first.id, '--wait', '-o', 'json']);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ state: 'success', source_deployment_id: first.id });
+  });
+
   it('an API key without deployments:create is refused: exit 3 with the code, nothing created', async () => {
     const slug = await action('echo never');
     const readOnly = await call('POST', '/auth/api-keys', {
@@ -298,6 +349,26 @@ describe('deployer (the command line)', () => {
     expect(refresh.status).toBe(401);
     const after = await cli(['targets'], { env });
     expect([after.code, after.stderr]).toEqual([2, expect.stringContaining('run deployer login')]);
+  });
+
+  it('login with two-factor: the code is asked after the password', async () => {
+    const { generate } = await import('otplib');
+    await createUser('cli-2fa@example.com', 'twofa-password', ['user']);
+    const { token } = await api.login({ email: 'cli-2fa@example.com', password: 'twofa-password' });
+    const secret = (await api.call('POST', '/api/v1/auth/2fa/setup', { token })).json.secret as string;
+    const step = Math.floor(Date.now() / 30_000);
+    const enable = await api.call('POST', '/api/v1/auth/2fa/enable', {
+      token,
+      body: { code: await generate({ secret, epoch: step * 30 + 1 }) },
+    });
+    expect(enable.status).toBe(200);
+    const env = { DEPLOYER_API_KEY: '', XDG_CONFIG_HOME: join(dir, 'twofa-config') };
+    const noCode = await cli(['login', '--email', 'cli-2fa@example.com'], { env, input: 'twofa-password\n' });
+    expect(noCode.code).toBe(3);
+    const code = await generate({ secret, epoch: (step + 1) * 30 + 1 });
+    const login = await cli(['login', '--email', 'cli-2fa@example.com'], { env, input: `twofa-password\n${code}\n` });
+    expect([login.code, login.stderr]).toEqual([0, expect.stringContaining('Logged in to')]);
+    expect((await cli(['queue', '-o', 'json'], { env })).code).toBe(0);
   });
 
   it('OAuth client credentials from DEPLOYER_CLIENT_ID / DEPLOYER_CLIENT_SECRET', async () => {
