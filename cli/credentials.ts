@@ -1,7 +1,7 @@
 // Where the bearer credential comes from, in this order: --api-key-file, DEPLOYER_API_KEY, DEPLOYER_CLIENT_ID +
 // DEPLOYER_CLIENT_SECRET (OAuth client credentials at /oauth/token), the saved login of `deployer login` (a refresh
 // token per server in $XDG_CONFIG_HOME/deployer/credentials.json, mode 0600, rotated on every use).
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, rmdir, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { refusal, USER_AGENT, type TokenSource } from './api.js';
@@ -16,6 +16,9 @@ interface SavedLogin {
   readonly refresh_token: string;
   readonly email?: string;
   readonly saved_at: string;
+  /** The last access token and when it expires (ISO 8601): reused while it has a minute left. */
+  readonly access_token?: string;
+  readonly access_expires_at?: string;
 }
 type Saved = { servers: Record<string, SavedLogin> };
 
@@ -74,28 +77,78 @@ const post = async (url: string, init: RequestInit): Promise<Response> => {
   }
 };
 
-/** Turns a saved refresh token into an access token, saving the rotated refresh token. */
-export const refreshSavedLogin = async (server: string, file: string): Promise<string> => {
-  const login = (await readSaved(file)).servers[server];
-  if (login === undefined) throw new CliError(EXIT.usage, `not logged in to ${server}: run deployer login`);
-  const response = await post(`${server}/api/v1/auth/refresh`, {
-    headers: { cookie: `${REFRESH_COOKIE}=${login.refresh_token}` },
-  });
-  const text = await response.text();
-  if (response.status !== 200) {
-    const error = refusal(response.status, text);
-    if (response.status === 401) {
-      await forgetLogin(file, server);
-      throw new CliError(
-        EXIT.refused,
-        `the saved login for ${server} is no longer valid (${error.code}): run deployer login`,
+/**
+ * One process at a time refreshes a saved login: the service treats a refresh token used twice as stolen and
+ * revokes the login, so two commands started together must not both spend the same one. A folder beside the file is
+ * the lock (mkdir is atomic); a lock older than 30 s is a crashed process's and is taken over.
+ */
+const withLock = async <T>(file: string, work: () => Promise<T>): Promise<T> => {
+  const lock = `${file}.lock`;
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      await mkdir(lock);
+      break;
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'EEXIST') throw error;
+      const age = await stat(lock).then(
+        (s) => Date.now() - s.mtimeMs,
+        () => 0,
       );
+      if (age > 30_000 || attempt > 150) await rmdir(lock).catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    throw response.status >= 500 ? new UnreachableError(`${server} answered ${response.status}`) : error;
   }
-  const rotated = refreshFromCookies(response.headers.getSetCookie());
-  if (rotated !== undefined) await saveLogin(file, server, { refresh_token: rotated, email: login.email });
-  return (JSON.parse(text) as { access_token: string }).access_token;
+  try {
+    return await work();
+  } finally {
+    await rmdir(lock).catch(() => undefined);
+  }
+};
+
+/**
+ * An access token for the saved login: the saved one while it has a minute left (unless `force`: the API said it
+ * expired), else a refresh, saving the rotated refresh token and the new access token.
+ */
+export const refreshSavedLogin = async (server: string, file: string, force = false): Promise<string> => {
+  const usable = (login: SavedLogin | undefined) =>
+    !force && login?.access_token && Date.parse(login.access_expires_at ?? '') - Date.now() > 60_000
+      ? login.access_token
+      : undefined;
+  const before = (await readSaved(file)).servers[server];
+  if (before === undefined) throw new CliError(EXIT.usage, `not logged in to ${server}: run deployer login`);
+  const cached = usable(before);
+  if (cached !== undefined) return cached;
+  return withLock(file, async () => {
+    // Another process may have refreshed while this one waited for the lock.
+    const login = (await readSaved(file)).servers[server];
+    if (login === undefined) throw new CliError(EXIT.usage, `not logged in to ${server}: run deployer login`);
+    if (login.refresh_token !== before.refresh_token && login.access_token) return login.access_token;
+    const response = await post(`${server}/api/v1/auth/refresh`, {
+      headers: { cookie: `${REFRESH_COOKIE}=${login.refresh_token}` },
+    });
+    const text = await response.text();
+    if (response.status !== 200) {
+      const error = refusal(response.status, text);
+      if (response.status === 401) {
+        await forgetLogin(file, server);
+        throw new CliError(
+          EXIT.refused,
+          `the saved login for ${server} is no longer valid (${error.code}): run deployer login`,
+        );
+      }
+      throw response.status >= 500 ? new UnreachableError(`${server} answered ${response.status}`) : error;
+    }
+    const session = JSON.parse(text) as { access_token: string; expires_in?: number };
+    const rotated = refreshFromCookies(response.headers.getSetCookie()) ?? login.refresh_token;
+    await saveLogin(file, server, {
+      refresh_token: rotated,
+      email: login.email,
+      access_token: session.access_token,
+      access_expires_at: new Date(Date.now() + (session.expires_in ?? 0) * 1000).toISOString(),
+    });
+    return session.access_token;
+  });
 };
 
 /** OAuth 2.0 client credentials (RFC 6749 4.4) at the server's /oauth/token. */
@@ -154,7 +207,12 @@ export const resolveCredentials = async (
     throw new UsageError(
       `no credentials for ${server}: set DEPLOYER_API_KEY (or --api-key-file), DEPLOYER_CLIENT_ID and DEPLOYER_CLIENT_SECRET, or run deployer login`,
     );
-  return cached('login', () => refreshSavedLogin(server, file));
+  let current: Promise<string> | undefined;
+  return {
+    kind: 'login',
+    token: () => (current ??= refreshSavedLogin(server, file)),
+    renew: async () => (current = refreshSavedLogin(server, file, true)),
+  };
 };
 
 /** A token fetched once, fetched again when the API says it expired. */

@@ -65,7 +65,13 @@ export const login: Command = {
     const refresh = refreshFromCookies(answer.cookies);
     if (refresh === undefined)
       throw new CliError(EXIT.unreachable, 'the service answered the login without a refresh token');
-    await saveLogin(credentialsFile(ctx.io.env), server, { refresh_token: refresh, email });
+    const expiresIn = Number(answer.body['expires_in'] ?? 0);
+    await saveLogin(credentialsFile(ctx.io.env), server, {
+      refresh_token: refresh,
+      email,
+      access_token: String(answer.body['access_token']),
+      access_expires_at: new Date(Date.now() + expiresIn * 1000).toISOString(),
+    });
     const user = (answer.body['user'] ?? {}) as Record<string, unknown>;
     ctx.note(
       `Logged in to ${server} as ${user['email'] ?? email} (roles: ${((user['roles'] as string[]) ?? []).join(', ')})`,
