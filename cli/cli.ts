@@ -43,6 +43,7 @@ Configuration (environment):
   DEPLOYER_API_KEY          an API key (or --api-key-file FILE)
   DEPLOYER_CLIENT_ID        with DEPLOYER_CLIENT_SECRET: an OAuth client (client credentials)
                             otherwise the login saved by \`deployer login\`
+  DEPLOYER_ALLOW_HTTP=1     allow plain http to a host other than this machine (else https only)
   NO_COLOR                  no colors even on a terminal
 
 Examples:

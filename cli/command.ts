@@ -54,6 +54,10 @@ export interface Context {
   note(line: string): void;
 }
 
+/** Plain http is for this machine only: the bearer credential crosses no network in clear. */
+export const isLoopback = (hostname: string): boolean =>
+  hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+
 export const makeContext = (io: Io, command: string, parsed: Parsed): Context => {
   const output = stringFlag(parsed, 'output') ?? 'text';
   if (output !== 'text' && output !== 'json')
@@ -70,6 +74,11 @@ export const makeContext = (io: Io, command: string, parsed: Parsed): Context =>
     }
     if (url.protocol !== 'https:' && url.protocol !== 'http:')
       throw new UsageError(`--url / DEPLOYER_URL must be http(s) (got "${raw}")`, command);
+    if (url.protocol === 'http:' && !isLoopback(url.hostname) && io.env['DEPLOYER_ALLOW_HTTP'] !== '1')
+      throw new UsageError(
+        `refusing to send credentials over plain http to ${url.host}: use https (or set DEPLOYER_ALLOW_HTTP=1)`,
+        command,
+      );
     return url.origin + url.pathname.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
   };
   return {

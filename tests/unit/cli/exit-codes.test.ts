@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createApi } from '../../../cli/api.js';
 import { describeError, run } from '../../../cli/cli.js';
-import type { Io } from '../../../cli/command.js';
+import { isLoopback, type Io } from '../../../cli/command.js';
 import { EXIT, exitCodeOfState, exitCodeOfStatus, RefusedError } from '../../../cli/errors.js';
 
 const fakeIo = (env: Record<string, string> = {}) => {
@@ -64,6 +64,14 @@ describe('exit codes', () => {
     const noKey = fakeIo({ DEPLOYER_URL: 'http://localhost:1', HOME: '/nonexistent', XDG_CONFIG_HOME: '/nonexistent' });
     expect(await run(['status', 'x'], noKey)).toBe(EXIT.usage);
     expect(noKey.err).toContain('no credentials for http://localhost:1');
+  });
+
+  it('refuses plain http to anything but this machine, unless DEPLOYER_ALLOW_HTTP=1', async () => {
+    const io = fakeIo({ DEPLOYER_URL: 'http://deployer.example.com', DEPLOYER_API_KEY: 'k' });
+    expect(await run(['status', 'x'], io)).toBe(EXIT.usage);
+    expect(io.err).toContain('refusing to send credentials over plain http to deployer.example.com');
+    expect(isLoopback('127.0.0.1') && isLoopback('localhost') && isLoopback('[::1]')).toBe(true);
+    expect(isLoopback('10.0.0.1')).toBe(false);
   });
 
   it('a refusal prints the envelope code and message, and the freeze details', () => {
