@@ -13,10 +13,11 @@ export interface Io {
   readonly stderr: (text: string) => void;
   readonly stdoutTty: boolean;
   readonly stderrTty: boolean;
-  /** The next line of stdin (without its newline), or undefined at its end. */
-  readonly readLine: () => Promise<string | undefined>;
-  /** Asks on the terminal (stderr); hidden: no echo (a password). Reads stdin's next line when it is not a terminal. */
-  readonly prompt: (question: string, hidden: boolean) => Promise<string>;
+  /**
+   * Asks on the terminal (stderr); hidden: no echo (a password, a secret). When stdin is not a terminal, its next
+   * line, without asking. Undefined at the end of stdin.
+   */
+  readonly prompt: (question: string, hidden: boolean) => Promise<string | undefined>;
   readonly newId: () => string;
 }
 

@@ -46,12 +46,11 @@ const io: Io = {
   stderr: (text) => void process.stderr.write(text),
   stdoutTty: process.stdout.isTTY === true,
   stderrTty: process.stderr.isTTY === true,
-  readLine,
   prompt: async (question, hidden) => {
-    if (!process.stdin.isTTY) return (await readLine()) ?? '';
+    if (!process.stdin.isTTY) return readLine();
     if (hidden) return readHidden(question);
     process.stderr.write(question);
-    return (await readLine()) ?? '';
+    return readLine();
   },
   newId: randomUUID,
 };
@@ -63,6 +62,7 @@ const exit = (code: number) => {
 };
 
 run(process.argv.slice(2), io).then(exit, (error: unknown) => {
+  if ((error as { exitCode?: unknown }).exitCode === 130) return exit(130); // Ctrl-C at a hidden prompt
   process.stderr.write(
     `deployer: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
   );

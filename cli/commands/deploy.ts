@@ -82,8 +82,8 @@ export const readVariables = async (parsed: Parsed, io: Io, command: string) => 
         `--secret-var takes a name only (got "${key.slice(0, key.indexOf('='))}=..."): the value comes from env ${key.slice(0, key.indexOf('='))} or stdin, never from the command line`,
         command,
       );
-    const fromEnv = io.env[key];
-    const value = fromEnv ?? (await io.readLine());
+    // On a terminal the value is asked without echo; piped, it is stdin's next line.
+    const value = io.env[key] ?? (await io.prompt(`Value of ${key}: `, true));
     if (value === undefined)
       throw new UsageError(`--secret-var ${key}: no environment variable ${key} and no line left on stdin`, command);
     variables[key] = value;

@@ -50,13 +50,13 @@ export const login: Command = {
   run: async (ctx, parsed) => {
     if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`, 'login');
     const server = ctx.server();
-    const email = stringFlag(parsed, 'email') ?? (await ctx.io.prompt('Email: ', false)).trim();
+    const email = stringFlag(parsed, 'email') ?? ((await ctx.io.prompt('Email: ', false)) ?? '').trim();
     if (!email) throw new UsageError('no email given', 'login');
-    const password = await ctx.io.prompt('Password: ', true);
+    const password = (await ctx.io.prompt('Password: ', true)) ?? '';
     if (!password) throw new UsageError('no password given', 'login');
     let answer = await postJson(`${server}/api/v1/auth/login`, { email, password });
     if (answer.body['requires_2fa'] === true) {
-      const code = (await ctx.io.prompt('Two-factor code: ', false)).trim();
+      const code = ((await ctx.io.prompt('Two-factor code: ', false)) ?? '').trim();
       answer = await postJson(`${server}/api/v1/auth/2fa/verify`, {
         code,
         pending_token: answer.body['pending_token'],

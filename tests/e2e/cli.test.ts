@@ -271,6 +271,17 @@ describe('deployer (the command line)', () => {
     expect(code).toBe(0);
     expect(stdout).toContain(`secret-length-${secret.length}`);
     expect(stdout + stderr).not.toContain(secret);
+    // From the environment variable of the same name, and a usage error when neither gives one.
+    const fromEnv = await cli(
+      ['deploy', '--action', slug, '--tag', 'role=web', '--secret-var', 'DB_PASSWORD', '--wait'],
+      {
+        env: { DB_PASSWORD: secret },
+      },
+    );
+    expect([fromEnv.code, fromEnv.stdout]).toEqual([0, expect.stringContaining(`secret-length-${secret.length}`)]);
+    expect(fromEnv.stdout + fromEnv.stderr).not.toContain(secret);
+    const none = await cli(['deploy', '--action', slug, '--tag', 'role=web', '--secret-var', 'DB_PASSWORD']);
+    expect([none.code, none.stderr]).toEqual([2, expect.stringContaining('--secret-var DB_PASSWORD: no environment')]);
     // A value on the command line is refused without being echoed.
     const inArgv = await cli([
       'deploy',

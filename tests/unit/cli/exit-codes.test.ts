@@ -13,8 +13,7 @@ const fakeIo = (env: Record<string, string> = {}) => {
     stderr: (text: string) => void (io.err += text),
     stdoutTty: false,
     stderrTty: false,
-    readLine: async () => undefined,
-    prompt: async () => '',
+    prompt: async () => undefined,
     newId: () => 'id-1',
   };
   return io satisfies Io;
