@@ -84,4 +84,22 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    files: ['cli/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...notLocalOrTests,
+            {
+              group: ['**/domain/**', '**/functions/**', '**/infra/**', '**/agent/**', '**/programs/**', '@aws-sdk/*'],
+              message:
+                'The command line ships as one small file and speaks only the public API: it imports only cli/, Node built-ins and small libraries.',
+            },
+          ],
+        },
+      ],
+    },
+  },
 );
