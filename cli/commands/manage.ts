@@ -74,7 +74,18 @@ interface PendingRequest {
   readonly environment_name?: string;
   readonly waiting_reason?: string;
   readonly waiting_until?: string;
+  readonly source_name?: string;
+  readonly source_version?: string;
+  readonly target_count?: number;
 }
+
+/** What a request deploys: `hello 1.0.0 on 2 targets`. */
+const whatOf = (r: PendingRequest): string =>
+  r.source_name === undefined
+    ? '-'
+    : `${r.source_name}${r.source_version === undefined ? '' : ` ${r.source_version}`}${
+        r.target_count === undefined ? '' : ` on ${r.target_count} target${r.target_count === 1 ? '' : 's'}`
+      }`;
 
 export const queue: Command = {
   name: 'queue',
@@ -96,10 +107,11 @@ export const queue: Command = {
     }
     ctx.print(
       table([
-        ['POSITION', 'REQUEST', 'PRIORITY', 'QUEUED AT', 'BY', 'WHERE', 'WAITING FOR'],
+        ['POSITION', 'REQUEST', 'WHAT', 'PRIORITY', 'QUEUED AT (UTC)', 'BY', 'WHERE', 'WAITING FOR'],
         ...pending.map((r) => [
           String(r.queue_position ?? ''),
           r.id,
+          whatOf(r),
           String(r.priority ?? ''),
           r.queued_at,
           r.triggered_by_name ?? r.triggered_by ?? '',

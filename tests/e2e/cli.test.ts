@@ -322,6 +322,9 @@ describe('deployer (the command line)', () => {
     try {
       const run = start(['deploy', '--action', slug, '--tag', 'role=web', '--wait']);
       await until('the queue position', () => run.stderr.includes('Queued: position 1'));
+      // `deployer queue` says what waits: the action, its version and how many targets.
+      const listed = await cli(['queue']);
+      expect([listed.code, listed.stdout]).toEqual([0, expect.stringMatching(/CLI action \d+ 1\.0\.0 on 1 target/)]);
       expect((await call('PUT', '/admin/orchestration', { instances: 4 })).status).toBe(200);
       const { code, stdout } = await run.done;
       expect([code, stdout]).toEqual([0, expect.stringContaining('local-1 | after-the-queue')]);
