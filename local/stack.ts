@@ -99,7 +99,7 @@ const logicalIdOf = (value: unknown): string | undefined =>
     : undefined;
 
 /** Variables whose cloud value names the WebSocket API: the local stack sets them to its own ports. */
-const SET_BY_STACK = new Set(['AGENT_SOCKET_URL', 'AGENT_SOCKET_ENDPOINT']);
+const SET_BY_STACK = new Set(['AGENT_SOCKET_URL', 'AGENT_SOCKET_ENDPOINT', 'AGENT_RELEASE']);
 
 /** provider.environment with every table and queue reference turned into its local name or URL. */
 export const handlerEnvironment = (
