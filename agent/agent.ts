@@ -91,6 +91,8 @@ export interface AgentOptions {
   readonly env?: NodeJS.ProcessEnv;
   readonly log?: (line: string) => void;
   readonly fetch?: typeof fetch;
+  /** Told every channel answer (GET /api/v1/agent/channel): the release it names (agent/update.ts). */
+  readonly onChannel?: (channel: ChannelResponse) => void;
   /** Output batching (tests). */
   readonly batchIntervalMs?: number;
   /** How long after a command starts its first output batch may go (agent/output.ts FIRST_BATCH_MS). */
@@ -100,6 +102,12 @@ export interface AgentOptions {
 export interface RunningAgent {
   /** The target this agent acts for (a new one after it had to enroll again). */
   readonly targetId: string;
+  /** Whether anything runs, waits, or is still to be delivered (an update waits until it is not). */
+  readonly busy: boolean;
+  /** GET /api/v1/agent/channel with this agent's token (also a heartbeat); retried until `signal` aborts. */
+  channel(signal: AbortSignal): Promise<ChannelResponse>;
+  /** The bytes at a path of the server, fetched with this agent's token (at most `maxBytes`). */
+  download(url: string, maxBytes: number, signal: AbortSignal): Promise<Uint8Array>;
   /** Stops polling, lets running commands finish within the grace period, kills the rest, flushes reports. */
   stop(options?: { graceSeconds?: number }): Promise<void>;
   /** Resolves with the exit code once the agent has stopped: 0 after stop(), 1 when it could not go on. */
@@ -156,6 +164,11 @@ export const startAgent = async (options: AgentOptions): Promise<RunningAgent> =
     get targetId() {
       return agent.targetId; // changes if the agent had to enroll again
     },
+    get busy() {
+      return agent.working;
+    },
+    channel: (signal) => agent.channel(signal),
+    download: (url, maxBytes, signal) => agent.download(url, maxBytes, signal),
     stop: (o) => agent.stop(o),
     exited: agent.exited,
   };
@@ -685,6 +698,21 @@ class Agent {
     };
     this.pollWaitNow = Math.max(1, Math.floor(cadenceSeconds(this.pollWait, channel.poll_wait_seconds)));
     this.replanHeartbeats();
+    this.options.onChannel?.(channel);
+  }
+
+  get working(): boolean {
+    return this.isBusy();
+  }
+
+  async channel(signal: AbortSignal): Promise<ChannelResponse> {
+    const channel = await this.client.channel(signal);
+    this.lastBeatAt = Date.now();
+    return channel;
+  }
+
+  download(url: string, maxBytes: number, signal: AbortSignal): Promise<Uint8Array> {
+    return this.client.download(url, maxBytes, signal);
   }
 
   /** Opens a socket with the agent token; resolves once it is open, or with why it is not. */

@@ -7,6 +7,7 @@ import type { Tag } from './protocol.js';
 import { AGENT_VERSION } from './version.js';
 
 export const ENROLL_TOKEN_ENV = 'DEPLOYER_AGENT_ENROLL_TOKEN';
+export const DEFAULT_AUTO_UPDATE_MINUTES = 60;
 
 export const USAGE = `Usage: npm run agent -- --server URL [--enroll TOKEN] [options]
 
@@ -33,6 +34,11 @@ Options:
                                 (default ${DEFAULTS.transport})
   --kill-grace-seconds N        between SIGTERM and SIGKILL when a command is killed (default ${DEFAULTS.killGraceSeconds})
   --shutdown-grace-seconds N    on SIGTERM/SIGINT, how long running commands may finish (default ${DEFAULTS.shutdownGraceSeconds})
+  --auto-update                 keep this agent at the build the server ships: on start, every
+                                --auto-update-minutes and on each channel answer, a newer build of the same major
+                                version is downloaded, its SHA-256 checked, written over this file, and the agent
+                                restarts as it once no command runs (one-file agent only)
+  --auto-update-minutes N       between two looks at the server's build (default ${DEFAULT_AUTO_UPDATE_MINUTES})
   --version                     print the agent version
   -h, --help                    print this help
 `;
@@ -58,6 +64,8 @@ export interface CliOptions {
   readonly shutdownGraceSeconds: number;
   readonly transport: Transport;
   readonly enrollOnly: boolean;
+  /** Minutes between looks at the server's agent build; undefined: no --auto-update. */
+  readonly autoUpdateMinutes?: number;
 }
 
 export type CliCommand =
@@ -115,6 +123,8 @@ export const parseCli = (
         'shutdown-grace-seconds': { type: 'string' },
         transport: { type: 'string' },
         'enroll-only': { type: 'boolean' },
+        'auto-update': { type: 'boolean' },
+        'auto-update-minutes': { type: 'string' },
         version: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -172,6 +182,16 @@ export const parseCli = (
       ),
       transport,
       enrollOnly: values['enroll-only'] === true,
+      ...(values['auto-update'] === true
+        ? {
+            autoUpdateMinutes: number(
+              'auto-update-minutes',
+              values['auto-update-minutes'],
+              DEFAULT_AUTO_UPDATE_MINUTES,
+              { min: 1 / 60 },
+            ),
+          }
+        : {}),
     },
   };
 };

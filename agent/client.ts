@@ -8,6 +8,7 @@ import { BACKOFF_BASE_MS, backoffDelay, retryAfterMs, sleep } from './backoff.js
 import { AGENT_INSTANCE_HEADER, AGENT_VERSION_HEADER, AGENT_VERSION_INCOMPATIBLE } from './protocol.js';
 import { AGENT_VERSION } from './version.js';
 import type {
+  AgentReleaseInfo,
   ChannelResponse,
   CompleteRequest,
   OutputChunk,
@@ -88,6 +89,21 @@ const describeFailure = (error: unknown): string => {
   return error.message;
 };
 
+/** The channel's release, when it has the expected shape. */
+const releaseOf = (value: unknown): AgentReleaseInfo | null => {
+  if (value === null || typeof value !== 'object') return null;
+  const { version, sha256, size, url } = value as Record<string, unknown>;
+  return typeof version === 'string' &&
+    typeof sha256 === 'string' &&
+    /^[0-9a-f]{64}$/.test(sha256) &&
+    typeof size === 'number' &&
+    Number.isInteger(size) &&
+    size > 0 &&
+    typeof url === 'string'
+    ? { version, sha256, size, url }
+    : null;
+};
+
 /** Read through a function: TypeScript would otherwise assume a signal checked once stays as it was. */
 const aborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;
 
@@ -164,7 +180,34 @@ export class AgentClient {
       idle_ping_seconds: seconds(answer.idle_ping_seconds),
       poll_wait_seconds: seconds(answer.poll_wait_seconds),
       output_in_completion: answer.output_in_completion === true,
+      release: releaseOf(answer.release),
+      ...(typeof answer.accepted === 'string' ? { accepted: answer.accepted } : {}),
     };
+  }
+
+  /**
+   * The bytes at `url` (on this client's server only: the agent token goes nowhere else), at most `maxBytes`; one
+   * attempt. Used for the agent's own update (agent/update.ts), which checks them against the channel's checksum.
+   */
+  async download(url: string, maxBytes: number, signal: AbortSignal): Promise<Uint8Array> {
+    const target = new URL(url, `${this.base}/`);
+    if (target.origin !== new URL(this.base).origin)
+      throw new Error(`refusing to download ${target.href}: not on the server ${this.base}`);
+    const headers: Record<string, string> = { [AGENT_VERSION_HEADER]: AGENT_VERSION };
+    if (this.token !== undefined) headers['authorization'] = `Bearer ${this.token}`;
+    const response = await this.options.fetch(target.href, { headers, signal, redirect: 'error' });
+    if (!response.ok) {
+      await response.body?.cancel();
+      throw new HttpError(
+        response.status,
+        `HTTP_${response.status}`,
+        `GET ${target.pathname} answered ${response.status}`,
+      );
+    }
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    if (bytes.length > maxBytes)
+      throw new Error(`GET ${target.pathname} sent ${bytes.length} bytes, more than ${maxBytes}`);
+    return bytes;
   }
 
   /** The current agent token, for the WebSocket handshake's Authorization header. */

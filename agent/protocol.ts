@@ -74,6 +74,18 @@ export interface ChannelResponse {
   readonly poll_wait_seconds: number;
   /** The server takes a command's last output with its completion (one request instead of two). */
   readonly output_in_completion?: boolean;
+  /** The agent build the server ships (null: none known; absent: a server from before releases). */
+  readonly release?: AgentReleaseInfo | null;
+  /** The agent versions the server takes, as a semver range (`>=1.0.0 <2.0.0`). */
+  readonly accepted?: string;
+}
+
+/** A release the server ships: the bundle at `url` (a path on the server) with this SHA-256 (hex) and size. */
+export interface AgentReleaseInfo {
+  readonly version: string;
+  readonly sha256: string;
+  readonly size: number;
+  readonly url: string;
 }
 
 /**

@@ -208,3 +208,42 @@ let cached: Config | undefined;
 
 /** The process configuration; parsed on first use, then the same frozen object. */
 export const config = (): Config => (cached ??= parseConfig(process.env));
+
+/**
+ * AGENT_RELEASE: the agent build the service ships, as the JSON of its manifest (dist/agent/manifest.json, written by
+ * programs/build.ts; `npm start` sets it from the build it serves, serverless.yml from the built file through
+ * infra/agent-release.cjs). Unset or empty: no release is known (agents are never told to update, none is outdated).
+ */
+const AgentReleaseSchema = v.object({
+  version: v.pipe(v.string(), v.regex(/^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]*)?$/, 'must be a semantic version')),
+  sha256: v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex digits')),
+  size: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  path: v.pipe(v.string(), v.regex(/^\/[A-Za-z0-9._/-]+$/, 'must be a path on this server')),
+});
+
+export type ShippedAgentRelease = Readonly<v.InferOutput<typeof AgentReleaseSchema>>;
+
+/** Pure: the value of AGENT_RELEASE -> the release, null when unset or empty; a ConfigurationError when malformed. */
+export const parseAgentRelease = (value: string | undefined): ShippedAgentRelease | null => {
+  if (value === undefined || value.trim() === '') return null;
+  let json: unknown;
+  try {
+    json = JSON.parse(value);
+  } catch {
+    throw new ConfigurationError(['AGENT_RELEASE is not JSON'], [{ name: 'AGENT_RELEASE', missing: false }]);
+  }
+  const result = v.safeParse(AgentReleaseSchema, json);
+  if (!result.success)
+    throw new ConfigurationError(
+      result.issues.map((issue) => `AGENT_RELEASE.${v.getDotPath(issue) ?? '?'} ${issue.message}`),
+      [{ name: 'AGENT_RELEASE', missing: false }],
+    );
+  const { version, sha256, size, path } = result.output;
+  return Object.freeze({ version, sha256, size, path });
+};
+
+let release: { readonly value: ShippedAgentRelease | null } | undefined;
+
+/** The shipped agent release of this process (AGENT_RELEASE), parsed on first use. */
+export const agentRelease = (): ShippedAgentRelease | null =>
+  (release ??= { value: parseAgentRelease(process.env['AGENT_RELEASE']) }).value;

@@ -16,6 +16,7 @@ const SOURCES = [
   'infra/edge.yml',
   'infra/iam.yml',
   'infra/cors.cjs',
+  'infra/agent-release.cjs',
   'package-lock.json',
 ];
 
@@ -34,6 +35,7 @@ const STACK_VARIABLES = [
   'ESBUILD_WORK_FOLDER',
   'AGENT_SOCKET_URL',
   'AGENT_SOCKET_ENDPOINT',
+  'AGENT_RELEASE',
 ] as const;
 
 type Cfn = Record<string, unknown>;

@@ -10,7 +10,7 @@ import type { AdmissionLimits } from './admission.js';
 import { ensureQueues, ensureTables, type LocalQueue } from './bootstrap.js';
 import { LOCAL_CREDENTIALS, startDynamo, startSqs, type Emulator } from './emulators.js';
 import { buildConsole } from '../console/build.js';
-import { buildPrograms, type ProgramName, type ProgramRelease } from '../programs/build.js';
+import { buildPrograms, type ProgramName, type ProgramRelease, type StaticFile } from '../programs/build.js';
 import { AGENT_SOCKET_PATH, startFront } from './front.js';
 import { installLambdaStreamingShim } from './lambda-streaming.js';
 import { startOffline } from './offline.js';
@@ -63,6 +63,8 @@ export interface StackOptions {
    * first call (~100-200 ms each, the whole process held meanwhile), which made a cold stack shed load (npm start).
    */
   readonly warm?: boolean;
+  /** Programs built as another version than their sources say (tests of the agent's update: a newer release). */
+  readonly programVersions?: Partial<Record<ProgramName, string>>;
 }
 
 /** One request per function that loads it and answers at once without a credential (401, 404, 400...). */
@@ -90,6 +92,8 @@ export interface Stack {
   readonly bootstrapAdmin: 'created' | 'exists' | 'none';
   /** The one-file programs its front serves (`/agent/...`, `/cli/...`; programs/build.ts), by name. */
   readonly programs: Partial<Record<ProgramName, ProgramRelease>>;
+  /** The files its front serves for them, by path (`stack.programs.agent.path` -> the agent's bundle). */
+  readonly programFiles: ReadonlyMap<string, StaticFile>;
   stop(): Promise<void>;
 }
 
@@ -99,7 +103,7 @@ const logicalIdOf = (value: unknown): string | undefined =>
     : undefined;
 
 /** Variables whose cloud value names the WebSocket API: the local stack sets them to its own ports. */
-const SET_BY_STACK = new Set(['AGENT_SOCKET_URL', 'AGENT_SOCKET_ENDPOINT']);
+const SET_BY_STACK = new Set(['AGENT_SOCKET_URL', 'AGENT_SOCKET_ENDPOINT', 'AGENT_RELEASE']);
 
 /** provider.environment with every table and queue reference turned into its local name or URL. */
 export const handlerEnvironment = (
@@ -230,6 +234,14 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
       );
     const port = reserved?.port ?? options.port;
     let websocketPort = options.websocketPort || (await freePort());
+    // The programs first: the handlers' environment names the agent release the front serves (AGENT_RELEASE).
+    const programsSince = Date.now();
+    const programs = await buildPrograms({
+      server: `http://localhost:${port}`,
+      ...(options.programVersions === undefined ? {} : { versions: options.programVersions }),
+    });
+    done(`programs (${Object.keys(programs.releases).join(', ')})`, programsSince);
+    const agentRelease = programs.releases.agent;
     const env = {
       ...handlerEnvironment(definition, tableNames, queues, { dynamodb: dynamoEndpoint, sqs: sqsEndpoint }),
       PUBLIC_BASE_URL: `http://localhost:${port}`,
@@ -240,6 +252,15 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
       // Browser pages served from the stack's own origin (a console); CORS_ORIGINS in options.env adds others.
       CORS_ORIGINS: process.env['CORS_ORIGINS'] || `http://localhost:${port},http://127.0.0.1:${port}`,
       ENCRYPTION_KEYS: await localKeyring(options.secretsDir),
+      AGENT_RELEASE:
+        agentRelease === undefined
+          ? ''
+          : JSON.stringify({
+              version: agentRelease.version,
+              sha256: agentRelease.sha256,
+              size: agentRelease.size,
+              path: agentRelease.path,
+            }),
       // The handlers follow the key file as it changes (npm run rotate-keys; infra/crypto/key-ring-source.ts).
       ...(options.secretsDir === undefined ? {} : { ENCRYPTION_KEYS_FILE: keyFilePath(options.secretsDir) }),
       ...(options.bootstrapAdmin === undefined
@@ -335,10 +356,7 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     stops.push(() => streams.stop());
 
     const { STREAM_PATH_PATTERNS } = await import('../functions/streams/routes.js');
-    const [consoleFiles, programs] = await Promise.all([
-      buildConsole(),
-      buildPrograms({ server: env.PUBLIC_BASE_URL }),
-    ]);
+    const consoleFiles = await buildConsole();
     const front = await startFront({
       port,
       ...(reserved === undefined ? {} : { listening: reserved.server }),
@@ -389,6 +407,7 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
       queues,
       env,
       programs: programs.releases,
+      programFiles: programs.files,
       childPids: [dynamo?.pid, offline.pid].filter((pid): pid is number => pid !== undefined),
       stop: stopAll,
     };

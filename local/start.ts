@@ -4,8 +4,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { RunningAgent } from '../agent/agent.js';
-import { LOCAL_AGENTS, startLocalAgents } from './agents.js';
+import { LOCAL_AGENTS, startLocalAgents, type LocalAgent } from './agents.js';
 import { JavaMissingError } from './emulators.js';
 import { formatLogLine } from './log-format.js';
 import { localBootstrapAdmin } from './secrets.js';
@@ -146,7 +145,7 @@ const main = async (): Promise<void> => {
 
   // The agents keep their state (agent token, command records) beside the data, or in a temporary folder.
   const agentsDir = inMemory ? await mkdtemp(join(tmpdir(), 'deployer-agents-')) : join(DATA_DIR, 'agents');
-  let agents: readonly RunningAgent[] = [];
+  let agents: readonly LocalAgent[] = [];
   const agentsSince = Date.now();
   try {
     agents = await startLocalAgents(stack, agentsDir, say);

@@ -79,10 +79,31 @@ const readVersion = async (module: string): Promise<string> => {
   return match[1];
 };
 
-/** The bundle's bytes: one ESM file for Node 22+, runnable as `node <file>` (and as `./<file>`: it has a shebang). */
-export const bundleProgram = async (name: ProgramName): Promise<Uint8Array> => {
+/**
+ * The bundle's bytes: one ESM file for Node 22+, runnable as `node <file>` (and as `./<file>`: it has a shebang).
+ * `version` replaces the literal of its version module (tests build a release newer than the sources).
+ */
+export const bundleProgram = async (name: ProgramName, version?: string): Promise<Uint8Array> => {
   const source = PROGRAMS[name];
+  const versionFile = join(ROOT, source.versionModule);
   const result = await build({
+    plugins:
+      version === undefined
+        ? []
+        : [
+            {
+              name: 'version',
+              setup: (b) =>
+                b.onLoad({ filter: /version\.ts$/ }, async (args) =>
+                  args.path === versionFile
+                    ? {
+                        contents: (await readFile(versionFile, 'utf8')).replace(/'\d+\.\d+\.\d+[^']*'/, `'${version}'`),
+                        loader: 'ts',
+                      }
+                    : undefined,
+                ),
+            },
+          ],
     entryPoints: [join(ROOT, source.entry)],
     bundle: true,
     platform: 'node',
@@ -121,9 +142,15 @@ export interface BuiltProgram {
  * Builds one program and the files served for it. `server` is the service's public URL the install script uses when
  * it is not given `--server` (PUBLIC_BASE_URL; empty: the script requires `--server`).
  */
-export const buildProgram = async (name: ProgramName, options: { server?: string } = {}): Promise<BuiltProgram> => {
+export const buildProgram = async (
+  name: ProgramName,
+  options: { server?: string; version?: string } = {},
+): Promise<BuiltProgram> => {
   const source = PROGRAMS[name];
-  const [contents, version] = await Promise.all([bundleProgram(name), readVersion(source.versionModule)]);
+  const [contents, version] = await Promise.all([
+    bundleProgram(name, options.version),
+    options.version ?? readVersion(source.versionModule),
+  ]);
   const hex = sha256(contents);
   const release: ProgramRelease = {
     name,
@@ -181,9 +208,21 @@ export const writeProgram = async (built: BuiltProgram, out: string): Promise<vo
 export const programNames = (): ProgramName[] =>
   (Object.keys(PROGRAMS) as ProgramName[]).filter((name) => existsSync(join(ROOT, PROGRAMS[name].entry)));
 
-/** Every program's files, for a front to serve (`npm start`), and their releases. */
-export const buildPrograms = async (options: { server?: string } = {}) => {
-  const built = await Promise.all(programNames().map((name) => buildProgram(name, options)));
+/**
+ * Every program's files, for a front to serve (`npm start`), and their releases. `versions`: a program built as
+ * another version than its sources say (tests of the agent's update).
+ */
+export const buildPrograms = async (
+  options: { server?: string; versions?: Partial<Record<ProgramName, string>> } = {},
+) => {
+  const built = await Promise.all(
+    programNames().map((name) =>
+      buildProgram(name, {
+        ...(options.server === undefined ? {} : { server: options.server }),
+        ...(options.versions?.[name] === undefined ? {} : { version: options.versions[name] }),
+      }),
+    ),
+  );
   const files = new Map<string, StaticFile>();
   for (const program of built) for (const [path, file] of program.files) files.set(path, file);
   return {

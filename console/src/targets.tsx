@@ -15,6 +15,8 @@ interface Target {
   readonly agent_version: string | null;
   /** Whether the server takes this agent's version (its major); absent from an older server. */
   readonly agent_compatible?: boolean;
+  /** Whether the agent is older than the build the server ships (GET /agent/manifest.json); absent from an older server. */
+  readonly agent_outdated?: boolean;
 }
 
 const STATUS_CLASS: Record<string, string> = { online: 'state ok', stale: 'state live', offline: 'state bad' };
@@ -86,6 +88,16 @@ export const Targets = ({ permissions }: { permissions: ReadonlySet<string> }) =
                     {' '}
                     <span class="state bad" title="This agent's major version is not the server's: upgrade it">
                       incompatible
+                    </span>
+                  </>
+                ) : t.agent_outdated === true ? (
+                  <>
+                    {' '}
+                    <span
+                      class="state live"
+                      title="The server ships a newer agent: run the install line again, or start the agent with --auto-update"
+                    >
+                      outdated
                     </span>
                   </>
                 ) : null}

@@ -16,6 +16,8 @@ import type { WebhookEmitter } from '../webhooks/notify.js';
 import type { WebhookQueue } from '../webhooks/ports.js';
 import type { SecretCipher } from '../identity/ports.js';
 import { admitAgentVersion, authenticateAgent, commandForAgent } from './agent-protocol.js';
+import { releaseView } from './agent-release.js';
+import { acceptedAgentVersions } from './compatibility.js';
 import { statusOf, targetView } from './targets.js';
 import type { TargetsDeps } from './deps.js';
 import type { AgentCaller, Command, Target } from './types.js';
@@ -54,9 +56,13 @@ export interface TargetWebhooks {
 /** After a socket closes, the offline check waits past the 60 s a target stays online without a heartbeat. */
 export const OFFLINE_CHECK_SECONDS = 75;
 
-/** GET /api/v1/agent/channel: also a heartbeat (the agent asks before each connection). */
+/**
+ * GET /api/v1/agent/channel: also a heartbeat (the agent asks before each connection). It also names the agent build
+ * the service ships (`release`, null when none is known) and the agent versions it accepts: an agent started with
+ * --auto-update fetches a newer release of the accepted range (agent/update.ts).
+ */
 export const channelInfo = async (
-  deps: Pick<TargetsDeps, 'targets' | 'clock'>,
+  deps: Pick<TargetsDeps, 'targets' | 'clock' | 'settings'>,
   settings: ChannelSettings,
   agent: AgentCaller,
 ) => {
@@ -67,6 +73,8 @@ export const channelInfo = async (
     idle_ping_seconds: settings.idlePingSeconds,
     poll_wait_seconds: settings.pollWaitSeconds,
     output_in_completion: true,
+    release: releaseView(deps.settings.agentRelease),
+    accepted: acceptedAgentVersions(deps.settings.serverVersion),
   };
 };
 

@@ -2,6 +2,7 @@ import type { EnvironmentLookup, TenantLookup } from '../shared/lookups.js';
 import type { Clock, IdGenerator } from '../shared/ports.js';
 import type { SecretCipher, TokenGenerator } from '../identity/ports.js';
 import type { ChannelSettings } from './agent-channel.js';
+import type { AgentRelease } from './agent-release.js';
 import type {
   AgentConnections,
   CommandListener,
@@ -34,5 +35,7 @@ export interface TargetsDeps {
     readonly pollIntervalMs: number;
     /** What `GET /api/v1/agent/channel` tells agents (absent: no socket, poll). */
     readonly channel?: ChannelSettings;
+    /** The agent build this service ships (agent-release.ts); null or absent: none known. */
+    readonly agentRelease?: AgentRelease | null;
   };
 }

@@ -6,6 +6,7 @@ import { ConflictError, NotFoundError } from '../errors.js';
 import type { Caller } from '../identity/types.js';
 import { pageOf, type PageRequest } from '../shared/pagination.js';
 import { closeTargetConnection } from './agent-channel.js';
+import { agentOutdated, type AgentRelease } from './agent-release.js';
 import { agentCompatible } from './compatibility.js';
 import type { TargetsDeps } from './deps.js';
 import type { Tag, Target, TargetStatus } from './types.js';
@@ -77,12 +78,19 @@ export const targetView = (target: Target, now: Date) => ({
 export type TargetView = ReturnType<typeof targetView>;
 
 /**
- * The target as the targets endpoints and streams show it: the spec's fields and `agent_compatible`, whether its agent
- * (the version it last named) is of this server's major version; false means its calls are refused.
+ * The target as the targets endpoints and streams show it: the spec's fields, `agent_compatible`, whether its agent
+ * (the version it last named) is of this server's major version (false means its calls are refused), and
+ * `agent_outdated`, whether that version is older than the agent build the service ships (false when none is known).
  */
-export const targetViewWithAgent = (target: Target, now: Date, serverVersion: string) => ({
+export const targetViewWithAgent = (
+  target: Target,
+  now: Date,
+  serverVersion: string,
+  shipped?: AgentRelease | null,
+) => ({
   ...targetView(target, now),
   agent_compatible: agentCompatible(target.agentVersion, serverVersion),
+  agent_outdated: agentOutdated(target.agentVersion, shipped),
 });
 
 export const visibleTo = (caller: Caller, target: Target): boolean =>
@@ -133,14 +141,23 @@ export const listTargets = async (
     )
     .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
   const page = pageOf(targets, query);
-  return { data: page.data.map((t) => targetViewWithAgent(t, now, deps.settings.serverVersion)), meta: page.meta };
+  return {
+    data: page.data.map((t) => targetViewWithAgent(t, now, deps.settings.serverVersion, deps.settings.agentRelease)),
+    meta: page.meta,
+  };
 };
 
 export const getTarget = async (
   deps: Pick<TargetsDeps, 'targets' | 'clock' | 'settings'>,
   caller: Caller,
   id: string,
-) => targetViewWithAgent(await findVisibleTarget(deps, caller, id), deps.clock.now(), deps.settings.serverVersion);
+) =>
+  targetViewWithAgent(
+    await findVisibleTarget(deps, caller, id),
+    deps.clock.now(),
+    deps.settings.serverVersion,
+    deps.settings.agentRelease,
+  );
 
 export interface UpdateTargetCommand {
   readonly name?: string | undefined;
@@ -163,7 +180,7 @@ export const updateTarget = async (
   };
   if (!(await deps.targets.update(target, next)))
     throw new ConflictError('The target changed meanwhile; read it again and retry.');
-  return targetViewWithAgent(next, now, deps.settings.serverVersion);
+  return targetViewWithAgent(next, now, deps.settings.serverVersion, deps.settings.agentRelease);
 };
 
 /** Deleting a target revokes its agent token at once: the agent's next call answers 401. */

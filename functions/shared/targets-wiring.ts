@@ -5,6 +5,7 @@ import { admitAgent, MAX_POLL_WAIT_SECONDS } from '../../domain/targets/agent-pr
 import { agentVersionOf } from '../../domain/targets/compatibility.js';
 import { SERVER_VERSION } from './version.js';
 import type { TargetsDeps } from '../../domain/targets/deps.js';
+import { agentRelease } from '../../infra/config.js';
 import { randomTokens } from '../../infra/crypto/tokens.js';
 import { DynamoCommandRepository } from '../../infra/dynamodb/command-repository.js';
 import { DynamoEnvironmentRepository } from '../../infra/dynamodb/environment-repository.js';
@@ -101,6 +102,7 @@ export const targetsDeps = once((): TargetsDeps => {
     sleeper: systemSleeper,
     settings: {
       serverVersion: SERVER_VERSION,
+      agentRelease: agentRelease(),
       pollIntervalMs: cfg.AGENT_POLL_INTERVAL_MS,
       channel: {
         socketUrl: cfg.AGENT_SOCKET_URL ?? null,

@@ -23,6 +23,7 @@ import type { TargetRepository } from '../../domain/targets/ports.js';
 import type { Target } from '../../domain/targets/types.js';
 import { targetViewWithAgent } from '../../domain/targets/targets.js';
 import { SERVER_VERSION } from '../shared/version.js';
+import { agentRelease } from '../../infra/config.js';
 import { logger } from '../shared/logger.js';
 import { Uuid } from '../shared/schemas.js';
 import { sseComment, sseMessage, sseRetry } from '../shared/sse.js';
@@ -177,7 +178,7 @@ export const RESOURCE_SOURCES: Readonly<Record<ResourceType, ResourceSource>> = 
         (await deps.targets.listAll())
           .filter((t) => watches(watcher, t))
           .sort(byCreation)
-          .map((t) => targetViewWithAgent(t, now, SERVER_VERSION)),
+          .map((t) => targetViewWithAgent(t, now, SERVER_VERSION, agentRelease())),
       );
     },
     // The records are kept, so the status is worked out again on every look (the clock moves it without a write);
@@ -203,7 +204,7 @@ export const RESOURCE_SOURCES: Readonly<Record<ResourceType, ResourceSource>> = 
           }
         });
         const now = deps.clock.now();
-        return keyed([...known.values()].map((t) => targetViewWithAgent(t, now, SERVER_VERSION)));
+        return keyed([...known.values()].map((t) => targetViewWithAgent(t, now, SERVER_VERSION, agentRelease())));
       };
     },
     // A heartbeat alone (every 15 s per agent) is not a change; the status it keeps or moves is.

@@ -10,8 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RunningAgent } from '../../agent/agent.js';
-import { startLocalAgents } from '../../local/agents.js';
+import { startLocalAgents, type LocalAgent } from '../../local/agents.js';
 import { startDynamo, startSqs } from '../../local/emulators.js';
 import { freePort } from '../../local/ports.js';
 import { Counter, difference, startCountingProxy, type Tally } from './aws-counter.js';
@@ -71,7 +70,7 @@ const main = async () => {
   const proxy = await startCountingProxy(dynamo, sqs, counter);
   process.env['AWS_ENDPOINT_URL'] = proxy.endpoint;
   let stack: Stack | undefined;
-  let agents: readonly RunningAgent[] = [];
+  let agents: readonly LocalAgent[] = [];
   const figures: Figure[] = [];
   try {
     stack = await startStack({ port: 0, namePrefix: `bench-ops-${randomUUID().slice(0, 8)}-`, bootstrapAdmin: ADMIN });

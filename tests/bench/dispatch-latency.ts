@@ -14,8 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { RunningAgent } from '../../agent/agent.js';
-import { startLocalAgents } from '../../local/agents.js';
+import { startLocalAgents, type LocalAgent } from '../../local/agents.js';
 import { startStack, type Stack } from '../../local/stack.js';
 import { runBench, signedIn } from './support.js';
 
@@ -58,7 +57,7 @@ const main = async () => {
     `Dispatch latency: capacity 1, ${K} hand-overs from a cancelled deployment to the next waiting one (machine: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)})`,
   );
   let stack: Stack | undefined;
-  let agents: readonly RunningAgent[] = [];
+  let agents: readonly LocalAgent[] = [];
   const dir = await mkdtemp(join(tmpdir(), 'deployer-bench-dispatch-'));
   let stopping: Promise<void> | undefined;
   const stopEverything = () =>

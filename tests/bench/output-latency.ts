@@ -16,8 +16,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { RunningAgent } from '../../agent/agent.js';
-import { startLocalAgents } from '../../local/agents.js';
+import { startLocalAgents, type LocalAgent } from '../../local/agents.js';
 import { startStack, type Stack } from '../../local/stack.js';
 import { printResults, type Figure } from './results.js';
 import { runBench, signedIn } from './support.js';
@@ -75,7 +74,7 @@ const main = async () => {
   const startedAt = performance.now();
   const figures: Figure[] = [];
   let stack: Stack | undefined;
-  let agents: readonly RunningAgent[] = [];
+  let agents: readonly LocalAgent[] = [];
   const dir = await mkdtemp(join(tmpdir(), 'deployer-bench-output-'));
   let stopping: Promise<void> | undefined;
   const stopEverything = () =>

@@ -6,7 +6,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAgent, type RunningAgent } from '../../agent/agent.js';
+import { spawnAgent, writeAgentBundle, type LocalAgent } from '../../local/agents.js';
 import { freePort } from '../../local/ports.js';
 import { startStack, type Stack, type StackOptions } from '../../local/stack.js';
 import { uniqueName } from '../support/aws.js';
@@ -19,7 +19,7 @@ let options: StackOptions;
 let proxy: CutProxy;
 let admin: string;
 let dir = '';
-const agents: RunningAgent[] = [];
+const agents: LocalAgent[] = [];
 const logs = new Map<string, string[]>();
 const stackLog: string[] = [];
 
@@ -47,13 +47,21 @@ const agent = async (name: string, transport?: 'auto' | 'websocket' | 'polling')
     await call('POST', '/targets/enrollment-tokens', { expires_in_hours: 1, tags: [{ key: 'name', value: name }] })
   ).token;
   logs.set(name, []);
-  const running = await startAgent({
-    server: proxy.url,
-    name,
+  // What ships: the one-file agent the stack serves, run by this Node from a folder outside the checkout.
+  const running = await spawnAgent({
+    bundle: await writeAgentBundle(stack, dir),
+    cwd: dir,
+    args: [
+      '--server',
+      proxy.url,
+      '--name',
+      name,
+      '--state-dir',
+      join(dir, name),
+      ...(transport === undefined ? [] : ['--transport', transport]),
+    ],
     enrollToken: token,
-    stateDir: join(dir, name),
     log: (line) => logs.get(name)!.push(line),
-    ...(transport === undefined ? {} : { transport }),
   });
   agents.push(running);
   return running;

@@ -126,6 +126,13 @@ describe('GET /api/v1/agent/channel', () => {
       idle_ping_seconds: 25,
       poll_wait_seconds: 20,
       output_in_completion: true,
+      release: {
+        version: stack.programs.agent?.version,
+        sha256: stack.programs.agent?.sha256,
+        size: stack.programs.agent?.size,
+        url: stack.programs.agent?.path,
+      },
+      accepted: '>=1.0.0 <2.0.0',
     });
     expect(asUser.status).toBe(401);
   });

@@ -2,17 +2,19 @@
 // compatibility"; api.md, "Versioning", point 3): an agent of another major version than the server's is refused with
 // 409 AGENT_VERSION_INCOMPATIBLE naming both versions at register, on every agent call and at the handshake, and what
 // it aimed at is unchanged (no token use, no heartbeat, no claimed command, no connection); 1.x agents are taken; the
-// target list shows the version and whether it is compatible; the real agent from agent/ is taken, and the same agent
-// claiming 2.0.0 logs the refusal and exits 1. GET /api/v1/server/info names the accepted range.
-import { mkdtemp, rm } from 'node:fs/promises';
+// target list shows the version and whether it is compatible; the real one-file agent (run from a temporary folder)
+// is taken, and the same sources built as 2.0.0 are refused at enrollment and, already enrolled, log the refusal and
+// exit 1. GET /api/v1/server/info names the accepted range.
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { startAgent, type RunningAgent } from '../../agent/agent.js';
 import { AGENT_VERSION } from '../../agent/version.js';
 import { enqueueCommand } from '../../domain/targets/commands.js';
+import { spawnAgent, writeAgentBundle, type LocalAgent } from '../../local/agents.js';
 import { startStack, type Stack } from '../../local/stack.js';
+import { buildProgram } from '../../programs/build.js';
 import pkg from '../../package.json' with { type: 'json' };
 import { uniqueName } from '../support/aws.js';
 import { apiClient } from '../support/http.js';
@@ -22,7 +24,7 @@ const HEADER = 'x-deployer-agent-version';
 let stack: Stack;
 let admin: string;
 let dir = '';
-const agents: RunningAgent[] = [];
+const agents: LocalAgent[] = [];
 
 const api = apiClient(() => stack.baseUrl);
 const call = (method: string, path: string, token?: string, body?: unknown, version?: string) =>
@@ -87,17 +89,43 @@ const handshake = (url: string, headers: Record<string, string>) =>
     ws.on('error', (error) => reject(error));
   });
 
-/** A fetch that makes the real agent claim another version (header and registration): what a 2.0.0 build sends. */
-const claiming =
-  (version: string): typeof fetch =>
-  (input, init) =>
-    fetch(input, {
-      ...init,
-      headers: { ...(init?.headers as Record<string, string>), [HEADER]: version },
-      ...(typeof init?.body === 'string' && init.body.includes('"agent_version"')
-        ? { body: JSON.stringify({ ...JSON.parse(init.body), agent_version: version }) }
-        : {}),
+/**
+ * The one-file agent, run by this Node from a folder outside the checkout: the stack's build, or `version` (the same
+ * sources built as another version, e.g. 2.0.0). Resolves with the agent once started, or with its exit code and
+ * lines when it exits first.
+ */
+const runBundle = async (
+  name: string,
+  options: { version?: string; enrollToken?: string; log?: (line: string) => void } = {},
+): Promise<{ agent?: LocalAgent; exitCode?: number; lines: string[] }> => {
+  const folder = join(dir, `bundle-${options.version ?? 'stack'}`);
+  let bundle = join(folder, 'deployer-agent.mjs');
+  if (options.version === undefined) bundle = await writeAgentBundle(stack, folder);
+  else {
+    const built = await buildProgram('agent', { version: options.version });
+    await mkdir(folder, { recursive: true });
+    await writeFile(bundle, built.files.get(built.release.path)!.contents, { mode: 0o755 });
+  }
+  const lines: string[] = [];
+  try {
+    const agent = await spawnAgent({
+      bundle,
+      cwd: folder,
+      args: ['--server', stack.baseUrl, '--name', name, '--state-dir', join(dir, name)],
+      ...(options.enrollToken === undefined ? {} : { enrollToken: options.enrollToken }),
+      log: (line) => {
+        lines.push(line);
+        options.log?.(line);
+      },
     });
+    agents.push(agent);
+    return { agent, lines };
+  } catch (error) {
+    const code = /exited with code (\d+)/.exec((error as Error).message)?.[1];
+    if (code === undefined) throw error;
+    return { exitCode: Number(code), lines };
+  }
+};
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'deployer-versions-'));
@@ -251,14 +279,8 @@ describe('the real agent', () => {
     // Arrange
     const token = await enrollmentToken();
     // Act
-    const running = await startAgent({
-      server: stack.baseUrl,
-      name: 'real-agent',
-      enrollToken: token.token,
-      stateDir: join(dir, 'real-agent'),
-      log: () => undefined,
-    });
-    agents.push(running);
+    const { agent: running, lines } = await runBundle('real-agent', { enrollToken: token.token });
+    if (running === undefined) throw new Error(lines.join('\n'));
     // Assess
     expect(await target(running.targetId)).toMatchObject({
       agent_version: AGENT_VERSION,
@@ -272,40 +294,26 @@ describe('the real agent', () => {
     const fresh = await enrollmentToken();
     const lines: string[] = [];
     // Act: a new 2.0.0 agent cannot enroll (the token keeps its use)
-    const enrolling = startAgent({
-      server: stack.baseUrl,
-      name: 'v2-fresh',
-      enrollToken: fresh.token,
-      stateDir: join(dir, 'v2-fresh'),
-      log: () => undefined,
-      fetch: claiming('2.0.0'),
-    });
+    const enrolling = await runBundle('v2-fresh', { version: '2.0.0', enrollToken: fresh.token });
     // Assess
-    await expect(enrolling).rejects.toThrow(/Enrollment refused by .*Agent 2\.0\.0 is not compatible with this server/);
+    expect(enrolling.exitCode).toBe(1);
+    expect(enrolling.lines.join('\n')).toMatch(
+      /Enrollment refused by .*Agent 2\.0\.0 is not compatible with this server/,
+    );
     expect(await usesOf(fresh.id)).toBe(0);
     // Arrange: an agent enrolled as 1.0.0, restarted as a 2.0.0 build with the same state folder
     const token = await enrollmentToken();
-    const first = await startAgent({
-      server: stack.baseUrl,
-      name: 'upgraded',
-      enrollToken: token.token,
-      stateDir: join(dir, 'upgraded'),
-      log: () => undefined,
-    });
-    await first.stop({ graceSeconds: 0 });
-    // Act
-    const upgraded = await startAgent({
-      server: stack.baseUrl,
-      name: 'upgraded',
-      stateDir: join(dir, 'upgraded'),
-      log: (line) => lines.push(line),
-      fetch: claiming('2.0.0'),
-    });
-    agents.push(upgraded);
-    const code = await Promise.race([
-      upgraded.exited,
-      new Promise<string>((r) => setTimeout(() => r('still running after 20 s'), 20_000)),
-    ]);
+    const { agent: first } = await runBundle('upgraded', { enrollToken: token.token });
+    await first!.stop({ graceSeconds: 0 });
+    // Act: the same sources built as 2.0.0 (a real 2.0.0 bundle), on the same state folder
+    const upgraded = await runBundle('upgraded', { version: '2.0.0', log: (line) => lines.push(line) });
+    const code =
+      upgraded.agent === undefined
+        ? upgraded.exitCode
+        : await Promise.race([
+            upgraded.agent.exited,
+            new Promise<string>((r) => setTimeout(() => r('still running after 20 s'), 20_000)),
+          ]);
     // Assess
     expect(code).toBe(1);
     expect(lines.join('\n')).toMatch(
@@ -313,6 +321,6 @@ describe('the real agent', () => {
         `The server refused this agent: Agent 2\\.0\\.0 is not compatible with this server ${pkg.version.replace(/\./g, '\\.')}`,
       ),
     );
-    expect(await target(first.targetId)).toMatchObject({ agent_version: '2.0.0', agent_compatible: false });
+    expect(await target(first!.targetId)).toMatchObject({ agent_version: '2.0.0', agent_compatible: false });
   });
 });

@@ -5,10 +5,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAgent, type RunningAgent } from '../../agent/agent.js';
 import { enqueueCommand, type NewCommand } from '../../domain/targets/commands.js';
 import type { Command } from '../../domain/targets/types.js';
-import { startLocalAgents } from '../../local/agents.js';
+import { spawnAgent, startLocalAgents, writeAgentBundle, type LocalAgent } from '../../local/agents.js';
 import { startStack, type Stack } from '../../local/stack.js';
 import { uniqueName } from '../support/aws.js';
 import { apiClient } from '../support/http.js';
@@ -18,7 +17,7 @@ const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 let stack: Stack;
 let admin: string;
 let dir = '';
-const agents: RunningAgent[] = [];
+const agents: LocalAgent[] = [];
 
 const api = apiClient(() => stack.baseUrl);
 const call = (method: string, path: string, token?: string, body?: unknown) =>
@@ -102,20 +101,30 @@ describe('enrollment tokens', () => {
 });
 
 describe('an agent started with an enrollment token', () => {
-  let agent: RunningAgent;
+  let agent: LocalAgent;
 
   beforeAll(async () => {
     const { token } = (
       await call('POST', '/targets/enrollment-tokens', admin, { tags: [{ key: 'role', value: 'web' }] })
     ).json;
-    agent = await startAgent({
-      server: stack.baseUrl,
-      name: 'e2e-web',
-      tags: [{ key: 'role', value: 'web' }],
+    // What ships: the one-file agent the stack serves, run by this Node from a folder outside the checkout.
+    agent = await spawnAgent({
+      bundle: await writeAgentBundle(stack, dir),
+      cwd: dir,
+      args: [
+        '--server',
+        stack.baseUrl,
+        '--name',
+        'e2e-web',
+        '--tag',
+        'role=web',
+        '--state-dir',
+        join(dir, 'e2e-web'),
+        '--poll-wait-seconds',
+        '5',
+      ],
       enrollToken: token,
-      stateDir: join(dir, 'e2e-web'),
       log: quietLog,
-      pollWaitSeconds: 5,
     });
     agents.push(agent);
   });

@@ -8,8 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningAgent } from '../../agent/agent.js';
-import { startLocalAgents } from '../../local/agents.js';
+import { startLocalAgents, type LocalAgent } from '../../local/agents.js';
 import { startStack, type Stack } from '../../local/stack.js';
 import { uniqueName } from '../support/aws.js';
 import { apiClient } from '../support/http.js';
@@ -20,7 +19,7 @@ let stack: Stack;
 let admin: string;
 let viewer: string;
 let dir = '';
-let agents: readonly RunningAgent[] = [];
+let agents: readonly LocalAgent[] = [];
 let provider: Server;
 let providerUrl = '';
 /** What the fake provider answers next: a status and a body. */

@@ -10,8 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { RunningAgent } from '../../agent/agent.js';
-import { startLocalAgents } from '../../local/agents.js';
+import { startLocalAgents, type LocalAgent } from '../../local/agents.js';
 import { startStack, type Stack } from '../../local/stack.js';
 import { uniqueName } from '../support/aws.js';
 import { launchChromium, seriousViolations, signInPage } from '../support/console.js';
@@ -26,7 +25,7 @@ let stack: Stack;
 let browser: Browser;
 let admin: string;
 let dir: string;
-let agents: readonly RunningAgent[] = [];
+let agents: readonly LocalAgent[] = [];
 let finished: string; // a deployment that succeeded
 const actions: Record<string, string> = {};
 let targetIds: string[] = [];

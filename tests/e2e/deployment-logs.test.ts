@@ -7,10 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EventSource } from 'eventsource';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningAgent } from '../../agent/agent.js';
 import type { DeploymentEvent } from '../../domain/deployments/events.js';
 import { newDeployment } from '../../domain/deployments/start.js';
-import { startLocalAgents } from '../../local/agents.js';
+import { startLocalAgents, type LocalAgent } from '../../local/agents.js';
 import { startStack, type Stack } from '../../local/stack.js';
 import { aDraft } from '../fakes/deployments.js';
 import { uniqueName } from '../support/aws.js';
@@ -21,7 +20,7 @@ const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 let stack: Stack;
 let admin: string;
 let dir: string;
-let agents: readonly RunningAgent[] = [];
+let agents: readonly LocalAgent[] = [];
 
 const api = apiClient(() => stack.baseUrl);
 const call = (method: string, path: string, token?: string, body?: unknown) =>

@@ -1,4 +1,5 @@
 // The stack `npm start` runs, driven over HTTP as a user would.
+import { AGENT_VERSION } from '../../agent/version.js';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,14 +42,16 @@ describe('the local stack over HTTP', () => {
     expect(ready.status).toBe(200);
   });
 
-  it('reports the server version from package.json', async () => {
+  it('reports the server version from package.json, and the version of the agent its front serves', async () => {
     const info = await get('/api/v1/server/info');
+    expect(stack.programs.agent?.version).toBe(AGENT_VERSION);
     expect(info.json).toEqual({
       server_version: pkg.version,
       api_version: '1.0.0',
       service: 'deployer',
       engine_version: pkg.version,
       agent_versions: '>=1.0.0 <2.0.0',
+      agent_version: AGENT_VERSION,
     });
   });
 

@@ -9,8 +9,7 @@ import { join } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningAgent } from '../../agent/agent.js';
-import { startLocalAgents } from '../../local/agents.js';
+import { startLocalAgents, type LocalAgent } from '../../local/agents.js';
 import { startStack, type Stack } from '../../local/stack.js';
 import { uniqueName } from '../support/aws.js';
 import { apiClient } from '../support/http.js';
@@ -20,7 +19,7 @@ const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 let stack: Stack;
 let admin: string;
 let dir: string;
-let agents: readonly RunningAgent[] = [];
+let agents: readonly LocalAgent[] = [];
 let actionId: string;
 
 const api = apiClient(() => stack.baseUrl);

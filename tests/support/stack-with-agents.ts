@@ -4,8 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import type { RunningAgent } from '../../agent/agent.js';
-import { startLocalAgents } from '../../local/agents.js';
+import { startLocalAgents, type LocalAgent } from '../../local/agents.js';
 import { startStack, type Stack, type StackOptions } from '../../local/stack.js';
 import { uniqueName } from './aws.js';
 import { apiClient } from './http.js';
@@ -18,7 +17,7 @@ export interface StackWithAgents {
   readonly admin: string;
   /** A scratch folder (the agents' state lives below it); removed afterwards. */
   readonly dir: string;
-  readonly agents: readonly RunningAgent[];
+  readonly agents: readonly LocalAgent[];
 }
 
 /** Registers the file's beforeAll/afterAll; the fields are there once beforeAll ran. */

@@ -1,7 +1,8 @@
-// handler -> the build's version and the agent versions it takes. No dependencies, no I/O.
+// handler -> the build's version, the agent versions it takes and the agent it ships (AGENT_RELEASE). No I/O.
 import * as v from 'valibot';
 import pkg from '../../../package.json' with { type: 'json' };
 import { acceptedAgentVersions } from '../../../domain/targets/compatibility.js';
+import { agentRelease } from '../../../infra/config.js';
 import { http } from '../../shared/http.js';
 import { SERVER_VERSION } from '../../shared/version.js';
 
@@ -23,6 +24,12 @@ const ServerInfo = v.object({
       'The agent versions this server takes, as a semver range: its own major version (prereleases of it too); other agents are refused with 409 AGENT_VERSION_INCOMPATIBLE',
     ),
   ),
+  agent_version: v.pipe(
+    v.nullable(v.string()),
+    v.description(
+      'The version of the agent build this server ships (GET /agent/manifest.json); null when none is known. Agents older than it are marked agent_outdated',
+    ),
+  ),
 });
 
 export const handler = http(
@@ -41,6 +48,7 @@ export const handler = http(
       service: pkg.name,
       engine_version: SERVER_VERSION,
       agent_versions: acceptedAgentVersions(SERVER_VERSION),
+      agent_version: agentRelease()?.version ?? null,
     } satisfies v.InferOutput<typeof ServerInfo>,
   }),
 );

@@ -30,6 +30,25 @@ export const makeHandler = (deps: () => TargetsDeps) =>
             idle_ping_seconds: v.number(),
             poll_wait_seconds: v.number(),
             output_in_completion: v.boolean(),
+            release: v.pipe(
+              v.nullable(
+                v.object({
+                  version: v.string(),
+                  sha256: v.pipe(v.string(), v.description('Hex SHA-256 of the bundle: check it before running it')),
+                  size: v.number(),
+                  url: v.pipe(
+                    v.string(),
+                    v.description(
+                      'Where the bundle is served, a path on this server (/agent/v<version>/deployer-agent.mjs)',
+                    ),
+                  ),
+                }),
+              ),
+              v.description(
+                'The agent build this server ships; null when none is known. An agent started with --auto-update installs it when it is newer than itself and within `accepted`',
+              ),
+            ),
+            accepted: v.pipe(v.string(), v.description('The agent versions this server takes, as a semver range')),
           }),
         },
       },

@@ -35,6 +35,12 @@ export const TargetSchema = v.object({
       "Whether that version is of this server's major version (GET /api/v1/server/info, agent_versions); false: its agent's calls are refused",
     ),
   ),
+  agent_outdated: v.pipe(
+    v.boolean(),
+    v.description(
+      'Whether that version is older than the agent build this server ships (GET /api/v1/server/info, agent_version); false when none is known',
+    ),
+  ),
   tags: v.array(v.object({ key: v.string(), value: v.string() })),
   status: TargetStatusSchema,
   last_heartbeat_at: v.nullable(v.string()),

@@ -8,8 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningAgent } from '../../../agent/agent.js';
-import { startLocalAgents } from '../../../local/agents.js';
+import { startLocalAgents, type LocalAgent } from '../../../local/agents.js';
 import { startStack, type Stack } from '../../../local/stack.js';
 import { uniqueName } from '../../support/aws.js';
 import { apiClient } from '../../support/http.js';
@@ -21,7 +20,7 @@ const REDIRECT = 'http://127.0.0.1:8765/callback';
 let stack: Stack;
 let admin: string;
 let dir: string;
-let agents: readonly RunningAgent[] = [];
+let agents: readonly LocalAgent[] = [];
 let actionId: string;
 
 const api = apiClient(() => stack.baseUrl);

@@ -8,10 +8,9 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningAgent } from '../../../agent/agent.js';
 import { commandIdOf } from '../../../domain/deployments/engine.js';
 import { LOCAL_CREDENTIALS } from '../../../local/emulators.js';
-import { startLocalAgents } from '../../../local/agents.js';
+import { startLocalAgents, type LocalAgent } from '../../../local/agents.js';
 import { startStack, type Stack } from '../../../local/stack.js';
 import { uniqueName } from '../../support/aws.js';
 import { apiClient } from '../../support/http.js';
@@ -23,7 +22,7 @@ let stack: Stack;
 let admin: string;
 let deployer: string;
 let dir: string;
-let agents: readonly RunningAgent[] = [];
+let agents: readonly LocalAgent[] = [];
 
 const api = apiClient(() => stack.baseUrl);
 const call = (token: string, method: string, path: string, body?: unknown) =>

@@ -11,8 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningAgent } from '../../../agent/agent.js';
-import { startLocalAgents } from '../../../local/agents.js';
+import { startLocalAgents, type LocalAgent } from '../../../local/agents.js';
 import { startStack, type Stack } from '../../../local/stack.js';
 import { uniqueName } from '../../support/aws.js';
 import { apiClient } from '../../support/http.js';
@@ -24,7 +23,7 @@ let admin: string;
 let tenantAdmin: string;
 let operator: string;
 let dir = '';
-let agents: readonly RunningAgent[] = [];
+let agents: readonly LocalAgent[] = [];
 
 const api = apiClient(() => stack.baseUrl);
 const call = (method: string, path: string, token: string, body?: unknown) =>

@@ -58,6 +58,7 @@ describe('health endpoints', () => {
       service: 'deployer',
       engine_version: pkg.version,
       agent_versions: '>=1.0.0 <2.0.0',
+      agent_version: null,
     });
   });
 });
