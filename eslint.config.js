@@ -76,8 +76,17 @@ export default tseslint.config(
           patterns: [
             ...notLocalOrTests,
             {
-              group: ['**/domain/**', '**/functions/**', '**/infra/**'],
-              message: 'The agent ships alone to managed hosts: it imports only agent/ and Node built-ins.',
+              // Relative paths: the service's own folders. Packages (semver/functions/...) are bundled into the file.
+              group: [
+                '../**/domain/**',
+                '../**/functions/**',
+                '../**/infra/**',
+                '../domain/**',
+                '../functions/**',
+                '../infra/**',
+              ],
+              message:
+                'The agent ships alone to managed hosts: it imports only agent/, Node built-ins and small packages its one file bundles.',
             },
           ],
         },

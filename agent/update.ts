@@ -9,6 +9,9 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmod, rename, rm, stat, writeFile } from 'node:fs/promises';
 import type { RunningAgent } from './agent.js';
+import semverCompare from 'semver/functions/compare.js';
+import semverParse from 'semver/functions/parse.js';
+import semverSatisfies from 'semver/functions/satisfies.js';
 import type { AgentReleaseInfo } from './protocol.js';
 
 /** The exit code of an agent that installed an update and wants to be started again (EX_TEMPFAIL). */
@@ -17,84 +20,18 @@ export const RESTART_EXIT_CODE = 75;
 /** A bundle larger than this is not taken (today's is about 50 KB). */
 const MAX_BUNDLE_BYTES = 50 * 1024 * 1024;
 
-interface Version {
-  readonly major: number;
-  readonly minor: number;
-  readonly patch: number;
-  readonly prerelease: readonly string[];
-}
-
-const SEMVER = /^v?(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$/;
-
-/** A semantic version (build metadata ignored), or undefined. */
-export const parseVersion = (text: string): Version | undefined => {
-  const match = SEMVER.exec(text.trim());
-  if (match === null) return undefined;
-  return {
-    major: Number(match[1]),
-    minor: Number(match[2]),
-    patch: Number(match[3]),
-    prerelease: match[4] === undefined ? [] : match[4].split('.'),
-  };
-};
-
-const compareIdentifiers = (a: string, b: string): number => {
-  const numeric = (x: string) => /^\d+$/.test(x);
-  if (numeric(a) && numeric(b)) return Math.sign(Number(a) - Number(b));
-  if (numeric(a) !== numeric(b)) return numeric(a) ? -1 : 1;
-  return a < b ? -1 : a > b ? 1 : 0;
-};
-
-/** Semver precedence: negative when a < b, 0 when equal, positive when a > b (1.0.0-rc.1 < 1.0.0). */
-export const compareVersions = (a: Version, b: Version): number => {
-  for (const key of ['major', 'minor', 'patch'] as const) if (a[key] !== b[key]) return Math.sign(a[key] - b[key]);
-  if (a.prerelease.length === 0 || b.prerelease.length === 0)
-    return Math.sign(b.prerelease.length - a.prerelease.length);
-  for (let i = 0; i < Math.max(a.prerelease.length, b.prerelease.length); i += 1) {
-    const x = a.prerelease[i];
-    const y = b.prerelease[i];
-    if (x === undefined) return -1;
-    if (y === undefined) return 1;
-    const order = compareIdentifiers(x, y);
-    if (order !== 0) return order;
-  }
-  return 0;
-};
-
-/** Whether `version` is in a range of comparators joined by spaces (`>=1.0.0 <2.0.0`); an unreadable range: no. */
-export const satisfies = (version: Version, range: string): boolean => {
-  const parts = range.trim().split(/\s+/);
-  return parts.every((part) => {
-    const match = /^(>=|<=|>|<|=)?(.+)$/.exec(part);
-    const bound = match?.[2] === undefined ? undefined : parseVersion(match[2]);
-    if (bound === undefined) return false;
-    const order = compareVersions(version, bound);
-    switch (match?.[1] ?? '=') {
-      case '>=':
-        return order >= 0;
-      case '<=':
-        return order <= 0;
-      case '>':
-        return order > 0;
-      case '<':
-        return order < 0;
-      default:
-        return order === 0;
-    }
-  });
-};
-
 /**
  * Why the agent of version `own` does not take `release`, or undefined when it does: it must be newer, of the same
  * major version (a new major needs a new server too), and within the server's accepted range when it names one.
  */
 export const updateRefusal = (own: string, release: string, accepted?: string): string | undefined => {
-  const mine = parseVersion(own);
-  const theirs = parseVersion(release);
-  if (mine === undefined || theirs === undefined) return `${release} is not a version this agent can compare`;
-  if (compareVersions(theirs, mine) <= 0) return `${release} is not newer than ${own}`;
+  const mine = semverParse(own);
+  const theirs = semverParse(release);
+  if (mine === null || theirs === null) return `${release} is not a version this agent can compare`;
+  if (semverCompare(theirs, mine) <= 0) return `${release} is not newer than ${own}`;
   if (theirs.major !== mine.major) return `${release} is of another major version than ${own}`;
-  if (accepted !== undefined && !satisfies(theirs, accepted))
+  // An unreadable range accepts nothing (semver's satisfies answers false for it).
+  if (accepted !== undefined && !semverSatisfies(theirs, accepted, { includePrerelease: true }))
     return `${release} is not among the versions the server accepts (${accepted})`;
   return undefined;
 };
