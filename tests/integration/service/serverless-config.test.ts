@@ -210,7 +210,8 @@ describe('serverless package', () => {
     template = JSON.parse(await readFile(join(out, 'cloudformation-template-update-stack.json'), 'utf8'));
     artifacts = await readdir(out);
     await rm(join(ROOT, '.build', `package-${process.pid}`), { recursive: true, force: true });
-  }, 120_000);
+    // Packaging bundles 18 functions: about a minute alone, over two on two cores shared with the other test files.
+  }, 300_000);
 
   it('builds without cloud credentials, one artifact per function', () => {
     expect(artifacts).toEqual(
