@@ -9,7 +9,8 @@ import { AGENT_VERSION } from './version.js';
 export const ENROLL_TOKEN_ENV = 'DEPLOYER_AGENT_ENROLL_TOKEN';
 export const DEFAULT_AUTO_UPDATE_MINUTES = 60;
 
-export const USAGE = `Usage: npm run agent -- --server URL [--enroll TOKEN] [options]
+export const USAGE = `Usage: node deployer-agent.mjs --server URL [--enroll TOKEN] [options]
+       (installed: /opt/deployer-agent/deployer-agent; in the checkout: npm run agent -- --server URL ...)
 
 Runs the deployment agent: enrolls this host as a target (once), then takes commands from the server and runs them.
 It keeps a WebSocket open to the server to be woken when work is queued; when the socket cannot be opened (a proxy

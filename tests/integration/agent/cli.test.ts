@@ -55,7 +55,7 @@ describe('npm run agent', () => {
     const bad = agentProcess(['--server', 'http://x', '--bogus']);
     // Assess
     expect(await help.exit).toBe(0);
-    expect(help.stdout()).toContain('Usage: npm run agent -- --server URL [--enroll TOKEN] [options]');
+    expect(help.stdout()).toContain('Usage: node deployer-agent.mjs --server URL [--enroll TOKEN] [options]');
     expect(await bad.exit).toBe(2);
     expect(bad.stderr()).toContain("error: Unknown option '--bogus'");
   });
