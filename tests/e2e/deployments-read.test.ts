@@ -171,6 +171,11 @@ describe('pending dispatch requests', () => {
       id: rid(1),
       triggered_by: triggerer,
       triggered_by_name: triggerer, // stored without a name (as before names were): the id
+      // What is queued: the source as resolved at create and the number of targets it plans.
+      source_type: 'action',
+      source_name: 'restart-web',
+      source_version: '1.0.0',
+      target_count: 1,
       queued_at: '2026-11-22 10:01:07',
       retry_count: 0,
       status: 'pending',
