@@ -58,7 +58,7 @@ describe('the local stack over HTTP', () => {
   it('answers unknown paths and methods with the NOT_FOUND envelope and a unique request id', async () => {
     const unknown = await get('/api/v1/no-such-thing');
     const wrongMethod = await get('/api/v1/health', { method: 'DELETE' });
-    const outside = await get('/favicon.ico');
+    const outside = await get('/robots.txt'); // a path no file and no function answers
     for (const response of [unknown, wrongMethod, outside]) {
       expect(response.status).toBe(404);
       expect(response.json.error.code).toBe('NOT_FOUND');
