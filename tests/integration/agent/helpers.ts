@@ -7,7 +7,12 @@ import { startAgent, type AgentOptions, type RunningAgent } from '../../../agent
 
 export const tempDir = (prefix = 'agent-'): Promise<string> => mkdtemp(join(tmpdir(), prefix));
 
-export const removeDir = (dir: string): Promise<void> => rm(dir, { recursive: true, force: true });
+/**
+ * Removes a test's folder. Retries a folder that filled again while it was emptied (ENOTEMPTY: a stopped agent's last
+ * record write, a temporary file and its rename, can land during the removal on a loaded machine).
+ */
+export const removeDir = (dir: string): Promise<void> =>
+  rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
 
 /** Waits until `condition` holds; fails with `what` after `timeoutMs` (wide: the machine may be loaded). */
 export const until = async (
