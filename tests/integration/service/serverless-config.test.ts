@@ -24,6 +24,7 @@ import {
 } from '../../../local/service-definition.js';
 import { LOCAL_VISIBILITY_TIMEOUT_SECONDS, localQueues } from '../../../local/stack.js';
 import { awsCallsOf, type FunctionCalls } from './aws-calls.js';
+import { cyclesOf, dependenciesOf } from './template-graph.js';
 
 let definition: ServiceDefinition;
 beforeAll(async () => {
@@ -94,6 +95,10 @@ type Statement = {
   Resource: unknown;
   Condition?: Record<string, Record<string, string[]>>;
 };
+
+/** The packaging's custom domain (osls parameters domainName and certificateArn). */
+const CUSTOM_DOMAIN = 'deploy.example.com';
+const CERTIFICATE_ARN = 'arn:aws:acm:us-east-1:123456789012:certificate/12345678-1234-1234-1234-123456789012';
 
 /** An EDGE_ORIGIN_SECRET in the packaging's environment, which the template must not contain. */
 const PLAIN_EDGE_SECRET = 'plain-edge-secret-from-the-environment';
@@ -209,7 +214,16 @@ describe('serverless package', () => {
     out = await mkdtemp(join(tmpdir(), 'deployer-package-'));
     await promisify(execFile)(
       process.execPath,
-      [join(ROOT, 'node_modules', 'osls', 'bin', 'serverless.js'), 'package', '--stage', 'ci', '--package', out],
+      [
+        join(ROOT, 'node_modules', 'osls', 'bin', 'serverless.js'),
+        'package',
+        '--stage',
+        'ci',
+        '--package',
+        out,
+        `--param=domainName=${CUSTOM_DOMAIN}`,
+        `--param=certificateArn=${CERTIFICATE_ARN}`,
+      ],
       {
         cwd: ROOT,
         // Its own build folder: packaging cleans the folder it builds in, and stacks of other tests build too.
@@ -346,6 +360,54 @@ describe('serverless package', () => {
     expect(text).not.toMatch(/"HeaderValue":\s*"unset"/);
     const outputs = JSON.stringify((template as { Outputs?: unknown }).Outputs ?? {});
     for (const [id] of secrets) expect(outputs, `an output names ${id}`).not.toContain(id);
+  });
+
+  it('serves the custom domain when one is given, and writes the public URL where every function reads it', () => {
+    const resources = template.Resources;
+    const config = (resources['Edge']?.Properties as { DistributionConfig: Record<string, unknown> })
+      .DistributionConfig;
+    const conditions = (template as { Conditions?: Record<string, unknown> }).Conditions;
+    expect(conditions?.['HasCustomDomain']).toEqual({ 'Fn::Not': [{ 'Fn::Equals': [CUSTOM_DOMAIN, ''] }] });
+    expect(config['Aliases']).toEqual({ 'Fn::If': ['HasCustomDomain', [CUSTOM_DOMAIN], { Ref: 'AWS::NoValue' }] });
+    expect(config['ViewerCertificate']).toEqual({
+      'Fn::If': [
+        'HasCustomDomain',
+        { AcmCertificateArn: CERTIFICATE_ARN, SslSupportMethod: 'sni-only', MinimumProtocolVersion: 'TLSv1.2_2021' },
+        { Ref: 'AWS::NoValue' },
+      ],
+    });
+    // With the domain: https://<domain> from the first deploy; without: the distribution's own name, same deploy.
+    const fromEdge = { 'Fn::Join': ['', ['https://', { 'Fn::GetAtt': ['Edge', 'DomainName'] }]] };
+    expect(resources['PublicBaseUrlParameter']).toMatchObject({
+      Type: 'AWS::SSM::Parameter',
+      Properties: {
+        Name: '/deployer/ci/public-base-url',
+        Type: 'String',
+        Value: { 'Fn::If': ['HasCustomDomain', `https://${CUSTOM_DOMAIN}`, fromEdge] },
+      },
+    });
+    const functions = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
+    expect(functions.length).toBeGreaterThan(10);
+    for (const [id, fn] of functions) {
+      const variables = (fn.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables;
+      expect(variables['PUBLIC_BASE_URL_PARAMETER'], id).toBe('/deployer/ci/public-base-url');
+      // No function names the distribution (the cycle the parameter avoids).
+      expect(JSON.stringify(fn.Properties), id).not.toContain('"Edge"');
+    }
+    // The sweep (the only thing that starts work on its own) is scheduled once the URL exists.
+    expect([resources['SweepEventsRuleSchedule1']?.DependsOn].flat()).toContain('PublicBaseUrlParameter');
+  });
+
+  it('has no dependency cycle, which CloudFormation would refuse (and the check finds the one an environment URL makes)', () => {
+    const graph = dependenciesOf(template.Resources as never);
+    expect(cyclesOf(graph)).toEqual([]);
+    expect(graph.get('Edge')).toContain('StreamLambdaFunctionUrl');
+    // PUBLIC_BASE_URL as `!GetAtt Edge.DomainName` in the streaming function's environment: Edge -> its URL -> it.
+    const naive = new Map(graph);
+    naive.set('StreamLambdaFunction', new Set([...graph.get('StreamLambdaFunction')!, 'Edge']));
+    const cycles = cyclesOf(naive);
+    expect(cycles.length).toBeGreaterThan(0);
+    for (const cycle of cycles) expect(cycle).toMatch(/Edge -> StreamLambdaFunctionUrl -> StreamLambdaFunction/);
   });
 
   it('stays well inside the 500-resource limit when every area exists', () => {
@@ -511,14 +573,19 @@ describe('serverless package', () => {
         Object.keys(environmentOf(fn))
           .filter((n) => n.endsWith('_PARAMETER'))
           .sort();
-      expect(names('meta')).toEqual(['EDGE_ORIGIN_SECRET_PARAMETER']);
-      expect(names('admin')).toEqual(['EDGE_ORIGIN_SECRET_PARAMETER', 'ENCRYPTION_KEYS_PARAMETER']);
+      expect(names('meta')).toEqual(['EDGE_ORIGIN_SECRET_PARAMETER', 'PUBLIC_BASE_URL_PARAMETER']);
+      expect(names('admin')).toEqual([
+        'EDGE_ORIGIN_SECRET_PARAMETER',
+        'ENCRYPTION_KEYS_PARAMETER',
+        'PUBLIC_BASE_URL_PARAMETER',
+      ]);
       expect(names('auth')).toEqual([
         'BOOTSTRAP_ADMIN_PASSWORD_PARAMETER',
         'EDGE_ORIGIN_SECRET_PARAMETER',
         'ENCRYPTION_KEYS_PARAMETER',
+        'PUBLIC_BASE_URL_PARAMETER',
       ]);
-      expect(names('orchestrator')).toEqual(['ENCRYPTION_KEYS_PARAMETER']);
+      expect(names('orchestrator')).toEqual(['ENCRYPTION_KEYS_PARAMETER', 'PUBLIC_BASE_URL_PARAMETER']);
       expect(environmentOf('auth')['ENCRYPTION_KEYS_PARAMETER']).toBe('/deployer/ci/encryption-keys');
       // A function that decrypts has the key ring's parameter; one that does not, does not.
       for (const fn of definition.functions)
