@@ -10,6 +10,7 @@
 import { pendingRequestView } from './views.js';
 import type { UserRepository } from '../identity/ports.js';
 import { freezeApplies } from '../tenancy/freezes.js';
+import type { ServiceMetrics } from '../shared/ports.js';
 import type { FreezeRepository } from '../tenancy/ports.js';
 import type { Freeze } from '../tenancy/types.js';
 import type { PendingRequestRepository } from './ports.js';
@@ -31,6 +32,8 @@ export class RequestNotProcessingError extends Error {
 
 export interface DispatchDeps extends StartDeps {
   readonly settings: { readonly maxRetries: number };
+  /** Business metrics: each start and how long its request waited. */
+  readonly metrics?: ServiceMetrics;
   /** What a request is checked against again when it starts (absent in tests of queueing alone). */
   readonly recheck?: {
     readonly freezes: Pick<FreezeRepository, 'listEndingAfter'>;
@@ -143,6 +146,7 @@ export const dispatchPending = async (deps: DispatchDeps): Promise<DispatchRepor
         break;
       }
       dispatched.push({ requestId: claimed.id, deploymentId: deployment.id, instanceId });
+      deps.metrics?.deploymentStarted(Math.max(0, Date.parse(deployment.createdAt) - Date.parse(claimed.createdAt)));
       await engineStarted(deps, deployment.id);
       const at = deployment.createdAt;
       await deps.webhooks?.emitter.emit({

@@ -18,7 +18,7 @@ import { engineQueue } from './queues-wiring.js';
 import { targetsDeps } from './targets-wiring.js';
 import { tenancyDeps } from './tenancy-wiring.js';
 import { bestEffortDeploymentWebhooks, deploymentWebhooks } from './webhooks-wiring.js';
-import { ids, infra, sqs } from './wiring.js';
+import { ids, infra, serviceMetrics, sqs } from './wiring.js';
 
 export const deploymentsDeps = once((): DeploymentsDeps & DispatchDeps & CancelDeps => {
   const { config: cfg, db, clock } = infra();
@@ -42,6 +42,7 @@ export const deploymentsDeps = once((): DeploymentsDeps & DispatchDeps & CancelD
 /** The dispatcher also checks queued work again: active freezes and the triggering user's status. */
 export const dispatchDeps = once((): DispatchDeps => ({
   ...deploymentsDeps(),
+  metrics: serviceMetrics(),
   recheck: { freezes: tenancyDeps().freezes, users: new DynamoUserRepository(infra().db, infra().config.TABLE_NAME) },
 }));
 
