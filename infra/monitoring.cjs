@@ -10,7 +10,12 @@
 'use strict';
 
 /** The dead-letter queues of infra/resources.yml (each queue's RedrivePolicy target; the template test checks). */
-const DEAD_LETTER_QUEUES = ['DispatchDeadLetterQueue', 'AnalysisDeadLetterQueue', 'WebhookDeadLetterQueue'];
+const DEAD_LETTER_QUEUES = [
+  'DispatchDeadLetterQueue',
+  'OrchestratorDeadLetterQueue',
+  'AnalysisDeadLetterQueue',
+  'WebhookDeadLetterQueue',
+];
 /** The queues the consumers read (their depth on the dashboard). */
 const QUEUES = ['DispatchQueue', 'OrchestratorQueue', 'AnalysisQueue', 'WebhookQueue'];
 /** The business metrics (infra/metrics.ts), their namespace and the dimension Powertools adds. */

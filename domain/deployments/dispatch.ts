@@ -10,7 +10,6 @@
 import { pendingRequestView } from './views.js';
 import type { UserRepository } from '../identity/ports.js';
 import { freezeApplies } from '../tenancy/freezes.js';
-import type { ServiceMetrics } from '../shared/ports.js';
 import type { FreezeRepository } from '../tenancy/ports.js';
 import type { Freeze } from '../tenancy/types.js';
 import type { PendingRequestRepository } from './ports.js';
@@ -32,8 +31,6 @@ export class RequestNotProcessingError extends Error {
 
 export interface DispatchDeps extends StartDeps {
   readonly settings: { readonly maxRetries: number };
-  /** Business metrics: each start and how long its request waited. */
-  readonly metrics?: ServiceMetrics;
   /** What a request is checked against again when it starts (absent in tests of queueing alone). */
   readonly recheck?: {
     readonly freezes: Pick<FreezeRepository, 'listEndingAfter'>;

@@ -36,13 +36,13 @@ export const deploymentsDeps = once((): DeploymentsDeps & DispatchDeps & CancelD
     engine: engineQueue(),
     // A create, a cancel and the dispatcher answer after their writes: their events are best effort (logged).
     webhooks: bestEffortDeploymentWebhooks(),
+    metrics: serviceMetrics(),
   };
 });
 
 /** The dispatcher also checks queued work again: active freezes and the triggering user's status. */
 export const dispatchDeps = once((): DispatchDeps => ({
   ...deploymentsDeps(),
-  metrics: serviceMetrics(),
   recheck: { freezes: tenancyDeps().freezes, users: new DynamoUserRepository(infra().db, infra().config.TABLE_NAME) },
 }));
 
