@@ -25,6 +25,7 @@ import {
 import { LOCAL_VISIBILITY_TIMEOUT_SECONDS, localQueues } from '../../../local/stack.js';
 import { awsCallsOf, type FunctionCalls } from './aws-calls.js';
 import { cyclesOf, dependenciesOf } from './template-graph.js';
+import { importZipAlone } from './zip-imports.js';
 
 let definition: ServiceDefinition;
 beforeAll(async () => {
@@ -263,6 +264,36 @@ describe('serverless package', () => {
       ]),
     );
   });
+
+  it('imports every function’s handler from its zip alone, with only its environment (what ships is what runs)', async () => {
+    const times: string[] = [];
+    for (const fn of definition.functions) {
+      const resource = template.Resources[`${logicalPrefix(fn.name)}LambdaFunction`]!;
+      const variables = (resource.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables;
+      // The function's environment as Lambda sets it: CloudFormation's references stand in as placeholders, each
+      // secret its parameter names is given (as infra/secrets.ts would have read it), and the runtime's own.
+      const env: Record<string, string> = {
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+        AWS_SECRET_ACCESS_KEY: 'example',
+        AWS_LAMBDA_FUNCTION_NAME: `deployer-ci-${fn.name}`,
+        NODE_ENV: 'production',
+      };
+      for (const [name, value] of Object.entries(variables)) {
+        env[name] = typeof value === 'string' ? value : 'https://placeholder.invalid';
+        if (name.endsWith('_PARAMETER'))
+          env[name.replace(/_PARAMETER$/, '')] =
+            name === 'PUBLIC_BASE_URL_PARAMETER'
+              ? 'https://deploy.example.com'
+              : `k1:${Buffer.alloc(32, 7).toString('base64')}`;
+      }
+      const handler = String(resource.Properties['Handler']);
+      const result = await importZipAlone(join(out, `${fn.name}.zip`), handler, env, join(ROOT, 'node_modules'));
+      expect(result.error, `${fn.name}.zip (${handler})`).toBeUndefined();
+      times.push(`${fn.name.padEnd(14)} ${result.ms!.toFixed(0).padStart(5)} ms`);
+    }
+    console.log(`Handler import time, each zip alone on Node ${process.versions.node}:\n${times.join('\n')}`);
+  }, 300_000);
 
   it('ships the native Argon2 binary for Lambda (linux arm64), not this machine’s', async () => {
     // Zip headers keep file names uncompressed, so the names can be looked for in the bytes.
