@@ -8,7 +8,15 @@
 import { getSecureParameter } from './ssm-parameter.js';
 
 export const SECRET_NAMES = ['ENCRYPTION_KEYS', 'EDGE_ORIGIN_SECRET', 'BOOTSTRAP_ADMIN_PASSWORD'] as const;
-export type SecretName = (typeof SECRET_NAMES)[number];
+/**
+ * Settings read the same way that are not secret: the public URL, which the stack writes to a String parameter
+ * once its CloudFront distribution exists (infra/edge.yml, PublicBaseUrlParameter). An environment variable cannot
+ * carry it: the functions' environment would then depend on the distribution, which depends on the streaming
+ * function's URL, a cycle CloudFormation refuses (docs/cloud.md, "A custom domain").
+ */
+export const PARAMETER_SETTING_NAMES = ['PUBLIC_BASE_URL'] as const;
+export type SecretName = (typeof SECRET_NAMES)[number] | (typeof PARAMETER_SETTING_NAMES)[number];
+const LOADED: readonly SecretName[] = [...SECRET_NAMES, ...PARAMETER_SETTING_NAMES];
 
 /** Secrets a deployment may leave out (nothing happens without them); the others fail the cold start when absent. */
 const OPTIONAL: ReadonlySet<SecretName> = new Set(['BOOTSTRAP_ADMIN_PASSWORD']);
@@ -28,7 +36,7 @@ export const loadSecrets = async (
 ): Promise<readonly SecretName[]> => {
   const stage = (env['STAGE'] ?? '').trim();
   if (stage === '' || stage === 'local') return [];
-  const wanted = SECRET_NAMES.filter((name) => !env[name] && (env[`${name}_PARAMETER`] ?? '').trim() !== '');
+  const wanted = LOADED.filter((name) => !env[name] && (env[`${name}_PARAMETER`] ?? '').trim() !== '');
   const values = await Promise.all(wanted.map((name) => fetch(env[`${name}_PARAMETER`]!.trim())));
   const missing = wanted.filter((name, i) => values[i] === undefined && !OPTIONAL.has(name));
   if (missing.length > 0)

@@ -5,7 +5,7 @@
 import { ConflictError, NotFoundError } from '../errors.js';
 import type { Caller } from '../identity/types.js';
 import type { CommandRepository } from '../targets/ports.js';
-import type { Clock } from '../shared/ports.js';
+import type { Clock, ServiceMetrics } from '../shared/ports.js';
 import type { DeploymentEventStore } from './events.js';
 import { owedBy, settleOutbox } from './outbox.js';
 import type { DeploymentRepository, DispatchQueue, Orchestration } from './ports.js';
@@ -20,6 +20,8 @@ export interface CancelDeps {
   readonly clock: Clock;
   /** When given, the cancel is recorded as the deployment's terminal state_change (ends its live stream). */
   readonly events?: DeploymentEventStore;
+  /** Business metrics: the cancelled deployment's final state. */
+  readonly metrics?: ServiceMetrics;
 }
 
 export const visibleDeployment = async (
@@ -62,6 +64,7 @@ export const cancelDeployment = async (deps: CancelDeps, caller: Caller, id: str
     };
     const owed = owedBy(deployment, next);
     if (await deps.orchestration.finish(deployment, next, owed)) {
+      deps.metrics?.deploymentFinished(next.state);
       await settleOutbox(deps, owed);
       return deploymentDetailView(next, { plan: false });
     }

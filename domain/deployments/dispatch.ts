@@ -143,6 +143,7 @@ export const dispatchPending = async (deps: DispatchDeps): Promise<DispatchRepor
         break;
       }
       dispatched.push({ requestId: claimed.id, deploymentId: deployment.id, instanceId });
+      deps.metrics?.deploymentStarted(Math.max(0, Date.parse(deployment.createdAt) - Date.parse(claimed.createdAt)));
       await engineStarted(deps, deployment.id);
       const at = deployment.createdAt;
       await deps.webhooks?.emitter.emit({

@@ -12,7 +12,7 @@
 // and a deployment whose passes keep failing the same way (ENGINE_MAX_FAILED_PASSES in a row) is failed, its
 // instance freed. What an end owes (cancel notices, the dispatcher's wake-up) goes through the outbox (outbox.ts).
 import type { SecretCipher } from '../identity/ports.js';
-import type { Clock } from '../shared/ports.js';
+import type { Clock, ServiceMetrics } from '../shared/ports.js';
 import { cancelCommand } from '../targets/commands.js';
 import type { CommandRepository, TargetRepository } from '../targets/ports.js';
 import type { Command, Target } from '../targets/types.js';
@@ -73,6 +73,8 @@ export interface EngineDeps {
   readonly publish?: (deploymentId: string, events: readonly EngineEvent[]) => Promise<void>;
   /** Outgoing webhooks: created and started on the first pass; the terminal ones through the outbox. */
   readonly webhooks?: DeploymentWebhooks;
+  /** Business metrics: each deployment's final state, once (the write that made it final succeeded). */
+  readonly metrics?: ServiceMetrics;
   /** The event store, for the final state_change an outbox entry may still owe. */
   readonly events?: Pick<DeploymentEventStore, 'last' | 'append'>;
   /** Defaults: ENGINE_MAX_FAILED_PASSES, DEPLOYMENT_MAX_SECONDS. */
@@ -204,6 +206,7 @@ const giveUp = async (deps: EngineDeps, deploymentId: string, passes: number): P
     };
     const owed = owedBy(deployment, next);
     if (await deps.orchestration.finish(deployment, next, owed)) {
+      deps.metrics?.deploymentFinished(next.state);
       await settleOutbox(deps, owed);
       return;
     }
@@ -284,6 +287,7 @@ const apply = async (
       ? await deps.orchestration.finish(deployment, next, owed)
       : await deps.deployments.update(deployment, next);
   if (!written) return undefined;
+  if (owed !== undefined) deps.metrics?.deploymentFinished(next.state);
   await deps.publish?.(deployment.id, decision.events);
   if (owed !== undefined) await settleOutbox(deps, owed);
   return owed !== undefined;

@@ -1,6 +1,6 @@
 // Starting deployments: a create (or redeploy, or dispatch) becomes a running deployment holding an orchestration
 // instance, or, when none is free, a pending dispatch request the dispatcher starts later (decisions.md section 7).
-import type { Clock, IdGenerator } from '../shared/ports.js';
+import type { Clock, IdGenerator, ServiceMetrics } from '../shared/ports.js';
 import type { DispatchQueue, Orchestration, PendingRequestRepository, Uuids } from './ports.js';
 import { CHECK_EVERY_SECONDS, type EngineQueue } from './engine.js';
 import type { DeploymentWebhooks } from './outbox.js';
@@ -18,6 +18,8 @@ export interface StartDeps {
   readonly engine?: EngineQueue;
   /** Outgoing webhooks (pending_request.queued, pending_request.dispatched); absent: none. */
   readonly webhooks?: DeploymentWebhooks;
+  /** Business metrics: each start and how long its request waited (0 when it started at once). */
+  readonly metrics?: ServiceMetrics;
 }
 
 /** A started deployment gets a first engine pass now and its periodic check chain. */
@@ -72,6 +74,7 @@ export const startOrQueue = async (deps: StartDeps, draft: DeploymentDraft): Pro
     const instanceId = await deps.orchestration.start(deployment);
     if (instanceId !== undefined) {
       await engineStarted(deps, deployment.id);
+      deps.metrics?.deploymentStarted(0);
       return { kind: 'started', deployment: { ...deployment, instanceId } };
     }
   }

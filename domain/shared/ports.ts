@@ -29,3 +29,16 @@ export interface ChangedRecord {
 export interface ChangeFeed {
   since(resource: 'deployments' | 'pending_deployments' | 'targets', from: string): Promise<readonly ChangedRecord[]>;
 }
+
+/**
+ * The service's business metrics, told where the events happen (infra/metrics.ts writes them as CloudWatch embedded
+ * metrics; docs/cloud.md, "When something is wrong"). Fire and forget: a metric never fails the work it describes.
+ */
+export interface ServiceMetrics {
+  /** A waiting request became a running deployment; `waitedMs` is how long it waited since it was requested. */
+  deploymentStarted(waitedMs: number): void;
+  /** A deployment reached its final state (`succeeded`, `failed`, ...). */
+  deploymentFinished(state: string): void;
+  /** An agent's socket was accepted. */
+  agentConnected(): void;
+}

@@ -18,7 +18,7 @@ import { engineQueue } from './queues-wiring.js';
 import { targetsDeps } from './targets-wiring.js';
 import { tenancyDeps } from './tenancy-wiring.js';
 import { bestEffortDeploymentWebhooks, deploymentWebhooks } from './webhooks-wiring.js';
-import { ids, infra, sqs } from './wiring.js';
+import { ids, infra, serviceMetrics, sqs } from './wiring.js';
 
 export const deploymentsDeps = once((): DeploymentsDeps & DispatchDeps & CancelDeps => {
   const { config: cfg, db, clock } = infra();
@@ -36,6 +36,7 @@ export const deploymentsDeps = once((): DeploymentsDeps & DispatchDeps & CancelD
     engine: engineQueue(),
     // A create, a cancel and the dispatcher answer after their writes: their events are best effort (logged).
     webhooks: bestEffortDeploymentWebhooks(),
+    metrics: serviceMetrics(),
   };
 });
 

@@ -13,7 +13,7 @@ import { deploymentEvents } from './stream-wiring.js';
 import { engineQueue } from './queues-wiring.js';
 import { launchDeps, targetsDeps } from './targets-wiring.js';
 import { deploymentWebhooks } from './webhooks-wiring.js';
-import { infra } from './wiring.js';
+import { infra, serviceMetrics } from './wiring.js';
 
 const scripts = once((): StepScripts => ({
   find: async (actionId, version) => {
@@ -46,6 +46,7 @@ export const engineDeps = once((): EngineDeps => {
     events: deploymentEvents(),
     // The engine's passes and outbox are retried until they succeed: a failed emission fails the pass.
     webhooks: deploymentWebhooks(),
+    metrics: serviceMetrics(),
     limits: {
       maxFailedPasses: infra().config.ENGINE_MAX_FAILED_PASSES,
       maxDeploymentSeconds: infra().config.DEPLOYMENT_MAX_SECONDS,

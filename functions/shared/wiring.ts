@@ -9,6 +9,7 @@ import { config, missingCloudSettings } from '../../infra/config.js';
 import { DynamoIdGenerator } from '../../infra/dynamodb/id-generator.js';
 import { DynamoRateLimiter } from '../../infra/dynamodb/rate-limiter.js';
 import { dynamoProbe, sqsProbe } from '../../infra/health-probes.js';
+import { powertoolsMetrics } from '../../infra/metrics.js';
 import { systemClock } from '../../infra/system/clock.js';
 import { corsSettings, parseCorsOrigins } from './cors.js';
 import { logger } from './logger.js';
@@ -26,6 +27,8 @@ export const infra = once(() => {
 
 /** The SQS client, apart from infra(): a function that sends no message does not bundle or load the SQS client. */
 export const sqs = /* @__PURE__ */ once(() => makeSqsClient(infra().config));
+/** The business metrics (CloudWatch embedded metrics in the cloud; nothing locally). */
+export const serviceMetrics = /* @__PURE__ */ once(() => powertoolsMetrics());
 
 export const healthDeps = /* @__PURE__ */ once((): HealthDeps => {
   const { config: cfg, db, clock } = infra();

@@ -22,7 +22,7 @@ import { agentVersionOf, IncompatibleAgentError } from '../../domain/targets/com
 import { ValidationError } from '../../domain/errors.js';
 import { logger } from '../shared/logger.js';
 import { channelDeps } from '../shared/agent-socket-wiring.js';
-import { startupProblems } from '../shared/wiring.js';
+import { serviceMetrics, startupProblems } from '../shared/wiring.js';
 
 type SocketEvent = APIGatewayProxyWebsocketEventV2 & { headers?: Record<string, string | undefined> };
 
@@ -96,6 +96,7 @@ export const makeHandler =
           agentVersionOf(event.headers),
         );
         logger.info('agent connected', { ...base, targetId: agent.targetId });
+        serviceMetrics().agentConnected();
         return answer(200);
       }
       if (routeKey === '$disconnect') {

@@ -24,6 +24,8 @@ import {
 } from '../../../local/service-definition.js';
 import { LOCAL_VISIBILITY_TIMEOUT_SECONDS, localQueues } from '../../../local/stack.js';
 import { awsCallsOf, type FunctionCalls } from './aws-calls.js';
+import { cyclesOf, dependenciesOf } from './template-graph.js';
+import { importZipAlone } from './zip-imports.js';
 
 let definition: ServiceDefinition;
 beforeAll(async () => {
@@ -95,6 +97,16 @@ type Statement = {
   Condition?: Record<string, Record<string, string[]>>;
 };
 
+/** The packaging's custom domain (osls parameters domainName and certificateArn). */
+const CUSTOM_DOMAIN = 'deploy.example.com';
+const CERTIFICATE_ARN = 'arn:aws:acm:us-east-1:123456789012:certificate/12345678-1234-1234-1234-123456789012';
+
+/** Where the packaging's alarms are mailed (osls parameter alarmEmail). */
+const ALARM_EMAIL = 'ops@example.com';
+
+/** An EDGE_ORIGIN_SECRET in the packaging's environment, which the template must not contain. */
+const PLAIN_EDGE_SECRET = 'plain-edge-secret-from-the-environment';
+
 /** The packaging's CORS_ORIGINS (spaces and a repeat on purpose: they are trimmed and deduplicated). */
 const PACKAGED_CORS_ORIGINS = 'https://console.example.com, https://admin.example.com,https://console.example.com';
 
@@ -102,6 +114,8 @@ const PACKAGED_CORS_ORIGINS = 'https://console.example.com, https://admin.exampl
 const resourceName = (value: unknown): string => {
   if (typeof value === 'string') return value;
   const v = value as Record<string, unknown>;
+  // A resource of this stack whose Ref is its ARN (a Secrets Manager secret).
+  if (typeof v['Ref'] === 'string' && !v['Ref'].startsWith('AWS::')) return v['Ref'];
   const getAtt = v['Fn::GetAtt'];
   if (Array.isArray(getAtt) && getAtt[1] === 'Arn') return String(getAtt[0]);
   const join = v['Fn::Join'];
@@ -143,12 +157,16 @@ const QUEUE_OF_MODULE: Readonly<Record<string, string>> = {
  */
 const RUNS_ONLY_LIKE: Readonly<Record<string, string>> = { docs: 'notFound' };
 
+/** Parameter Store's path for reading a Secrets Manager secret through GetParameter. */
+const SECRETS_MANAGER_REFERENCE = '/aws/reference/secretsmanager/';
+
 /** The grants (`action resource`) a function's code, events and secret parameters need. */
 const neededGrants = (
   functionName: string,
   calls: FunctionCalls,
   consumedQueues: readonly string[],
   secretParameters: readonly string[],
+  secretOfName: Readonly<Record<string, string>>,
 ): string[] => {
   const grants = new Set<string>([
     `logs:CreateLogStream ${logicalPrefix(functionName)}LogGroup`,
@@ -156,7 +174,15 @@ const neededGrants = (
   ]);
   // infra/secrets.ts reads each parameter the function's environment names (infra/ssm-parameter.ts: GetParameter,
   // decrypted; a signed request, not an SDK command, so the bundle analysis does not see it).
-  for (const name of secretParameters) grants.add(`ssm:GetParameter SSMParameter:${name}`);
+  for (const name of secretParameters) {
+    grants.add(`ssm:GetParameter SSMParameter:${name}`);
+    // A reference to a Secrets Manager secret: Parameter Store reads it with the caller's rights on the secret.
+    if (name.startsWith(SECRETS_MANAGER_REFERENCE)) {
+      const secret = secretOfName[name.slice(SECRETS_MANAGER_REFERENCE.length)];
+      if (secret === undefined) throw new Error(`${functionName} reads ${name}, a secret the stack does not make`);
+      grants.add(`secretsmanager:GetSecretValue ${secret}`);
+    }
+  }
   for (const { module, action } of calls.calls) {
     if (action.startsWith('dynamodb:')) {
       // A Scan reads the sparse encryption index (infra/dynamodb/encryption-store.ts); only the index backfill
@@ -192,7 +218,18 @@ describe('serverless package', () => {
     out = await mkdtemp(join(tmpdir(), 'deployer-package-'));
     await promisify(execFile)(
       process.execPath,
-      [join(ROOT, 'node_modules', 'osls', 'bin', 'serverless.js'), 'package', '--stage', 'ci', '--package', out],
+      [
+        join(ROOT, 'node_modules', 'osls', 'bin', 'serverless.js'),
+        'package',
+        '--stage',
+        'ci',
+        '--package',
+        out,
+        `--param=domainName=${CUSTOM_DOMAIN}`,
+        `--param=certificateArn=${CERTIFICATE_ARN}`,
+        '--param=tracing=true',
+        `--param=alarmEmail=${ALARM_EMAIL}`,
+      ],
       {
         cwd: ROOT,
         // Its own build folder: packaging cleans the folder it builds in, and stacks of other tests build too.
@@ -202,6 +239,8 @@ describe('serverless package', () => {
           DISPATCH_QUEUE_URL: '',
           ORCHESTRATOR_QUEUE_URL: '',
           CORS_ORIGINS: PACKAGED_CORS_ORIGINS,
+          // A value the old template copied into CloudFront's origin header: it must reach nothing now.
+          EDGE_ORIGIN_SECRET: PLAIN_EDGE_SECRET,
           ESBUILD_WORK_FOLDER: join('.build', `package-${process.pid}`),
           SLS_TELEMETRY_DISABLED: '1',
         },
@@ -226,6 +265,36 @@ describe('serverless package', () => {
       ]),
     );
   });
+
+  it('imports every function’s handler from its zip alone, with only its environment (what ships is what runs)', async () => {
+    const times: string[] = [];
+    for (const fn of definition.functions) {
+      const resource = template.Resources[`${logicalPrefix(fn.name)}LambdaFunction`]!;
+      const variables = (resource.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables;
+      // The function's environment as Lambda sets it: CloudFormation's references stand in as placeholders, each
+      // secret its parameter names is given (as infra/secrets.ts would have read it), and the runtime's own.
+      const env: Record<string, string> = {
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+        AWS_SECRET_ACCESS_KEY: 'example',
+        AWS_LAMBDA_FUNCTION_NAME: `deployer-ci-${fn.name}`,
+        NODE_ENV: 'production',
+      };
+      for (const [name, value] of Object.entries(variables)) {
+        env[name] = typeof value === 'string' ? value : 'https://placeholder.invalid';
+        if (name.endsWith('_PARAMETER'))
+          env[name.replace(/_PARAMETER$/, '')] =
+            name === 'PUBLIC_BASE_URL_PARAMETER'
+              ? 'https://deploy.example.com'
+              : `k1:${Buffer.alloc(32, 7).toString('base64')}`;
+      }
+      const handler = String(resource.Properties['Handler']);
+      const result = await importZipAlone(join(out, `${fn.name}.zip`), handler, env, join(ROOT, 'node_modules'));
+      expect(result.error, `${fn.name}.zip (${handler})`).toBeUndefined();
+      times.push(`${fn.name.padEnd(14)} ${result.ms!.toFixed(0).padStart(5)} ms`);
+    }
+    console.log(`Handler import time, each zip alone on Node ${process.versions.node}:\n${times.join('\n')}`);
+  }, 300_000);
 
   it('ships the native Argon2 binary for Lambda (linux arm64), not this machine’s', async () => {
     // Zip headers keep file names uncompressed, so the names can be looked for in the bytes.
@@ -296,12 +365,164 @@ describe('serverless package', () => {
     expect(policy).toContain(CONSOLE_HEADERS['content-security-policy']);
   });
 
+  it('generates the origin secret and the first admin’s password at deploy time, and names no value anywhere', async () => {
+    const secrets = Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::SecretsManager::Secret');
+    expect(secrets.map(([id, r]) => [id, r.Properties['Name']]).sort()).toEqual([
+      ['BootstrapAdminPassword', 'deployer/ci/bootstrap-admin-password'],
+      ['EdgeOriginSecret', 'deployer/ci/edge-origin-secret'],
+    ]);
+    for (const [id, secret] of secrets) {
+      // Generated by Secrets Manager: no SecretString in the template.
+      expect(secret.Properties['SecretString'], id).toBeUndefined();
+      expect(secret.Properties['GenerateSecretString'], id).toMatchObject({ ExcludePunctuation: true });
+    }
+    // CloudFront's origin header is a dynamic reference CloudFormation resolves, never a value.
+    const edge = template.Resources['Edge']?.Properties as {
+      DistributionConfig: {
+        Origins: { Id: string; OriginCustomHeaders?: { HeaderName: string; HeaderValue: unknown }[] }[];
+      };
+    };
+    const api = edge.DistributionConfig.Origins.find((o) => o.Id === 'api');
+    expect(api?.OriginCustomHeaders).toEqual([
+      {
+        HeaderName: 'x-deployer-edge',
+        HeaderValue: {
+          'Fn::Join': ['', ['{{resolve:secretsmanager:', { Ref: 'EdgeOriginSecret' }, ':SecretString}}']],
+        },
+      },
+    ]);
+    // Neither the old default nor a value given in the environment reaches the template, and no output names a secret.
+    const text = await readFile(join(out, 'cloudformation-template-update-stack.json'), 'utf8');
+    expect(text).not.toContain(PLAIN_EDGE_SECRET);
+    expect(text).not.toMatch(/"HeaderValue":\s*"unset"/);
+    const outputs = JSON.stringify((template as { Outputs?: unknown }).Outputs ?? {});
+    for (const [id] of secrets) expect(outputs, `an output names ${id}`).not.toContain(id);
+  });
+
+  it('serves the custom domain when one is given, and writes the public URL where every function reads it', () => {
+    const resources = template.Resources;
+    const config = (resources['Edge']?.Properties as { DistributionConfig: Record<string, unknown> })
+      .DistributionConfig;
+    const conditions = (template as { Conditions?: Record<string, unknown> }).Conditions;
+    expect(conditions?.['HasCustomDomain']).toEqual({ 'Fn::Not': [{ 'Fn::Equals': [CUSTOM_DOMAIN, ''] }] });
+    expect(config['Aliases']).toEqual({ 'Fn::If': ['HasCustomDomain', [CUSTOM_DOMAIN], { Ref: 'AWS::NoValue' }] });
+    expect(config['ViewerCertificate']).toEqual({
+      'Fn::If': [
+        'HasCustomDomain',
+        { AcmCertificateArn: CERTIFICATE_ARN, SslSupportMethod: 'sni-only', MinimumProtocolVersion: 'TLSv1.2_2021' },
+        { Ref: 'AWS::NoValue' },
+      ],
+    });
+    // With the domain: https://<domain> from the first deploy; without: the distribution's own name, same deploy.
+    const fromEdge = { 'Fn::Join': ['', ['https://', { 'Fn::GetAtt': ['Edge', 'DomainName'] }]] };
+    expect(resources['PublicBaseUrlParameter']).toMatchObject({
+      Type: 'AWS::SSM::Parameter',
+      Properties: {
+        Name: '/deployer/ci/public-base-url',
+        Type: 'String',
+        Value: { 'Fn::If': ['HasCustomDomain', `https://${CUSTOM_DOMAIN}`, fromEdge] },
+      },
+    });
+    const functions = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
+    expect(functions.length).toBeGreaterThan(10);
+    for (const [id, fn] of functions) {
+      const variables = (fn.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables;
+      expect(variables['PUBLIC_BASE_URL_PARAMETER'], id).toBe('/deployer/ci/public-base-url');
+      // No function names the distribution (the cycle the parameter avoids).
+      expect(JSON.stringify(fn.Properties), id).not.toContain('"Edge"');
+    }
+    // The sweep (the only thing that starts work on its own) is scheduled once the URL exists.
+    expect([resources['SweepEventsRuleSchedule1']?.DependsOn].flat()).toContain('PublicBaseUrlParameter');
+  });
+
+  it('has no dependency cycle, which CloudFormation would refuse (and the check finds the one an environment URL makes)', () => {
+    const graph = dependenciesOf(template.Resources as never);
+    expect(cyclesOf(graph)).toEqual([]);
+    expect(graph.get('Edge')).toContain('StreamLambdaFunctionUrl');
+    // PUBLIC_BASE_URL as `!GetAtt Edge.DomainName` in the streaming function's environment: Edge -> its URL -> it.
+    const naive = new Map(graph);
+    naive.set('StreamLambdaFunction', new Set([...graph.get('StreamLambdaFunction')!, 'Edge']));
+    const cycles = cyclesOf(naive);
+    expect(cycles.length).toBeGreaterThan(0);
+    for (const cycle of cycles) expect(cycle).toMatch(/Edge -> StreamLambdaFunctionUrl -> StreamLambdaFunction/);
+  });
+
+  it('alarms on every dead-letter queue, every function’s errors and throttles, the API’s 5xx rate and the sweep', () => {
+    const resources = template.Resources;
+    const alarms = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::CloudWatch::Alarm');
+    for (const [id, alarm] of alarms) {
+      expect(alarm.Properties['AlarmActions'], id).toEqual([{ Ref: 'AlarmTopic' }]);
+      expect(alarm.Properties['OKActions'], id).toEqual([{ Ref: 'AlarmTopic' }]);
+    }
+    expect(resources['AlarmTopic']?.Type).toBe('AWS::SNS::Topic');
+    expect(resources['AlarmEmailSubscription']).toMatchObject({
+      Condition: 'HasAlarmEmail',
+      Properties: { TopicArn: { Ref: 'AlarmTopic' }, Protocol: 'email', Endpoint: ALARM_EMAIL },
+    });
+    const on = (metric: string, dimension: unknown) =>
+      alarms
+        .filter(([, a]) => a.Properties['MetricName'] === metric)
+        .filter(([, a]) => JSON.stringify(a.Properties['Dimensions']).includes(JSON.stringify(dimension)))
+        .map(([id]) => id);
+    // Every queue's dead-letter queue (its RedrivePolicy target), any message visible.
+    const deadLetterQueues = Object.values(resources)
+      .map((r) => r.Properties?.['RedrivePolicy'] as { deadLetterTargetArn?: { 'Fn::GetAtt': string[] } } | undefined)
+      .flatMap((policy) => policy?.deadLetterTargetArn?.['Fn::GetAtt']?.[0] ?? []);
+    expect(deadLetterQueues.length).toBeGreaterThanOrEqual(3);
+    for (const queue of deadLetterQueues) {
+      const [id] = on('ApproximateNumberOfMessagesVisible', { 'Fn::GetAtt': [queue, 'QueueName'] });
+      expect(id, `no alarm on ${queue}`).toBeDefined();
+      expect(resources[id!]?.Properties).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold' });
+    }
+    for (const fn of definition.functions) {
+      const ref = { Ref: `${logicalPrefix(fn.name)}LambdaFunction` };
+      expect(on('Errors', ref).length, `${fn.name} errors`).toBeGreaterThan(0);
+      expect(on('Throttles', ref).length, `${fn.name} throttles`).toBeGreaterThan(0);
+    }
+    // The sweep failing for three minutes running (the safety net is down), besides its errors alarm.
+    expect(resources['SweepFailingAlarm']?.Properties).toMatchObject({ EvaluationPeriods: 3, DatapointsToAlarm: 3 });
+    // The API's 5xx rate: a metric-math alarm on the HTTP API's 5xx and Count.
+    const rate = JSON.stringify(resources['ApiServerErrorRateAlarm']?.Properties['Metrics']);
+    for (const part of ['"5xx"', '"Count"', '{"Ref":"HttpApi"}', '100 * errors / requests'])
+      expect(rate).toContain(part);
+  });
+
+  it('has one dashboard (API, queues, functions, business metrics) and traces every function when asked', () => {
+    const body = JSON.stringify(template.Resources['Dashboard']?.Properties['DashboardBody']);
+    for (const part of [
+      '${HttpApi}',
+      'Latency',
+      '5xx',
+      '${DispatchDeadLetterQueue.QueueName}',
+      '${DispatchQueue.QueueName}',
+    ])
+      expect(body).toContain(part);
+    for (const fn of definition.functions) expect(body).toContain(`deployer-ci-${fn.name}`);
+    for (const metric of [
+      'DeploymentsStarted',
+      'DeploymentsSucceeded',
+      'DeploymentsFailed',
+      'DispatchLatency',
+      'AgentsConnected',
+    ])
+      expect(body).toContain(metric);
+    // Packaged with --param=tracing=true.
+    for (const fn of definition.functions)
+      expect(
+        template.Resources[`${logicalPrefix(fn.name)}LambdaFunction`]?.Properties['TracingConfig'],
+        fn.name,
+      ).toEqual({
+        Mode: 'Active',
+      });
+  });
+
   it('stays well inside the 500-resource limit when every area exists', () => {
     const resources = Object.values(template.Resources);
     const ofType = (type: string) => resources.filter((r) => r.Type === type).length;
-    // Each function brings a function, a version and a log group; each HTTP function an integration and a
-    // permission; each httpApi event one route. What is left is fixed (table, queues, API, CloudFront, ...).
-    const perFunction = 3;
+    // Each function brings a function, a version, a log group and two alarms (errors, throttles); each HTTP
+    // function an integration and a permission; each httpApi event one route. What is left is fixed (table,
+    // queues, API, CloudFront, the other alarms, ...).
+    const perFunction = 5;
     const perHttpFunction = perFunction + 2;
     const functions = ofType('AWS::Lambda::Function');
     const integrations = ofType('AWS::ApiGatewayV2::Integration');
@@ -310,7 +531,7 @@ describe('serverless package', () => {
     const projected = fixed + 15 * (perHttpFunction + 3) + 8 * (perFunction + 1) + 10;
     // One function per endpoint instead would need 120 * (perHttpFunction + 1) resources for the routes alone.
     expect(120 * (perHttpFunction + 1)).toBeGreaterThan(500);
-    expect(projected).toBeLessThan(250);
+    expect(projected).toBeLessThan(300);
   });
 
   describe('least privilege', () => {
@@ -323,8 +544,15 @@ describe('serverless package', () => {
       const role = template.Resources[roleId];
       expect(role?.Type, roleId).toBe('AWS::IAM::Role');
       expect(role?.Properties['ManagedPolicyArns'], `${roleId} has managed policies`).toBeUndefined();
-      const policies = (role?.Properties['Policies'] ?? []) as { PolicyDocument: { Statement: Statement[] } }[];
-      return policies.flatMap((policy) => policy.PolicyDocument.Statement);
+      const policies = (role?.Properties['Policies'] ?? []) as { PolicyDocument: { Statement: unknown[] } }[];
+      // A statement under a condition (`Fn::If`, the tracing grant) counts as the packaged parameters decide.
+      return policies
+        .flatMap((policy) => policy.PolicyDocument.Statement)
+        .flatMap((st) => {
+          const choice = (st as { 'Fn::If'?: [string, unknown, unknown] })['Fn::If'];
+          const chosen = choice === undefined ? st : conditionHolds(choice[0]) ? choice[1] : choice[2];
+          return JSON.stringify(chosen) === JSON.stringify({ Ref: 'AWS::NoValue' }) ? [] : [chosen as Statement];
+        });
     };
     const grantsOf = (roleId: string): string[] =>
       [
@@ -343,6 +571,23 @@ describe('serverless package', () => {
       Object.entries(environmentOf(functionName))
         .filter(([name]) => name.endsWith('_PARAMETER'))
         .map(([, value]) => String(value));
+    /** Whether a condition of the packaged template holds (Fn::Equals of literals, Fn::Not). */
+    const conditionHolds = (name: string): boolean => {
+      const evaluate = (c: unknown): boolean => {
+        const v = c as Record<string, unknown[]>;
+        if (v['Fn::Not'] !== undefined) return !evaluate(v['Fn::Not'][0]);
+        if (v['Fn::Equals'] !== undefined) return v['Fn::Equals'][0] === v['Fn::Equals'][1];
+        throw new Error(`condition ${name}: ${JSON.stringify(c)} is not evaluated by this test`);
+      };
+      return evaluate((template as { Conditions?: Record<string, unknown> }).Conditions?.[name]);
+    };
+    /** The stack's Secrets Manager secrets: name -> logical id. */
+    const generatedSecrets = (): Record<string, string> =>
+      Object.fromEntries(
+        Object.entries(template.Resources)
+          .filter(([, r]) => r.Type === 'AWS::SecretsManager::Secret')
+          .map(([id, r]) => [String(r.Properties['Name']), id]),
+      );
     const consumedQueuesOf = (functionName: string): string[] =>
       Object.values(template.Resources)
         .filter(
@@ -391,10 +636,16 @@ describe('serverless package', () => {
             expect(action, `${fn.name} grants ${action}`).toMatch(/^[a-z0-9-]+:[A-Za-z]+$/);
           for (const resource of asList(st.Resource)) {
             const name = resourceName(resource);
+            // X-Ray's two calls have no resource types: the one grant on *, and only with tracing on.
+            if (st.Sid === 'Tracing') {
+              expect([asList(st.Action), name]).toEqual([['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], '*']);
+              continue;
+            }
             expect(name, `${fn.name} grants ${JSON.stringify(st.Action)} on ${name}`).not.toBe('*');
             if (name.startsWith('SSMParameter:')) {
+              // An operator-made parameter of this stage, or the reference path of a secret the stack generates.
               expect(name, `${fn.name}: a secret parameter of this stage`).toMatch(
-                /^SSMParameter:\/deployer\/ci\/[a-z-]+$/,
+                /^SSMParameter:(\/aws\/reference\/secretsmanager)?\/deployer\/ci\/[a-z-]+$/,
               );
               continue;
             }
@@ -410,7 +661,16 @@ describe('serverless package', () => {
       for (const fn of definition.functions) {
         const own = calls[fn.name]!;
         const runs = RUNS_ONLY_LIKE[fn.name] === undefined ? own : calls[RUNS_ONLY_LIKE[fn.name]!]!;
-        const needed = neededGrants(fn.name, runs, consumedQueuesOf(fn.name), secretParametersOf(fn.name));
+        const needed = neededGrants(
+          fn.name,
+          runs,
+          consumedQueuesOf(fn.name),
+          secretParametersOf(fn.name),
+          generatedSecrets(),
+        );
+        // Tracing on (the packaging's --param=tracing=true): the function sends its traces to X-Ray.
+        if (conditionHolds('TracingEnabled')) needed.push('xray:PutTelemetryRecords *', 'xray:PutTraceSegments *');
+        needed.sort();
         // Both ways: a grant the code does not use fails, and so does a call the role does not allow.
         expect(grantsOf(roleOf(fn.name)), `the role of ${fn.name} (infra/iam.yml)`).toEqual(needed);
       }
@@ -445,14 +705,19 @@ describe('serverless package', () => {
         Object.keys(environmentOf(fn))
           .filter((n) => n.endsWith('_PARAMETER'))
           .sort();
-      expect(names('meta')).toEqual(['EDGE_ORIGIN_SECRET_PARAMETER']);
-      expect(names('admin')).toEqual(['EDGE_ORIGIN_SECRET_PARAMETER', 'ENCRYPTION_KEYS_PARAMETER']);
+      expect(names('meta')).toEqual(['EDGE_ORIGIN_SECRET_PARAMETER', 'PUBLIC_BASE_URL_PARAMETER']);
+      expect(names('admin')).toEqual([
+        'EDGE_ORIGIN_SECRET_PARAMETER',
+        'ENCRYPTION_KEYS_PARAMETER',
+        'PUBLIC_BASE_URL_PARAMETER',
+      ]);
       expect(names('auth')).toEqual([
         'BOOTSTRAP_ADMIN_PASSWORD_PARAMETER',
         'EDGE_ORIGIN_SECRET_PARAMETER',
         'ENCRYPTION_KEYS_PARAMETER',
+        'PUBLIC_BASE_URL_PARAMETER',
       ]);
-      expect(names('orchestrator')).toEqual(['ENCRYPTION_KEYS_PARAMETER']);
+      expect(names('orchestrator')).toEqual(['ENCRYPTION_KEYS_PARAMETER', 'PUBLIC_BASE_URL_PARAMETER']);
       expect(environmentOf('auth')['ENCRYPTION_KEYS_PARAMETER']).toBe('/deployer/ci/encryption-keys');
       // A function that decrypts has the key ring's parameter; one that does not, does not.
       for (const fn of definition.functions)

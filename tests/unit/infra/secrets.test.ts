@@ -68,4 +68,22 @@ describe('loadSecrets', () => {
     expect(loaded).toEqual([]);
     expect(optional['BOOTSTRAP_ADMIN_PASSWORD']).toBeUndefined();
   });
+
+  it('reads the public URL the stack writes after its distribution exists, and fails the cold start without it', async () => {
+    // Prepare
+    const { fetch } = store({ '/p/url': 'https://d111.cloudfront.net' });
+    const env: Record<string, string | undefined> = {
+      STAGE: 'prod',
+      PUBLIC_BASE_URL: '',
+      PUBLIC_BASE_URL_PARAMETER: '/p/url',
+    };
+
+    // Act
+    const loaded = await loadSecrets(env, fetch);
+    const early = loadSecrets({ STAGE: 'prod', PUBLIC_BASE_URL_PARAMETER: '/p/none' }, fetch);
+
+    // Assess: a container started before the parameter exists fails its init (Lambda retries it), never serves a guess
+    expect([loaded, env['PUBLIC_BASE_URL']]).toEqual([['PUBLIC_BASE_URL'], 'https://d111.cloudfront.net']);
+    await expect(early).rejects.toThrow('PUBLIC_BASE_URL_PARAMETER=/p/none');
+  });
 });

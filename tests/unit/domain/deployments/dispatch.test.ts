@@ -142,3 +142,29 @@ describe('cancelDeployment', () => {
     ).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 });
+
+describe('business metrics', () => {
+  it('counts each start with how long its request waited, and a cancel as a final state', async () => {
+    // Prepare
+    const told: string[] = [];
+    const metrics = {
+      deploymentStarted: (waitedMs: number) => told.push(`started ${waitedMs}`),
+      deploymentFinished: (state: string) => told.push(`finished ${state}`),
+      agentConnected: () => told.push('agent'),
+    };
+    const { deps, clock, orchestration, deployments, cancelDeps } = setup(1);
+    const counted = { ...deps, metrics };
+
+    // Act: one starts at once, one waits 5 s for the instance, then is cancelled
+    await startOrQueue(counted, aDraft());
+    await startOrQueue(counted, aDraft());
+    const [first] = await deployments.listAll();
+    await orchestration.finish(first!, { ...first!, state: 'success', revision: first!.revision + 1 });
+    clock.advance(5000);
+    const report = await dispatchPending(counted);
+    await cancelDeployment({ ...cancelDeps, metrics }, admin, report.dispatched[0]!.deploymentId, 'not today');
+
+    // Assess
+    expect(told).toEqual(['started 0', 'started 5000', 'finished cancelled']);
+  });
+});
