@@ -14,7 +14,10 @@ export interface TokenSource {
 export interface RequestOptions {
   readonly body?: unknown;
   readonly headers?: Readonly<Record<string, string>>;
-  /** Retry on network errors, 429 and 5xx (reads). Default: true for GET, false otherwise. */
+  /**
+   * Retry on network errors, 429 and 5xx. Default: true for GET and for a request with an `idempotency-key` header
+   * (retried with the same key), false otherwise.
+   */
   readonly retry?: boolean;
   readonly signal?: AbortSignal;
 }
@@ -30,6 +33,8 @@ export interface Api {
 
 export const USER_AGENT = `deployer-cli/${CLI_VERSION}`;
 const BACKOFF_MS = [500, 1000, 2000, 4000];
+/** A keyed create is retried at most this often (a read: once per BACKOFF_MS step). */
+const CREATE_RETRIES = 3;
 
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 export const sleep: Sleep = (ms, signal) =>
@@ -90,7 +95,11 @@ export const createApi = (
   };
 
   const request = async <T>(method: string, path: string, options: RequestOptions = {}) => {
-    const retry = options.retry ?? method === 'GET';
+    // A create carrying an Idempotency-Key is retried too, with the same key (options.headers are sent again as
+    // they are): the service answers a retry of a request it already did with its first answer, never a second run.
+    const keyed = options.headers?.['idempotency-key'] !== undefined;
+    const retry = options.retry ?? (method === 'GET' || keyed);
+    const retries = method === 'GET' ? BACKOFF_MS.length : CREATE_RETRIES;
     let token = tokens === undefined ? undefined : await tokens.token();
     let renewed = false;
     for (let attempt = 0; ; attempt += 1) {
@@ -99,7 +108,7 @@ export const createApi = (
         answer = await once(method, path, options, token);
       } catch (error) {
         if (options.signal?.aborted) throw error;
-        if (retry && attempt < BACKOFF_MS.length) {
+        if (retry && attempt < retries) {
           await wait(BACKOFF_MS[attempt] as number, options.signal);
           continue;
         }
@@ -114,7 +123,7 @@ export const createApi = (
           continue;
         }
       }
-      if ((answer.status === 429 || answer.status >= 500) && retry && attempt < BACKOFF_MS.length) {
+      if ((answer.status === 429 || answer.status >= 500) && retry && attempt < retries) {
         await wait(BACKOFF_MS[attempt] as number, options.signal);
         continue;
       }

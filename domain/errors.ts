@@ -7,6 +7,7 @@ export type ErrorKind =
   | 'forbidden'
   | 'not_found'
   | 'conflict'
+  | 'unprocessable'
   | 'too_large'
   | 'rate_limited'
   | 'unavailable'
@@ -97,6 +98,22 @@ export class ConflictError extends DomainError {
   readonly kind = 'conflict' as const;
   constructor(message: string, details?: ErrorDetails) {
     super('CONFLICT', message, details);
+  }
+}
+
+/**
+ * An Idempotency-Key already used by this caller for another request (another method, path or body): 422 by the
+ * IETF draft (draft-ietf-httpapi-idempotency-key-header), code VALIDATION_ERROR (the spec's code for input the
+ * service will not take; the status tells it from a malformed body).
+ */
+export class IdempotencyKeyReusedError extends DomainError {
+  readonly kind = 'unprocessable' as const;
+  constructor(key: string) {
+    super(
+      'VALIDATION_ERROR',
+      `The Idempotency-Key "${key}" was already used for another request (another method, path or body): use a new key for a new request.`,
+      { header: 'Idempotency-Key' },
+    );
   }
 }
 

@@ -45,6 +45,13 @@ export const makeDynamoClient = (cfg: Pick<Config, 'AWS_REGION'>): DynamoDBDocum
   return client;
 };
 
+/**
+ * A plain DynamoDB client (not the document client) for Powertools' idempotency persistence layer, which marshals
+ * its own items and handles its own conditional-write failures.
+ */
+export const makeDynamoBaseClient = (cfg: Pick<Config, 'AWS_REGION'>): DynamoDBClient =>
+  new DynamoDBClient({ region: cfg.AWS_REGION, requestHandler });
+
 export const makeSqsClient = (cfg: Pick<Config, 'AWS_REGION'>): SQSClient => {
   const client = new SQSClient({ region: cfg.AWS_REGION, requestHandler });
   client.middlewareStack.add(

@@ -244,7 +244,7 @@ export const deploy: Command = {
       ctx.print(ctx.json ? JSON.stringify(answer, null, 2) : previewText(ctx, answer));
       return EXIT.ok;
     }
-    // Never retried (a lost answer could mean it started); the key lets the service de-duplicate once it honours it.
+    // One key per invocation: a retry after a network error or a 5xx sends the same key, so it never starts twice.
     const created = await api.request<Started | Queued>('POST', '/deployments', {
       body,
       headers: { 'idempotency-key': ctx.io.newId() },

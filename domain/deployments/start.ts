@@ -20,12 +20,56 @@ export interface StartDeps {
   readonly webhooks?: DeploymentWebhooks;
   /** Business metrics: each start and how long its request waited (0 when it started at once). */
   readonly metrics?: ServiceMetrics;
+  /** Told about a side effect given up after the commit (left to the sweep); the wiring logs it. */
+  readonly afterCommitFailed?: (what: string, error: unknown) => void;
 }
 
-/** A started deployment gets a first engine pass now and its periodic check chain. */
-export const engineStarted = async (deps: Pick<StartDeps, 'engine'>, deploymentId: string): Promise<void> => {
-  await deps.engine?.wake(deploymentId);
-  await deps.engine?.wake(deploymentId, { delaySeconds: CHECK_EVERY_SECONDS, check: true });
+/** How often a side effect after the commit (a wake-up, a read for the answer) is tried before it is given up. */
+export const AFTER_COMMIT_ATTEMPTS = 3;
+
+/**
+ * A step after the transaction committed: tried AFTER_COMMIT_ATTEMPTS times, then given up with `fallback` (and
+ * told to `afterCommitFailed`). A committed request never fails because of it: the sweep re-arms a lost check chain
+ * (sweep.ts rule 3) and wakes the dispatcher when requests wait and an instance is free (rule 4).
+ */
+export const afterCommit = async <T>(
+  deps: Pick<StartDeps, 'afterCommitFailed'>,
+  what: string,
+  work: () => Promise<T>,
+  fallback: T,
+): Promise<T> => {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await work();
+    } catch (error) {
+      if (attempt >= AFTER_COMMIT_ATTEMPTS) {
+        deps.afterCommitFailed?.(what, error);
+        return fallback;
+      }
+    }
+  }
+};
+
+/**
+ * A started deployment (committed) gets a first engine pass now and its periodic check chain; a wake-up that keeps
+ * failing is left to the sweep (it re-arms the check chain of an instance not checked for LOST_CHECK_MS).
+ */
+export const engineStarted = async (
+  deps: Pick<StartDeps, 'engine' | 'afterCommitFailed'>,
+  deploymentId: string,
+): Promise<void> => {
+  await afterCommit(
+    deps,
+    `first engine pass of ${deploymentId}`,
+    async () => deps.engine?.wake(deploymentId),
+    undefined,
+  );
+  await afterCommit(
+    deps,
+    `check chain of ${deploymentId}`,
+    async () => deps.engine?.wake(deploymentId, { delaySeconds: CHECK_EVERY_SECONDS, check: true }),
+    undefined,
+  );
 };
 
 /** A draft made a running deployment (not stored yet). */
@@ -103,17 +147,30 @@ export const startOrQueue = async (deps: StartDeps, draft: DeploymentDraft): Pro
     waitingUntil: null,
   };
   await deps.pending.create(request);
-  await deps.dispatch.wake(`queued ${request.id}`);
-  const queue = await deps.pending.queue(1000);
+  // Committed: from here on nothing fails the request (a lost wake-up is the sweep's, rule 4).
+  await afterCommit(
+    deps,
+    `dispatcher wake-up for ${request.id}`,
+    () => deps.dispatch.wake(`queued ${request.id}`),
+    undefined,
+  );
+  // The position: read back; unreadable, the estimate from the queue's head read before the write.
+  const queue = await afterCommit(deps, `queue position of ${request.id}`, () => deps.pending.queue(1000), waiting);
   const index = queue.findIndex((r) => r.id === request.id);
   const position = index === -1 ? queue.length + 1 : index + 1;
-  await deps.webhooks?.emitter.emit({
-    type: 'pending_request.queued',
-    subject: [request.id],
-    tenantId: request.tenantId,
-    timestamp: request.queuedAt,
-    since: request.createdAt,
-    data: () => pendingRequestView(request, position),
-  });
+  await afterCommit(
+    deps,
+    `pending_request.queued event of ${request.id}`,
+    async () =>
+      await deps.webhooks?.emitter.emit({
+        type: 'pending_request.queued',
+        subject: [request.id],
+        tenantId: request.tenantId,
+        timestamp: request.queuedAt,
+        since: request.createdAt,
+        data: () => pendingRequestView(request, position),
+      }),
+    undefined,
+  );
   return { kind: 'queued', request, position };
 };

@@ -12,6 +12,7 @@ import { DynamoUserRepository } from '../../infra/dynamodb/user-repository.js';
 import { SqsDispatchQueue } from '../../infra/sqs/dispatch-queue.js';
 import { systemUuids } from '../../infra/system/uuids.js';
 import { planDeps } from './deployments-plan-wiring.js';
+import { logger } from './logger.js';
 import { once } from './once.js';
 import { deploymentEvents } from './stream-wiring.js';
 import { engineQueue } from './queues-wiring.js';
@@ -37,6 +38,12 @@ export const deploymentsDeps = once((): DeploymentsDeps & DispatchDeps & CancelD
     // A create, a cancel and the dispatcher answer after their writes: their events are best effort (logged).
     webhooks: bestEffortDeploymentWebhooks(),
     metrics: serviceMetrics(),
+    // A side effect given up after a commit (the request still answers 201/202): the sweep does it later.
+    afterCommitFailed: (what, error) =>
+      logger.warn('left to the sweep after the commit', {
+        what,
+        error: error instanceof Error ? error : String(error),
+      }),
   };
 });
 

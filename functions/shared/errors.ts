@@ -8,6 +8,7 @@ export const STATUS_BY_KIND: Readonly<Record<ErrorKind, number>> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  unprocessable: 422,
   too_large: 413,
   rate_limited: 429,
   unavailable: 503,

@@ -55,6 +55,11 @@ export interface RouteSpec<
    * of letting the request through (the auth routes: guessing passwords must not get faster when the store fails).
    */
   readonly limiterDown?: 'refuse';
+  /**
+   * Honours an `Idempotency-Key` header (functions/shared/idempotency.ts): a retry with the same key and request
+   * answers the first 2xx again without running the endpoint twice.
+   */
+  readonly idempotent?: true;
   readonly body?: B;
   readonly query?: Q;
   readonly params?: P;

@@ -75,6 +75,16 @@ const wireSchemaOf = (entry: v.GenericSchema): JsonObject => {
   return Array.isArray(json['enum']) ? { ...json, enum: [...new Set(json['enum'] as unknown[])] } : json;
 };
 
+/** The Idempotency-Key header of an idempotent create (draft-ietf-httpapi-idempotency-key-header). */
+const IDEMPOTENCY_KEY_PARAMETER: JsonObject = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'A key (1 to 255 characters) the caller picks per request: a retry with the same key and the same request within 24 h answers the first 2xx again (with `idempotent-replayed: true`) without doing the work twice.',
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+};
+
 const parametersOf = (schema: v.GenericSchema | undefined, location: 'query' | 'path'): JsonObject[] => {
   const entries = (schema as { entries?: Record<string, v.GenericSchema> } | undefined)?.entries ?? {};
   return Object.entries(entries).map(([name, entry]) => ({
@@ -167,6 +177,15 @@ const operationOf = (route: DocumentedRoute): JsonObject => {
     const own = responses['409'] as { description?: string } | undefined;
     responses['409'] = errorResponse(own?.description === undefined ? refusal : `${own.description}; or ${refusal}`);
   }
+  if (spec.idempotent === true) {
+    // Idempotency-Key (functions/shared/idempotency.ts): a request in flight with the same key, or the key reused.
+    const inFlight = 'CONFLICT: a request with the same Idempotency-Key is still in progress';
+    const own = responses['409'] as { description?: string } | undefined;
+    responses['409'] = errorResponse(own?.description === undefined ? inFlight : `${own.description}; or ${inFlight}`);
+    responses['422'] ??= errorResponse(
+      'VALIDATION_ERROR: the Idempotency-Key was already used by this caller for another request (method, path or body)',
+    );
+  }
   if (spec.body !== undefined)
     responses['413'] ??= errorResponse(
       'VALIDATION_ERROR with details.limit_bytes: the body is larger than the service takes (8 MiB)',
@@ -208,6 +227,7 @@ const operationOf = (route: DocumentedRoute): JsonObject => {
     parameters: [
       ...parametersOf(spec.params, 'path'),
       ...parametersOf(spec.query, 'query'),
+      ...(spec.idempotent === true ? [IDEMPOTENCY_KEY_PARAMETER] : []),
       ...(spec.permission === 'agent' ? [AGENT_VERSION_PARAMETER] : []),
     ],
     ...(spec.body === undefined ? {} : { requestBody: requestBodyOf(spec.body) }),

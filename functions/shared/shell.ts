@@ -10,6 +10,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { clientIp } from './client-ip.js';
 import type { CorsSettings } from './cors.js';
 import type { AuthKind, HttpEndpoint, HttpRequest, RouteSpec } from './http.js';
+import { idempotentRun, type IdempotencyStore } from './idempotency.js';
 import {
   authentication,
   cors,
@@ -41,6 +42,8 @@ export interface BaseShell {
   /** What the cold start found missing (empty when the service may serve). */
   readonly startupProblems: () => readonly string[];
   readonly cors: CorsSettings;
+  /** Where `idempotent` routes keep their Idempotency-Key records; without it the header is not honoured (tests). */
+  readonly idempotency?: IdempotencyStore;
 }
 export interface UserAuthentication {
   readonly authenticate: Authenticator;
@@ -136,9 +139,14 @@ export const bindHttp = <K extends AuthKind>(endpoint: HttpEndpoint<K>, shell: S
     ...inner(endpoint.spec, shell, accessOf(endpoint.spec, shell as Partial<FullShell>)),
   ];
   for (const middleware of middlewares) chain.use(middleware);
+  const store = endpoint.spec.idempotent === true ? shell.idempotency : undefined;
+  const run =
+    store === undefined
+      ? (request: HttpRequest<unknown, unknown, unknown, unknown>) => endpoint.run(request)
+      : idempotentRun(endpoint.run, store);
   return chain.handler(async function endpointHandler(event, context) {
     // renderResponse turns the HttpResult into API Gateway's structured result on the way out.
-    return (await endpoint.run(requestOf(event, context, endpoint.spec))) as unknown as Result;
+    return (await run(requestOf(event, context, endpoint.spec), context)) as unknown as Result;
   });
 };
 

@@ -40,6 +40,11 @@ export const keys = {
   roleName: (name: string): Key => ({ pk: `ROLENAME#${name.toLowerCase()}`, sk: 'CLAIM' }),
   /** Every custom role on gsi1. */
   rolesIndex: (name: string) => ({ gsi1pk: 'ROLES', gsi1sk: name.toLowerCase() }),
+  /**
+   * The partition of one caller's Idempotency-Key records (Powertools' idempotency persistence layer writes them: its
+   * static pk value; the sort key is its hashed key `IDEMPOTENCY#<md5 of caller and key>`).
+   */
+  idempotencyPartition: (userId: string): string => `IDEMPOTENCY#${userId}`,
   /** The state of one general rate-limit key (a client address). */
   rateLimit: (key: string): Key => ({ pk: `RATE#${key}`, sk: 'RATE' }),
   /** The open-stream slots of one user (STREAMS_PER_USER of them), each holding at most one lease. */

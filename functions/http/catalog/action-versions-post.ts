@@ -12,6 +12,7 @@ export const makeHandler = (deps: () => CatalogDeps) =>
       summary: 'Add a version to an action',
       tags: ['catalog'],
       permission: 'actions:create',
+      idempotent: true,
       params: PathId,
       body: NewVersionBody,
       responses: {

@@ -12,6 +12,7 @@ export const makeHandler = (deps: () => CatalogDeps) =>
       summary: 'Create an action with its initial version',
       tags: ['catalog'],
       permission: 'actions:create',
+      idempotent: true,
       body: CreateActionBody,
       responses: {
         201: { description: 'The action with its version', schema: ActionDetailSchema },

@@ -13,6 +13,7 @@ export const makeHandler = (deps: () => CreateDeps) =>
       summary: 'Deploy again with the original configuration; given fields override it (variables are merged)',
       tags: ['deployments'],
       permission: 'deployments:redeploy',
+      idempotent: true,
       params: PathId,
       body: RedeployBody,
       responses: {

@@ -16,6 +16,7 @@ export const makeHandler = (deps: () => CreateDeps) =>
       summary: 'Create a deployment: started at once on a free orchestration instance (201), else queued (202)',
       tags: ['deployments'],
       permission: 'deployments:create',
+      idempotent: true,
       body: CreateDeploymentBody,
       responses: {
         200: { description: 'dry_run: the plan, nothing created', schema: DeploymentDryRunSchema },

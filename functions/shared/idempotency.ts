@@ -1,0 +1,132 @@
+// Idempotency-Key on the creates (draft-ietf-httpapi-idempotency-key-header), with Powertools' idempotency utility:
+// a route whose spec says `idempotent: true` runs through `idempotentRun` when the request carries the header.
+//
+// - The key is scoped to the caller (the user a credential acts for): Powertools hashes {user, key} into the record's
+//   sort key, in the caller's own partition (infra/dynamodb/idempotency-store.ts).
+// - The fingerprint is the request: method, path and the validated body. The same key with another fingerprint
+//   answers 422 (IdempotencyKeyReusedError); while the first request is in flight, 409 CONFLICT.
+// - Only a 2xx answer is stored (24 h, the table's ttl) and answered again with `idempotent-replayed: true`. A 4xx
+//   or 5xx is not stored: the work was refused or failed before it committed, and a retry runs it again.
+// - A request whose work succeeded but whose answer could not be stored still answers that 2xx (the record stays
+//   in progress until it expires: a retry meanwhile gets 409, never a second run).
+import {
+  IdempotencyAlreadyInProgressError,
+  IdempotencyConfig,
+  IdempotencyPersistenceLayerError,
+  IdempotencyUnknownError,
+  IdempotencyValidationError,
+  makeIdempotent,
+} from '@aws-lambda-powertools/idempotency';
+import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
+import type { Context } from 'aws-lambda';
+import {
+  ConflictError,
+  IdempotencyKeyReusedError,
+  ServiceUnavailableError,
+  ValidationError,
+} from '../../domain/errors.js';
+import type { HttpRequest } from './http.js';
+import type { HttpResult } from './middlewares.js';
+
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+export const REPLAYED_HEADER = 'idempotent-replayed';
+/** How long a stored answer is answered again (the draft leaves it to the server; 24 h as Stripe and the issue). */
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+export const MAX_KEY_LENGTH = 255;
+
+/** Where the records live: one persistence layer per caller partition (the real one: DynamoDB, the main table). */
+export interface IdempotencyStore {
+  readonly layerFor: (userId: string) => BasePersistenceLayer;
+}
+
+/** What Powertools hashes: `scope` is the record's key, `request` the fingerprint checked on a replay. */
+export interface IdempotencyInput {
+  readonly scope: { readonly user: string; readonly key: string };
+  readonly request: { readonly method: string; readonly path: string; readonly body: unknown };
+}
+
+type AnyRequest = HttpRequest<unknown, unknown, unknown, unknown>;
+
+/** The key a request carries: undefined when absent; a 400 when empty or longer than 255 characters. */
+export const idempotencyKeyOf = (headers: AnyRequest['headers']): string | undefined => {
+  const key = headers[IDEMPOTENCY_HEADER];
+  if (key === undefined) return undefined;
+  if (key.trim() === '' || key.length > MAX_KEY_LENGTH)
+    throw ValidationError.field(
+      'Idempotency-Key',
+      `The Idempotency-Key header must hold 1 to ${MAX_KEY_LENGTH} characters.`,
+    );
+  return key;
+};
+
+/** The record's key and the request's fingerprint. */
+export const idempotencyInput = (userId: string, key: string, request: AnyRequest): IdempotencyInput => ({
+  scope: { user: userId, key },
+  request: { method: request.method.toUpperCase(), path: request.path, body: request.body ?? null },
+});
+
+/** A non-2xx answer, carried out of the idempotent function so that Powertools deletes its record. */
+class NotStored extends Error {
+  constructor(readonly result: HttpResult) {
+    super('not stored');
+  }
+}
+
+/** A Powertools error -> the answer's domain error; other errors pass unchanged. */
+export const idempotencyError = (error: unknown, key: string): unknown => {
+  if (error instanceof IdempotencyValidationError) return new IdempotencyKeyReusedError(key);
+  if (error instanceof IdempotencyAlreadyInProgressError)
+    return new ConflictError(
+      'A request with this Idempotency-Key is still in progress: retry it once that one has answered.',
+      { header: 'Idempotency-Key' },
+    );
+  if (error instanceof IdempotencyUnknownError)
+    return new ServiceUnavailableError(
+      'The request could not be checked against its Idempotency-Key right now.',
+      undefined,
+      { cause: error },
+    );
+  return error;
+};
+
+/**
+ * The endpoint's function, run at most once per (caller, key): see the top of this file. Requests without the header
+ * or without a caller run as before.
+ */
+export const idempotentRun =
+  (run: (request: AnyRequest) => Promise<HttpResult>, store: IdempotencyStore) =>
+  async (request: AnyRequest, context: Context): Promise<HttpResult> => {
+    const key = idempotencyKeyOf(request.headers);
+    const caller = request.caller as { userId?: string } | undefined;
+    if (key === undefined || caller?.userId === undefined) return run(request);
+    let answered: HttpResult | undefined;
+    const config = new IdempotencyConfig({
+      eventKeyJmesPath: 'scope',
+      payloadValidationJmesPath: 'request',
+      expiresAfterSeconds: IDEMPOTENCY_TTL_SECONDS,
+      throwOnNoIdempotencyKey: true,
+      // The stored answer (JSON, as Powertools keeps it), said to be a replay.
+      responseHook: (response) => {
+        const stored = response as { headers?: Record<string, string> };
+        return { ...stored, headers: { ...stored.headers, [REPLAYED_HEADER]: 'true' } } as typeof response;
+      },
+    });
+    config.registerLambdaContext(context);
+    const once = makeIdempotent(
+      async (_input: IdempotencyInput): Promise<HttpResult> => {
+        const result = await run(request);
+        if (result.statusCode < 200 || result.statusCode > 299) throw new NotStored(result);
+        answered = result;
+        return result;
+      },
+      { persistenceStore: store.layerFor(caller.userId), config, keyPrefix: 'IDEMPOTENCY' },
+    );
+    try {
+      return await once(idempotencyInput(caller.userId, key, request));
+    } catch (error) {
+      if (error instanceof NotStored) return error.result;
+      // The work committed and answered 2xx; only storing that answer failed: the answer stands.
+      if (answered !== undefined && error instanceof IdempotencyPersistenceLayerError) return answered;
+      throw idempotencyError(error, key);
+    }
+  };
