@@ -96,6 +96,59 @@ export interface KeyedEventAppender {
   appendOnce(deploymentId: string, groups: readonly KeyedEvents[]): Promise<readonly StoredEvent[]>;
 }
 
+/**
+ * The key of a transition's events (appended at most once, keyed groups): a deployment enters each state once, so
+ * `state#<to-state>` names its state_change whoever observes the transition first (the engine pass that wrote it,
+ * the outbox settled by a retried pass, the sweep or a cancel); the other events of a pass are keyed by the revision
+ * its conditional write produced (`rev#<revision>#<part>`): one write, one revision, one append.
+ */
+/** Events per revision group (a group and its marker fit one transaction; a fan-out's pass has many step_updates). */
+const REVISION_GROUP_EVENTS = 90;
+
+export const stateEventKey = (newState: DeploymentState): string => `state#${newState}`;
+export const revisionEventKey = (revision: number, part: number): string => `rev#${revision}#${part}`;
+
+/**
+ * A pass's events as keyed groups, in order: each state_change its own group (`state#<to>`), the events between them
+ * grouped by the revision written. Appended with `appendOnce`, a retried or concurrent observer adds nothing twice.
+ */
+export const transitionGroups = (revision: number, events: readonly NewEvent[]): KeyedEvents[] => {
+  const groups: KeyedEvents[] = [];
+  let run: NewEvent[] = [];
+  const flush = () => {
+    if (run.length > 0) groups.push({ key: revisionEventKey(revision, groups.length), events: run });
+    run = [];
+  };
+  for (const e of events)
+    if (e.event.type === 'state_change') {
+      flush();
+      groups.push({ key: stateEventKey(e.event.new_state), events: [e] });
+    } else {
+      run.push(e);
+      if (run.length === REVISION_GROUP_EVENTS) flush();
+    }
+  flush();
+  return groups;
+};
+
+/**
+ * Time moves with the sequence: the events dated no earlier than `after` (the last stored event's time) nor than the
+ * event before them. ISO 8601 UTC strings of one form compare as times.
+ */
+export const forwardInTime = <E extends { readonly at: string }>(
+  after: string | undefined,
+  events: readonly E[],
+): E[] => {
+  let last = after ?? '';
+  return events.map((e) => {
+    if (e.at >= last) {
+      last = e.at;
+      return e;
+    }
+    return { ...e, at: last };
+  });
+};
+
 /** Longest text kept in one event (message, output): DynamoDB items are at most 400 KB. */
 export const MAX_EVENT_TEXT = 64 * 1024;
 
