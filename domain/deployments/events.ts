@@ -133,11 +133,12 @@ export const transitionGroups = (revision: number, events: readonly NewEvent[]):
 
 /**
  * Time moves with the sequence: the events dated no earlier than `after` (the last stored event's time) nor than the
- * event before them. ISO 8601 UTC strings of one form compare as times.
+ * event before them (`redate` moves one; by default its `at`). ISO 8601 UTC strings of one form compare as times.
  */
 export const forwardInTime = <E extends { readonly at: string }>(
   after: string | undefined,
   events: readonly E[],
+  redate: (event: E, at: string) => E = (e, at) => ({ ...e, at }),
 ): E[] => {
   let last = after ?? '';
   return events.map((e) => {
@@ -145,9 +146,13 @@ export const forwardInTime = <E extends { readonly at: string }>(
       last = e.at;
       return e;
     }
-    return { ...e, at: last };
+    return redate(e, last);
   });
 };
+
+/** An event moved to `at`: a log line's own timestamp (what the history shows) moves with it. */
+export const redatedEvent = (event: DeploymentEvent, at: string): DeploymentEvent =>
+  event.type === 'log' && event.log.timestamp < at ? { ...event, log: { ...event.log, timestamp: at } } : event;
 
 /** Longest text kept in one event (message, output): DynamoDB items are at most 400 KB. */
 export const MAX_EVENT_TEXT = 64 * 1024;

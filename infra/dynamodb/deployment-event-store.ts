@@ -31,6 +31,7 @@ import {
   boundedEvent,
   contiguousAfter,
   forwardInTime,
+  redatedEvent,
   type DeploymentEventStore,
   type KeyedEventAppender,
   type KeyedEvents,
@@ -131,6 +132,14 @@ const prepare = (e: NewEvent) => {
 };
 
 type Prepared = ReturnType<typeof prepare>;
+
+/** A prepared event moved later (its log line's timestamp too): seq order is time order. */
+const redate = <E extends Prepared>(e: E, at: string): E => ({
+  ...e,
+  ...prepare({ at, event: redatedEvent(JSON.parse(e.body) as NewEvent['event'], at) }),
+});
+const dated = <E extends Prepared>(after: string | undefined, events: readonly E[]): E[] =>
+  forwardInTime(after, events, redate);
 
 const lastAt = (events: readonly { readonly at: string }[], before: string | undefined): string | undefined =>
   events.at(-1)?.at ?? before;
@@ -512,7 +521,7 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
     let at = seenAt;
     for (const { index, append } of batch) {
       const parkedGroup = parked[index]!;
-      const group = { ...parkedGroup, events: forwardInTime(at, parkedGroup.events) };
+      const group = { ...parkedGroup, events: dated(at, parkedGroup.events) };
       at = lastAt(group.events, at);
       items.push({
         Delete: {
@@ -596,8 +605,8 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
     const { seq: seen, at: seenAt } = await this.head(deploymentId);
     const total = groups.reduce((n, g) => n + g.events.length, 0);
     let at = seenAt;
-    const dated = groups.map((g) => {
-      const events = forwardInTime(at, g.events);
+    const inOrder = groups.map((g) => {
+      const events = dated(at, g.events);
       at = lastAt(events, at);
       return { ...g, events };
     });
@@ -606,7 +615,7 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
     ];
     const stored = new Map<string, StoredEvent[]>();
     let seq = seen;
-    for (const group of dated) {
+    for (const group of inOrder) {
       const events: StoredEvent[] = [];
       stored.set(group.key, events);
       items.push(this.marker(deploymentId, group.key, seq + 1));
@@ -623,17 +632,17 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
   private async appendBatch(deploymentId: string, batch: readonly Prepared[]): Promise<StoredEvent[]> {
     for (let attempt = 1; ; attempt += 1) {
       const { seq: seen, at: seenAt } = await this.head(deploymentId);
-      const dated = forwardInTime(seenAt, batch);
+      const inOrder = dated(seenAt, batch);
       try {
         await this.db.send(
           new TransactWriteCommand({
             TransactItems: [
-              this.moveHead(deploymentId, seen, seen + batch.length, lastAt(dated, seenAt)),
-              ...eventItems(this.tableName, deploymentId, seen + 1, dated),
+              this.moveHead(deploymentId, seen, seen + batch.length, lastAt(inOrder, seenAt)),
+              ...eventItems(this.tableName, deploymentId, seen + 1, inOrder),
             ],
           }),
         );
-        return dated.map((e, i) => ({
+        return inOrder.map((e, i) => ({
           seq: seen + 1 + i,
           at: e.at,
           event: JSON.parse(e.body) as StoredEvent['event'],

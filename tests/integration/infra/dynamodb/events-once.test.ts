@@ -79,6 +79,7 @@ describe('a transition appended by racing writers', () => {
     // Assess
     expect(keyed?.at).toBe('2026-11-22T10:00:05.000Z');
     expect(plain?.at).toBe('2026-11-22T10:00:05.000Z');
+    expect(plain?.event).toMatchObject({ log: { timestamp: '2026-11-22T10:00:05.000Z', message: 'older' } });
     expect((await store.after('d-time', 0, 10)).map((e) => e.at)).toEqual([
       '2026-11-22T10:00:05.000Z',
       '2026-11-22T10:00:05.000Z',

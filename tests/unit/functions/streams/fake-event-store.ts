@@ -4,6 +4,7 @@ import {
   boundedEvent,
   contiguousAfter,
   forwardInTime,
+  redatedEvent,
   type DeploymentEventStore,
   type KeyedEventAppender,
   type KeyedEvents,
@@ -20,11 +21,13 @@ export class FakeDeploymentEventStore implements DeploymentEventStore, KeyedEven
 
   async append(deploymentId: string, events: readonly NewEvent[]): Promise<readonly StoredEvent[]> {
     const list = this.events.get(deploymentId) ?? [];
-    const stored = forwardInTime(list.at(-1)?.at, events).map((e, i) => ({
-      seq: list.length + 1 + i,
-      at: e.at,
-      event: boundedEvent(e.event),
-    }));
+    const stored = forwardInTime(list.at(-1)?.at, events, (e, at) => ({ at, event: redatedEvent(e.event, at) })).map(
+      (e, i) => ({
+        seq: list.length + 1 + i,
+        at: e.at,
+        event: boundedEvent(e.event),
+      }),
+    );
     this.events.set(deploymentId, [...list, ...stored]);
     return stored;
   }
