@@ -194,10 +194,20 @@ export const isTerminalEvent = (event: DeploymentEvent): event is StateChangeEve
 /**
  * A finished deployment whose store holds no terminal state_change (it was cancelled before the engine existed,
  * or the process died between the state change and its event): the final state_change, built from the record,
- * numbered after the last stored event. Undefined while the deployment is not terminal or when the store has it.
+ * numbered after the last stored event. Undefined while the deployment is not terminal or when the store has it (the
+ * last event, or one of `seen`, the events a reader has in hand, is terminal).
  */
-export const synthesizedEnd = (deployment: Deployment, last: StoredEvent | undefined): StoredEvent | undefined => {
-  if (!TERMINAL_STATES.has(deployment.state) || (last !== undefined && isTerminalEvent(last.event))) return undefined;
+export const synthesizedEnd = (
+  deployment: Deployment,
+  last: StoredEvent | undefined,
+  seen: readonly StoredEvent[] = [],
+): StoredEvent | undefined => {
+  // Events may follow the stored end (a failed command's analysis): any terminal one seen means it is stored.
+  if (
+    !TERMINAL_STATES.has(deployment.state) ||
+    [...seen, ...(last === undefined ? [] : [last])].some((e) => isTerminalEvent(e.event))
+  )
+    return undefined;
   return {
     seq: (last?.seq ?? 0) + 1,
     at: deployment.completedAt ?? deployment.startedAt ?? deployment.createdAt,

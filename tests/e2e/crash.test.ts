@@ -170,7 +170,10 @@ describe('a SIGKILL of the whole stack mid-command, then a restart on the same d
           metadata: { new_state?: string } | null;
         }[];
         for (let i = 1; i < history.length; i += 1)
-          expect(Date.parse(history[i]!.timestamp)).toBeGreaterThanOrEqual(Date.parse(history[i - 1]!.timestamp));
+          expect(
+            Date.parse(history[i]!.timestamp),
+            JSON.stringify(history.slice(Math.max(0, i - 2), i + 2)),
+          ).toBeGreaterThanOrEqual(Date.parse(history[i - 1]!.timestamp));
         return history.filter(
           (e) => e.event_type === 'state_change' && TERMINAL.includes(String(e.metadata?.new_state)),
         );

@@ -8,6 +8,7 @@ import {
   forwardInTime,
   isTerminalEvent,
   stateEventKey,
+  synthesizedEnd,
   transitionGroups,
   type NewEvent,
 } from '../../../../domain/deployments/events.js';
@@ -19,6 +20,15 @@ import type { Caller } from '../../../../domain/identity/types.js';
 import { aDeployment, deploymentsFakes } from '../../../fakes/deployments.js';
 import { FakeCommandRepository } from '../../../fakes/targets.js';
 import { FakeDeploymentEventStore } from '../../functions/streams/fake-event-store.js';
+
+const progressEvent = {
+  type: 'progress',
+  deployment_id: 'd',
+  progress: 1,
+  completed_steps: 1,
+  total_steps: 1,
+  message: 'analysis',
+} as const;
 
 const admin = { userId: 'u-admin', tenantId: null, permissions: new Set(['*']) } as unknown as Caller;
 
@@ -210,6 +220,20 @@ describe('transitionGroups', () => {
     );
     expect(groups.map((g) => g.events.length)).toEqual([90, 90, 20]);
     expect(new Set(groups.map((g) => g.key)).size).toBe(3);
+  });
+});
+
+describe('synthesizedEnd', () => {
+  it('synthesizes no end for a deployment whose stored end is followed by other events (an analysis line)', () => {
+    const end = {
+      seq: 7,
+      at: '2026-11-22T10:00:01.000Z',
+      event: { type: 'state_change', deployment_id: 'd', old_state: 'running', new_state: 'failed', message: 'x' },
+    } as const;
+    const analysis = { seq: 8, at: '2026-11-22T10:00:02.000Z', event: { ...progressEvent } };
+    const failed = aDeployment({ state: 'failed', completedAt: '2026-11-22T10:00:01.000Z' });
+    expect(synthesizedEnd(failed, analysis, [end, analysis])).toBeUndefined();
+    expect(synthesizedEnd(failed, analysis)).toMatchObject({ seq: 9 }); // without the page: the record's end
   });
 });
 
