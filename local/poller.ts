@@ -129,6 +129,13 @@ export const startPoller = (options: PollerOptions): Poller => {
     const failed = new Set(
       options.reportBatchItemFailures && response ? response.batchItemFailures.map((f) => f.itemIdentifier) : [],
     );
+    // Each reported failure is logged with its receive count: a poison message's way to the dead-letter queue
+    // (after maxReceiveCount receives) can be followed, and the handler's own log line says why it failed.
+    for (const m of batch)
+      if (failed.has(m.MessageId ?? ''))
+        log(
+          `${options.functionName}: message ${m.MessageId} failed (receive ${m.Attributes?.ApproximateReceiveCount ?? '?'}); it returns after the visibility timeout, and goes to the dead-letter queue after maxReceiveCount receives`,
+        );
     await succeeded(batch.filter((m) => !failed.has(m.MessageId ?? '')));
   };
 

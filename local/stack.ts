@@ -63,6 +63,15 @@ export interface StackOptions {
    * first call (~100-200 ms each, the whole process held meanwhile), which made a cold stack shed load (npm start).
    */
   readonly warm?: boolean;
+  /**
+   * Puts something between the handlers and the emulators (tests/support/faults.ts: a proxy that injects faults):
+   * given the emulators' endpoints, answers the ones the handlers use; the queue URLs follow the SQS one. The
+   * stack's own set-up and its pollers (Lambda's event-source mapping) keep talking to the emulators directly.
+   */
+  readonly awsEndpoints?: (emulators: {
+    readonly dynamodb: string;
+    readonly sqs: string;
+  }) => Promise<{ readonly dynamodb: string; readonly sqs: string }>;
   /** Programs built as another version than their sources say (tests of the agent's update: a newer release). */
   readonly programVersions?: Partial<Record<ProgramName, string>>;
 }
@@ -242,8 +251,19 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     });
     done(`programs (${Object.keys(programs.releases).join(', ')})`, programsSince);
     const agentRelease = programs.releases.agent;
+    const handlerEndpoints = (await options.awsEndpoints?.({ dynamodb: dynamoEndpoint, sqs: sqsEndpoint })) ?? {
+      dynamodb: dynamoEndpoint,
+      sqs: sqsEndpoint,
+    };
+    // The SDK sends an SQS call to its queue URL's host: the handlers' queue URLs name their SQS endpoint.
+    const handlerQueues = Object.fromEntries(
+      Object.entries(queues).map(([id, q]) => [
+        id,
+        { ...q, url: q.url.replace(new URL(sqsEndpoint).origin, new URL(handlerEndpoints.sqs).origin) },
+      ]),
+    );
     const env = {
-      ...handlerEnvironment(definition, tableNames, queues, { dynamodb: dynamoEndpoint, sqs: sqsEndpoint }),
+      ...handlerEnvironment(definition, tableNames, handlerQueues, handlerEndpoints),
       PUBLIC_BASE_URL: `http://localhost:${port}`,
       // Agents connect through the front (one origin, as in the cloud behind its own domain); pushes go straight to
       // serverless-offline's @connections emulation.

@@ -6,7 +6,7 @@ import { ConflictError, NotFoundError } from '../errors.js';
 import type { Caller } from '../identity/types.js';
 import type { CommandRepository } from '../targets/ports.js';
 import type { Clock, ServiceMetrics } from '../shared/ports.js';
-import type { DeploymentEventStore } from './events.js';
+import type { KeyedEventAppender } from './events.js';
 import { owedBy, settleOutbox } from './outbox.js';
 import type { DeploymentRepository, DispatchQueue, Orchestration } from './ports.js';
 import { TERMINAL_STATES, type Deployment, type PlanStep } from './types.js';
@@ -19,7 +19,7 @@ export interface CancelDeps {
   readonly commands: CommandRepository;
   readonly clock: Clock;
   /** When given, the cancel is recorded as the deployment's terminal state_change (ends its live stream). */
-  readonly events?: DeploymentEventStore;
+  readonly events?: KeyedEventAppender;
   /** Business metrics: the cancelled deployment's final state. */
   readonly metrics?: ServiceMetrics;
 }

@@ -25,7 +25,7 @@ import {
   type Decision,
   type EngineEvent,
 } from './decide.js';
-import type { DeploymentEventStore } from './events.js';
+import type { KeyedEventAppender } from './events.js';
 import { deploymentData, owedBy, settleOutbox, type DeploymentWebhooks } from './outbox.js';
 import type { DeploymentRepository, DispatchQueue, Orchestration } from './ports.js';
 import { TERMINAL_STATES, type Deployment, type PlanStep, type StepScript } from './types.js';
@@ -70,13 +70,17 @@ export interface EngineDeps {
   readonly cipher: SecretCipher;
   readonly engine: EngineQueue;
   readonly clock: Clock;
-  readonly publish?: (deploymentId: string, events: readonly EngineEvent[]) => Promise<void>;
+  /**
+   * Appends a pass's events once its write succeeded; `revision` is the one that write produced (the events are keyed
+   * by it and by the state entered, so a retried or concurrent observer of the same transition appends nothing twice).
+   */
+  readonly publish?: (deploymentId: string, events: readonly EngineEvent[], revision: number) => Promise<void>;
   /** Outgoing webhooks: created and started on the first pass; the terminal ones through the outbox. */
   readonly webhooks?: DeploymentWebhooks;
   /** Business metrics: each deployment's final state, once (the write that made it final succeeded). */
   readonly metrics?: ServiceMetrics;
   /** The event store, for the final state_change an outbox entry may still owe. */
-  readonly events?: Pick<DeploymentEventStore, 'last' | 'append'>;
+  readonly events?: KeyedEventAppender;
   /** Defaults: ENGINE_MAX_FAILED_PASSES, DEPLOYMENT_MAX_SECONDS. */
   readonly limits?: EngineLimits;
   /** Failures that say nothing about the deployment (throttling, a network error): retried, never counted. */
@@ -288,7 +292,7 @@ const apply = async (
       : await deps.deployments.update(deployment, next);
   if (!written) return undefined;
   if (owed !== undefined) deps.metrics?.deploymentFinished(next.state);
-  await deps.publish?.(deployment.id, decision.events);
+  await deps.publish?.(deployment.id, decision.events, next.revision);
   if (owed !== undefined) await settleOutbox(deps, owed);
   return owed !== undefined;
 };

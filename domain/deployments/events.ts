@@ -96,6 +96,64 @@ export interface KeyedEventAppender {
   appendOnce(deploymentId: string, groups: readonly KeyedEvents[]): Promise<readonly StoredEvent[]>;
 }
 
+/**
+ * The key of a transition's events (appended at most once, keyed groups): a deployment enters each state once, so
+ * `state#<to-state>` names its state_change whoever observes the transition first (the engine pass that wrote it,
+ * the outbox settled by a retried pass, the sweep or a cancel); the other events of a pass are keyed by the revision
+ * its conditional write produced (`rev#<revision>#<part>`): one write, one revision, one append.
+ */
+/** Events per revision group (a group and its marker fit one transaction; a fan-out's pass has many step_updates). */
+const REVISION_GROUP_EVENTS = 90;
+
+export const stateEventKey = (newState: DeploymentState): string => `state#${newState}`;
+export const revisionEventKey = (revision: number, part: number): string => `rev#${revision}#${part}`;
+
+/**
+ * A pass's events as keyed groups, in order: each state_change its own group (`state#<to>`), the events between them
+ * grouped by the revision written. Appended with `appendOnce`, a retried or concurrent observer adds nothing twice.
+ */
+export const transitionGroups = (revision: number, events: readonly NewEvent[]): KeyedEvents[] => {
+  const groups: KeyedEvents[] = [];
+  let run: NewEvent[] = [];
+  const flush = () => {
+    if (run.length > 0) groups.push({ key: revisionEventKey(revision, groups.length), events: run });
+    run = [];
+  };
+  for (const e of events)
+    if (e.event.type === 'state_change') {
+      flush();
+      groups.push({ key: stateEventKey(e.event.new_state), events: [e] });
+    } else {
+      run.push(e);
+      if (run.length === REVISION_GROUP_EVENTS) flush();
+    }
+  flush();
+  return groups;
+};
+
+/**
+ * Time moves with the sequence: the events dated no earlier than `after` (the last stored event's time) nor than the
+ * event before them (`redate` moves one; by default its `at`). ISO 8601 UTC strings of one form compare as times.
+ */
+export const forwardInTime = <E extends { readonly at: string }>(
+  after: string | undefined,
+  events: readonly E[],
+  redate: (event: E, at: string) => E = (e, at) => ({ ...e, at }),
+): E[] => {
+  let last = after ?? '';
+  return events.map((e) => {
+    if (e.at >= last) {
+      last = e.at;
+      return e;
+    }
+    return redate(e, last);
+  });
+};
+
+/** An event moved to `at`: a log line's own timestamp (what the history shows) moves with it. */
+export const redatedEvent = (event: DeploymentEvent, at: string): DeploymentEvent =>
+  event.type === 'log' && event.log.timestamp < at ? { ...event, log: { ...event.log, timestamp: at } } : event;
+
 /** Longest text kept in one event (message, output): DynamoDB items are at most 400 KB. */
 export const MAX_EVENT_TEXT = 64 * 1024;
 
@@ -136,10 +194,20 @@ export const isTerminalEvent = (event: DeploymentEvent): event is StateChangeEve
 /**
  * A finished deployment whose store holds no terminal state_change (it was cancelled before the engine existed,
  * or the process died between the state change and its event): the final state_change, built from the record,
- * numbered after the last stored event. Undefined while the deployment is not terminal or when the store has it.
+ * numbered after the last stored event. Undefined while the deployment is not terminal or when the store has it (the
+ * last event, or one of `seen`, the events a reader has in hand, is terminal).
  */
-export const synthesizedEnd = (deployment: Deployment, last: StoredEvent | undefined): StoredEvent | undefined => {
-  if (!TERMINAL_STATES.has(deployment.state) || (last !== undefined && isTerminalEvent(last.event))) return undefined;
+export const synthesizedEnd = (
+  deployment: Deployment,
+  last: StoredEvent | undefined,
+  seen: readonly StoredEvent[] = [],
+): StoredEvent | undefined => {
+  // Events may follow the stored end (a failed command's analysis): any terminal one seen means it is stored.
+  if (
+    !TERMINAL_STATES.has(deployment.state) ||
+    [...seen, ...(last === undefined ? [] : [last])].some((e) => isTerminalEvent(e.event))
+  )
+    return undefined;
   return {
     seq: (last?.seq ?? 0) + 1,
     at: deployment.completedAt ?? deployment.startedAt ?? deployment.createdAt,

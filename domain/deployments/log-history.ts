@@ -122,7 +122,7 @@ export const deploymentLogHistory = async (
   const events = [...(await deps.events.page(deployment.id, page.offset, page.limit))];
   if (events.length < page.limit) {
     // The end of the store is on this page (or before it): a finished deployment ends with its state_change.
-    const end = synthesizedEnd(deployment, events.at(-1) ?? (await deps.events.last(deployment.id)));
+    const end = synthesizedEnd(deployment, events.at(-1) ?? (await deps.events.last(deployment.id)), events);
     if (end !== undefined && end.seq > page.offset) events.push(end);
   }
   return events.map((e) => historyEntry(deployment, e));

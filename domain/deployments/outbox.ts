@@ -2,12 +2,12 @@
 // in the same transaction as its final state and the freed instance, an entry naming the side effects it still
 // owes. They are done right after the transaction, then the entry is removed. A process that dies in between
 // leaves the entry: the next pass for the deployment, or the sweep, does them again. Every effect is idempotent
-// (a cancel notice is a conditional write, the final event is appended only when the stream has none, a
+// (a cancel notice is a conditional write, the final event is a keyed append made at most once, a
 // dispatcher wake-up means "look at the queue").
 import { cancelDeploymentCommands } from '../targets/commands.js';
 import type { CommandRepository } from '../targets/ports.js';
 import type { Clock } from '../shared/ports.js';
-import { isTerminalEvent, type DeploymentEventStore } from './events.js';
+import { stateEventKey, type KeyedEventAppender } from './events.js';
 import type { WebhookEmitter } from '../webhooks/notify.js';
 import type { DeploymentRepository, DispatchQueue, Orchestration } from './ports.js';
 import type { Deployment, DeploymentState, OutboxEntry } from './types.js';
@@ -34,8 +34,8 @@ export interface OutboxDeps {
   readonly dispatch: DispatchQueue;
   readonly commands: CommandRepository;
   readonly clock: Clock;
-  /** Where the final state_change goes; without it, that effect is left to the caller. */
-  readonly events?: Pick<DeploymentEventStore, 'last' | 'append'> | undefined;
+  /** Where the final state_change goes (once per deployment: keyed `state#<to>`); without it, left to the caller. */
+  readonly events?: KeyedEventAppender | undefined;
   /** The terminal webhook event (deployment.succeeded, ...); absent: none. */
   readonly webhooks?: DeploymentWebhooks | undefined;
 }
@@ -75,22 +75,26 @@ const emitTerminal = async (webhooks: DeploymentWebhooks | undefined, entry: Out
 export const settleOutbox = async (deps: OutboxDeps, entry: OutboxEntry): Promise<void> => {
   if (entry.cancelCommands) await cancelDeploymentCommands(deps, entry.deploymentId);
   if (entry.finalEvent !== null && deps.events !== undefined) {
-    const last = await deps.events.last(entry.deploymentId);
-    if (last === undefined || !isTerminalEvent(last.event)) {
-      const { oldState, newState, message } = entry.finalEvent;
-      await deps.events.append(entry.deploymentId, [
-        {
-          at: entry.at,
-          event: {
-            type: 'state_change',
-            deployment_id: entry.deploymentId,
-            old_state: oldState,
-            new_state: newState,
-            message,
+    // Keyed by the state entered: the engine pass that wrote it, a retried pass, the sweep and a cancel may all
+    // observe this end; whoever appends first wins and the others add nothing (no second terminal event).
+    const { oldState, newState, message } = entry.finalEvent;
+    await deps.events.appendOnce(entry.deploymentId, [
+      {
+        key: stateEventKey(newState),
+        events: [
+          {
+            at: entry.at,
+            event: {
+              type: 'state_change',
+              deployment_id: entry.deploymentId,
+              old_state: oldState,
+              new_state: newState,
+              message,
+            },
           },
-        },
-      ]);
-    }
+        ],
+      },
+    ]);
   }
   if (entry.wakeDispatcher)
     await deps.dispatch.wake(`instance freed by ${entry.finalEvent?.newState ?? 'finished'} ${entry.deploymentId}`);

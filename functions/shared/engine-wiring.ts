@@ -1,6 +1,7 @@
 // The composition root, execution engine part: what `advance` needs (deployments, commands, targets, action
 // scripts, the secret cipher) and the queue that wakes it.
 import { commandIdOf, type EngineDeps, type StepScripts } from '../../domain/deployments/engine.js';
+import { transitionGroups } from '../../domain/deployments/events.js';
 import { engineEventsToNew, outputTail } from '../../domain/deployments/publish.js';
 import { launchCommands, pushAgainTo, wakeTarget } from '../../domain/targets/agent-channel.js';
 import { isTransientError } from '../../infra/transient.js';
@@ -70,7 +71,7 @@ export const engineDeps = once((): EngineDeps => {
       if (launching !== undefined) await pushAgainTo(launching, command, target).catch(() => undefined);
     },
     // Each pass's step_update, progress and state_change go to the event store; finished steps carry their output tail.
-    publish: async (deploymentId, events) => {
+    publish: async (deploymentId, events, revision) => {
       // The finished steps' output, read side by side (a fan-out's pass finishes many steps at once).
       const finished = events.flatMap((e) =>
         e.type === 'step_update' && (e.step.state === 'completed' || e.step.state === 'failed') ? [e.step] : [],
@@ -83,9 +84,10 @@ export const engineDeps = once((): EngineDeps => {
           ),
         ),
       );
-      await deploymentEvents().append(
+      // Keyed by the transition (state entered, revision written): appended once whoever observes it first.
+      await deploymentEvents().appendOnce(
         deploymentId,
-        engineEventsToNew(events, infra().clock.now().toISOString(), outputs),
+        transitionGroups(revision, engineEventsToNew(events, infra().clock.now().toISOString(), outputs)),
       );
     },
   };

@@ -9,6 +9,9 @@
 // Keyed groups (a part of a command's output chunk) are appended at most once: a marker item (sk MARK#<key>) is put
 // in the same transaction as the group's events, conditioned on being absent, and markers are read (one batch
 // read) before appending, so a retry adds exactly the groups a crash lost.
+// Time moves with the sequence: the head also keeps the time of the last event (`at`), and an append's events take
+// at least that time (a writer whose clock read is older, or a late observer of a transition, never stores an event
+// dated before the one it follows), so the order of seqs is the order of times.
 // Sharded writers, one merge: keyed groups (the output of many targets' commands) first try that one transaction;
 // a writer that loses the race for the head does not retry it against every other writer. It parks its groups
 // (sk PARKED#<time>#<n>#<key>, plain puts, no contention) and merges: whoever merges next moves the head
@@ -27,6 +30,8 @@ import {
 import {
   boundedEvent,
   contiguousAfter,
+  forwardInTime,
+  redatedEvent,
   type DeploymentEventStore,
   type KeyedEventAppender,
   type KeyedEvents,
@@ -127,6 +132,17 @@ const prepare = (e: NewEvent) => {
 };
 
 type Prepared = ReturnType<typeof prepare>;
+
+/** A prepared event moved later (its log line's timestamp too): seq order is time order. */
+const redate = <E extends Prepared>(e: E, at: string): E => ({
+  ...e,
+  ...prepare({ at, event: redatedEvent(JSON.parse(e.body) as NewEvent['event'], at) }),
+});
+const dated = <E extends Prepared>(after: string | undefined, events: readonly E[]): E[] =>
+  forwardInTime(after, events, redate);
+
+const lastAt = (events: readonly { readonly at: string }[], before: string | undefined): string | undefined =>
+  events.at(-1)?.at ?? before;
 
 /** Consecutive events cut into items: at most 100 events and about 300 KB each (the count of events per item). */
 export const packSizes = (sizes: readonly number[]): number[] => {
@@ -499,11 +515,14 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
       parked.map((p) => ({ key: p.key, events: packCount(p.events), size: groupSize(p) })),
       new Set(marked.keys()),
     );
-    const seen = await this.headSeq(deploymentId);
+    const { seq: seen, at: seenAt } = await this.head(deploymentId);
     const items: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']> = [];
     let seq = seen;
+    let at = seenAt;
     for (const { index, append } of batch) {
-      const group = parked[index]!;
+      const parkedGroup = parked[index]!;
+      const group = { ...parkedGroup, events: dated(at, parkedGroup.events) };
+      at = lastAt(group.events, at);
       items.push({
         Delete: {
           TableName: this.tableName,
@@ -516,7 +535,9 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
       items.push(...eventItems(this.tableName, deploymentId, seq + 1, group.events));
       seq += group.events.length;
     }
-    await this.db.send(new TransactWriteCommand({ TransactItems: [this.moveHead(deploymentId, seen, seq), ...items] }));
+    await this.db.send(
+      new TransactWriteCommand({ TransactItems: [this.moveHead(deploymentId, seen, seq, at), ...items] }),
+    );
   }
 
   /** The markers of the keys that have one (batch reads of at most 100 keys): where their events start, who parked them. */
@@ -546,15 +567,15 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
   }
 
   /** The transaction item that moves a deployment's head from the seq a writer read (`seen`) to `next`. */
-  private moveHead(deploymentId: string, seen: number, next: number) {
+  private moveHead(deploymentId: string, seen: number, next: number, at: string | undefined) {
     return {
       Update: {
         TableName: this.tableName,
         Key: keys.deploymentEventsHead(deploymentId),
-        UpdateExpression: 'SET #seq = :next',
+        UpdateExpression: at === undefined ? 'SET #seq = :next' : 'SET #seq = :next, #at = :at',
         ConditionExpression: 'attribute_not_exists(#seq) OR #seq = :seen',
-        ExpressionAttributeNames: { '#seq': 'seq' },
-        ExpressionAttributeValues: { ':seen': seen, ':next': next },
+        ExpressionAttributeNames: { '#seq': 'seq', ...(at === undefined ? {} : { '#at': 'at' }) },
+        ExpressionAttributeValues: { ':seen': seen, ':next': next, ...(at === undefined ? {} : { ':at': at }) },
       },
     };
   }
@@ -581,14 +602,20 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
     deploymentId: string,
     groups: readonly PreparedGroup[],
   ): Promise<Map<string, StoredEvent[]>> {
-    const seen = await this.headSeq(deploymentId);
+    const { seq: seen, at: seenAt } = await this.head(deploymentId);
     const total = groups.reduce((n, g) => n + g.events.length, 0);
+    let at = seenAt;
+    const inOrder = groups.map((g) => {
+      const events = dated(at, g.events);
+      at = lastAt(events, at);
+      return { ...g, events };
+    });
     const items: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']> = [
-      this.moveHead(deploymentId, seen, seen + total),
+      this.moveHead(deploymentId, seen, seen + total, at),
     ];
     const stored = new Map<string, StoredEvent[]>();
     let seq = seen;
-    for (const group of groups) {
+    for (const group of inOrder) {
       const events: StoredEvent[] = [];
       stored.set(group.key, events);
       items.push(this.marker(deploymentId, group.key, seq + 1));
@@ -604,17 +631,18 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
 
   private async appendBatch(deploymentId: string, batch: readonly Prepared[]): Promise<StoredEvent[]> {
     for (let attempt = 1; ; attempt += 1) {
-      const seen = await this.headSeq(deploymentId);
+      const { seq: seen, at: seenAt } = await this.head(deploymentId);
+      const inOrder = dated(seenAt, batch);
       try {
         await this.db.send(
           new TransactWriteCommand({
             TransactItems: [
-              this.moveHead(deploymentId, seen, seen + batch.length),
-              ...eventItems(this.tableName, deploymentId, seen + 1, batch),
+              this.moveHead(deploymentId, seen, seen + batch.length, lastAt(inOrder, seenAt)),
+              ...eventItems(this.tableName, deploymentId, seen + 1, inOrder),
             ],
           }),
         );
-        return batch.map((e, i) => ({
+        return inOrder.map((e, i) => ({
           seq: seen + 1 + i,
           at: e.at,
           event: JSON.parse(e.body) as StoredEvent['event'],
@@ -627,11 +655,15 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
     }
   }
 
-  private async headSeq(deploymentId: string): Promise<number> {
+  /** The head: the last seq written and the time of that event (absent on a head written before times were kept). */
+  private async head(deploymentId: string): Promise<{ seq: number; at: string | undefined }> {
     const { Item } = await this.db.send(
       new GetCommand({ TableName: this.tableName, Key: keys.deploymentEventsHead(deploymentId), ConsistentRead: true }),
     );
-    return Item === undefined ? 0 : Number(Item['seq'] ?? 0);
+    return {
+      seq: Item === undefined ? 0 : Number(Item['seq'] ?? 0),
+      at: typeof Item?.['at'] === 'string' ? Item['at'] : undefined,
+    };
   }
 
   async after(deploymentId: string, seq: number, limit: number): Promise<readonly StoredEvent[]> {

@@ -161,6 +161,24 @@ describe('a SIGKILL of the whole stack mid-command, then a restart on the same d
           error_message: 'The agent restarted while the command was running',
         }),
       ]);
+      // its history ends once (issue 34): one terminal state_change, and its entries' times follow their order
+      const endsOf = async () => {
+        const history = (await call('GET', `/deployments/${runningId}/logs/history?limit=100`)).json as {
+          id: number;
+          timestamp: string;
+          event_type: string;
+          metadata: { new_state?: string } | null;
+        }[];
+        for (let i = 1; i < history.length; i += 1)
+          expect(
+            Date.parse(history[i]!.timestamp),
+            JSON.stringify(history.slice(Math.max(0, i - 2), i + 2)),
+          ).toBeGreaterThanOrEqual(Date.parse(history[i - 1]!.timestamp));
+        return history.filter(
+          (e) => e.event_type === 'state_change' && TERMINAL.includes(String(e.metadata?.new_state)),
+        );
+      };
+      expect(await endsOf()).toHaveLength(1);
       // each queued one is dispatched and runs once
       const deploymentIds = await waitFor(
         'both queued requests to be dispatched',
@@ -192,6 +210,8 @@ describe('a SIGKILL of the whole stack mid-command, then a restart on the same d
       await new Promise((r) => setTimeout(r, 5_000));
       expect(await lines(join(dir, 'q1.runs'))).toEqual(['run']);
       expect(await lines(join(dir, 'q2.runs'))).toEqual(['run']);
+      // and the interrupted one still ended once after those sweeps and passes
+      expect(await endsOf()).toHaveLength(1);
       // Never started again by the restart, and not left running: the command's own process group outlived the
       // SIGKILL of the stack's group, and the restarted agent ended it before reporting the command lost.
       expect(await lines(join(dir, 'long.runs'))).toEqual(['started']);

@@ -44,8 +44,10 @@ const start = (
   queue: { url: string; arn: string },
   handler: (event: SQSEvent) => Promise<SQSBatchResponse | void>,
   batchSize = 10,
+  log?: (line: string) => void,
 ) =>
   startPoller({
+    ...(log === undefined ? {} : { log }),
     sqs,
     queueUrl: queue.url,
     queueArn: queue.arn,
@@ -135,5 +137,39 @@ describe('local SQS poller', () => {
     }
     expect(dead).toBe('poison');
     expect(attempts).toBe(2);
+  });
+
+  it('moves a message a consumer keeps reporting as failed to the dead-letter queue, logging each failed receive', async () => {
+    // Prepare
+    const queues = await queuesWith(2);
+    await sqs.send(new SendMessageCommand({ QueueUrl: queues['Q']!.url, MessageBody: 'poison' }));
+    const lines: string[] = [];
+    let attempts = 0;
+    // Act: the consumer reports the message failed (as every consumer does, per message)
+    poller = start(
+      queues['Q']!,
+      async (event) => {
+        attempts += 1;
+        return { batchItemFailures: event.Records.map((r) => ({ itemIdentifier: r.messageId })) };
+      },
+      10,
+      (line) => lines.push(line),
+    );
+    await until(() => attempts >= 2);
+    let dead: string | undefined;
+    const deadline = Date.now() + 10_000;
+    while (dead === undefined && Date.now() < deadline) {
+      const { Messages } = await sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: queues['Dlq']!.url, WaitTimeSeconds: 1 }),
+      );
+      dead = Messages?.[0]?.Body;
+    }
+    // Assess
+    expect(dead).toBe('poison');
+    expect(attempts).toBe(2);
+    expect(lines).toEqual([
+      expect.stringMatching(/test-consumer: message \S+ failed \(receive 1\).*dead-letter queue/),
+      expect.stringMatching(/test-consumer: message \S+ failed \(receive 2\)/),
+    ]);
   });
 });

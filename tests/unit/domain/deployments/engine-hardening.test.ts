@@ -17,6 +17,7 @@ import type { Caller } from '../../../../domain/identity/types.js';
 import type { Freeze } from '../../../../domain/tenancy/types.js';
 import { aDeployment, aDraft, aPendingRequest, deploymentsFakes } from '../../../fakes/deployments.js';
 import { FakeCommandRepository } from '../../../fakes/targets.js';
+import { FakeDeploymentEventStore } from '../../functions/streams/fake-event-store.js';
 
 const setup = (options: { maxFailedPasses?: number; maxDeploymentSeconds?: number; transient?: boolean } = {}) => {
   const fakes = deploymentsFakes(1);
@@ -211,24 +212,16 @@ describe('the outbox', () => {
 
   it('settling twice is harmless: the final event is appended once', async () => {
     const s = setup();
-    const stored: unknown[] = [];
-    const events = {
-      last: async () =>
-        stored.length === 0 ? undefined : { seq: stored.length, at: '', event: stored.at(-1) as never },
-      append: async (_: string, e: readonly { event: unknown }[]) => {
-        stored.push(...e.map((x) => x.event));
-        return [];
-      },
-    };
+    const store = new FakeDeploymentEventStore();
     const entry = owedBy(aDeployment(), {
       ...aDeployment(),
       state: 'failed',
       completedAt: '2026-11-22T10:05:00.000Z',
       errorMessage: 'x',
     });
-    await settleOutbox({ ...s.deps, events }, entry);
-    await settleOutbox({ ...s.deps, events }, entry);
-    expect(stored).toEqual([
+    await settleOutbox({ ...s.deps, events: store }, entry);
+    await settleOutbox({ ...s.deps, events: store }, entry);
+    expect((store.events.get(aDeployment().id) ?? []).map((e) => e.event)).toEqual([
       {
         type: 'state_change',
         deployment_id: aDeployment().id,

@@ -3,21 +3,45 @@
 import {
   boundedEvent,
   contiguousAfter,
+  forwardInTime,
+  redatedEvent,
   type DeploymentEventStore,
+  type KeyedEventAppender,
+  type KeyedEvents,
   type NewEvent,
   type StoredEvent,
 } from '../../../../domain/deployments/events.js';
 
-export class FakeDeploymentEventStore implements DeploymentEventStore {
+export class FakeDeploymentEventStore implements DeploymentEventStore, KeyedEventAppender {
   readonly events = new Map<string, StoredEvent[]>();
+  /** The keys of the groups appended, per deployment (the adapter's markers). */
+  readonly marked = new Map<string, Set<string>>();
   failNext = 0;
   reads = 0;
 
   async append(deploymentId: string, events: readonly NewEvent[]): Promise<readonly StoredEvent[]> {
     const list = this.events.get(deploymentId) ?? [];
-    const stored = events.map((e, i) => ({ seq: list.length + 1 + i, at: e.at, event: boundedEvent(e.event) }));
+    const stored = forwardInTime(list.at(-1)?.at, events, (e, at) => ({ at, event: redatedEvent(e.event, at) })).map(
+      (e, i) => ({
+        seq: list.length + 1 + i,
+        at: e.at,
+        event: boundedEvent(e.event),
+      }),
+    );
     this.events.set(deploymentId, [...list, ...stored]);
     return stored;
+  }
+
+  /** Each group at most once (the check and the append are one step, as the adapter's conditional transaction). */
+  async appendOnce(deploymentId: string, groups: readonly KeyedEvents[]): Promise<readonly StoredEvent[]> {
+    const marked = this.marked.get(deploymentId) ?? new Set<string>();
+    this.marked.set(deploymentId, marked);
+    const fresh = groups.filter((g) => g.events.length > 0 && !marked.has(g.key));
+    for (const g of fresh) marked.add(g.key);
+    return this.append(
+      deploymentId,
+      fresh.flatMap((g) => g.events),
+    );
   }
 
   async after(deploymentId: string, seq: number, limit: number): Promise<readonly StoredEvent[]> {

@@ -1,0 +1,137 @@
+// Benchmark (figures printed, nothing asserted): a soak of the local stack (issue 34). Run with
+// `npm run bench:soak -- [minutes]` (default 30).
+//
+// One local stack with its two local agents. For the whole run: mixed authenticated API reads (auth/me,
+// deployments, targets, server/info) at about 10 a second, a deployment on local-1 every 10 s, and one open event
+// stream (GET /sse/deployments, reopened if it ends). Per minute: the resident memory (RSS, MB) of every long-lived
+// process (this node process: the front, pollers and stream runner; serverless-offline's child; DynamoDB Local's
+// JVM; the agents), the errors (non-2xx reads, failed creates, stream drops), and the read latency p50/p99. At the end:
+// whether memory is flat (each process's last minute within 20 % of its second minute, the first being warm-up)
+// and the p99 within 1.5 x the first minute's.
+import { readFile, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startLocalAgents } from '../../local/agents.js';
+import { startStack } from '../../local/stack.js';
+import { apiClient } from '../support/http.js';
+import { runBench } from './support.js';
+
+process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
+
+const ADMIN = { email: 'bench@example.com', password: 'bench-password' };
+const MINUTES = Number(process.argv[2] ?? 30);
+const READS = ['/auth/me', '/deployments?limit=20', '/targets?limit=20', '/server/info'];
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const percentile = (sorted: readonly number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+
+/** RSS in MB of a process and its children's tree is not summed: the process itself (VmRSS). */
+const rssMb = async (pid: number | undefined): Promise<number | undefined> => {
+  if (pid === undefined) return undefined;
+  const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  const kb = /VmRSS:\s+(\d+)/.exec(status)?.[1];
+  return kb === undefined ? undefined : Math.round(Number(kb) / 1024);
+};
+
+void runBench(async () => {
+  const { logger } = await import('../../functions/shared/logger.js');
+  logger.setLogLevel('CRITICAL');
+  const stack = await startStack({ port: 0, bootstrapAdmin: ADMIN, warm: true });
+  const dir = await mkdtemp(join(tmpdir(), 'deployer-soak-'));
+  const agents = await startLocalAgents(stack, dir, () => undefined);
+  const api = apiClient(() => stack.baseUrl);
+  const token = (await api.login(ADMIN)).token;
+  const call = (method: string, path: string, body?: unknown) => api.call(method, `/api/v1${path}`, { token, body });
+  const [dynamoPid, offlinePid] = stack.childPids;
+  const processes: Record<string, number | undefined> = {
+    'stack (node)': process.pid,
+    'serverless-offline': offlinePid,
+    'dynamodb-local (java)': dynamoPid,
+    ...Object.fromEntries(agents.map((a, i) => [`agent local-${i + 1}`, a.pid])),
+  };
+  let stopped = false;
+  let minute = { latencies: [] as number[], errors: 0, reads: 0, creates: 0 };
+  try {
+    const action = await call('POST', '/actions', {
+      slug: 'soak-run',
+      name: 'soak-run',
+      version: { version: '1.0.0', script: 'echo soak; sleep 1; echo done' },
+    });
+    // The open event stream, reopened when it ends
+    const stream = (async () => {
+      while (!stopped) {
+        try {
+          const issued = await call('POST', '/auth/sse-token', {});
+          const answer = await fetch(`${stack.baseUrl}/api/v1/sse/deployments?sse_token=${issued.json.sse_token}`);
+          const reader = answer.body?.getReader();
+          while (!stopped && reader !== undefined) if ((await reader.read()).done) break;
+          await reader?.cancel().catch(() => undefined);
+        } catch {
+          minute.errors += 1;
+        }
+        if (!stopped) await sleep(1_000);
+      }
+    })();
+    const reads = (async () => {
+      for (let i = 0; !stopped; i += 1) {
+        const started = performance.now();
+        const reply = await call('GET', READS[i % READS.length]!).catch(() => undefined);
+        minute.latencies.push(performance.now() - started);
+        minute.reads += 1;
+        if (reply === undefined || reply.status >= 300) minute.errors += 1;
+        await sleep(100);
+      }
+    })();
+    const creates = (async () => {
+      while (!stopped) {
+        const reply = await call('POST', '/deployments', {
+          action_id: action.json.id,
+          target_tags: [{ key: 'role', value: 'web' }],
+        }).catch(() => undefined);
+        minute.creates += 1;
+        if (reply === undefined || (reply.status !== 201 && reply.status !== 202)) minute.errors += 1;
+        await sleep(10_000);
+      }
+    })();
+    const rows: Record<string, number | string | undefined>[] = [];
+    for (let m = 1; m <= MINUTES; m += 1) {
+      await sleep(60_000);
+      const done = minute;
+      minute = { latencies: [], errors: 0, reads: 0, creates: 0 };
+      const sorted = [...done.latencies].sort((a, b) => a - b);
+      const row: Record<string, number | string | undefined> = {
+        minute: m,
+        reads: done.reads,
+        creates: done.creates,
+        errors: done.errors,
+        p50_ms: Math.round(percentile(sorted, 50)),
+        p99_ms: Math.round(percentile(sorted, 99)),
+      };
+      for (const [name, pid] of Object.entries(processes)) row[`${name} MB`] = await rssMb(pid);
+      rows.push(row);
+      console.log(`RESULT ${JSON.stringify({ bench: 'soak', ...row })}`);
+    }
+    stopped = true;
+    await Promise.race([Promise.all([reads, creates, stream]), sleep(15_000)]);
+    console.table(rows);
+    const base = rows[Math.min(1, rows.length - 1)]!;
+    const last = rows.at(-1)!;
+    const flat = Object.keys(processes).map((name) => {
+      const a = Number(base[`${name} MB`]);
+      const b = Number(last[`${name} MB`]);
+      return { process: name, from_mb: a, to_mb: b, flat: Number.isNaN(a) || b <= a * 1.2 };
+    });
+    console.table(flat);
+    const p99Ok = Number(last['p99_ms']) <= 1.5 * Number(rows[0]!['p99_ms']);
+    const errors = rows.reduce((n, r) => n + Number(r['errors']), 0);
+    console.log(
+      `memory flat: ${flat.every((f) => f.flat) ? 'yes' : 'no'}; p99 within 1.5 x the first minute: ${p99Ok ? 'yes' : 'no'} (${rows[0]!['p99_ms']} -> ${last['p99_ms']} ms); errors: ${errors}`,
+    );
+  } finally {
+    stopped = true;
+    await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
+    await stack.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
