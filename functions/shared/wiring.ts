@@ -4,8 +4,7 @@
 import type { HealthDeps } from '../../domain/health/check-health.js';
 import type { RateLimiter } from '../../domain/identity/ports.js';
 import { amortisedRateGate } from '../../domain/identity/rate-gate.js';
-import { makeDynamoBaseClient, makeDynamoClient, makeSqsClient } from '../../infra/aws-clients.js';
-import { dynamoIdempotencyLayer } from '../../infra/dynamodb/idempotency-store.js';
+import { makeDynamoClient, makeSqsClient } from '../../infra/aws-clients.js';
 import { config, missingCloudSettings } from '../../infra/config.js';
 import { DynamoIdGenerator } from '../../infra/dynamodb/id-generator.js';
 import { DynamoRateLimiter } from '../../infra/dynamodb/rate-limiter.js';
@@ -17,7 +16,6 @@ import { logger } from './logger.js';
 import type { RateGate } from './middlewares.js';
 import { once } from './once.js';
 import type { BaseShell } from './shell.js';
-import type { IdempotencyStore } from './idempotency.js';
 
 export const infra = once(() => {
   const cfg = config();
@@ -98,15 +96,8 @@ export const startupProblems = once(() => {
 });
 
 /** What every endpoint's shell has (functions/shared/shell.ts); the areas add their authenticators. */
-/** The plain DynamoDB client Powertools' idempotency layer uses (created on the first keyed request). */
-const dynamoBase = once(() => makeDynamoBaseClient(infra().config));
-const idempotency: IdempotencyStore = {
-  layerFor: (userId) => dynamoIdempotencyLayer(dynamoBase(), infra().config.TABLE_NAME, userId),
-};
-
 export const baseShell: BaseShell = {
   rateGate,
   startupProblems,
   cors: corsSettings(corsOrigins.origins),
-  idempotency,
 };
