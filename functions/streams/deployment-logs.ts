@@ -27,6 +27,9 @@ import { stream } from '../shared/stream.js';
 import { guardedStream, type StreamCaller, type StreamGuardDeps } from '../shared/stream-guard.js';
 import { logStreamDeps } from '../shared/stream-wiring.js';
 
+/** How many events before the last one a finished stream reads back to find a stored end. */
+const END_LOOKBACK = 20;
+
 export interface LogStreamDeps {
   /** `?sse_token=` -> the caller, once (the token is single use), with the re-check an open stream repeats. */
   readonly verify: (token: string | undefined) => Promise<StreamCaller>;
@@ -119,7 +122,13 @@ export async function* deploymentLogFrames(
           if (last === undefined || last.seq <= cursor) {
             // Caught up with a finished deployment: its stored terminal state_change was already sent (a client
             // resuming after the end), or there is none and the record's is sent now.
-            const end = synthesizedEnd(deployment, last);
+            // Events may follow the stored end (a failed command's analysis): the last few are read, so a client
+            // resuming after such a line is not sent a second, synthesized end.
+            const tail =
+              last === undefined || isTerminalEvent(last.event)
+                ? []
+                : await deps.events.after(deployment.id, Math.max(0, last.seq - END_LOOKBACK), END_LOOKBACK);
+            const end = synthesizedEnd(deployment, last, tail);
             if (end !== undefined && end.seq > cursor) yield sseMessage(streamMessage(end.event), end.seq);
             return;
           }

@@ -175,6 +175,18 @@ describe('deploymentLogFrames', () => {
     expect(out.elapsedMs).toBe(0);
   });
 
+  it('sends no second end to a client resuming after a line stored after the terminal state_change (an analysis)', async () => {
+    const d = aDeployment({ state: 'failed', completedAt: '2026-11-22T10:00:00.000Z' });
+    const events = new FakeDeploymentEventStore();
+    await events.append(d.id, [
+      { at: 'x', event: log('a') },
+      { at: 'x', event: end(d.id) },
+      { at: 'x', event: log('analysis') },
+    ]);
+    const out = await (await run({ deployment: d, events, from: 3 })).frames();
+    expect(messages(out.frames)).toEqual([[null, 'ping']]);
+  });
+
   it('ends a finished deployment whose store has no terminal state_change with one built from its record, once', async () => {
     const d = aDeployment({
       state: 'cancelled',
