@@ -21,3 +21,21 @@ export const whenCondition = async <T>(write: Promise<T>): Promise<T | undefined
 /** True when the write happened, false when its condition did not hold; other failures are rethrown. */
 export const conditionally = async (write: Promise<unknown>): Promise<boolean> =>
   (await whenCondition(write.then(() => true))) ?? false;
+
+const READ_BACK_ATTEMPTS = 4;
+
+/**
+ * What is stored after a write whose answer may have been lost (issue 34): a timeout or dropped connection after
+ * DynamoDB applied it, or the SDK's own retry of a write that had applied, whose condition then fails on the first
+ * attempt's item. Reads the item back (a few times: the read may fail too) and answers it, or undefined when the
+ * write did not apply. Unreadable every time: `error`, the write's own failure, is thrown.
+ */
+export const readBack = async <T>(error: unknown, read: () => Promise<T | undefined>): Promise<T | undefined> => {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await read();
+    } catch {
+      if (attempt >= READ_BACK_ATTEMPTS) throw error;
+    }
+  }
+};

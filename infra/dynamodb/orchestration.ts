@@ -18,7 +18,7 @@ import type { Orchestration } from '../../domain/deployments/ports.js';
 import type { Deployment, HeldInstance, OutboxEntry, PendingRequest } from '../../domain/deployments/types.js';
 import { RequestNotProcessingError } from '../../domain/deployments/dispatch.js';
 import { aliasItem } from './aliases.js';
-import { conditionally, isConditionFailure } from './conditional.js';
+import { conditionally, isConditionFailure, readBack } from './conditional.js';
 import { deploymentItem } from './deployment-repository.js';
 import { changedValues } from './pending-request-repository.js';
 import { keys } from './keys.js';
@@ -82,12 +82,32 @@ export class DynamoOrchestration implements Orchestration {
         );
         return chosen;
       } catch (error) {
-        if (!isConditionFailure(error)) throw error;
+        // The answer lost after the commit (or the SDK's retry refused by the first attempt's deployment item): the
+        // deployment is stored, on the instance it holds. Never a second one: the caller would queue or fail it.
+        if (!isConditionFailure(error) || failedAt(error, 0)) {
+          const stored = await readBack(error, () => this.storedInstance(deployment.id));
+          if (stored !== undefined) return stored ?? chosen;
+          if (!isConditionFailure(error)) throw error;
+        }
         if (dispatched !== undefined && failedAt(error, 4)) throw new RequestNotProcessingError(dispatched.request.id);
         // The instance was taken (or the capacity lowered) meanwhile: look again.
       }
     }
     return undefined;
+  }
+
+  /** The instance a stored deployment holds (null once it ended), or undefined when it is not stored. */
+  private async storedInstance(deploymentId: string): Promise<string | null | undefined> {
+    const { Item } = await this.db.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: keys.deployment(deploymentId),
+        ConsistentRead: true,
+        ProjectionExpression: 'instanceId',
+      }),
+    );
+    if (Item === undefined) return undefined;
+    return typeof Item['instanceId'] === 'string' ? Item['instanceId'] : null;
   }
 
   private startItems(

@@ -5,7 +5,7 @@
 import { PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { PendingRequestRepository } from '../../domain/deployments/ports.js';
 import type { PendingRequest } from '../../domain/deployments/types.js';
-import { conditionally } from './conditional.js';
+import { conditionally, readBack } from './conditional.js';
 import { encryptionIndex } from './encryption-index.js';
 import { keys } from './keys.js';
 import { getRecord, listPartition, stripKeys, type Item } from './records.js';
@@ -25,21 +25,27 @@ export class DynamoPendingRequestRepository implements PendingRequestRepository 
   ) {}
 
   async create(request: PendingRequest): Promise<void> {
-    await this.db.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: {
-          ...keys.pendingRequest(request.id),
-          ...keys.pendingQueue(request.priority, request.queuedAt, request.id),
-          ...keys.pendingRequestsIndex(request.createdAt, request.id),
-          ...keys.changed('pending_deployments', new Date().toISOString(), request.id),
-          type: 'pending_request',
-          ...request,
-          ...encryptionIndex('pending_request', request, keys.pendingRequest(request.id)),
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
+    try {
+      await this.db.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: {
+            ...keys.pendingRequest(request.id),
+            ...keys.pendingQueue(request.priority, request.queuedAt, request.id),
+            ...keys.pendingRequestsIndex(request.createdAt, request.id),
+            ...keys.changed('pending_deployments', new Date().toISOString(), request.id),
+            type: 'pending_request',
+            ...request,
+            ...encryptionIndex('pending_request', request, keys.pendingRequest(request.id)),
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    } catch (error) {
+      // The answer lost after the write applied (or the SDK's retry met the first attempt's item, the id being new):
+      // stored, so committed, not failed.
+      if ((await readBack(error, () => this.get(request.id))) === undefined) throw error;
+    }
   }
 
   async get(id: string): Promise<PendingRequest | undefined> {

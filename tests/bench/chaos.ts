@@ -3,11 +3,12 @@
 //
 // One local stack with its two local agents, 4 orchestration instances; the handlers reach DynamoDB and SQS through
 // tests/support/faults.ts. For each rate (10 %, 30 %, 50 % of the calls failing: throttling, 500, timeout after the
-// write applied, connection reset, each as likely): creates two a second on local-1, never retried; the faults stop;
-// every accepted deployment is awaited (2 minutes at most). Printed per rate: creates answered by status,
-// deployments run, run twice, stuck (accepted and not ended, or requests still waiting), refused creates whose
-// deployment ran anyway (a 5xx after the commit: ids in the run file that no 201/202 named), the faults injected,
-// and the time.
+// write applied, connection reset, each as likely): creates two a second on local-1, each with an Idempotency-Key and
+// retried on a 5xx or 409 (6 times at most, as a pipeline would); the faults stop; every accepted deployment is
+// awaited (2 minutes at most). Printed per rate: the first answers and the final answers by status, the retries,
+// deployments run, run twice, stuck (accepted and not ended, or requests still waiting), and refused_but_ran: runs
+// that no final answer named (a create that committed, answered 5xx and was run again by its retry), the faults
+// injected, and the time.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +23,8 @@ const ADMIN = { email: 'bench@example.com', password: 'bench-password' };
 const RATES = [0.1, 0.3, 0.5];
 const TERMINAL = ['success', 'failed', 'cancelled', 'rolled_back'];
 const CREATES = Number(process.argv[2] ?? 20);
+/** Retries of a create refused with a 5xx or 409, as the command line does. */
+const RETRIES = 6;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -57,15 +60,28 @@ void runBench(async () => {
       const before = (await readFile(runFile, 'utf8').catch(() => '')).split('\n').filter(Boolean).length;
       const faultsBefore = faults.summary().total;
       faults.set({ rate });
-      const answers = await Promise.all(
+      // Each create as a careful client sends it: one Idempotency-Key, retried on a 5xx or 409 with backoff.
+      const tries = await Promise.all(
         Array.from({ length: CREATES }, async (_, i) => {
           await sleep(i * 500);
-          return call('POST', '/deployments', {
-            action_id: action.json.id,
-            target_tags: [{ key: 'role', value: 'web' }],
-          });
+          const key = `chaos-${rate}-${i}-${since}`;
+          const sent = [];
+          for (let attempt = 1; attempt <= RETRIES + 1; attempt += 1) {
+            const answer = await api.call('POST', '/api/v1/deployments', {
+              token,
+              headers: { 'idempotency-key': key },
+              body: { action_id: action.json.id, target_tags: [{ key: 'role', value: 'web' }] },
+            });
+            sent.push(answer);
+            if (answer.status < 500 && answer.status !== 409) break;
+            await sleep(200 * attempt);
+          }
+          return sent;
         }),
       );
+      const answers = tries.map((t) => t.at(-1)!);
+      const firstByStatus: Record<string, number> = {};
+      for (const t of tries) firstByStatus[t[0]!.status] = (firstByStatus[t[0]!.status] ?? 0) + 1;
       faults.set({ rate: 0 });
       const injected = faults.summary().total - faultsBefore;
       const byStatus: Record<string, number> = {};
@@ -102,7 +118,9 @@ void runBench(async () => {
       ).length;
       rows.push({
         rate: `${rate * 100} %`,
-        creates: byStatus,
+        first_answers: firstByStatus,
+        retries: tries.flat().length - tries.length,
+        final_answers: byStatus,
         faults: injected,
         ran: counts.size,
         ran_twice: [...counts.values()].filter((n) => n > 1).length,
@@ -113,7 +131,13 @@ void runBench(async () => {
       console.log(`RESULT ${JSON.stringify({ bench: 'chaos', ...rows.at(-1) })}`);
     }
     const ready = await call('GET', '/health/ready');
-    console.table(rows.map((r) => ({ ...r, creates: JSON.stringify(r['creates']) })));
+    console.table(
+      rows.map((r) => ({
+        ...r,
+        first_answers: JSON.stringify(r['first_answers']),
+        final_answers: JSON.stringify(r['final_answers']),
+      })),
+    );
     console.log(`health/ready after: ${ready.status}`);
     const s = faults.summary();
     console.log('faults by kind', {
