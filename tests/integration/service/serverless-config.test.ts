@@ -1,7 +1,7 @@
 // serverless.yml against the route tables and the packaged CloudFormation template: every route reaches its
 // area's function, the stream paths reach the streaming function, the stack stays deployable, every function's
 // role grants exactly the AWS calls its bundled code makes, the queues suit their consumers, and CORS is
-// configured from CORS_ORIGINS.
+// configured from CORS_ORIGINS, and the packaged template follows the resource types' published schemas.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -25,6 +25,7 @@ import {
 import { LOCAL_VISIBILITY_TIMEOUT_SECONDS, localQueues } from '../../../local/stack.js';
 import { awsCallsOf, type FunctionCalls } from './aws-calls.js';
 import { cyclesOf, dependenciesOf } from './template-graph.js';
+import { templateSchemaProblems, type Template } from './template-schema.js';
 import { importZipAlone } from './zip-imports.js';
 
 let definition: ServiceDefinition;
@@ -514,6 +515,11 @@ describe('serverless package', () => {
       ).toEqual({
         Mode: 'Active',
       });
+  });
+
+  it("follows the resource types' published schemas: types, properties, required ones, Refs and attributes", () => {
+    // tests/integration/service/template-schema.ts, on AWS's own database of the CloudFormation registry schemas.
+    expect(templateSchemaProblems(template as Template)).toEqual([]);
   });
 
   it('stays well inside the 500-resource limit when every area exists', () => {
