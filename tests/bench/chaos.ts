@@ -20,7 +20,8 @@ import { runBench } from './support.js';
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
 const ADMIN = { email: 'bench@example.com', password: 'bench-password' };
-const RATES = [0.1, 0.3, 0.5];
+/** CHAOS_RATES=0.5 (comma-separated) runs those rates only. */
+const RATES = (process.env['CHAOS_RATES'] ?? '0.1,0.3,0.5').split(',').map(Number);
 const TERMINAL = ['success', 'failed', 'cancelled', 'rolled_back'];
 const CREATES = Number(process.argv[2] ?? 20);
 /** Retries of a create refused with a 5xx or 409, as the command line does. */
@@ -129,6 +130,13 @@ void runBench(async () => {
         seconds: Math.round((Date.now() - since) / 1000),
       });
       console.log(`RESULT ${JSON.stringify({ bench: 'chaos', ...rows.at(-1) })}`);
+      // What the refused keys were answered, attempt by attempt, and when the runs no answer named were created.
+      for (const t of tries.filter((t) => t.at(-1)!.status >= 300))
+        console.log('refused key:', t.map((a) => `${a.status} ${String(a.json?.error?.code ?? '')}`).join(', '));
+      for (const id of [...counts.keys()].filter((id) => !acceptedIds.has(id))) {
+        const d = (await call('GET', `/deployments/${id}`)).json;
+        console.log('ran, no answer named it:', id, d.created_at, d.state);
+      }
     }
     const ready = await call('GET', '/health/ready');
     console.table(

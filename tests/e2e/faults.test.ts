@@ -6,8 +6,11 @@
 // committed and then answered 5xx would run twice on its retry); every accepted deployment ends; nothing left
 // running or waiting after the faults stop and a sweep; the stack is ready after. A create whose transaction (or
 // queued request) applied while its answer was lost answers 201 (202) and stores one deployment (request).
-// Consumers: a batch reports its failures per message, a duplicate delivery changes nothing.
+// Consumers (orchestrator, dispatcher, webhooks): a batch reports its failures per message (the dispatcher: its
+// whole batch, one run), a duplicate delivery changes nothing.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SQSEvent } from 'aws-lambda';
@@ -253,5 +256,113 @@ describe('consumers under faults', () => {
     expect(failing).toEqual({ batchItemFailures: [{ itemIdentifier: 'm4' }] });
     expect((await call('GET', `/deployments/${id}`)).json).toEqual(before);
     expect((await call('GET', `/deployments/${id}/logs/history?limit=100`)).json).toEqual(history);
+  });
+  it('the dispatcher reports its whole batch when its run fails; duplicate wake-ups dispatch each request once', async () => {
+    // Prepare: three requests queued behind capacity 0
+    const { handler } = await import('../../functions/queues/dispatch-consumer.js');
+    const action = await call('POST', '/actions', {
+      slug: 'faults-dispatch',
+      name: 'faults-dispatch',
+      version: { version: '1.0.0', script: 'true' },
+    });
+    expect(action.status).toBe(201);
+    expect((await call('PUT', '/admin/orchestration', { instances: 0 })).status).toBe(200);
+    const queued = await Promise.all(
+      [0, 1, 2].map(() =>
+        call('POST', '/deployments', { action_id: action.json.id, target_tags: [{ key: 'role', value: 'web' }] }),
+      ),
+    );
+    expect(queued.map((q) => q.status)).toEqual([202, 202, 202]);
+    const wake = JSON.stringify({ reason: 'test' });
+    // Act: a run whose queue reads are throttled, then the capacity back and the same wake-up delivered three times
+    faults.set({ rate: 1, kinds: ['throttle'], operations: ['Query'] });
+    let failing: Awaited<ReturnType<typeof handler>>;
+    try {
+      failing = await handler({ Records: [record('d1', wake), record('d2', wake)] });
+    } finally {
+      faults.set({ rate: 0 });
+    }
+    expect((await call('PUT', '/admin/orchestration', { instances: 4 })).status).toBe(200);
+    const duplicates = await Promise.all([
+      handler({ Records: [record('d3', wake), record('d4', wake)] }),
+      handler({ Records: [record('d5', wake)] }),
+    ]);
+    // Assess: every message of the failed run comes back; each request became exactly one deployment
+    expect(failing).toEqual({ batchItemFailures: [{ itemIdentifier: 'd1' }, { itemIdentifier: 'd2' }] });
+    expect(duplicates).toEqual([{ batchItemFailures: [] }, { batchItemFailures: [] }]);
+    const ids = queued.map((q) => q.json.pending_request_id as string);
+    const dispatched = await waitFor(
+      'the three requests to be dispatched',
+      async () => {
+        const pending = (await call('GET', '/deployments/pending')).json as { id: string; deployment_id?: string }[];
+        const mine = pending.filter((p) => ids.includes(p.id) && p.deployment_id !== undefined);
+        return mine.length === 3 ? mine.map((p) => p.deployment_id!) : undefined;
+      },
+      30_000,
+    );
+    expect(new Set(dispatched).size).toBe(3);
+    const deployments = (await call('GET', '/deployments?limit=100')).json.data as { id: string; action_id: string }[];
+    expect(
+      deployments
+        .filter((d) => d.action_id === action.json.id)
+        .map((d) => d.id)
+        .sort(),
+    ).toEqual([...dispatched].sort());
+  });
+
+  it('the webhook consumer reports only the failed message; a duplicate event is delivered once', async () => {
+    // Prepare: a receiver and a subscription to it
+    const received: string[] = [];
+    const receiver = createServer((request, response) => {
+      let body = '';
+      request
+        .on('data', (c: Buffer) => (body += c.toString()))
+        .on('end', () => {
+          received.push(body);
+          response.writeHead(204).end();
+        });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const { handler } = await import('../../functions/queues/webhook-consumer.js');
+      const subscription = await call('POST', '/webhooks', {
+        url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+        event_types: ['deployment.succeeded'],
+      });
+      expect(subscription.status).toBe(201);
+      const marker = uniqueName('evt');
+      const event = (id: string) =>
+        JSON.stringify({
+          kind: 'event',
+          event: {
+            id,
+            type: 'deployment.succeeded',
+            tenantId: null,
+            timestamp: new Date().toISOString(),
+            data: { id: marker, state: 'success' },
+          },
+        });
+      // Act: an event whose delivery record cannot be written (reported), beside one that is not JSON (dropped);
+      // then the same event delivered twice in one batch
+      faults.set({ rate: 1, kinds: ['throttle'], operations: ['PutItem', 'TransactWriteItems'] });
+      let failing: Awaited<ReturnType<typeof handler>>;
+      try {
+        failing = await handler({ Records: [record('w1', event(`evt_${marker}_1`)), record('w2', 'not json')] });
+      } finally {
+        faults.set({ rate: 0 });
+      }
+      const duplicate = await handler({
+        Records: [record('w3', event(`evt_${marker}_2`)), record('w4', event(`evt_${marker}_2`))],
+      });
+      // Assess: the failed one comes back; the duplicate reaches the receiver once
+      expect(failing).toEqual({ batchItemFailures: [{ itemIdentifier: 'w1' }] });
+      expect(duplicate).toEqual({ batchItemFailures: [] });
+      await waitFor('the delivery', async () => (received.some((b) => b.includes(marker)) ? true : undefined), 30_000);
+      await new Promise((r) => setTimeout(r, 3_000)); // a second attempt message, if any, has been handled
+      expect(received.filter((b) => b.includes(marker))).toHaveLength(1);
+      expect((await call('DELETE', `/webhooks/${subscription.json.id as string}`)).status).toBe(204);
+    } finally {
+      await new Promise((resolve) => receiver.close(resolve));
+    }
   });
 });
