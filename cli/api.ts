@@ -35,6 +35,23 @@ export const USER_AGENT = `deployer-cli/${CLI_VERSION}`;
 const BACKOFF_MS = [500, 1000, 2000, 4000];
 /** A keyed create is retried at most this often (a read: once per BACKOFF_MS step). */
 const CREATE_RETRIES = 3;
+/**
+ * A keyed create answered 409 "still in progress" (an earlier attempt of the same key is running, or its answer was
+ * cut): asked again every 2 s for up to a minute (past the service's 29 s request timeout), until it answers the
+ * first attempt's answer or runs it.
+ */
+const IN_PROGRESS_WAIT_MS = 2_000;
+const IN_PROGRESS_WAITS = 30;
+
+/** The 409 the service answers while a request with the same Idempotency-Key is in flight. */
+const inProgress = (text: string): boolean => {
+  try {
+    const body = JSON.parse(text) as { error?: { code?: string; details?: { header?: string } } };
+    return body.error?.code === 'CONFLICT' && body.error.details?.header === 'Idempotency-Key';
+  } catch {
+    return false;
+  }
+};
 
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 export const sleep: Sleep = (ms, signal) =>
@@ -102,6 +119,7 @@ export const createApi = (
     const retries = method === 'GET' ? BACKOFF_MS.length : CREATE_RETRIES;
     let token = tokens === undefined ? undefined : await tokens.token();
     let renewed = false;
+    let waits = 0;
     for (let attempt = 0; ; attempt += 1) {
       let answer: { status: number; text: string };
       try {
@@ -122,6 +140,12 @@ export const createApi = (
           attempt -= 1;
           continue;
         }
+      }
+      if (keyed && answer.status === 409 && waits < IN_PROGRESS_WAITS && inProgress(answer.text)) {
+        waits += 1;
+        attempt -= 1;
+        await wait(IN_PROGRESS_WAIT_MS, options.signal);
+        continue;
       }
       if ((answer.status === 429 || answer.status >= 500) && retry && attempt < retries) {
         await wait(BACKOFF_MS[attempt] as number, options.signal);

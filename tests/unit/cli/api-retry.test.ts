@@ -1,14 +1,17 @@
 // The CLI retries a create that carries an Idempotency-Key (network error, 5xx) with the same key, at most 3 times,
-// never on a 4xx; a POST without a key is never retried.
+// never on a 4xx but the 409 of a key still in progress, which it waits out; a POST without a key is never retried.
 import { describe, expect, it } from 'vitest';
 import { createApi } from '../../../cli/api.js';
 
-const fakeFetch = (answers: readonly (number | 'network')[]) => {
+const IN_PROGRESS = '{"error":{"code":"CONFLICT","message":"in progress","details":{"header":"Idempotency-Key"}}}';
+
+const fakeFetch = (answers: readonly (number | 'network' | 'in_progress')[]) => {
   const keys: (string | undefined)[] = [];
   const impl = (async (_url: string, init: RequestInit) => {
     keys.push((init.headers as Record<string, string>)['idempotency-key']);
     const next = answers[keys.length - 1] ?? 201;
     if (next === 'network') throw new TypeError('fetch failed', { cause: { code: 'ECONNRESET' } });
+    if (next === 'in_progress') return new Response(IN_PROGRESS, { status: 409 });
     const body = next < 300 ? '{"deployment_id":"d1"}' : '{"error":{"code":"SERVICE_UNAVAILABLE","message":"down"}}';
     return new Response(body, { status: next });
   }) as unknown as typeof fetch;
@@ -45,6 +48,18 @@ describe('a keyed create', () => {
       api.request('POST', '/deployments', { body: {}, headers: { 'idempotency-key': 'k3' } }),
     ).rejects.toThrow();
     expect(keys).toHaveLength(1);
+  });
+
+  it('waits out a 409 "still in progress" of its own key (a cut earlier attempt), then takes the first answer', async () => {
+    const { impl, keys } = fakeFetch([503, 'in_progress', 'in_progress', 'in_progress', 'in_progress', 201]);
+    const waits: number[] = [];
+    const api = createApi('http://x', undefined, async (ms: number) => void waits.push(ms), impl);
+
+    const created = await api.request('POST', '/deployments', { body: {}, headers: { 'idempotency-key': 'k4' } });
+
+    expect(created.status).toBe(201);
+    expect(keys).toEqual(['k4', 'k4', 'k4', 'k4', 'k4', 'k4']);
+    expect(waits.slice(1)).toEqual([2000, 2000, 2000, 2000]);
   });
 
   it('without a key, a POST is not retried (as before)', async () => {
