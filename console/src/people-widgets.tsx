@@ -146,8 +146,12 @@ export const groupPermissions = (names: readonly string[]): { resource: string; 
     .map(([resource, permissions]) => ({ resource, permissions }));
 };
 
-/** A resource name as a heading: `pending_deployments` -> `Pending deployments`. */
+const LABELS: Readonly<Record<string, string>> = { api_keys: 'API keys', oauth_clients: 'OAuth clients' };
+
+/** A resource name as a heading: `pending_deployments` -> `Pending deployments`, `api_keys` -> `API keys`. */
 export const resourceLabel = (resource: string): string => {
+  const known = LABELS[resource];
+  if (known !== undefined) return known;
   const words = resource.replace(/_/g, ' ');
   return words.charAt(0).toUpperCase() + words.slice(1);
 };
