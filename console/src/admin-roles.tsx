@@ -4,6 +4,7 @@
 // hold). The API still decides and its message shows.
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
+import { ConfirmButton } from './people-widgets.js';
 import { ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
 interface Role {
@@ -124,10 +125,8 @@ export const Roles = ({
     if (done) setEditing(undefined);
   };
 
-  const remove = async (role: Role) => {
-    if (!window.confirm(`Delete the role ${role.name}? Users lose what it grants.`)) return;
-    await change(() => api('DELETE', `/admin/roles/${encodeURIComponent(role.id)}`), `Role ${role.name} deleted.`);
-  };
+  const remove = (role: Role) =>
+    change(() => api('DELETE', `/admin/roles/${encodeURIComponent(role.id)}`), `Role ${role.name} deleted.`);
 
   return (
     <section aria-labelledby="roles-title">
@@ -151,11 +150,7 @@ export const Roles = ({
                     Edit
                   </button>
                 ) : null}
-                {mayDelete ? (
-                  <button type="button" aria-label={`Delete role ${r.name}`} onClick={() => void remove(r)}>
-                    Delete
-                  </button>
-                ) : null}
+                {mayDelete ? <ConfirmButton verb="Delete" what={`role ${r.name}`} onConfirm={() => remove(r)} /> : null}
               </span>
             ) : null}
             {editing?.role.id === r.id ? (

@@ -4,6 +4,7 @@
 import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
+import { ConfirmButton } from './people-widgets.js';
 import { ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
 interface AdminUser {
@@ -88,10 +89,8 @@ export const Users = ({
     if (saved) setEditing(undefined);
   };
 
-  const remove = async (user: AdminUser) => {
-    if (!window.confirm(`Delete the user ${user.email}? This cannot be undone.`)) return;
-    await change(() => api('DELETE', `/admin/users/${encodeURIComponent(user.id)}`), `User ${user.email} deleted.`);
-  };
+  const remove = (user: AdminUser) =>
+    change(() => api('DELETE', `/admin/users/${encodeURIComponent(user.id)}`), `User ${user.email} deleted.`);
 
   const mayUpdate = permissions.has('users:update');
   const mayDelete = permissions.has('users:delete');
@@ -135,11 +134,7 @@ export const Users = ({
                           Edit
                         </button>
                       ) : null}
-                      {mayDelete ? (
-                        <button type="button" aria-label={`Delete ${u.email}`} onClick={() => void remove(u)}>
-                          Delete
-                        </button>
-                      ) : null}
+                      {mayDelete ? <ConfirmButton verb="Delete" what={u.email} onConfirm={() => remove(u)} /> : null}
                     </td>
                   ) : null}
                 </tr>

@@ -1,130 +1,129 @@
-// The admin area, within the caller's permissions: the caller's own API keys (list, create with scopes the caller
-// holds, revoke; the full key is shown once), users (admin-users.tsx) and roles (admin-roles.tsx).
+// The administration area, within the caller's permissions: `#/admin` lists the sections the caller may see and
+// `#/admin/<section>` shows one, with the sections as a sub-navigation above it. A section is one entry of
+// ADMIN_SECTIONS (its path, its label, who sees it, what it shows); the header's Administration link shows when any
+// section is visible.
+import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText, type User } from './api.js';
+import { ApiKeys } from './admin-api-keys.js';
 import { Roles } from './admin-roles.js';
+import { Environments, Tenants } from './admin-tenancy.js';
 import { Users } from './admin-users.js';
-import { when } from './format.js';
 import { ErrorLine } from './widgets.js';
 
-interface ApiKey {
-  readonly id: string;
-  readonly name: string;
-  readonly key_prefix: string;
-  readonly scopes: string[];
-  readonly last_used_at: string | null;
-  readonly expires_at: string | null;
+export interface AdminContext {
+  readonly user: User;
+  readonly permissions: ReadonlySet<string>;
 }
 
-const message = errorText;
+export interface AdminSection {
+  /** `#/admin/<path>` */
+  readonly path: string;
+  readonly label: string;
+  /** One line on the `#/admin` overview. */
+  readonly summary: string;
+  readonly visible: (permissions: ReadonlySet<string>) => boolean;
+  readonly render: (context: AdminContext) => ComponentChildren;
+}
 
-export const Admin = ({ user, permissions }: { user: User; permissions: ReadonlySet<string> }) => {
+/** Users with the role names to pick from, when the caller may read the roles (else a comma-separated field). */
+const UsersSection = ({ permissions }: AdminContext) => {
   const [roleNames, setRoleNames] = useState<string[] | undefined>();
-  const [keys, setKeys] = useState<ApiKey[]>([]);
-  const [fullKey, setFullKey] = useState<string | undefined>();
   const [error, setError] = useState<string | undefined>();
-
-  const loadKeys = () =>
-    api<{ api_keys: ApiKey[] }>('GET', '/auth/api-keys').then(
-      (answer) => setKeys(answer.api_keys),
-      (e: unknown) => setError(message(e)),
-    );
   useEffect(() => {
-    if (permissions.has('api_keys:read')) void loadKeys();
+    if (permissions.has('roles:read'))
+      void api<{ data: { name: string }[] }>('GET', '/admin/roles?limit=100').then(
+        (answer) => setRoleNames(answer.data.map((r) => r.name)),
+        (e: unknown) => setError(errorText(e)),
+      );
   }, []);
-
-  const createKey = async (event: SubmitEvent) => {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget as HTMLFormElement);
-    try {
-      const created = await api<{ full_key: string }>('POST', '/auth/api-keys', {
-        name: String(form.get('name')),
-        scopes: form.getAll('scope').map(String),
-      });
-      setFullKey(created.full_key);
-      await loadKeys();
-    } catch (e) {
-      setError(message(e));
-    }
-  };
-  const revoke = async (id: string) => {
-    try {
-      await api('DELETE', `/auth/api-keys/${encodeURIComponent(id)}`);
-      await loadKeys();
-    } catch (e) {
-      setError(message(e));
-    }
-  };
-
   return (
-    <section aria-labelledby="admin-title">
-      <h1 id="admin-title">Administration</h1>
+    <>
       <ErrorLine message={error} />
-      {permissions.has('api_keys:read') ? (
-        <>
-          <h2>Your API keys</h2>
-          <table class="list">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Key</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Last used</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.map((k) => (
-                <tr key={k.id} data-key-id={k.id}>
-                  <td>{k.name}</td>
-                  <td>
-                    <code>{k.key_prefix}…</code>
-                  </td>
-                  <td>{k.scopes.join(', ')}</td>
-                  <td>{when(k.last_used_at)}</td>
-                  <td>
-                    {permissions.has('api_keys:delete') ? (
-                      <button type="button" onClick={() => void revoke(k.id)}>
-                        Revoke
-                      </button>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {permissions.has('api_keys:create') ? (
-            <form class="stack-form" onSubmit={(e) => void createKey(e)}>
-              <fieldset>
-                <legend>New API key</legend>
-                <label>
-                  Name <input name="name" required />
-                </label>
-                <div class="choices" role="group" aria-label="Scopes">
-                  {user.permissions.map((p) => (
-                    <label>
-                      <input type="checkbox" name="scope" value={p} /> {p}
-                    </label>
-                  ))}
-                </div>
-                <button type="submit">Create key</button>
-              </fieldset>
-            </form>
-          ) : null}
-          {fullKey === undefined ? null : (
-            <>
-              <p>The key, shown this once:</p>
-              <pre class="command" data-testid="full-key">
-                {fullKey}
-              </pre>
-            </>
-          )}
-        </>
-      ) : null}
-      {permissions.has('users:read') ? <Users permissions={permissions} roleNames={roleNames} /> : null}
-      {permissions.has('roles:read') ? <Roles permissions={permissions} onRoles={setRoleNames} /> : null}
+      <Users permissions={permissions} roleNames={roleNames} />
+    </>
+  );
+};
+
+export const ADMIN_SECTIONS: AdminSection[] = [
+  {
+    path: 'api-keys',
+    label: 'API keys',
+    summary: 'Your own keys for scripts and CI, with the permissions and expiry you choose.',
+    visible: (p) => p.has('api_keys:read'),
+    render: ({ user, permissions }) => <ApiKeys user={user} permissions={permissions} />,
+  },
+  {
+    path: 'users',
+    label: 'Users',
+    summary: 'Accounts, their status and roles.',
+    visible: (p) => p.has('users:read'),
+    render: (context) => <UsersSection {...context} />,
+  },
+  {
+    path: 'roles',
+    label: 'Roles',
+    summary: 'Roles and the permissions they grant.',
+    visible: (p) => p.has('roles:read'),
+    render: ({ permissions }) => <Roles permissions={permissions} onRoles={() => undefined} />,
+  },
+  {
+    path: 'tenants',
+    label: 'Tenants',
+    summary: 'The teams or customers records belong to.',
+    visible: (p) => p.has('tenants:read'),
+    render: ({ permissions }) => <Tenants permissions={permissions} />,
+  },
+  {
+    path: 'environments',
+    label: 'Environments',
+    summary: 'Where targets run: production, staging and so on, global or per tenant.',
+    visible: (p) => p.has('environments:read'),
+    render: ({ permissions }) => <Environments permissions={permissions} />,
+  },
+];
+
+export const visibleAdminSections = (permissions: ReadonlySet<string>): AdminSection[] =>
+  ADMIN_SECTIONS.filter((s) => s.visible(permissions));
+
+export const Admin = ({
+  user,
+  permissions,
+  section,
+}: {
+  user: User;
+  permissions: ReadonlySet<string>;
+  section: string | undefined;
+}) => {
+  const sections = visibleAdminSections(permissions);
+  const current = sections.find((s) => s.path === section);
+  return (
+    <section aria-labelledby="admin-title" class="admin">
+      <h1 id="admin-title">Administration</h1>
+      <nav aria-label="Administration" class="subnav">
+        {sections.map((s) => (
+          <a key={s.path} href={`#/admin/${s.path}`} aria-current={s === current ? 'page' : undefined}>
+            {s.label}
+          </a>
+        ))}
+      </nav>
+      {current !== undefined ? (
+        <div key={current.path}>{current.render({ user, permissions })}</div>
+      ) : section !== undefined ? (
+        <p role="alert" class="error">
+          There is no section “{section}” here, or it needs a permission you do not hold.
+        </p>
+      ) : sections.length === 0 ? (
+        <p>Nothing here needs your attention: administration needs permissions you do not hold.</p>
+      ) : (
+        <ul class="plain sections">
+          {sections.map((s) => (
+            <li key={s.path}>
+              <a href={`#/admin/${s.path}`}>{s.label}</a> <span class="muted">{s.summary}</span>
+            </li>
+          ))}
+        </ul>
+      )}
     </section>
   );
 };

@@ -123,3 +123,19 @@ export const logout = async (): Promise<void> => {
   await api('POST', '/auth/logout').catch(() => undefined);
   accessToken = undefined;
 };
+
+/** Logout with the API's refusal thrown (for a page to show); signed out here only once the API has done it. */
+export const logoutEverywhere = async (): Promise<void> => {
+  await api('POST', '/auth/logout');
+  accessToken = undefined;
+};
+
+/** A new password: the API ends every other session and answers a new one for this page, which it keeps. */
+export const changePassword = async (currentPassword: string, newPassword: string): Promise<User> => {
+  const answer = await api<TokenAnswer>('POST', '/auth/password', {
+    current_password: currentPassword,
+    new_password: newPassword,
+  });
+  accessToken = answer.access_token;
+  return answer.user;
+};

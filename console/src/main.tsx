@@ -4,17 +4,20 @@ import { render } from 'preact';
 import './console.css';
 import { useEffect, useState } from 'preact/hooks';
 import { logout, refresh, setSignedOutHandler, type User } from './api.js';
-import { Admin } from './admin.js';
+import { Admin, visibleAdminSections } from './admin.js';
 import { Catalog } from './catalog.js';
 import { Deployment } from './deployment.js';
 import { Deployments } from './deployments.js';
 import { NewDeployment } from './new-deployment.js';
+import { Profile } from './profile.js';
 import { Queue } from './queue.js';
 import { SignIn } from './sign-in.js';
 import { Targets } from './targets.js';
 
 type Route =
-  { page: 'deployments' | 'new' | 'queue' | 'targets' | 'catalog' | 'admin' } | { page: 'deployment'; id: string };
+  | { page: 'deployments' | 'new' | 'queue' | 'targets' | 'catalog' | 'profile' }
+  | { page: 'deployment'; id: string }
+  | { page: 'admin'; section?: string };
 
 const routeOf = (hash: string): Route => {
   const match = /^#\/deployments\/([^/]+)$/.exec(hash);
@@ -24,6 +27,9 @@ const routeOf = (hash: string): Route => {
   if (hash === '#/targets') return { page: 'targets' };
   if (hash === '#/catalog') return { page: 'catalog' };
   if (hash === '#/admin') return { page: 'admin' };
+  const admin = /^#\/admin\/([^/]+)$/.exec(hash);
+  if (admin !== null) return { page: 'admin', section: decodeURIComponent(admin[1]!) };
+  if (hash === '#/profile') return { page: 'profile' };
   return { page: 'deployments' };
 };
 
@@ -100,13 +106,20 @@ const App = () => {
               Catalog
             </a>
           ) : null}
-          {['users:read', 'roles:read', 'api_keys:read'].some((p) => permissions.has(p)) ? (
+          {visibleAdminSections(permissions).length > 0 ? (
             <a href="#/admin" aria-current={route.page === 'admin' ? 'page' : undefined}>
               Administration
             </a>
           ) : null}
         </nav>
-        <span class="who">{user.display_name ?? user.email}</span>
+        <a
+          href="#/profile"
+          class="who"
+          aria-current={route.page === 'profile' ? 'page' : undefined}
+          title="Your profile: password, two-factor, sessions"
+        >
+          {user.display_name ?? user.email}
+        </a>
         <button
           type="button"
           onClick={() => {
@@ -127,7 +140,9 @@ const App = () => {
       ) : route.page === 'catalog' ? (
         <Catalog permissions={permissions} />
       ) : route.page === 'admin' ? (
-        <Admin user={user} permissions={permissions} />
+        <Admin user={user} permissions={permissions} section={route.section} />
+      ) : route.page === 'profile' ? (
+        <Profile onSignedOut={() => setUser(null)} />
       ) : (
         <Deployments />
       )}

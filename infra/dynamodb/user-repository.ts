@@ -389,6 +389,25 @@ export class DynamoUserRepository implements UserRepository, UserDirectory, Link
     );
   }
 
+  async setPassword(id: string, hash: string, expected: string, at: Date): Promise<boolean> {
+    return conditionally(
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.user(id),
+          UpdateExpression: 'SET passwordHash = :hash, updatedAt = :iso ADD revision :one',
+          ConditionExpression: 'attribute_exists(pk) AND passwordHash = :expected',
+          ExpressionAttributeValues: {
+            ':hash': hash,
+            ':expected': expected,
+            ':iso': at.toISOString(),
+            ':one': 1,
+          },
+        }),
+      ),
+    );
+  }
+
   async revokeTokens(id: string, at: Date): Promise<void> {
     // Never moves backwards: a slow, older logout cannot re-validate tokens a newer one revoked.
     await conditionally(

@@ -63,10 +63,10 @@ const pages = (): { name: string; route: string; ready: (page: Page) => Promise<
     route: '#/catalog',
     ready: (p) => p.locator(`li[data-action-id="${actions['hello']}"]`).waitFor(),
   },
-  { name: 'admin', route: '#/admin', ready: (p) => p.locator('tr', { hasText: ADMIN.email }).waitFor() },
+  { name: 'admin', route: '#/admin/users', ready: (p) => p.locator('tr', { hasText: ADMIN.email }).waitFor() },
   {
     name: 'admin, editing a user',
-    route: '#/admin',
+    route: '#/admin/users',
     ready: async (p) => {
       await p.getByRole('button', { name: `Edit ${ADMIN.email}` }).click();
       await p.getByRole('form', { name: `Edit ${ADMIN.email}` }).waitFor();

@@ -35,9 +35,15 @@ const userWith = async (role: string, permissions: string[]) => {
   return user;
 };
 
-const openAdmin = async (page: Page) => {
+/** Administration, then one of its sections from the sub-navigation. */
+const openAdmin = async (page: Page, section: 'Users' | 'Roles') => {
   await page.getByRole('link', { name: 'Administration' }).click();
   await page.getByRole('heading', { name: 'Administration' }).waitFor();
+  await openSection(page, section);
+};
+const openSection = async (page: Page, section: 'Users' | 'Roles') => {
+  await page.getByRole('navigation', { name: 'Administration' }).getByRole('link', { name: section }).click();
+  await page.getByRole('heading', { name: section }).waitFor();
 };
 
 beforeAll(async () => {
@@ -140,7 +146,7 @@ describe('the console: single sign-on and administration', () => {
 
   it('lets an admin create a user with a role who then signs in, edit a role’s permissions, deactivate and delete a user', async () => {
     const page = await signInPage(browser, stack.baseUrl, ADMIN);
-    await openAdmin(page);
+    await openAdmin(page, 'Users');
     // Act: a new user with the operator role
     const newUser = page.getByRole('form', { name: 'New user' });
     await newUser.getByLabel('Email').fill('erin@example.com');
@@ -158,6 +164,7 @@ describe('the console: single sign-on and administration', () => {
     await erin.context().close();
 
     // Act: a role made in the page, then its permissions changed
+    await openSection(page, 'Roles');
     const newRole = page.getByRole('form', { name: 'New role' });
     await newRole.getByLabel('Role name').fill('auditors');
     await newRole.getByRole('checkbox', { name: 'deployments:read', exact: true }).check();
@@ -175,6 +182,7 @@ describe('the console: single sign-on and administration', () => {
     expect([auditors.json.permissions, auditors.json.description]).toEqual([['targets:read'], 'Read the targets']);
 
     // Act: deactivate erin, with the new role instead of operator
+    await openSection(page, 'Users');
     await page.getByRole('button', { name: 'Edit erin@example.com' }).click();
     const userEditor = page.getByRole('form', { name: 'Edit erin@example.com' });
     await userEditor.getByLabel('Status').selectOption('inactive');
@@ -187,9 +195,9 @@ describe('the console: single sign-on and administration', () => {
       body: { email: 'erin@example.com', password: 'erin-password' },
     });
     expect(refused.status).toBe(401);
-    // Act: delete her
-    page.once('dialog', (dialog) => void dialog.accept());
+    // Act: delete her, confirmed in the page
     await page.getByRole('button', { name: 'Delete erin@example.com' }).click();
+    await page.getByRole('button', { name: 'Confirm delete erin@example.com' }).click();
     await erinRow.waitFor({ state: 'detached' });
     const users = (await call('GET', '/admin/users?search=erin')).json.data as unknown[];
     expect(users).toEqual([]);
@@ -199,11 +207,12 @@ describe('the console: single sign-on and administration', () => {
   it('shows the API’s refusal: a user manager cannot give a role stronger than their own; nothing else is offered', async () => {
     const manager = await userWith('user-managers', ['users:read', 'users:create', 'users:update', 'roles:read']);
     const page = await signInPage(browser, stack.baseUrl, manager);
-    await openAdmin(page);
+    await openAdmin(page, 'Roles');
     // Assess: no role changes and no deletes are offered
-    await page.getByRole('heading', { name: 'Roles' }).waitFor();
     expect(await page.getByRole('form', { name: 'New role' }).count()).toBe(0);
     expect(await page.getByRole('button', { name: /^Edit role / }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: /^Delete / }).count()).toBe(0);
+    await openSection(page, 'Users');
     expect(await page.getByRole('button', { name: /^Delete / }).count()).toBe(0);
     // Act: a new user with the admin role
     const newUser = page.getByRole('form', { name: 'New user' });
@@ -223,11 +232,12 @@ describe('the console: single sign-on and administration', () => {
   it('offers no change to a caller who may only read users', async () => {
     const reader = await userWith('user-readers', ['users:read']);
     const page = await signInPage(browser, stack.baseUrl, reader);
-    await openAdmin(page);
+    await openAdmin(page, 'Users');
     await page.locator('tr', { hasText: ADMIN.email }).waitFor();
     expect(await page.getByRole('button', { name: /^(Edit|Delete) / }).count()).toBe(0);
     expect(await page.getByRole('form', { name: 'New user' }).count()).toBe(0);
     expect(await page.getByRole('heading', { name: 'Roles' }).count()).toBe(0);
+    expect(await page.getByRole('link', { name: 'Roles' }).count()).toBe(0);
     await page.context().close();
   }, 60_000);
 });

@@ -334,14 +334,17 @@ describe('the console in a browser', () => {
     await expect.poll(() => item.locator('pre').first().textContent()).toContain('hello from $(hostname)');
     // A user without users:read or roles:read still manages their own API keys, and sees no user list.
     await page.getByRole('link', { name: 'Administration' }).click();
+    await page.getByRole('navigation', { name: 'Administration' }).getByRole('link', { name: 'API keys' }).click();
     await page.getByRole('heading', { name: 'Your API keys' }).waitFor();
     expect(await page.getByRole('heading', { name: 'Users' }).count()).toBe(0);
+    expect(await page.getByRole('link', { name: 'Users' }).count()).toBe(0);
     await page.context().close();
   }, 60_000);
 
   it('creates an API key with scopes the user holds, shows it once, and revokes it', async () => {
     const page = await signIn(VIEWER);
     await page.getByRole('link', { name: 'Administration' }).click();
+    await page.getByRole('navigation', { name: 'Administration' }).getByRole('link', { name: 'API keys' }).click();
     await page.getByLabel('Name').fill('ci');
     await page.getByLabel('deployments:read', { exact: true }).check();
     await page.getByRole('button', { name: 'Create key' }).click();
@@ -351,6 +354,7 @@ describe('the console in a browser', () => {
     const row = page.locator('tr', { hasText: 'ci' });
     expect(await row.textContent()).toContain('deployments:read');
     await row.getByRole('button', { name: 'Revoke' }).click();
+    await row.getByRole('button', { name: 'Confirm revoke key ci' }).click();
     await expect
       .poll(
         async () =>

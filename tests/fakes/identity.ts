@@ -72,6 +72,12 @@ export class FakeUserRepository implements UserRepository {
     this.users.set(id, { ...user, twoFactor: { ...user.twoFactor, recoveryCodes }, revision: user.revision + 1 });
     return true;
   }
+  async setPassword(id: string, hash: string, expected: string, at: Date) {
+    const user = this.users.get(id);
+    if (!user || user.passwordHash !== expected) return false;
+    this.users.set(id, { ...user, passwordHash: hash, updatedAt: at.toISOString(), revision: user.revision + 1 });
+    return true;
+  }
   async revokeTokens(id: string, at: Date) {
     const user = this.users.get(id);
     if (user && user.tokensValidAfter < at.getTime())
