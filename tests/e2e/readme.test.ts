@@ -49,6 +49,11 @@ const HUMAN: readonly { readonly readme: string; readonly test: string; readonly
   },
   { readme: '\\"654321\\"', test: '\\"$(readme_totp)\\"', why: "the authenticator app's code" },
   {
+    readme: 'CODE=paste-the-code-here',
+    test: 'CODE=$(node "$README_DIR/browser.mjs" "$AUTHORIZE" admin@example.com admin-password "$(readme_totp)")',
+    why: "the browser: sign in, the 2FA code, Allow (the page's forms posted as a browser without JavaScript does)",
+  },
+  {
     readme: 'npm run cli -- login ',
     test: `printf '%s\\n' admin@example.com admin-password "$(readme_totp)" | npm run cli -- login `,
     why: 'the email, the password and the 2FA code typed at the prompts',
@@ -121,6 +126,34 @@ for (;;) {
 }
 `;
 
+// The browser of the authorization code flow: opens the address, posts the sign-in form (email, password), the 2FA
+// form when asked, and Allow, keeping the page's CSRF cookie as a browser does; prints the code= of the redirect.
+const BROWSER = String.raw`
+const [address, email, password, code] = process.argv.slice(2);
+let cookie = '';
+const unescape = (t) => t.replace(/&(amp|lt|gt|quot|#39);/g, (_, e) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e]);
+const hidden = (html) =>
+  Object.fromEntries([...html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [unescape(m[1]), unescape(m[2])]));
+const read = async (response) => {
+  for (const set of response.headers.getSetCookie()) cookie = /^deployer_oauth_csrf=([^;]*)/.exec(set)?.[1] ?? cookie;
+  return { location: response.headers.get('location'), html: await response.text() };
+};
+const post = async (fields) =>
+  read(await fetch(new URL('/oauth/consent', address), {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: 'deployer_oauth_csrf=' + cookie },
+    body: new URLSearchParams(fields),
+  }));
+let page = await read(await fetch(address, { redirect: 'manual' }));
+page = await post({ ...hidden(page.html), email, password });
+if (page.html.includes('name="code"')) page = await post({ ...hidden(page.html), code });
+page = await post({ ...hidden(page.html), decision: 'allow' });
+const landed = new URL(page.location ?? 'none:', address).searchParams.get('code');
+if (landed === null) throw new Error('the page did not redirect with a code: ' + (page.location ?? page.html.slice(0, 500)));
+process.stdout.write(landed);
+`;
+
 let dir: string;
 let home: string;
 let baseEnv: Record<string, string>;
@@ -136,6 +169,7 @@ beforeAll(async () => {
   await mkdir(join(dir, 'runner-temp'));
   await writeFile(join(dir, 'prelude.sh'), PRELUDE);
   await writeFile(join(dir, 'totp.mjs'), TOTP);
+  await writeFile(join(dir, 'browser.mjs'), BROWSER);
   for (const path of KEPT_ASIDE) {
     const original = join(ROOT, path);
     const aside = join(dir, 'aside', path);
