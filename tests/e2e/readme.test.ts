@@ -357,8 +357,9 @@ describe('README.md', () => {
     const triggered = JSON.parse(triggerStep?.output ?? '{}');
     expect(triggered).not.toHaveProperty('triggered', false);
     expect(typeof (triggered.deployment_id ?? triggered.pending_request_id)).toBe('string');
+    const calls = (await readFile(join(dir, 'calls.log'), 'utf8')).trim().split('\n').length;
     console.log(
-      `README.md: ${blocks.length - skipped.length} examples run, ${skipped.length} not, in ${Date.now() - started} ms`,
+      `README.md: ${blocks.length - skipped.length} examples run (${calls} curl calls), ${skipped.length} not, in ${Date.now() - started} ms`,
     );
   }, 300_000);
 });
