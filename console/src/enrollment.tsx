@@ -109,7 +109,7 @@ export const EnrollmentTokens = ({
               <input name="tags" placeholder="role=web, env=prod" />
             </label>
             <label>
-              Registrations allowed <input name="max_uses" type="number" min={1} max={1000} value="1" required />
+              Registrations allowed <input name="max_uses" type="number" min={1} max={1000} defaultValue="1" required />
             </label>
             <label>
               Expires in

@@ -27,7 +27,7 @@ export const TagChips = ({ tags }: { tags: readonly Tag[] }) =>
   tags.length === 0 ? (
     <span class="muted">—</span>
   ) : (
-    <ul class="chips" aria-label="Tags">
+    <ul class="chips">
       {tags.map((t) => (
         <li key={`${t.key}=${t.value}`}>
           <code>

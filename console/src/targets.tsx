@@ -199,11 +199,11 @@ export const Targets = ({ permissions }: { permissions: ReadonlySet<string> }) =
                     <td colSpan={6}>
                       <form class="inline-form" aria-label={`Edit ${t.name}`} onSubmit={(e) => void save(e, t)}>
                         <label>
-                          Name <input name="name" value={t.name} required maxLength={255} />
+                          Name <input name="name" defaultValue={t.name} required maxLength={255} />
                         </label>
                         <label>
                           Tags (key=value, comma-separated)
-                          <input name="tags" value={tagsText(t.tags)} placeholder="role=web, env=prod" />
+                          <input name="tags" defaultValue={tagsText(t.tags)} placeholder="role=web, env=prod" />
                         </label>
                         <button type="submit">Save</button>
                         <button type="button" onClick={() => setOpen(undefined)}>
