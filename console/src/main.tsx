@@ -12,9 +12,12 @@ import { NewDeployment } from './new-deployment.js';
 import { Queue } from './queue.js';
 import { SignIn } from './sign-in.js';
 import { Targets } from './targets.js';
+import { Triggers } from './triggers.js';
+import { Webhooks } from './webhooks.js';
 
 type Route =
-  { page: 'deployments' | 'new' | 'queue' | 'targets' | 'catalog' | 'admin' } | { page: 'deployment'; id: string };
+  | { page: 'deployments' | 'new' | 'queue' | 'targets' | 'catalog' | 'admin' | 'triggers' | 'webhooks' }
+  | { page: 'deployment'; id: string };
 
 const routeOf = (hash: string): Route => {
   const match = /^#\/deployments\/([^/]+)$/.exec(hash);
@@ -24,6 +27,8 @@ const routeOf = (hash: string): Route => {
   if (hash === '#/targets') return { page: 'targets' };
   if (hash === '#/catalog') return { page: 'catalog' };
   if (hash === '#/admin') return { page: 'admin' };
+  if (hash === '#/triggers') return { page: 'triggers' };
+  if (hash === '#/webhooks') return { page: 'webhooks' };
   return { page: 'deployments' };
 };
 
@@ -100,6 +105,14 @@ const App = () => {
               Catalog
             </a>
           ) : null}
+          {permissions.has('deployments:read') || permissions.has('tenants:read') ? (
+            <a
+              href={permissions.has('deployments:read') ? '#/triggers' : '#/webhooks'}
+              aria-current={route.page === 'triggers' || route.page === 'webhooks' ? 'page' : undefined}
+            >
+              Integrations
+            </a>
+          ) : null}
           {['users:read', 'roles:read', 'api_keys:read'].some((p) => permissions.has(p)) ? (
             <a href="#/admin" aria-current={route.page === 'admin' ? 'page' : undefined}>
               Administration
@@ -128,6 +141,10 @@ const App = () => {
         <Catalog permissions={permissions} />
       ) : route.page === 'admin' ? (
         <Admin user={user} permissions={permissions} />
+      ) : route.page === 'triggers' ? (
+        <Triggers permissions={permissions} />
+      ) : route.page === 'webhooks' ? (
+        <Webhooks permissions={permissions} />
       ) : (
         <Deployments />
       )}
