@@ -5,6 +5,7 @@
 // confirm; a read-only user offered no change; desktop and a 390 px phone; axe clean. Each change is read back
 // through the API.
 import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,6 +24,8 @@ import { createUser } from '../support/users.js';
 
 const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 const PHONE = { viewport: { width: 390, height: 844 } };
+/** Where screenshots go: SCREENSHOT_DIR=docs keeps them beside the others (console-fleet-*.png). */
+const SHOTS = process.env['SCREENSHOT_DIR'] ?? mkdtempSync(join(tmpdir(), 'console-fleet-shots-'));
 
 let stack: Stack;
 let browser: Browser;
@@ -187,6 +190,7 @@ describe('the console: targets, enrollment, triggers and webhooks', () => {
     expect(await details.count()).toBeGreaterThan(0);
     expect(await page.locator('dl.facts').textContent()).toContain('none (global)');
     expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(SHOTS, 'console-fleet-targets.png'), fullPage: true });
     await page.context().close();
   }, 120_000);
 
@@ -208,6 +212,7 @@ describe('the console: targets, enrollment, triggers and webhooks', () => {
     expect(curl).toContain(`SECRET='${secret}'`);
     expect(curl).toContain(`BODY='{"ref":"refs/heads/main"}'`);
     expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(SHOTS, 'console-fleet-trigger.png'), fullPage: true });
     const run = async () =>
       JSON.parse((await promisify(execFile)('bash', ['-c', curl])).stdout) as {
         deployment_id?: string;
@@ -249,8 +254,13 @@ describe('the console: targets, enrollment, triggers and webhooks', () => {
   it('wires a webhook to a local receiver on a phone: secret once, a test event in the log, redelivered, deleted', async () => {
     const page = await signInPage(browser, stack.baseUrl, ADMIN, PHONE);
     await openIntegrations(page, 'Webhooks');
-    // Act
+    // Act: a URL inside the network is refused by the API, and the page says why
     const form = page.getByRole('form', { name: 'New webhook' });
+    await form.getByLabel('URL').fill('https://10.1.2.3/hook');
+    await form.getByRole('button', { name: 'Create webhook' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/url/i);
+    expect((await call('GET', '/webhooks')).json.data).toEqual([]);
+    // Act
     await form.getByLabel('URL').fill(`${receiverUrl}/hook`);
     await form.getByLabel('Description').fill('CI notifications');
     await form.getByRole('button', { name: 'Create webhook' }).click();
@@ -284,6 +294,7 @@ describe('the console: targets, enrollment, triggers and webhooks', () => {
     expect(ping.type).toBe('ping');
     expect(await widthOverflow(page)).toBeLessThanOrEqual(0);
     expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(SHOTS, 'console-fleet-webhooks-phone.png'), fullPage: true });
 
     // Act: redeliver it
     await delivery.getByRole('button', { name: /^Redeliver ping/ }).click();
