@@ -155,7 +155,7 @@ export const EnrollmentTokens = ({
         </OnceSecret>
       )}
       {permissions.has('targets:read') ? (
-        <div class="table-scroll">
+        <div class="table-scroll" tabIndex={0} role="region" aria-label="Enrollment tokens table">
           <table class="list tokens">
             <caption class="visually-hidden">Enrollment tokens</caption>
             <thead>

@@ -87,7 +87,7 @@ export const Targets = ({ permissions }: { permissions: ReadonlySet<string> }) =
       </header>
       <ErrorLine message={error} />
       <NoticeLine message={notice} />
-      <div class="table-scroll">
+      <div class="table-scroll" tabIndex={0} role="region" aria-label="Targets table">
         <table class="list targets">
           <caption class="visually-hidden">Targets and their agents</caption>
           <thead>

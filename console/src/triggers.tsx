@@ -246,7 +246,7 @@ export const Triggers = ({ permissions }: { permissions: ReadonlySet<string> }) 
           <CurlExample id="trigger-curl" trigger={secret.trigger} secret={secret.secret} />
         </OnceSecret>
       )}
-      <div class="table-scroll">
+      <div class="table-scroll" tabIndex={0} role="region" aria-label="Triggers table">
         <table class="list triggers">
           <caption class="visually-hidden">Your deploy triggers</caption>
           <thead>

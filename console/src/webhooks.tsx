@@ -137,7 +137,7 @@ const Deliveries = ({ hook, mayWrite, reloadKey }: { hook: Webhook; mayWrite: bo
       ) : deliveries.length === 0 ? (
         <p class="muted">No deliveries yet.</p>
       ) : (
-        <div class="table-scroll">
+        <div class="table-scroll" tabIndex={0} role="region" aria-label="Deliveries table">
           <table class="list deliveries">
             <caption class="visually-hidden">Deliveries</caption>
             <thead>
@@ -298,7 +298,7 @@ export const Webhooks = ({ permissions }: { permissions: ReadonlySet<string> }) 
           <p>Give it to the receiver: it verifies each call's webhook-signature with it.</p>
         </OnceSecret>
       )}
-      <div class="table-scroll">
+      <div class="table-scroll" tabIndex={0} role="region" aria-label="Webhooks table">
         <table class="list webhooks">
           <caption class="visually-hidden">Webhooks</caption>
           <thead>
