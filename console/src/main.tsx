@@ -13,9 +13,11 @@ import { Profile } from './profile.js';
 import { Queue } from './queue.js';
 import { SignIn } from './sign-in.js';
 import { Targets } from './targets.js';
+import { Triggers } from './triggers.js';
+import { Webhooks } from './webhooks.js';
 
 type Route =
-  | { page: 'deployments' | 'new' | 'queue' | 'targets' | 'catalog' | 'profile' }
+  | { page: 'deployments' | 'new' | 'queue' | 'targets' | 'catalog' | 'profile' | 'triggers' | 'webhooks' }
   | { page: 'deployment'; id: string }
   | { page: 'admin'; section?: string };
 
@@ -30,6 +32,8 @@ const routeOf = (hash: string): Route => {
   const admin = /^#\/admin\/([^/]+)$/.exec(hash);
   if (admin !== null) return { page: 'admin', section: decodeURIComponent(admin[1]!) };
   if (hash === '#/profile') return { page: 'profile' };
+  if (hash === '#/triggers') return { page: 'triggers' };
+  if (hash === '#/webhooks') return { page: 'webhooks' };
   return { page: 'deployments' };
 };
 
@@ -106,6 +110,14 @@ const App = () => {
               Catalog
             </a>
           ) : null}
+          {permissions.has('deployments:read') || permissions.has('tenants:read') ? (
+            <a
+              href={permissions.has('deployments:read') ? '#/triggers' : '#/webhooks'}
+              aria-current={route.page === 'triggers' || route.page === 'webhooks' ? 'page' : undefined}
+            >
+              Integrations
+            </a>
+          ) : null}
           {visibleAdminSections(permissions).length > 0 ? (
             <a href="#/admin" aria-current={route.page === 'admin' ? 'page' : undefined}>
               Administration
@@ -143,6 +155,10 @@ const App = () => {
         <Admin user={user} permissions={permissions} section={route.section} />
       ) : route.page === 'profile' ? (
         <Profile onSignedOut={() => setUser(null)} />
+      ) : route.page === 'triggers' ? (
+        <Triggers permissions={permissions} />
+      ) : route.page === 'webhooks' ? (
+        <Webhooks permissions={permissions} />
       ) : (
         <Deployments />
       )}

@@ -1,14 +1,21 @@
-// Targets: online / stale / offline live from GET /sse/targets, their tags and last heartbeat, and (for callers
-// who may create targets) an enrollment token with the one-line agent command to copy; the token is shown once.
+// Targets: online / stale / offline live from GET /sse/targets, their tags and last heartbeat; a target's details
+// (agent version and whether it is outdated, tenant and environment by name); for callers who may, rename and edit
+// tags (PUT /targets/{id}) and delete (asked to confirm in the page). Enrollment tokens below (enrollment.tsx).
+import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
-import { api, isApiError } from './api.js';
+import { api } from './api.js';
+import { EnrollmentTokens } from './enrollment.js';
+import { ConfirmButton, parseTags, TagChips, tagsText, useScopeNames } from './fleet-widgets.js';
 import { when } from './format.js';
-import { ErrorLine, LiveBadge, useResourceStream } from './widgets.js';
+import { ErrorLine, LiveBadge, NoticeLine, useChanges, useResourceStream } from './widgets.js';
 
 interface Target {
   readonly id: string;
+  readonly short_id?: string;
   readonly name: string;
   readonly hostname: string | null;
+  readonly os?: string;
+  readonly arch?: string;
   readonly status: string;
   readonly tags: { key: string; value: string }[];
   readonly last_heartbeat_at: string | null;
@@ -17,41 +24,60 @@ interface Target {
   readonly agent_compatible?: boolean;
   /** Whether the agent is older than the build the server ships (GET /agent/manifest.json); absent from an older server. */
   readonly agent_outdated?: boolean;
+  readonly tenant_id?: string | null;
+  readonly environment_id?: string | null;
+  readonly created_at?: string;
 }
 
 const STATUS_CLASS: Record<string, string> = { online: 'state ok', stale: 'state live', offline: 'state bad' };
 
-/** A word as sh reads it back: as it is when plain, else in single quotes. */
-const shellWord = (word: string) => (/^[A-Za-z0-9._@:+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);
+const AgentVersion = ({ target: t }: { target: Target }) => (
+  <>
+    {t.agent_version ?? '—'}
+    {t.agent_compatible === false ? (
+      <>
+        {' '}
+        <span class="state bad" title="This agent's major version is not the server's: upgrade it">
+          incompatible
+        </span>
+      </>
+    ) : t.agent_outdated === true ? (
+      <>
+        {' '}
+        <span
+          class="state live"
+          title="The server ships a newer agent: run the install line again, or start the agent with --auto-update"
+        >
+          outdated
+        </span>
+      </>
+    ) : null}
+  </>
+);
 
 export const Targets = ({ permissions }: { permissions: ReadonlySet<string> }) => {
   const [targets, live] = useResourceStream<Target>('targets');
-  const [command, setCommand] = useState<string | undefined>();
-  const [error, setError] = useState<string | undefined>();
+  const [open, setOpen] = useState<{ id: string; mode: 'details' | 'edit' } | undefined>();
+  const { nameOf, environments } = useScopeNames(permissions);
+  // The list is live: a change shows through the stream, so there is nothing to read again after one.
+  const { error, notice, change } = useChanges(() => Promise.resolve());
 
-  const enroll = async (event: SubmitEvent) => {
+  const save = async (event: SubmitEvent, target: Target) => {
     event.preventDefault();
     const form = new FormData(event.currentTarget as HTMLFormElement);
-    const tags = String(form.get('tags') ?? '')
-      .split(',')
-      .map((pair) => pair.trim())
-      .filter((pair) => pair !== '')
-      .map((pair) => {
-        const [key, ...value] = pair.split('=');
-        return { key: key!.trim(), value: value.join('=').trim() };
-      });
-    try {
-      const created = await api<{ token: string }>('POST', '/targets/enrollment-tokens', { tags });
-      const origin = window.location.origin;
-      setCommand(
-        `curl -fsSL ${origin}/agent/install.sh | sudo sh -s -- --server ${origin} --enroll ${created.token} --name ${shellWord(String(form.get('name') || 'my-host'))}`,
-      );
-      setError(undefined);
-    } catch (e) {
-      setError(isApiError(e) ? e.message : 'The service cannot be reached.');
-    }
+    const name = String(form.get('name') ?? '').trim();
+    const body = { name, tags: parseTags(String(form.get('tags') ?? '')) };
+    const saved = await change(
+      () => api('PUT', `/targets/${encodeURIComponent(target.id)}`, body),
+      `Target ${name} saved.`,
+    );
+    if (saved) setOpen(undefined);
   };
 
+  const mayUpdate = permissions.has('targets:update');
+  const mayDelete = permissions.has('targets:delete');
+  const toggle = (id: string, mode: 'details' | 'edit') =>
+    setOpen(open?.id === id && open.mode === mode ? undefined : { id, mode });
   const sorted = [...targets.values()].sort((a, b) => a.name.localeCompare(b.name));
   return (
     <section aria-labelledby="targets-title">
@@ -59,83 +85,141 @@ export const Targets = ({ permissions }: { permissions: ReadonlySet<string> }) =
         <h1 id="targets-title">Targets</h1>
         <LiveBadge state={live} />
       </header>
-      <table class="list">
-        <caption class="visually-hidden">Targets and their agents</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Status</th>
-            <th scope="col">Tags</th>
-            <th scope="col">Last heard from</th>
-            <th scope="col">Agent</th>
-          </tr>
-        </thead>
-        <tbody>
-          {sorted.map((t) => (
-            <tr key={t.id} data-target-id={t.id}>
-              <td>
-                {t.name} <span class="muted">{t.hostname}</span>
-              </td>
-              <td>
-                <span class={STATUS_CLASS[t.status] ?? 'state'}>{t.status}</span>
-              </td>
-              <td>{t.tags.map((tag) => `${tag.key}=${tag.value}`).join(', ')}</td>
-              <td>{when(t.last_heartbeat_at)}</td>
-              <td>
-                {t.agent_version ?? '—'}
-                {t.agent_compatible === false ? (
-                  <>
-                    {' '}
-                    <span class="state bad" title="This agent's major version is not the server's: upgrade it">
-                      incompatible
-                    </span>
-                  </>
-                ) : t.agent_outdated === true ? (
-                  <>
-                    {' '}
-                    <span
-                      class="state live"
-                      title="The server ships a newer agent: run the install line again, or start the agent with --auto-update"
-                    >
-                      outdated
-                    </span>
-                  </>
-                ) : null}
-              </td>
+      <ErrorLine message={error} />
+      <NoticeLine message={notice} />
+      <div class="table-scroll" tabIndex={0} role="region" aria-label="Targets table">
+        <table class="list targets">
+          <caption class="visually-hidden">Targets and their agents</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Status</th>
+              <th scope="col">Tags</th>
+              <th scope="col">Last heard from</th>
+              <th scope="col">Agent</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
             </tr>
-          ))}
-        </tbody>
-      </table>
-      {permissions.has('targets:create') ? (
-        <>
-          <h2>Add a host</h2>
-          <form class="inline-form" onSubmit={(e) => void enroll(e)}>
-            <label>
-              Name <input name="name" placeholder="web-3" />
-            </label>
-            <label>
-              Tags <input name="tags" placeholder="role=web, env=prod" />
-            </label>
-            <button type="submit">Create an enrollment token</button>
-          </form>
-          <ErrorLine message={error} />
-          {command === undefined ? null : (
-            <>
-              <p>
-                Run this on the Linux host, which needs Node.js 22 or later and curl (the token is shown once and allows
-                one registration within 24 hours). It installs the agent as a systemd service; run it again to upgrade,
-                or with --uninstall to remove it.
-              </p>
-              <pre class="command" data-testid="agent-command">
-                {command}
-              </pre>
-              <button type="button" onClick={() => void navigator.clipboard?.writeText(command)}>
-                Copy
-              </button>
-            </>
-          )}
-        </>
-      ) : null}
+          </thead>
+          <tbody>
+            {sorted.map((t) => (
+              <Fragment key={t.id}>
+                <tr data-target-id={t.id}>
+                  <td data-testid="target-name">
+                    {t.name} <span class="muted">{t.hostname}</span>
+                  </td>
+                  <td>
+                    <span class={STATUS_CLASS[t.status] ?? 'state'}>{t.status}</span>
+                  </td>
+                  <td data-testid="target-tags">{tagsText(t.tags)}</td>
+                  <td>{when(t.last_heartbeat_at)}</td>
+                  <td>
+                    <AgentVersion target={t} />
+                  </td>
+                  <td class="row-actions">
+                    <button
+                      type="button"
+                      aria-label={`Details of ${t.name}`}
+                      aria-expanded={open?.id === t.id && open.mode === 'details'}
+                      onClick={() => toggle(t.id, 'details')}
+                    >
+                      Details
+                    </button>
+                    {mayUpdate ? (
+                      <button
+                        type="button"
+                        aria-label={`Edit ${t.name}`}
+                        aria-expanded={open?.id === t.id && open.mode === 'edit'}
+                        onClick={() => toggle(t.id, 'edit')}
+                      >
+                        Edit
+                      </button>
+                    ) : null}
+                    {mayDelete ? (
+                      <ConfirmButton
+                        verb="Delete"
+                        what={t.name}
+                        onConfirm={() =>
+                          change(
+                            () => api('DELETE', `/targets/${encodeURIComponent(t.id)}`),
+                            `Target ${t.name} deleted; its agent's token no longer works.`,
+                          )
+                        }
+                      />
+                    ) : null}
+                  </td>
+                </tr>
+                {open?.id === t.id && open.mode === 'details' ? (
+                  <tr class="editor">
+                    <td colSpan={6}>
+                      <dl class="facts" aria-label={`Details of ${t.name}`}>
+                        <dt>Status</dt>
+                        <dd>
+                          <span class={STATUS_CLASS[t.status] ?? 'state'}>{t.status}</span>
+                        </dd>
+                        <dt>Last heard from</dt>
+                        <dd>{when(t.last_heartbeat_at)}</dd>
+                        <dt>Agent version</dt>
+                        <dd>
+                          <AgentVersion target={t} />
+                          {t.agent_outdated === true ? (
+                            <span class="muted"> (run the install line again, or use --auto-update)</span>
+                          ) : null}
+                        </dd>
+                        <dt>Host</dt>
+                        <dd>
+                          {t.hostname ?? '—'}
+                          {t.os === undefined ? '' : ` (${t.os}${t.arch === undefined ? '' : `, ${t.arch}`})`}
+                        </dd>
+                        <dt>Tags</dt>
+                        <dd>
+                          <TagChips tags={t.tags} />
+                        </dd>
+                        <dt>Tenant</dt>
+                        <dd>{nameOf(t.tenant_id, 'none (global)')}</dd>
+                        <dt>Environment</dt>
+                        <dd>{nameOf(t.environment_id, 'none')}</dd>
+                        <dt>Enrolled</dt>
+                        <dd>{when(t.created_at)}</dd>
+                        {t.short_id === undefined ? null : (
+                          <>
+                            <dt>Short id</dt>
+                            <dd>
+                              <code>{t.short_id}</code>
+                            </dd>
+                          </>
+                        )}
+                      </dl>
+                    </td>
+                  </tr>
+                ) : null}
+                {open?.id === t.id && open.mode === 'edit' ? (
+                  <tr class="editor">
+                    <td colSpan={6}>
+                      <form class="inline-form" aria-label={`Edit ${t.name}`} onSubmit={(e) => void save(e, t)}>
+                        <label>
+                          Name <input name="name" defaultValue={t.name} required maxLength={255} />
+                        </label>
+                        <label>
+                          Tags (key=value, comma-separated)
+                          <input name="tags" defaultValue={tagsText(t.tags)} placeholder="role=web, env=prod" />
+                        </label>
+                        <button type="submit">Save</button>
+                        <button type="button" onClick={() => setOpen(undefined)}>
+                          Close
+                        </button>
+                      </form>
+                    </td>
+                  </tr>
+                ) : null}
+              </Fragment>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {sorted.length === 0 && live === 'open' ? <p class="muted">No targets yet.</p> : null}
+      <EnrollmentTokens permissions={permissions} environments={environments} nameOf={nameOf} />
     </section>
   );
 };

@@ -25,6 +25,7 @@ export interface CreateEnrollmentTokenCommand {
   readonly expires_in_hours?: number | undefined;
   readonly tags?: readonly Tag[] | undefined;
   readonly max_uses?: number | undefined;
+  readonly description?: string | null | undefined;
 }
 
 /** The tenant and environment new targets get: checked to exist, to agree, and to be the caller's. */
@@ -56,6 +57,12 @@ const scopeFor = async (deps: TargetsDeps, caller: Caller, command: CreateEnroll
   return { tenantId, environmentId };
 };
 
+/** A description as stored: trimmed, and null when blank. */
+const descriptionOf = (text: string | null | undefined): string | null => {
+  const trimmed = text?.trim() ?? '';
+  return trimmed === '' ? null : trimmed;
+};
+
 export const createEnrollmentToken = async (
   deps: TargetsDeps,
   caller: Caller,
@@ -78,7 +85,9 @@ export const createEnrollmentToken = async (
     uses: 0,
     tenantId,
     environmentId,
+    description: descriptionOf(command.description),
     createdBy: caller.userId,
+    ...(caller.userName === undefined ? {} : { createdByName: caller.userName }),
     createdAt: now.toISOString(),
     expiresAt: expiresAt.toISOString(),
   };
@@ -95,7 +104,9 @@ export const enrollmentTokenView = (t: EnrollmentToken) => ({
   uses: t.uses,
   max_uses: t.maxUses,
   expires_at: t.expiresAt,
+  description: t.description ?? null,
   created_by: t.createdBy,
+  created_by_name: t.createdByName ?? t.createdBy,
   created_at: t.createdAt,
 });
 

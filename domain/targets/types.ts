@@ -54,7 +54,11 @@ export interface EnrollmentToken {
   readonly uses: number;
   readonly tenantId: string | null;
   readonly environmentId: string | null;
+  /** What it is for, as its creator wrote it (absent on tokens made before it existed). */
+  readonly description?: string | null;
   readonly createdBy: string;
+  /** Who made it, as people read it (their name when it was made); absent on older tokens. */
+  readonly createdByName?: string;
   readonly createdAt: string;
   readonly expiresAt: string;
 }

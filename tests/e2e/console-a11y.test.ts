@@ -228,7 +228,7 @@ describe('the console’s accessibility and phone layout', () => {
       await measure(name, page);
       // every navigation entry and the sign-out button are on the screen
       const nav = page.getByRole('navigation', { name: 'Main' }).getByRole('link');
-      expect(await nav.count()).toBe(6);
+      expect(await nav.count()).toBe(7);
       for (const control of [...(await nav.all()), page.getByRole('button', { name: 'Sign out' })]) {
         const box = await control.boundingBox();
         if (box === null || box.x < 0 || box.x + box.width > 390)

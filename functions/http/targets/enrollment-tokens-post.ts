@@ -8,6 +8,7 @@ import { EnrollmentTokenSchema, Tags } from './schemas.js';
 
 const Ref = v.pipe(v.string(), v.minLength(1), v.maxLength(64));
 const Body = v.object({
+  description: v.optional(v.nullable(v.pipe(v.string(), v.maxLength(255, 'must be at most 255 characters')))),
   tenant_id: v.optional(v.nullable(Ref)),
   environment_id: v.optional(v.nullable(Ref)),
   expires_in_hours: v.optional(

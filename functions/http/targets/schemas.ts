@@ -68,7 +68,12 @@ export const EnrollmentTokenSchema = v.object({
   uses: v.number(),
   max_uses: v.number(),
   expires_at: v.string(),
+  description: v.pipe(v.nullable(v.string()), v.description('What the token is for, as its creator wrote it')),
   created_by: v.string(),
+  created_by_name: v.pipe(
+    v.string(),
+    v.description('Who made it, as people read it: their display name (else username) when it was made'),
+  ),
   created_at: v.string(),
 });
 

@@ -95,6 +95,23 @@ describe('enrollment', () => {
     });
   });
 
+  it('keeps a description and names its creator in the list, never the secret', async () => {
+    // Prepare
+    const { deps } = targetsFakes();
+    const named: Caller = { ...caller(), userName: 'Ada Admin' };
+    // Act
+    const created = await createEnrollmentToken(deps, named, { description: '  web fleet, rack 4 ', tags: [] });
+    await createEnrollmentToken(deps, caller(), { description: '   ' });
+    const listed = await listEnrollmentTokens(deps, caller(), { page: 1, limit: 50 });
+    // Assess: trimmed, blank is null; the creator's name when known, else the id
+    expect([created.description, created.created_by_name]).toEqual(['web fleet, rack 4', 'Ada Admin']);
+    expect(listed.data.map((t) => [t.description, t.created_by, t.created_by_name])).toEqual([
+      ['web fleet, rack 4', 'u1', 'Ada Admin'],
+      [null, 'u1', 'u1'],
+    ]);
+    expect(JSON.stringify(listed)).not.toContain(created.token);
+  });
+
   it('gives the target its token’s tags, not the agent’s, and says which in the answer', async () => {
     // Prepare
     const { deps, targets } = targetsFakes();
