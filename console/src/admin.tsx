@@ -59,6 +59,7 @@ export const Admin = ({ user, permissions }: { user: User; permissions: Readonly
   return (
     <section aria-labelledby="admin-title">
       <h1 id="admin-title">Administration</h1>
+      <AdminLinks permissions={permissions} />
       <ErrorLine message={error} />
       {permissions.has('api_keys:read') ? (
         <>
@@ -126,5 +127,24 @@ export const Admin = ({ user, permissions }: { user: User; permissions: Readonly
       {permissions.has('users:read') ? <Users permissions={permissions} roleNames={roleNames} /> : null}
       {permissions.has('roles:read') ? <Roles permissions={permissions} onRoles={setRoleNames} /> : null}
     </section>
+  );
+};
+
+/** The sections with a page of their own (identity providers, OAuth clients), each within its read permission. */
+const AdminLinks = ({ permissions }: { permissions: ReadonlySet<string> }) => {
+  const links = [
+    ['#/admin/identity-providers', 'Identity providers', 'identity_providers:read'],
+    ['#/admin/oauth-clients', 'OAuth clients', 'oauth_clients:read'],
+  ].filter(([, , permission]) => permissions.has(permission!));
+  return links.length === 0 ? null : (
+    <nav aria-label="Administration sections">
+      <ul class="plain buttons">
+        {links.map(([href, label]) => (
+          <li key={href}>
+            <a href={href}>{label}</a>
+          </li>
+        ))}
+      </ul>
+    </nav>
   );
 };

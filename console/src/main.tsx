@@ -5,6 +5,8 @@ import './console.css';
 import { useEffect, useState } from 'preact/hooks';
 import { logout, refresh, setSignedOutHandler, type User } from './api.js';
 import { Admin } from './admin.js';
+import { OAuthClients } from './admin-oauth.js';
+import { IdentityProviders } from './admin-sso.js';
 import { Catalog } from './catalog.js';
 import { Deployment } from './deployment.js';
 import { Deployments } from './deployments.js';
@@ -14,7 +16,8 @@ import { SignIn } from './sign-in.js';
 import { Targets } from './targets.js';
 
 type Route =
-  { page: 'deployments' | 'new' | 'queue' | 'targets' | 'catalog' | 'admin' } | { page: 'deployment'; id: string };
+  | { page: 'deployments' | 'new' | 'queue' | 'targets' | 'catalog' | 'admin' | 'admin-sso' | 'admin-oauth' }
+  | { page: 'deployment'; id: string };
 
 const routeOf = (hash: string): Route => {
   const match = /^#\/deployments\/([^/]+)$/.exec(hash);
@@ -24,6 +27,8 @@ const routeOf = (hash: string): Route => {
   if (hash === '#/targets') return { page: 'targets' };
   if (hash === '#/catalog') return { page: 'catalog' };
   if (hash === '#/admin') return { page: 'admin' };
+  if (hash === '#/admin/identity-providers') return { page: 'admin-sso' };
+  if (hash === '#/admin/oauth-clients') return { page: 'admin-oauth' };
   return { page: 'deployments' };
 };
 
@@ -100,8 +105,10 @@ const App = () => {
               Catalog
             </a>
           ) : null}
-          {['users:read', 'roles:read', 'api_keys:read'].some((p) => permissions.has(p)) ? (
-            <a href="#/admin" aria-current={route.page === 'admin' ? 'page' : undefined}>
+          {['users:read', 'roles:read', 'api_keys:read', 'identity_providers:read', 'oauth_clients:read'].some((p) =>
+            permissions.has(p),
+          ) ? (
+            <a href="#/admin" aria-current={route.page.startsWith('admin') ? 'page' : undefined}>
               Administration
             </a>
           ) : null}
@@ -128,6 +135,10 @@ const App = () => {
         <Catalog permissions={permissions} />
       ) : route.page === 'admin' ? (
         <Admin user={user} permissions={permissions} />
+      ) : route.page === 'admin-sso' && permissions.has('identity_providers:read') ? (
+        <IdentityProviders permissions={permissions} />
+      ) : route.page === 'admin-oauth' && permissions.has('oauth_clients:read') ? (
+        <OAuthClients user={user} permissions={permissions} />
       ) : (
         <Deployments />
       )}
