@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { LOCAL_AGENTS, startLocalAgents, type LocalAgent } from './agents.js';
 import { JavaMissingError } from './emulators.js';
+import { announceInMemoryStack } from './in-memory-stacks.js';
 import { localIdpBanner, registerLocalIdp, startLocalOidcProvider } from './local-idp.js';
 import { formatLogLine } from './log-format.js';
 import type { OidcProvider } from './oidc-provider.js';
@@ -142,6 +143,8 @@ const main = async (): Promise<void> => {
     if (error instanceof JavaMissingError) return fail(error.message);
     return fail(`Could not start: ${(error as Error).message}`);
   }
+  // An in-memory stack says so to `npm run rotate-keys` (which has nothing to rotate in it).
+  const unannounce = inMemory ? await announceInMemoryStack(stack.port).catch(() => undefined) : undefined;
   if (!inMemory)
     await writeFile(
       LOCK_FILE,
@@ -223,6 +226,7 @@ const main = async (): Promise<void> => {
     await Promise.all(agents.map((a) => a.stop({ graceSeconds: 5 })));
     await stack.stop();
     await idp?.stop();
+    await unannounce?.();
     if (inMemory) await rm(agentsDir, { recursive: true, force: true });
     if (!inMemory) await rm(LOCK_FILE, { force: true });
     say('Stopped.');

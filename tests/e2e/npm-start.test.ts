@@ -154,7 +154,7 @@ describe('npm start', () => {
     240_000,
   ); // a whole `npm start` boots here: DynamoDB Local, serverless-offline, the agents
 
-  it('--with-idp: a local OpenID provider registered as "Local SSO"; alice signs in through it over HTTP and holds operator', async () => {
+  it('--with-idp: a local OpenID provider registered as "Local SSO"; alice signs in through it over HTTP and holds operator; rotate-keys says an in-memory stack has nothing to rotate', async () => {
     // Prepare: npm start in memory with the local provider
     output = '';
     const port = await freePort();
@@ -209,6 +209,23 @@ describe('npm start', () => {
     expect([me.json.email, me.json.roles]).toEqual(['alice@example.com', ['operator']]);
     expect(me.json.permissions).toContain('deployments:create');
     expect(me.json.permissions).not.toContain('users:read');
+
+    // Papercuts: `npm run rotate-keys` says an in-memory stack has nothing to rotate (not "No running stack found");
+    // serverless-offline's `received connection` (an agent opening its socket) is not shown
+    const rotate = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const p = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'local', 'rotate-keys.ts')], { cwd: ROOT });
+      let out = '';
+      p.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      p.stderr.on('data', (c: Buffer) => (out += c.toString()));
+      p.on('exit', (code) => resolve({ code, out }));
+    });
+    expect(rotate.out).toContain(
+      `The running stack is in memory (npm start -- --in-memory: pid ${child.pid}, port ${port})`,
+    );
+    expect(rotate.out).toContain('nothing to rotate');
+    expect(rotate.out).not.toContain('No running stack found');
+    expect(rotate.code).toBe(3);
+    expect(output).not.toContain('received connection');
 
     process.kill(-child.pid!, 'SIGINT');
     expect(await exited).toBe(0);
