@@ -114,6 +114,9 @@ describe('the console: identity providers and OAuth clients', () => {
     await page.keyboard.press('Tab');
     await page.keyboard.press('Enter');
     await page.getByText('Members of deployers now get the role operator.').waitFor();
+    // the form is emptied once the list is read again
+    await expect.poll(() => mapForm.getByLabel('Group', { exact: true }).inputValue()).toBe('');
+    await page.locator('tr[data-mapping-id]', { hasText: 'deployers' }).waitFor();
     await mapForm.getByLabel('Group', { exact: true }).fill('temporary');
     await mapForm.getByLabel('Role', { exact: true }).selectOption('user');
     await mapForm.getByRole('button', { name: 'Add mapping' }).click();
@@ -127,6 +130,17 @@ describe('the console: identity providers and OAuth clients', () => {
     }[];
     expect(mappings.map((m) => [m.claim_value, m.role])).toEqual([['deployers', 'operator']]);
     expect(await seriousViolations(page)).toEqual([]);
+
+    // Act: edit it: link existing accounts by verified email (the stored secret is kept: the field stays empty)
+    await page.getByRole('button', { name: 'Edit Team SSO' }).click();
+    const editor = page.getByRole('form', { name: 'Edit Team SSO' });
+    await editor.getByRole('checkbox', { name: /Link an existing account/ }).check();
+    await editor.getByRole('button', { name: 'Save provider' }).click();
+    await editor.waitFor({ state: 'detached' });
+    // Assess
+    expect(
+      (await call('GET', `/admin/identity-providers/${created!.id}`)).json as Record<string, unknown>,
+    ).toMatchObject({ link_by_email: true, jit_provisioning: true, issuer: realm.issuer });
 
     // Act: someone signs in with it in another browser (the public list is kept up to 5 s)
     await expect
