@@ -14,8 +14,19 @@ export interface Offline {
   stop(): Promise<void>;
 }
 
-/** serverless-offline's own per-request chatter; our handlers log one JSON access line per request instead. */
-const NOISE = [/^\s*$/, /\(λ: [\w-]+\) RequestId: /, /^(ANY|GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS) .+\(λ: [\w-]+\)$/];
+/**
+ * serverless-offline's own per-request chatter; our handlers log one JSON access line per request instead. Its
+ * WebSocket server also says `received connection` (and nothing else) for every agent that opens the agent socket.
+ */
+const NOISE = [
+  /^\s*$/,
+  /\(λ: [\w-]+\) RequestId: /,
+  /^(ANY|GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS) .+\(λ: [\w-]+\)$/,
+  /^\s*received connection\s*$/,
+];
+
+/** A line of serverless-offline's own not worth a person's attention (`--verbose` shows them all). */
+export const isOfflineNoise = (line: string): boolean => NOISE.some((n) => n.test(line));
 
 const kill = (child: ChildProcess, signal: NodeJS.Signals): void => {
   try {
@@ -74,7 +85,7 @@ export const startOffline = async (options: {
   for (const stream of [child.stdout, child.stderr]) {
     createInterface({ input: stream }).on('line', (line) => {
       if (!ready) startup.push(line);
-      if (ready && (options.verbose || !NOISE.some((n) => n.test(line)))) options.log(line);
+      if (ready && (options.verbose || !isOfflineNoise(line))) options.log(line);
       if (line.includes('Server ready')) ready = true;
       if (!ready && /^(✘ \[ERROR\]|Error:)/.test(line.trim()))
         failedToStart?.(new Error(`serverless-offline failed to start:\n${startup.join('\n')}`));

@@ -31,6 +31,7 @@ import { DynamoEncryptionBackfill } from '../infra/dynamodb/encryption-backfill.
 import { DynamoEncryptionIndex } from '../infra/dynamodb/encryption-store.js';
 import { systemClock } from '../infra/system/clock.js';
 import { LOCAL_CREDENTIALS } from './emulators.js';
+import { runningInMemoryStacks } from './in-memory-stacks.js';
 import { readKeyFileState, writeKeyFileState, type KeyFile } from './key-file.js';
 import { keyFilePath } from './secrets.js';
 import { ROOT } from './service-definition.js';
@@ -89,10 +90,19 @@ const target = async () => {
   );
   const endpoint = options.endpoint ?? lock.dynamoEndpoint;
   const table = options.table ?? lock.tableName;
-  if (endpoint === undefined || table === undefined)
+  if (endpoint === undefined || table === undefined) {
+    const inMemory = await runningInMemoryStacks();
+    if (inMemory.length > 0)
+      throw new Refused(
+        `${inMemory.length === 1 ? 'The running stack is' : 'The running stacks are'} in memory ` +
+          `(npm start -- --in-memory: ${inMemory.map((s) => `pid ${s.pid}, port ${s.port}`).join('; ')}): ` +
+          'its data and its key live in memory only and go with it, so there is nothing to rotate. ' +
+          'Keys are rotated on a stack that keeps its data (npm start, data in .local/).',
+      );
     throw new Error(
       'No running stack found (.local/stack.lock): start it with npm start, or give --endpoint and --table',
     );
+  }
   return { endpoint, table };
 };
 

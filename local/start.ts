@@ -1,12 +1,16 @@
 // `npm start`: the whole service on this machine. `npm start -- --in-memory` keeps nothing on disk;
-// `--verbose` shows serverless-offline's own request lines too. PORT overrides 3000.
+// `--verbose` shows serverless-offline's own request lines too; `--with-idp` adds a local OpenID provider, registered
+// as "Local SSO" (local/local-idp.ts). PORT overrides 3000.
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { LOCAL_AGENTS, startLocalAgents, type LocalAgent } from './agents.js';
 import { JavaMissingError } from './emulators.js';
+import { announceInMemoryStack } from './in-memory-stacks.js';
+import { localIdpBanner, registerLocalIdp, startLocalOidcProvider } from './local-idp.js';
 import { formatLogLine } from './log-format.js';
+import type { OidcProvider } from './oidc-provider.js';
 import { localBootstrapAdmin } from './secrets.js';
 import { portInUse } from './ports.js';
 import { ROOT } from './service-definition.js';
@@ -27,6 +31,7 @@ Options:
   --port N      the port of the API (default: PORT or 3000)
   --watch       rebuild and reload the functions when a source file changes
   --verbose     show serverless-offline's own request lines too
+  --with-idp    also start a local OpenID provider with a few users, registered as "Local SSO" (try SSO)
   -h, --help    show this help
 `;
 
@@ -37,6 +42,7 @@ const parseOptions = () => {
         'in-memory': { type: 'boolean', default: false },
         verbose: { type: 'boolean', default: false },
         watch: { type: 'boolean', default: false },
+        'with-idp': { type: 'boolean', default: false },
         port: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
@@ -110,6 +116,10 @@ const main = async (): Promise<void> => {
   const admin = localBootstrapAdmin();
   const started = Date.now();
   say(`Starting the deployment service${inMemory ? ' (in memory)' : ''}...`);
+  // The local OpenID provider first: the functions must be allowed to reach it (loopback, over http).
+  let idp: OidcProvider | undefined;
+  if (values['with-idp'] === true) idp = await startLocalOidcProvider();
+  const allowedHosts = [process.env['OIDC_ALLOWED_HOSTS'], idp?.host].filter((h) => h !== undefined && h !== '');
   let stack: Stack;
   try {
     stack = await startStack({
@@ -125,12 +135,16 @@ const main = async (): Promise<void> => {
       verbose: values.verbose ?? false,
       detachEmulators: true,
       warm: true,
+      ...(idp === undefined ? {} : { env: { OIDC_ALLOWED_HOSTS: allowedHosts.join(',') } }),
     });
   } catch (error) {
+    await idp?.stop();
     if (!inMemory) await rm(LOCK_FILE, { force: true });
     if (error instanceof JavaMissingError) return fail(error.message);
     return fail(`Could not start: ${(error as Error).message}`);
   }
+  // An in-memory stack says so to `npm run rotate-keys` (which has nothing to rotate in it).
+  const unannounce = inMemory ? await announceInMemoryStack(stack.port).catch(() => undefined) : undefined;
   if (!inMemory)
     await writeFile(
       LOCK_FILE,
@@ -154,6 +168,19 @@ const main = async (): Promise<void> => {
     say(`  The local agents did not start: ${(error as Error).message}`);
   }
 
+  let idpLines: string[] = [];
+  if (idp !== undefined) {
+    const since = Date.now();
+    try {
+      await registerLocalIdp(idp, admin.email);
+      step('Local SSO (OpenID provider)', Date.now() - since);
+      idpLines = localIdpBanner(idp);
+    } catch (error) {
+      say(`  Local SSO could not be registered: ${(error as Error).message}`);
+      idpLines = [`  Local SSO       not registered (see above)`];
+    }
+  }
+
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   const agentList = LOCAL_AGENTS.map((a) => `${a.name} (${a.tags.map((t) => `${t.key}=${t.value}`).join(', ')})`).join(
     ', ',
@@ -174,6 +201,7 @@ const main = async (): Promise<void> => {
       `  Running         HTTP functions (serverless-offline), stream function, ${Object.keys(stack.queues).length} queues`,
       `  Agents          ${agents.length === LOCAL_AGENTS.length ? agentList : 'not running (see above)'}; work in ${agentsDir}`,
       `  Agent socket    ${stack.env['AGENT_SOCKET_URL'] ?? 'none (agents poll)'}   (commands are pushed to connected agents)`,
+      ...idpLines,
       '',
       '  Ctrl-C stops everything.',
       '',
@@ -197,6 +225,8 @@ const main = async (): Promise<void> => {
     say(`\n${signal}: stopping the agents (running commands get 5 s), then the functions, then the emulators...`);
     await Promise.all(agents.map((a) => a.stop({ graceSeconds: 5 })));
     await stack.stop();
+    await idp?.stop();
+    await unannounce?.();
     if (inMemory) await rm(agentsDir, { recursive: true, force: true });
     if (!inMemory) await rm(LOCK_FILE, { force: true });
     say('Stopped.');

@@ -6,6 +6,8 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText, type User } from './api.js';
 import { ApiKeys } from './admin-api-keys.js';
+import { OAuthClients } from './admin-oauth.js';
+import { IdentityProviders } from './admin-sso.js';
 import { Roles } from './admin-roles.js';
 import { Environments, Tenants } from './admin-tenancy.js';
 import { Users } from './admin-users.js';
@@ -80,6 +82,20 @@ export const ADMIN_SECTIONS: AdminSection[] = [
     summary: 'Where targets run: production, staging and so on, global or per tenant.',
     visible: (p) => p.has('environments:read'),
     render: ({ permissions }) => <Environments permissions={permissions} />,
+  },
+  {
+    path: 'identity-providers',
+    label: 'Identity providers',
+    summary: 'Single sign-on with your company’s OpenID Connect provider, and which groups get which roles.',
+    visible: (p) => p.has('identity_providers:read'),
+    render: ({ permissions }) => <IdentityProviders permissions={permissions} />,
+  },
+  {
+    path: 'oauth-clients',
+    label: 'OAuth clients',
+    summary: 'Applications and pipelines that get tokens through OAuth 2.0.',
+    visible: (p) => p.has('oauth_clients:read'),
+    render: ({ user, permissions }) => <OAuthClients user={user} permissions={permissions} />,
   },
 ];
 

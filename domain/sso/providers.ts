@@ -174,6 +174,27 @@ export type UpdateProviderCommand = Partial<CreateProviderCommand>;
 
 const DEFAULT_SCOPES = ['openid', 'email', 'profile'];
 
+/**
+ * A provider that cannot be reached would put a dead "Sign in with ..." button on every sign-in page: its discovery
+ * document must answer now, as a JSON OpenID Connect document naming its issuer (one guarded request, the OIDC
+ * deadline). 400 on `issuer` saying why (does not resolve, refused the connection, no answer in time, not JSON, another
+ * issuer...), nothing stored.
+ */
+const lowerFirst = (text: string): string => text.charAt(0).toLowerCase() + text.slice(1);
+
+const checkReachable = async (deps: ProvidersDeps, issuer: string): Promise<void> => {
+  try {
+    await deps.oidc.discover(issuer);
+  } catch (error) {
+    if (error instanceof ProviderRequestError)
+      throw ValidationError.field(
+        'issuer',
+        `Could not read ${issuer}/.well-known/openid-configuration: ${lowerFirst(error.message)}`,
+      );
+    throw error;
+  }
+};
+
 const checkUrls = (deps: ProvidersDeps, p: IdentityProvider): void => {
   const problems: FieldProblem[] = [];
   const urls: [string, string | null][] = [
@@ -287,6 +308,7 @@ export const createProvider = async (deps: ProvidersDeps, caller: Caller, comman
   };
   checkUrls(deps, provider);
   checkTrustUnverified(caller, provider.jitTrustUnverifiedEmail);
+  await checkReachable(deps, provider.issuer);
   await deps.providers.create(provider);
   return providerView(provider, deps.publicBaseUrl);
 };
@@ -347,6 +369,7 @@ export const updateProvider = async (
     command.jit_trust_unverified_email === true && (!provider.jitTrustUnverifiedEmail || reidentified),
   );
   const untrusted = caller.tenantId !== null && reidentified ? { ...next, jitTrustUnverifiedEmail: false } : next;
+  if (next.issuer !== provider.issuer) await checkReachable(deps, next.issuer);
   await deps.providers.update(provider, untrusted);
   return providerView(untrusted, deps.publicBaseUrl);
 };

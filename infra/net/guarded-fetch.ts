@@ -154,7 +154,12 @@ const describe = (policy: FetchPolicy, error: unknown, signal: AbortSignal): Err
   const code = (error as { code?: string }).code;
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
     return failure(policy, 'unreachable', 'The host name does not resolve.');
-  // Never the transport's own code or message (refused, reset, a TLS detail): they tell a prober about the far side.
+  // A refused connection is said as such (an administrator's most common mistake: a wrong port, a provider not
+  // started): a prober learns nothing the time to this answer does not tell already, and only public addresses and
+  // allowed hosts are ever connected to.
+  if (code === 'ECONNREFUSED')
+    return failure(policy, 'unreachable', 'The provider refused the connection (nothing listens at that port).');
+  // Never the transport's own code or message (reset, a TLS detail): they tell a prober about the far side.
   return failure(policy, 'unreachable', 'The provider could not be reached.');
 };
 

@@ -9,7 +9,7 @@ import { startStack, type Stack } from '../../local/stack.js';
 import { uniqueName } from '../support/aws.js';
 import { launchChromium, seriousViolations, signInPage } from '../support/console.js';
 import { apiClient } from '../support/http.js';
-import { startOidcProvider, type OidcProvider } from '../support/oidc-provider.js';
+import { startOidcProvider, type OidcProvider } from '../../local/oidc-provider.js';
 import { createUser } from '../support/users.js';
 
 const ADMIN = { email: 'admin@example.com', password: 'admin-password' };

@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../local/ports.js';
 import { ROOT } from '../../local/service-definition.js';
+import { LOCAL_IDP_NAME } from '../../local/local-idp.js';
+import { browser } from '../support/browser.js';
 import { apiClient } from '../support/http.js';
 
 let child: ChildProcess | undefined;
@@ -151,4 +153,81 @@ describe('npm start', () => {
     },
     240_000,
   ); // a whole `npm start` boots here: DynamoDB Local, serverless-offline, the agents
+
+  it('--with-idp: a local OpenID provider registered as "Local SSO"; alice signs in through it over HTTP and holds operator; rotate-keys says an in-memory stack has nothing to rotate', async () => {
+    // Prepare: npm start in memory with the local provider
+    output = '';
+    const port = await freePort();
+    child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(ROOT, 'local', 'start.ts'), '--in-memory', '--with-idp', '--port', String(port)],
+      {
+        cwd: ROOT,
+        detached: true,
+        env: { ...process.env, BOOTSTRAP_ADMIN_EMAIL: 'admin@example.com', BOOTSTRAP_ADMIN_PASSWORD: 'admin-password' },
+      },
+    );
+    child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
+    await waitFor('the ready banner', () => output.includes('Deployment service ready'), 120_000);
+    // The banner says how to try it: the button, the users, their passwords and what their groups grant
+    expect(output).toMatch(/^  Local SSO \(OpenID provider\)\.+ \d+\.\d s$/m);
+    expect(output).toContain(`choose "Sign in with ${LOCAL_IDP_NAME}"`);
+    expect(output).toMatch(/alice@example\.com \/ alice-password\s+\(deployers -> operator\)/);
+    expect(output).toMatch(/bob@example\.com \/ bob-password\s+\(admins -> admin\)/);
+    const api = apiClient(() => `http://localhost:${port}`);
+    const b = browser(() => `http://localhost:${port}`);
+
+    // Act: the sign-in page's list offers it; the browser goes to the provider, fills its form, comes back
+    const offered = await api.call('GET', '/api/v1/auth/sso', {});
+    const local = (offered.json.data as { id: string; name: string }[]).find((p) => p.name === LOCAL_IDP_NAME);
+    expect(local).toBeDefined();
+    const start = await b.visit(`/api/v1/auth/sso/${local!.id}`);
+    expect(start.status).toBe(302);
+    const form = await b.visit(start.location!);
+    expect([form.status, form.text]).toEqual([200, expect.stringContaining('<label for="password">Password</label>')]);
+    const authorize = new URL(start.location!);
+    const fields = Object.fromEntries(authorize.searchParams);
+    const wrong = await b.visit(`${authorize.origin}${authorize.pathname}`, {
+      form: { ...fields, email: 'alice@example.com', password: 'not-her-password' },
+    });
+    expect([wrong.status, wrong.text]).toEqual([401, expect.stringContaining('Wrong email or password')]);
+    const signedIn = await b.visit(`${authorize.origin}${authorize.pathname}`, {
+      form: { ...fields, email: 'alice@example.com', password: 'alice-password' },
+    });
+    expect(signedIn.status).toBe(302);
+    const callback = await b.visit(signedIn.location!);
+
+    // Assess: a session for a new account, alice, holding operator through the deployers mapping
+    expect(callback.status).toBe(303);
+    const refresh = await api.call('POST', '/api/v1/auth/refresh', {
+      cookie: `deployer_refresh=${b.cookie('deployer_refresh')}`,
+    });
+    expect(refresh.status).toBe(200);
+    const me = await api.call('GET', '/api/v1/auth/me', { token: refresh.json.access_token });
+    expect([me.json.email, me.json.roles]).toEqual(['alice@example.com', ['operator']]);
+    expect(me.json.permissions).toContain('deployments:create');
+    expect(me.json.permissions).not.toContain('users:read');
+
+    // Papercuts: `npm run rotate-keys` says an in-memory stack has nothing to rotate (not "No running stack found");
+    // serverless-offline's `received connection` (an agent opening its socket) is not shown
+    const rotate = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const p = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'local', 'rotate-keys.ts')], { cwd: ROOT });
+      let out = '';
+      p.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      p.stderr.on('data', (c: Buffer) => (out += c.toString()));
+      p.on('exit', (code) => resolve({ code, out }));
+    });
+    expect(rotate.out).toContain(
+      `The running stack is in memory (npm start -- --in-memory: pid ${child.pid}, port ${port})`,
+    );
+    expect(rotate.out).toContain('nothing to rotate');
+    expect(rotate.out).not.toContain('No running stack found');
+    expect(rotate.code).toBe(3);
+    expect(output).not.toContain('received connection');
+
+    process.kill(-child.pid!, 'SIGINT');
+    expect(await exited).toBe(0);
+  }, 240_000);
 });

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../local/stack.js';
 import { uniqueName } from '../support/aws.js';
 import { apiClient } from '../support/http.js';
-import { startOidcProvider, type OidcProvider } from '../support/oidc-provider.js';
+import { startOidcProvider, type OidcProvider } from '../../local/oidc-provider.js';
 import { createUser } from '../support/users.js';
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';

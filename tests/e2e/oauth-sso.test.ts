@@ -9,7 +9,7 @@ import { uniqueName } from '../support/aws.js';
 import { browser, type Hop } from '../support/browser.js';
 import { apiClient } from '../support/http.js';
 import { hiddenFields as hidden } from '../support/oauth-page.js';
-import { startOidcProvider, type OidcProvider } from '../support/oidc-provider.js';
+import { startOidcProvider, type OidcProvider } from '../../local/oidc-provider.js';
 
 const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 const CLIENT = { clientId: 'deployer-test', clientSecret: 'idp-client-secret-1234567890' };

@@ -1,12 +1,14 @@
 // Admin: identity providers over HTTP: the providers (the secret stored encrypted and answered as ***), their role
 // mappings, discovery and the connection test against a real OIDC provider on loopback, the SSRF guard of both
 // server-side requests, tenant isolation, and callers without the permission.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../local/stack.js';
 import { dynamoClient, uniqueName } from '../support/aws.js';
 import { apiClient } from '../support/http.js';
-import { startOidcProvider, type OidcProvider } from '../support/oidc-provider.js';
+import { startOidcProvider, type OidcProvider } from '../../local/oidc-provider.js';
 import { createUser } from '../support/users.js';
 
 const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
@@ -14,6 +16,21 @@ const CLIENT = { clientId: 'deployer-admin-test', clientSecret: 'the-client-secr
 let stack: Stack;
 let idp: OidcProvider;
 let admin: string;
+/** Answers HTML at /not-json/..., nothing at all at /hang/...; and a port where nothing listens. */
+let odd: Server;
+let oddHost: string;
+let closedHost: string;
+
+const listen = async (handler: Parameters<typeof createServer>[1]) => {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, host: `127.0.0.1:${(server.address() as AddressInfo).port}` };
+};
+const close = (server: Server) =>
+  new Promise<void>((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  });
 
 const api = apiClient(() => stack.baseUrl);
 const call = (method: string, path: string, token: string | undefined, body?: unknown) =>
@@ -29,11 +46,20 @@ const settings = (realm: string) => ({
 
 beforeAll(async () => {
   idp = await startOidcProvider(CLIENT);
+  ({ server: odd, host: oddHost } = await listen((req, res) => {
+    if (req.url?.startsWith('/not-json/') === true) {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<html>a sign-in page</html>');
+    } // /hang/...: never answers
+  }));
+  const closed = await listen(() => undefined);
+  closedHost = closed.host;
+  await close(closed.server);
   stack = await startStack({
     port: 0,
     namePrefix: `${uniqueName('ssoadm')}-`,
     bootstrapAdmin: ADMIN,
-    env: { OIDC_ALLOWED_HOSTS: idp.host },
+    env: { OIDC_ALLOWED_HOSTS: [idp.host, oddHost, closedHost].join(',') },
   });
   admin = await login(ADMIN.email, ADMIN.password);
 });
@@ -41,6 +67,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
   await idp?.stop();
+  if (odd !== undefined) await close(odd);
 });
 
 describe('identity providers', () => {
@@ -156,6 +183,73 @@ describe('identity providers', () => {
       'jit_tenant_id',
     ]);
     expect((await refused({ client_secret: '' }))[0]).toBe(400);
+  });
+
+  it('refuses a provider whose discovery document cannot be read now, saying why; nothing is stored or offered', async () => {
+    // Prepare
+    const before = (await call('GET', '/admin/identity-providers?limit=100', admin)).json.data;
+    const signInBefore = (await call('GET', '/auth/sso', undefined)).json;
+    const cases: [string, string, RegExp][] = [
+      ['DNS', 'https://idp.does-not-exist.invalid', /host name does not resolve/],
+      ['refused', `http://${closedHost}`, /refused the connection/],
+      ['timeout', `http://${oddHost}/hang`, /did not answer in time/],
+      ['not JSON', `http://${oddHost}/not-json`, /is not JSON/],
+      ['not found', `${idp.issuer}/nothing-here`, /could not be read \(not 2xx\)/],
+      ['not OIDC', `${idp.issuer}/not-oidc`, /not an OpenID Connect discovery document/],
+    ];
+    for (const [name, issuer, says] of cases) {
+      // Act
+      const reply = await call('POST', '/admin/identity-providers', admin, {
+        ...settings(uniqueName('unreachable')),
+        name: `Dead ${name}`,
+        issuer,
+      });
+      // Assess: 400 on issuer, naming the URL read and the reason, never a transport code
+      expect([name, reply.status, reply.json.error.code, reply.json.error.details.fields[0].field]).toEqual([
+        name,
+        400,
+        'VALIDATION_ERROR',
+        'issuer',
+      ]);
+      expect(reply.json.error.message).toContain(`Could not read ${issuer}/.well-known/openid-configuration: `);
+      expect(reply.json.error.message).toMatch(says);
+      expect(reply.json.error.message).not.toMatch(/ECONN|ENOTFOUND|EAI_/);
+    }
+    idp.setKnobs({ discoveryIssuer: 'https://someone-else.example' });
+    const mismatch = await call('POST', '/admin/identity-providers', admin, settings(uniqueName('mismatch')));
+    idp.setKnobs({});
+    expect([mismatch.status, mismatch.json.error.details.fields[0].field]).toEqual([400, 'issuer']);
+    expect(mismatch.json.error.message).toMatch(/names another issuer/);
+    // nothing stored, no dead "Sign in with ..." button
+    expect((await call('GET', '/admin/identity-providers?limit=100', admin)).json.data).toEqual(before);
+    expect((await call('GET', '/auth/sso', undefined)).json).toEqual(signInBefore);
+  });
+
+  it('refuses an update that moves the issuer to a provider that cannot be reached; the provider is unchanged', async () => {
+    // Prepare
+    const created = await call('POST', '/admin/identity-providers', admin, settings(uniqueName('move')));
+    expect(created.status).toBe(201);
+    // Act
+    const moved = await call('PUT', `/admin/identity-providers/${created.json.id}`, admin, {
+      issuer: `http://${closedHost}`,
+      client_secret: CLIENT.clientSecret,
+    });
+    // Assess
+    expect([moved.status, moved.json.error.code, moved.json.error.details.fields[0].field]).toEqual([
+      400,
+      'VALIDATION_ERROR',
+      'issuer',
+    ]);
+    expect(moved.json.error.message).toMatch(/refused the connection/);
+    expect((await call('GET', `/admin/identity-providers/${created.json.id}`, admin)).json).toEqual(created.json);
+    // a change that keeps the issuer does not ask the provider again; a reachable new issuer is fine
+    const renamed = await call('PUT', `/admin/identity-providers/${created.json.id}`, admin, { name: 'Moved IdP' });
+    expect(renamed.status).toBe(200);
+    const reachable = await call('PUT', `/admin/identity-providers/${created.json.id}`, admin, {
+      ...idp.endpoints(uniqueName('moved')),
+      client_secret: CLIENT.clientSecret,
+    });
+    expect(reachable.status).toBe(200);
   });
 
   it('manages role mappings: a bare array, roles that exist, 404 for unknown ones', async () => {

@@ -8,7 +8,7 @@ import { startStack, type Stack } from '../../local/stack.js';
 import { uniqueName } from '../support/aws.js';
 import { browser } from '../support/browser.js';
 import { apiClient } from '../support/http.js';
-import { startOidcProvider, type OidcProvider, type OidcUser } from '../support/oidc-provider.js';
+import { startOidcProvider, type OidcProvider, type OidcUser } from '../../local/oidc-provider.js';
 import { createUser } from '../support/users.js';
 
 const ADMIN = { email: 'admin@example.com', password: 'admin-password' };

@@ -132,15 +132,31 @@ export class FakeOidcGateway implements OidcGateway {
   claims: Record<string, unknown> = { sub: 'subject-1' };
   refuse = false;
   probe: TokenEndpointProbe = { status: 400, error: 'invalid_grant' };
-  discovered: DiscoveredEndpoints | ProviderRequestError = new ProviderRequestError('unreachable');
+  /** What discovery answers; undefined: a document of the issuer asked for (every provider created is reachable). */
+  discovered: DiscoveredEndpoints | ProviderRequestError | undefined = undefined;
+  readonly discoveries: string[] = [];
   /** Thrown by exchangeCode (a refusal or a failure of the token endpoint), and by verifyIdToken (the JWKS). */
   exchangeFailure: ProviderRequestError | undefined = undefined;
   keysFailure: ProviderRequestError | undefined = undefined;
   readonly exchanges: { code: string; codeVerifier: string; redirectUri: string }[] = [];
 
-  async discover() {
+  async discover(issuer: string): Promise<DiscoveredEndpoints> {
+    this.discoveries.push(issuer);
     if (this.discovered instanceof ProviderRequestError) throw this.discovered;
-    return this.discovered;
+    return (
+      this.discovered ?? {
+        issuer,
+        authorization_endpoint: `${issuer}/authorize`,
+        token_endpoint: `${issuer}/token`,
+        userinfo_endpoint: null,
+        jwks_uri: `${issuer}/jwks`,
+        scopes_supported: [],
+        claims_supported: [],
+        id_token_signing_alg_values_supported: [],
+        token_endpoint_auth_methods_supported: [],
+        code_challenge_methods_supported: [],
+      }
+    );
   }
   async jwksKeyCount() {
     return 1;

@@ -184,7 +184,8 @@ export const create = (deps: () => ProvidersDeps) =>
       responses: {
         201: { description: 'The provider', schema: ProviderSchema },
         400: {
-          description: 'VALIDATION_ERROR (a URL that is not https or points inside the network, no openid scope)',
+          description:
+            'VALIDATION_ERROR (a URL that is not https or points inside the network, no openid scope; on issuer when its discovery document cannot be read now: does not resolve, refused, no answer in time, not JSON, not OIDC, another issuer)',
         },
         403: {
           description: 'FORBIDDEN: a tenant-scoped caller turning on jit_trust_unverified_email (global callers only)',
@@ -241,7 +242,7 @@ export const update = (deps: () => ProvidersDeps) =>
         200: { description: 'The provider', schema: ProviderSchema },
         400: {
           description:
-            'VALIDATION_ERROR; on client_secret when token_endpoint or issuer changes without the secret given again',
+            'VALIDATION_ERROR; on client_secret when token_endpoint or issuer changes without the secret given again; on issuer when a new issuer’s discovery document cannot be read',
         },
         403: {
           description:

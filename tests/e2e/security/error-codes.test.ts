@@ -12,7 +12,7 @@ import { startStack, type Stack } from '../../../local/stack.js';
 import { uniqueName } from '../../support/aws.js';
 import { browser, type Hop } from '../../support/browser.js';
 import { apiClient } from '../../support/http.js';
-import { startOidcProvider, type OidcProvider } from '../../support/oidc-provider.js';
+import { startOidcProvider, type OidcProvider } from '../../../local/oidc-provider.js';
 
 const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 const CLIENT = { clientId: 'deployer-errors', clientSecret: 'idp-client-secret-errors-123456' };

@@ -7,7 +7,7 @@ import { InvalidTokenError } from '../../../domain/identity/errors.js';
 import { ProviderRequestError } from '../../../domain/sso/ports.js';
 import type { IdentityProvider } from '../../../domain/sso/types.js';
 import { JoseOidcGateway } from '../../../infra/oidc/oidc-gateway.js';
-import { startOidcProvider, type OidcProvider } from '../../support/oidc-provider.js';
+import { startOidcProvider, type OidcProvider } from '../../../local/oidc-provider.js';
 
 const CLIENT = { clientId: 'gw-client', clientSecret: 'gw-secret' };
 let idp: OidcProvider;

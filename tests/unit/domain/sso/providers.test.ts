@@ -16,6 +16,7 @@ import {
   updateMapping,
   updateProvider,
 } from '../../../../domain/sso/providers.js';
+import { ProviderRequestError } from '../../../../domain/sso/ports.js';
 import { aUser } from '../../../fakes/identity.js';
 import { ssoFakes } from '../../../fakes/sso.js';
 
@@ -70,6 +71,44 @@ describe('identity providers (admin)', () => {
     await expect(createProvider(admin, everything, { ...settings, scopes: ['email'] })).rejects.toBeInstanceOf(
       ValidationError,
     );
+  });
+
+  it('refuses a provider whose discovery document cannot be read, saying why, and stores nothing', async () => {
+    // Prepare
+    const { admin, oidc, providers } = ssoFakes();
+    oidc.discovered = new ProviderRequestError('The host name does not resolve.');
+    // Act
+    const refused = await createProvider(admin, everything, settings).catch((e: unknown) => e);
+    // Assess
+    expect(refused).toBeInstanceOf(ValidationError);
+    expect((refused as ValidationError).fields).toEqual([
+      {
+        field: 'issuer',
+        code: 'VALIDATION_ERROR',
+        message:
+          'Could not read https://idp.corp.example/.well-known/openid-configuration: the host name does not resolve.',
+      },
+    ]);
+    expect(oidc.discoveries).toEqual(['https://idp.corp.example']);
+    expect(providers.providers.size).toBe(0);
+  });
+
+  it('reads the discovery document again only when an update changes the issuer', async () => {
+    // Prepare
+    const { admin, oidc, providers } = ssoFakes();
+    const view = await createProvider(admin, everything, settings);
+    const before = providers.providers.get(view.id);
+    oidc.discovered = new ProviderRequestError('The provider did not answer in time.');
+    // Act: a rename does not ask the provider; a new issuer does, and is refused
+    await updateProvider(admin, everything, view.id, { name: 'Renamed' });
+    const moved = await updateProvider(admin, everything, view.id, {
+      issuer: 'https://other.corp.example',
+      client_secret: 'again',
+    }).catch((e: unknown) => e);
+    // Assess
+    expect(oidc.discoveries).toEqual(['https://idp.corp.example', 'https://other.corp.example']);
+    expect([moved instanceof ValidationError, (moved as ValidationError).fields[0]?.field]).toEqual([true, 'issuer']);
+    expect(providers.providers.get(view.id)).toMatchObject({ ...before, name: 'Renamed', revision: 2 });
   });
 
   it('keeps a tenant’s providers to it', async () => {

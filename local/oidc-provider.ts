@@ -1,9 +1,12 @@
-// A small OpenID Connect provider for the tests, on loopback (node:http + jose): discovery, a JWKS whose signing key
-// can be rotated (old keys stay published), an authorize endpoint that signs in one configurable user at once and
-// redirects back with a code, and a token endpoint (client_secret_basic or _post, PKCE S256 checked) issuing ID tokens.
-// Knobs make it misbehave the ways a real provider or an attacker could: a signature by a key outside the JWKS, a
-// wrong nonce, another audience, an expired token, another issuer in its discovery document. Also serves a few
-// paths for the SSRF tests (a discovery document that redirects elsewhere, a JSON document that is not OIDC).
+// A small OpenID Connect provider on loopback (node:http + jose): discovery, a JWKS whose signing key can be rotated
+// (old keys stay published), an authorize endpoint, and a token endpoint (client_secret_basic or _post, PKCE S256
+// checked) issuing ID tokens. Two uses:
+// - `npm start -- --with-idp` (local/local-idp.ts): users with passwords sign in on a small form at /authorize, so
+//   single sign-on and role mappings can be tried by hand. Not a real provider: for this machine only.
+// - the tests: without users, /authorize signs in one configurable user at once and redirects back with a code.
+//   Knobs make it misbehave the ways a real provider or an attacker could: a signature by a key outside the JWKS, a
+//   wrong nonce, another audience, an expired token, another issuer in its discovery document. Also serves a few
+//   paths for the SSRF tests (a discovery document that redirects elsewhere, a JSON document that is not OIDC).
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -15,6 +18,21 @@ export interface OidcUser {
   readonly email_verified?: boolean;
   readonly name?: string;
   readonly groups?: readonly string[];
+}
+
+/** A user of the sign-in form (`npm start -- --with-idp`). */
+export interface OidcPasswordUser extends OidcUser {
+  readonly email: string;
+  readonly password: string;
+}
+
+export interface OidcProviderOptions {
+  /** Users who sign in on a form at /authorize; none: /authorize signs in the user set by `signIn` at once. */
+  readonly users?: readonly OidcPasswordUser[];
+  /** The loopback port (0 or absent: a free one). */
+  readonly port?: number;
+  /** The name the sign-in form shows. */
+  readonly title?: string;
 }
 
 export interface Knobs {
@@ -65,7 +83,45 @@ const json = (res: ServerResponse, status: number, body: unknown) => {
   res.end(JSON.stringify(body));
 };
 
-export const startOidcProvider = async (client: { clientId: string; clientSecret: string }) => {
+const escapeHtml = (text: string): string =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/** The sign-in form: the authorization request rides along in hidden fields, posted back to /authorize. */
+const signInForm = (
+  title: string,
+  params: URLSearchParams,
+  users: readonly OidcPasswordUser[],
+  failed: boolean,
+): string => {
+  const hidden = [...params.entries()]
+    .filter(([name]) => name !== 'email' && name !== 'password')
+    .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
+    .join('');
+  const hints = users
+    .map(
+      (u) =>
+        `<li><code>${escapeHtml(u.email)}</code> / <code>${escapeHtml(u.password)}</code>${
+          (u.groups ?? []).length === 0 ? '' : ` (groups: ${escapeHtml((u.groups ?? []).join(', '))})`
+        }</li>`,
+    )
+    .join('');
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Sign in: ${escapeHtml(title)}</title>
+<style>body{font:16px system-ui,sans-serif;max-width:28rem;margin:2rem auto;padding:0 1rem}label{display:block;margin:.75rem 0 .25rem}input[type=email],input[type=password]{width:100%;padding:.4rem;box-sizing:border-box}button{margin-top:1rem;padding:.5rem 1rem}.error{color:#a00}code{overflow-wrap:anywhere}</style>
+</head><body><main><h1>${escapeHtml(title)}</h1>
+<p>A local OpenID provider for trying single sign-on on this machine.</p>
+${failed ? '<p class="error" role="alert">Wrong email or password.</p>' : ''}
+<form method="post" action="authorize">${hidden}
+<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required autofocus>
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
+<button type="submit">Sign in</button></form>
+<h2>Users</h2><ul>${hints}</ul></main></body></html>`;
+};
+
+export const startOidcProvider = async (
+  client: { clientId: string; clientSecret: string },
+  options: OidcProviderOptions = {},
+) => {
   let keys: SigningKey[] = [await newKey()];
   let user: OidcUser = { sub: 'user-1', email: 'user1@corp.example', email_verified: true, groups: [] };
   let knobs: Knobs = {};
@@ -120,13 +176,35 @@ export const startOidcProvider = async (client: { clientId: string; clientSecret
     return json(res, 200, { access_token: 'at', token_type: 'Bearer', expires_in: 300, id_token: await sign(code) });
   };
 
-  const authorize = (realmIssuer: string, url: URL, res: ServerResponse) => {
-    const q = url.searchParams;
-    const redirect = new URL(q.get('redirect_uri') ?? '');
+  const passwordUsers = options.users ?? [];
+
+  /** GET: the user set by signIn at once, or the form; POST: the form's email and password. */
+  const authorize = (realmIssuer: string, q: URLSearchParams, res: ServerResponse, posted: boolean) => {
+    let redirect: URL;
+    try {
+      redirect = new URL(q.get('redirect_uri') ?? '');
+    } catch {
+      return json(res, 400, { error: 'invalid_request', error_description: 'redirect_uri' });
+    }
     if (q.get('client_id') !== client.clientId || q.get('response_type') !== 'code')
       return json(res, 400, { error: 'invalid_request' });
     if (q.get('code_challenge_method') !== 'S256' || (q.get('code_challenge') ?? '') === '')
       return json(res, 400, { error: 'invalid_request', error_description: 'PKCE S256 required' });
+    let signedIn = user;
+    if (passwordUsers.length > 0) {
+      const email = (q.get('email') ?? '').trim().toLowerCase();
+      const found = passwordUsers.find((u) => u.email.toLowerCase() === email && u.password === q.get('password'));
+      if (found === undefined) {
+        res.writeHead(posted ? 401 : 200, {
+          'content-type': 'text/html; charset=utf-8',
+          'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'",
+          'x-frame-options': 'DENY',
+        });
+        return res.end(signInForm(options.title ?? 'Local SSO', q, passwordUsers, posted));
+      }
+      const { password: _password, ...claims } = found;
+      signedIn = claims;
+    }
     redirect.searchParams.set('state', q.get('state') ?? '');
     if (knobs.deny === true) redirect.searchParams.set('error', 'access_denied');
     else {
@@ -137,7 +215,7 @@ export const startOidcProvider = async (client: { clientId: string; clientSecret
         redirectUri: q.get('redirect_uri') ?? '',
         nonce: q.get('nonce') ?? '',
         challenge: q.get('code_challenge') ?? '',
-        user,
+        user: signedIn,
       });
       redirect.searchParams.set('code', code);
     }
@@ -169,7 +247,9 @@ export const startOidcProvider = async (client: { clientId: string; clientSecret
       if (req.method === 'GET' && path === '/.well-known/openid-configuration')
         return json(res, 200, discovery(realmIssuer));
       if (req.method === 'GET' && path === '/jwks') return json(res, 200, { keys: keys.map((k) => k.publicJwk) });
-      if (req.method === 'GET' && path === '/authorize') return authorize(realmIssuer, url, res);
+      if (req.method === 'GET' && path === '/authorize') return authorize(realmIssuer, url.searchParams, res, false);
+      if (req.method === 'POST' && path === '/authorize' && passwordUsers.length > 0)
+        return authorize(realmIssuer, new URLSearchParams(await readBody(req)), res, true);
       if (req.method === 'POST' && path === '/token') return token(req, res);
       // SSRF fixtures: /redirect/<n>/.well-known/... redirects to the URL in ?to (kept by the service as an issuer
       // path), and /not-oidc/.well-known/... answers JSON that is not a discovery document.
@@ -183,7 +263,10 @@ export const startOidcProvider = async (client: { clientId: string; clientSecret
       return json(res, 404, { error: 'not_found' });
     })().catch((error: unknown) => json(res, 500, { error: String(error) }));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', resolve);
+  });
   const port = (server.address() as AddressInfo).port;
   issuer = `http://127.0.0.1:${port}`;
 
@@ -216,7 +299,11 @@ export const startOidcProvider = async (client: { clientId: string; clientSecret
     },
     currentKid: () => keys[keys.length - 1]!.kid,
     tokenRequests: () => tokenRequests,
-    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 };
 

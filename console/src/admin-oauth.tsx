@@ -1,0 +1,215 @@
+// Administration: OAuth 2.0 clients (apps that act for a user, or for themselves, within the scopes given), within the
+// caller's permissions: the list (oauth_clients:read), a new client (oauth_clients:create; scopes only among the
+// permissions the caller holds), its secret shown once with Copy, a new secret (oauth_clients:update), deactivate
+// (oauth_clients:delete: existing tokens stay valid until they expire). The API decides and its message shows.
+import { useEffect, useState } from 'preact/hooks';
+import { api, errorText, type User } from './api.js';
+import { when } from './format.js';
+import { ConfirmButton, SecretOnce } from './sso-widgets.js';
+import { ErrorLine, NoticeLine, useChanges } from './widgets.js';
+
+interface Client {
+  readonly id: string;
+  readonly client_id: string;
+  readonly name: string;
+  readonly description: string | null;
+  readonly redirect_uris: string[];
+  readonly grant_types: string[];
+  readonly scopes: string[];
+  readonly is_confidential: boolean;
+  readonly is_active: boolean;
+  readonly created_at: string;
+}
+
+const GRANTS = [
+  ['authorization_code', 'Authorization code (a user signs in and consents)'],
+  ['refresh_token', 'Refresh token'],
+  ['client_credentials', 'Client credentials (the app acts for its creator)'],
+] as const;
+
+const path = (id: string) => `/admin/oauth-clients/${encodeURIComponent(id)}`;
+
+/** Permission names grouped by resource (`deployments:read` -> deployments), in the order given. */
+const byResource = (names: readonly string[]): [string, string[]][] => {
+  const groups = new Map<string, string[]>();
+  for (const name of names) {
+    const resource = name.split(':')[0] ?? name;
+    groups.set(resource, [...(groups.get(resource) ?? []), name]);
+  }
+  return [...groups.entries()];
+};
+
+export const OAuthClients = ({ user, permissions }: { user: User; permissions: ReadonlySet<string> }) => {
+  const [clients, setClients] = useState<Client[] | undefined>();
+  const [secret, setSecret] = useState<{ name: string; clientId: string; secret: string } | undefined>();
+  const mayCreate = permissions.has('oauth_clients:create');
+  const mayUpdate = permissions.has('oauth_clients:update');
+  const mayDelete = permissions.has('oauth_clients:delete');
+
+  const { error, notice, setError, change } = useChanges(() => load());
+  const load = () =>
+    api<Client[]>('GET', '/admin/oauth-clients').then(setClients, (e: unknown) => setError(errorText(e)));
+  useEffect(() => void load(), []);
+
+  const create = async (event: SubmitEvent) => {
+    event.preventDefault();
+    const formElement = event.currentTarget as HTMLFormElement;
+    const form = new FormData(formElement);
+    const name = String(form.get('name')).trim();
+    const description = String(form.get('description') ?? '').trim();
+    const body = {
+      name,
+      ...(description === '' ? {} : { description }),
+      redirect_uris: String(form.get('redirect_uris') ?? '')
+        .split(/\s+/)
+        .filter((u) => u !== ''),
+      grant_types: form.getAll('grant_type').map(String),
+      scopes: form.getAll('scope').map(String),
+      is_confidential: form.get('is_confidential') === 'on',
+    };
+    let made: (Client & { client_secret: string | null }) | undefined;
+    const done = await change(async () => {
+      made = await api<Client & { client_secret: string | null }>('POST', '/admin/oauth-clients', body);
+    }, `OAuth client ${name} created.`);
+    if (done && made !== undefined) {
+      formElement.reset();
+      if (made.client_secret !== null)
+        setSecret({ name: made.name, clientId: made.client_id, secret: made.client_secret });
+    }
+  };
+
+  const rotate = async (client: Client) => {
+    let answer: { client_id: string; client_secret: string } | undefined;
+    const done = await change(async () => {
+      answer = await api<{ client_id: string; client_secret: string }>('POST', `${path(client.id)}/rotate-secret`);
+    }, `${client.name} has a new secret; the old one no longer works.`);
+    if (done && answer !== undefined)
+      setSecret({ name: client.name, clientId: answer.client_id, secret: answer.client_secret });
+  };
+
+  return (
+    <section aria-labelledby="oauth-title">
+      <h2 id="oauth-title">OAuth clients</h2>
+      <p class="muted">
+        Applications that use this service through OAuth 2.0 (discovery at /.well-known/oauth-authorization-server).
+      </p>
+      <ErrorLine message={error} />
+      <NoticeLine message={notice} />
+      {secret === undefined ? null : (
+        <SecretOnce title="Client secret" secret={secret.secret} onDismiss={() => setSecret(undefined)}>
+          <p>
+            Client <strong>{secret.name}</strong>, client ID <code>{secret.clientId}</code>.
+          </p>
+        </SecretOnce>
+      )}
+      {clients === undefined ? (
+        <p>Loading…</p>
+      ) : clients.length === 0 ? (
+        <p>No OAuth clients yet.</p>
+      ) : (
+        <div class="table-scroll">
+          <table class="list oauth-clients">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Client ID</th>
+                <th scope="col">Status</th>
+                <th scope="col">Grant types</th>
+                <th scope="col">Scopes</th>
+                <th scope="col">Created</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {clients.map((c) => (
+                <tr key={c.id} data-client-id={c.id}>
+                  <td>
+                    {c.name}
+                    {c.description === null ? null : <div class="muted">{c.description}</div>}
+                  </td>
+                  <td>
+                    <code>{c.client_id}</code>
+                  </td>
+                  <td>
+                    <span class={c.is_active ? 'state ok' : 'state off'}>{c.is_active ? 'active' : 'inactive'}</span>
+                  </td>
+                  <td>{c.grant_types.join(', ')}</td>
+                  <td>{c.scopes.join(', ')}</td>
+                  <td>{when(c.created_at)}</td>
+                  <td class="row-actions">
+                    {mayUpdate && c.is_active && c.is_confidential ? (
+                      <ConfirmButton
+                        label="New secret"
+                        confirmLabel="Confirm new secret"
+                        what={`for ${c.name} (the old one stops working)`}
+                        onConfirm={() => rotate(c)}
+                      />
+                    ) : null}
+                    {mayDelete && c.is_active ? (
+                      <ConfirmButton
+                        label="Delete"
+                        confirmLabel="Confirm delete"
+                        what={c.name}
+                        onConfirm={() =>
+                          change(
+                            () => api('DELETE', path(c.id)),
+                            `${c.name} deactivated: no new sign-ins or tokens; issued tokens stay valid until they expire.`,
+                          )
+                        }
+                      />
+                    ) : null}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {mayCreate ? (
+        <form class="stack-form" aria-label="New OAuth client" onSubmit={(e) => void create(e)}>
+          <fieldset>
+            <legend>New OAuth client</legend>
+            <label>
+              Name <input name="name" required maxLength={255} />
+            </label>
+            <label>
+              Description <input name="description" maxLength={1000} />
+            </label>
+            <label>
+              Redirect URIs (one per line)
+              <textarea name="redirect_uris" rows={2} />
+            </label>
+            <fieldset class="choices">
+              <legend>Grant types</legend>
+              {GRANTS.map(([grant, label]) => (
+                <label key={grant}>
+                  <input type="checkbox" name="grant_type" value={grant} /> {label}
+                </label>
+              ))}
+            </fieldset>
+            <label>
+              <input type="checkbox" name="is_confidential" defaultChecked /> Confidential (has a secret: a server, not
+              a browser or phone app)
+            </label>
+            <fieldset class="permission-groups">
+              <legend>Scopes (among the permissions you hold)</legend>
+              {byResource(user.permissions).map(([resource, names]) => (
+                <fieldset key={resource} class="choices">
+                  <legend>{resource}</legend>
+                  {names.map((name) => (
+                    <label key={name}>
+                      <input type="checkbox" name="scope" value={name} /> {name}
+                    </label>
+                  ))}
+                </fieldset>
+              ))}
+            </fieldset>
+            <button type="submit">Create client</button>
+          </fieldset>
+        </form>
+      ) : null}
+    </section>
+  );
+};
