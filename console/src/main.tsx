@@ -5,16 +5,20 @@ import './console.css';
 import { useEffect, useState } from 'preact/hooks';
 import { logout, refresh, setSignedOutHandler, type User } from './api.js';
 import { Admin } from './admin.js';
-import { Catalog } from './catalog.js';
+import { Capacity } from './capacity.js';
+import { Catalog, catalogRouteOf, type CatalogRoute } from './catalog.js';
 import { Deployment } from './deployment.js';
 import { Deployments } from './deployments.js';
+import { Freezes } from './freezes.js';
 import { NewDeployment } from './new-deployment.js';
 import { Queue } from './queue.js';
 import { SignIn } from './sign-in.js';
 import { Targets } from './targets.js';
 
 type Route =
-  { page: 'deployments' | 'new' | 'queue' | 'targets' | 'catalog' | 'admin' } | { page: 'deployment'; id: string };
+  | { page: 'deployments' | 'new' | 'queue' | 'targets' | 'admin' | 'freezes' | 'capacity' }
+  | { page: 'deployment'; id: string }
+  | { page: 'catalog'; sub: CatalogRoute };
 
 const routeOf = (hash: string): Route => {
   const match = /^#\/deployments\/([^/]+)$/.exec(hash);
@@ -22,8 +26,10 @@ const routeOf = (hash: string): Route => {
   if (hash === '#/deployments/new') return { page: 'new' };
   if (hash === '#/queue') return { page: 'queue' };
   if (hash === '#/targets') return { page: 'targets' };
-  if (hash === '#/catalog') return { page: 'catalog' };
+  if (hash === '#/catalog' || hash.startsWith('#/catalog/')) return { page: 'catalog', sub: catalogRouteOf(hash) };
   if (hash === '#/admin') return { page: 'admin' };
+  if (hash === '#/freezes') return { page: 'freezes' };
+  if (hash === '#/capacity') return { page: 'capacity' };
   return { page: 'deployments' };
 };
 
@@ -100,6 +106,11 @@ const App = () => {
               Catalog
             </a>
           ) : null}
+          {permissions.has('freezes:read') ? (
+            <a href="#/freezes" aria-current={route.page === 'freezes' ? 'page' : undefined}>
+              Freezes
+            </a>
+          ) : null}
           {['users:read', 'roles:read', 'api_keys:read'].some((p) => permissions.has(p)) ? (
             <a href="#/admin" aria-current={route.page === 'admin' ? 'page' : undefined}>
               Administration
@@ -125,9 +136,13 @@ const App = () => {
       ) : route.page === 'targets' ? (
         <Targets permissions={permissions} />
       ) : route.page === 'catalog' ? (
-        <Catalog permissions={permissions} />
+        <Catalog route={route.sub} permissions={permissions} />
       ) : route.page === 'admin' ? (
         <Admin user={user} permissions={permissions} />
+      ) : route.page === 'freezes' ? (
+        <Freezes permissions={permissions} />
+      ) : route.page === 'capacity' ? (
+        <Capacity user={user} />
       ) : (
         <Deployments />
       )}

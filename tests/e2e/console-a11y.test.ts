@@ -61,7 +61,7 @@ const pages = (): { name: string; route: string; ready: (page: Page) => Promise<
   {
     name: 'catalog',
     route: '#/catalog',
-    ready: (p) => p.locator(`li[data-action-id="${actions['hello']}"]`).waitFor(),
+    ready: (p) => p.locator(`tr[data-action-id="${actions['hello']}"]`).waitFor(),
   },
   { name: 'admin', route: '#/admin', ready: (p) => p.locator('tr', { hasText: ADMIN.email }).waitFor() },
   {
