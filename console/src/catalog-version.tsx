@@ -258,8 +258,8 @@ export const VersionView = ({ version: v, children }: { version: Version; childr
     {v.variables.length === 0 ? (
       <p class="muted">No variables.</p>
     ) : (
-      <div class="table-scroll">
-        <table class="list variables">
+      <div class="table-scroll" tabIndex={0} role="region" aria-label={`Variables of version ${v.version}`}>
+        <table class="list variables whole-words">
           <caption class="visually-hidden">Variables of version {v.version}</caption>
           <thead>
             <tr>

@@ -43,7 +43,7 @@ const ComposedList = ({
       ) : null}
     </header>
     <div class="table-scroll">
-      <table class="list" aria-labelledby={`${kind}-title`}>
+      <table class="list whole-words" aria-labelledby={`${kind}-title`}>
         <thead>
           <tr>
             <th scope="col">Name</th>
@@ -85,7 +85,7 @@ const CatalogList = ({ permissions }: { permissions: ReadonlySet<string> }) => {
         ) : null}
       </header>
       <div class="table-scroll">
-        <table class="list" aria-labelledby="actions-title">
+        <table class="list whole-words" aria-labelledby="actions-title">
           <thead>
             <tr>
               <th scope="col">Name</th>

@@ -67,8 +67,8 @@ const FreezeTable = ({
       {rows.length === 0 ? (
         <p class="muted">None.</p>
       ) : (
-        <div class="table-scroll">
-          <table class="list freezes" aria-labelledby={`freezes-${id}`}>
+        <div class="table-scroll" tabIndex={0} role="region" aria-label={title}>
+          <table class="list freezes whole-words" aria-labelledby={`freezes-${id}`}>
             <thead>
               <tr>
                 <th scope="col">Name</th>
@@ -145,6 +145,8 @@ export const Freezes = ({ permissions }: { permissions: ReadonlySet<string> }) =
   const { error, notice, setError, change } = useChanges(freezes.reload);
   const [start, setStart] = useState(() => localInput(new Date()));
   const [end, setEnd] = useState(() => localInput(new Date(Date.now() + 2 * 3600_000)));
+  // A new key after a create gives a fresh form (reset() would empty the controlled time inputs).
+  const [formKey, setFormKey] = useState(0);
 
   const now = Date.now();
   const all = freezes.rows ?? [];
@@ -157,8 +159,7 @@ export const Freezes = ({ permissions }: { permissions: ReadonlySet<string> }) =
 
   const create = async (event: SubmitEvent) => {
     event.preventDefault();
-    const formElement = event.currentTarget as HTMLFormElement;
-    const form = new FormData(formElement);
+    const form = new FormData(event.currentTarget as HTMLFormElement);
     const startIso = isoOfLocal(start);
     const endIso = isoOfLocal(end);
     if (startIso === undefined || endIso === undefined) {
@@ -184,7 +185,11 @@ export const Freezes = ({ permissions }: { permissions: ReadonlySet<string> }) =
         }),
       `Freeze ${name} created.`,
     );
-    if (done) formElement.reset();
+    if (done) {
+      setStart(localInput(new Date()));
+      setEnd(localInput(new Date(Date.now() + 2 * 3600_000)));
+      setFormKey(formKey + 1);
+    }
   };
 
   const select = (field: string, label: string, rows: Named[] | undefined, all: string) =>
@@ -228,7 +233,7 @@ export const Freezes = ({ permissions }: { permissions: ReadonlySet<string> }) =
         change={change}
       />
       {permissions.has('freezes:create') ? (
-        <form class="stack-form" aria-label="New freeze" onSubmit={(e) => void create(e)}>
+        <form key={formKey} class="stack-form" aria-label="New freeze" onSubmit={(e) => void create(e)}>
           <fieldset>
             <legend>New freeze</legend>
             <label>
