@@ -5,6 +5,9 @@
 // new-deployment form refusing then offering the override, the capacity set to 0 and back from the page the Queue
 // links to; each change read back over the API. A read-only user is offered no change, and the API still refuses
 // it (state unchanged). Desktop and phone widths, axe clean on every page.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../local/stack.js';
@@ -15,6 +18,8 @@ import { createUser } from '../support/users.js';
 
 const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 const READER = { email: 'reader@example.com', password: 'reader-password' };
+/** Where screenshots go: SCREENSHOT_DIR=docs refreshes docs/console-*.png. */
+const SHOTS = process.env['SCREENSHOT_DIR'] ?? mkdtempSync(join(tmpdir(), 'console-catalog-shots-'));
 const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true };
 
 let stack: Stack;
@@ -54,9 +59,14 @@ const tabTo = async (
   throw new Error('not reached with Tab');
 };
 
-/** Nothing is wider than the viewport (a table may scroll inside its wrapper). */
-const fitsWidth = (page: Page) =>
-  page.evaluate('document.documentElement.scrollWidth <= window.innerWidth') as Promise<boolean>;
+/**
+ * The page's width on a 390 px phone (a mobile viewport widens itself to fit what overflows, so both must be 390),
+ * and the first elements past the edge (but a table scrolling inside its wrapper), to say where an overflow comes from.
+ */
+const widths = (page: Page) =>
+  page.evaluate(
+    '({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth, wider: [...document.querySelectorAll("body *")].filter((e) => e.getBoundingClientRect().right > 391 && e.parentElement.getBoundingClientRect().right <= 391 && !e.parentElement.closest(\".table-scroll\")).slice(0, 5).map((e) => e.tagName + "." + e.className) })',
+  ) as Promise<{ scroll: number; inner: number; wider: string[] }>;
 
 beforeAll(async () => {
   browser = await launchChromium();
@@ -158,6 +168,7 @@ describe('the console: catalog, freezes and capacity', () => {
     expect(await second.getByLabel('Default').isDisabled()).toBe(true);
     await form.getByLabel('Changelog (optional)').fill('Takes a release and a key');
     expect(await seriousViolations(page)).toEqual([]);
+    await page.screenshot({ path: join(SHOTS, 'console-catalog-version.png'), fullPage: true });
     await form.getByRole('button', { name: 'Create version' }).click();
     // Assess: shown read only, and read back over the API
     await page.getByRole('status').filter({ hasText: 'Version 1.1.0 of Deploy web created.' }).waitFor();
@@ -268,6 +279,7 @@ describe('the console: catalog, freezes and capacity', () => {
     // Assess: in force now, its scope by name, and over the API
     const row = page.locator('table[aria-labelledby="freezes-active"] tr', { hasText: 'Release week' });
     await expect.poll(() => row.textContent()).toContain('environment production');
+    expect(await form.getByLabel(/^Starts/).inputValue()).not.toBe(''); // a fresh form, its times filled
     const freezes = (await call('GET', '/deployment-freezes')).json.data as Record<string, unknown>[];
     expect(freezes).toHaveLength(1);
     const freeze = freezes[0]!;
@@ -276,6 +288,7 @@ describe('the console: catalog, freezes and capacity', () => {
     const hours = (Date.parse(String(freeze['end_time'])) - Date.parse(String(freeze['start_time']))) / 3600_000;
     expect(hours).toBe(2);
     expect(await row.textContent()).toMatch(/UTC|GMT/); // a local time with its zone
+    await page.screenshot({ path: join(SHOTS, 'console-freezes.png'), fullPage: true });
     // Act: deploy to production from the form
     await page.getByRole('link', { name: 'New deployment' }).click();
     await page.getByLabel('Action', { exact: true }).selectOption({ label: 'Smoke test (2.0.0)' });
@@ -394,7 +407,12 @@ describe('the console: catalog, freezes and capacity', () => {
         await page.getByRole('button', { name: 'New version' }).click();
         await page.getByRole('button', { name: 'Add variable' }).click();
       }
-      expect([route, await fitsWidth(page)]).toEqual([route, true]);
+      await page.screenshot({
+        path: join(SHOTS, `console-phone-${route.replace(/[^a-z]+/g, '-').replace(/-+$/, '')}.png`),
+        fullPage: true,
+      });
+      const { scroll, inner, wider } = await widths(page);
+      expect([route, scroll, inner, wider]).toEqual([route, 390, 390, []]);
       expect([route, await seriousViolations(page)]).toEqual([route, []]);
     }
     await page.context().close();
