@@ -1,171 +1,133 @@
-// The catalog, read only: actions (with their versions, scripts and variables), sequences and solutions.
-import { useEffect, useState } from 'preact/hooks';
-import { api, isApiError } from './api.js';
-import { when } from './format.js';
+// The catalog: actions, sequences and solutions, each kind shown only with its read permission, each record a link
+// to its page (catalog-action.tsx, catalog-compose.tsx), and "New …" only with the create permission. Routes:
+// #/catalog, #/catalog/actions/<id|new>, #/catalog/sequences/<id|new>, #/catalog/solutions/<id|new>.
+import { ActionPage, NewAction } from './catalog-action.js';
+import { ComposedPage, memberLine, type Composed, type ComposedKind } from './catalog-compose.js';
+import { useList } from './catalog-widgets.js';
 import { ErrorLine } from './widgets.js';
 
-interface Named {
+interface Action {
   readonly id: string;
-  readonly short_id?: string;
+  readonly slug: string;
   readonly name: string;
   readonly description: string | null;
-  readonly updated_at?: string;
-}
-
-interface Action extends Named {
-  readonly slug: string;
   readonly latest_version: string | null;
 }
 
-interface Version {
-  readonly id: string;
-  readonly version: string;
-  readonly script: string;
-  readonly interpreter: string | null;
-  readonly rollback_script: string | null;
-  readonly variables: {
-    name: string;
-    description: string | null;
-    required: boolean;
-    default: string | null;
-    secret: boolean;
-  }[];
-  readonly changelog: string | null;
-  readonly created_at: string;
-}
+export type CatalogRoute = { kind: 'actions' | ComposedKind; id: string } | undefined;
 
-interface Sequence extends Named {
-  readonly version: string;
-  readonly steps: { order: number; action_id: string; version_requirement: string | null }[];
-}
-
-interface Solution extends Named {
-  readonly version: string;
-  readonly sequences: { order: number; sequence_id: string }[];
-}
-
-/** A list endpoint's first 100 records; nothing is asked when `path` is undefined (the caller may not read it). */
-const useList = <T,>(path: string | undefined): [T[] | undefined, string | undefined] => {
-  const [rows, setRows] = useState<T[] | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  useEffect(() => {
-    if (path === undefined) return;
-    api<{ data: T[] }>('GET', `${path}?limit=100`).then(
-      (answer) => setRows(answer.data),
-      (e: unknown) => setError(isApiError(e) ? e.message : 'The service cannot be reached.'),
-    );
-  }, [path]);
-  return [rows, error];
+/** `#/catalog/<kind>/<id>` as a route, `undefined` for the catalog itself. */
+export const catalogRouteOf = (hash: string): CatalogRoute => {
+  const match = /^#\/catalog\/(actions|sequences|solutions)\/([^/]+)$/.exec(hash);
+  return match === null ? undefined : { kind: match[1] as 'actions' | ComposedKind, id: decodeURIComponent(match[2]!) };
 };
 
-const ActionVersions = ({ id }: { id: string }) => {
-  const [versions, setVersions] = useState<Version[] | undefined>();
-  useEffect(() => {
-    api<{ versions: Version[] }>('GET', `/actions/${encodeURIComponent(id)}`).then(
-      (detail) => setVersions(detail.versions),
-      () => setVersions([]),
-    );
-  }, [id]);
-  if (versions === undefined) return <p>Loading…</p>;
-  return (
-    <>
-      {versions.map((v) => (
-        <section class="version" key={v.id} aria-label={`Version ${v.version}`}>
-          <h4>
-            {v.version} <span class="muted">{when(v.created_at)}</span>
-          </h4>
-          {v.changelog ? <p>{v.changelog}</p> : null}
-          <pre class="command">{v.script}</pre>
-          {v.rollback_script ? (
-            <>
-              <p>Rollback:</p>
-              <pre class="command">{v.rollback_script}</pre>
-            </>
-          ) : null}
-          {v.variables.length === 0 ? null : (
-            <ul>
-              {v.variables.map((variable) => (
-                <li>
-                  <code>{variable.name}</code>
-                  {variable.required ? ' (required)' : ''}
-                  {variable.secret ? ' (secret)' : ''}
-                  {variable.default !== null && !variable.secret ? ` default ${variable.default}` : ''}
-                  {variable.description ? ` — ${variable.description}` : ''}
-                </li>
-              ))}
-            </ul>
-          )}
-        </section>
-      ))}
-    </>
-  );
-};
+const ComposedList = ({
+  kind,
+  rows,
+  names,
+  permissions,
+}: {
+  kind: ComposedKind;
+  rows: readonly Composed[] | undefined;
+  names: readonly { id: string; name: string }[] | undefined;
+  permissions: ReadonlySet<string>;
+}) => (
+  <>
+    <header class="page-head">
+      <h2 id={`${kind}-title`}>{kind === 'sequences' ? 'Sequences' : 'Solutions'}</h2>
+      {permissions.has(`${kind}:create`) ? (
+        <a class="button" href={`#/catalog/${kind}/new`}>
+          New {kind === 'sequences' ? 'sequence' : 'solution'}
+        </a>
+      ) : null}
+    </header>
+    <div class="table-scroll">
+      <table class="list whole-words" aria-labelledby={`${kind}-title`}>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Version</th>
+            <th scope="col">{kind === 'sequences' ? 'Steps' : 'Sequences'}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {(rows ?? []).map((r) => (
+            <tr key={r.id} data-id={r.id}>
+              <td>
+                <a href={`#/catalog/${kind}/${encodeURIComponent(r.id)}`}>{r.name}</a>
+              </td>
+              <td>{r.version}</td>
+              <td>{memberLine(r, kind, names)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+    {rows?.length === 0 ? <p class="muted">None yet.</p> : null}
+  </>
+);
 
-export const Catalog = ({ permissions }: { permissions: ReadonlySet<string> }) => {
-  const [actions, actionsError] = useList<Action>('/actions');
-  const [sequences] = useList<Sequence>(permissions.has('sequences:read') ? '/sequences' : undefined);
-  const [solutions] = useList<Solution>(permissions.has('solutions:read') ? '/solutions' : undefined);
-  const [open, setOpen] = useState<string | undefined>();
-  const actionName = (id: string) => actions?.find((a) => a.id === id)?.name ?? id;
-  const sequenceName = (id: string) => sequences?.find((s) => s.id === id)?.name ?? id;
+const CatalogList = ({ permissions }: { permissions: ReadonlySet<string> }) => {
+  const actions = useList<Action>('/actions');
+  const sequences = useList<Composed>(permissions.has('sequences:read') ? '/sequences' : undefined);
+  const solutions = useList<Composed>(permissions.has('solutions:read') ? '/solutions' : undefined);
   return (
     <section aria-labelledby="catalog-title">
       <h1 id="catalog-title">Catalog</h1>
-      <ErrorLine message={actionsError} />
-      <h2>Actions</h2>
-      <ul class="plain catalog">
-        {(actions ?? []).map((a) => (
-          <li key={a.id} data-action-id={a.id}>
-            <button
-              type="button"
-              aria-expanded={open === a.id}
-              onClick={() => setOpen(open === a.id ? undefined : a.id)}
-            >
-              {a.name}
-            </button>{' '}
-            <span class="muted">
-              {a.slug} · latest {a.latest_version ?? '—'}
-            </span>
-            {a.description ? <p>{a.description}</p> : null}
-            {open === a.id ? <ActionVersions id={a.id} /> : null}
-          </li>
-        ))}
-      </ul>
-      {permissions.has('sequences:read') ? (
-        <>
-          <h2>Sequences</h2>
-          <ul class="plain catalog">
-            {(sequences ?? []).map((s) => (
-              <li key={s.id}>
-                <strong>{s.name}</strong> <span class="muted">{s.version}</span>:{' '}
-                {[...s.steps]
-                  .sort((x, y) => x.order - y.order)
-                  .map(
-                    (step) =>
-                      `${actionName(step.action_id)}${step.version_requirement ? ` ${step.version_requirement}` : ''}`,
-                  )
-                  .join(' → ')}
-              </li>
+      <ErrorLine message={actions.error ?? sequences.error ?? solutions.error} />
+      <header class="page-head">
+        <h2 id="actions-title">Actions</h2>
+        {permissions.has('actions:create') ? (
+          <a class="button" href="#/catalog/actions/new">
+            New action
+          </a>
+        ) : null}
+      </header>
+      <div class="table-scroll">
+        <table class="list whole-words" aria-labelledby="actions-title">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Slug</th>
+              <th scope="col">Latest</th>
+              <th scope="col">Description</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(actions.rows ?? []).map((a) => (
+              <tr key={a.id} data-action-id={a.id}>
+                <td>
+                  <a href={`#/catalog/actions/${encodeURIComponent(a.id)}`}>{a.name}</a>
+                </td>
+                <td>{a.slug}</td>
+                <td>{a.latest_version ?? '—'}</td>
+                <td>{a.description ?? ''}</td>
+              </tr>
             ))}
-          </ul>
-        </>
+          </tbody>
+        </table>
+      </div>
+      {actions.rows?.length === 0 ? <p class="muted">None yet.</p> : null}
+      {permissions.has('sequences:read') ? (
+        <ComposedList kind="sequences" rows={sequences.rows} names={actions.rows} permissions={permissions} />
       ) : null}
       {permissions.has('solutions:read') ? (
-        <>
-          <h2>Solutions</h2>
-          <ul class="plain catalog">
-            {(solutions ?? []).map((s) => (
-              <li key={s.id}>
-                <strong>{s.name}</strong> <span class="muted">{s.version}</span>:{' '}
-                {[...s.sequences]
-                  .sort((x, y) => x.order - y.order)
-                  .map((q) => sequenceName(q.sequence_id))
-                  .join(' → ')}
-              </li>
-            ))}
-          </ul>
-        </>
+        <ComposedList kind="solutions" rows={solutions.rows} names={sequences.rows} permissions={permissions} />
       ) : null}
     </section>
   );
 };
+
+export const Catalog = ({ route, permissions }: { route: CatalogRoute; permissions: ReadonlySet<string> }) =>
+  route === undefined ? (
+    <CatalogList permissions={permissions} />
+  ) : route.kind === 'actions' ? (
+    route.id === 'new' ? (
+      <NewAction />
+    ) : (
+      <ActionPage id={route.id} permissions={permissions} />
+    )
+  ) : (
+    <ComposedPage kind={route.kind} id={route.id} permissions={permissions} />
+  );

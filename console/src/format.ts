@@ -1,9 +1,10 @@
 // Small display helpers shared by the pages.
 
+/** A time in the reader's local time, with its zone. */
 export const when = (iso: unknown): string => {
   if (typeof iso !== 'string' || iso === '') return '—';
   const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString(undefined, { timeZoneName: 'short' });
 };
 
 export const duration = (ms: unknown): string => {

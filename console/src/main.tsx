@@ -5,9 +5,11 @@ import './console.css';
 import { useEffect, useState } from 'preact/hooks';
 import { logout, refresh, setSignedOutHandler, type User } from './api.js';
 import { Admin, visibleAdminSections } from './admin.js';
-import { Catalog } from './catalog.js';
+import { Capacity } from './capacity.js';
+import { Catalog, catalogRouteOf, type CatalogRoute } from './catalog.js';
 import { Deployment } from './deployment.js';
 import { Deployments } from './deployments.js';
+import { Freezes } from './freezes.js';
 import { NewDeployment } from './new-deployment.js';
 import { Profile } from './profile.js';
 import { Queue } from './queue.js';
@@ -17,8 +19,9 @@ import { Triggers } from './triggers.js';
 import { Webhooks } from './webhooks.js';
 
 type Route =
-  | { page: 'deployments' | 'new' | 'queue' | 'targets' | 'catalog' | 'profile' | 'triggers' | 'webhooks' }
+  | { page: 'deployments' | 'new' | 'queue' | 'targets' | 'profile' | 'triggers' | 'webhooks' | 'freezes' | 'capacity' }
   | { page: 'deployment'; id: string }
+  | { page: 'catalog'; sub: CatalogRoute }
   | { page: 'admin'; section?: string };
 
 const routeOf = (hash: string): Route => {
@@ -27,13 +30,15 @@ const routeOf = (hash: string): Route => {
   if (hash === '#/deployments/new') return { page: 'new' };
   if (hash === '#/queue') return { page: 'queue' };
   if (hash === '#/targets') return { page: 'targets' };
-  if (hash === '#/catalog') return { page: 'catalog' };
+  if (hash === '#/catalog' || hash.startsWith('#/catalog/')) return { page: 'catalog', sub: catalogRouteOf(hash) };
   if (hash === '#/admin') return { page: 'admin' };
   const admin = /^#\/admin\/([^/]+)$/.exec(hash);
   if (admin !== null) return { page: 'admin', section: decodeURIComponent(admin[1]!) };
   if (hash === '#/profile') return { page: 'profile' };
   if (hash === '#/triggers') return { page: 'triggers' };
   if (hash === '#/webhooks') return { page: 'webhooks' };
+  if (hash === '#/freezes') return { page: 'freezes' };
+  if (hash === '#/capacity') return { page: 'capacity' };
   return { page: 'deployments' };
 };
 
@@ -110,6 +115,11 @@ const App = () => {
               Catalog
             </a>
           ) : null}
+          {permissions.has('freezes:read') ? (
+            <a href="#/freezes" aria-current={route.page === 'freezes' ? 'page' : undefined}>
+              Freezes
+            </a>
+          ) : null}
           {permissions.has('deployments:read') || permissions.has('tenants:read') ? (
             <a
               href={permissions.has('deployments:read') ? '#/triggers' : '#/webhooks'}
@@ -150,7 +160,7 @@ const App = () => {
       ) : route.page === 'targets' ? (
         <Targets permissions={permissions} />
       ) : route.page === 'catalog' ? (
-        <Catalog permissions={permissions} />
+        <Catalog route={route.sub} permissions={permissions} />
       ) : route.page === 'admin' ? (
         <Admin user={user} permissions={permissions} section={route.section} />
       ) : route.page === 'profile' ? (
@@ -159,6 +169,10 @@ const App = () => {
         <Triggers permissions={permissions} />
       ) : route.page === 'webhooks' ? (
         <Webhooks permissions={permissions} />
+      ) : route.page === 'freezes' ? (
+        <Freezes permissions={permissions} />
+      ) : route.page === 'capacity' ? (
+        <Capacity user={user} />
       ) : (
         <Deployments />
       )}

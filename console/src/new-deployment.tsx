@@ -86,6 +86,9 @@ export const NewDeployment = (_props: { user: User }) => {
   const [error, setError] = useState<ApiError | undefined>();
   const [override, setOverride] = useState('');
   const [busy, setBusy] = useState(false);
+  // The environment deployed to (a freeze of an environment applies to deployments to it); none when unreadable.
+  const [environments, setEnvironments] = useState<{ id: string; name: string }[]>([]);
+  const [environmentId, setEnvironmentId] = useState('');
 
   useEffect(() => {
     setSourceId('');
@@ -98,6 +101,10 @@ export const NewDeployment = (_props: { user: User }) => {
     api<{ data: TargetRow[] }>('GET', '/targets?limit=100').then(
       (answer) => setTargets(answer.data),
       () => setTargets([]),
+    );
+    api<{ data: { id: string; name: string }[] }>('GET', '/environments?limit=100').then(
+      (answer) => setEnvironments(answer.data),
+      () => setEnvironments([]),
     );
   }, []);
 
@@ -132,6 +139,7 @@ export const NewDeployment = (_props: { user: User }) => {
   const body = (extra: Record<string, unknown> = {}) => ({
     [`${kind}_id`]: sourceId,
     ...(version.trim() === '' ? {} : { version_requirement: version.trim() }),
+    ...(environmentId === '' ? {} : { environment_id: environmentId }),
     ...(byTags ? { target_tags: parseTags(tags), target_tags_match_all: matchAll } : { target_ids: [...chosen] }),
     target_mode: mode,
     failure_strategy: failure,
@@ -203,6 +211,19 @@ export const NewDeployment = (_props: { user: User }) => {
         </fieldset>
         <fieldset>
           <legend>Where</legend>
+          {environments.length === 0 ? null : (
+            <label>
+              Environment{' '}
+              <select value={environmentId} onChange={(e) => setEnvironmentId((e.target as HTMLSelectElement).value)}>
+                <option value="">None</option>
+                {environments.map((env) => (
+                  <option key={env.id} value={env.id}>
+                    {env.name}
+                  </option>
+                ))}
+              </select>
+            </label>
+          )}
           <label>
             <input type="radio" name="by" checked={!byTags} onChange={() => setByTags(false)} /> Choose targets
           </label>

@@ -87,6 +87,7 @@ export const Queue = ({ permissions }: { permissions: ReadonlySet<string> }) => 
       <header class="page-head">
         <h1 id="queue-title">Queue</h1>
         <LiveBadge state={live} />
+        <a href="#/capacity">Capacity</a>
       </header>
       <ErrorLine message={error} />
       <table class="list">

@@ -329,9 +329,9 @@ describe('the console in a browser', () => {
   it('shows the catalog: an action’s versions with their script', async () => {
     const page = await signIn(VIEWER);
     await page.getByRole('link', { name: 'Catalog' }).click();
-    const item = page.locator(`li[data-action-id="${actions['hello']}"]`);
-    await item.getByRole('button', { name: 'hello' }).click();
-    await expect.poll(() => item.locator('pre').first().textContent()).toContain('hello from $(hostname)');
+    await page.locator(`tr[data-action-id="${actions['hello']}"]`).getByRole('link', { name: 'hello' }).click();
+    await page.getByRole('heading', { name: 'hello', level: 1 }).waitFor();
+    await expect.poll(() => page.locator('pre').first().textContent()).toContain('hello from $(hostname)');
     // A user without users:read or roles:read still manages their own API keys, and sees no user list.
     await page.getByRole('link', { name: 'Administration' }).click();
     await page.getByRole('navigation', { name: 'Administration' }).getByRole('link', { name: 'API keys' }).click();

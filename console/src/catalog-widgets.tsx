@@ -1,0 +1,155 @@
+// Pieces the catalog, freezes and capacity pages share: a list read from the API, a delete that asks to confirm in
+// the page, and the script editor (a monospace textarea where Tab indents; Esc then Tab leaves it).
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, errorText } from './api.js';
+
+/**
+ * A list endpoint's first 100 records (`{data}` envelope), read again by `reload`; nothing is asked when `path` is
+ * undefined (the caller may not read it).
+ */
+export const useList = <T,>(
+  path: string | undefined,
+): { rows: T[] | undefined; error: string | undefined; reload: () => Promise<void> } => {
+  const [rows, setRows] = useState<T[] | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const reload = async () => {
+    if (path === undefined) return;
+    try {
+      const answer = await api<{ data: T[] }>('GET', `${path}${path.includes('?') ? '&' : '?'}limit=100`);
+      setRows(answer.data);
+      setError(undefined);
+    } catch (e) {
+      setError(errorText(e));
+    }
+  };
+  useEffect(() => {
+    void reload();
+  }, [path]);
+  return { rows, error, reload };
+};
+
+/** A name for an id out of a list, else the id (a record the caller cannot read, or one deleted meanwhile). */
+export const nameIn = (rows: readonly { id: string; name: string }[] | undefined, id: string | null): string =>
+  id === null ? '—' : (rows?.find((r) => r.id === id)?.name ?? id);
+
+/**
+ * A destructive action in two steps, both in the page: `label` (e.g. "Delete") shows "Confirm delete" and "Keep";
+ * focus moves to the confirm button so the keyboard path is Enter, Enter.
+ */
+export const ConfirmButton = ({
+  label,
+  what,
+  confirm = `Confirm ${label.toLowerCase()}`,
+  onConfirm,
+}: {
+  label: string;
+  /** What it acts on, for the accessible names ("Delete action deploy-web"). */
+  what: string;
+  confirm?: string;
+  onConfirm: () => Promise<unknown>;
+}) => {
+  const [asking, setAsking] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const confirmRef = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (asking) confirmRef.current?.focus();
+  }, [asking]);
+  if (!asking)
+    return (
+      <button type="button" aria-label={`${label} ${what}`} onClick={() => setAsking(true)}>
+        {label}
+      </button>
+    );
+  return (
+    <span class="confirm" role="group" aria-label={`${label} ${what}?`}>
+      <button
+        type="button"
+        class="danger"
+        ref={confirmRef}
+        disabled={busy}
+        aria-label={`${confirm} ${what}`}
+        onClick={() => {
+          setBusy(true);
+          void onConfirm().finally(() => {
+            setBusy(false);
+            setAsking(false);
+          });
+        }}
+      >
+        {confirm}
+      </button>
+      <button type="button" onClick={() => setAsking(false)}>
+        Keep
+      </button>
+    </span>
+  );
+};
+
+const INDENT = '  ';
+
+/**
+ * A script editor: a monospace textarea where Tab inserts two spaces and Shift+Tab removes them at the line start.
+ * Esc hands Tab back to the page (the next Tab leaves the editor), so the keyboard is never trapped.
+ */
+export const ScriptEditor = ({
+  id,
+  label,
+  value,
+  onInput,
+  required = false,
+  rows = 10,
+}: {
+  id: string;
+  label: string;
+  value: string;
+  onInput: (value: string) => void;
+  required?: boolean;
+  rows?: number;
+}) => {
+  const tabLeaves = useRef(false);
+  const onKeyDown = (event: KeyboardEvent) => {
+    const area = event.currentTarget as HTMLTextAreaElement;
+    if (event.key === 'Escape') {
+      tabLeaves.current = true;
+      return;
+    }
+    if (event.key !== 'Tab' || tabLeaves.current || event.altKey || event.ctrlKey || event.metaKey) {
+      tabLeaves.current = false;
+      return;
+    }
+    event.preventDefault();
+    const { selectionStart: start, selectionEnd: end } = area;
+    const text = area.value;
+    if (event.shiftKey) {
+      const lineStart = text.lastIndexOf('\n', start - 1) + 1;
+      if (!text.startsWith(INDENT, lineStart)) return;
+      area.value = text.slice(0, lineStart) + text.slice(lineStart + INDENT.length);
+      area.selectionStart = area.selectionEnd = Math.max(lineStart, start - INDENT.length);
+    } else {
+      area.value = text.slice(0, start) + INDENT + text.slice(end);
+      area.selectionStart = area.selectionEnd = start + INDENT.length;
+    }
+    onInput(area.value);
+  };
+  return (
+    <div class="script-editor">
+      <label for={id}>{label}</label>
+      <textarea
+        id={id}
+        class="code"
+        rows={rows}
+        spellcheck={false}
+        autocapitalize="off"
+        autocomplete="off"
+        required={required}
+        value={value}
+        aria-describedby={`${id}-hint`}
+        onKeyDown={onKeyDown}
+        onInput={(e) => onInput((e.target as HTMLTextAreaElement).value)}
+      />
+      <p id={`${id}-hint`} class="muted hint">
+        Tab indents; press Esc, then Tab, to leave the editor.
+      </p>
+    </div>
+  );
+};
