@@ -457,6 +457,8 @@ describe('the console: the new pages on a phone', () => {
       'Roles',
       'Tenants',
       'Environments',
+      'Identity providers',
+      'OAuth clients',
     ]);
     await measure('admin');
     await openSection(page, 'API keys', 'Your API keys');
