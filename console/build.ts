@@ -31,6 +31,9 @@ export const buildConsole = async (): Promise<Map<string, ConsoleAsset>> => {
     jsxImportSource: 'preact',
     outdir: '/assets',
     entryNames: '[name]-[hash]',
+    // The pages opened less often are chunks of their own, loaded on the first visit (console/src/lazy.tsx).
+    splitting: true,
+    chunkNames: 'chunk-[hash]',
     write: false,
     legalComments: 'none',
     logLevel: 'silent',
@@ -38,7 +41,7 @@ export const buildConsole = async (): Promise<Map<string, ConsoleAsset>> => {
   });
   const assets = new Map<string, ConsoleAsset>();
   const named = (extension: string) => {
-    const file = result.outputFiles.find((f) => f.path.endsWith(extension));
+    const file = result.outputFiles.find((f) => f.path.startsWith('/assets/console-') && f.path.endsWith(extension));
     if (file === undefined) throw new Error(`console build: no ${extension} output`);
     return file.path;
   };

@@ -6,6 +6,7 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText, type User } from './api.js';
 import { ApiKeys } from './admin-api-keys.js';
+import { ADMIN_READ, type AdminPath } from './admin-visibility.js';
 import { OAuthClients } from './admin-oauth.js';
 import { IdentityProviders } from './admin-sso.js';
 import { Roles } from './admin-roles.js';
@@ -20,7 +21,7 @@ export interface AdminContext {
 
 export interface AdminSection {
   /** `#/admin/<path>` */
-  readonly path: string;
+  readonly path: AdminPath;
   readonly label: string;
   /** One line on the `#/admin` overview. */
   readonly summary: string;
@@ -52,49 +53,49 @@ export const ADMIN_SECTIONS: AdminSection[] = [
     path: 'api-keys',
     label: 'API keys',
     summary: 'Your own keys for scripts and CI, with the permissions and expiry you choose.',
-    visible: (p) => p.has('api_keys:read'),
+    visible: (p) => p.has(ADMIN_READ['api-keys']),
     render: ({ user, permissions }) => <ApiKeys user={user} permissions={permissions} />,
   },
   {
     path: 'users',
     label: 'Users',
     summary: 'Accounts, their status and roles.',
-    visible: (p) => p.has('users:read'),
+    visible: (p) => p.has(ADMIN_READ['users']),
     render: (context) => <UsersSection {...context} />,
   },
   {
     path: 'roles',
     label: 'Roles',
     summary: 'Roles and the permissions they grant.',
-    visible: (p) => p.has('roles:read'),
+    visible: (p) => p.has(ADMIN_READ['roles']),
     render: ({ permissions }) => <Roles permissions={permissions} onRoles={() => undefined} />,
   },
   {
     path: 'tenants',
     label: 'Tenants',
     summary: 'The teams or customers records belong to.',
-    visible: (p) => p.has('tenants:read'),
+    visible: (p) => p.has(ADMIN_READ['tenants']),
     render: ({ permissions }) => <Tenants permissions={permissions} />,
   },
   {
     path: 'environments',
     label: 'Environments',
     summary: 'Where targets run: production, staging and so on, global or per tenant.',
-    visible: (p) => p.has('environments:read'),
+    visible: (p) => p.has(ADMIN_READ['environments']),
     render: ({ permissions }) => <Environments permissions={permissions} />,
   },
   {
     path: 'identity-providers',
     label: 'Identity providers',
     summary: 'Single sign-on with your company’s OpenID Connect provider, and which groups get which roles.',
-    visible: (p) => p.has('identity_providers:read'),
+    visible: (p) => p.has(ADMIN_READ['identity-providers']),
     render: ({ permissions }) => <IdentityProviders permissions={permissions} />,
   },
   {
     path: 'oauth-clients',
     label: 'OAuth clients',
     summary: 'Applications and pipelines that get tokens through OAuth 2.0.',
-    visible: (p) => p.has('oauth_clients:read'),
+    visible: (p) => p.has(ADMIN_READ['oauth-clients']),
     render: ({ user, permissions }) => <OAuthClients user={user} permissions={permissions} />,
   },
 ];

@@ -4,6 +4,7 @@
 import { ActionPage, NewAction } from './catalog-action.js';
 import { ComposedPage, memberLine, type Composed, type ComposedKind } from './catalog-compose.js';
 import { useList } from './catalog-widgets.js';
+import type { CatalogRoute } from './catalog-route.js';
 import { ErrorLine } from './widgets.js';
 
 interface Action {
@@ -13,14 +14,6 @@ interface Action {
   readonly description: string | null;
   readonly latest_version: string | null;
 }
-
-export type CatalogRoute = { kind: 'actions' | ComposedKind; id: string } | undefined;
-
-/** `#/catalog/<kind>/<id>` as a route, `undefined` for the catalog itself. */
-export const catalogRouteOf = (hash: string): CatalogRoute => {
-  const match = /^#\/catalog\/(actions|sequences|solutions)\/([^/]+)$/.exec(hash);
-  return match === null ? undefined : { kind: match[1] as 'actions' | ComposedKind, id: decodeURIComponent(match[2]!) };
-};
 
 const ComposedList = ({
   kind,

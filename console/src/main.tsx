@@ -4,19 +4,23 @@ import { render } from 'preact';
 import './console.css';
 import { useEffect, useState } from 'preact/hooks';
 import { logout, refresh, setSignedOutHandler, type User } from './api.js';
-import { Admin, visibleAdminSections } from './admin.js';
-import { Capacity } from './capacity.js';
-import { Catalog, catalogRouteOf, type CatalogRoute } from './catalog.js';
+import { anyAdminSection } from './admin-visibility.js';
+import { catalogRouteOf, type CatalogRoute } from './catalog-route.js';
 import { Deployment } from './deployment.js';
 import { Deployments } from './deployments.js';
-import { Freezes } from './freezes.js';
+import { lazyPage } from './lazy.js';
 import { NewDeployment } from './new-deployment.js';
-import { Profile } from './profile.js';
 import { Queue } from './queue.js';
 import { SignIn } from './sign-in.js';
 import { Targets } from './targets.js';
-import { Triggers } from './triggers.js';
-import { Webhooks } from './webhooks.js';
+
+const Admin = lazyPage(() => import('./admin.js').then((m) => m.Admin));
+const Capacity = lazyPage(() => import('./capacity.js').then((m) => m.Capacity));
+const Catalog = lazyPage(() => import('./catalog.js').then((m) => m.Catalog));
+const Freezes = lazyPage(() => import('./freezes.js').then((m) => m.Freezes));
+const Profile = lazyPage(() => import('./profile.js').then((m) => m.Profile));
+const Triggers = lazyPage(() => import('./triggers.js').then((m) => m.Triggers));
+const Webhooks = lazyPage(() => import('./webhooks.js').then((m) => m.Webhooks));
 
 type Route =
   | { page: 'deployments' | 'new' | 'queue' | 'targets' | 'profile' | 'triggers' | 'webhooks' | 'freezes' | 'capacity' }
@@ -128,7 +132,7 @@ const App = () => {
               Integrations
             </a>
           ) : null}
-          {visibleAdminSections(permissions).length > 0 ? (
+          {anyAdminSection(permissions) ? (
             <a href="#/admin" aria-current={route.page === 'admin' ? 'page' : undefined}>
               Administration
             </a>
