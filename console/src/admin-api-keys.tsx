@@ -5,8 +5,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText, type User } from './api.js';
 import { when } from './format.js';
-import { ConfirmButton, groupPermissions, OneTimeSecret, resourceLabel } from './people-widgets.js';
-import { ErrorLine, NoticeLine, useChanges } from './widgets.js';
+import { groupPermissions, OneTimeSecret, resourceLabel } from './people-widgets.js';
+import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
 interface ApiKey {
   readonly id: string;
@@ -172,7 +172,7 @@ export const ApiKeys = ({ user, permissions }: { user: User; permissions: Readon
                   </td>
                   {mayDelete ? (
                     <td class="row-actions">
-                      <ConfirmButton verb="Revoke" what={`key ${k.name}`} onConfirm={() => revoke(k)} />
+                      <ConfirmButton label="Revoke" what={`key ${k.name}`} onConfirm={() => revoke(k)} />
                     </td>
                   ) : null}
                 </tr>

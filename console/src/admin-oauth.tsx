@@ -5,8 +5,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText, type User } from './api.js';
 import { when } from './format.js';
-import { ConfirmButton, SecretOnce } from './sso-widgets.js';
-import { ErrorLine, NoticeLine, useChanges } from './widgets.js';
+import { SecretOnce } from './sso-widgets.js';
+import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
 interface Client {
   readonly id: string;
@@ -142,7 +142,7 @@ export const OAuthClients = ({ user, permissions }: { user: User; permissions: R
                     {mayUpdate && c.is_active && c.is_confidential ? (
                       <ConfirmButton
                         label="New secret"
-                        confirmLabel="Confirm new secret"
+                        confirm="Confirm new secret"
                         what={`for ${c.name} (the old one stops working)`}
                         onConfirm={() => rotate(c)}
                       />
@@ -150,7 +150,7 @@ export const OAuthClients = ({ user, permissions }: { user: User; permissions: R
                     {mayDelete && c.is_active ? (
                       <ConfirmButton
                         label="Delete"
-                        confirmLabel="Confirm delete"
+                        confirm="Confirm delete"
                         what={c.name}
                         onConfirm={() =>
                           change(

@@ -4,8 +4,7 @@
 // hold). The API still decides and its message shows.
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
-import { ConfirmButton } from './people-widgets.js';
-import { ErrorLine, NoticeLine, useChanges } from './widgets.js';
+import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
 interface Role {
   readonly id: string;
@@ -150,7 +149,9 @@ export const Roles = ({
                     Edit
                   </button>
                 ) : null}
-                {mayDelete ? <ConfirmButton verb="Delete" what={`role ${r.name}`} onConfirm={() => remove(r)} /> : null}
+                {mayDelete ? (
+                  <ConfirmButton label="Delete" what={`role ${r.name}`} onConfirm={() => remove(r)} />
+                ) : null}
               </span>
             ) : null}
             {editing?.role.id === r.id ? (

@@ -5,8 +5,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
 import { when } from './format.js';
-import { ConfirmButton, CopyValue } from './sso-widgets.js';
-import { ErrorLine, NoticeLine, useChanges } from './widgets.js';
+import { CopyValue } from './sso-widgets.js';
+import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
 interface Provider {
   readonly id: string;
@@ -287,7 +287,7 @@ const Mappings = ({
                     {mayUpdate ? (
                       <ConfirmButton
                         label="Remove"
-                        confirmLabel="Confirm remove"
+                        confirm="Confirm remove"
                         what={`mapping ${m.claim_value} to ${m.role}`}
                         onConfirm={() =>
                           change(
@@ -495,7 +495,7 @@ export const IdentityProviders = ({ permissions }: { permissions: ReadonlySet<st
                     {mayDelete ? (
                       <ConfirmButton
                         label="Delete"
-                        confirmLabel="Confirm delete"
+                        confirm="Confirm delete"
                         what={p.name}
                         onConfirm={() =>
                           change(() => api('DELETE', path(p.id)), `Identity provider ${p.name} deleted.`)

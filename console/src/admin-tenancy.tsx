@@ -5,8 +5,7 @@ import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
 import { when } from './format.js';
-import { ConfirmButton } from './people-widgets.js';
-import { ErrorLine, NoticeLine, useChanges } from './widgets.js';
+import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
 interface Tenant {
   readonly id: string;
@@ -105,7 +104,7 @@ export const Tenants = ({ permissions }: { permissions: ReadonlySet<string> }) =
                           </button>
                         ) : null}
                         {mayDelete ? (
-                          <ConfirmButton verb="Delete" what={`tenant ${t.name}`} onConfirm={() => remove(t)} />
+                          <ConfirmButton label="Delete" what={`tenant ${t.name}`} onConfirm={() => remove(t)} />
                         ) : null}
                       </td>
                     ) : null}
@@ -253,7 +252,11 @@ export const Environments = ({ permissions }: { permissions: ReadonlySet<string>
                           </button>
                         ) : null}
                         {mayDelete ? (
-                          <ConfirmButton verb="Delete" what={`environment ${env.name}`} onConfirm={() => remove(env)} />
+                          <ConfirmButton
+                            label="Delete"
+                            what={`environment ${env.name}`}
+                            onConfirm={() => remove(env)}
+                          />
                         ) : null}
                       </td>
                     ) : null}

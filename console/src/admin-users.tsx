@@ -4,8 +4,7 @@
 import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
-import { ConfirmButton } from './people-widgets.js';
-import { ErrorLine, NoticeLine, useChanges } from './widgets.js';
+import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
 interface AdminUser {
   readonly id: string;
@@ -134,7 +133,7 @@ export const Users = ({
                           Edit
                         </button>
                       ) : null}
-                      {mayDelete ? <ConfirmButton verb="Delete" what={u.email} onConfirm={() => remove(u)} /> : null}
+                      {mayDelete ? <ConfirmButton label="Delete" what={u.email} onConfirm={() => remove(u)} /> : null}
                     </td>
                   ) : null}
                 </tr>

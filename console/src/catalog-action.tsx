@@ -4,10 +4,9 @@
 // from the latest. The API decides; its refusal shows.
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
-import { ConfirmButton } from './catalog-widgets.js';
 import { draftFrom, emptyDraft, versionBody, VersionFields, VersionView, type Version } from './catalog-version.js';
 import { when } from './format.js';
-import { ErrorLine, NoticeLine, useChanges } from './widgets.js';
+import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
 interface ActionDetail {
   readonly id: string;

@@ -3,9 +3,9 @@
 // edit name, description, version and the ordered members, delete (confirmed in the page). Members are shown by name.
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
-import { ConfirmButton, nameIn, useList } from './catalog-widgets.js';
+import { nameIn, useList } from './catalog-widgets.js';
 import { when } from './format.js';
-import { ErrorLine, NoticeLine, useChanges } from './widgets.js';
+import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
 export type ComposedKind = 'sequences' | 'solutions';
 

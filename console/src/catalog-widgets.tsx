@@ -1,5 +1,5 @@
-// Pieces the catalog, freezes and capacity pages share: a list read from the API, a delete that asks to confirm in
-// the page, and the script editor (a monospace textarea where Tab indents; Esc then Tab leaves it).
+// Pieces the catalog, freezes and capacity pages share: a list read from the API, and the script editor (a monospace
+// textarea where Tab indents; Esc then Tab leaves it).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
 
@@ -31,59 +31,6 @@ export const useList = <T,>(
 /** A name for an id out of a list, else the id (a record the caller cannot read, or one deleted meanwhile). */
 export const nameIn = (rows: readonly { id: string; name: string }[] | undefined, id: string | null): string =>
   id === null ? '—' : (rows?.find((r) => r.id === id)?.name ?? id);
-
-/**
- * A destructive action in two steps, both in the page: `label` (e.g. "Delete") shows "Confirm delete" and "Keep";
- * focus moves to the confirm button so the keyboard path is Enter, Enter.
- */
-export const ConfirmButton = ({
-  label,
-  what,
-  confirm = `Confirm ${label.toLowerCase()}`,
-  onConfirm,
-}: {
-  label: string;
-  /** What it acts on, for the accessible names ("Delete action deploy-web"). */
-  what: string;
-  confirm?: string;
-  onConfirm: () => Promise<unknown>;
-}) => {
-  const [asking, setAsking] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const confirmRef = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
-    if (asking) confirmRef.current?.focus();
-  }, [asking]);
-  if (!asking)
-    return (
-      <button type="button" aria-label={`${label} ${what}`} onClick={() => setAsking(true)}>
-        {label}
-      </button>
-    );
-  return (
-    <span class="confirm" role="group" aria-label={`${label} ${what}?`}>
-      <button
-        type="button"
-        class="danger"
-        ref={confirmRef}
-        disabled={busy}
-        aria-label={`${confirm} ${what}`}
-        onClick={() => {
-          setBusy(true);
-          void onConfirm().finally(() => {
-            setBusy(false);
-            setAsking(false);
-          });
-        }}
-      >
-        {confirm}
-      </button>
-      <button type="button" onClick={() => setAsking(false)}>
-        Keep
-      </button>
-    </span>
-  );
-};
 
 const INDENT = '  ';
 

@@ -3,9 +3,9 @@
 // once with the one-line install command, and revoke (targets:delete, confirmed in the page).
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
-import { ConfirmButton, CopyButton, OnceSecret, parseTags, plural, TagChips, type Tag } from './fleet-widgets.js';
+import { CopyButton, OnceSecret, parseTags, plural, TagChips, type Tag } from './fleet-widgets.js';
 import { when } from './format.js';
-import { ErrorLine, NoticeLine, useChanges } from './widgets.js';
+import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
 interface EnrollmentToken {
   readonly id: string;
@@ -196,7 +196,7 @@ export const EnrollmentTokens = ({
                     {mayDelete ? (
                       <td class="row-actions">
                         <ConfirmButton
-                          verb="Revoke"
+                          label="Revoke"
                           what={label}
                           onConfirm={() =>
                             change(

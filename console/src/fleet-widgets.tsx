@@ -1,5 +1,5 @@
 // Pieces the fleet pages (targets, enrollment tokens, triggers, webhooks) share: a Copy button, the block that shows
-// a secret once, a delete or revoke that asks to confirm in the page, and tags as `key=value` text.
+// a secret once, and tags as `key=value` text. (Deletes confirm in the page with widgets.tsx's ConfirmButton.)
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from './api.js';
@@ -108,56 +108,6 @@ export const OnceSecret = ({
         </button>
       </p>
     </section>
-  );
-};
-
-/**
- * A delete or revoke that asks first, in the page: the first press shows "Confirm <verb>" and "Cancel" beside it
- * (focus on the confirm button); only the confirm button acts.
- */
-export const ConfirmButton = ({
-  verb,
-  what,
-  onConfirm,
-}: {
-  verb: string;
-  what: string;
-  onConfirm: () => Promise<unknown>;
-}) => {
-  const [asking, setAsking] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const confirm = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
-    if (asking) confirm.current?.focus();
-  }, [asking]);
-  if (!asking)
-    return (
-      <button type="button" aria-label={`${verb} ${what}`} onClick={() => setAsking(true)}>
-        {verb}
-      </button>
-    );
-  return (
-    <span class="confirm" role="group" aria-label={`${verb} ${what}?`}>
-      <button
-        type="button"
-        class="danger"
-        ref={confirm}
-        disabled={busy}
-        aria-label={`Confirm ${verb.toLowerCase()} ${what}`}
-        onClick={() => {
-          setBusy(true);
-          void onConfirm().finally(() => {
-            setBusy(false);
-            setAsking(false);
-          });
-        }}
-      >
-        Confirm {verb.toLowerCase()}
-      </button>
-      <button type="button" onClick={() => setAsking(false)}>
-        Cancel
-      </button>
-    </span>
   );
 };
 

@@ -4,9 +4,9 @@
 // (freezes:update: its end_time becomes now) and delete (freezes:delete, confirmed in the page). The API decides.
 import { useState } from 'preact/hooks';
 import { api } from './api.js';
-import { ConfirmButton, nameIn, useList } from './catalog-widgets.js';
+import { nameIn, useList } from './catalog-widgets.js';
 import { when } from './format.js';
-import { ErrorLine, NoticeLine, useChanges } from './widgets.js';
+import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
 interface Freeze {
   readonly id: string;

@@ -1,5 +1,5 @@
-// Pieces of the administration and profile pages: a secret shown once with a Copy button, a delete that asks to
-// confirm in the page, and permission names grouped by resource.
+// Pieces of the administration and profile pages: a secret shown once with a Copy button, and permission names
+// grouped by resource. (Deletes confirm in the page with widgets.tsx's ConfirmButton.)
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 
@@ -65,48 +65,6 @@ export const OneTimeSecret = ({
         {children}
       </div>
     </div>
-  );
-};
-
-/**
- * A destructive action that asks in the page: the first press shows "Confirm <verb>" and Cancel beside it (the
- * focus moves to the confirmation); only that one runs `onConfirm`.
- */
-export const ConfirmButton = ({
-  verb,
-  what,
-  onConfirm,
-}: {
-  verb: string;
-  what: string;
-  onConfirm: () => Promise<unknown>;
-}) => {
-  const [asking, setAsking] = useState(false);
-  const confirm = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
-    if (asking) confirm.current?.focus();
-  }, [asking]);
-  if (!asking)
-    return (
-      <button type="button" aria-label={`${verb} ${what}`} onClick={() => setAsking(true)}>
-        {verb}
-      </button>
-    );
-  return (
-    <span class="confirm">
-      <button
-        type="button"
-        class="danger"
-        ref={confirm}
-        aria-label={`Confirm ${verb.toLowerCase()} ${what}`}
-        onClick={() => void onConfirm().finally(() => setAsking(false))}
-      >
-        Confirm {verb.toLowerCase()}
-      </button>
-      <button type="button" aria-label={`Keep ${what}`} onClick={() => setAsking(false)}>
-        Cancel
-      </button>
-    </span>
   );
 };
 

@@ -1,5 +1,5 @@
-// Pieces of the identity-provider and OAuth-client pages: a secret shown once with a Copy button, a value with a
-// Copy button (a redirect URI to register), and a delete that asks to confirm in the page.
+// Pieces of the identity-provider and OAuth-client pages: a secret shown once with a Copy button, and a value with a
+// Copy button (a redirect URI to register). (Deletes confirm in the page with widgets.tsx's ConfirmButton.)
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 
@@ -81,48 +81,5 @@ export const SecretOnce = ({
         </button>
       </div>
     </section>
-  );
-};
-
-/** Delete (or another destructive action) in two steps: the button, then "Confirm ..." or "Cancel" in its place. */
-export const ConfirmButton = ({
-  label,
-  confirmLabel,
-  what,
-  onConfirm,
-}: {
-  label: string;
-  confirmLabel: string;
-  /** What it acts on, for the buttons' accessible names ("Delete Corp SSO"). */
-  what: string;
-  onConfirm: () => Promise<unknown>;
-}) => {
-  const [asking, setAsking] = useState(false);
-  const confirm = useRef<HTMLButtonElement>(null);
-  useEffect(() => {
-    if (asking) confirm.current?.focus();
-  }, [asking]);
-  return asking ? (
-    <span class="confirm" role="group" aria-label={`${label} ${what}?`}>
-      <button
-        type="button"
-        class="danger"
-        aria-label={`${confirmLabel} ${what}`}
-        ref={confirm}
-        onClick={() => {
-          setAsking(false);
-          void onConfirm();
-        }}
-      >
-        {confirmLabel}
-      </button>
-      <button type="button" onClick={() => setAsking(false)}>
-        Cancel
-      </button>
-    </span>
-  ) : (
-    <button type="button" aria-label={`${label} ${what}`} onClick={() => setAsking(true)}>
-      {label}
-    </button>
   );
 };

@@ -5,9 +5,9 @@ import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { api } from './api.js';
 import { EnrollmentTokens } from './enrollment.js';
-import { ConfirmButton, parseTags, TagChips, tagsText, useScopeNames } from './fleet-widgets.js';
+import { parseTags, TagChips, tagsText, useScopeNames } from './fleet-widgets.js';
 import { when } from './format.js';
-import { ErrorLine, LiveBadge, NoticeLine, useChanges, useResourceStream } from './widgets.js';
+import { ConfirmButton, ErrorLine, LiveBadge, NoticeLine, useChanges, useResourceStream } from './widgets.js';
 
 interface Target {
   readonly id: string;
@@ -138,7 +138,7 @@ export const Targets = ({ permissions }: { permissions: ReadonlySet<string> }) =
                     ) : null}
                     {mayDelete ? (
                       <ConfirmButton
-                        verb="Delete"
+                        label="Delete"
                         what={t.name}
                         onConfirm={() =>
                           change(

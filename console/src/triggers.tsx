@@ -5,10 +5,10 @@
 import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
-import { ConfirmButton, CopyButton, OnceSecret, parseTags, TagChips, type Tag } from './fleet-widgets.js';
+import { CopyButton, OnceSecret, parseTags, TagChips, type Tag } from './fleet-widgets.js';
 import { when } from './format.js';
 import { IntegrationsNav } from './webhooks.js';
-import { ErrorLine, NoticeLine, useChanges } from './widgets.js';
+import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
 interface Filter {
   readonly field: string;
@@ -320,7 +320,7 @@ export const Triggers = ({ permissions }: { permissions: ReadonlySet<string> }) 
                           New secret
                         </button>
                         <ConfirmButton
-                          verb="Delete"
+                          label="Delete"
                           what={t.name}
                           onConfirm={() =>
                             change(

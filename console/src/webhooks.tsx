@@ -5,9 +5,9 @@
 import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
-import { ConfirmButton, OnceSecret } from './fleet-widgets.js';
+import { OnceSecret } from './fleet-widgets.js';
 import { when } from './format.js';
-import { ErrorLine, NoticeLine, useChanges } from './widgets.js';
+import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
 /** Each event type one may subscribe to, and the read permission it needs (domain/webhooks/events.ts). */
 const EVENT_TYPES: readonly (readonly [string, string])[] = [
@@ -370,7 +370,7 @@ export const Webhooks = ({ permissions }: { permissions: ReadonlySet<string> }) 
                           New secret
                         </button>
                         <ConfirmButton
-                          verb="Delete"
+                          label="Delete"
                           what={h.url}
                           onConfirm={() =>
                             change(

@@ -1,6 +1,6 @@
-// Small pieces every page uses: a live-stream badge, error and notice lines, changes on an admin list, and the
-// records of a resource stream.
-import { useEffect, useState } from 'preact/hooks';
+// Small pieces every page uses: a live-stream badge, error and notice lines, a destructive action confirmed in the
+// page, changes on an admin list, and the records of a resource stream.
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { errorText } from './api.js';
 import { openStream, type StreamState } from './stream.js';
 
@@ -73,4 +73,57 @@ export const useResourceStream = <T extends { id: string }>(
     return () => stream.close();
   }, [resource]);
   return [records, state];
+};
+
+/**
+ * A delete, revoke or other destructive action that asks first, in the page (never `window.confirm`): the first
+ * press shows `confirm` ("Confirm delete") and Cancel in its place, the focus on the confirmation (the keyboard path
+ * is Enter, Enter); only that button runs `onConfirm`. `what` names the record for the accessible names.
+ */
+export const ConfirmButton = ({
+  label,
+  what,
+  confirm = `Confirm ${label.toLowerCase()}`,
+  onConfirm,
+}: {
+  label: string;
+  what: string;
+  confirm?: string;
+  onConfirm: () => Promise<unknown>;
+}) => {
+  const [asking, setAsking] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const confirmRef = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (asking) confirmRef.current?.focus();
+  }, [asking]);
+  if (!asking)
+    return (
+      <button type="button" aria-label={`${label} ${what}`} onClick={() => setAsking(true)}>
+        {label}
+      </button>
+    );
+  return (
+    <span class="confirm" role="group" aria-label={`${label} ${what}?`}>
+      <button
+        type="button"
+        class="danger"
+        ref={confirmRef}
+        disabled={busy}
+        aria-label={`${confirm} ${what}`}
+        onClick={() => {
+          setBusy(true);
+          void onConfirm().finally(() => {
+            setBusy(false);
+            setAsking(false);
+          });
+        }}
+      >
+        {confirm}
+      </button>
+      <button type="button" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
+    </span>
+  );
 };
