@@ -37,8 +37,7 @@ export const changePassword = async (
 
   const hash = await deps.hasher.hash(command.newPassword);
   if (!(await deps.users.setPassword(user.id, hash, user.passwordHash, now)))
-    throw new ConflictError('The password was changed meanwhile: sign in again and retry.');
-  await deps.users.revokeTokens(user.id, now);
+    throw new ConflictError('The password was changed (or the sessions ended) meanwhile: sign in again and retry.');
   // Issued after the revocation instant (tokens issued at or before it are revoked).
   const after = new Date(now.getTime() + 1);
   return startSession({ ...deps, clock: { now: () => after } }, user);

@@ -107,7 +107,10 @@ export interface UserRepository {
   recordLogin(id: string, at: Date): Promise<void>;
   /** Revokes every token issued until `at` (logout of all sessions). */
   revokeTokens(id: string, at: Date): Promise<void>;
-  /** Replaces the password hash, only if it is still `expected`; false otherwise (changed meanwhile, or no user). */
+  /**
+   * Replaces the password hash, only if it is still `expected`, and in the same write revokes every token issued
+   * until `at` (never moving that instant backwards); false otherwise (changed meanwhile, or no user).
+   */
   setPassword(id: string, hash: string, expected: string, at: Date): Promise<boolean>;
   /** Replaces the two-factor state, only if it is still `expected` (enabled flag and last step). False otherwise. */
   setTwoFactor(id: string, next: TwoFactor, expected: Pick<TwoFactor, 'enabled' | 'lastStep'>): Promise<boolean>;

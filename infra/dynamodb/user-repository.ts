@@ -395,11 +395,13 @@ export class DynamoUserRepository implements UserRepository, UserDirectory, Link
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.user(id),
-          UpdateExpression: 'SET passwordHash = :hash, updatedAt = :iso ADD revision :one',
-          ConditionExpression: 'attribute_exists(pk) AND passwordHash = :expected',
+          // One write: a password changed with the old sessions still valid must never be stored.
+          UpdateExpression: 'SET passwordHash = :hash, tokensValidAfter = :at, updatedAt = :iso ADD revision :one',
+          ConditionExpression: 'attribute_exists(pk) AND passwordHash = :expected AND tokensValidAfter < :at',
           ExpressionAttributeValues: {
             ':hash': hash,
             ':expected': expected,
+            ':at': at.getTime(),
             ':iso': at.toISOString(),
             ':one': 1,
           },

@@ -74,8 +74,14 @@ export class FakeUserRepository implements UserRepository {
   }
   async setPassword(id: string, hash: string, expected: string, at: Date) {
     const user = this.users.get(id);
-    if (!user || user.passwordHash !== expected) return false;
-    this.users.set(id, { ...user, passwordHash: hash, updatedAt: at.toISOString(), revision: user.revision + 1 });
+    if (!user || user.passwordHash !== expected || user.tokensValidAfter >= at.getTime()) return false;
+    this.users.set(id, {
+      ...user,
+      passwordHash: hash,
+      tokensValidAfter: at.getTime(),
+      updatedAt: at.toISOString(),
+      revision: user.revision + 1,
+    });
     return true;
   }
   async revokeTokens(id: string, at: Date) {
