@@ -116,7 +116,8 @@ export const createApi = (
     // they are): the service answers a retry of a request it already did with its first answer, never a second run.
     const keyed = options.headers?.['idempotency-key'] !== undefined;
     const retry = options.retry ?? (method === 'GET' || keyed);
-    const retries = method === 'GET' ? BACKOFF_MS.length : CREATE_RETRIES;
+    // A keyed create: CREATE_RETRIES; a read, or another request that asks to be retried (the SSE token): the backoff's length.
+    const retries = keyed && method !== 'GET' ? CREATE_RETRIES : BACKOFF_MS.length;
     let token = tokens === undefined ? undefined : await tokens.token();
     let renewed = false;
     let waits = 0;
