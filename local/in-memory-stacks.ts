@@ -16,7 +16,8 @@ export interface InMemoryStack {
   readonly root: string;
 }
 
-const alive = (pid: number): boolean => {
+/** Whether a process runs (EPERM: it runs, as another user). */
+export const alive = (pid: number): boolean => {
   try {
     process.kill(pid, 0);
     return true;

@@ -1,8 +1,8 @@
 // `npm start -- --with-idp`: a small OpenID provider on loopback (local/oidc-provider.ts) with a few users and
 // groups, registered on the stack as the identity provider "Local SSO" (just-in-time provisioning, deployers ->
 // operator, admins -> admin), so single sign-on and role mappings can be tried in two minutes. For this machine only:
-// the users' passwords and the client secret are printed and fixed.
-import { PERMISSIONS, type Permission } from '../domain/identity/permissions.js';
+// the users' passwords are printed and, like the client secret, fixed.
+import { personName } from '../domain/identity/names.js';
 import type { Caller, User } from '../domain/identity/types.js';
 import { startOidcProvider, type OidcPasswordUser, type OidcProvider } from './oidc-provider.js';
 
@@ -57,12 +57,14 @@ const registrar = async (adminEmail: string | undefined): Promise<Caller> => {
     ? byEmail
     : (await (await import('../functions/shared/sso-wiring.js')).providersDeps().users.listAll()).find(isAdmin);
   if (admin === undefined) throw new Error('no active global admin to register it as');
+  // The caller the admin's own session would be (authenticate.ts): what the roles grant now, nothing more.
   return {
     kind: 'user',
     userId: admin.id,
+    userName: personName(admin),
     tenantId: null,
     roles: admin.roles,
-    permissions: new Set(PERMISSIONS.map((p) => p.name as Permission)),
+    permissions: await identityDeps().roles.permissionsOf(admin.roles),
   };
 };
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { LOCAL_AGENTS, startLocalAgents, type LocalAgent } from './agents.js';
 import { JavaMissingError } from './emulators.js';
-import { announceInMemoryStack } from './in-memory-stacks.js';
+import { alive, announceInMemoryStack } from './in-memory-stacks.js';
 import { localIdpBanner, registerLocalIdp, startLocalOidcProvider } from './local-idp.js';
 import { formatLogLine } from './log-format.js';
 import type { OidcProvider } from './oidc-provider.js';
@@ -66,15 +66,6 @@ const say = (line: string) => process.stdout.write(`${line}\n`);
 const fail = (message: string): never => {
   process.stderr.write(`\n${message}\n\n`);
   process.exit(1);
-};
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 };
 
 interface Lock {

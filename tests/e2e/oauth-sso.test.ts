@@ -1,5 +1,5 @@
 // The OAuth authorization page with single sign-on: "Sign in with <provider>" on the page goes through a real OIDC
-// provider (tests/support/oidc-provider.ts) and comes back to the page's consent step; the code then works like one
+// provider (local/oidc-provider.ts) and comes back to the page's consent step; the code then works like one
 // from a password sign-in. A user with 2FA gives the code on the page unless the provider is trusted for it; the way
 // back is bound to the browser that started it.
 import * as oauth from 'oauth4webapi';
