@@ -1,8 +1,9 @@
 // Idempotency-Key on the creates (draft-ietf-httpapi-idempotency-key-header), with Powertools' idempotency utility:
 // a route whose spec says `idempotent: true` runs through `idempotentRun` when the request carries the header.
 //
-// - The key is scoped to the caller (the user a credential acts for): Powertools hashes {user, key} into the record's
-//   sort key, in the caller's own partition (infra/dynamodb/idempotency-store.ts).
+// - The key is scoped to the caller (the user a credential acts for) and the credential (a session, an API key, an
+//   OAuth client, a trigger): Powertools hashes {user, credential, key} into the record's sort key, in the user's own
+//   partition (infra/dynamodb/idempotency-store.ts).
 // - The fingerprint is the request: method, path and the validated body. The same key with another fingerprint
 //   answers 422 (IdempotencyKeyReusedError); while the first request is in flight, 409 CONFLICT.
 // - Only a 2xx answer is stored (24 h, the table's ttl) and answered again with `idempotent-replayed: true`. A 4xx
@@ -41,7 +42,7 @@ export interface IdempotencyStore {
 
 /** What Powertools hashes: `scope` is the record's key, `request` the fingerprint checked on a replay. */
 export interface IdempotencyInput {
-  readonly scope: { readonly user: string; readonly key: string };
+  readonly scope: { readonly user: string; readonly credential: string; readonly key: string };
   readonly request: { readonly method: string; readonly path: string; readonly body: unknown };
 }
 
@@ -59,9 +60,17 @@ export const idempotencyKeyOf = (headers: AnyRequest['headers']): string | undef
   return key;
 };
 
-/** The record's key and the request's fingerprint. */
-export const idempotencyInput = (userId: string, key: string, request: AnyRequest): IdempotencyInput => ({
-  scope: { user: userId, key },
+/**
+ * The record's key and the request's fingerprint. The key belongs to the credential as well as the user (a session
+ * `user`, else the API key's, OAuth client's or trigger's id): an answer made with one credential is never replayed
+ * to a narrower one of the same user.
+ */
+export const idempotencyInput = (
+  owner: { readonly userId: string; readonly credential: string },
+  key: string,
+  request: AnyRequest,
+): IdempotencyInput => ({
+  scope: { user: owner.userId, credential: owner.credential, key },
   request: { method: request.method.toUpperCase(), path: request.path, body: request.body ?? null },
 });
 
@@ -97,7 +106,7 @@ export const idempotentRun =
   (run: (request: AnyRequest) => Promise<HttpResult>, store: IdempotencyStore) =>
   async (request: AnyRequest, context: Context): Promise<HttpResult> => {
     const key = idempotencyKeyOf(request.headers);
-    const caller = request.caller as { userId?: string } | undefined;
+    const caller = request.caller as { userId?: string; credential?: { id: string } } | undefined;
     if (key === undefined || caller?.userId === undefined) return run(request);
     let answered: HttpResult | undefined;
     const config = new IdempotencyConfig({
@@ -122,7 +131,9 @@ export const idempotentRun =
       { persistenceStore: store.layerFor(caller.userId), config, keyPrefix: 'IDEMPOTENCY' },
     );
     try {
-      return await once(idempotencyInput(caller.userId, key, request));
+      return await once(
+        idempotencyInput({ userId: caller.userId, credential: caller.credential?.id ?? 'user' }, key, request),
+      );
     } catch (error) {
       if (error instanceof NotStored) return error.result;
       // The work committed and answered 2xx; only storing that answer failed: the answer stands.

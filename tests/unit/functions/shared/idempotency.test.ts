@@ -11,12 +11,18 @@ import { memoryIdempotencyStore } from '../../../fakes/idempotency.js';
 import { httpEvent, lambdaContext, parseResponse } from '../../../fakes/lambda.js';
 import { bound } from '../../../fakes/shell.js';
 
-const callerOf = (userId: string): Caller => ({
-  kind: 'user',
+const callerOf = (userId: string, apiKey?: string): Caller => ({
+  kind: apiKey === undefined ? 'user' : 'api_key',
   userId,
   tenantId: null,
   roles: [],
   permissions: new Set<Permission>(['deployments:create']),
+  ...(apiKey === undefined
+    ? {}
+    : {
+        apiKeyId: apiKey,
+        credential: { type: 'api_key' as const, id: apiKey, scopes: ['deployments:create' as const] },
+      }),
 });
 
 /** A create that counts its runs; `behave` decides each run's answer. */
@@ -40,11 +46,11 @@ const setup = (
       return (await behave(runs)) ?? { statusCode: 201, body: { id: `d${runs}`, name: body.name } };
     },
   );
-  const handlerFor = (userId: string) =>
-    bound(endpoint, { idempotency: store, authenticate: async () => callerOf(userId) });
-  const send = async (options: { key?: string; body?: unknown; path?: string; user?: string } = {}) =>
+  const handlerFor = (userId: string, apiKey?: string) =>
+    bound(endpoint, { idempotency: store, authenticate: async () => callerOf(userId, apiKey) });
+  const send = async (options: { key?: string; body?: unknown; path?: string; user?: string; apiKey?: string } = {}) =>
     parseResponse(
-      await handlerFor(options.user ?? 'u1')(
+      await handlerFor(options.user ?? 'u1', options.apiKey)(
         httpEvent('POST', options.path ?? '/api/v1/things', {
           body: JSON.stringify(options.body ?? { name: 'a' }),
           headers: {
@@ -206,11 +212,31 @@ describe('the fingerprint', () => {
     >;
 
   it('keys the record by caller and key, and fingerprints method, path and body', () => {
-    expect(idempotencyInput('u1', 'k', request({}))).toEqual({
-      scope: { user: 'u1', key: 'k' },
+    expect(idempotencyInput({ userId: 'u1', credential: 'user' }, 'k', request({}))).toEqual({
+      scope: { user: 'u1', credential: 'user', key: 'k' },
       request: { method: 'POST', path: '/api/v1/deployments', body: { a: 1 } },
     });
-    expect(idempotencyInput('u1', 'k', request({ body: undefined })).request.body).toBeNull();
+    expect(
+      idempotencyInput({ userId: 'u1', credential: 'user' }, 'k', request({ body: undefined })).request.body,
+    ).toBeNull();
+  });
+
+  it("a key used by the user's session is not replayed to the same user's API key (nor to another key)", async () => {
+    const { send, runs } = setup();
+
+    const bySession = await send({ key: 'shared' });
+    const byKey = await send({ key: 'shared', apiKey: 'key-1' });
+    const byOtherKey = await send({ key: 'shared', apiKey: 'key-2' });
+    const byKeyAgain = await send({ key: 'shared', apiKey: 'key-1' });
+
+    expect(runs()).toBe(3);
+    expect([bySession.headers['idempotent-replayed'], byKey.headers['idempotent-replayed']]).toEqual([
+      undefined,
+      undefined,
+    ]);
+    expect(byOtherKey.headers['idempotent-replayed']).toBeUndefined();
+    expect(byKeyAgain.headers['idempotent-replayed']).toBe('true');
+    expect(byKeyAgain.json).toEqual(byKey.json);
   });
 
   it('a body with the same members in another order is the same request', async () => {
