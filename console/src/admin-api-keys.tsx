@@ -242,7 +242,12 @@ export const ApiKeys = ({ user, permissions }: { user: User; permissions: Readon
             ) : null}
             <button type="submit">Create key</button>
             {fullKey === undefined ? null : (
-              <OneTimeSecret title={`Your new key “${fullKey.name}”`} secret={fullKey.key} id="full-key" />
+              <OneTimeSecret
+                title={`Your new key “${fullKey.name}”`}
+                secret={fullKey.key}
+                id="full-key"
+                onDone={() => setFullKey(undefined)}
+              />
             )}
           </fieldset>
         </form>

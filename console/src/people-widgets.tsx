@@ -45,11 +45,14 @@ export const OneTimeSecret = ({
   secret,
   id,
   children,
+  onDone,
 }: {
   title: string;
   secret: string;
   id: string;
   children?: ComponentChildren;
+  /** Done: the page forgets the secret (it is not kept on screen longer than it is needed). */
+  onDone: () => void;
 }) => {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => box.current?.focus(), [secret]);
@@ -63,6 +66,9 @@ export const OneTimeSecret = ({
       <div class="buttons">
         <CopyButton text={secret} target={id} />
         {children}
+        <button type="button" onClick={onDone}>
+          Done
+        </button>
       </div>
     </div>
   );

@@ -51,8 +51,8 @@ const download = (codes: readonly string[], email: string) => {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 };
 
-const RecoveryCodes = ({ codes, email }: { codes: readonly string[]; email: string }) => (
-  <OneTimeSecret title="Your recovery codes" secret={codes.join('\n')} id="recovery-codes">
+const RecoveryCodes = ({ codes, email, onDone }: { codes: readonly string[]; email: string; onDone: () => void }) => (
+  <OneTimeSecret title="Your recovery codes" secret={codes.join('\n')} id="recovery-codes" onDone={onDone}>
     <button type="button" onClick={() => download(codes, email)}>
       Download as .txt
     </button>
@@ -174,7 +174,9 @@ const TwoFactor = ({ me, reload }: { me: Me; reload: () => Promise<void> }) => {
             <strong data-testid="codes-left">{me.two_factor_recovery_codes_left}</strong> of 10.
             {me.two_factor_recovery_codes_left <= 3 ? ' Running low: issue new ones.' : ''}
           </p>
-          {codes === undefined ? null : <RecoveryCodes codes={codes} email={me.email} />}
+          {codes === undefined ? null : (
+            <RecoveryCodes codes={codes} email={me.email} onDone={() => setCodes(undefined)} />
+          )}
           <form class="stack-form" aria-label="New recovery codes" onSubmit={(e) => void regenerate(e)}>
             <fieldset>
               <legend>New recovery codes</legend>
@@ -233,7 +235,9 @@ const TwoFactor = ({ me, reload }: { me: Me; reload: () => Promise<void> }) => {
           </div>
         </form>
       )}
-      {!me.two_factor_enabled && codes !== undefined ? <RecoveryCodes codes={codes} email={me.email} /> : null}
+      {!me.two_factor_enabled && codes !== undefined ? (
+        <RecoveryCodes codes={codes} email={me.email} onDone={() => setCodes(undefined)} />
+      ) : null}
     </section>
   );
 };

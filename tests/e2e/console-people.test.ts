@@ -137,6 +137,12 @@ describe('the console: API keys', () => {
     await page.getByText('Copied.').waitFor();
     expect(await page.evaluate('navigator.clipboard.readText()')).toBe(fullKey);
     expect(await seriousViolations(page)).toEqual([]);
+    // Done: the page forgets it
+    await page
+      .getByRole('region', { name: /Your new key/ })
+      .getByRole('button', { name: 'Done' })
+      .click();
+    expect(await page.getByTestId('full-key').count()).toBe(0);
     // the key has exactly the read permissions she holds
     const readOnly = olgaPermissions.filter((p) => p.endsWith(':read')).sort();
     const me = await call('GET', '/auth/me', undefined, fullKey);
@@ -350,6 +356,8 @@ describe('the console: the profile', () => {
     const file = await readFile((await download.path())!, 'utf8');
     for (const code of codes) expect(file).toContain(code);
     expect(await seriousViolations(page)).toEqual([]);
+    await page.getByRole('region', { name: 'Your recovery codes' }).getByRole('button', { name: 'Done' }).click();
+    expect(await page.getByTestId('recovery-codes').count()).toBe(0);
 
     // Act: sign out, then in with a recovery code
     await page.getByRole('button', { name: 'Sign out', exact: true }).click();
