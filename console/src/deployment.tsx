@@ -94,10 +94,18 @@ export const Deployment = ({ id, permissions }: { id: string; permissions: Reado
         analysisEnabled.current = d.analysis_enabled !== false;
         setSteps(new Map((d.plan?.steps ?? []).map((s) => [s.id, s])));
         let seq = 0;
+        // A deployment that had ended when the page loaded: its record is the truth, and the stream only replays its
+        // history. Replayed state and step changes would move the page back through `running` (and unmount an open
+        // redeploy form with what the user typed in it), so only its lines and the end are read from the stream.
+        const ended = TERMINAL_STATES.has(d.state);
         stream = openStream(
           `/deployments/${encodeURIComponent(id)}/logs`,
           ({ event, data }) => {
             if (cancelled) return; // this page moved on to another deployment
+            if (ended && event !== 'log') {
+              if (event === 'state_change' && TERMINAL_STATES.has(String(data['new_state']))) loadResults();
+              return;
+            }
             seq += 1;
             if (event === 'log') {
               const log = data['log'] as {
