@@ -18,6 +18,7 @@ import { OUTBOX_GRACE_MS, sweep } from '../../../../domain/deployments/sweep.js'
 import type { Deployment } from '../../../../domain/deployments/types.js';
 import type { Caller } from '../../../../domain/identity/types.js';
 import { aDeployment, deploymentsFakes } from '../../../fakes/deployments.js';
+import { noAgentChannel } from '../../../../domain/targets/agent-dispatch.js';
 import { FakeCommandRepository } from '../../../fakes/targets.js';
 import { FakeDeploymentEventStore } from '../../functions/streams/fake-event-store.js';
 
@@ -43,6 +44,7 @@ const setup = () => {
     orchestration: fakes.orchestration,
     dispatch: fakes.dispatch,
     commands,
+    agents: noAgentChannel(commands),
     targets: {
       getMany: async (ids) =>
         ids.map((id) => ({
