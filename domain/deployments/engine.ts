@@ -16,17 +16,10 @@ import type { Clock, ServiceMetrics } from '../shared/ports.js';
 import { cancelCommand } from '../targets/commands.js';
 import type { AgentDispatch, CommandRepository, TargetRepository } from '../targets/ports.js';
 import type { Target } from '../targets/types.js';
-import {
-  decide,
-  elapsed,
-  currentCommands,
-  scriptKey,
-  targetsToRead,
-  type Decision,
-  type EngineEvent,
-} from './decide.js';
+import { decide, elapsed, currentCommands, scriptKey, targetsToRead, type Decision } from './decide.js';
 import type { KeyedEventAppender } from './events.js';
 import { deploymentData, owedBy, settleOutbox, type DeploymentWebhooks } from './outbox.js';
+import { publishPass } from './publish-pass.js';
 import type { DeploymentRepository, DispatchQueue, Orchestration } from './ports.js';
 import { TERMINAL_STATES, type Deployment, type PlanStep, type StepScript } from './types.js';
 
@@ -70,16 +63,14 @@ export interface EngineDeps {
   readonly cipher: SecretCipher;
   readonly engine: EngineQueue;
   readonly clock: Clock;
-  /**
-   * Appends a pass's events once its write succeeded; `revision` is the one that write produced (the events are keyed
-   * by it and by the state entered, so a retried or concurrent observer of the same transition appends nothing twice).
-   */
-  readonly publish?: (deploymentId: string, events: readonly EngineEvent[], revision: number) => Promise<void>;
   /** Outgoing webhooks: created and started on the first pass; the terminal ones through the outbox. */
   readonly webhooks?: DeploymentWebhooks;
   /** Business metrics: each deployment's final state, once (the write that made it final succeeded). */
   readonly metrics?: ServiceMetrics;
-  /** The event store, for the final state_change an outbox entry may still owe. */
+  /**
+   * The event store: each pass's events once its write succeeded (publish-pass.ts), and the final state_change an
+   * outbox entry may still owe. Absent: nothing is published.
+   */
   readonly events?: KeyedEventAppender;
   /** Defaults: ENGINE_MAX_FAILED_PASSES, DEPLOYMENT_MAX_SECONDS. */
   readonly limits?: EngineLimits;
@@ -284,7 +275,8 @@ const apply = async (
       : await deps.deployments.update(deployment, next);
   if (!written) return undefined;
   if (owed !== undefined) deps.metrics?.deploymentFinished(next.state);
-  await deps.publish?.(deployment.id, decision.events, next.revision);
+  if (deps.events !== undefined)
+    await publishPass({ ...deps, events: deps.events }, deployment.id, decision.events, next.revision);
   if (owed !== undefined) await settleOutbox(deps, owed);
   return owed !== undefined;
 };

@@ -1,8 +1,6 @@
 // The composition root, execution engine part: what `advance` needs (deployments, commands, targets, action
 // scripts, the secret cipher) and the queue that wakes it.
-import { commandIdOf, type EngineDeps, type StepScripts } from '../../domain/deployments/engine.js';
-import { transitionGroups } from '../../domain/deployments/events.js';
-import { engineEventsToNew, outputTail } from '../../domain/deployments/publish.js';
+import type { EngineDeps, StepScripts } from '../../domain/deployments/engine.js';
 import { isTransientError } from '../../infra/transient.js';
 import { catalogDeps } from './catalog-wiring.js';
 import { deploymentsDeps } from './deployments-wiring.js';
@@ -42,6 +40,7 @@ export const engineDeps = once((): EngineDeps => {
     cipher: secretCipher(),
     engine: engineQueue(),
     clock: infra().clock,
+    // Each pass's events, and what an ended deployment's outbox entry still owes (publish-pass.ts, outbox.ts).
     events: deploymentEvents(),
     // The engine's passes and outbox are retried until they succeed: a failed emission fails the pass.
     webhooks: deploymentWebhooks(),
@@ -52,25 +51,5 @@ export const engineDeps = once((): EngineDeps => {
     },
     isTransient: isTransientError,
     agents: agentDispatch(),
-    // Each pass's step_update, progress and state_change go to the event store; finished steps carry their output tail.
-    publish: async (deploymentId, events, revision) => {
-      // The finished steps' output, read side by side (a fan-out's pass finishes many steps at once).
-      const finished = events.flatMap((e) =>
-        e.type === 'step_update' && (e.step.state === 'completed' || e.step.state === 'failed') ? [e.step] : [],
-      );
-      const outputs = new Map(
-        await Promise.all(
-          finished.map(
-            async (step) =>
-              [step.id, outputTail(await targets.commands.output(commandIdOf(step.id, step.retryCount + 1)))] as const,
-          ),
-        ),
-      );
-      // Keyed by the transition (state entered, revision written): appended once whoever observes it first.
-      await deploymentEvents().appendOnce(
-        deploymentId,
-        transitionGroups(revision, engineEventsToNew(events, infra().clock.now().toISOString(), outputs)),
-      );
-    },
   };
 });
