@@ -14,19 +14,12 @@
 import type { SecretCipher } from '../identity/ports.js';
 import type { Clock, ServiceMetrics } from '../shared/ports.js';
 import { cancelCommand } from '../targets/commands.js';
-import type { CommandRepository, TargetRepository } from '../targets/ports.js';
-import type { Command, Target } from '../targets/types.js';
-import {
-  decide,
-  elapsed,
-  currentCommands,
-  scriptKey,
-  targetsToRead,
-  type Decision,
-  type EngineEvent,
-} from './decide.js';
+import type { AgentDispatch, CommandRepository, TargetRepository } from '../targets/ports.js';
+import type { Target } from '../targets/types.js';
+import { decide, elapsed, currentCommands, scriptKey, targetsToRead, type Decision } from './decide.js';
 import type { KeyedEventAppender } from './events.js';
 import { deploymentData, owedBy, settleOutbox, type DeploymentWebhooks } from './outbox.js';
+import { publishPass } from './publish-pass.js';
 import type { DeploymentRepository, DispatchQueue, Orchestration } from './ports.js';
 import { TERMINAL_STATES, type Deployment, type PlanStep, type StepScript } from './types.js';
 
@@ -70,36 +63,25 @@ export interface EngineDeps {
   readonly cipher: SecretCipher;
   readonly engine: EngineQueue;
   readonly clock: Clock;
-  /**
-   * Appends a pass's events once its write succeeded; `revision` is the one that write produced (the events are keyed
-   * by it and by the state entered, so a retried or concurrent observer of the same transition appends nothing twice).
-   */
-  readonly publish?: (deploymentId: string, events: readonly EngineEvent[], revision: number) => Promise<void>;
   /** Outgoing webhooks: created and started on the first pass; the terminal ones through the outbox. */
   readonly webhooks?: DeploymentWebhooks;
   /** Business metrics: each deployment's final state, once (the write that made it final succeeded). */
   readonly metrics?: ServiceMetrics;
-  /** The event store, for the final state_change an outbox entry may still owe. */
+  /**
+   * The event store: each pass's events once its write succeeded (publish-pass.ts), and the final state_change an
+   * outbox entry may still owe. Absent: nothing is published.
+   */
   readonly events?: KeyedEventAppender;
   /** Defaults: ENGINE_MAX_FAILED_PASSES, DEPLOYMENT_MAX_SECONDS. */
   readonly limits?: EngineLimits;
   /** Failures that say nothing about the deployment (throttling, a network error): retried, never counted. */
   readonly isTransient?: (error: unknown) => boolean;
   /**
-   * Pushes another wake-up to a target's agent (the agent channel). A periodic check calls it for a command still
-   * waiting in the inbox REWAKE_AFTER_MS after it was queued: the first push was lost (a socket reconnecting).
+   * How agents are reached (domain/targets/agent-dispatch.ts): a pass's launches are handed to it (pushed over the
+   * socket when the target's agent takes pushes, else queued with a wake-up); a periodic check wakes again the agent of
+   * a command still waiting in its inbox, and pushes again a pushed command not acknowledged, REWAKE_AFTER_MS after.
    */
-  readonly wakeAgent?: (targetId: string) => Promise<unknown>;
-  /**
-   * Stores the commands a pass launches and hands them to their agents (the agent channel: pushed over the socket
-   * when the target's agent takes pushes, else queued with a wake-up). Absent: `commands.enqueue` each.
-   */
-  readonly launch?: (commands: readonly Command[]) => Promise<void>;
-  /**
-   * A pushed command its agent has not acknowledged REWAKE_AFTER_MS after the push (the periodic check): pushed
-   * again to the same installation's current connection (the agent ignores a command it already has).
-   */
-  readonly pushAgain?: (command: Command, target: Target | undefined) => Promise<unknown>;
+  readonly agents: AgentDispatch;
 }
 
 /** The error_message of a deployment the engine gave up on: generic on purpose (the details are in the logs). */
@@ -269,18 +251,19 @@ const apply = async (
   decision: Decision,
   targets: ReadonlyMap<string, Target>,
 ): Promise<boolean | undefined> => {
+  // Wake-ups and second pushes are best effort: the agent drains its inbox on reconnect, and the next check pushes again.
   for (const signal of decision.signals)
-    if (signal.kind === 'wake_agent') await deps.wakeAgent?.(signal.targetId);
+    if (signal.kind === 'wake_agent') await deps.agents.wake(signal.targetId).catch(() => false);
     else if (signal.kind === 'cancel_command') await cancelCommand(deps, signal.commandId);
   // Second pushes side by side (a fan-out's unacknowledged commands at one check).
   await Promise.all(
     decision.signals.map((signal) =>
-      signal.kind === 'push_again' ? deps.pushAgain?.(signal.command, targets.get(signal.command.targetId)) : undefined,
+      signal.kind === 'push_again'
+        ? deps.agents.pushAgain(signal.command, targets.get(signal.command.targetId)).catch(() => undefined)
+        : undefined,
     ),
   );
-  if (decision.launches.length > 0)
-    await (deps.launch?.(decision.launches) ??
-      Promise.all(decision.launches.map((command) => deps.commands.enqueue(command))));
+  if (decision.launches.length > 0) await deps.agents.launch(decision.launches);
   const { next, owed } = decision;
   if (next === undefined) return false;
   // The first pass announces the deployment, before its write: a pass that dies after the write is not retried
@@ -292,7 +275,8 @@ const apply = async (
       : await deps.deployments.update(deployment, next);
   if (!written) return undefined;
   if (owed !== undefined) deps.metrics?.deploymentFinished(next.state);
-  await deps.publish?.(deployment.id, decision.events, next.revision);
+  if (deps.events !== undefined)
+    await publishPass({ ...deps, events: deps.events }, deployment.id, decision.events, next.revision);
   if (owed !== undefined) await settleOutbox(deps, owed);
   return owed !== undefined;
 };

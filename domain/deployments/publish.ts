@@ -1,7 +1,7 @@
 // What the execution engine and the agents' output become in the deployment's event store (events.ts): the
 // step_update, progress and state_change events of each engine pass, and one `log` event per line of output.
 import type { Command, OutputChunk } from '../targets/types.js';
-import type { EngineEvent } from './engine.js';
+import type { EngineEvent } from './decide-pass.js';
 import { outputLines } from '../targets/output-limits.js';
 import type { KeyedEvents, NewEvent } from './events.js';
 

@@ -1,22 +1,23 @@
 // Commands for agents, as the orchestrator (and, until it exists, the tests) creates and stops them.
 import type { Clock, IdGenerator } from '../shared/ports.js';
 import type { CommandRepository } from './ports.js';
-import type { Command, Interpreter } from './types.js';
+import type { Command } from './types.js';
 
-export interface NewCommand {
-  readonly targetId: string;
-  readonly deploymentId: string;
-  readonly stepId: string;
-  readonly attempt: number;
-  readonly action: { readonly id: string; readonly slug: string; readonly version: string };
-  readonly script: string;
-  readonly interpreter: Interpreter;
-  readonly variables: Readonly<Record<string, string>>;
-  readonly secretVariables: readonly string[];
-  /** The secret values are sealed (see Command.sealedSecrets). */
-  readonly sealedSecrets?: boolean;
-  readonly timeoutSeconds: number | null;
-}
+/** A command as the orchestrator asks for it: what it runs and where; the service gives it its id and state. */
+export type NewCommand = Pick<
+  Command,
+  | 'targetId'
+  | 'deploymentId'
+  | 'stepId'
+  | 'attempt'
+  | 'action'
+  | 'script'
+  | 'interpreter'
+  | 'variables'
+  | 'secretVariables'
+  | 'sealedSecrets'
+  | 'timeoutSeconds'
+>;
 
 export const enqueueCommand = async (
   deps: { commands: CommandRepository; ids: IdGenerator; clock: Clock },

@@ -1,16 +1,28 @@
+// The ports and settings the targets context's use cases receive (wired in functions/shared/targets-wiring.ts).
 import type { EnvironmentLookup, TenantLookup } from '../shared/lookups.js';
 import type { Clock, IdGenerator } from '../shared/ports.js';
 import type { SecretCipher, TokenGenerator } from '../identity/ports.js';
-import type { ChannelSettings } from './agent-channel.js';
 import type { AgentRelease } from './agent-release.js';
 import type {
-  AgentConnections,
+  AgentDispatch,
   CommandListener,
   CommandRepository,
   EnrollmentTokenRepository,
   Sleeper,
   TargetRepository,
 } from './ports.js';
+
+/** What an agent learns at `GET /api/v1/agent/channel`: where to connect and how often to speak. */
+export interface ChannelSettings {
+  /** The WebSocket URL agents connect to; null when the service offers none (agents poll). */
+  readonly socketUrl: string | null;
+  /** While a command runs: at most this long between heartbeats (the dead-agent rule allows 60 s). */
+  readonly heartbeatSeconds: number;
+  /** While idle, a ping this often keeps the connection (API Gateway closes one idle for 10 minutes). */
+  readonly idlePingSeconds: number;
+  /** An agent that cannot open the socket long-polls with this wait. */
+  readonly pollWaitSeconds: number;
+}
 
 export interface TargetsDeps {
   readonly targets: TargetRepository;
@@ -26,8 +38,8 @@ export interface TargetsDeps {
   readonly sleeper: Sleeper;
   /** Told about output and completions (the execution engine and the event stream). */
   readonly listener?: CommandListener;
-  /** The agents' open WebSockets (absent: the service offers none, agents poll). */
-  readonly connections?: AgentConnections;
+  /** How agents are reached between their polls: their WebSockets, or no channel (agent-dispatch.ts). */
+  readonly dispatch: AgentDispatch;
   readonly settings: {
     /** This build's version (package.json): agents of its major version are taken (compatibility.ts). */
     readonly serverVersion: string;

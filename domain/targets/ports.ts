@@ -60,6 +60,22 @@ export interface AgentConnections {
   close(connectionId: string): Promise<void>;
 }
 
+/**
+ * How the service reaches an agent between its polls. Two adapters (agent-dispatch.ts): over the agents' WebSockets
+ * (the agent channel), and "no channel" for a service without a WebSocket API (agents poll; commands are only
+ * queued, nobody is woken).
+ */
+export interface AgentDispatch {
+  /** Tells the target's agent to look at its inbox now; false when it cannot be reached (no open connection). */
+  wake(targetId: string): Promise<boolean>;
+  /** Stores the commands a pass launches and hands each to its agent: pushed over its socket, or queued (and woken). */
+  launch(commands: readonly Command[]): Promise<void>;
+  /** A pushed command not acknowledged in time: pushed again to the same installation's current connection. */
+  pushAgain(command: Command, target: Target | undefined): Promise<void>;
+  /** The target was deleted: its agent is told and its connection closed and cleared (best effort, never throws). */
+  revoke(target: Target): Promise<void>;
+}
+
 /** What the server tells an agent over its WebSocket. */
 export type AgentMessage =
   | { readonly type: 'wake' }

@@ -5,7 +5,6 @@
 import { ConflictError, NotFoundError } from '../errors.js';
 import type { Caller } from '../identity/types.js';
 import { pageOf, type PageRequest } from '../shared/pagination.js';
-import { closeTargetConnection } from './agent-channel.js';
 import { agentOutdated, type AgentRelease } from './agent-release.js';
 import { agentCompatible } from './compatibility.js';
 import type { TargetsDeps } from './deps.js';
@@ -183,20 +182,15 @@ export const updateTarget = async (
   return targetViewWithAgent(next, now, deps.settings.serverVersion, deps.settings.agentRelease);
 };
 
-/** Deleting a target revokes its agent token at once: the agent's next call answers 401. */
 /** Deletes the target; its agent token stops working at once, and an open WebSocket is told and closed. */
 export const deleteTarget = async (
-  deps: Pick<TargetsDeps, 'targets' | 'connections' | 'clock'>,
+  deps: Pick<TargetsDeps, 'targets' | 'dispatch'>,
   caller: Caller,
   id: string,
 ): Promise<void> => {
   const target = await findVisibleTarget(deps, caller, id);
   await deps.targets.delete(target);
-  const connectionId = target.connectionId;
-  if (deps.connections === undefined || typeof connectionId !== 'string') return;
-  // Best effort: the token is already refused, so a socket left open can do nothing and closes with its limits.
-  await closeTargetConnection({ connections: deps.connections }, connectionId).catch(() => undefined);
-  await deps.targets.disconnect(target.id, connectionId, deps.clock.now()).catch(() => undefined);
+  await deps.dispatch.revoke(target);
 };
 
 /** One value per key: the last one given wins. */

@@ -1,18 +1,14 @@
 // The composition root, execution engine part: what `advance` needs (deployments, commands, targets, action
 // scripts, the secret cipher) and the queue that wakes it.
-import { commandIdOf, type EngineDeps, type StepScripts } from '../../domain/deployments/engine.js';
-import { transitionGroups } from '../../domain/deployments/events.js';
-import { engineEventsToNew, outputTail } from '../../domain/deployments/publish.js';
-import { launchCommands, pushAgainTo, wakeTarget } from '../../domain/targets/agent-channel.js';
+import type { EngineDeps, StepScripts } from '../../domain/deployments/engine.js';
 import { isTransientError } from '../../infra/transient.js';
-import { agentConnections } from './agent-connections-wiring.js';
 import { catalogDeps } from './catalog-wiring.js';
 import { deploymentsDeps } from './deployments-wiring.js';
 import { secretCipher } from './identity-wiring.js';
 import { once } from './once.js';
 import { deploymentEvents } from './stream-wiring.js';
 import { engineQueue } from './queues-wiring.js';
-import { launchDeps, targetsDeps } from './targets-wiring.js';
+import { agentDispatch, targetsDeps } from './targets-wiring.js';
 import { deploymentWebhooks } from './webhooks-wiring.js';
 import { infra, serviceMetrics } from './wiring.js';
 
@@ -44,6 +40,7 @@ export const engineDeps = once((): EngineDeps => {
     cipher: secretCipher(),
     engine: engineQueue(),
     clock: infra().clock,
+    // Each pass's events, and what an ended deployment's outbox entry still owes (publish-pass.ts, outbox.ts).
     events: deploymentEvents(),
     // The engine's passes and outbox are retried until they succeed: a failed emission fails the pass.
     webhooks: deploymentWebhooks(),
@@ -53,42 +50,6 @@ export const engineDeps = once((): EngineDeps => {
       maxDeploymentSeconds: infra().config.DEPLOYMENT_MAX_SECONDS,
     },
     isTransient: isTransientError,
-    // A command still waiting in its inbox: its agent is woken again (best effort; the drain on reconnect remains).
-    wakeAgent: async (targetId) => {
-      const connections = agentConnections();
-      if (connections === undefined) return;
-      await wakeTarget({ targets: targets.targets, connections, clock: infra().clock }, targetId).catch(() => false);
-    },
-    // Launched commands: pushed to the agents that take pushes (claimed for their connection), else queued and woken.
-    launch: async (commands) => {
-      const launching = launchDeps();
-      if (launching === undefined) await Promise.all(commands.map((command) => targets.commands.enqueue(command)));
-      else await launchCommands(launching, commands);
-    },
-    // A pushed command not acknowledged at a periodic check: pushed again to the same installation (best effort).
-    pushAgain: async (command, target) => {
-      const launching = launchDeps();
-      if (launching !== undefined) await pushAgainTo(launching, command, target).catch(() => undefined);
-    },
-    // Each pass's step_update, progress and state_change go to the event store; finished steps carry their output tail.
-    publish: async (deploymentId, events, revision) => {
-      // The finished steps' output, read side by side (a fan-out's pass finishes many steps at once).
-      const finished = events.flatMap((e) =>
-        e.type === 'step_update' && (e.step.state === 'completed' || e.step.state === 'failed') ? [e.step] : [],
-      );
-      const outputs = new Map(
-        await Promise.all(
-          finished.map(
-            async (step) =>
-              [step.id, outputTail(await targets.commands.output(commandIdOf(step.id, step.retryCount + 1)))] as const,
-          ),
-        ),
-      );
-      // Keyed by the transition (state entered, revision written): appended once whoever observes it first.
-      await deploymentEvents().appendOnce(
-        deploymentId,
-        transitionGroups(revision, engineEventsToNew(events, infra().clock.now().toISOString(), outputs)),
-      );
-    },
+    agents: agentDispatch(),
   };
 });

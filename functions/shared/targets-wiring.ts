@@ -1,10 +1,11 @@
 // The composition root, targets part: targets, enrollment, agent tokens and the commands agents run; the agent
 // authenticator of /api/v1/agent/* lives here.
-import { wakeTarget, withWakeUps, type LaunchDeps } from '../../domain/targets/agent-channel.js';
+import { noAgentChannel, socketDispatch, withWakeUps } from '../../domain/targets/agent-dispatch.js';
 import { admitAgent, MAX_POLL_WAIT_SECONDS } from '../../domain/targets/agent-protocol.js';
 import { agentVersionOf } from '../../domain/targets/compatibility.js';
 import { SERVER_VERSION } from './version.js';
 import type { TargetsDeps } from '../../domain/targets/deps.js';
+import type { AgentDispatch } from '../../domain/targets/ports.js';
 import { agentRelease } from '../../infra/config.js';
 import { randomTokens } from '../../infra/crypto/tokens.js';
 import { DynamoCommandRepository } from '../../infra/dynamodb/command-repository.js';
@@ -49,15 +50,15 @@ const storedCommands = once(() => {
 });
 
 /**
- * What the engine hands its launched commands to (domain/targets/agent-channel.ts, launchCommands): pushed to the
- * agents that take pushes, else queued and woken. Undefined without the agent channel (commands are just queued).
+ * How agents are reached (domain/targets/agent-dispatch.ts): over their WebSockets when the service offers them
+ * (AGENT_SOCKET_ENDPOINT set), else no channel (agents poll; commands are only queued).
  */
-export const launchDeps = once((): LaunchDeps | undefined => {
+export const agentDispatch = once((): AgentDispatch => {
   const connections = agentConnections();
-  if (connections === undefined) return undefined;
-  const { targets, clock } = targetsDeps();
-  return {
-    targets,
+  if (connections === undefined) return noAgentChannel(storedCommands());
+  const { config: cfg, db, clock } = infra();
+  return socketDispatch({
+    targets: new DynamoTargetRepository(db, cfg.TABLE_NAME),
     connections,
     clock,
     commands: storedCommands(),
@@ -67,32 +68,28 @@ export const launchDeps = once((): LaunchDeps | undefined => {
         targetId,
         error: (error as Error).message,
       }),
-  };
+  });
 });
 
 export const targetsDeps = once((): TargetsDeps => {
   const { config: cfg, db, clock } = infra();
   const targets = new DynamoTargetRepository(db, cfg.TABLE_NAME);
-  const stored = storedCommands();
-  const connections = agentConnections();
+  const dispatch = agentDispatch();
   // Every inbox write pushes a wake-up to the target's agent over its WebSocket, when it holds one.
-  const commands =
-    connections === undefined
-      ? stored
-      : withWakeUps(
-          stored,
-          (targetId) => wakeTarget({ targets, connections, clock }, targetId),
-          (error, targetId) =>
-            logger.warn('could not push a wake-up to an agent; it finds the entry on its next drain', {
-              targetId,
-              error: (error as Error).message,
-            }),
-        );
+  const commands = withWakeUps(
+    storedCommands(),
+    (targetId) => dispatch.wake(targetId),
+    (error, targetId) =>
+      logger.warn('could not push a wake-up to an agent; it finds the entry on its next drain', {
+        targetId,
+        error: (error as Error).message,
+      }),
+  );
   return {
     targets,
     enrollmentTokens: new DynamoEnrollmentTokenRepository(db, cfg.TABLE_NAME),
     commands,
-    ...(connections === undefined ? {} : { connections }),
+    dispatch,
     tenants: new DynamoTenantRepository(db, cfg.TABLE_NAME),
     environments: new DynamoEnvironmentRepository(db, cfg.TABLE_NAME),
     random: randomTokens,

@@ -1,4 +1,5 @@
 // In-memory fakes of the targets context, for unit tests of its use cases.
+import { noAgentChannel } from '../../domain/targets/agent-dispatch.js';
 import type { TargetsDeps } from '../../domain/targets/deps.js';
 import type {
   AgentConnections,
@@ -287,6 +288,7 @@ export const targetsFakes = (options: { tenants?: TenantRef[]; environments?: En
     ids: fakeIds(),
     clock,
     sleeper: fakeSleeper(clock),
+    dispatch: noAgentChannel(commands),
     settings: { serverVersion: '1.0.0', pollIntervalMs: 500 },
   };
   return { deps, clock, targets, enrollmentTokens, commands };

@@ -16,6 +16,7 @@ import type { Deployment, PendingRequest, Plan } from '../../../../domain/deploy
 import type { Caller } from '../../../../domain/identity/types.js';
 import type { Freeze } from '../../../../domain/tenancy/types.js';
 import { aDeployment, aDraft, aPendingRequest, deploymentsFakes } from '../../../fakes/deployments.js';
+import { noAgentChannel } from '../../../../domain/targets/agent-dispatch.js';
 import { FakeCommandRepository } from '../../../fakes/targets.js';
 import { FakeDeploymentEventStore } from '../../functions/streams/fake-event-store.js';
 
@@ -28,6 +29,7 @@ const setup = (options: { maxFailedPasses?: number; maxDeploymentSeconds?: numbe
     orchestration: fakes.orchestration,
     dispatch: fakes.dispatch,
     commands,
+    agents: noAgentChannel(commands),
     targets: {
       getMany: async (ids) =>
         ids.map((id) => ({

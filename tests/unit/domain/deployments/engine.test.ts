@@ -5,6 +5,7 @@ import { advance, commandIdOf, type EngineDeps } from '../../../../domain/deploy
 import type { Deployment, DeploymentConfig, PlanStep } from '../../../../domain/deployments/types.js';
 import type { Target } from '../../../../domain/targets/types.js';
 import { aDeployment, aPlan, deploymentsFakes } from '../../../fakes/deployments.js';
+import { noAgentChannel } from '../../../../domain/targets/agent-dispatch.js';
 import { FakeCommandRepository } from '../../../fakes/targets.js';
 
 const T = ['t1', 't2', 't3', 't4'];
@@ -42,6 +43,7 @@ const setup = (targets: readonly string[], stepsPerTarget: number, config: Parti
     orchestration: fakes.orchestration,
     dispatch: fakes.dispatch,
     commands,
+    agents: noAgentChannel(commands),
     targets: { getMany: async (ids) => ids.map((id) => target(id, heartbeats.get(id) ?? null)) },
     scripts: {
       find: async () => ({ script: 'echo hi', interpreter: 'sh', rollbackScript: 'echo undo', timeoutSeconds: null }),
@@ -213,7 +215,8 @@ describe('commands', () => {
   it('wakes the agent again for a command still queued 5 s after it was pushed, and not for a delivered one', async () => {
     const s = setup(['t1', 't2'], 1);
     const woken: string[] = [];
-    const deps: EngineDeps = { ...s.deps, wakeAgent: async (id) => void woken.push(id) };
+    const wake = async (id: string) => (woken.push(id), true);
+    const deps: EngineDeps = { ...s.deps, agents: { ...s.deps.agents, wake } };
     await s.orchestration.start(s.deployment);
     await advance(deps, s.deployment.id);
     await s.commands.claimInbox('t2', 25, s.clock.now()); // t2's agent took its command; t1's push was lost
@@ -226,20 +229,23 @@ describe('commands', () => {
     expect(woken).toEqual(['t1']);
   });
 
-  it('hands its launches to `launch`, and at a check pushes again a command pushed 5 s ago and not acknowledged', async () => {
+  it('hands its launches to its agent dispatch, and at a check pushes again a command pushed 5 s ago and not acknowledged', async () => {
     const s = setup(['t1'], 1);
     const pushedAgain: string[] = [];
     const deps: EngineDeps = {
       ...s.deps,
-      launch: async (commands) => {
-        for (const c of commands)
-          await s.commands.enqueuePushed(c, {
-            connectionId: 'conn-1',
-            instance: 'i1',
-            at: s.clock.now().toISOString(),
-          });
+      agents: {
+        ...s.deps.agents,
+        launch: async (commands) => {
+          for (const c of commands)
+            await s.commands.enqueuePushed(c, {
+              connectionId: 'conn-1',
+              instance: 'i1',
+              at: s.clock.now().toISOString(),
+            });
+        },
+        pushAgain: async (command, target) => void pushedAgain.push(`${command.id} ${target?.id}`),
       },
-      pushAgain: async (command, target) => void pushedAgain.push(`${command.id} ${target?.id}`),
     };
     await s.orchestration.start(s.deployment);
     await advance(deps, s.deployment.id);

@@ -10,14 +10,15 @@ import {
   stateEventKey,
   synthesizedEnd,
   transitionGroups,
+  type KeyedEventAppender,
   type NewEvent,
 } from '../../../../domain/deployments/events.js';
 import { settleOutbox } from '../../../../domain/deployments/outbox.js';
-import { engineEventsToNew } from '../../../../domain/deployments/publish.js';
 import { OUTBOX_GRACE_MS, sweep } from '../../../../domain/deployments/sweep.js';
 import type { Deployment } from '../../../../domain/deployments/types.js';
 import type { Caller } from '../../../../domain/identity/types.js';
 import { aDeployment, deploymentsFakes } from '../../../fakes/deployments.js';
+import { noAgentChannel } from '../../../../domain/targets/agent-dispatch.js';
 import { FakeCommandRepository } from '../../../fakes/targets.js';
 import { FakeDeploymentEventStore } from '../../functions/streams/fake-event-store.js';
 
@@ -32,7 +33,7 @@ const progressEvent = {
 
 const admin = { userId: 'u-admin', tenantId: null, permissions: new Set(['*']) } as unknown as Caller;
 
-/** An engine whose passes publish like the wiring (keyed by transition); `dieAfterWrite` makes a publish throw. */
+/** An engine whose passes publish to a fake event store; `dieAfterWrite` makes a publish throw. */
 const setup = () => {
   const fakes = deploymentsFakes(1);
   const commands = new FakeCommandRepository();
@@ -43,6 +44,7 @@ const setup = () => {
     orchestration: fakes.orchestration,
     dispatch: fakes.dispatch,
     commands,
+    agents: noAgentChannel(commands),
     targets: {
       getMany: async (ids) =>
         ids.map((id) => ({
@@ -68,16 +70,15 @@ const setup = () => {
     cipher: { encrypt: (v) => v, decrypt: (v) => v },
     engine: { wake: async () => {} },
     clock: fakes.clock,
-    events: store,
-    limits: { maxFailedPasses: 5, maxDeploymentSeconds: 5 },
-    publish: async (id, events, revision) => {
-      if (control.dieAfterWrite) throw new Error('kill -9 between the write and its events');
-      await control.beforePublish();
-      await store.appendOnce(
-        id,
-        transitionGroups(revision, engineEventsToNew(events, fakes.clock.now().toISOString(), new Map())),
-      );
+    // The event store as the engine sees it: `dieAfterWrite` makes the pass's append throw, `beforePublish` runs first.
+    events: {
+      appendOnce: async (id, groups) => {
+        if (control.dieAfterWrite) throw new Error('kill -9 between the write and its events');
+        await control.beforePublish();
+        return store.appendOnce(id, groups);
+      },
     },
+    limits: { maxFailedPasses: 5, maxDeploymentSeconds: 5 },
   };
   return { ...fakes, commands, store, control, deps };
 };
@@ -182,11 +183,20 @@ describe('a transition appends its events once, whoever observes it first', () =
     // Prepare
     const s = setup();
     const d = await runningPastItsCeiling(s);
-    let events: Parameters<NonNullable<EngineDeps['publish']>> | undefined;
-    const publish = s.deps.publish!;
+    let published: Parameters<KeyedEventAppender['appendOnce']> | undefined;
     // Act: the pass's publish runs twice side by side (the same transition seen by two observers)
-    await advance({ ...s.deps, publish: async (...args) => void (events = args) }, d.id);
-    await Promise.all([publish(...events!), publish(...events!)]);
+    const deps: EngineDeps = {
+      ...s.deps,
+      events: {
+        appendOnce: async (...args) => {
+          if (published !== undefined) return s.store.appendOnce(...args);
+          published = args;
+          return [];
+        },
+      },
+    };
+    await advance(deps, d.id);
+    await Promise.all([s.store.appendOnce(...published!), s.store.appendOnce(...published!)]);
     // Assess
     expect(terminals(s)).toHaveLength(1);
     expect(history(s).filter((e) => e.event.type === 'progress')).toHaveLength(2); // the first pass's, and this one's

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import { connectAgent, disconnectAgent, socketHeartbeat } from '../../../../domain/targets/agent-channel.js';
 import {
-  connectAgent,
-  disconnectAgent,
   GONE_AFTER_MS,
   launchCommands,
+  noAgentChannel,
   pushAgainTo,
-  socketHeartbeat,
+  socketDispatch,
   wakeTarget,
   withWakeUps,
-} from '../../../../domain/targets/agent-channel.js';
+} from '../../../../domain/targets/agent-dispatch.js';
 import { createEnrollmentToken, registerAgent } from '../../../../domain/targets/enrollment.js';
 import { agentGone, statusOf } from '../../../../domain/targets/targets.js';
 import { pollCommands } from '../../../../domain/targets/agent-protocol.js';
@@ -360,5 +360,33 @@ describe('launchCommands and pushAgainTo: commands pushed to the socket', () => 
       'conn-1',
     ]);
     expect((await s.commands.get('c1'))?.status).toBe('delivered');
+  });
+});
+
+describe('the AgentDispatch adapters', () => {
+  it('socketDispatch revokes a deleted target: the agent told, its connection closed and cleared', async () => {
+    // Arrange
+    const s = await setup();
+    await connectAgent(s.deps, s.auth, 'conn-1');
+    const dispatch = socketDispatch({ ...s.deps, onError: () => undefined });
+    // Act
+    await dispatch.revoke((await s.targets.get(s.targetId))!);
+    // Assess
+    expect(s.connections.sent).toEqual([{ connectionId: 'conn-1', message: { type: 'revoked' } }]);
+    expect(s.connections.closed).toEqual(['conn-1']);
+    expect((await s.targets.get(s.targetId))?.connectionId).toBeNull();
+  });
+
+  it('noAgentChannel only queues: no wake-up, no push, nothing to revoke', async () => {
+    // Arrange
+    const s = await setup();
+    const dispatch = noAgentChannel(s.commands);
+    // Act
+    await dispatch.launch([command(s.targetId, s.clock.now().toISOString())]);
+    const woken = await dispatch.wake(s.targetId);
+    // Assess
+    expect(woken).toBe(false);
+    expect((await s.commands.get('c1'))?.status).toBe('queued');
+    expect(s.connections.sent).toEqual([]);
   });
 });

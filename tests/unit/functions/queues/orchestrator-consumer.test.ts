@@ -6,6 +6,7 @@ import type { EngineDeps } from '../../../../domain/deployments/engine.js';
 import type { Plan } from '../../../../domain/deployments/types.js';
 import { makeHandler } from '../../../../functions/queues/orchestrator-consumer.js';
 import { aDeployment, deploymentsFakes } from '../../../fakes/deployments.js';
+import { noAgentChannel } from '../../../../domain/targets/agent-dispatch.js';
 import { FakeCommandRepository } from '../../../fakes/targets.js';
 
 const message = (id: string): SQSEvent =>
@@ -23,6 +24,7 @@ describe('orchestrator consumer', () => {
       orchestration: fakes.orchestration,
       dispatch: fakes.dispatch,
       commands: new FakeCommandRepository(),
+      agents: noAgentChannel(new FakeCommandRepository()),
       targets: { getMany: async () => [] },
       scripts: { find: async () => undefined },
       cipher: { encrypt: (v) => v, decrypt: (v) => v },
