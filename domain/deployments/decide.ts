@@ -9,10 +9,10 @@
 //
 // A plan made before scripts were pinned takes its scripts from the catalog: `decide` then asks for the ones it needs
 // (`read_scripts`) and is called again with them, so a pass reads the catalog only when it starts something.
-import { agentGone } from '../targets/targets.js';
+import { agentGone } from '../targets/status.js';
 import type { Command, Target } from '../targets/types.js';
 import { owedBy } from './outbox.js';
-import { UNSTARTED } from './plan.js';
+import { UNSTARTED } from './plan/steps.js';
 import type { Deployment, DeploymentState, OutboxEntry, PlanStep, StepScript } from './types.js';
 
 /** The exit code of a step stopped by the deployment's timeout. */

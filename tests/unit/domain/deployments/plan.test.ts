@@ -4,23 +4,18 @@ import { createSequence } from '../../../../domain/catalog/sequences.js';
 import { createSolution } from '../../../../domain/catalog/solutions.js';
 import type { ActionVariable } from '../../../../domain/catalog/types.js';
 import { DeploymentFrozenError, FreezeOverrideNotAllowedError } from '../../../../domain/deployments/errors.js';
-import {
-  checkFreezes,
-  checkSecretReuse,
-  inheritedVariables,
-  mergeRedeploy,
-  openVariable,
-  previewDeployment,
-  resolveDeployment,
-  type CreateDeploymentCommand,
-  type PlanDeps,
-} from '../../../../domain/deployments/plan.js';
-import { configView, ENCRYPTED_PREFIX, isSecretVariable } from '../../../../domain/deployments/views.js';
+import type { CreateDeploymentCommand, PlanDeps } from '../../../../domain/deployments/plan/command.js';
+import { checkFreezes } from '../../../../domain/deployments/plan/freezes.js';
+import { previewDeployment } from '../../../../domain/deployments/plan/preview.js';
+import { checkSecretReuse, inheritedVariables, mergeRedeploy } from '../../../../domain/deployments/plan/redeploy.js';
+import { resolveDeployment } from '../../../../domain/deployments/plan/resolve.js';
+import { configView, isSecretVariable } from '../../../../domain/deployments/views.js';
 import { DomainError, ValidationError } from '../../../../domain/errors.js';
 import { delegatedCaller } from '../../../../domain/identity/delegation.js';
 import { ForbiddenError } from '../../../../domain/identity/errors.js';
 import { systemRole } from '../../../../domain/identity/permissions.js';
 import type { Caller } from '../../../../domain/identity/types.js';
+import { ENCRYPTED_PREFIX, openVariable } from '../../../../domain/shared/variable-secrets.js';
 import type { Target } from '../../../../domain/targets/types.js';
 import { AesGcmSecretCipher } from '../../../../infra/crypto/secret-cipher.js';
 import { catalogCaller, catalogFakes, TENANT_A, TENANT_B } from '../../../fakes/catalog.js';
