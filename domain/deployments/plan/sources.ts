@@ -34,15 +34,21 @@ export interface ResolvedSource {
   readonly actions: readonly PlannedAction[];
 }
 
+/** Who resolves a source: the caller, and the deployment's tenant the source must be usable by. */
+interface SourceContext {
+  readonly deps: PlanDeps;
+  readonly caller: Caller;
+  readonly tenantId: string | null;
+  readonly problems: FieldProblem[];
+}
+
 /** A catalog record the deployment may use: visible to the caller, and global or of the deployment's tenant. */
 const usable = <R extends { readonly tenantId: string | null; readonly name?: string }>(
+  { caller, tenantId, problems }: SourceContext,
   record: R | undefined,
-  caller: Caller,
-  tenantId: string | null,
   field: string,
   what: string,
   id: string,
-  problems: FieldProblem[],
 ): R | undefined => {
   if (record === undefined || !isVisibleTo(caller.tenantId, record)) {
     problems.push(problem(field, `${what} '${id}' does not exist.`));
@@ -99,6 +105,71 @@ const expandSequence = async (
   return planned;
 };
 
+const ref = (record: { id: string; name: string; version: string }): SourceRef => ({
+  id: record.id,
+  name: record.name,
+  version: record.version,
+});
+
+/** The resolved source of a kind: its ref in its own field, the others null. */
+const sourceOf = (sourceType: SourceType, source: SourceRef, actions: readonly PlannedAction[]): ResolvedSource => ({
+  sourceType,
+  field: `${sourceType}_id`,
+  solution: sourceType === 'solution' ? source : null,
+  sequence: sourceType === 'sequence' ? source : null,
+  action: sourceType === 'action' ? source : null,
+  actions,
+});
+
+/** A solution: each of its sequences, in the solution's order, expanded to its steps. */
+const solutionSource = async (at: SourceContext, id: string): Promise<ResolvedSource | undefined> => {
+  const { deps, problems } = at;
+  const solution = usable<Solution>(at, await findSolution(deps.solutions, id), 'solution_id', 'Solution', id);
+  if (solution === undefined) return undefined;
+  const actions: PlannedAction[] = [];
+  for (const entry of solution.sequences) {
+    const sequence = await findSequence(deps.sequences, entry.sequenceId);
+    if (sequence === undefined)
+      problems.push(problem('solution_id', `Sequence ${entry.order} of solution '${solution.name}' no longer exists.`));
+    else actions.push(...(await expandSequence(deps, sequence, entry.order, 'solution_id', problems)));
+  }
+  return sourceOf('solution', ref(solution), actions);
+};
+
+/** A sequence: its steps, in order. */
+const sequenceSource = async (at: SourceContext, id: string): Promise<ResolvedSource | undefined> => {
+  const { deps, problems } = at;
+  const sequence = usable<Sequence>(at, await findSequence(deps.sequences, id), 'sequence_id', 'Sequence', id);
+  if (sequence === undefined) return undefined;
+  return sourceOf('sequence', ref(sequence), await expandSequence(deps, sequence, 1, 'sequence_id', problems));
+};
+
+/** An action: the newest version satisfying the body's version_requirement (latest when none). */
+const actionSource = async (
+  at: SourceContext,
+  id: string,
+  requirement: string | null,
+): Promise<ResolvedSource | undefined> => {
+  const found = await findActionWithVersions(at.deps.actions, id);
+  const action = usable(at, found?.action, 'action_id', 'Action', id);
+  if (found === undefined || action === undefined) return undefined;
+  const version = pickVersion(found.versions, requirement);
+  if (version === undefined) {
+    at.problems.push(
+      requirement !== null && !isVersionRange(requirement)
+        ? problem('version_requirement', `'${requirement}' is not a version range (such as ^1.2, ~1.4.0 or 1.2.3).`)
+        : problem(
+            'version_requirement',
+            `No version of action '${action.name}' satisfies '${requirement ?? ''}' (latest is ${action.latestVersion}).`,
+          ),
+    );
+    return undefined;
+  }
+  return sourceOf('action', { id: action.id, name: action.name, version: version.version }, [
+    { sequence: null, order: 1, action, version },
+  ]);
+};
+
 /** The source, or undefined with the reasons added to `problems`. */
 export const resolveSource = async (
   deps: PlanDeps,
@@ -108,98 +179,17 @@ export const resolveSource = async (
   problems: FieldProblem[],
 ): Promise<ResolvedSource | undefined> => {
   const before = problems.length;
-  const ref = (record: { id: string; name: string; version: string }): SourceRef => ({
-    id: record.id,
-    name: record.name,
-    version: record.version,
-  });
+  const at: SourceContext = { deps, caller, tenantId, problems };
   let resolved: ResolvedSource | undefined;
-
-  if (command.solution_id != null) {
-    const id = command.solution_id;
-    const solution = usable<Solution>(
-      await findSolution(deps.solutions, id),
-      caller,
-      tenantId,
-      'solution_id',
-      'Solution',
-      id,
-      problems,
-    );
-    if (solution !== undefined) {
-      const actions: PlannedAction[] = [];
-      for (const entry of solution.sequences) {
-        const sequence = await findSequence(deps.sequences, entry.sequenceId);
-        if (sequence === undefined)
-          problems.push(
-            problem('solution_id', `Sequence ${entry.order} of solution '${solution.name}' no longer exists.`),
-          );
-        else actions.push(...(await expandSequence(deps, sequence, entry.order, 'solution_id', problems)));
-      }
-      resolved = {
-        sourceType: 'solution',
-        field: 'solution_id',
-        solution: ref(solution),
-        sequence: null,
-        action: null,
-        actions,
-      };
-    }
-  } else if (command.sequence_id != null) {
-    const id = command.sequence_id;
-    const sequence = usable<Sequence>(
-      await findSequence(deps.sequences, id),
-      caller,
-      tenantId,
-      'sequence_id',
-      'Sequence',
-      id,
-      problems,
-    );
-    if (sequence !== undefined) {
-      const actions = await expandSequence(deps, sequence, 1, 'sequence_id', problems);
-      resolved = {
-        sourceType: 'sequence',
-        field: 'sequence_id',
-        solution: null,
-        sequence: ref(sequence),
-        action: null,
-        actions,
-      };
-    }
-  } else if (command.action_id != null) {
-    const id = command.action_id;
-    const found = await findActionWithVersions(deps.actions, id);
-    const action = usable(found?.action, caller, tenantId, 'action_id', 'Action', id, problems);
-    if (found !== undefined && action !== undefined) {
-      const requirement = command.version_requirement ?? null;
-      const version = pickVersion(found.versions, requirement);
-      if (version === undefined) {
-        problems.push(
-          requirement !== null && !isVersionRange(requirement)
-            ? problem('version_requirement', `'${requirement}' is not a version range (such as ^1.2, ~1.4.0 or 1.2.3).`)
-            : problem(
-                'version_requirement',
-                `No version of action '${action.name}' satisfies '${requirement ?? ''}' (latest is ${action.latestVersion}).`,
-              ),
-        );
-      } else {
-        resolved = {
-          sourceType: 'action',
-          field: 'action_id',
-          solution: null,
-          sequence: null,
-          action: { id: action.id, name: action.name, version: version.version },
-          actions: [{ sequence: null, order: 1, action, version }],
-        };
-      }
-    }
-  } else {
+  if (command.solution_id != null) resolved = await solutionSource(at, command.solution_id);
+  else if (command.sequence_id != null) resolved = await sequenceSource(at, command.sequence_id);
+  else if (command.action_id != null)
+    resolved = await actionSource(at, command.action_id, command.version_requirement ?? null);
+  else
     problems.push(
       ...['solution_id', 'sequence_id', 'action_id'].map((field) =>
         problem(field, 'Give exactly one of solution_id, sequence_id and action_id.'),
       ),
     );
-  }
   return problems.length > before ? undefined : resolved;
 };

@@ -112,22 +112,10 @@ export const resolveVariables = (
   const dropped: string[] = [];
   const declared = declaredVariables(source.actions, source.field, problems);
   const none = new Set<string>();
-  const given = acceptedVariables(
-    command.variables,
-    'variables',
-    declared,
-    options.inherited?.variables ?? none,
-    problems,
-    dropped,
-  );
-  const prompted = acceptedVariables(
-    command.prompted_values,
-    'prompted_values',
-    declared,
-    options.inherited?.prompted_values ?? none,
-    problems,
-    dropped,
-  );
+  const accept = (field: 'variables' | 'prompted_values') =>
+    acceptedVariables(command[field], field, declared, options.inherited?.[field] ?? none, problems, dropped);
+  const given = accept('variables');
+  const prompted = accept('prompted_values');
   invalid(problems, 'The variables are not valid.');
   const resolved: Record<string, PlanVariable> = {};
   const seal = (name: string, value: string) =>
