@@ -10,45 +10,45 @@ import { catalogCaller, TENANT_A } from '../../../../fakes/catalog.js';
 import { aFreeze } from '../../../../fakes/tenancy.js';
 import { admin, ENV_A, ENV_A2, fieldsOf, operator, rejection, world } from './world.js';
 
-describe('freezes', () => {
-  const frozenWorld = async () => {
-    const w = world();
-    const act = await w.action('Act', ['1.0.0']);
-    w.target('a-prod', { tenantId: TENANT_A, environmentId: ENV_A });
-    w.tenancy.freezes.freezes.set(
-      'f1',
-      aFreeze({
-        id: 'f1',
-        name: 'Year end',
-        reason: 'change freeze',
-        startTime: '2026-11-01T00:00:00.000Z',
-        endTime: '2027-01-03T00:00:00.000Z',
-        environmentId: ENV_A,
-      }),
-    );
-    w.tenancy.freezes.freezes.set(
-      'f2',
-      aFreeze({
-        id: 'f2',
-        name: 'Other env',
-        startTime: '2026-11-01T00:00:00.000Z',
-        endTime: '2027-01-03T00:00:00.000Z',
-        environmentId: ENV_A2,
-      }),
-    );
-    w.tenancy.freezes.freezes.set(
-      'f3',
-      aFreeze({ id: 'f3', name: 'Over', startTime: '2026-10-01T00:00:00.000Z', endTime: '2026-11-01T00:00:00.000Z' }),
-    );
-    const command: CreateDeploymentCommand = {
-      action_id: act.id,
-      target_ids: ['tg1'],
-      tenant_id: TENANT_A,
-      environment_id: ENV_A,
-    };
-    return { w, command };
+const frozenWorld = async () => {
+  const w = world();
+  const act = await w.action('Act', ['1.0.0']);
+  w.target('a-prod', { tenantId: TENANT_A, environmentId: ENV_A });
+  w.tenancy.freezes.freezes.set(
+    'f1',
+    aFreeze({
+      id: 'f1',
+      name: 'Year end',
+      reason: 'change freeze',
+      startTime: '2026-11-01T00:00:00.000Z',
+      endTime: '2027-01-03T00:00:00.000Z',
+      environmentId: ENV_A,
+    }),
+  );
+  w.tenancy.freezes.freezes.set(
+    'f2',
+    aFreeze({
+      id: 'f2',
+      name: 'Other env',
+      startTime: '2026-11-01T00:00:00.000Z',
+      endTime: '2027-01-03T00:00:00.000Z',
+      environmentId: ENV_A2,
+    }),
+  );
+  w.tenancy.freezes.freezes.set(
+    'f3',
+    aFreeze({ id: 'f3', name: 'Over', startTime: '2026-10-01T00:00:00.000Z', endTime: '2026-11-01T00:00:00.000Z' }),
+  );
+  const command: CreateDeploymentCommand = {
+    action_id: act.id,
+    target_ids: ['tg1'],
+    tenant_id: TENANT_A,
+    environment_id: ENV_A,
   };
+  return { w, command };
+};
 
+describe('freezes', () => {
   it('finds the freezes in force that match the deployment and warns about them', async () => {
     const { w, command } = await frozenWorld();
     const resolved = await resolveDeployment(w.deps, admin, command);
@@ -97,7 +97,9 @@ describe('freezes', () => {
     );
     expect([error.code, fieldsOf(error)]).toEqual(['MISSING_FIELD', ['override_reason']]);
   });
+});
 
+describe('freezes: who may override', () => {
   it('override_freeze by a non-admin is 403 INSUFFICIENT_PERMISSIONS, frozen or not', async () => {
     const { w, command } = await frozenWorld();
     const resolved = await resolveDeployment(w.deps, admin, command);

@@ -102,7 +102,9 @@ describe('mergeRedeploy', () => {
     expect(again.warnings).toContain(warning);
     expect(fieldsOf(error)).toEqual(['variables.GONE']);
   });
+});
 
+describe('mergeRedeploy: secrets', () => {
   it('reuses no secret for anyone but the original triggerer or an admin: each must be given again (400 naming the missing ones)', async () => {
     // Prepare
     const w = world();

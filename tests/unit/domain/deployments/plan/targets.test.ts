@@ -84,7 +84,9 @@ describe('targets', () => {
     expect(resolved.draft.plan.steps.map((s) => s.targetId)).toEqual([twinA.id, twinB.id, zed.id]);
     expect(resolved.draft.plan.targetCount).toBe(3);
   });
+});
 
+describe('targets: scope', () => {
   it('are scoped: a tenant’s deployment selects only its tenant’s targets, in its environment when one is given', async () => {
     // Prepare
     const w = world();

@@ -7,10 +7,10 @@ import { ValidationError } from '../../../../../domain/errors.js';
 import { ENCRYPTED_PREFIX, openVariable } from '../../../../../domain/shared/variable-secrets.js';
 import { admin, fieldsOf, rejection, world } from './world.js';
 
-describe('variables', () => {
-  const declared = (variables: Partial<ActionVariable>[]) =>
-    variables.map((v) => ({ required: false, secret: false, default: null, description: null, ...v }));
+const declared = (variables: Partial<ActionVariable>[]) =>
+  variables.map((v) => ({ required: false, secret: false, default: null, description: null, ...v }));
 
+describe('variables', () => {
   it('defaults, overridden by variables, overridden by prompted_values; unset optional ones warned', async () => {
     // Prepare
     const w = world();
@@ -100,7 +100,9 @@ describe('variables', () => {
       expect(ok.draft.plan.resolvedVariables[name]?.value).toBe('given');
     },
   );
+});
 
+describe('variables: secrets', () => {
   it('secret values are encrypted wherever the draft keeps them, and never appear in plain text', async () => {
     // Prepare
     const w = world();
@@ -157,7 +159,9 @@ describe('variables', () => {
     expect(shown.variables).toEqual({ NOTE: 'enc:x', TOKEN: '***' });
     expect(again.variables).toEqual({ NOTE: 'enc:x', TOKEN: 'enc:y' });
   });
+});
 
+describe('variables: names', () => {
   it('a variable no action of the plan declares is a 400, one field per name, in variables and prompted_values', async () => {
     // Prepare
     const w = world();
