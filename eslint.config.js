@@ -11,6 +11,15 @@ const notLocalOrTests = [
   },
 ];
 
+const domainOnly = [
+  ...notLocalOrTests,
+  {
+    group: ['@aws-sdk/*', 'aws-lambda', '@middy/*', 'valibot', 'jose', 'sqids'],
+    message: 'domain/ imports only domain/ and the standard library (STYLE.md rule 1).',
+  },
+  { group: ['**/infra/**', '**/functions/**'], message: 'domain/ imports only domain/ (STYLE.md rule 1).' },
+];
+
 export default tseslint.config(
   {
     ignores: ['node_modules/**', 'dist/**', '.esbuild/**', '.build/**', '.serverless/**', '.local/**', 'coverage/**'],
@@ -28,19 +37,7 @@ export default tseslint.config(
   {
     files: ['domain/**/*.ts'],
     rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            ...notLocalOrTests,
-            {
-              group: ['@aws-sdk/*', 'aws-lambda', '@middy/*', 'valibot', 'jose', 'sqids'],
-              message: 'domain/ imports only domain/ and the standard library (STYLE.md rule 1).',
-            },
-            { group: ['**/infra/**', '**/functions/**'], message: 'domain/ imports only domain/ (STYLE.md rule 1).' },
-          ],
-        },
-      ],
+      'no-restricted-imports': ['error', { patterns: domainOnly }],
       'no-restricted-properties': [
         'error',
         { object: 'process', property: 'env', message: 'domain/ never reads the environment: take it as an argument.' },
@@ -50,6 +47,26 @@ export default tseslint.config(
       'no-restricted-syntax': [
         'error',
         { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'domain/ uses the Clock port.' },
+      ],
+    },
+  },
+  {
+    // Two bounded contexts, one direction: deployments dispatch to targets, never the other way round. What both
+    // need (a target's status, tags and view; a variable's sealing) lives in leaves: domain/targets/{types,status,
+    // tags,views}.ts and domain/shared/.
+    files: ['domain/targets/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...domainOnly,
+            {
+              group: ['**/deployments/**'],
+              message: 'domain/targets/ never imports domain/deployments/: share through a leaf (domain/shared/).',
+            },
+          ],
+        },
       ],
     },
   },

@@ -15,7 +15,7 @@ import type { WebhookEmitter } from '../webhooks/notify.js';
 import type { Clock } from '../shared/ports.js';
 import type { Command, StoredChunk } from '../targets/types.js';
 import type { Deployment } from '../deployments/types.js';
-import { openVariable } from '../deployments/plan.js';
+import { openVariable } from '../shared/variable-secrets.js';
 import {
   ANALYSIS_STATUSES,
   analysisRequestIdOf,

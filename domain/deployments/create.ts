@@ -1,19 +1,13 @@
-// Create and redeploy: resolve the body into a plan (plan.ts), apply the freeze rules, then start the deployment
+// Create and redeploy: resolve the body into a plan (plan/), apply the freeze rules, then start the deployment
 // on a free orchestration instance or queue it (start.ts). `dry_run` stops after the checks and shows the plan.
 import { ValidationError } from '../errors.js';
 import type { Caller } from '../identity/types.js';
 import { visibleDeployment } from './cancel.js';
-import {
-  checkFreezes,
-  checkSecretReuse,
-  inheritedVariables,
-  mergeRedeploy,
-  resolveDeployment,
-  type CreateDeploymentCommand,
-  type PlanDeps,
-  type RedeployOverrides,
-  type ResolveOptions,
-} from './plan.js';
+import type { CreateDeploymentCommand, PlanDeps, RedeployOverrides } from './plan/command.js';
+import { checkFreezes } from './plan/freezes.js';
+import { checkSecretReuse, inheritedVariables, mergeRedeploy } from './plan/redeploy.js';
+import { resolveDeployment } from './plan/resolve.js';
+import type { ResolveOptions } from './plan/variables.js';
 import type { DeploymentRepository } from './ports.js';
 import type { Deployment, Plan, StepScript } from './types.js';
 import { startOrQueue, type StartDeps, type StartOutcome } from './start.js';

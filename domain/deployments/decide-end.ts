@@ -16,7 +16,7 @@ import {
   type ScriptsNeeded,
 } from './decide-pass.js';
 import { owedBy } from './outbox.js';
-import { UNSTARTED } from './plan.js';
+import { UNSTARTED } from './plan/steps.js';
 import type { Deployment, DeploymentState, PlanStep, StepScript } from './types.js';
 
 /**

@@ -1,7 +1,7 @@
 // The first two phases of `decide` (decide.ts): what the agents reported and what time did. Running steps take
 // their command's result (success, retry, failure), fail when their target stopped answering or was deleted, and
 // every running step fails (waiting ones skipped) at the overall deployment timeout.
-import { agentGone } from '../targets/targets.js';
+import { agentGone } from '../targets/status.js';
 import type { Command, Target } from '../targets/types.js';
 import {
   finishStep,

@@ -59,8 +59,6 @@ export const isSecretVariable = (p: Pick<Plan, 'resolvedVariables'>, name: strin
   Object.hasOwn(p.resolvedVariables, name) && p.resolvedVariables[name]?.secret === true;
 
 export const SECRET_MASK = '***';
-/** Starts the stored form of a secret value (ciphertext); whether a value is secret is the plan's flag, not this. */
-export const ENCRYPTED_PREFIX = 'enc:';
 
 export const stepView = (s: PlanStep) => ({
   id: s.id,

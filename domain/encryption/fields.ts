@@ -11,8 +11,7 @@
 //   3. add a case to tests/unit/domain/encryption/fields.test.ts.
 // Nothing else: stats, verify and rotation pick it up from here.
 import { API_KEY_CONTEXT } from '../analysis/settings.js';
-import { VARIABLE_CONTEXT } from '../deployments/plan.js';
-import { ENCRYPTED_PREFIX } from '../deployments/views.js';
+import { ENCRYPTED_PREFIX, VARIABLE_CONTEXT } from '../shared/variable-secrets.js';
 import { twoFactorContext } from '../identity/two-factor.js';
 
 /** One ciphertext in a stored item. */
@@ -89,7 +88,7 @@ export const ENCRYPTED_FIELDS = {
     valueAt(['twoFactor', 'secret'], asRecord(item['twoFactor'])?.['secret'], twoFactorContext(String(item['id']))),
   /** The private half of a token signing key (infra/tokens/jose-token-service.ts). */
   signing_key: (item) => valueAt(['privateKey'], item['privateKey'], signingKeyContext(String(item['kid']))),
-  /** Secret deployment variables (domain/deployments/plan.ts sealVariable). */
+  /** Secret deployment variables (domain/shared/variable-secrets.ts sealVariable). */
   deployment: (item) => secretVariables(item, []),
   /** The same, in the draft a pending request waits with. */
   pending_request: (item) => secretVariables(asRecord(item['draft']), ['draft']),

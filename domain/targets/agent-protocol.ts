@@ -3,7 +3,7 @@
 import { ConflictError, NotFoundError } from '../errors.js';
 import { InvalidTokenError } from '../identity/errors.js';
 import { bearerToken } from '../identity/authenticate.js';
-import { openVariable } from '../deployments/plan.js';
+import { openVariable } from '../shared/variable-secrets.js';
 import type { SecretCipher } from '../identity/ports.js';
 import type { TargetsDeps } from './deps.js';
 import { checkAgentVersion } from './compatibility.js';

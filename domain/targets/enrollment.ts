@@ -8,7 +8,7 @@ import { ForbiddenError, InvalidCredentialsError } from '../identity/errors.js';
 import type { Caller } from '../identity/types.js';
 import { checkAgentVersion, parseAgentVersion } from './compatibility.js';
 import type { TargetsDeps } from './deps.js';
-import { uniqueTags } from './targets.js';
+import { uniqueTags } from './tags.js';
 import type { PageRequest } from '../shared/pagination.js';
 import { pageOf } from '../shared/pagination.js';
 import type { EnrollmentToken, Tag, Target } from './types.js';

@@ -1,6 +1,6 @@
 // Deploy triggers: a saved deployment request that another system (a CI pipeline, a Git host) starts by a signed
 // call to POST /api/v1/hooks/{trigger_id}, acting with its owner's current permissions.
-import type { CreateDeploymentCommand } from '../deployments/plan.js';
+import type { CreateDeploymentCommand } from '../deployments/plan/command.js';
 
 /** The saved request: the create body without dry_run and without a freeze override (a trigger never overrides). */
 export type SavedRequest = Omit<CreateDeploymentCommand, 'dry_run' | 'override_freeze' | 'override_reason'>;

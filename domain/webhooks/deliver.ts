@@ -9,7 +9,8 @@
 // an ended delivery, changes nothing.
 import type { SecretCipher } from '../identity/ports.js';
 import type { TargetRepository } from '../targets/ports.js';
-import { statusOf, targetView } from '../targets/targets.js';
+import { statusOf } from '../targets/status.js';
+import { targetView } from '../targets/views.js';
 import type { Clock } from '../shared/ports.js';
 import { bodyFor, eventBody, eventId, type SubscribableType } from './events.js';
 import type {

@@ -1,7 +1,7 @@
 // The composition root, deployment plans part: what resolving a create body needs (the catalog, targets,
 // tenants, environments, freezes, the secret cipher for secret variables, random step ids). Built from the other
 // contexts' wiring, so it shares their adapters.
-import type { PlanDeps } from '../../domain/deployments/plan.js';
+import type { PlanDeps } from '../../domain/deployments/plan/command.js';
 import { systemUuids } from '../../infra/system/uuids.js';
 import { catalogDeps } from './catalog-wiring.js';
 import { secretCipher } from './identity-wiring.js';

@@ -21,7 +21,7 @@ import type { Caller } from '../../domain/identity/types.js';
 import type { ChangeFeed, ChangedRecord, Clock } from '../../domain/shared/ports.js';
 import type { TargetRepository } from '../../domain/targets/ports.js';
 import type { Target } from '../../domain/targets/types.js';
-import { targetViewWithAgent } from '../../domain/targets/targets.js';
+import { targetViewWithAgent } from '../../domain/targets/views.js';
 import { SERVER_VERSION } from '../shared/version.js';
 import { agentRelease } from '../../infra/config.js';
 import { logger } from '../shared/logger.js';

@@ -1,5 +1,6 @@
-// handler -> previewDeployment (domain/deployments/plan.ts) -> catalog, target, tenancy repositories, SecretCipher
-import { previewDeployment, type PlanDeps } from '../../../domain/deployments/plan.js';
+// handler -> previewDeployment (domain/deployments/plan/preview.ts) -> catalog, target, tenancy repositories, SecretCipher
+import type { PlanDeps } from '../../../domain/deployments/plan/command.js';
+import { previewDeployment } from '../../../domain/deployments/plan/preview.js';
 import { previewDeps } from '../../shared/deployments-plan-wiring.js';
 import { http } from '../../shared/http.js';
 import { CreateDeploymentBody, DeploymentPreviewSchema } from './schemas.js';

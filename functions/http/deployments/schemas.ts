@@ -2,7 +2,7 @@
 // "Deployment (list item and detail)", "Deployment preview result"). The body schemas hold every rule the body
 // alone decides, cross-field ones included (exactly one source, at least one target selector, environment_id with
 // tenant_id, override_reason with override_freeze); references (does the action exist, which targets match) are
-// the domain's rules (domain/deployments/plan.ts).
+// the domain's rules (domain/deployments/plan/).
 //
 // Cross-field rules run once every field is well-formed on its own (valibot runs a pipe's checks only after the
 // object parsed), and all of them are reported together, each on its field.

@@ -10,7 +10,7 @@ import {
   withWakeUps,
 } from '../../../../domain/targets/agent-dispatch.js';
 import { createEnrollmentToken, registerAgent } from '../../../../domain/targets/enrollment.js';
-import { agentGone, statusOf } from '../../../../domain/targets/targets.js';
+import { agentGone, statusOf } from '../../../../domain/targets/status.js';
 import { pollCommands } from '../../../../domain/targets/agent-protocol.js';
 import type { Command, Target } from '../../../../domain/targets/types.js';
 import { PERMISSIONS } from '../../../../domain/identity/permissions.js';

@@ -5,7 +5,7 @@ import {
   completeCommand,
   pollCommands,
 } from '../../../../domain/targets/agent-protocol.js';
-import { sealVariable } from '../../../../domain/deployments/plan.js';
+import { sealVariable } from '../../../../domain/shared/variable-secrets.js';
 import { cancelCommand, enqueueCommand, type NewCommand } from '../../../../domain/targets/commands.js';
 import { createEnrollmentToken, registerAgent } from '../../../../domain/targets/enrollment.js';
 import type { Caller } from '../../../../domain/identity/types.js';

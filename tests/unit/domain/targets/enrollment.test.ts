@@ -6,14 +6,8 @@ import {
   registerAgent,
   revokeEnrollmentToken,
 } from '../../../../domain/targets/enrollment.js';
-import {
-  deleteTarget,
-  getTarget,
-  listTargets,
-  agentGone,
-  statusOf,
-  updateTarget,
-} from '../../../../domain/targets/targets.js';
+import { agentGone, statusOf } from '../../../../domain/targets/status.js';
+import { deleteTarget, getTarget, listTargets, updateTarget } from '../../../../domain/targets/targets.js';
 import { PERMISSIONS } from '../../../../domain/identity/permissions.js';
 import type { Caller } from '../../../../domain/identity/types.js';
 import { targetsFakes } from '../../../fakes/targets.js';
