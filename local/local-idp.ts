@@ -75,6 +75,7 @@ const registrar = async (adminEmail: string | undefined): Promise<Caller> => {
  */
 export const registerLocalIdp = async (provider: OidcProvider, adminEmail: string | undefined): Promise<string> => {
   const sso = await import('../domain/sso/providers.js');
+  const mappingCases = await import('../domain/sso/role-mappings.js');
   const { providersDeps } = await import('../functions/shared/sso-wiring.js');
   const deps = providersDeps();
   const caller = await registrar(adminEmail);
@@ -91,10 +92,10 @@ export const registerLocalIdp = async (provider: OidcProvider, adminEmail: strin
     existing === undefined
       ? (await sso.createProvider(deps, caller, { name: LOCAL_IDP_NAME, ...settings })).id
       : (await sso.updateProvider(deps, caller, existing.id, settings)).id;
-  const mappings = await sso.listMappings(deps, caller, id);
+  const mappings = await mappingCases.listMappings(deps, caller, id);
   for (const wanted of LOCAL_IDP_MAPPINGS)
     if (!mappings.some((m) => m.claim_value === wanted.claim_value && m.role === wanted.role))
-      await sso.createMapping(deps, caller, id, wanted);
+      await mappingCases.createMapping(deps, caller, id, wanted);
   return id;
 };
 

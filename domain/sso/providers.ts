@@ -1,7 +1,8 @@
-// Admin: identity providers and their role mappings (api.md "Admin: identity providers"; shapes in docs/decisions.md
+// Admin: identity providers (api.md "Admin: identity providers"; shapes in docs/decisions.md
 // "Single sign-on"). Tenancy as OAuth clients: a provider belongs to its creator's tenant (null for a global creator)
 // and is seen only by callers of that tenant and global ones (others: 404). The client secret is stored encrypted
-// (context `idp:<id>`) and answered as `***`.
+// (context `idp:<id>`) and answered as `***`. Role mappings are in role-mappings.ts, discovery and the connection
+// test in provider-checks.ts.
 // Nobody hands out what they do not hold: a role mapping grants a role only when the caller holds every permission
 // of that role (403 INSUFFICIENT_PERMISSIONS), and a mapping granting more than the caller holds is not theirs to
 // change. A provider is a way into every account linked to it and every role it maps to, so changing it (issuer,
@@ -13,19 +14,16 @@
 // unique across tenants): only a global caller turns it on. A tenant provider's mappings are of its tenant.
 import { ConflictError, NotFoundError, ValidationError, type FieldProblem } from '../errors.js';
 import { ForbiddenError, InsufficientPermissionsError } from '../identity/errors.js';
-import { systemRole, type Permission } from '../identity/permissions.js';
 import type { RoleRepository, SecretCipher, UserDirectory } from '../identity/ports.js';
 import type { Caller, User } from '../identity/types.js';
 import { pageOf, type PageRequest } from '../shared/pagination.js';
 import type { TenantLookup } from '../shared/lookups.js';
 import type { Clock, IdGenerator } from '../shared/ports.js';
+import { grantsOf, missingFrom } from './grants.js';
 import { ProviderRequestError, type IdentityProviderRepository, type OidcGateway } from './ports.js';
-import type { IdentityProvider, IdTokenAlgorithm, RoleMapping, TokenAuthMethod } from './types.js';
+import type { IdentityProvider, IdTokenAlgorithm, TokenAuthMethod } from './types.js';
 
 export const SECRET_PLACEHOLDER = '***';
-/** Role mappings one provider may have. */
-export const MAX_MAPPINGS = 100;
-
 export interface ProvidersDeps {
   readonly providers: IdentityProviderRepository;
   readonly roles: Pick<RoleRepository, 'findByName'>;
@@ -94,17 +92,6 @@ export const listSignInProviders = async (deps: Pick<ProvidersDeps, 'providers' 
       sign_in_url: `${deps.publicBaseUrl}/api/v1/auth/sso/${p.id}`,
     }));
 
-export const mappingView = (m: RoleMapping) => ({
-  id: m.id,
-  short_id: m.shortId,
-  provider_id: m.providerId,
-  claim_value: m.claimValue,
-  role: m.role,
-  tenant_id: m.tenantId,
-  created_at: m.createdAt,
-  updated_at: m.updatedAt,
-});
-
 const visible = (caller: Caller, p: IdentityProvider): boolean =>
   caller.tenantId === null || p.tenantId === caller.tenantId;
 
@@ -117,19 +104,6 @@ export const findProvider = async (
   if (provider === undefined || !visible(caller, provider)) throw new NotFoundError('Identity provider', id);
   return provider;
 };
-
-/** The permissions of a role by name (system roles from code, custom from the repository); undefined: no such role. */
-const roleGrants = async (deps: Pick<ProvidersDeps, 'roles'>, name: string) =>
-  systemRole(name)?.permissions ?? (await deps.roles.findByName(name))?.permissions;
-
-const grantsOf = async (deps: Pick<ProvidersDeps, 'roles'>, roles: readonly string[]): Promise<Set<Permission>> => {
-  const all = new Set<Permission>();
-  for (const name of roles) for (const p of (await roleGrants(deps, name)) ?? []) all.add(p);
-  return all;
-};
-
-const missingFrom = (caller: Caller, wanted: Iterable<Permission>): Permission[] =>
-  [...new Set(wanted)].filter((p) => !caller.permissions.has(p)).sort();
 
 /** Everything a provider opens: its mappings' roles and the accounts linked to it; the caller must hold all of it. */
 const checkProviderWithinCaller = async (deps: ProvidersDeps, caller: Caller, p: IdentityProvider): Promise<void> => {
@@ -383,189 +357,4 @@ export const deleteProvider = async (deps: ProvidersDeps, caller: Caller, id: st
       linked_users: provider.linkedUsers,
     });
   await deps.providers.delete(provider);
-};
-
-// ---- discovery and the connection test ----------------------------------------------------------------------
-
-/** The issuer URL an administrator typed, or the full discovery URL: the issuer either way. */
-const issuerOf = (url: string): string =>
-  normalizeIssuer(url.trim().replace(/\/\.well-known\/openid-configuration\/?$/, ''));
-
-export const discoverEndpoints = async (deps: ProvidersDeps, url: string) => {
-  const issuer = issuerOf(url);
-  const problem = deps.endpointProblem(issuer);
-  if (problem !== undefined) throw ValidationError.field('url', problem);
-  try {
-    return await deps.oidc.discover(issuer);
-  } catch (error) {
-    if (error instanceof ProviderRequestError) throw ValidationError.field('url', error.message);
-    throw error;
-  }
-};
-
-export interface ConnectionCheck {
-  readonly name: 'discovery' | 'jwks' | 'token_endpoint';
-  readonly passed: boolean;
-  readonly message: string;
-}
-
-const check = async (name: ConnectionCheck['name'], run: () => Promise<string>): Promise<ConnectionCheck> => {
-  try {
-    return { name, passed: true, message: await run() };
-  } catch (error) {
-    if (error instanceof ProviderRequestError) return { name, passed: false, message: error.message };
-    throw error;
-  }
-};
-
-/**
- * Checks a provider as configured: its discovery document answers with its issuer, its JWKS parses into keys, and
- * its token endpoint answers a client-authenticated request (an `invalid_grant` for the made-up code proves it knows
- * the client; `invalid_client` or any non-OAuth answer fails). 200 either way; each check says what it found.
- */
-export const testProvider = async (deps: ProvidersDeps, caller: Caller, id: string) => {
-  const provider = await findProvider(deps, caller, id);
-  const checks = [
-    await check('discovery', async () => {
-      const found = await deps.oidc.discover(provider.issuer);
-      return `The discovery document names issuer ${found.issuer}.`;
-    }),
-    await check('jwks', async () => {
-      const count = await deps.oidc.jwksKeyCount(provider.jwksUri);
-      if (count === 0) throw new ProviderRequestError('The JWKS has no usable signing key.');
-      return `The JWKS has ${count} key${count === 1 ? '' : 's'}.`;
-    }),
-    await check('token_endpoint', async () => {
-      const secret = deps.cipher.decrypt(provider.clientSecret, secretContext(provider.id));
-      const probe = await deps.oidc.probeTokenEndpoint(
-        provider,
-        secret,
-        redirectUriOf(deps.publicBaseUrl, provider.id),
-      );
-      if (probe.error === 'invalid_grant' || probe.error === 'invalid_request')
-        return `The token endpoint authenticated the client (it answered ${probe.error} for a made-up code).`;
-      if (probe.error === 'invalid_client' || probe.error === 'unauthorized_client')
-        throw new ProviderRequestError(`The token endpoint refused the client credentials (${probe.error}).`);
-      throw new ProviderRequestError(
-        `The token endpoint did not answer a made-up code as OAuth 2.0 says (${probe.error ?? (probe.status >= 200 && probe.status < 300 ? '2xx' : 'not 2xx')}).`,
-      );
-    }),
-  ];
-  return {
-    provider_id: provider.id,
-    success: checks.every((c) => c.passed),
-    checks,
-    tested_at: deps.clock.now().toISOString(),
-  };
-};
-
-// ---- role mappings ----------------------------------------------------------------------------------------------
-
-const findMapping = async (deps: ProvidersDeps, provider: IdentityProvider, id: string): Promise<RoleMapping> => {
-  const mapping = (await deps.providers.listMappings(provider.id)).find((m) => m.id === id || m.shortId === id);
-  if (mapping === undefined) throw new NotFoundError('Role mapping', id);
-  return mapping;
-};
-
-/** The role exists (400) and grants nothing the caller lacks (403). */
-const checkRole = async (deps: ProvidersDeps, caller: Caller, role: string): Promise<void> => {
-  const grants = await roleGrants(deps, role);
-  if (grants === undefined) throw ValidationError.field('role', `There is no role named '${role}'.`);
-  const missing = missingFrom(caller, grants);
-  if (missing.length > 0) throw new InsufficientPermissionsError(missing);
-};
-
-/**
- * A global provider's mapping applies to users of one tenant, or (null, the default) to all the provider signs in. A
- * tenant provider's mapping applies to its tenant's users only: its tenant (the default), never null or another (400).
- */
-const mappingTenant = async (
-  deps: ProvidersDeps,
-  provider: IdentityProvider,
-  requested: string | null | undefined,
-): Promise<string | null> => {
-  if (provider.tenantId !== null) {
-    if (requested === undefined) return provider.tenantId;
-    const tenant = requested === null ? undefined : await deps.tenants.findTenant(requested);
-    if (tenant?.id !== provider.tenantId)
-      throw ValidationError.field(
-        'tenant_id',
-        "must be the provider's own tenant: a tenant's provider maps roles only for that tenant's users",
-      );
-    return tenant.id;
-  }
-  if (requested === undefined || requested === null) return null;
-  const tenant = await deps.tenants.findTenant(requested);
-  if (tenant === undefined) throw ValidationError.field('tenant_id', 'The tenant does not exist.');
-  return tenant.id;
-};
-
-export const listMappings = async (deps: ProvidersDeps, caller: Caller, providerId: string) => {
-  const provider = await findProvider(deps, caller, providerId);
-  return (await deps.providers.listMappings(provider.id)).map(mappingView);
-};
-
-export interface MappingCommand {
-  readonly claim_value: string;
-  readonly role: string;
-  readonly tenant_id?: string | null | undefined;
-}
-
-export const createMapping = async (
-  deps: ProvidersDeps,
-  caller: Caller,
-  providerId: string,
-  command: MappingCommand,
-) => {
-  const provider = await findProvider(deps, caller, providerId);
-  await checkRole(deps, caller, command.role);
-  const existing = await deps.providers.listMappings(provider.id);
-  if (existing.length >= MAX_MAPPINGS)
-    throw ValidationError.field('claim_value', `A provider has at most ${MAX_MAPPINGS} role mappings.`);
-  const { id, shortId } = await deps.ids.next('role_mapping');
-  const at = deps.clock.now().toISOString();
-  const mapping: RoleMapping = {
-    id,
-    shortId,
-    providerId: provider.id,
-    claimValue: command.claim_value,
-    role: command.role,
-    tenantId: await mappingTenant(deps, provider, command.tenant_id),
-    createdAt: at,
-    updatedAt: at,
-  };
-  await deps.providers.putMapping(mapping);
-  return mappingView(mapping);
-};
-
-export const updateMapping = async (
-  deps: ProvidersDeps,
-  caller: Caller,
-  providerId: string,
-  mappingId: string,
-  command: Partial<MappingCommand>,
-) => {
-  const provider = await findProvider(deps, caller, providerId);
-  const mapping = await findMapping(deps, provider, mappingId);
-  await checkRole(deps, caller, mapping.role); // a stronger mapping is not the caller's to repoint
-  if (command.role !== undefined) await checkRole(deps, caller, command.role);
-  const next: RoleMapping = {
-    ...mapping,
-    ...(command.claim_value === undefined ? {} : { claimValue: command.claim_value }),
-    ...(command.role === undefined ? {} : { role: command.role }),
-    // A null stored on a tenant provider before the rule becomes the provider's tenant (what it meant at sign-in).
-    tenantId:
-      command.tenant_id === undefined
-        ? (mapping.tenantId ?? provider.tenantId)
-        : await mappingTenant(deps, provider, command.tenant_id),
-    updatedAt: deps.clock.now().toISOString(),
-  };
-  await deps.providers.putMapping(next);
-  return mappingView(next);
-};
-
-/** Deleting a mapping takes roles away at the next sign-in, never gives: allowed to whoever may delete mappings. */
-export const deleteMapping = async (deps: ProvidersDeps, caller: Caller, providerId: string, mappingId: string) => {
-  const provider = await findProvider(deps, caller, providerId);
-  await deps.providers.deleteMapping(await findMapping(deps, provider, mappingId));
 };

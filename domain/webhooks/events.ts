@@ -1,30 +1,9 @@
-// The events a subscription may ask for, the permission that reading each needs, their deterministic ids, the
-// delivery ids derived from them, and the two body formats (Standard Webhooks JSON, a Slack incoming-webhook message).
+// The events' deterministic ids, the delivery ids derived from them, and the two body formats (Standard Webhooks
+// JSON, a Slack incoming-webhook message). The event types and their permissions are in types.ts, re-exported here.
 import { createHash } from 'node:crypto';
-import type { Permission } from '../identity/permissions.js';
-import type { WebhookEvent, WebhookFormat } from './types.js';
+import type { EventType, WebhookEvent, WebhookFormat } from './types.js';
 
-/** Event type -> the read permission of its resource (a subscriber must hold it: nobody hears what they cannot read). */
-export const EVENT_TYPES = {
-  'deployment.created': 'deployments:read',
-  'deployment.started': 'deployments:read',
-  'deployment.succeeded': 'deployments:read',
-  'deployment.failed': 'deployments:read',
-  'deployment.cancelled': 'deployments:read',
-  'deployment.rolled_back': 'deployments:read',
-  'pending_request.queued': 'pending_deployments:read',
-  'pending_request.dispatched': 'pending_deployments:read',
-  'target.online': 'targets:read',
-  'target.offline': 'targets:read',
-  'analysis.completed': 'analysis:read',
-} as const satisfies Readonly<Record<string, Permission>>;
-
-export type SubscribableType = keyof typeof EVENT_TYPES;
-/** `ping` is never subscribed to: `POST /webhooks/{id}/test` sends one to that subscription only. */
-export type EventType = SubscribableType | 'ping';
-export const SUBSCRIBABLE_TYPES = Object.keys(EVENT_TYPES) as SubscribableType[];
-
-export const isSubscribable = (type: string): type is SubscribableType => Object.hasOwn(EVENT_TYPES, type);
+export { EVENT_TYPES, SUBSCRIBABLE_TYPES, isSubscribable, type EventType, type SubscribableType } from './types.js';
 
 /** The payload's version: a change that removes or renames a field makes version 2. */
 export const PAYLOAD_VERSION = 1;

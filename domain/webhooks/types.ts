@@ -1,6 +1,29 @@
 // Outgoing webhooks (issue 18, outbound): subscriptions of a tenant to events, and the deliveries of each event to
-// each subscription, signed per Standard Webhooks. decisions.md, "Webhooks (issue 18, outbound)".
-import type { EventType } from './events.js';
+// each subscription, signed per Standard Webhooks, and the event types they may name (a leaf: events.ts builds on
+// it). decisions.md, "Webhooks (issue 18, outbound)".
+import type { Permission } from '../identity/permissions.js';
+
+/** Event type -> the read permission of its resource (a subscriber must hold it: nobody hears what they cannot read). */
+export const EVENT_TYPES = {
+  'deployment.created': 'deployments:read',
+  'deployment.started': 'deployments:read',
+  'deployment.succeeded': 'deployments:read',
+  'deployment.failed': 'deployments:read',
+  'deployment.cancelled': 'deployments:read',
+  'deployment.rolled_back': 'deployments:read',
+  'pending_request.queued': 'pending_deployments:read',
+  'pending_request.dispatched': 'pending_deployments:read',
+  'target.online': 'targets:read',
+  'target.offline': 'targets:read',
+  'analysis.completed': 'analysis:read',
+} as const satisfies Readonly<Record<string, Permission>>;
+
+export type SubscribableType = keyof typeof EVENT_TYPES;
+/** `ping` is never subscribed to: `POST /webhooks/{id}/test` sends one to that subscription only. */
+export type EventType = SubscribableType | 'ping';
+export const SUBSCRIBABLE_TYPES = Object.keys(EVENT_TYPES) as SubscribableType[];
+
+export const isSubscribable = (type: string): type is SubscribableType => Object.hasOwn(EVENT_TYPES, type);
 
 export type WebhookFormat = 'standard' | 'slack';
 

@@ -20,7 +20,7 @@ import { DynamoSseTokenRepository } from '../../infra/dynamodb/sse-token-reposit
 import { DynamoUserRepository } from '../../infra/dynamodb/user-repository.js';
 import { JoseTokenService } from '../../infra/tokens/jose-token-service.js';
 import { keyRing } from './key-ring.js';
-import { oauthAuthenticationDeps } from './oauth-wiring.js';
+import { oauthAuthenticationDeps } from './oauth-authentication-wiring.js';
 import { once, onceAsync } from './once.js';
 import type { UserAuthentication } from './shell.js';
 import { ids, infra } from './wiring.js';

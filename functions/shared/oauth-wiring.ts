@@ -1,31 +1,22 @@
 // The composition root, OAuth part: the clients' repository, revocations, and what the admin endpoints and the
-// authorization server's endpoints need.
+// authorization server's endpoints need (what authentication needs is in oauth-authentication-wiring.ts).
 import type { OAuthClientsDeps } from '../../domain/oauth/clients.js';
 import type { AuthorizationDeps } from '../../domain/oauth/authorization.js';
 import type { SealedNotes } from '../../domain/oauth/ports.js';
 import type { OAuthTokenDeps } from '../../domain/oauth/tokens.js';
 import { randomTokens } from '../../infra/crypto/tokens.js';
-import { DynamoOAuthClientRepository } from '../../infra/dynamodb/oauth-client-repository.js';
 import { DynamoOAuthGrantStore } from '../../infra/dynamodb/oauth-grants.js';
-import { DynamoTokenRevocations } from '../../infra/dynamodb/oauth-revocations.js';
 import { identityDeps, tokenService } from './identity-wiring.js';
+import { oauthAuthenticationDeps, oauthClients } from './oauth-authentication-wiring.js';
 import { once } from './once.js';
 import { ids, infra, sharedBucket } from './wiring.js';
 
-const clients = once(() => new DynamoOAuthClientRepository(infra().db, infra().config.TABLE_NAME));
-
 export const oauthClientsDeps = once((): OAuthClientsDeps => ({
-  clients: clients(),
+  clients: oauthClients(),
   users: identityDeps().users,
   ids: ids(),
   clock: infra().clock,
   random: randomTokens,
-}));
-
-/** What authentication needs to accept OAuth access tokens on the API. */
-export const oauthAuthenticationDeps = once((): Pick<OAuthTokenDeps, 'clients' | 'revocations'> => ({
-  clients: clients(),
-  revocations: new DynamoTokenRevocations(infra().db, infra().config.TABLE_NAME),
 }));
 
 /** The issuer: the service's public base URL, without a trailing slash (RFC 8414). */

@@ -1,4 +1,4 @@
-// The shell: the middy chain that runs an endpoint, made of the named middlewares of middlewares.ts and the
+// The shell: the middy chain that runs an endpoint, made of the named middlewares of middlewares/ and the
 // dependencies the area's composition root passes in. `ShellFor<K>` is what a set of endpoints needs: every
 // shell has the rate gate, the startup check and the CORS settings; endpoints that take a user credential need
 // `authenticate`, agent endpoints `authenticateAgent`. A router given routes whose shell lacks one of them
@@ -11,27 +11,24 @@ import { clientIp } from './client-ip.js';
 import type { CorsSettings } from './cors.js';
 import type { AuthKind, HttpEndpoint, HttpRequest, RouteSpec } from './http.js';
 import { idempotentRun, type IdempotencyStore } from './idempotency.js';
+import { type HttpResult } from './middlewares/answers.js';
 import {
   authentication,
-  cors,
-  errorEnvelope,
-  jsonBody,
-  MAX_BODY_BYTES,
-  rateLimit,
-  readCookies,
-  renderResponse,
-  requestLog,
-  requestState,
-  securityHeaders,
-  startupGate,
-  validateRequest,
   type Access,
   type AgentAuthenticator,
   type Authenticator,
-  type HttpResult,
-  type Middleware,
-  type RateGate,
-} from './middlewares.js';
+} from './middlewares/authentication.js';
+import { readCookies } from './middlewares/cookies.js';
+import { cors } from './middlewares/cors.js';
+import { errorEnvelope } from './middlewares/error-envelope.js';
+import { jsonBody, MAX_BODY_BYTES } from './middlewares/json-body.js';
+import { rateLimit, type RateGate } from './middlewares/rate-limit.js';
+import { renderResponse } from './middlewares/render-response.js';
+import { requestLog } from './middlewares/request-log.js';
+import { requestState, type Middleware } from './middlewares/request-state.js';
+import { securityHeaders } from './middlewares/security-headers.js';
+import { startupGate } from './middlewares/startup-gate.js';
+import { validateRequest } from './middlewares/validate-request.js';
 
 type Event = APIGatewayProxyEventV2;
 type Result = APIGatewayProxyStructuredResultV2;
@@ -102,7 +99,7 @@ const requestOf = (
   context: Context,
   spec?: RouteSpec,
 ): HttpRequest<unknown, unknown, unknown, unknown> => {
-  const state = requestState(event);
+  const state = requestState(context);
   return {
     caller: state?.caller,
     cookies: readCookies(event),

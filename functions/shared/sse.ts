@@ -1,6 +1,7 @@
 // Server-Sent Events framing. The spec's streams send each message as ONE `data:` line of JSON (no `event:`
 // field); `id:` lets a client resume with Last-Event-ID; comment lines keep idle connections open.
 import { Readable } from 'node:stream';
+import type { StreamItem } from '../../domain/streams/ports.js';
 
 export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -17,6 +18,19 @@ export const sseComment = (text: string): string => `: ${text.replace(/[\r\n]/g,
 
 /** How long a client waits before reconnecting after the server closes the stream. */
 export const sseRetry = (milliseconds: number): string => `retry: ${Math.max(0, Math.trunc(milliseconds))}\n\n`;
+
+/** The frame of one item of a domain stream. */
+export const sseFrame = (item: StreamItem): string =>
+  item.kind === 'retry'
+    ? sseRetry(item.ms)
+    : item.kind === 'comment'
+      ? sseComment(item.text)
+      : sseMessage(item.data, item.id);
+
+/** The frames of a domain stream's items, as they come. */
+export async function* sseFrames(items: AsyncIterable<StreamItem>): AsyncGenerator<string> {
+  for await (const item of items) yield sseFrame(item);
+}
 
 /**
  * The body of an event stream: `produce` yields frames and receives a signal that aborts when the client goes

@@ -11,10 +11,10 @@ import { DynamoDeploymentRepository } from '../../infra/dynamodb/deployment-repo
 import { DynamoPendingRequestRepository } from '../../infra/dynamodb/pending-request-repository.js';
 import { DynamoChangeFeed } from '../../infra/dynamodb/change-feed.js';
 import { DynamoTargetRepository } from '../../infra/dynamodb/target-repository.js';
-import type { LogStreamDeps } from '../streams/deployment-logs.js';
-import type { ResourceStreamDeps } from '../streams/resource-streams.js';
+import type { LogStreamDeps } from '../../domain/streams/deployment-log.js';
+import type { StreamCaller, StreamGuardDeps } from '../../domain/streams/guard.js';
+import type { ResourceStreamDeps } from '../../domain/streams/resource-sources.js';
 import { identityDeps } from './identity-wiring.js';
-import type { StreamCaller, StreamGuardDeps } from './stream-guard.js';
 import { once } from './once.js';
 import { infra } from './wiring.js';
 

@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type * as v from 'valibot';
 import { RouteNotFoundError } from '../../domain/errors.js';
+import { InvalidTokenError } from '../../domain/identity/errors.js';
 import type { HttpMethod, HttpRequest, RouteSpec } from './http.js';
 import { matchRoute } from './router.js';
 import {
@@ -31,6 +32,15 @@ export const stream = <Q extends Schema | undefined = undefined, P extends Schem
   spec: RouteSpec<undefined, Q, P>,
   fn: (request: HttpRequest<undefined, Out<Q>, Out<P>, undefined>) => Promise<StreamResult>,
 ): StreamEndpoint => ({ spec: spec as RouteSpec, run: fn as StreamEndpoint['run'] });
+
+/** Event streams take their caller from `?sse_token=` only: a request that sends the Authorization header instead is refused. */
+export const sseTokenOnly = (token: string | undefined, headers: HttpRequest<unknown, unknown, unknown>['headers']) => {
+  if (token === undefined && headers['authorization'] !== undefined) {
+    throw new InvalidTokenError(
+      'Event streams do not accept the Authorization header: pass ?sse_token= from POST /api/v1/auth/sse-token.',
+    );
+  }
+};
 
 /** A CORS preflight (OPTIONS) of a stream path: 204 and no body (the CORS headers come from the shell). */
 const streamPreflight = stream(

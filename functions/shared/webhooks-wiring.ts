@@ -27,7 +27,8 @@ const allowedHosts = once(() => {
 const sender = once(() => webhookSender(allowedHosts()));
 const baseUrl = () => infra().config.PUBLIC_BASE_URL.replace(/\/+$/, '');
 
-export const webhooksDeps = once((): WebhooksDeps => ({
+/** What the admin use cases and the delivery both send with: the stores, the queue, the sender and the signing. */
+const sending = () => ({
   subscriptions: subscriptions(),
   deliveries: deliveries(),
   queue: queue(),
@@ -35,17 +36,12 @@ export const webhooksDeps = once((): WebhooksDeps => ({
   signer: standardWebhookSigner,
   cipher: secretCipher(),
   clock: infra().clock,
-  uuid: randomUUID,
-}));
+});
+
+export const webhooksDeps = once((): WebhooksDeps => ({ ...sending(), uuid: randomUUID }));
 
 export const deliverDeps = once((): DeliverDeps => ({
-  subscriptions: subscriptions(),
-  deliveries: deliveries(),
-  queue: queue(),
-  sender: sender(),
-  signer: standardWebhookSigner,
-  cipher: secretCipher(),
-  clock: infra().clock,
+  ...sending(),
   schedule: { scale: infra().config.WEBHOOK_RETRY_SCALE, random: Math.random },
   disableAfter: infra().config.WEBHOOK_DISABLE_AFTER,
   baseUrl: baseUrl(),

@@ -1,20 +1,16 @@
 // handlers -> domain/sso/providers.ts -> IdentityProviderRepository, OidcGateway: the eleven Admin: identity providers
 // endpoints (api.md; shapes in docs/decisions.md "Single sign-on"). The client secret is write-only (`***`).
 import * as v from 'valibot';
+import { discoverEndpoints, testProvider } from '../../../domain/sso/provider-checks.js';
 import {
-  createMapping,
   createProvider,
-  deleteMapping,
   deleteProvider,
-  discoverEndpoints,
   getProvider,
-  listMappings,
   listProviders,
-  testProvider,
-  updateMapping,
   updateProvider,
   type ProvidersDeps,
 } from '../../../domain/sso/providers.js';
+import { createMapping, deleteMapping, listMappings, updateMapping } from '../../../domain/sso/role-mappings.js';
 import { ID_TOKEN_ALGORITHMS, TOKEN_AUTH_METHODS } from '../../../domain/sso/types.js';
 import { http } from '../../shared/http.js';
 import { MetaSchema, Name, PageQuery, PathId } from '../../shared/schemas.js';

@@ -5,17 +5,16 @@ import { ConflictError, NotFoundError, ValidationError } from '../../../../domai
 import { ForbiddenError, InsufficientPermissionsError } from '../../../../domain/identity/errors.js';
 import { PERMISSIONS, systemRole, type Permission } from '../../../../domain/identity/permissions.js';
 import type { Caller } from '../../../../domain/identity/types.js';
+import { testProvider } from '../../../../domain/sso/provider-checks.js';
 import {
-  createMapping,
   createProvider,
   deleteProvider,
   getProvider,
   listProviders,
   listSignInProviders,
-  testProvider,
-  updateMapping,
   updateProvider,
 } from '../../../../domain/sso/providers.js';
+import { createMapping, updateMapping } from '../../../../domain/sso/role-mappings.js';
 import { ProviderRequestError } from '../../../../domain/sso/ports.js';
 import { aUser } from '../../../fakes/identity.js';
 import { ssoFakes } from '../../../fakes/sso.js';

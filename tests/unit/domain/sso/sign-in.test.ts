@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { ExternalServiceError, ValidationError } from '../../../../domain/errors.js';
 import { ForbiddenError, InvalidCredentialsError, InvalidTokenError } from '../../../../domain/identity/errors.js';
 import { PERMISSIONS, type Permission } from '../../../../domain/identity/permissions.js';
-import { createMapping, createProvider, updateProvider } from '../../../../domain/sso/providers.js';
+import { createProvider, updateProvider } from '../../../../domain/sso/providers.js';
+import { createMapping } from '../../../../domain/sso/role-mappings.js';
 import {
   completeSsoSignIn,
   decideRoles,

@@ -2,7 +2,8 @@ import { setTimeout as pause } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { SlotState, StreamLease, StreamLeaseStore } from '../../../../domain/identity/stream-leases.js';
 import type { Caller } from '../../../../domain/identity/types.js';
-import { guardedStream, type StreamGuardDeps } from '../../../../functions/shared/stream-guard.js';
+import type { StreamGuardDeps } from '../../../../domain/streams/guard.js';
+import { guardedStream } from '../../../../functions/shared/stream-guard.js';
 
 const caller: Caller = { kind: 'user', userId: 'u1', tenantId: null, roles: [], permissions: new Set() };
 const timing = { recheckMs: 20, leaseTtlMs: 40 };

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { DeploymentEvent } from '../../../../domain/deployments/events.js';
 import type { Deployment } from '../../../../domain/deployments/types.js';
-import { deploymentLogFrames, LOG_STREAM_TIMING, resumeFrom } from '../../../../functions/streams/deployment-logs.js';
+import { LOG_STREAM_TIMING, resumeFrom } from '../../../../domain/streams/deployment-log.js';
+import { deploymentLogFrames } from '../../../../functions/streams/deployment-logs.js';
 import { FakeClock } from '../../../fakes/clock.js';
 import { aDeployment, FakeDeploymentRepository } from '../../../fakes/deployments.js';
 import { FakeDeploymentEventStore } from './fake-event-store.js';

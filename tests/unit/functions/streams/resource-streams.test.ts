@@ -2,18 +2,17 @@ import { describe, expect, it } from 'vitest';
 import type { Caller } from '../../../../domain/identity/types.js';
 import type { ChangedRecord, ChangeFeed } from '../../../../domain/shared/ports.js';
 import type { Target } from '../../../../domain/targets/types.js';
+import { RESOURCE_STREAM_TIMING } from '../../../../domain/streams/resource-changes.js';
 import {
-  RESOURCE_SOURCES,
-  RESOURCE_STREAM_TIMING,
   changedSince,
-  resourceFrames,
   watches,
   type NextViews,
   type ResourceStreamDeps,
   type ResourceType,
   type ResourceView,
   type Watcher,
-} from '../../../../functions/streams/resource-streams.js';
+} from '../../../../domain/streams/resource-sources.js';
+import { RESOURCE_SOURCES, resourceFrames } from '../../../../functions/streams/resource-streams.js';
 import { FakeClock } from '../../../fakes/clock.js';
 import {
   aDeployment,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { diffViews, stableJson } from '../../../../functions/streams/resource-diff.js';
+import { diffViews, stableJson } from '../../../../domain/streams/resource-diff.js';
 
 type View = { id: string; name: string; seen?: string };
 const views = (...list: View[]) => new Map(list.map((v) => [v.id, v]));

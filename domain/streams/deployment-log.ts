@@ -1,0 +1,182 @@
+// A deployment's log stream (GET /api/v1/deployments/{id}/logs): what it reads when. It resumes after the event
+// a client last saw (Last-Event-ID), polls the event store, pings after silence, closes right after the terminal
+// state_change (stored, or built from a finished deployment's record when the store has none), ends itself before
+// the function's time limit, and rides out a few store failures with backoff. The HTTP side frames the items.
+import { ValidationError } from '../errors.js';
+import { visibleDeployment } from '../deployments/cancel.js';
+import {
+  isTerminalEvent,
+  PING_MESSAGE,
+  streamMessage,
+  synthesizedEnd,
+  type DeploymentEventStore,
+} from '../deployments/events.js';
+import type { DeploymentRepository } from '../deployments/ports.js';
+import { TERMINAL_STATES, type Deployment } from '../deployments/types.js';
+import { authorize } from '../identity/authenticate.js';
+import type { Clock } from '../shared/ports.js';
+import type { StreamCaller, StreamGuardDeps } from './guard.js';
+import { commentItem, failureText, messageItem, retryItem, type PollRuntime, type StreamItem } from './ports.js';
+
+/** How many events before the last one a finished stream reads back to find a stored end. */
+const END_LOOKBACK = 20;
+
+export interface LogStreamDeps {
+  /** `?sse_token=` -> the caller, once (the token is single use), with the re-check an open stream repeats. */
+  readonly verify: (token: string | undefined) => Promise<StreamCaller>;
+  /** Open streams per user and the re-check; absent in tests that do not need them. */
+  readonly guard?: StreamGuardDeps;
+  readonly deployments: DeploymentRepository;
+  readonly events: DeploymentEventStore;
+  readonly clock: Clock;
+}
+
+export interface LogStreamTiming {
+  /** How often the store is read for new events. */
+  readonly pollMs: number;
+  /** A ping after this much silence. */
+  readonly pingMs: number;
+  /** The stream ends itself after this long (the function may run 900 s). */
+  readonly maxMs: number;
+  /** The `retry:` hint: how long a client waits before reconnecting. */
+  readonly retryMs: number;
+  /** How often an idle stream re-reads the deployment (to notice a finish that stored no state_change). */
+  readonly recheckMs: number;
+  /** How long after a finish without a stored terminal state_change the stream waits before building one. */
+  readonly endGraceMs: number;
+}
+
+export const LOG_STREAM_TIMING: LogStreamTiming = {
+  pollMs: 100,
+  pingMs: 15_000,
+  maxMs: 14 * 60_000,
+  retryMs: 2_000,
+  recheckMs: 2_000,
+  endGraceMs: 2_000,
+};
+
+/** Events read per store call. */
+const PAGE = 500;
+/** Consecutive store failures an open stream rides out (with backoff) before it ends and lets the client reconnect. */
+const MAX_FAILURES = 5;
+
+/** The id of an event as a client sends it back (the event's seq). */
+export const EVENT_SEQ = /^\d{1,10}$/;
+
+/** Where to resume: the Last-Event-ID header (what EventSource sends on reconnect), else `?last_event_id=`, else 0. */
+export const resumeFrom = (header: string | undefined, query: number | undefined): number => {
+  if (header === undefined || header.trim() === '') return query ?? 0;
+  if (!EVENT_SEQ.test(header.trim())) {
+    throw new ValidationError('Last-Event-ID must be the id of an event.', [
+      { field: 'Last-Event-ID', code: 'VALIDATION_ERROR', message: 'must be a non-negative integer' },
+    ]);
+  }
+  return Number(header.trim());
+};
+
+/** The deployment a caller may stream, after its token is verified and its permission checked. */
+export const openDeploymentLog = async (
+  deps: LogStreamDeps,
+  token: string | undefined,
+  deploymentId: string,
+): Promise<{ readonly caller: StreamCaller; readonly deployment: Deployment }> => {
+  const caller = await deps.verify(token);
+  authorize(caller, 'deployments:read');
+  return { caller, deployment: await visibleDeployment(deps, caller, deploymentId) };
+};
+
+/**
+ * The end of a finished deployment's stream, once caught up: its stored terminal state_change was already sent (a
+ * client resuming after the end), or there is none and the record's is built. Events may follow the stored end (a
+ * failed command's analysis): the last few are read, so a client resuming after such a line is not sent a second,
+ * synthesized end. Undefined: not caught up yet (stored events remain after `cursor`).
+ */
+const finishedEnd = async (
+  events: DeploymentEventStore,
+  deployment: Deployment,
+  cursor: number,
+): Promise<{ readonly item: StreamItem | undefined } | undefined> => {
+  const last = await events.last(deployment.id);
+  if (last !== undefined && last.seq > cursor) return undefined;
+  const tail =
+    last === undefined || isTerminalEvent(last.event)
+      ? []
+      : await events.after(deployment.id, Math.max(0, last.seq - END_LOOKBACK), END_LOOKBACK);
+  const end = synthesizedEnd(deployment, last, tail);
+  return { item: end !== undefined && end.seq > cursor ? messageItem(streamMessage(end.event), end.seq) : undefined };
+};
+
+/**
+ * The items of one deployment's stream, after seq `from`. Ends after the terminal state_change, at `timing.maxMs`,
+ * after MAX_FAILURES failed reads in a row, or when `signal` aborts.
+ */
+export async function* followDeploymentLog(
+  deps: Pick<LogStreamDeps, 'deployments' | 'events' | 'clock'>,
+  opened: Deployment,
+  from: number,
+  signal: AbortSignal,
+  timing: LogStreamTiming,
+  runtime: PollRuntime,
+): AsyncGenerator<StreamItem> {
+  const now = () => deps.clock.now().getTime();
+  const started = now();
+  let deployment = opened;
+  let checkedAt = started;
+  let cursor = from;
+  let lastWrite = started;
+  let failures = 0;
+  yield retryItem(timing.retryMs);
+  yield messageItem(PING_MESSAGE);
+  while (!signal.aborted) {
+    try {
+      const batch = await deps.events.after(deployment.id, cursor, PAGE);
+      failures = 0;
+      for (const stored of batch) {
+        yield messageItem(streamMessage(stored.event), stored.seq);
+        cursor = stored.seq;
+        lastWrite = now();
+        if (isTerminalEvent(stored.event)) return;
+      }
+      if (batch.length === PAGE) continue;
+      if (now() - started >= timing.maxMs) {
+        yield retryItem(timing.retryMs);
+        yield commentItem(
+          'this stream ends before the platform limit: reconnect with a new sse_token and Last-Event-ID',
+        );
+        return;
+      }
+      if (batch.length === 0) {
+        if (!TERMINAL_STATES.has(deployment.state) && now() - checkedAt >= timing.recheckMs) {
+          deployment = (await deps.deployments.get(deployment.id)) ?? deployment;
+          checkedAt = now();
+        }
+        const finishedAt = Date.parse(deployment.completedAt ?? '') || 0;
+        if (TERMINAL_STATES.has(deployment.state) && now() - finishedAt >= timing.endGraceMs) {
+          const end = await finishedEnd(deps.events, deployment, cursor);
+          if (end !== undefined) {
+            if (end.item !== undefined) yield end.item;
+            return;
+          }
+        }
+      }
+      if (now() - lastWrite >= timing.pingMs) {
+        yield messageItem(PING_MESSAGE);
+        lastWrite = now();
+      }
+      await runtime.wait(timing.pollMs, signal);
+    } catch (error) {
+      if (signal.aborted) return;
+      failures += 1;
+      runtime.warn('deployment log stream: store read failed', {
+        deployment_id: deployment.id,
+        failures,
+        error: failureText(error),
+      });
+      if (failures >= MAX_FAILURES) {
+        yield retryItem(timing.retryMs);
+        return;
+      }
+      await runtime.wait(timing.pollMs * 2 ** failures, signal).catch(() => undefined);
+    }
+  }
+}
