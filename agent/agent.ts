@@ -30,15 +30,8 @@ import {
   reportCompletion,
   type ExecutionContext,
 } from './command.js';
-import {
-  AGENT_INSTANCE_HEADER,
-  AGENT_VERSION_HEADER,
-  AGENT_VERSION_INCOMPATIBLE,
-  type AgentCommand,
-  type ChannelResponse,
-  type HeartbeatFrame,
-  type Tag,
-} from './protocol.js';
+import { AGENT_INSTANCE_HEADER, AGENT_VERSION_HEADER, AGENT_VERSION_INCOMPATIBLE } from '../protocol/headers.js';
+import type { AgentCommand, ChannelResponse, HeartbeatFrame, Tag } from '../protocol/messages.js';
 import { FIRST_BATCH_MS } from './output.js';
 import { CANCEL_EXIT_CODE, endLostGroup } from './runner.js';
 import {

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULTS } from './agent.js';
 import { TRANSPORTS, type Transport } from './channel.js';
-import type { Tag } from './protocol.js';
+import type { Tag } from '../protocol/messages.js';
 import { AGENT_VERSION } from './version.js';
 
 export const ENROLL_TOKEN_ENV = 'DEPLOYER_AGENT_ENROLL_TOKEN';

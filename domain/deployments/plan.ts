@@ -28,7 +28,7 @@ import { ValidationError, type FieldProblem } from '../errors.js';
 import { isUserSession, mayOverrideFreeze, mayReuseSecretsOf } from '../identity/delegation.js';
 import type { SecretCipher } from '../identity/ports.js';
 import type { Caller } from '../identity/types.js';
-import { variableNameProblem } from '../shared/environment-names.js';
+import { variableNameProblem } from '../../protocol/environment-names.js';
 import type { EnvironmentLookup, EnvironmentRef, TenantLookup, TenantRef } from '../shared/lookups.js';
 import type { Clock } from '../shared/ports.js';
 import type { TargetRepository } from '../targets/ports.js';
