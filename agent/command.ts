@@ -191,7 +191,7 @@ export class CommandExecution {
     batcher.start(); // before any output can arrive: a short command's output rides its completion
     if (this.stopReason !== undefined) this.process.stop(this.stopReason);
     const pid = this.process.pid;
-    // If the agent dies now, its next run finds the group by this and ends it (agent.ts recover). The command's end
+    // If the agent dies now, its next run finds the group by this and ends it (recovery.ts). The command's end
     // does not wait for this write, but its result is recorded only after it.
     const startTime = pid === undefined ? undefined : processStartTime(pid);
     const pidRecorded =
