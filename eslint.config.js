@@ -1,9 +1,18 @@
 // Lint, including the import directions of STYLE.md:
-// domain/ imports only domain/ and the standard library; infra/ never imports functions/;
+// domain/ imports only domain/, protocol/ and the standard library; infra/ never imports functions/;
+// protocol/ (the agent protocol both sides share) imports only protocol/ and the standard library;
+// the agent imports only agent/, protocol/, Node built-ins and small bundled packages;
 // nothing in production imports local/ or tests/.
 import tseslint from 'typescript-eslint';
 
-const production = ['functions/**/*.ts', 'domain/**/*.ts', 'infra/**/*.ts', 'agent/**/*.ts', 'cli/**/*.ts'];
+const production = [
+  'functions/**/*.ts',
+  'domain/**/*.ts',
+  'infra/**/*.ts',
+  'agent/**/*.ts',
+  'cli/**/*.ts',
+  'protocol/**/*.ts',
+];
 const notLocalOrTests = [
   {
     group: ['**/local/**', '**/tests/**'],
@@ -17,7 +26,10 @@ const domainOnly = [
     group: ['@aws-sdk/*', 'aws-lambda', '@middy/*', 'valibot', 'jose', 'sqids'],
     message: 'domain/ imports only domain/ and the standard library (STYLE.md rule 1).',
   },
-  { group: ['**/infra/**', '**/functions/**'], message: 'domain/ imports only domain/ (STYLE.md rule 1).' },
+  {
+    group: ['**/infra/**', '**/functions/**'],
+    message: 'domain/ imports only domain/ and protocol/ (STYLE.md rule 1).',
+  },
 ];
 
 export default tseslint.config(
@@ -85,6 +97,29 @@ export default tseslint.config(
     },
   },
   {
+    files: ['protocol/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              // Only its own files (./x.js) and the standard library (node:x): no package, no folder of the service.
+              regex: '^(?!\\./|node:)',
+              message:
+                'protocol/ is the agent protocol the agent and the service share: it imports only protocol/ and the standard library.',
+            },
+          ],
+        },
+      ],
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'env', message: 'protocol/ holds rules and shapes: no environment.' },
+        { object: 'Date', property: 'now', message: 'protocol/ holds rules and shapes: no clock.' },
+      ],
+    },
+  },
+  {
     files: ['agent/**/*.ts'],
     rules: {
       'no-restricted-imports': [
@@ -93,17 +128,10 @@ export default tseslint.config(
           patterns: [
             ...notLocalOrTests,
             {
-              // Relative paths: the service's own folders. Packages (semver/functions/...) are bundled into the file.
-              group: [
-                '../**/domain/**',
-                '../**/functions/**',
-                '../**/infra/**',
-                '../domain/**',
-                '../functions/**',
-                '../infra/**',
-              ],
+              // Relative paths: every folder but its own and protocol/. Packages (semver/functions/...) are bundled.
+              regex: '^\\.\\./(?!protocol/)',
               message:
-                'The agent ships alone to managed hosts: it imports only agent/, Node built-ins and small packages its one file bundles.',
+                'The agent ships alone to managed hosts: it imports only agent/, protocol/, Node built-ins and small packages its one file bundles.',
             },
           ],
         },

@@ -1,7 +1,7 @@
 // The pure parts of the agent's push channel (issue #12): reading the server's frames, choosing how and how often
-// to send a heartbeat, and draining the inbox one request at a time. agent.ts wires them to the socket and the
-// HTTP client.
-import type { AgentCommand } from './protocol.js';
+// to send a heartbeat, and draining the inbox one request at a time. connection.ts, heartbeat.ts and inbox.ts use
+// them with the socket and the HTTP client.
+import type { AgentCommand } from '../protocol/messages.js';
 
 /** How the agent is connected right now. */
 export type Link = 'socket' | 'polling' | 'connecting';

@@ -1,9 +1,9 @@
 // The agent's command line, parsed into startAgent's options (no side effects: main.ts acts on the result).
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULTS } from './agent.js';
+import { DEFAULTS } from './settings.js';
 import { TRANSPORTS, type Transport } from './channel.js';
-import type { Tag } from './protocol.js';
+import type { Tag } from '../protocol/messages.js';
 import { AGENT_VERSION } from './version.js';
 
 export const ENROLL_TOKEN_ENV = 'DEPLOYER_AGENT_ENROLL_TOKEN';

@@ -5,7 +5,7 @@
 // server's) goes to `onIncompatible` (stop); 404 and 409 become typed errors for the caller to act on. Every request
 // names the agent's version (x-deployer-agent-version).
 import { BACKOFF_BASE_MS, backoffDelay, retryAfterMs, sleep } from './backoff.js';
-import { AGENT_INSTANCE_HEADER, AGENT_VERSION_HEADER, AGENT_VERSION_INCOMPATIBLE } from './protocol.js';
+import { AGENT_INSTANCE_HEADER, AGENT_VERSION_HEADER, AGENT_VERSION_INCOMPATIBLE } from '../protocol/headers.js';
 import { AGENT_VERSION } from './version.js';
 import type {
   AgentReleaseInfo,
@@ -16,7 +16,7 @@ import type {
   PollResponse,
   RegisterRequest,
   RegisterResponse,
-} from './protocol.js';
+} from '../protocol/messages.js';
 
 /** The server answered with an error status that retrying will not change. */
 export class HttpError extends Error {

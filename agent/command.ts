@@ -5,9 +5,9 @@
 import { StringDecoder } from 'node:string_decoder';
 import { join } from 'node:path';
 import { AbortedError, HttpError, type AgentClient } from './client.js';
-import { REFUSED_EXIT_CODE, refusedVariable } from './environment-names.js';
+import { commandEnv, REFUSED_EXIT_CODE, refusedVariable } from './environment.js';
 import { OutputBatcher, SecretMasker, type BatcherOptions } from './output.js';
-import type { AgentCommand, CompleteRequest, OutputChunk, OutputStream } from './protocol.js';
+import type { AgentCommand, CompleteRequest, OutputChunk, OutputStream } from '../protocol/messages.js';
 import {
   CANCEL_EXIT_CODE,
   processStartTime,
@@ -36,41 +36,6 @@ export interface ExecutionContext {
 export const CANCELLED_BY_SERVER: StopReason = { exitCode: CANCEL_EXIT_CODE, message: 'Cancelled by the server' };
 /** Exit code reported for a command the agent lost track of (it restarted while the command ran). */
 export const LOST_EXIT_CODE = -1;
-
-const AGENT_INTERNAL = /^(npm_|DEPLOYER_AGENT_)|^NODE$/;
-const NPM_PATH_ENTRY = /node_modules[\\/](\.bin|@npmcli[\\/]run-script)/;
-
-/** The environment of a command: the agent's minus its own internals, plus the command's variables and ids. */
-export const commandEnv = (
-  base: NodeJS.ProcessEnv,
-  command: AgentCommand,
-  warn: (message: string) => void = () => undefined,
-): NodeJS.ProcessEnv => {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(base)) {
-    if (value !== undefined && !AGENT_INTERNAL.test(name)) env[name] = value;
-  }
-  // `npm run agent` puts the repository's node_modules/.bin first on PATH: that is the agent's business only.
-  if (base['npm_lifecycle_event'] !== undefined && env['PATH'] !== undefined) {
-    env['PATH'] = env['PATH']
-      .split(':')
-      .filter((entry) => !NPM_PATH_ENTRY.test(entry))
-      .join(':');
-  }
-  for (const [name, value] of Object.entries(command.variables ?? {})) {
-    if (name === '' || name.includes('=') || name.includes('\0') || typeof value !== 'string' || value.includes('\0')) {
-      warn(`skipped variable '${name.replace(/\0/g, '')}' of ${command.id}: not usable as an environment variable`);
-      continue;
-    }
-    env[name] = value;
-  }
-  env['DEPLOYER_DEPLOYMENT_ID'] = command.deployment_id;
-  env['DEPLOYER_STEP_ID'] = command.step_id;
-  env['DEPLOYER_COMMAND_ID'] = command.id;
-  env['DEPLOYER_ACTION_SLUG'] = command.action?.slug ?? '';
-  env['DEPLOYER_ACTION_VERSION'] = command.action?.version ?? '';
-  return env;
-};
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
 
@@ -226,7 +191,7 @@ export class CommandExecution {
     batcher.start(); // before any output can arrive: a short command's output rides its completion
     if (this.stopReason !== undefined) this.process.stop(this.stopReason);
     const pid = this.process.pid;
-    // If the agent dies now, its next run finds the group by this and ends it (agent.ts recover). The command's end
+    // If the agent dies now, its next run finds the group by this and ends it (recovery.ts). The command's end
     // does not wait for this write, but its result is recorded only after it.
     const startTime = pid === undefined ? undefined : processStartTime(pid);
     const pidRecorded =

@@ -2,7 +2,8 @@
 // into ordered chunks (one seq counter for both streams) and sent in batches, in order, each batch retried until
 // accepted before the next one goes. A batch never exceeds what the server takes in one request: 100 chunks,
 // 5000 lines (a chunk with more lines is cut at line breaks) and 256 KiB of data (the server allows 1 MiB).
-import type { OutputChunk, OutputStream } from './protocol.js';
+import type { OutputChunk, OutputStream } from '../protocol/messages.js';
+import { lineCount, MAX_OUTPUT_CHUNKS, MAX_OUTPUT_LINES } from '../protocol/output-limits.js';
 
 export const MASK = '***';
 export const MAX_CHUNK_BYTES = 64 * 1024;
@@ -15,17 +16,6 @@ export const BATCH_INTERVAL_MS = 100;
  * BATCH_INTERVAL_MS at most); a long command's output is not held after that.
  */
 export const FIRST_BATCH_MS = 250;
-/** The server's limits per output request (domain/targets/output-limits.ts). */
-export const MAX_REQUEST_CHUNKS = 100;
-export const MAX_REQUEST_LINES = 5000;
-
-/** Log lines the server makes of a chunk's data (a final line break ends the last line). */
-export const lineCount = (data: string): number => {
-  let breaks = 0;
-  for (let i = data.indexOf('\n'); i !== -1; i = data.indexOf('\n', i + 1)) breaks += 1;
-  return data.endsWith('\n') ? Math.max(1, breaks) : breaks + 1;
-};
-
 /** Cuts text after every `maxLines`-th line break, so no piece has more than `maxLines` lines. */
 export const splitLines = (text: string, maxLines: number): string[] => {
   const pieces: string[] = [];
@@ -186,8 +176,8 @@ export class OutputBatcher {
     this.firstBatchMs = options.firstBatchMs ?? 0;
     this.maxChunkBytes = options.maxChunkBytes ?? MAX_CHUNK_BYTES;
     this.maxRequestBytes = options.maxRequestBytes ?? MAX_REQUEST_BYTES;
-    this.maxRequestChunks = options.maxRequestChunks ?? MAX_REQUEST_CHUNKS;
-    this.maxRequestLines = options.maxRequestLines ?? MAX_REQUEST_LINES;
+    this.maxRequestChunks = options.maxRequestChunks ?? MAX_OUTPUT_CHUNKS;
+    this.maxRequestLines = options.maxRequestLines ?? MAX_OUTPUT_LINES;
   }
 
   /** The error that stopped delivery, if any. */

@@ -6,7 +6,7 @@ import { constants as osConstants } from 'node:os';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Interpreter, OutputStream } from './protocol.js';
+import type { Interpreter, OutputStream } from '../protocol/messages.js';
 
 const SCRIPT_FILES: Record<Interpreter, string> = {
   sh: 'script.sh',

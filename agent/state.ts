@@ -7,7 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, open, readdir, readFile, rename, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { CompleteRequest } from './protocol.js';
+import { AGENT_INSTANCE_PATTERN } from '../protocol/headers.js';
+import type { CompleteRequest } from '../protocol/messages.js';
 
 export interface AgentState {
   readonly server: string;
@@ -102,7 +103,7 @@ const INSTANCE_FILE = 'instance';
 export const readOrCreateInstance = async (stateDir: string): Promise<string> => {
   const path = join(stateDir, INSTANCE_FILE);
   const kept = (await readFile(path, 'utf8').catch(() => '')).trim();
-  if (/^[A-Za-z0-9-]{16,64}$/.test(kept)) return kept;
+  if (AGENT_INSTANCE_PATTERN.test(kept)) return kept;
   const made = randomBytes(16).toString('hex');
   await writeFileAtomic(path, `${made}\n`, 0o600);
   return made;

@@ -12,7 +12,7 @@ import type { RunningAgent } from './agent.js';
 import semverCompare from 'semver/functions/compare.js';
 import semverParse from 'semver/functions/parse.js';
 import semverSatisfies from 'semver/functions/satisfies.js';
-import type { AgentReleaseInfo } from './protocol.js';
+import type { AgentReleaseInfo } from '../protocol/messages.js';
 
 /** The exit code of an agent that installed an update and wants to be started again (EX_TEMPFAIL). */
 export const RESTART_EXIT_CODE = 75;

@@ -8,7 +8,7 @@ import { join, relative } from 'node:path';
 import { ROOT } from './service-definition.js';
 
 /** Everything esbuild may read for a function, and what decides how it bundles. */
-const SOURCE_DIRS = ['functions', 'domain', 'infra', 'local', 'agent'];
+const SOURCE_DIRS = ['functions', 'domain', 'infra', 'local', 'agent', 'protocol'];
 const SOURCE_FILES = ['serverless.yml', 'package-lock.json', 'tsconfig.json'];
 const SOURCE_EXTENSION = /\.(ts|tsx|js|cjs|mjs|json|yml)$/;
 /** Bundles of other sources are removed once this old (a run in progress may still use one), keeping the newest. */

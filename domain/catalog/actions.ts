@@ -7,7 +7,7 @@
 // 4 MiB as the API shows them, so an action's detail always fits one response (Lambda's limit is 6 MB).
 import { ConflictError, NotFoundError, ValidationError, type FieldProblem } from '../errors.js';
 import type { Caller } from '../identity/types.js';
-import { variableNameProblem } from '../shared/environment-names.js';
+import { variableNameProblem } from '../../protocol/environment-names.js';
 import { pageOf, type PageRequest } from '../shared/pagination.js';
 import { assertCanChange, listedFor, ownerTenant, retrying, type CatalogDeps } from './deps.js';
 import { findActionWithVersions, isVisibleTo, newestFirst, normalizeVersion, pickVersion } from './resolve.js';

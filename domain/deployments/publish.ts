@@ -2,7 +2,7 @@
 // step_update, progress and state_change events of each engine pass, and one `log` event per line of output.
 import type { Command, OutputChunk } from '../targets/types.js';
 import type { EngineEvent } from './decide-pass.js';
-import { outputLines } from '../targets/output-limits.js';
+import { outputLines } from '../../protocol/output-limits.js';
 import type { KeyedEvents, NewEvent } from './events.js';
 
 /** The output tail a finished step's step_update carries (the spec's output tails are 2000 characters). */

@@ -1,5 +1,7 @@
 // The agent's side of the service (decisions.md section 6). Agents authenticate with their agent token only, and
 // only ever see or report commands of their own target: anything else answers 404, as if it did not exist.
+import { AGENT_INSTANCE_HEADER } from '../../protocol/headers.js';
+import type { CompleteRequest as CompleteCommand } from '../../protocol/messages.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { InvalidTokenError } from '../identity/errors.js';
 import { bearerToken } from '../identity/authenticate.js';
@@ -11,13 +13,6 @@ import { AGENT_TOKEN_PREFIX } from './enrollment.js';
 import type { AgentCaller, Command, OutputChunk } from './types.js';
 
 export const MAX_POLL_WAIT_SECONDS = 20;
-
-/**
- * The header with which an agent names its installation (a random id kept in its state folder), on its WebSocket
- * handshake and its claims: a connection opened with it takes pushed commands, and a claim with it gets back the
- * pushed commands that installation has not acknowledged (decisions.md, "Commands pushed to the socket").
- */
-export const AGENT_INSTANCE_HEADER = 'x-deployer-agent-instance';
 
 /** An installation id as the agent sends it; anything else is ignored (the agent is then treated as an older one). */
 export const agentInstanceOf = (
@@ -205,15 +200,6 @@ const appendTo = async (deps: TargetsDeps, command: Command, chunks: readonly Ou
     cancel_requested: command.cancelRequestedAt !== null || command.status === 'cancelled',
   };
 };
-
-export interface CompleteCommand {
-  readonly exit_code: number;
-  readonly started_at: string;
-  readonly completed_at: string;
-  readonly error_message?: string | undefined;
-  /** The command's last output, riding the completion (a short command then costs one request): stored first. */
-  readonly output?: readonly OutputChunk[] | undefined;
-}
 
 /**
  * delivered -> completed, once; a repeat of the same report answers as the first did. Output sent with the report is

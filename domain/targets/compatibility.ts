@@ -5,10 +5,8 @@
 // `x-deployer-agent-version` header on every other call; a call without the header comes from an agent built before
 // the header existed, and every such build is 1.0.0: it is judged as 1.0.0 (taken by a 1.x server, refused by 2.x).
 import semver from 'semver';
+import { AGENT_VERSION_HEADER, AGENT_VERSION_INCOMPATIBLE } from '../../protocol/headers.js';
 import { DomainError, ValidationError } from '../errors.js';
-
-/** The header with which an agent names its version on its WebSocket handshake and on every HTTP request. */
-export const AGENT_VERSION_HEADER = 'x-deployer-agent-version';
 
 /** The agent versions a server of `serverVersion` takes, as a semver range: its own major version. */
 export const acceptedAgentVersions = (serverVersion: string): string => {
@@ -34,7 +32,7 @@ export class IncompatibleAgentError extends DomainError {
         ? `upgrade the server to ${agentMajor}.x or run an agent ${serverMajor}.x`
         : `upgrade the agent to ${serverMajor}.x`;
     super(
-      'AGENT_VERSION_INCOMPATIBLE',
+      AGENT_VERSION_INCOMPATIBLE,
       `Agent ${agentVersion} is not compatible with this server ${serverVersion}: it accepts agents ${accepted} (the same major version); ${remedy}.`,
       { agent_version: agentVersion, accepted, server_version: serverVersion },
     );

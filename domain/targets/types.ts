@@ -1,4 +1,8 @@
 // Targets (hosts running the agent), their enrollment and agent tokens, and the commands agents run.
+import type { Interpreter, OutputChunk } from '../../protocol/messages.js';
+
+/** A command's interpreter and its output travel as the agent protocol spells them. */
+export type { Interpreter, OutputChunk, OutputStream } from '../../protocol/messages.js';
 
 export interface Tag {
   readonly key: string;
@@ -79,7 +83,6 @@ export interface AgentCaller {
  * cancelled: stopped before delivery. A delivered command may carry `cancelRequestedAt`: the agent is told to stop it.
  */
 export type CommandStatus = 'queued' | 'delivered' | 'completed' | 'cancelled';
-export type Interpreter = 'sh' | 'bash' | 'node' | 'python3';
 
 export interface Command {
   readonly id: string;
@@ -131,14 +134,6 @@ export interface CommandResult {
   readonly startedAt: string;
   readonly completedAt: string;
   readonly errorMessage: string | null;
-}
-
-export type OutputStream = 'stdout' | 'stderr';
-
-export interface OutputChunk {
-  readonly stream: OutputStream;
-  readonly data: string;
-  readonly seq: number;
 }
 
 /** One stored output chunk, with the time the server accepted it. */

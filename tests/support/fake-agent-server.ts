@@ -15,7 +15,7 @@ import type {
   CompleteRequest,
   OutputChunk,
   RegisterRequest,
-} from '../../agent/protocol.js';
+} from '../../protocol/messages.js';
 
 export type HeartbeatVia = 'http' | 'socket' | 'channel';
 

@@ -2,12 +2,12 @@
 // a value is a 400; secret ones are sealed wherever they are kept.
 //
 // Only variables the plan's action versions declare reach a command, and no name may change how a program starts
-// (shared/environment-names.ts). Every key of `variables` and `prompted_values` is checked: a bad name or an
+// (protocol/environment-names.ts). Every key of `variables` and `prompted_values` is checked: a bad name or an
 // undeclared one is a 400 on `variables.<NAME>` / `prompted_values.<NAME>`. A version stored before the rule that
 // declares a bad name refuses the plan (400 on the source field). Lookups go through Maps: `valueOf` or
 // `constructor` are ordinary names, never Object.prototype's.
 import type { FieldProblem } from '../../errors.js';
-import { variableNameProblem } from '../../shared/environment-names.js';
+import { variableNameProblem } from '../../../protocol/environment-names.js';
 import { sealVariable } from '../../shared/variable-secrets.js';
 import type { PlanVariable } from '../types.js';
 import type { CreateDeploymentCommand, PlanDeps } from './command.js';

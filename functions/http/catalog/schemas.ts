@@ -2,7 +2,7 @@
 // bytes, scopes and references are the domain's rules (domain/catalog/).
 import * as v from 'valibot';
 import { INTERPRETERS } from '../../../domain/catalog/types.js';
-import { VARIABLE_NAME_PATTERN } from '../../../domain/shared/environment-names.js';
+import { VARIABLE_NAME_PATTERN } from '../../../protocol/environment-names.js';
 import { Name, PageQuery, Slug, Uuid } from '../../shared/schemas.js';
 
 export { Paginated, PathId } from '../../shared/schemas.js';

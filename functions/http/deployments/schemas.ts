@@ -7,7 +7,7 @@
 // Cross-field rules run once every field is well-formed on its own (valibot runs a pipe's checks only after the
 // object parsed), and all of them are reported together, each on its field.
 import * as v from 'valibot';
-import { variableNameProblem } from '../../../domain/shared/environment-names.js';
+import { variableNameProblem } from '../../../protocol/environment-names.js';
 import { TagSchema } from '../targets/schemas.js';
 import { MetaSchema } from '../../shared/schemas.js';
 

@@ -5,7 +5,7 @@ import {
   MAX_OUTPUT_LINES,
   outputBytes,
   outputLineCount,
-} from '../../../domain/targets/output-limits.js';
+} from '../../../protocol/output-limits.js';
 
 export const TagKey = v.pipe(
   v.string(),

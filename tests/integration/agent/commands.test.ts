@@ -3,7 +3,7 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { AgentCommand } from '../../../agent/protocol.js';
+import type { AgentCommand } from '../../../protocol/messages.js';
 import { CommandStore } from '../../../agent/state.js';
 import { startFakeAgentServer, type FakeAgentServer } from '../../support/fake-agent-server.js';
 import { alive, pidFrom, removeDir, startTestAgent, tempDir, until, type TestAgent } from './helpers.js';

@@ -4,7 +4,7 @@
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { AgentCommand } from '../../../agent/protocol.js';
+import type { AgentCommand } from '../../../protocol/messages.js';
 import { startFakeAgentServer, type FakeAgentServer } from '../../support/fake-agent-server.js';
 import { removeDir, startTestAgent, tempDir, until, type TestAgent } from './helpers.js';
 

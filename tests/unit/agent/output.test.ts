@@ -7,7 +7,7 @@ import {
   splitUtf8,
   utf8Bytes,
 } from '../../../agent/output.js';
-import type { OutputChunk } from '../../../agent/protocol.js';
+import type { OutputChunk } from '../../../protocol/messages.js';
 
 const feed = (masker: SecretMasker, pieces: string[]) => pieces.map((p) => masker.push(p)).join('') + masker.end();
 

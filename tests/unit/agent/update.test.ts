@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { parseCli } from '../../../agent/cli.js';
 import { AgentClient } from '../../../agent/client.js';
-import type { AgentReleaseInfo } from '../../../agent/protocol.js';
+import type { AgentReleaseInfo } from '../../../protocol/messages.js';
 import { startUpdater, updateRefusal } from '../../../agent/update.js';
 
 describe('updateRefusal', () => {

@@ -2,7 +2,7 @@
 // handed to onIncompatible with the server's message instead of being retried.
 import { describe, expect, it } from 'vitest';
 import { AgentClient, HttpError } from '../../../agent/client.js';
-import { AGENT_VERSION_HEADER } from '../../../agent/protocol.js';
+import { AGENT_VERSION_HEADER } from '../../../protocol/headers.js';
 import { AGENT_VERSION } from '../../../agent/version.js';
 
 const REFUSAL = {

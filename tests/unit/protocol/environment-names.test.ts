@@ -4,7 +4,7 @@ import {
   DENIED_VARIABLE_PREFIXES,
   isAllowedVariableName,
   variableNameProblem,
-} from '../../../../domain/shared/environment-names.js';
+} from '../../../protocol/environment-names.js';
 
 describe('variable names a command may get', () => {
   it.each([

@@ -1,7 +1,10 @@
-// The names a command's environment may not carry: a copy of domain/shared/environment-names.ts, since the agent
-// ships alone (Node built-ins only). tests/unit/agent/environment-names.test.ts fails when the two differ. The
-// agent checks every variable of a command against these before it spawns anything (old servers, tampered
-// records): a refused name fails the command with REFUSED_EXIT_CODE instead of running it.
+// Which names a variable may have, as a deployment hands it to a command's environment (issue 10, "Variables
+// cannot change how a program starts"). One rule for the shape and one deny list of names that make a loader,
+// shell or interpreter run code, read code from elsewhere or change which program runs. Compared
+// case-insensitively (npm reads npm_config_*, and a lower-case twin must not slip through).
+//
+// Both sides apply it: the service refuses such names when an action or a deployment is saved, and the agent checks
+// every command's variables again before it spawns anything (old servers, tampered records).
 
 /** Letters, digits and _, not starting with a digit, at most 128 characters. */
 export const VARIABLE_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
@@ -95,23 +98,3 @@ export const variableNameProblem = (name: string): string | undefined => {
 };
 
 export const isAllowedVariableName = (name: string): boolean => variableNameProblem(name) === undefined;
-
-/** The exit code of a command the agent refused to run (as a shell reports "cannot execute"). */
-export const REFUSED_EXIT_CODE = 126;
-
-/** The first variable of a command the agent must not put into an environment, with the error to report. */
-export const refusedVariable = (
-  variables: unknown,
-): { readonly name: string; readonly message: string } | undefined => {
-  if (variables === undefined || variables === null) return undefined;
-  if (typeof variables !== 'object' || Array.isArray(variables))
-    return {
-      name: '(variables)',
-      message: "Refused to run: the command's variables are not an object of name to value",
-    };
-  for (const name of Object.keys(variables)) {
-    if (!isAllowedVariableName(name))
-      return { name, message: `Refused to run: variable ${name} is not allowed in a command's environment` };
-  }
-  return undefined;
-};

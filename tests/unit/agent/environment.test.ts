@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { commandEnv } from '../../../agent/command.js';
-import type { AgentCommand } from '../../../agent/protocol.js';
+import { commandEnv, REFUSED_EXIT_CODE, refusedVariable } from '../../../agent/environment.js';
+import type { AgentCommand } from '../../../protocol/messages.js';
 
 const command: AgentCommand = {
   id: 'cmd-1',
@@ -69,5 +69,19 @@ describe('commandEnv', () => {
     expect(Object.keys(env)).not.toContain('A=B');
     expect(warnings).toHaveLength(2);
     expect(warnings.join('\n')).not.toContain('a\0b');
+  });
+});
+
+describe('refusedVariable', () => {
+  it('names the first refused variable with the error the agent reports', () => {
+    expect(refusedVariable({ PORT: '80', LD_PRELOAD: '/tmp/x.so' })).toEqual({
+      name: 'LD_PRELOAD',
+      message: "Refused to run: variable LD_PRELOAD is not allowed in a command's environment",
+    });
+    expect(refusedVariable(JSON.parse('{"__proto__": {"x": 1}}'))?.name).toBe('__proto__');
+    expect(refusedVariable({ PORT: '80', NODE_ENV: 'production', valueOf: 'v' })).toBeUndefined();
+    expect(refusedVariable(undefined)).toBeUndefined();
+    expect(refusedVariable(['NODE_OPTIONS'])?.message).toContain('not an object');
+    expect(REFUSED_EXIT_CODE).toBe(126);
   });
 });

@@ -1,4 +1,6 @@
-// The wire shapes of the agent protocol (decisions.md section 6), as the agent sends and receives them.
+// The messages of the agent protocol (decisions.md section 6) as they travel: the requests the agent sends, the
+// server's answers and the WebSocket frames, in their wire spelling (snake_case). The agent builds and reads them; the
+// service's agent endpoints take and give the same shapes.
 
 export interface Tag {
   readonly key: string;
@@ -88,23 +90,21 @@ export interface AgentReleaseInfo {
   readonly url: string;
 }
 
-/**
- * Names this installation (state folder) on the WebSocket handshake and on every authenticated request: the server
- * then pushes commands over the socket ({type: "command"}), and a claim gets back those pushed and not acknowledged.
- */
-export const AGENT_INSTANCE_HEADER = 'x-deployer-agent-instance';
-
-/**
- * Names this agent's version (agent/version.ts) on every request and on the WebSocket handshake: the server refuses
- * an agent of another major version than its own with 409 AGENT_VERSION_INCOMPATIBLE (api.md, "Versioning").
- */
-export const AGENT_VERSION_HEADER = 'x-deployer-agent-version';
-
-/** The error code of that refusal: the agent logs its message and stops (no retry can change the versions). */
-export const AGENT_VERSION_INCOMPATIBLE = 'AGENT_VERSION_INCOMPATIBLE';
-
 /** Agent -> server frame on the WebSocket. */
 export interface HeartbeatFrame {
   readonly action: 'heartbeat';
   readonly running_command_ids: readonly string[];
 }
+
+/** Server -> agent frames on the WebSocket (the agent ignores, and logs once, a type it does not know). */
+export type ServerFrame =
+  /** Commands wait in the inbox: claim them over HTTP. */
+  | { readonly type: 'wake' }
+  /** A command claimed for this connection (decisions.md, "Commands pushed to the socket"): run it. */
+  | { readonly type: 'command'; readonly command: AgentCommand }
+  /** Another connection of the same target took over; this one is closed. */
+  | { readonly type: 'replaced' }
+  /** The target was deleted; the connection is closed. */
+  | { readonly type: 'revoked' }
+  /** The server refused a frame the agent sent. */
+  | { readonly type: 'error'; readonly error: { readonly code: string; readonly message: string } };
