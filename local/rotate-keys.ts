@@ -106,6 +106,136 @@ const target = async () => {
   return { endpoint, table };
 };
 
+/** One run: its settings, its table, and the key file's state as last saved. */
+interface Run {
+  readonly file: string;
+  readonly concurrency: number;
+  readonly settleMs: number;
+  readonly db: DynamoDBDocumentClient;
+  readonly table: string;
+  readonly index: DynamoEncryptionIndex;
+  state: KeyFile;
+}
+
+const save = async (run: Run, next: KeyFile) => {
+  await writeKeyFileState(run.file, next);
+  run.state = next;
+};
+
+/** Indexes the encrypted items written before the encryption index (a scan of the whole table). */
+const backfill = async (run: Run) => {
+  const since = Date.now();
+  say('Backfill: indexing encrypted items written before the encryption index (a scan of the whole table)...');
+  const report = await backfillIndex(new DynamoEncryptionBackfill(run.db, run.table), {
+    concurrency: run.concurrency,
+    onPage: (r) => say(`  backfill: ${r.scanned} items read, ${r.indexed} indexed`),
+  });
+  await save(run, { ...run.state, backfilledAt: new Date().toISOString() });
+  say(
+    `Backfill done in ${((Date.now() - since) / 1000).toFixed(1)} s: ${report.scanned} items read, ` +
+      `${report.found} without an entry, ${report.indexed} indexed, ${report.skipped} written meanwhile.`,
+  );
+};
+
+/** --retire: removes a key from the ring, refused while the index shows a value under it or a rotation runs. */
+const retire = async (run: Run, keyId: string) => {
+  const ring = ringKeyIds(run.state.encryptionKeys);
+  if (!ring.keyIds.includes(keyId))
+    throw new Refused(`Key "${keyId}" is not in the key ring (${ring.keyIds.join(', ')})`);
+  if (ring.activeKeyId === keyId) throw new Refused(`Key "${keyId}" is the active key: rotate first`);
+  if (run.state.backfilledAt === undefined) await backfill(run);
+  const entries: IndexEntry[] = [];
+  for await (const page of run.index.entries()) entries.push(...page);
+  const stats = summarize(entries, ring, new Date());
+  const used = stats.keys.find((k) => k.key_id === keyId);
+  if (used !== undefined && used.values > 0)
+    throw new Refused(
+      `Refused: ${used.values} values in ${used.records} records are still under "${keyId}". ` +
+        'Run npm run rotate-keys first (or let it finish).',
+    );
+  if (run.state.rotation !== undefined)
+    throw new Refused(
+      `A rotation to "${run.state.rotation.keyId}" is in progress: run npm run rotate-keys to finish it first`,
+    );
+  await save(run, { ...run.state, encryptionKeys: withKeyRemoved(run.state.encryptionKeys, keyId) });
+  say(
+    `Key "${keyId}" removed from the ring: no value uses it. Ring: ${ringKeyIds(run.state.encryptionKeys).keyIds.join(', ')}.`,
+  );
+};
+
+/** The last step of a rotation: every value under another key re-encrypted, pass after pass; the state cleared. */
+const reencrypt = async (run: Run, keyId: string, started: number) => {
+  say(`Re-encrypting every value under other keys than "${keyId}" (${run.concurrency} writes at once)...`);
+  const report = await reencryptAll(
+    {
+      index: run.index,
+      cipher: new AesGcmSecretCipher(parseKeyring(run.state.encryptionKeys)),
+      activeKeyId: keyId,
+      clock: systemClock,
+    },
+    {
+      concurrency: run.concurrency,
+      onProgress: (p) =>
+        say(
+          `  pass ${p.pass}: ${p.done}/${p.total} records, ${p.rewritten} rewritten, ${Math.round(p.valuesPerSecond)} values/s`,
+        ),
+    },
+  );
+  if (!report.complete) throw new Error(`Re-encryption did not settle after ${report.passes} passes; run it again`);
+  await save(run, {
+    encryptionKeys: run.state.encryptionKeys,
+    ...(run.state.backfilledAt === undefined ? {} : { backfilledAt: run.state.backfilledAt }),
+  });
+  const seconds = (Date.now() - started) / 1000;
+  const retired = ringKeyIds(run.state.encryptionKeys).keyIds.filter((id) => id !== keyId);
+  say(
+    `Done in ${seconds.toFixed(1)} s: ${report.values} values in ${report.rewritten} records re-encrypted under ` +
+      `"${keyId}" in ${report.passes} ${report.passes === 1 ? 'pass' : 'passes'} (${report.conflicts} written meanwhile, taken again).` +
+      (report.undecryptable > 0 ? ` ${report.undecryptable} values no key of the ring decrypts were left.` : ''),
+  );
+  if (retired.length > 0)
+    say(
+      `Old keys still in the ring (decrypt-only): ${retired.join(', ')}. Remove with npm run rotate-keys -- --retire <id>.`,
+    );
+};
+
+/** The rotation, step by step as decideRotation says, each step saved in the key file before the next. */
+const rotate = async (run: Run) => {
+  if (run.state.rotation === undefined && run.state.backfilledAt === undefined) await backfill(run);
+  const started = Date.now();
+  for (;;) {
+    const { state } = run;
+    const step = decideRotation(state.rotation, ringKeyIds(state.encryptionKeys), new Date(), run.settleMs);
+    switch (step.kind) {
+      case 'add-key': {
+        const keyId = nextKeyId(state.encryptionKeys);
+        const rotation: RotationState = { phase: 'adding', keyId, since: new Date().toISOString() };
+        await save(run, { ...state, encryptionKeys: withKeyAdded(state.encryptionKeys, newKeyEntry(keyId)), rotation });
+        say(
+          `Added key "${keyId}" to the ring, decrypt-only (active: ${ringKeyIds(run.state.encryptionKeys).activeKeyId}).`,
+        );
+        break;
+      }
+      case 'wait':
+        say(
+          `Waiting ${(step.ms / 1000).toFixed(1)} s for every ${step.reason === 'readers' ? 'reader to have the new key' : 'writer to use the new key'}...`,
+        );
+        await sleep(step.ms);
+        break;
+      case 'activate': {
+        const rotation: RotationState = { phase: 'reencrypting', keyId: step.keyId, since: new Date().toISOString() };
+        await save(run, { ...state, encryptionKeys: withKeyActive(state.encryptionKeys, step.keyId), rotation });
+        say(`Key "${step.keyId}" is now active: new values are encrypted under it.`);
+        break;
+      }
+      case 'reencrypt':
+        return reencrypt(run, step.keyId, started);
+      case 'broken':
+        throw new Error(`The key file's rotation state is inconsistent: ${step.reason}. Fix ${run.file} by hand.`);
+    }
+  }
+};
+
 const main = async (): Promise<void> => {
   const file = options['keys-file'] ?? keyFilePath(DATA_DIR);
   const concurrency = Number(options.concurrency);
@@ -118,122 +248,18 @@ const main = async (): Promise<void> => {
     new DynamoDBClient({ endpoint, region: process.env['AWS_REGION'] ?? 'us-east-1', credentials: LOCAL_CREDENTIALS }),
     { marshallOptions: MARSHALL_OPTIONS },
   );
-  const index = new DynamoEncryptionIndex(db, table);
-  let state = await readKeyFileState(file);
-  const save = async (next: KeyFile) => {
-    await writeKeyFileState(file, next);
-    state = next;
+  const run: Run = {
+    file,
+    concurrency,
+    settleMs,
+    db,
+    table,
+    index: new DynamoEncryptionIndex(db, table),
+    state: await readKeyFileState(file),
   };
-
-  const backfill = async () => {
-    const since = Date.now();
-    say('Backfill: indexing encrypted items written before the encryption index (a scan of the whole table)...');
-    const report = await backfillIndex(new DynamoEncryptionBackfill(db, table), {
-      concurrency,
-      onPage: (r) => say(`  backfill: ${r.scanned} items read, ${r.indexed} indexed`),
-    });
-    await save({ ...state, backfilledAt: new Date().toISOString() });
-    say(
-      `Backfill done in ${((Date.now() - since) / 1000).toFixed(1)} s: ${report.scanned} items read, ` +
-        `${report.found} without an entry, ${report.indexed} indexed, ${report.skipped} written meanwhile.`,
-    );
-  };
-
-  if (options.backfill) return backfill();
-
-  if (options.retire !== undefined) {
-    const keyId = options.retire;
-    const ring = ringKeyIds(state.encryptionKeys);
-    if (!ring.keyIds.includes(keyId))
-      throw new Refused(`Key "${keyId}" is not in the key ring (${ring.keyIds.join(', ')})`);
-    if (ring.activeKeyId === keyId) throw new Refused(`Key "${keyId}" is the active key: rotate first`);
-    if (state.backfilledAt === undefined) await backfill();
-    const entries: IndexEntry[] = [];
-    for await (const page of index.entries()) entries.push(...page);
-    const stats = summarize(entries, ring, new Date());
-    const used = stats.keys.find((k) => k.key_id === keyId);
-    if (used !== undefined && used.values > 0)
-      throw new Refused(
-        `Refused: ${used.values} values in ${used.records} records are still under "${keyId}". ` +
-          'Run npm run rotate-keys first (or let it finish).',
-      );
-    if (state.rotation !== undefined)
-      throw new Refused(
-        `A rotation to "${state.rotation.keyId}" is in progress: run npm run rotate-keys to finish it first`,
-      );
-    await save({ ...state, encryptionKeys: withKeyRemoved(state.encryptionKeys, keyId) });
-    say(
-      `Key "${keyId}" removed from the ring: no value uses it. Ring: ${ringKeyIds(state.encryptionKeys).keyIds.join(', ')}.`,
-    );
-    return;
-  }
-
-  if (state.rotation === undefined && state.backfilledAt === undefined) await backfill();
-  const started = Date.now();
-  for (;;) {
-    const step = decideRotation(state.rotation, ringKeyIds(state.encryptionKeys), new Date(), settleMs);
-    switch (step.kind) {
-      case 'add-key': {
-        const keyId = nextKeyId(state.encryptionKeys);
-        const rotation: RotationState = { phase: 'adding', keyId, since: new Date().toISOString() };
-        await save({ ...state, encryptionKeys: withKeyAdded(state.encryptionKeys, newKeyEntry(keyId)), rotation });
-        say(
-          `Added key "${keyId}" to the ring, decrypt-only (active: ${ringKeyIds(state.encryptionKeys).activeKeyId}).`,
-        );
-        break;
-      }
-      case 'wait':
-        say(
-          `Waiting ${(step.ms / 1000).toFixed(1)} s for every ${step.reason === 'readers' ? 'reader to have the new key' : 'writer to use the new key'}...`,
-        );
-        await sleep(step.ms);
-        break;
-      case 'activate': {
-        const rotation: RotationState = { phase: 'reencrypting', keyId: step.keyId, since: new Date().toISOString() };
-        await save({ ...state, encryptionKeys: withKeyActive(state.encryptionKeys, step.keyId), rotation });
-        say(`Key "${step.keyId}" is now active: new values are encrypted under it.`);
-        break;
-      }
-      case 'reencrypt': {
-        say(`Re-encrypting every value under other keys than "${step.keyId}" (${concurrency} writes at once)...`);
-        const report = await reencryptAll(
-          {
-            index,
-            cipher: new AesGcmSecretCipher(parseKeyring(state.encryptionKeys)),
-            activeKeyId: step.keyId,
-            clock: systemClock,
-          },
-          {
-            concurrency,
-            onProgress: (p) =>
-              say(
-                `  pass ${p.pass}: ${p.done}/${p.total} records, ${p.rewritten} rewritten, ${Math.round(p.valuesPerSecond)} values/s`,
-              ),
-          },
-        );
-        if (!report.complete)
-          throw new Error(`Re-encryption did not settle after ${report.passes} passes; run it again`);
-        await save({
-          encryptionKeys: state.encryptionKeys,
-          ...(state.backfilledAt === undefined ? {} : { backfilledAt: state.backfilledAt }),
-        });
-        const seconds = (Date.now() - started) / 1000;
-        const retired = ringKeyIds(state.encryptionKeys).keyIds.filter((id) => id !== step.keyId);
-        say(
-          `Done in ${seconds.toFixed(1)} s: ${report.values} values in ${report.rewritten} records re-encrypted under ` +
-            `"${step.keyId}" in ${report.passes} ${report.passes === 1 ? 'pass' : 'passes'} (${report.conflicts} written meanwhile, taken again).` +
-            (report.undecryptable > 0 ? ` ${report.undecryptable} values no key of the ring decrypts were left.` : ''),
-        );
-        if (retired.length > 0)
-          say(
-            `Old keys still in the ring (decrypt-only): ${retired.join(', ')}. Remove with npm run rotate-keys -- --retire <id>.`,
-          );
-        return;
-      }
-      case 'broken':
-        throw new Error(`The key file's rotation state is inconsistent: ${step.reason}. Fix ${file} by hand.`);
-    }
-  }
+  if (options.backfill) return backfill(run);
+  if (options.retire !== undefined) return retire(run, options.retire);
+  return rotate(run);
 };
 
 if (options.help) say(USAGE);

@@ -2,8 +2,6 @@
 // DynamoDB Local + SQS emulator -> tables and queues from serverless.yml -> serverless-offline (the HTTP
 // functions, bundled by esbuild) + a poller per SQS consumer + the stream runner -> the front on one origin.
 // Setting AWS_ENDPOINT_URL (LocalStack) replaces both emulators.
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { AdmissionLimits } from './admission.js';
@@ -12,15 +10,12 @@ import { LOCAL_CREDENTIALS, startDynamo, startSqs, type Emulator } from './emula
 import { buildConsole } from '../console/build.js';
 import { buildPrograms, type ProgramName, type ProgramRelease, type StaticFile } from '../programs/build.js';
 import { AGENT_SOCKET_PATH, startFront } from './front.js';
-import { installLambdaStreamingShim } from './lambda-streaming.js';
-import { startOffline } from './offline.js';
-import { startPoller, type Poller, type SqsHandler } from './poller.js';
-import { startSchedule, type ScheduledHandler } from './scheduler.js';
 import { freePort, reservePort } from './ports.js';
 import { keyFilePath, localKeyring } from './secrets.js';
-import { loadServiceDefinition, ROOT, type ServiceDefinition } from './service-definition.js';
-import { startStreamRunner, type LocalStreamHandler } from './stream-runner.js';
+import { loadServiceDefinition, type ServiceDefinition } from './service-definition.js';
 import { parseCorsOrigins } from '../functions/shared/cors.js';
+import { startFunctions, startInProcessFunctions, type StartSteps } from './stack-functions.js';
+import type { LocalStreamHandler } from './stream-runner.js';
 
 export interface StackOptions {
   /** Port of the single origin; 0 picks a free one. */
@@ -158,182 +153,257 @@ export const localQueues = (queues: ServiceDefinition['queues']): ServiceDefinit
       : { ...queue, attributes: { ...queue.attributes, VisibilityTimeout: String(LOCAL_VISIBILITY_TIMEOUT_SECONDS) } },
   );
 
-const importExport = async <T>(module: string, exportName: string): Promise<T> => {
-  const loaded = (await import(pathToFileURL(join(ROOT, `${module}.ts`)).href)) as Record<string, unknown>;
-  const value = loaded[exportName];
-  if (typeof value !== 'function') throw new Error(`${module}.ts does not export a function named ${exportName}`);
-  return value as T;
+/** What every phase of a start shares: the options, the log, the stops so far (run in reverse), the step timer. */
+interface Startup extends StartSteps {
+  readonly options: StackOptions;
+}
+
+interface Emulators {
+  readonly external: string | undefined;
+  readonly prefix: string;
+  readonly dynamoEndpoint: string;
+  /** DynamoDB Local starting (a JVM, seconds): settled with serverless-offline; undefined when not ours. */
+  readonly dynamoStarting: Promise<Emulator | undefined>;
+  readonly sqsEndpoint: string;
+}
+
+/** Phase 1: the SQS emulator at once, DynamoDB Local started (not awaited), or the shared or external ones. */
+const startEmulators = async ({ options, stops, done }: Startup, definition: ServiceDefinition): Promise<Emulators> => {
+  const external = process.env['AWS_ENDPOINT_URL'];
+  const prefix = options.namePrefix ?? '';
+  let sqs: Emulator | undefined;
+  let dynamoStarting: Promise<Emulator | undefined> = Promise.resolve(undefined);
+  let dynamoEndpoint = external ?? '';
+  const sharedDynamo =
+    options.dynamoEndpoint ??
+    (options.dynamoPort === undefined && options.dataDir === undefined && prefix !== ''
+      ? process.env['DEPLOYER_DYNAMODB_ENDPOINT'] || undefined
+      : undefined);
+  if (sharedDynamo !== undefined && prefix === '')
+    throw new Error('a stack on a shared DynamoDB needs a namePrefix of its own');
+  if (external === undefined) {
+    sqs = await startSqs({ port: options.sqsPort ?? 0 });
+    stops.push(() => sqs!.stop());
+    done('SQS emulator (local-aws-sqs)');
+  }
+  if (external === undefined && sharedDynamo !== undefined) {
+    dynamoEndpoint = sharedDynamo;
+    // The tables go last, after everything that uses them (stops run in reverse), as an own emulator would.
+    stops.push(async () => {
+      const client = new DynamoDBClient({
+        endpoint: sharedDynamo,
+        region: 'us-east-1',
+        credentials: LOCAL_CREDENTIALS,
+      });
+      for (const table of definition.tables)
+        await client.send(new DeleteTableCommand({ TableName: prefix + table.name })).catch(() => undefined);
+      client.destroy();
+    });
+  }
+  if (external === undefined && sharedDynamo === undefined) {
+    const dynamoPort = options.dynamoPort ?? (await freePort());
+    dynamoEndpoint = `http://127.0.0.1:${dynamoPort}`;
+    const dynamoSince = Date.now();
+    dynamoStarting = startDynamo({
+      port: dynamoPort,
+      dataDir: options.dataDir,
+      detached: options.detachEmulators ?? false,
+    }).then((emulator) => {
+      stops.push(() => emulator.stop());
+      done('DynamoDB Local', dynamoSince);
+      return emulator;
+    });
+    dynamoStarting.catch(() => undefined); // awaited later; a quick failure (no Java) must not go unhandled
+  }
+  return { external, prefix, dynamoEndpoint, dynamoStarting, sqsEndpoint: external ?? sqs!.endpoint };
+};
+
+interface Configured {
+  /** The front's port, held from now on (the handlers' environment names it long before the front serves). */
+  readonly port: number;
+  readonly reserved: Awaited<ReturnType<typeof reservePort>> | undefined;
+  readonly websocketPort: number;
+  readonly programs: Awaited<ReturnType<typeof buildPrograms>>;
+  readonly env: Record<string, string>;
+}
+
+/** The agent release the handlers name (AGENT_RELEASE), as the front serves it. */
+const agentReleaseVariable = (agentRelease: ProgramRelease | undefined): string =>
+  agentRelease === undefined
+    ? ''
+    : JSON.stringify({
+        version: agentRelease.version,
+        sha256: agentRelease.sha256,
+        size: agentRelease.size,
+        path: agentRelease.path,
+      });
+
+/** Phase 2: the ports, the programs, and the environment every handler (offline and in-process) runs with. */
+const configure = async (
+  { options, stops, done }: Startup,
+  definition: ServiceDefinition,
+  emulators: Emulators,
+  tableNames: Readonly<Record<string, string>>,
+  queues: Readonly<Record<string, LocalQueue>>,
+): Promise<Configured> => {
+  const { dynamoEndpoint, sqsEndpoint } = emulators;
+  const reserved = options.port === 0 ? await reservePort() : undefined;
+  if (reserved !== undefined)
+    stops.push(
+      () => new Promise<void>((done) => (reserved.server.listening ? reserved.server.close(() => done()) : done())),
+    );
+  const port = reserved?.port ?? options.port;
+  const websocketPort = options.websocketPort || (await freePort());
+  // The programs first: the handlers' environment names the agent release the front serves (AGENT_RELEASE).
+  const programsSince = Date.now();
+  const programs = await buildPrograms({
+    server: `http://localhost:${port}`,
+    ...(options.programVersions === undefined ? {} : { versions: options.programVersions }),
+  });
+  done(`programs (${Object.keys(programs.releases).join(', ')})`, programsSince);
+  const handlerEndpoints = (await options.awsEndpoints?.({ dynamodb: dynamoEndpoint, sqs: sqsEndpoint })) ?? {
+    dynamodb: dynamoEndpoint,
+    sqs: sqsEndpoint,
+  };
+  // The SDK sends an SQS call to its queue URL's host: the handlers' queue URLs name their SQS endpoint.
+  const handlerQueues = Object.fromEntries(
+    Object.entries(queues).map(([id, q]) => [
+      id,
+      { ...q, url: q.url.replace(new URL(sqsEndpoint).origin, new URL(handlerEndpoints.sqs).origin) },
+    ]),
+  );
+  const env = {
+    ...handlerEnvironment(definition, tableNames, handlerQueues, handlerEndpoints),
+    PUBLIC_BASE_URL: `http://localhost:${port}`,
+    // Agents connect through the front (one origin, as in the cloud behind its own domain); pushes go straight to
+    // serverless-offline's @connections emulation.
+    AGENT_SOCKET_URL: `ws://localhost:${port}${AGENT_SOCKET_PATH}`,
+    AGENT_SOCKET_ENDPOINT: `http://127.0.0.1:${websocketPort}`,
+    // Browser pages served from the stack's own origin (a console); CORS_ORIGINS in options.env adds others.
+    CORS_ORIGINS: process.env['CORS_ORIGINS'] || `http://localhost:${port},http://127.0.0.1:${port}`,
+    ENCRYPTION_KEYS: await localKeyring(options.secretsDir),
+    AGENT_RELEASE: agentReleaseVariable(programs.releases.agent),
+    // The handlers follow the key file as it changes (npm run rotate-keys; infra/crypto/key-ring-source.ts).
+    ...(options.secretsDir === undefined ? {} : { ENCRYPTION_KEYS_FILE: keyFilePath(options.secretsDir) }),
+    ...(options.bootstrapAdmin === undefined
+      ? {}
+      : {
+          BOOTSTRAP_ADMIN_EMAIL: options.bootstrapAdmin.email,
+          BOOTSTRAP_ADMIN_PASSWORD: options.bootstrapAdmin.password,
+        }),
+    ...options.env,
+  };
+  return { port, reserved, websocketPort, programs, env };
+};
+
+/** Phase 5: the front on the one origin: the console and the programs, the API, the agents' socket, the streams. */
+const startFrontDoor = async (
+  { options, stops }: Startup,
+  configured: Configured,
+  urls: { readonly api: string; readonly websocketPort: number; readonly streams: string },
+  consoleFiles: Awaited<ReturnType<typeof buildConsole>>,
+) => {
+  const { env, reserved, programs } = configured;
+  const { STREAM_PATH_PATTERNS } = await import('../functions/streams/routes.js');
+  const front = await startFront({
+    port: configured.port,
+    ...(reserved === undefined ? {} : { listening: reserved.server }),
+    console: new Map([...consoleFiles, ...programs.files]),
+    apiUrl: urls.api,
+    socketUrl: `http://127.0.0.1:${urls.websocketPort}`,
+    streamUrl: urls.streams,
+    streamPatterns: options.streamPatterns ?? STREAM_PATH_PATTERNS,
+    corsOrigins: parseCorsOrigins(env['CORS_ORIGINS']),
+    ...(options.admission === undefined ? {} : { admission: options.admission }),
+    rateLimit: {
+      ratePerSecond: Number(env['RATE_LIMIT_PER_SECOND'] ?? 100),
+      burst: Number(env['RATE_LIMIT_BURST'] ?? 200),
+    },
+  });
+  stops.push(() => front.stop());
+  return front;
+};
+
+/** Phase 6: the first admin (when asked for) and, for npm start, every function called once. */
+const finishStart = async (
+  { options, done }: Startup,
+  definition: ServiceDefinition,
+  frontUrl: string,
+): Promise<Stack['bootstrapAdmin']> => {
+  let bootstrapAdmin: Stack['bootstrapAdmin'] = 'none';
+  if (options.bootstrapAdmin !== undefined) {
+    const { ensureBootstrapAdmin } = await import('../domain/identity/bootstrap-admin.js');
+    const { identityDeps } = await import('../functions/shared/identity-wiring.js');
+    bootstrapAdmin = await ensureBootstrapAdmin(identityDeps(), options.bootstrapAdmin);
+    done('first admin');
+  }
+  if (options.warm === true) {
+    const paths = warmUpPaths(definition);
+    const since = Date.now();
+    await Promise.all(
+      paths.map((path) =>
+        fetch(`${frontUrl}${path}`, { signal: AbortSignal.timeout(30_000) })
+          .then((answer) => answer.arrayBuffer())
+          .catch(() => undefined),
+      ),
+    );
+    done(`functions warmed (${paths.length})`, since);
+  }
+  return bootstrapAdmin;
+};
+
+/** Settles every promise before answering, so a failure of one never leaves another running unstopped. */
+const allStarted = async <T extends readonly unknown[]>(
+  starting: readonly [...{ [K in keyof T]: Promise<T[K]> }],
+): Promise<T> => {
+  const settled = await Promise.allSettled(starting);
+  for (const one of settled) if (one.status === 'rejected') throw one.reason;
+  return settled.map((one) => (one as PromiseFulfilledResult<unknown>).value) as unknown as T;
 };
 
 export const startStack = async (options: StackOptions): Promise<Stack> => {
-  const log = options.log ?? (() => undefined);
-  const startedAt = Date.now();
-  let lastStep = startedAt;
-  /** A step done: its own time (since the previous step, or since the start for steps that ran side by side). */
-  const done = (step: string, since = lastStep) => {
-    const now = Date.now();
-    options.progress?.(step, now - since);
-    lastStep = Math.max(lastStep, now);
-  };
+  let lastStep = Date.now();
   const stops: (() => Promise<void>)[] = [];
+  const startup: Startup = {
+    options,
+    log: options.log ?? (() => undefined),
+    stops,
+    done: (step, since = lastStep) => {
+      const now = Date.now();
+      options.progress?.(step, now - since);
+      lastStep = Math.max(lastStep, now);
+    },
+  };
   const stopAll = async () => {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
   };
   try {
     const definition = await loadServiceDefinition();
-    const external = process.env['AWS_ENDPOINT_URL'];
-    const prefix = options.namePrefix ?? '';
-
-    let sqs: Emulator | undefined;
-    let dynamoStarting: Promise<Emulator | undefined> = Promise.resolve(undefined);
-    let dynamoEndpoint = external ?? '';
-    const sharedDynamo =
-      options.dynamoEndpoint ??
-      (options.dynamoPort === undefined && options.dataDir === undefined && prefix !== ''
-        ? process.env['DEPLOYER_DYNAMODB_ENDPOINT'] || undefined
-        : undefined);
-    if (sharedDynamo !== undefined && prefix === '')
-      throw new Error('a stack on a shared DynamoDB needs a namePrefix of its own');
-    if (external === undefined) {
-      sqs = await startSqs({ port: options.sqsPort ?? 0 });
-      stops.push(() => sqs!.stop());
-      done('SQS emulator (local-aws-sqs)');
-    }
-    if (external === undefined && sharedDynamo !== undefined) {
-      dynamoEndpoint = sharedDynamo;
-      // The tables go last, after everything that uses them (stops run in reverse), as an own emulator would.
-      stops.push(async () => {
-        const client = new DynamoDBClient({
-          endpoint: sharedDynamo,
-          region: 'us-east-1',
-          credentials: LOCAL_CREDENTIALS,
-        });
-        for (const table of definition.tables)
-          await client.send(new DeleteTableCommand({ TableName: prefix + table.name })).catch(() => undefined);
-        client.destroy();
-      });
-    }
-    if (external === undefined && sharedDynamo === undefined) {
-      const dynamoPort = options.dynamoPort ?? (await freePort());
-      dynamoEndpoint = `http://127.0.0.1:${dynamoPort}`;
-      const dynamoSince = Date.now();
-      dynamoStarting = startDynamo({
-        port: dynamoPort,
-        dataDir: options.dataDir,
-        detached: options.detachEmulators ?? false,
-      }).then((emulator) => {
-        stops.push(() => emulator.stop());
-        done('DynamoDB Local', dynamoSince);
-        return emulator;
-      });
-      dynamoStarting.catch(() => undefined); // awaited below; a quick failure (no Java) must not go unhandled
-    }
-    const sqsEndpoint = external ?? sqs!.endpoint;
+    const emulators = await startEmulators(startup, definition);
+    const { prefix, dynamoEndpoint, sqsEndpoint } = emulators;
     const sqsClient = new SQSClient({ endpoint: sqsEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
     stops.push(async () => sqsClient.destroy());
     const queues = await ensureQueues(sqsClient, localQueues(definition.queues), (q) => prefix + q.name);
-    done(`queues (${Object.keys(queues).length})`);
+    startup.done(`queues (${Object.keys(queues).length})`);
 
     const tableNames = Object.fromEntries(definition.tables.map((t) => [t.logicalId, prefix + t.name]));
-    // The front's port is held from now on (the handlers' environment names it long before the front serves).
-    const reserved = options.port === 0 ? await reservePort() : undefined;
-    if (reserved !== undefined)
-      stops.push(
-        () => new Promise<void>((done) => (reserved.server.listening ? reserved.server.close(() => done()) : done())),
-      );
-    const port = reserved?.port ?? options.port;
-    let websocketPort = options.websocketPort || (await freePort());
-    // The programs first: the handlers' environment names the agent release the front serves (AGENT_RELEASE).
-    const programsSince = Date.now();
-    const programs = await buildPrograms({
-      server: `http://localhost:${port}`,
-      ...(options.programVersions === undefined ? {} : { versions: options.programVersions }),
-    });
-    done(`programs (${Object.keys(programs.releases).join(', ')})`, programsSince);
-    const agentRelease = programs.releases.agent;
-    const handlerEndpoints = (await options.awsEndpoints?.({ dynamodb: dynamoEndpoint, sqs: sqsEndpoint })) ?? {
-      dynamodb: dynamoEndpoint,
-      sqs: sqsEndpoint,
-    };
-    // The SDK sends an SQS call to its queue URL's host: the handlers' queue URLs name their SQS endpoint.
-    const handlerQueues = Object.fromEntries(
-      Object.entries(queues).map(([id, q]) => [
-        id,
-        { ...q, url: q.url.replace(new URL(sqsEndpoint).origin, new URL(handlerEndpoints.sqs).origin) },
-      ]),
-    );
-    const env = {
-      ...handlerEnvironment(definition, tableNames, handlerQueues, handlerEndpoints),
-      PUBLIC_BASE_URL: `http://localhost:${port}`,
-      // Agents connect through the front (one origin, as in the cloud behind its own domain); pushes go straight to
-      // serverless-offline's @connections emulation.
-      AGENT_SOCKET_URL: `ws://localhost:${port}${AGENT_SOCKET_PATH}`,
-      AGENT_SOCKET_ENDPOINT: `http://127.0.0.1:${websocketPort}`,
-      // Browser pages served from the stack's own origin (a console); CORS_ORIGINS in options.env adds others.
-      CORS_ORIGINS: process.env['CORS_ORIGINS'] || `http://localhost:${port},http://127.0.0.1:${port}`,
-      ENCRYPTION_KEYS: await localKeyring(options.secretsDir),
-      AGENT_RELEASE:
-        agentRelease === undefined
-          ? ''
-          : JSON.stringify({
-              version: agentRelease.version,
-              sha256: agentRelease.sha256,
-              size: agentRelease.size,
-              path: agentRelease.path,
-            }),
-      // The handlers follow the key file as it changes (npm run rotate-keys; infra/crypto/key-ring-source.ts).
-      ...(options.secretsDir === undefined ? {} : { ENCRYPTION_KEYS_FILE: keyFilePath(options.secretsDir) }),
-      ...(options.bootstrapAdmin === undefined
-        ? {}
-        : {
-            BOOTSTRAP_ADMIN_EMAIL: options.bootstrapAdmin.email,
-            BOOTSTRAP_ADMIN_PASSWORD: options.bootstrapAdmin.password,
-          }),
-      ...options.env,
-    };
+    const configured = await configure(startup, definition, emulators, tableNames, queues);
+    const { env } = configured;
     // In-process handlers (pollers, streams, the bootstrap) read the same configuration. They parse it once per
     // process (infra/config.ts), so a process serves one stack's tables: tests that need in-process handlers of
     // a second stack must run it in another test file (vitest gives each file its own process).
     Object.assign(process.env, env);
 
-    // DynamoDB Local (a JVM) and serverless-offline (esbuild + the framework) start side by side.
-    const offlineSince = Date.now();
-    const offlineStarting = (async () => {
-      // A port freePort found free can be taken before serverless-offline listens on it (any outgoing connection on
-      // the machine may get it as its local port): start again on new ports, a few times.
-      const start = async (attempt: number): Promise<Awaited<ReturnType<typeof startOffline>>> => {
-        try {
-          return await startOffline({
-            httpPort: await freePort(),
-            lambdaPort: await freePort(),
-            websocketPort,
-            env,
-            log,
-            verbose: options.verbose ?? false,
-          });
-        } catch (error) {
-          if (attempt >= 3 || !String((error as Error).message).includes('EADDRINUSE')) throw error;
-          log(`serverless-offline could not listen (a port was taken meanwhile); starting again (${attempt + 1})`);
-          if (!options.websocketPort) {
-            // Its WebSocket port may be the one taken: a new one, named to the handlers before any of them runs.
-            websocketPort = await freePort();
-            env.AGENT_SOCKET_ENDPOINT = `http://127.0.0.1:${websocketPort}`;
-            process.env['AGENT_SOCKET_ENDPOINT'] = env.AGENT_SOCKET_ENDPOINT;
-          }
-          return start(attempt + 1);
-        }
-      };
-      const offline = await start(1);
-      stops.push(() => offline.stop());
-      done('HTTP functions (serverless-offline)', offlineSince);
-      return offline;
-    })();
-    // Settle both before going on, so a failure of one never leaves the other running unstopped.
-    const [dynamoStarted, offlineStarted] = await Promise.allSettled([dynamoStarting, offlineStarting]);
-    if (dynamoStarted.status === 'rejected') throw dynamoStarted.reason;
-    if (offlineStarted.status === 'rejected') throw offlineStarted.reason;
-    const dynamo = dynamoStarted.value;
-    const offline = offlineStarted.value;
+    // DynamoDB Local (a JVM), serverless-offline (esbuild + the framework) and the console's build run side by side.
+    const [dynamo, { offline, websocketPort }, consoleFiles] = await allStarted([
+      emulators.dynamoStarting,
+      startFunctions(startup, env, {
+        websocketPort: configured.websocketPort,
+        fixed: options.websocketPort,
+        verbose: options.verbose ?? false,
+      }),
+      buildConsole(),
+    ] as const);
     const dynamoClient = new DynamoDBClient({
       endpoint: dynamoEndpoint,
       region: 'us-east-1',
@@ -341,80 +411,17 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     });
     stops.push(async () => dynamoClient.destroy());
     await ensureTables(dynamoClient, definition.tables, (t) => tableNames[t.logicalId] ?? t.name);
-    done(`tables (${definition.tables.length})`);
+    startup.done(`tables (${definition.tables.length})`);
 
-    const pollers: Poller[] = [];
-    for (const consumer of definition.consumers) {
-      const queue = queues[consumer.queueLogicalId];
-      if (queue === undefined)
-        throw new Error(`consumer ${consumer.functionName}: queue ${consumer.queueLogicalId} is not defined`);
-      const handler = await importExport<SqsHandler>(consumer.module, consumer.exportName);
-      pollers.push(
-        startPoller({ ...consumer, sqs: sqsClient, queueUrl: queue.url, queueArn: queue.arn, handler, log }),
-      );
-    }
-    stops.push(async () => void (await Promise.all(pollers.map((p) => p.stop()))));
-    // Scheduled functions (the sweep) run on a timer: every SWEEP_INTERVAL_MS (default 60000, the cloud's rate).
-    const intervalMs = Number(options.env?.['SWEEP_INTERVAL_MS'] ?? process.env['SWEEP_INTERVAL_MS'] ?? 60_000);
-    for (const schedule of definition.schedules) {
-      const handler = await importExport<ScheduledHandler>(schedule.module, schedule.exportName);
-      const running = startSchedule({ functionName: schedule.functionName, handler, intervalMs, log });
-      stops.push(() => running.stop());
-    }
-
-    installLambdaStreamingShim();
-    const streamHandler =
-      options.streamHandler ??
-      (definition.streamFunction === undefined
-        ? undefined
-        : await importExport<LocalStreamHandler>(
-            definition.streamFunction.module,
-            definition.streamFunction.exportName,
-          ));
-    if (streamHandler === undefined) throw new Error('serverless.yml defines no RESPONSE_STREAM function');
-    const streams = await startStreamRunner({ handler: streamHandler, log });
-    stops.push(() => streams.stop());
-
-    const { STREAM_PATH_PATTERNS } = await import('../functions/streams/routes.js');
-    const consoleFiles = await buildConsole();
-    const front = await startFront({
-      port,
-      ...(reserved === undefined ? {} : { listening: reserved.server }),
-      console: new Map([...consoleFiles, ...programs.files]),
-      apiUrl: offline.url,
-      socketUrl: `http://127.0.0.1:${websocketPort}`,
-      streamUrl: streams.url,
-      streamPatterns: options.streamPatterns ?? STREAM_PATH_PATTERNS,
-      corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
-      ...(options.admission === undefined ? {} : { admission: options.admission }),
-      rateLimit: {
-        ratePerSecond: Number((env as Record<string, string | undefined>)['RATE_LIMIT_PER_SECOND'] ?? 100),
-        burst: Number((env as Record<string, string | undefined>)['RATE_LIMIT_BURST'] ?? 200),
-      },
-    });
-    stops.push(() => front.stop());
-    done('consumers, stream function, front');
-
-    let bootstrapAdmin: Stack['bootstrapAdmin'] = 'none';
-    if (options.bootstrapAdmin !== undefined) {
-      const { ensureBootstrapAdmin } = await import('../domain/identity/bootstrap-admin.js');
-      const { identityDeps } = await import('../functions/shared/identity-wiring.js');
-      bootstrapAdmin = await ensureBootstrapAdmin(identityDeps(), options.bootstrapAdmin);
-      done('first admin');
-    }
-
-    if (options.warm === true) {
-      const paths = warmUpPaths(definition);
-      const since = Date.now();
-      await Promise.all(
-        paths.map((path) =>
-          fetch(`${front.url}${path}`, { signal: AbortSignal.timeout(30_000) })
-            .then((answer) => answer.arrayBuffer())
-            .catch(() => undefined),
-        ),
-      );
-      done(`functions warmed (${paths.length})`, since);
-    }
+    const streams = await startInProcessFunctions(startup, definition, queues, sqsClient, options);
+    const front = await startFrontDoor(
+      startup,
+      configured,
+      { api: offline.url, websocketPort, streams: streams.url },
+      consoleFiles,
+    );
+    startup.done('consumers, stream function, front');
+    const bootstrapAdmin = await finishStart(startup, definition, front.url);
 
     return {
       bootstrapAdmin,
@@ -422,12 +429,12 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
       port: front.port,
       dynamoEndpoint,
       sqsEndpoint,
-      external: external !== undefined,
+      external: emulators.external !== undefined,
       tables: tableNames,
       queues,
       env,
-      programs: programs.releases,
-      programFiles: programs.files,
+      programs: configured.programs.releases,
+      programFiles: configured.programs.files,
       childPids: [dynamo?.pid, offline.pid].filter((pid): pid is number => pid !== undefined),
       stop: stopAll,
     };

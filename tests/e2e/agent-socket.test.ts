@@ -3,17 +3,14 @@
 // a queued command or cancel notice is pushed as a wake-up at once and stays in the inbox until claimed, heartbeats
 // ride the socket, a second connection replaces the first, a deleted target's socket is told and closed, and a
 // closed one is cleared from the target. The real agent over the socket: tests/e2e/agent-channel.test.ts.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { enqueueCommand } from '../../domain/targets/commands.js';
-import { startStack, type Stack } from '../../local/stack.js';
-import { uniqueName } from '../support/aws.js';
 import { apiClient } from '../support/http.js';
+import { useStack } from '../support/stack-fixture.js';
 
-const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
-let stack: Stack;
-let admin: string;
+const e2e = useStack('socket');
 
-const api = apiClient(() => stack.baseUrl);
+const api = apiClient(() => e2e.stack.baseUrl);
 const call = (method: string, path: string, token?: string, body?: unknown) =>
   api.call(method, `/api/v1${path}`, { ...(token === undefined ? {} : { token }), body });
 const wiring = async () => (await import('../../functions/shared/targets-wiring.js')).targetsDeps();
@@ -64,7 +61,7 @@ const open = (url: string, token: string): Promise<Socket> =>
   });
 
 const enroll = async (name: string) => {
-  const token = (await call('POST', '/targets/enrollment-tokens', admin, { expires_in_hours: 1 })).json.token;
+  const token = (await call('POST', '/targets/enrollment-tokens', e2e.admin, { expires_in_hours: 1 })).json.token;
   const registered = await call('POST', '/agent/register', undefined, {
     enrollment_token: token,
     name,
@@ -102,35 +99,26 @@ const until = async <T>(what: () => Promise<T | undefined>, withinMs = 10_000): 
   }
 };
 
-beforeAll(async () => {
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('socket')}-`, bootstrapAdmin: ADMIN });
-  admin = (await api.login(ADMIN)).token;
-});
-
-afterAll(async () => {
-  await stack?.stop();
-});
-
 describe('GET /api/v1/agent/channel', () => {
   it('tells an agent where its socket is and how often to speak, and refuses user credentials', async () => {
     // Arrange
     const agent = await enroll('channel-1');
     // Act
     const channel = await call('GET', '/agent/channel', agent.token);
-    const asUser = await call('GET', '/agent/channel', admin);
+    const asUser = await call('GET', '/agent/channel', e2e.admin);
     // Assess
     expect(channel.status).toBe(200);
     expect(channel.json).toEqual({
-      socket_url: `ws://localhost:${stack.port}/api/v1/agent/socket`,
+      socket_url: `ws://localhost:${e2e.stack.port}/api/v1/agent/socket`,
       heartbeat_seconds: 15,
       idle_ping_seconds: 25,
       poll_wait_seconds: 20,
       output_in_completion: true,
       release: {
-        version: stack.programs.agent?.version,
-        sha256: stack.programs.agent?.sha256,
-        size: stack.programs.agent?.size,
-        url: stack.programs.agent?.path,
+        version: e2e.stack.programs.agent?.version,
+        sha256: e2e.stack.programs.agent?.sha256,
+        size: e2e.stack.programs.agent?.size,
+        url: e2e.stack.programs.agent?.path,
       },
       accepted: '>=1.0.0 <2.0.0',
     });
@@ -144,7 +132,7 @@ describe('the agent WebSocket', () => {
     const url = (await call('GET', '/agent/channel', (await enroll('refused-1')).token)).json.socket_url as string;
     // Act / Assess
     await expect(open(url, 'dpa_not-a-real-token')).rejects.toThrow(/could not be opened/);
-    await expect(open(url, admin)).rejects.toThrow(/could not be opened/);
+    await expect(open(url, e2e.admin)).rejects.toThrow(/could not be opened/);
     await expect(open(url.replace('/socket', '/other'), 'dpa_x')).rejects.toThrow(/could not be opened/);
   });
 
@@ -153,7 +141,7 @@ describe('the agent WebSocket', () => {
     const agent = await enroll('push-1');
     const url = (await call('GET', '/agent/channel', agent.token)).json.socket_url as string;
     const socket = await open(url, agent.token);
-    const target = await call('GET', `/targets/${agent.targetId}`, admin);
+    const target = await call('GET', `/targets/${agent.targetId}`, e2e.admin);
     expect(target.json.status).toBe('online');
     // Act
     const queuedAt = Date.now();
@@ -173,12 +161,12 @@ describe('the agent WebSocket', () => {
     const agent = await enroll('heartbeat-1');
     const url = (await call('GET', '/agent/channel', agent.token)).json.socket_url as string;
     const socket = await open(url, agent.token);
-    const before = (await call('GET', `/targets/${agent.targetId}`, admin)).json.last_heartbeat_at as string;
+    const before = (await call('GET', `/targets/${agent.targetId}`, e2e.admin)).json.last_heartbeat_at as string;
     await new Promise((r) => setTimeout(r, 20));
     // Act
     socket.ws.send(JSON.stringify({ action: 'heartbeat', running_command_ids: [] }));
     const after = await until(async () => {
-      const seen = (await call('GET', `/targets/${agent.targetId}`, admin)).json.last_heartbeat_at as string;
+      const seen = (await call('GET', `/targets/${agent.targetId}`, e2e.admin)).json.last_heartbeat_at as string;
       return seen > before ? seen : undefined;
     });
     socket.ws.send('not json');
@@ -215,7 +203,7 @@ describe('the agent WebSocket', () => {
     const url = (await call('GET', '/agent/channel', agent.token)).json.socket_url as string;
     const socket = await open(url, agent.token);
     // Act
-    expect((await call('DELETE', `/targets/${agent.targetId}`, admin)).status).toBe(204);
+    expect((await call('DELETE', `/targets/${agent.targetId}`, e2e.admin)).status).toBe(204);
     // Assess
     expect(await socket.next((m) => m.type === 'revoked')).toEqual({ type: 'revoked' });
     await socket.closed;

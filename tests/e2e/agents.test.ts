@@ -8,18 +8,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enqueueCommand, type NewCommand } from '../../domain/targets/commands.js';
 import type { Command } from '../../domain/targets/types.js';
 import { spawnAgent, startLocalAgents, writeAgentBundle, type LocalAgent } from '../../local/agents.js';
-import { startStack, type Stack } from '../../local/stack.js';
-import { uniqueName } from '../support/aws.js';
 import { apiClient } from '../support/http.js';
 import { createUser } from '../support/users.js';
+import { useStack } from '../support/stack-fixture.js';
 
-const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
-let stack: Stack;
-let admin: string;
+const e2e = useStack('agents');
 let dir = '';
 const agents: LocalAgent[] = [];
 
-const api = apiClient(() => stack.baseUrl);
+const api = apiClient(() => e2e.stack.baseUrl);
 const call = (method: string, path: string, token?: string, body?: unknown) =>
   api.call(method, `/api/v1${path}`, { ...(token === undefined ? {} : { token }), body });
 const quietLog = () => undefined;
@@ -57,26 +54,23 @@ const outputOf = async (id: string): Promise<string> =>
   (await (await wiring()).commands.output(id)).map((c) => c.data).join('');
 
 beforeAll(async () => {
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('agents')}-`, bootstrapAdmin: ADMIN });
-  admin = (await api.login(ADMIN)).token;
   dir = await mkdtemp(join(tmpdir(), 'deployer-agents-'));
 });
 
 afterAll(async () => {
   await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
-  await stack?.stop();
   if (dir !== '') await rm(dir, { recursive: true, force: true });
 });
 
 describe('enrollment tokens', () => {
   it('are created by users with targets:create only, shown once, bounded', async () => {
-    const created = await call('POST', '/targets/enrollment-tokens', admin, { expires_in_hours: 1 });
+    const created = await call('POST', '/targets/enrollment-tokens', e2e.admin, { expires_in_hours: 1 });
     expect(created.status).toBe(201);
     expect(created.json.token).toMatch(/^det_/);
     expect(Date.parse(created.json.expires_at) - Date.now()).toBeGreaterThan(3_500_000);
-    expect((await call('POST', '/targets/enrollment-tokens', admin, { expires_in_hours: 0 })).json.error).toMatchObject(
-      { code: 'VALIDATION_ERROR' },
-    );
+    expect(
+      (await call('POST', '/targets/enrollment-tokens', e2e.admin, { expires_in_hours: 0 })).json.error,
+    ).toMatchObject({ code: 'VALIDATION_ERROR' });
     expect((await call('POST', '/targets/enrollment-tokens', undefined, {})).status).toBe(401);
     await createUser('viewer@example.com', 'viewer-password', ['user']);
     const viewer = (await api.login({ email: 'viewer@example.com', password: 'viewer-password' })).token;
@@ -105,15 +99,15 @@ describe('an agent started with an enrollment token', () => {
 
   beforeAll(async () => {
     const { token } = (
-      await call('POST', '/targets/enrollment-tokens', admin, { tags: [{ key: 'role', value: 'web' }] })
+      await call('POST', '/targets/enrollment-tokens', e2e.admin, { tags: [{ key: 'role', value: 'web' }] })
     ).json;
     // What ships: the one-file agent the stack serves, run by this Node from a folder outside the checkout.
     agent = await spawnAgent({
-      bundle: await writeAgentBundle(stack, dir),
+      bundle: await writeAgentBundle(e2e.stack, dir),
       cwd: dir,
       args: [
         '--server',
-        stack.baseUrl,
+        e2e.stack.baseUrl,
         '--name',
         'e2e-web',
         '--tag',
@@ -130,7 +124,7 @@ describe('an agent started with an enrollment token', () => {
   });
 
   it('appears online with its tags, by id and short id, and can be renamed and retagged', async () => {
-    const list = await call('GET', '/targets?tag=role=web', admin);
+    const list = await call('GET', '/targets?tag=role=web', e2e.admin);
     const target = list.json.data.find((t: { id: string }) => t.id === agent.targetId);
     expect(target).toMatchObject({
       name: 'e2e-web',
@@ -138,8 +132,8 @@ describe('an agent started with an enrollment token', () => {
       tags: [{ key: 'role', value: 'web' }],
       agent_version: expect.any(String),
     });
-    expect((await call('GET', `/targets/${target.short_id}`, admin)).json.id).toBe(agent.targetId);
-    const renamed = await call('PUT', `/targets/${agent.targetId}`, admin, {
+    expect((await call('GET', `/targets/${target.short_id}`, e2e.admin)).json.id).toBe(agent.targetId);
+    const renamed = await call('PUT', `/targets/${agent.targetId}`, e2e.admin, {
       name: 'e2e-web-1',
       tags: [
         { key: 'role', value: 'web' },
@@ -153,10 +147,10 @@ describe('an agent started with an enrollment token', () => {
         { key: 'tier', value: '1' },
       ],
     });
-    expect((await call('PUT', `/targets/${agent.targetId}`, admin, { tags: [{ key: '', value: 'x' }] })).status).toBe(
-      400,
-    );
-    expect((await call('GET', '/targets/nope', admin)).status).toBe(404);
+    expect(
+      (await call('PUT', `/targets/${agent.targetId}`, e2e.admin, { tags: [{ key: '', value: 'x' }] })).status,
+    ).toBe(400);
+    expect((await call('GET', '/targets/nope', e2e.admin)).status).toBe(404);
   });
 
   it('runs a command end to end: variables in the environment, the secret masked, both streams, exit code', async () => {
@@ -197,7 +191,7 @@ describe('an agent started with an enrollment token', () => {
 
 describe('agent credentials', () => {
   const register = async (name: string) => {
-    const { token } = (await call('POST', '/targets/enrollment-tokens', admin, {})).json;
+    const { token } = (await call('POST', '/targets/enrollment-tokens', e2e.admin, {})).json;
     const reply = await call('POST', '/agent/register', undefined, {
       enrollment_token: token,
       name,
@@ -237,13 +231,13 @@ describe('agent credentials', () => {
     });
     // credentials in the wrong place
     expect((await call('GET', '/targets', one.agent_token)).json.error.code).toBe('INVALID_TOKEN');
-    expect((await call('POST', '/agent/heartbeat', admin, {})).json.error.code).toBe('INVALID_TOKEN');
+    expect((await call('POST', '/agent/heartbeat', e2e.admin, {})).json.error.code).toBe('INVALID_TOKEN');
     expect((await call('POST', '/agent/heartbeat', undefined, {})).status).toBe(401);
     expect((await call('POST', '/agent/heartbeat', one.agent_token, {})).json.server_time).toEqual(expect.any(String));
     // a deleted target's token stops working at once
-    expect((await call('DELETE', `/targets/${one.target_id}`, admin)).status).toBe(204);
+    expect((await call('DELETE', `/targets/${one.target_id}`, e2e.admin)).status).toBe(204);
     expect((await call('POST', '/agent/heartbeat', one.agent_token, {})).status).toBe(401);
-    expect((await call('DELETE', `/targets/${one.target_id}`, admin)).status).toBe(404);
+    expect((await call('DELETE', `/targets/${one.target_id}`, e2e.admin)).status).toBe(404);
   });
 
   it('a long poll answers as soon as a command arrives', async () => {
@@ -261,16 +255,16 @@ describe('agent credentials', () => {
 describe('npm start’s local agents', () => {
   it('enroll local-1 (env=local, role=web) and local-2 (env=local, role=db), online, and keep their targets on restart', async () => {
     // Act
-    const first = await startLocalAgents(stack, join(dir, 'local'), quietLog);
+    const first = await startLocalAgents(e2e.stack, join(dir, 'local'), quietLog);
     await Promise.all(first.map((a) => a.stop({ graceSeconds: 1 })));
-    const second = await startLocalAgents(stack, join(dir, 'local'), quietLog);
+    const second = await startLocalAgents(e2e.stack, join(dir, 'local'), quietLog);
     agents.push(...second);
     // Assess
     expect(second.map((a) => a.targetId)).toEqual(first.map((a) => a.targetId));
     // The stop said goodbye (offline at once); the restarted agents are online from their first word, which follows
     // their start by a moment.
     const listed = async () => {
-      const targets = (await call('GET', '/targets?tag=env=local&limit=100', admin)).json.data;
+      const targets = (await call('GET', '/targets?tag=env=local&limit=100', e2e.admin)).json.data;
       const byName = [...targets].sort((a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name));
       return byName.map((t: { name: string; status: string; tags: unknown }) => [t.name, t.status, t.tags]);
     };

@@ -10,19 +10,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeploymentEvent } from '../../domain/deployments/events.js';
 import { newDeployment } from '../../domain/deployments/start.js';
 import { startLocalAgents, type LocalAgent } from '../../local/agents.js';
-import { startStack, type Stack } from '../../local/stack.js';
 import { aDraft } from '../fakes/deployments.js';
-import { uniqueName } from '../support/aws.js';
 import { apiClient } from '../support/http.js';
 import { createUser } from '../support/users.js';
+import { useStack } from '../support/stack-fixture.js';
 
-const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
-let stack: Stack;
-let admin: string;
+// Deployments here are stored without waking the engine; the sweep would give them a check chain after a minute
+// (rightly: nothing else would) and the engine's events would mix with the ones a test appends. It stays idle.
+// Deployments here stay running (a long sleep) while the test appends their events: room for all of them.
+const e2e = useStack('logs', { env: { SWEEP_INTERVAL_MS: '3600000' } });
 let dir: string;
 let agents: readonly LocalAgent[] = [];
 
-const api = apiClient(() => stack.baseUrl);
+const api = apiClient(() => e2e.stack.baseUrl);
 const call = (method: string, path: string, token?: string, body?: unknown) =>
   api.call(method, `/api/v1${path}`, { ...(token === undefined ? {} : { token }), body });
 
@@ -65,7 +65,7 @@ const deploy = async (): Promise<string> => {
   return deployment.id;
 };
 
-const sseToken = async (token = admin): Promise<string> => {
+const sseToken = async (token = e2e.admin): Promise<string> => {
   const issued = await call('POST', '/auth/sse-token', token, {});
   expect(issued.status).toBe(200);
   return issued.json.sse_token;
@@ -75,7 +75,7 @@ const errorCode = async (response: Response): Promise<string> =>
   ((await response.json()) as { error: { code: string } }).error.code;
 
 const logsUrl = (deploymentId: string, query: string) =>
-  `${stack.baseUrl}/api/v1/deployments/${deploymentId}/logs?${query}`;
+  `${e2e.stack.baseUrl}/api/v1/deployments/${deploymentId}/logs?${query}`;
 
 /** Reads a stream to its end (the server closes it); fails the test if that takes longer than `withinMs`. */
 const readToEnd = async (url: string, headers: Record<string, string> = {}, withinMs = 10_000) => {
@@ -136,27 +136,16 @@ const framesOf = (text: string) =>
     .filter((f) => f.message !== undefined);
 
 beforeAll(async () => {
-  // Deployments here are stored without waking the engine; the sweep would give them a check chain after a minute
-  // (rightly: nothing else would) and the engine's events would mix with the ones a test appends. It stays idle.
-  stack = await startStack({
-    port: 0,
-    namePrefix: `${uniqueName('logs')}-`,
-    bootstrapAdmin: ADMIN,
-    env: { SWEEP_INTERVAL_MS: '3600000' },
-  });
-  admin = (await api.login(ADMIN)).token;
-  // Deployments here stay running (a long sleep) while the test appends their events: room for all of them.
-  expect((await call('PUT', '/admin/orchestration', admin, { instances: 50 })).status).toBe(200);
+  expect((await call('PUT', '/admin/orchestration', e2e.admin, { instances: 50 })).status).toBe(200);
   dir = await mkdtemp(join(tmpdir(), 'deployer-logs-'));
-  agents = await startLocalAgents(stack, dir, () => undefined);
+  agents = await startLocalAgents(e2e.stack, dir, () => undefined);
 });
 
 afterAll(async () => {
-  const running = await call('GET', '/deployments?status=running&limit=100', admin).catch(() => undefined);
+  const running = await call('GET', '/deployments?status=running&limit=100', e2e.admin).catch(() => undefined);
   for (const d of running?.json?.data ?? [])
-    await call('POST', `/deployments/${d.id}/cancel`, admin, { reason: 'test cleanup' });
+    await call('POST', `/deployments/${d.id}/cancel`, e2e.admin, { reason: 'test cleanup' });
   await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
-  await stack?.stop();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -257,7 +246,7 @@ describe('GET /deployments/{id}/logs', () => {
     const client = listen(logsUrl(id, `sse_token=${await sseToken()}`));
     await client.until((r) => r.event === 'ping');
     // Act
-    const cancelled = await call('POST', `/deployments/${id}/cancel`, admin, { reason: 'wrong version' });
+    const cancelled = await call('POST', `/deployments/${id}/cancel`, e2e.admin, { reason: 'wrong version' });
     await client.until((r) => r.event === 'state_change');
     client.source.close();
     // Assess
@@ -269,7 +258,7 @@ describe('GET /deployments/{id}/logs', () => {
       new_state: 'cancelled',
       message: expect.stringContaining('wrong version'),
     });
-    const history = await call('GET', `/deployments/${id}/logs/history`, admin);
+    const history = await call('GET', `/deployments/${id}/logs/history`, e2e.admin);
     expect(history.json.at(-1)).toMatchObject({
       event_type: 'state_change',
       level: 'warn',
@@ -280,8 +269,8 @@ describe('GET /deployments/{id}/logs', () => {
   it('accepts only a valid single-use sse_token: the Authorization header, a used token and a missing one are 401', async () => {
     const id = await deploy();
     const token = await sseToken();
-    const viaHeader = await fetch(`${stack.baseUrl}/api/v1/deployments/${id}/logs`, {
-      headers: { authorization: `Bearer ${admin}` },
+    const viaHeader = await fetch(`${e2e.stack.baseUrl}/api/v1/deployments/${id}/logs`, {
+      headers: { authorization: `Bearer ${e2e.admin}` },
     });
     expect([viaHeader.status, await errorCode(viaHeader)]).toEqual([401, 'INVALID_TOKEN']);
     const controller = new AbortController();
@@ -290,7 +279,7 @@ describe('GET /deployments/{id}/logs', () => {
     controller.abort();
     const secondUse = await fetch(logsUrl(id, `sse_token=${token}`));
     expect([secondUse.status, await errorCode(secondUse)]).toEqual([401, 'INVALID_TOKEN']);
-    const none = await fetch(`${stack.baseUrl}/api/v1/deployments/${id}/logs`);
+    const none = await fetch(`${e2e.stack.baseUrl}/api/v1/deployments/${id}/logs`);
     expect(none.status).toBe(401);
     const badResume = await fetch(logsUrl(id, `sse_token=${await sseToken()}&last_event_id=x`));
     expect(badResume.status).toBe(400);
@@ -299,11 +288,11 @@ describe('GET /deployments/{id}/logs', () => {
   it('answers 404 for a missing deployment or another tenant’s, and 403 without deployments:read', async () => {
     // Prepare
     const id = await deploy();
-    const tenant = await call('POST', '/tenants', admin, { name: 'Acme', slug: 'acme' });
+    const tenant = await call('POST', '/tenants', e2e.admin, { name: 'Acme', slug: 'acme' });
     expect(tenant.status).toBe(201);
     await createUser('acme-viewer@example.com', 'acme-viewer-password', ['user'], tenant.json.id);
     const acme = (await api.login({ email: 'acme-viewer@example.com', password: 'acme-viewer-password' })).token;
-    const key = await call('POST', '/auth/api-keys', admin, { name: 'targets only', scopes: ['targets:read'] });
+    const key = await call('POST', '/auth/api-keys', e2e.admin, { name: 'targets only', scopes: ['targets:read'] });
     expect(key.status).toBe(201);
     // Act
     const otherTenant = await fetch(logsUrl(id, `sse_token=${await sseToken(acme)}`));
@@ -327,10 +316,10 @@ describe('GET /deployments/{id}/logs/history', () => {
     );
     await append(id, [ended(id)]);
     // Act
-    const all = await call('GET', `/deployments/${id}/logs/history`, admin);
-    const page = await call('GET', `/deployments/${id}/logs/history?offset=2&limit=3`, admin);
-    const past = await call('GET', `/deployments/${id}/logs/history?offset=50`, admin);
-    const tooMany = await call('GET', `/deployments/${id}/logs/history?limit=101`, admin);
+    const all = await call('GET', `/deployments/${id}/logs/history`, e2e.admin);
+    const page = await call('GET', `/deployments/${id}/logs/history?offset=2&limit=3`, e2e.admin);
+    const past = await call('GET', `/deployments/${id}/logs/history?offset=50`, e2e.admin);
+    const tooMany = await call('GET', `/deployments/${id}/logs/history?limit=101`, e2e.admin);
     // Assess
     expect(all.status).toBe(200);
     expect(Array.isArray(all.json)).toBe(true);
@@ -360,8 +349,8 @@ describe('GET /deployments/{id}/logs/history', () => {
     expect(page.json.map((e: { message: string }) => e.message)).toEqual(['line 3', 'line 4', 'line 5']);
     expect([past.status, past.json]).toEqual([200, []]);
     expect([tooMany.status, tooMany.json.error.details.fields[0].field]).toEqual([400, 'limit']);
-    expect((await call('GET', '/deployments/00000000-0000-4000-8000-000000000000/logs/history', admin)).status).toBe(
-      404,
-    );
+    expect(
+      (await call('GET', '/deployments/00000000-0000-4000-8000-000000000000/logs/history', e2e.admin)).status,
+    ).toBe(404);
   });
 });

@@ -1,29 +1,20 @@
 // POST /api/v1/deployments/preview over HTTP, with npm start's local agents online: an action to local-1 by tag,
 // a warning for an offline target, 400s for bad bodies, and a solution frozen by an active freeze (200 with a
 // warning: a preview never answers DEPLOYMENT_FROZEN).
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalAgents, type LocalAgent } from '../../local/agents.js';
-import { startStack, type Stack } from '../../local/stack.js';
-import { uniqueName } from '../support/aws.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { apiClient, type Reply } from '../support/http.js';
+import { useStackWithAgents } from '../support/stack-with-agents.js';
 
-const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
-let stack: Stack;
-let admin: string;
-let dir: string;
-let agents: readonly LocalAgent[] = [];
+const e2e = useStackWithAgents('preview');
 
-const api = apiClient(() => stack.baseUrl);
+const api = apiClient(() => e2e.stack.baseUrl);
 const call = (method: string, path: string, token: string | undefined, body?: unknown) =>
   api.call(method, `/api/v1${path}`, token === undefined ? { body } : { token, body });
-const preview = (body: unknown) => call('POST', '/deployments/preview', admin, body);
+const preview = (body: unknown) => call('POST', '/deployments/preview', e2e.admin, body);
 const fields = (reply: Reply): string[] =>
   (reply.json.error?.details?.fields ?? []).map((f: { field: string }) => f.field);
 const created = async (path: string, body: unknown) => {
-  const reply = await call('POST', path, admin, body);
+  const reply = await call('POST', path, e2e.admin, body);
   if (reply.status !== 201) throw new Error(`POST ${path} answered ${reply.status}: ${JSON.stringify(reply.json)}`);
   return reply.json;
 };
@@ -33,10 +24,6 @@ let action: { id: string; short_id: string; name: string };
 const WEB = [{ key: 'role', value: 'web' }];
 
 beforeAll(async () => {
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('preview')}-`, bootstrapAdmin: ADMIN });
-  admin = (await api.login(ADMIN)).token;
-  dir = await mkdtemp(join(tmpdir(), 'deployer-preview-'));
-  agents = await startLocalAgents(stack, dir, () => undefined);
   action = await created('/actions', {
     slug: 'restart-web',
     name: 'Restart web',
@@ -57,12 +44,6 @@ beforeAll(async () => {
       { name: 'MODE', default: 'soft' },
     ],
   });
-});
-
-afterAll(async () => {
-  await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
-  await stack?.stop();
-  await rm(dir, { recursive: true, force: true });
 });
 
 describe('POST /deployments/preview', () => {
@@ -198,7 +179,7 @@ describe('POST /deployments/preview', () => {
       solution_id: solution.id,
     });
     // Act
-    const local1 = agents[0]!.targetId; // LOCAL_AGENTS order: local-1, local-2
+    const local1 = e2e.agents[0]!.targetId; // LOCAL_AGENTS order: local-1, local-2
     const reply = await preview({
       solution_id: solution.short_id,
       target_ids: [local1],

@@ -2,23 +2,22 @@
 // tenant isolation, the pending dispatch requests (formats, positions, delete in every state) and the
 // orchestration capacity. Deployments and requests are stored through the service's own wiring, as the create
 // and the dispatcher store them, so these tests depend only on the read side.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Deployment, PendingRequest } from '../../domain/deployments/types.js';
-import { startStack, type Stack } from '../../local/stack.js';
-import { uniqueName } from '../support/aws.js';
 import { apiClient } from '../support/http.js';
 import { createUser } from '../support/users.js';
 import { aDeployment, aDraft, aPendingRequest } from '../fakes/deployments.js';
+import { useStack } from '../support/stack-fixture.js';
 
-const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 /** A real tenant (its users reference it), created before anything uses it. */
 let TENANT_A = '';
-let stack: Stack;
-let admin: string;
+// The seeded running deployments have no engine check chain (they were never started): the sweep would rightly
+// give them one, and the engine would end them. This file tests the read side only, so its sweep stays idle.
+const e2e = useStack('deployments-read', { env: { SWEEP_INTERVAL_MS: '3600000' } });
 let operator: string;
 let tenantUser: string;
 
-const api = apiClient(() => stack.baseUrl);
+const api = apiClient(() => e2e.stack.baseUrl);
 const call = (method: string, path: string, token: string, body?: unknown) =>
   api.call(method, `/api/v1${path}`, { token, body });
 const wiring = async () => (await import('../../functions/shared/deployments-wiring.js')).deploymentsDeps();
@@ -47,17 +46,9 @@ const seedRequest = async (n: number, overrides: Partial<PendingRequest> = {}) =
   );
 
 beforeAll(async () => {
-  // The seeded running deployments have no engine check chain (they were never started): the sweep would rightly
-  // give them one, and the engine would end them. This file tests the read side only, so its sweep stays idle.
-  stack = await startStack({
-    port: 0,
-    namePrefix: `${uniqueName('deployments-read')}-`,
-    bootstrapAdmin: ADMIN,
-    env: { SWEEP_INTERVAL_MS: '3600000' },
-  });
-  admin = (await api.login(ADMIN)).token;
-  TENANT_A = (await api.call('POST', '/api/v1/tenants', { token: admin, body: { name: 'Tenant A', slug: 'tenant-a' } }))
-    .json.id;
+  TENANT_A = (
+    await api.call('POST', '/api/v1/tenants', { token: e2e.admin, body: { name: 'Tenant A', slug: 'tenant-a' } })
+  ).json.id;
   triggerer = await createUser('oscar@example.com', 'oscar-password', ['operator']);
   await createUser('tina@example.com', 'tina-password', ['operator'], TENANT_A);
   operator = (await api.login({ email: 'oscar@example.com', password: 'oscar-password' })).token;
@@ -69,14 +60,10 @@ beforeAll(async () => {
   await seedDeployment(5, 'running', { tenantId: TENANT_A, tenantName: 'tenant-a' });
 });
 
-afterAll(async () => {
-  await stack?.stop();
-});
-
 describe('deployment list', () => {
   it('answers the envelope newest first, with status_counts over every page ignoring the status filter', async () => {
-    const all = await call('GET', '/deployments', admin);
-    const page = await call('GET', '/deployments?status=running&limit=1&page=2', admin);
+    const all = await call('GET', '/deployments', e2e.admin);
+    const page = await call('GET', '/deployments?status=running&limit=1&page=2', e2e.admin);
 
     expect(all.status).toBe(200);
     expect(all.json.data.map((d: { id: string }) => d.id)).toEqual([uuid(5), uuid(4), uuid(3), uuid(2), uuid(1)]);
@@ -88,9 +75,9 @@ describe('deployment list', () => {
   });
 
   it('filters by exact state, tenant and source type; a tenant-scoped caller sees only its tenant', async () => {
-    const cancelled = await call('GET', '/deployments?status=cancelled', admin);
-    const ofTenant = await call('GET', `/deployments?tenant_id=${TENANT_A}`, admin);
-    const solutions = await call('GET', '/deployments?source_type=solution', admin);
+    const cancelled = await call('GET', '/deployments?status=cancelled', e2e.admin);
+    const ofTenant = await call('GET', `/deployments?tenant_id=${TENANT_A}`, e2e.admin);
+    const solutions = await call('GET', '/deployments?source_type=solution', e2e.admin);
     const scoped = await call('GET', '/deployments', tenantUser);
 
     expect(cancelled.json.data.map((d: { id: string }) => d.id)).toEqual([uuid(3)]);
@@ -102,7 +89,7 @@ describe('deployment list', () => {
 
   it('answers 400 for an unknown status, a limit above 100 or a page below 1', async () => {
     for (const query of ['status=done', 'limit=101', 'page=0', 'source_type=script', 'tenant_id=nope']) {
-      const reply = await call('GET', `/deployments?${query}`, admin);
+      const reply = await call('GET', `/deployments?${query}`, e2e.admin);
       expect([query, reply.status, reply.json.error.code]).toEqual([query, 400, 'VALIDATION_ERROR']);
     }
   });
@@ -110,11 +97,11 @@ describe('deployment list', () => {
 
 describe('deployment get', () => {
   it('answers the detail by id or short id, and 404 for another tenant’s or a missing one', async () => {
-    const byId = await call('GET', `/deployments/${uuid(2)}`, admin);
-    const byShortId = await call('GET', '/deployments/e2e2', admin);
+    const byId = await call('GET', `/deployments/${uuid(2)}`, e2e.admin);
+    const byShortId = await call('GET', '/deployments/e2e2', e2e.admin);
     const foreign = await call('GET', `/deployments/${uuid(2)}`, tenantUser);
     const own = await call('GET', '/deployments/e2e5', tenantUser);
-    const missing = await call('GET', `/deployments/${uuid(99)}`, admin);
+    const missing = await call('GET', `/deployments/${uuid(99)}`, e2e.admin);
 
     expect(byId.status).toBe(200);
     expect(byId.json).toMatchObject({
@@ -133,7 +120,7 @@ describe('deployment get', () => {
 
 describe('orchestration capacity', () => {
   it('shows the running deployments holding instances', async () => {
-    const view = await call('GET', '/admin/orchestration', admin);
+    const view = await call('GET', '/admin/orchestration', e2e.admin);
 
     expect(view.status).toBe(200);
     expect(view.json).toMatchObject({ instances: 4, in_use: 2, available: 2 });
@@ -142,19 +129,19 @@ describe('orchestration capacity', () => {
 
   it('lets only an admin change it, within 0..1000', async () => {
     const byOperator = await call('PUT', '/admin/orchestration', operator, { instances: 8 });
-    const tooMany = await call('PUT', '/admin/orchestration', admin, { instances: 1001 });
-    const notInteger = await call('PUT', '/admin/orchestration', admin, { instances: 1.5 });
+    const tooMany = await call('PUT', '/admin/orchestration', e2e.admin, { instances: 1001 });
+    const notInteger = await call('PUT', '/admin/orchestration', e2e.admin, { instances: 1.5 });
 
     expect([byOperator.status, byOperator.json.error.code]).toEqual([403, 'INSUFFICIENT_PERMISSIONS']);
     expect([tooMany.status, notInteger.status]).toEqual([400, 400]);
-    expect((await call('GET', '/admin/orchestration', admin)).json.instances).toBe(4);
+    expect((await call('GET', '/admin/orchestration', e2e.admin)).json.instances).toBe(4);
   });
 });
 
 describe('pending dispatch requests', () => {
   beforeAll(async () => {
     // Capacity 0 first, so the dispatcher leaves the seeded requests waiting.
-    const zero = await call('PUT', '/admin/orchestration', admin, { instances: 0 });
+    const zero = await call('PUT', '/admin/orchestration', e2e.admin, { instances: 0 });
     if (zero.status !== 200) throw new Error(`PUT orchestration answered ${zero.status}`);
     await seedRequest(1, { priority: 0 });
     await seedRequest(2, { priority: 5, draft: aDraft({ tenantId: TENANT_A, tenantName: 'tenant-a' }) });
@@ -162,7 +149,7 @@ describe('pending dispatch requests', () => {
   });
 
   it('lists a bare array newest first, in the spec formats, with queue positions', async () => {
-    const list = await call('GET', '/deployments/pending', admin);
+    const list = await call('GET', '/deployments/pending', e2e.admin);
     const scoped = await call('GET', '/deployments/pending', tenantUser);
 
     expect(list.status).toBe(200);
@@ -185,7 +172,7 @@ describe('pending dispatch requests', () => {
     });
     expect(list.json.map((r: { queue_position: number }) => r.queue_position)).toEqual([3, 1, 2]);
     expect(scoped.json.map((r: { id: string }) => r.id)).toEqual([rid(2)]);
-    expect((await call('GET', '/admin/orchestration', admin)).json).toMatchObject({
+    expect((await call('GET', '/admin/orchestration', e2e.admin)).json).toMatchObject({
       instances: 0,
       available: 0,
       pending: 3,
@@ -193,17 +180,17 @@ describe('pending dispatch requests', () => {
   });
 
   it('answers 400 for an unknown status filter', async () => {
-    const reply = await call('GET', '/deployments/pending?status=waiting', admin);
+    const reply = await call('GET', '/deployments/pending?status=waiting', e2e.admin);
 
     expect([reply.status, reply.json.error.code]).toEqual([400, 'VALIDATION_ERROR']);
   });
 
   it('cancels with 200 and an empty body, then 409 naming the status; 404 when missing or another tenant’s', async () => {
     const foreign = await call('DELETE', `/deployments/pending/${rid(3)}`, tenantUser);
-    const first = await call('DELETE', `/deployments/pending/${rid(3)}`, admin);
-    const again = await call('DELETE', `/deployments/pending/${rid(3)}`, admin);
-    const missing = await call('DELETE', `/deployments/pending/${rid(99)}`, admin);
-    const cancelled = await call('GET', '/deployments/pending?status=cancelled', admin);
+    const first = await call('DELETE', `/deployments/pending/${rid(3)}`, e2e.admin);
+    const again = await call('DELETE', `/deployments/pending/${rid(3)}`, e2e.admin);
+    const missing = await call('DELETE', `/deployments/pending/${rid(99)}`, e2e.admin);
+    const cancelled = await call('GET', '/deployments/pending?status=cancelled', e2e.admin);
 
     expect([foreign.status, foreign.json.error.code]).toEqual([404, 'NOT_FOUND']);
     expect(first.status).toBe(200);
@@ -223,17 +210,17 @@ describe('pending dispatch requests', () => {
 
 describe('raising the capacity', () => {
   it('wakes the dispatcher: the free instance goes to the highest-priority request, without any other call', async () => {
-    const raised = await call('PUT', '/admin/orchestration', admin, { instances: 3 });
+    const raised = await call('PUT', '/admin/orchestration', e2e.admin, { instances: 3 });
     const until = Date.now() + 20_000;
-    let list = await call('GET', '/deployments/pending?status=dispatched', admin);
+    let list = await call('GET', '/deployments/pending?status=dispatched', e2e.admin);
     while (list.json.length < 1 && Date.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, 250));
-      list = await call('GET', '/deployments/pending?status=dispatched', admin);
+      list = await call('GET', '/deployments/pending?status=dispatched', e2e.admin);
     }
     // The seeded requests name a target that does not exist, so the engine fails each dispatched deployment at once
     // and the dispatcher goes on with the next: the first one dispatched is the highest-priority request.
     const first = list.json.find((r: { id: string }) => r.id === rid(2));
-    const deployment = await call('GET', `/deployments/${first?.deployment_id}`, admin);
+    const deployment = await call('GET', `/deployments/${first?.deployment_id}`, e2e.admin);
 
     expect(raised.json).toMatchObject({ instances: 3, in_use: 2 });
     expect(first).toMatchObject({

@@ -1,30 +1,27 @@
 // Deployments over HTTP as a user drives them, with the local agents enrolled: create (started, queued, dry run,
 // frozen, overridden), the dispatch queue draining as capacity returns, cancel and redeploy, and the capacity
 // holding under 20 concurrent creates.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalAgents, type LocalAgent } from '../../local/agents.js';
-import { startStack, type Stack } from '../../local/stack.js';
-import { uniqueName } from '../support/aws.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { apiClient } from '../support/http.js';
 import { createUser } from '../support/users.js';
+import { useStackWithAgents } from '../support/stack-with-agents.js';
 
-const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
-let stack: Stack;
-let admin: string;
-let dir: string;
-let agents: readonly LocalAgent[] = [];
+// This file bursts (20 concurrent creates, tight polling) from one address on a loaded machine: the general rate
+// limit and the front's admission gate are not what it tests (tests/e2e/rate-limit.test.ts and overload.test.ts
+// do), so both are raised here.
+const e2e = useStackWithAgents('deploy', {
+  env: { RATE_LIMIT_PER_SECOND: '1000', RATE_LIMIT_BURST: '2000' },
+  admission: { maxInFlight: 64, maxQueued: 64, maxWaitMs: 30_000, healthSlots: 2 },
+});
 let actionId: string;
 
-const api = apiClient(() => stack.baseUrl);
+const api = apiClient(() => e2e.stack.baseUrl);
 const call = (method: string, path: string, token: string, body?: unknown) =>
   api.call(method, `/api/v1${path}`, { token, body });
 const setCapacity = async (instances: number) =>
-  expect((await call('PUT', '/admin/orchestration', admin, { instances })).status).toBe(200);
+  expect((await call('PUT', '/admin/orchestration', e2e.admin, { instances })).status).toBe(200);
 const deployWeb = (extra: Record<string, unknown> = {}) =>
-  call('POST', '/deployments', admin, {
+  call('POST', '/deployments', e2e.admin, {
     action_id: actionId,
     target_tags: [{ key: 'role', value: 'web' }],
     variables: { WHO: 'ops' },
@@ -44,25 +41,13 @@ const eventually = async <T>(read: () => Promise<T>, check: (value: T) => boolea
 
 /** Cancels every running deployment (frees the instances between tests). */
 const cancelAllRunning = async () => {
-  const list = await call('GET', '/deployments?status=running&limit=100', admin);
-  for (const d of list.json.data) await call('POST', `/deployments/${d.id}/cancel`, admin, { reason: 'test cleanup' });
+  const list = await call('GET', '/deployments?status=running&limit=100', e2e.admin);
+  for (const d of list.json.data)
+    await call('POST', `/deployments/${d.id}/cancel`, e2e.admin, { reason: 'test cleanup' });
 };
 
 beforeAll(async () => {
-  // This file bursts (20 concurrent creates, tight polling) from one address on a loaded machine: the general rate
-  // limit and the front's admission gate are not what it tests (tests/e2e/rate-limit.test.ts and overload.test.ts
-  // do), so both are raised here.
-  stack = await startStack({
-    port: 0,
-    namePrefix: `${uniqueName('deploy')}-`,
-    bootstrapAdmin: ADMIN,
-    env: { RATE_LIMIT_PER_SECOND: '1000', RATE_LIMIT_BURST: '2000' },
-    admission: { maxInFlight: 64, maxQueued: 64, maxWaitMs: 30_000, healthSlots: 2 },
-  });
-  admin = (await api.login(ADMIN)).token;
-  dir = await mkdtemp(join(tmpdir(), 'deployer-deploy-'));
-  agents = await startLocalAgents(stack, dir, () => undefined);
-  const action = await call('POST', '/actions', admin, {
+  const action = await call('POST', '/actions', e2e.admin, {
     slug: 'hello',
     name: 'Say hello',
     // Long enough to stay running while a test looks at it (the tests cancel what they start).
@@ -76,19 +61,13 @@ beforeAll(async () => {
   actionId = action.json.id;
   expect(
     (
-      await call('POST', `/actions/${actionId}/versions`, admin, {
+      await call('POST', `/actions/${actionId}/versions`, e2e.admin, {
         version: '1.1.0',
         script: 'echo "hi $WHO"; sleep 60',
         variables: [{ name: 'WHO', required: true }],
       })
     ).status,
   ).toBe(201);
-});
-
-afterAll(async () => {
-  await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
-  await stack?.stop();
-  await rm(dir, { recursive: true, force: true });
 });
 
 describe('create', () => {
@@ -127,17 +106,19 @@ describe('create', () => {
       state: 'pending',
       retry_count: 0,
     });
-    const fetched = await call('GET', `/deployments/${deployment.short_id}`, admin);
+    const fetched = await call('GET', `/deployments/${deployment.short_id}`, e2e.admin);
     expect(fetched.json.id).toBe(deployment.id);
-    const list = await call('GET', '/deployments', admin);
+    const list = await call('GET', '/deployments', e2e.admin);
     expect(list.json.data[0].id).toBe(deployment.id);
     expect(list.json.status_counts).toMatchObject({ all: 1, running: 1 });
 
-    const cancelled = await call('POST', `/deployments/${deployment.id}/cancel`, admin, { reason: 'just testing' });
+    const cancelled = await call('POST', `/deployments/${deployment.id}/cancel`, e2e.admin, { reason: 'just testing' });
     expect(cancelled.status).toBe(200);
     expect(cancelled.json).toMatchObject({ state: 'cancelled', plan: null, completed_at: expect.any(String) });
-    expect((await call('POST', `/deployments/${deployment.id}/cancel`, admin, {})).json.error.code).toBe('CONFLICT');
-    expect((await call('GET', '/deployments?status=other', admin)).json.meta.total).toBe(1);
+    expect((await call('POST', `/deployments/${deployment.id}/cancel`, e2e.admin, {})).json.error.code).toBe(
+      'CONFLICT',
+    );
+    expect((await call('GET', '/deployments?status=other', e2e.admin)).json.meta.total).toBe(1);
   });
 
   it('answers 400 naming the field for each broken rule, and a required variable without a value', async () => {
@@ -159,7 +140,7 @@ describe('create', () => {
       ],
     ];
     for (const [body, field] of cases) {
-      const reply = await call('POST', '/deployments', admin, body);
+      const reply = await call('POST', '/deployments', e2e.admin, body);
       expect([
         reply.status,
         reply.json.error.details?.fields?.map((f: { field: string }) => f.field).join(','),
@@ -168,16 +149,16 @@ describe('create', () => {
   });
 
   it('dry_run shows the plan and creates nothing', async () => {
-    const before = (await call('GET', '/deployments', admin)).json.meta.total;
+    const before = (await call('GET', '/deployments', e2e.admin)).json.meta.total;
     const dry = await deployWeb({ dry_run: true });
     expect(dry.status).toBe(200);
     expect(dry.json).toMatchObject({ dry_run: true, plan: { target_count: 1 } });
-    expect((await call('GET', '/deployments', admin)).json.meta.total).toBe(before);
+    expect((await call('GET', '/deployments', e2e.admin)).json.meta.total).toBe(before);
   });
 
   it('is refused during a freeze (409 DEPLOYMENT_FROZEN) unless an admin overrides with a reason', async () => {
     // Prepare
-    const freeze = await call('POST', '/deployment-freezes', admin, {
+    const freeze = await call('POST', '/deployment-freezes', e2e.admin, {
       name: 'release week',
       start_time: new Date(Date.now() - 60_000).toISOString(),
       end_time: new Date(Date.now() + 3_600_000).toISOString(),
@@ -217,7 +198,7 @@ describe('create', () => {
         freezes: [{ id: freeze.json.id }],
       });
     } finally {
-      await call('DELETE', `/deployment-freezes/${freeze.json.id}`, admin);
+      await call('DELETE', `/deployment-freezes/${freeze.json.id}`, e2e.admin);
       await cancelAllRunning();
     }
   });
@@ -232,7 +213,7 @@ describe('the dispatch queue', () => {
     // Assess
     expect(queued.status).toBe(202);
     expect(queued.json).toMatchObject({ pending: true, pending_request_id: expect.any(String), queue_position: 1 });
-    const pending = await call('GET', '/deployments/pending?status=pending', admin);
+    const pending = await call('GET', '/deployments/pending?status=pending', e2e.admin);
     expect(pending.json.find((p: { id: string }) => p.id === queued.json.pending_request_id)).toMatchObject({
       status: 'pending',
       retry_count: 0,
@@ -242,7 +223,7 @@ describe('the dispatch queue', () => {
     await setCapacity(1);
     const dispatched = await eventually(
       async () =>
-        (await call('GET', '/deployments/pending', admin)).json.find(
+        (await call('GET', '/deployments/pending', e2e.admin)).json.find(
           (p: { id: string }) => p.id === queued.json.pending_request_id,
         ),
       (p) => p.status === 'dispatched',
@@ -252,15 +233,15 @@ describe('the dispatch queue', () => {
       dispatched_to_instance_id: 'instance-1',
       dispatched_at: expect.any(String),
     });
-    expect((await call('GET', `/deployments/${dispatched.deployment_id}`, admin)).json).toMatchObject({
+    expect((await call('GET', `/deployments/${dispatched.deployment_id}`, e2e.admin)).json).toMatchObject({
       state: 'running',
       config: { priority: 5 },
     });
-    expect((await call('DELETE', `/deployments/pending/${dispatched.id}`, admin)).status).toBe(409);
+    expect((await call('DELETE', `/deployments/pending/${dispatched.id}`, e2e.admin)).status).toBe(409);
 
     // Redeploy: the same configuration, variables merged, a new deployment pointing at the original
-    await call('POST', `/deployments/${dispatched.deployment_id}/cancel`, admin, {});
-    const redeployed = await call('POST', `/deployments/${dispatched.deployment_id}/redeploy`, admin, {
+    await call('POST', `/deployments/${dispatched.deployment_id}/cancel`, e2e.admin, {});
+    const redeployed = await call('POST', `/deployments/${dispatched.deployment_id}/redeploy`, e2e.admin, {
       variables: { WHO: 'again' },
       priority: 7,
     });
@@ -271,7 +252,7 @@ describe('the dispatch queue', () => {
       plan: null,
       config: { priority: 7, variables: { WHO: 'again' } },
     });
-    expect((await call('POST', '/deployments/nope/redeploy', admin, {})).status).toBe(404);
+    expect((await call('POST', '/deployments/nope/redeploy', e2e.admin, {})).status).toBe(404);
     await cancelAllRunning();
   });
 
@@ -286,36 +267,36 @@ describe('the dispatch queue', () => {
       const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => deployWeb({ priority: i % 4 })));
       // Assess
       expect(replies.map((r) => r.status).sort()).toEqual([201, ...Array(19).fill(202)]);
-      const waiting = (await call('GET', '/deployments/pending?status=pending', admin)).json;
+      const waiting = (await call('GET', '/deployments/pending?status=pending', e2e.admin)).json;
       expect(waiting).toHaveLength(19);
 
       const order: string[] = [];
       for (let round = 0; round < 3; round += 1) {
         await cancelAllRunning();
         const running = await eventually(
-          async () => (await call('GET', '/deployments?status=running', admin)).json.data as { id: string }[],
+          async () => (await call('GET', '/deployments?status=running', e2e.admin)).json.data as { id: string }[],
           (data) => data.length === 1,
         );
         order.push(running[0]!.id);
       }
       const started = await Promise.all(
-        order.map(async (id) => (await call('GET', `/deployments/${id}`, admin)).json.config.priority),
+        order.map(async (id) => (await call('GET', `/deployments/${id}`, e2e.admin)).json.config.priority),
       );
       expect(started).toEqual([3, 3, 3]);
-      const requests = (await call('GET', '/deployments/pending', admin)).json.filter(
+      const requests = (await call('GET', '/deployments/pending', e2e.admin)).json.filter(
         (p: { status: string }) => p.status === 'dispatched',
       );
       expect(new Set(requests.map((p: { deployment_id: string }) => p.deployment_id)).size).toBe(requests.length);
 
       // A pending request can be deleted (200, empty body); a missing one answers 404
-      const next = (await call('GET', '/deployments/pending?status=pending', admin)).json[0];
-      const deleted = await call('DELETE', `/deployments/pending/${next.id}`, admin);
+      const next = (await call('GET', '/deployments/pending?status=pending', e2e.admin)).json[0];
+      const deleted = await call('DELETE', `/deployments/pending/${next.id}`, e2e.admin);
       expect([deleted.status, deleted.json]).toEqual([200, undefined]);
-      expect((await call('DELETE', '/deployments/pending/3f1e5a4c-0000-4000-8000-000000000000', admin)).status).toBe(
-        404,
-      );
-      for (const p of (await call('GET', '/deployments/pending?status=pending', admin)).json)
-        await call('DELETE', `/deployments/pending/${p.id}`, admin);
+      expect(
+        (await call('DELETE', '/deployments/pending/3f1e5a4c-0000-4000-8000-000000000000', e2e.admin)).status,
+      ).toBe(404);
+      for (const p of (await call('GET', '/deployments/pending?status=pending', e2e.admin)).json)
+        await call('DELETE', `/deployments/pending/${p.id}`, e2e.admin);
       await cancelAllRunning();
       await setCapacity(4);
     },

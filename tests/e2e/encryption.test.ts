@@ -2,22 +2,19 @@
 // secret variable) by key id without showing a key; verify decrypts them with the key given alone (right key, wrong
 // key), refuses a malformed key without counting it, allows one attempt per hour per caller; callers without the
 // permissions get 403.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, type Stack } from '../../local/stack.js';
-import { uniqueName } from '../support/aws.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { apiClient } from '../support/http.js';
 import { createUser } from '../support/users.js';
+import { useStack } from '../support/stack-fixture.js';
 
-const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
-let stack: Stack;
-let admin: string;
+const e2e = useStack('enc');
 let keyEntry: string; // the stack's one key, `<id>:<base64>`
 
-const api = apiClient(() => stack.baseUrl);
+const api = apiClient(() => e2e.stack.baseUrl);
 const call = (method: string, path: string, token: string | undefined, body?: unknown) =>
   api.call(method, `/api/v1${path}`, { ...(token === undefined ? {} : { token }), body });
 const login = async (email: string, password: string) => (await api.login({ email, password })).token;
-const stats = async (token = admin) => {
+const stats = async (token = e2e.admin) => {
   const reply = await call('GET', '/admin/encryption/stats', token);
   expect(reply.status).toBe(200);
   return reply.json;
@@ -26,13 +23,7 @@ const table = (json: { tables: Record<string, unknown>[] }, type: string) =>
   json.tables.find((t) => t.record_type === type) as { records: number; values: number; keys: unknown[] };
 
 beforeAll(async () => {
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('enc')}-`, bootstrapAdmin: ADMIN });
-  admin = await login(ADMIN.email, ADMIN.password);
-  keyEntry = stack.env['ENCRYPTION_KEYS']!.split(',')[0]!;
-});
-
-afterAll(async () => {
-  await stack?.stop();
+  keyEntry = e2e.stack.env['ENCRYPTION_KEYS']!.split(',')[0]!;
 });
 
 describe('GET /admin/encryption/stats', () => {
@@ -42,12 +33,12 @@ describe('GET /admin/encryption/stats', () => {
     const before = await stats();
     await createUser('totp-enc@example.com', 'totp-password', ['user']);
     const user = await login('totp-enc@example.com', 'totp-password');
-    const action = await call('POST', '/actions', admin, {
+    const action = await call('POST', '/actions', e2e.admin, {
       slug: 'with-secret',
       name: 'With a secret',
       version: { version: '1.0.0', script: 'echo', variables: [{ name: 'API_TOKEN', secret: true, required: true }] },
     });
-    const { token } = (await call('POST', '/targets/enrollment-tokens', admin, {})).json;
+    const { token } = (await call('POST', '/targets/enrollment-tokens', e2e.admin, {})).json;
     const target = await call('POST', '/agent/register', undefined, {
       enrollment_token: token,
       name: 'enc-1',
@@ -60,7 +51,7 @@ describe('GET /admin/encryption/stats', () => {
 
     // Act
     expect((await call('POST', '/auth/2fa/setup', user)).status).toBe(200);
-    const deployment = await call('POST', '/deployments', admin, {
+    const deployment = await call('POST', '/deployments', e2e.admin, {
       action_id: action.json.id,
       target_ids: [target.json.target_id],
       variables: { API_TOKEN: 'hunter2-enc' },
@@ -107,7 +98,7 @@ describe('POST /admin/encryption/verify', () => {
     const expected = (await stats()).total.values;
 
     // Act
-    const right = await call('POST', '/admin/encryption/verify', admin, { key: `${keyId}:${key}` });
+    const right = await call('POST', '/admin/encryption/verify', e2e.admin, { key: `${keyId}:${key}` });
     const wrongReply = await call('POST', '/admin/encryption/verify', second, { key: wrong });
 
     // Assess

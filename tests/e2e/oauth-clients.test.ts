@@ -2,17 +2,15 @@
 // and short id, list as a bare array, update, rotate, deactivate; the rules a client's settings must keep; and the
 // attacks on the boundary: scopes beyond the caller's, another tenant's clients, callers without the permission.
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, type Stack } from '../../local/stack.js';
-import { dynamoClient, uniqueName } from '../support/aws.js';
+import { describe, expect, it } from 'vitest';
+import { dynamoClient } from '../support/aws.js';
 import { apiClient } from '../support/http.js';
 import { createUser } from '../support/users.js';
+import { useStack } from '../support/stack-fixture.js';
 
-const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
-let stack: Stack;
-let admin: string;
+const e2e = useStack('oauthc');
 
-const api = apiClient(() => stack.baseUrl);
+const api = apiClient(() => e2e.stack.baseUrl);
 const call = (method: string, path: string, token: string | undefined, body?: unknown) =>
   api.call(method, `/api/v1${path}`, { ...(token === undefined ? {} : { token }), body });
 const login = async (email: string, password: string): Promise<string> => (await api.login({ email, password })).token;
@@ -25,19 +23,10 @@ const confidential = {
   scopes: ['deployments:read', 'deployments:create'],
 };
 
-beforeAll(async () => {
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('oauthc')}-`, bootstrapAdmin: ADMIN });
-  admin = await login(ADMIN.email, ADMIN.password);
-});
-
-afterAll(async () => {
-  await stack?.stop();
-});
-
 describe('OAuth 2.0 clients', () => {
   it('creates a confidential client whose secret is shown once and stored only as a hash', async () => {
     // Act
-    const created = await call('POST', '/admin/oauth-clients', admin, confidential);
+    const created = await call('POST', '/admin/oauth-clients', e2e.admin, confidential);
     // Assess
     expect(created.status).toBe(201);
     expect(created.json).toMatchObject({
@@ -52,22 +41,22 @@ describe('OAuth 2.0 clients', () => {
     });
     expect(created.json.client_id).toMatch(/^dplc_[A-Za-z0-9_-]{16,}$/);
     expect(created.json.client_secret).toMatch(/^dplcs_[A-Za-z0-9_-]{40,}$/);
-    const byId = await call('GET', `/admin/oauth-clients/${created.json.id}`, admin);
-    const byShortId = await call('GET', `/admin/oauth-clients/${created.json.short_id}`, admin);
+    const byId = await call('GET', `/admin/oauth-clients/${created.json.id}`, e2e.admin);
+    const byShortId = await call('GET', `/admin/oauth-clients/${created.json.short_id}`, e2e.admin);
     expect(byId.status).toBe(200);
     expect(byId.json).not.toHaveProperty('client_secret');
     expect(byShortId.json).toEqual(byId.json);
     const { client_secret: secret, ...record } = created.json;
     expect(byId.json).toEqual(record);
-    const list = await call('GET', '/admin/oauth-clients', admin);
+    const list = await call('GET', '/admin/oauth-clients', e2e.admin);
     expect(Array.isArray(list.json)).toBe(true);
     expect(list.json.map((c: { id: string }) => c.id)).toContain(created.json.id);
     expect(JSON.stringify(list.json)).not.toContain(secret);
     // What is stored: the hash, never the secret
-    const db = DynamoDBDocumentClient.from(dynamoClient(stack.dynamoEndpoint));
+    const db = DynamoDBDocumentClient.from(dynamoClient(e2e.stack.dynamoEndpoint));
     const { Item } = await db.send(
       new GetCommand({
-        TableName: stack.tables['MainTable']!,
+        TableName: e2e.stack.tables['MainTable']!,
         Key: { pk: `OAUTHCLIENT#${created.json.id}`, sk: 'CLIENT' },
       }),
     );
@@ -76,7 +65,7 @@ describe('OAuth 2.0 clients', () => {
   });
 
   it('creates a public client without a secret, and refuses settings a client could not use', async () => {
-    const pub = await call('POST', '/admin/oauth-clients', admin, {
+    const pub = await call('POST', '/admin/oauth-clients', e2e.admin, {
       name: 'CLI',
       redirect_uris: ['http://localhost:7000/cb'],
       grant_types: ['authorization_code'],
@@ -84,11 +73,11 @@ describe('OAuth 2.0 clients', () => {
       is_confidential: false,
     });
     expect([pub.status, pub.json.client_secret, pub.json.is_confidential]).toEqual([201, null, false]);
-    const rotated = await call('POST', `/admin/oauth-clients/${pub.json.id}/rotate-secret`, admin);
+    const rotated = await call('POST', `/admin/oauth-clients/${pub.json.id}/rotate-secret`, e2e.admin);
     expect([rotated.status, rotated.json.error.code]).toEqual([400, 'VALIDATION_ERROR']);
 
     const refused = async (body: Record<string, unknown>) => {
-      const reply = await call('POST', '/admin/oauth-clients', admin, { ...confidential, ...body });
+      const reply = await call('POST', '/admin/oauth-clients', e2e.admin, { ...confidential, ...body });
       return [reply.status, reply.json.error?.code, reply.json.error?.details?.fields?.[0]?.field];
     };
     expect(await refused({ redirect_uris: ['http://ci.example.com/cb'] })).toEqual([
@@ -120,9 +109,9 @@ describe('OAuth 2.0 clients', () => {
 
   it('updates, rotates (a new secret each time) and deactivates; unknown ids are 404', async () => {
     // Prepare
-    const created = await call('POST', '/admin/oauth-clients', admin, confidential);
+    const created = await call('POST', '/admin/oauth-clients', e2e.admin, confidential);
     // Act + Assess
-    const patched = await call('PATCH', `/admin/oauth-clients/${created.json.id}`, admin, {
+    const patched = await call('PATCH', `/admin/oauth-clients/${created.json.id}`, e2e.admin, {
       name: 'CI',
       description: null,
       redirect_uris: ['https://ci.example.com/v2/callback'],
@@ -137,16 +126,16 @@ describe('OAuth 2.0 clients', () => {
       grant_types: confidential.grant_types,
     });
     expect(patched.json.updated_at >= created.json.updated_at).toBe(true);
-    const first = await call('POST', `/admin/oauth-clients/${created.json.id}/rotate-secret`, admin);
-    const second = await call('POST', `/admin/oauth-clients/${created.json.short_id}/rotate-secret`, admin);
+    const first = await call('POST', `/admin/oauth-clients/${created.json.id}/rotate-secret`, e2e.admin);
+    const second = await call('POST', `/admin/oauth-clients/${created.json.short_id}/rotate-secret`, e2e.admin);
     expect([first.status, first.json.client_id]).toEqual([200, created.json.client_id]);
     expect(new Set([created.json.client_secret, first.json.client_secret, second.json.client_secret]).size).toBe(3);
-    const emptied = await call('PATCH', `/admin/oauth-clients/${created.json.id}`, admin, { redirect_uris: [] });
+    const emptied = await call('PATCH', `/admin/oauth-clients/${created.json.id}`, e2e.admin, { redirect_uris: [] });
     expect([emptied.status, emptied.json.error.details.fields[0].field]).toEqual([400, 'redirect_uris']);
 
-    expect((await call('DELETE', `/admin/oauth-clients/${created.json.id}`, admin)).status).toBe(204);
-    expect((await call('GET', `/admin/oauth-clients/${created.json.id}`, admin)).json.is_active).toBe(false);
-    expect((await call('DELETE', `/admin/oauth-clients/${created.json.id}`, admin)).status).toBe(204);
+    expect((await call('DELETE', `/admin/oauth-clients/${created.json.id}`, e2e.admin)).status).toBe(204);
+    expect((await call('GET', `/admin/oauth-clients/${created.json.id}`, e2e.admin)).json.is_active).toBe(false);
+    expect((await call('DELETE', `/admin/oauth-clients/${created.json.id}`, e2e.admin)).status).toBe(204);
     const unknown = '00000000-0000-4000-8000-000000000000';
     for (const [method, path] of [
       ['GET', `/admin/oauth-clients/${unknown}`],
@@ -155,15 +144,15 @@ describe('OAuth 2.0 clients', () => {
       ['POST', `/admin/oauth-clients/${unknown}/rotate-secret`],
       ['GET', '/admin/oauth-clients/nope'],
     ] as const) {
-      const reply = await call(method, path, admin, method === 'PATCH' ? { name: 'x' } : undefined);
+      const reply = await call(method, path, e2e.admin, method === 'PATCH' ? { name: 'x' } : undefined);
       expect([path, reply.status, reply.json.error.code]).toEqual([path, 404, 'NOT_FOUND']);
     }
   });
 
   it('never gives a client a scope its creator or editor does not hold', async () => {
     // Prepare: a role that manages clients and reads deployments, nothing else
-    const role = await call('POST', '/admin/roles', admin, { name: 'client-manager' });
-    await call('POST', `/admin/roles/${role.json.id}/permissions`, admin, {
+    const role = await call('POST', '/admin/roles', e2e.admin, { name: 'client-manager' });
+    await call('POST', `/admin/roles/${role.json.id}/permissions`, e2e.admin, {
       permissions: [
         'oauth_clients:read',
         'oauth_clients:create',
@@ -195,7 +184,7 @@ describe('OAuth 2.0 clients', () => {
       ['users:create'],
     ]);
     // an admin's wider client is not the manager's to change or to take a secret of (its tokens act for the admin)
-    const wide = await call('POST', '/admin/oauth-clients', admin, { ...confidential, scopes: ['users:create'] });
+    const wide = await call('POST', '/admin/oauth-clients', e2e.admin, { ...confidential, scopes: ['users:create'] });
     for (const [method, path, body] of [
       ['PATCH', `/admin/oauth-clients/${wide.json.id}`, { name: 'renamed' }],
       ['PATCH', `/admin/oauth-clients/${wide.json.id}`, { redirect_uris: ['https://attacker.example/cb'] }],
@@ -204,7 +193,7 @@ describe('OAuth 2.0 clients', () => {
       const reply = await call(method, path, manager, body);
       expect([path, reply.status, reply.json.error.code]).toEqual([path, 403, 'INSUFFICIENT_PERMISSIONS']);
     }
-    const unchanged = await call('GET', `/admin/oauth-clients/${wide.json.id}`, admin);
+    const unchanged = await call('GET', `/admin/oauth-clients/${wide.json.id}`, e2e.admin);
     expect([unchanged.json.name, unchanged.json.redirect_uris]).toEqual(['CI pipeline', confidential.redirect_uris]);
     expect((await call('DELETE', `/admin/oauth-clients/${wide.json.id}`, manager)).status).toBe(204);
     expect((await call('GET', `/admin/oauth-clients/${ok.json.id}`, manager)).json.scopes).toEqual([
@@ -214,8 +203,8 @@ describe('OAuth 2.0 clients', () => {
 
   it('keeps each tenant’s clients to itself, and refuses callers without the permission', async () => {
     // Prepare: two tenants, each with an administrator
-    const tenantA = await call('POST', '/tenants', admin, { name: 'Tenant A', slug: `a-${Date.now()}` });
-    const tenantB = await call('POST', '/tenants', admin, { name: 'Tenant B', slug: `b-${Date.now()}` });
+    const tenantA = await call('POST', '/tenants', e2e.admin, { name: 'Tenant A', slug: `a-${Date.now()}` });
+    const tenantB = await call('POST', '/tenants', e2e.admin, { name: 'Tenant B', slug: `b-${Date.now()}` });
     await createUser('ta@example.com', 'ta-password', ['admin'], tenantA.json.id);
     await createUser('tb@example.com', 'tb-password', ['admin'], tenantB.json.id);
     await createUser('plain@example.com', 'plain-password', ['user']);
@@ -239,7 +228,7 @@ describe('OAuth 2.0 clients', () => {
     }
     expect((await call('GET', `/admin/oauth-clients/${ofA.json.id}`, a)).json.name).toBe('CI pipeline');
     // the global admin sees every tenant's
-    expect((await call('GET', '/admin/oauth-clients', admin)).json.map((c: { id: string }) => c.id)).toContain(
+    expect((await call('GET', '/admin/oauth-clients', e2e.admin)).json.map((c: { id: string }) => c.id)).toContain(
       ofA.json.id,
     );
     // no permission, no credential

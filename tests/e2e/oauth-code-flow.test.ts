@@ -3,28 +3,25 @@
 // PKCE, single-use codes (a reuse revokes what the code produced), refresh rotation and reuse detection, the user's
 // own permissions as a ceiling, 2FA on the page, CSRF, deny, wrong redirect URIs, revocation and introspection.
 import * as oauth from 'oauth4webapi';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, type Stack } from '../../local/stack.js';
-import { uniqueName } from '../support/aws.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { apiClient } from '../support/http.js';
 import { pageSession, type PageAnswer } from '../support/oauth-page.js';
 import { createUser } from '../support/users.js';
+import { useStack } from '../support/stack-fixture.js';
 
-const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 const REDIRECT = 'http://127.0.0.1:8765/callback';
-let stack: Stack;
-let admin: string;
+const e2e = useStack('oauthc');
 let as: oauth.AuthorizationServer;
 
-const api = apiClient(() => stack.baseUrl);
+const api = apiClient(() => e2e.stack.baseUrl);
 const call = (method: string, path: string, token: string | undefined, body?: unknown) =>
   api.call(method, `/api/v1${path}`, { ...(token === undefined ? {} : { token }), body });
 const options = () => ({
   [oauth.allowInsecureRequests]: true,
   [oauth.customFetch]: (url: string, init: RequestInit) =>
-    fetch(url.replace(/^http:\/\/localhost:\d+/, stack.baseUrl), init),
+    fetch(url.replace(/^http:\/\/localhost:\d+/, e2e.stack.baseUrl), init),
 });
-const issuer = () => new URL(`http://localhost:${stack.port}`);
+const issuer = () => new URL(`http://localhost:${e2e.stack.port}`);
 
 interface Registered {
   client_id: string;
@@ -32,7 +29,7 @@ interface Registered {
 }
 
 const newClient = async (body: Record<string, unknown> = {}): Promise<Registered> => {
-  const created = await call('POST', '/admin/oauth-clients', admin, {
+  const created = await call('POST', '/admin/oauth-clients', e2e.admin, {
     name: 'Release dashboard',
     grant_types: ['authorization_code', 'refresh_token'],
     redirect_uris: [REDIRECT],
@@ -81,7 +78,7 @@ const authorize = async (
   extra: Record<string, string> = {},
 ) => {
   const r = await request(client, extra);
-  const page = pageSession(() => stack.baseUrl);
+  const page = pageSession(() => e2e.stack.baseUrl);
   const consent = await signIn(page, r.query, credentials);
   expect(consent.status).toBe(200);
   const allowed = await page.post({ ...consent.hidden, decision: 'allow' });
@@ -106,7 +103,7 @@ const exchange = async (client: Registered, url: URL, verifier: string, state: s
 
 /** A raw form POST to the token endpoint (for the error answers a library would hide). */
 const tokenForm = async (fields: Record<string, string>, headers: Record<string, string> = {}) => {
-  const response = await fetch(`${stack.baseUrl}/oauth/token`, {
+  const response = await fetch(`${e2e.stack.baseUrl}/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
     body: new URLSearchParams(fields),
@@ -117,17 +114,11 @@ const tokenForm = async (fields: Record<string, string>, headers: Record<string,
 const USER = { email: 'release@example.com', password: 'release-password' };
 
 beforeAll(async () => {
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('oauthc')}-`, bootstrapAdmin: ADMIN });
-  admin = (await api.login(ADMIN)).token;
   await createUser(USER.email, USER.password, ['user']);
   as = await oauth.processDiscoveryResponse(
     issuer(),
     await oauth.discoveryRequest(issuer(), { ...options(), algorithm: 'oauth2' }),
   );
-});
-
-afterAll(async () => {
-  await stack?.stop();
 });
 
 describe('the authorization code grant', () => {
@@ -142,7 +133,7 @@ describe('the authorization code grant', () => {
   it('signs a user in, asks for consent, and issues user tokens within the scope and the user’s permissions', async () => {
     const client = await newClient();
     const r = await request(client, { scope: 'deployments:read targets:read' });
-    const page = pageSession(() => stack.baseUrl);
+    const page = pageSession(() => e2e.stack.baseUrl);
     const opened = await page.open(r.query);
     expect(opened.status).toBe(200);
     expect(opened.html).toContain('Release dashboard');
@@ -244,7 +235,7 @@ describe('the authorization code grant', () => {
 
   it('shows an unknown client or an unregistered redirect URI on a page, and redirects every other problem', async () => {
     const client = await newClient();
-    const page = pageSession(() => stack.baseUrl);
+    const page = pageSession(() => e2e.stack.baseUrl);
     const unknown = await page.open({ response_type: 'code', client_id: 'dplc_nobody', redirect_uri: REDIRECT });
     expect([unknown.status, unknown.location]).toEqual([400, null]);
     expect(unknown.html).toContain('not known');
@@ -278,7 +269,7 @@ describe('the authorization code grant', () => {
   it('sends access_denied back with the state when the user denies', async () => {
     const client = await newClient();
     const r = await request(client);
-    const page = pageSession(() => stack.baseUrl);
+    const page = pageSession(() => e2e.stack.baseUrl);
     const consent = await signIn(page, r.query, USER);
     const denied = await page.post({ ...consent.hidden, decision: 'deny' });
     expect(denied.status).toBe(303);
@@ -294,7 +285,7 @@ describe('the authorization code grant', () => {
     // An admin's client may ask for users:create; a plain user signing in cannot hand it over.
     const client = await newClient({ scopes: ['deployments:read', 'users:create', 'roles:update'] });
     const r = await request(client, { scope: 'deployments:read users:create roles:update' });
-    const page = pageSession(() => stack.baseUrl);
+    const page = pageSession(() => e2e.stack.baseUrl);
     const consent = await signIn(page, r.query, USER);
     expect(consent.html).toContain('not yours to give');
     const allowed = await page.post({ ...consent.hidden, decision: 'allow' });
@@ -312,7 +303,7 @@ describe('the authorization code grant', () => {
   it('refuses forms without the page’s CSRF cookie, from another origin, or with a forged step', async () => {
     const client = await newClient();
     const r = await request(client);
-    const page = pageSession(() => stack.baseUrl);
+    const page = pageSession(() => e2e.stack.baseUrl);
     const opened = await page.open(r.query);
     const cookie = page.cookie;
 
@@ -320,7 +311,7 @@ describe('the authorization code grant', () => {
     const noCookie = await page.post({ ...opened.hidden, email: USER.email, password: USER.password });
     expect([noCookie.status, noCookie.html.includes('expired')]).toEqual([400, true]);
 
-    page.cookie = pageSession(() => stack.baseUrl).cookie ?? 'another-browser';
+    page.cookie = pageSession(() => e2e.stack.baseUrl).cookie ?? 'another-browser';
     expect((await page.post({ ...opened.hidden, email: USER.email, password: USER.password })).status).toBe(400);
 
     page.cookie = cookie;
@@ -334,7 +325,7 @@ describe('the authorization code grant', () => {
     const skipped = await page.post({ request: opened.hidden['request']!, step: 'consent', decision: 'allow' });
     expect([skipped.status, skipped.location]).toEqual([400, null]);
     // A sealed request of another page with this page's cookie.
-    const other = await pageSession(() => stack.baseUrl).open(r.query);
+    const other = await pageSession(() => e2e.stack.baseUrl).open(r.query);
     expect((await page.post({ ...other.hidden, email: USER.email, password: USER.password })).status).toBe(400);
   });
 
@@ -353,7 +344,7 @@ describe('the authorization code grant', () => {
 
     const client = await newClient();
     const r = await request(client);
-    const page = pageSession(() => stack.baseUrl);
+    const page = pageSession(() => e2e.stack.baseUrl);
     const asked = await signIn(page, r.query, credentials);
     expect([asked.status, asked.html.includes('Two-factor code')]).toEqual([200, true]);
     const wrong = await page.post({ ...asked.hidden, code: '000000' });
@@ -405,13 +396,13 @@ describe('the authorization code grant', () => {
     const client = await newClient();
     const { url, verifier, state } = await authorize(client, USER);
     const tokens = await exchange(client, url, verifier, state);
-    const listed = await call('GET', '/admin/oauth-clients', admin);
+    const listed = await call('GET', '/admin/oauth-clients', e2e.admin);
     const id = (listed.json as unknown as { id: string; client_id: string }[]).find(
       (c) => c.client_id === client.client_id,
     )!.id;
-    expect((await call('DELETE', `/admin/oauth-clients/${id}`, admin)).status).toBe(204);
+    expect((await call('DELETE', `/admin/oauth-clients/${id}`, e2e.admin)).status).toBe(204);
     const r = await request(client);
-    expect((await pageSession(() => stack.baseUrl).open(r.query)).status).toBe(400);
+    expect((await pageSession(() => e2e.stack.baseUrl).open(r.query)).status).toBe(400);
     const refreshed = await tokenForm({
       grant_type: 'refresh_token',
       refresh_token: tokens.refresh_token!,

@@ -3,18 +3,15 @@
 // their creator's current permissions, revocation (RFC 7009), introspection (RFC 7662), rotated secrets,
 // deactivated clients, and the RFC 6749 errors of bad requests.
 import * as oauth from 'oauth4webapi';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, type Stack } from '../../local/stack.js';
-import { uniqueName } from '../support/aws.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { apiClient } from '../support/http.js';
 import { createUser } from '../support/users.js';
+import { useStack } from '../support/stack-fixture.js';
 
-const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
-let stack: Stack;
-let admin: string;
+const e2e = useStack('oauths');
 let as: oauth.AuthorizationServer;
 
-const api = apiClient(() => stack.baseUrl);
+const api = apiClient(() => e2e.stack.baseUrl);
 const call = (method: string, path: string, token: string | undefined, body?: unknown) =>
   api.call(method, `/api/v1${path}`, { ...(token === undefined ? {} : { token }), body });
 const login = async (email: string, password: string): Promise<string> => (await api.login({ email, password })).token;
@@ -23,9 +20,9 @@ const login = async (email: string, password: string): Promise<string> => (await
 const options = () => ({
   [oauth.allowInsecureRequests]: true,
   [oauth.customFetch]: (url: string, init: RequestInit) =>
-    fetch(url.replace(/^http:\/\/localhost:\d+/, stack.baseUrl), init),
+    fetch(url.replace(/^http:\/\/localhost:\d+/, e2e.stack.baseUrl), init),
 });
-const issuer = () => new URL(`http://localhost:${stack.port}`);
+const issuer = () => new URL(`http://localhost:${e2e.stack.port}`);
 
 const newClient = async (token: string, body: Record<string, unknown> = {}) => {
   const created = await call('POST', '/admin/oauth-clients', token, {
@@ -58,7 +55,7 @@ const tokenFor = async (
 
 /** A raw form POST to an /oauth endpoint. */
 const form = async (path: string, fields: Record<string, string>, headers: Record<string, string> = {}) => {
-  const response = await fetch(`${stack.baseUrl}${path}`, {
+  const response = await fetch(`${e2e.stack.baseUrl}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
     body: new URLSearchParams(fields),
@@ -71,16 +68,10 @@ const form = async (path: string, fields: Record<string, string>, headers: Recor
 };
 
 beforeAll(async () => {
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('oauths')}-`, bootstrapAdmin: ADMIN });
-  admin = await login(ADMIN.email, ADMIN.password);
   as = await oauth.processDiscoveryResponse(
     issuer(),
     await oauth.discoveryRequest(issuer(), { ...options(), algorithm: 'oauth2' }),
   );
-});
-
-afterAll(async () => {
-  await stack?.stop();
 });
 
 describe('the OAuth 2.0 authorization server', () => {
@@ -102,7 +93,7 @@ describe('the OAuth 2.0 authorization server', () => {
 
   it('issues client_credentials tokens by Basic and by form secret that work on the API within their scope only', async () => {
     // Prepare
-    const client = await newClient(admin);
+    const client = await newClient(e2e.admin);
     // Act
     const basic = await tokenFor(client);
     const post = await tokenFor(client, 'deployments:read', 'post');
@@ -132,8 +123,8 @@ describe('the OAuth 2.0 authorization server', () => {
 
   it('refuses scopes beyond the client’s, and follows its creator’s current permissions', async () => {
     // Prepare: a manager who may read deployments and manage clients
-    const role = await call('POST', '/admin/roles', admin, { name: 'pipeline-owner' });
-    await call('POST', `/admin/roles/${role.json.id}/permissions`, admin, {
+    const role = await call('POST', '/admin/roles', e2e.admin, { name: 'pipeline-owner' });
+    await call('POST', `/admin/roles/${role.json.id}/permissions`, e2e.admin, {
       permissions: ['oauth_clients:create', 'oauth_clients:read', 'deployments:read'],
     });
     await createUser('owner@example.com', 'owner-password', ['pipeline-owner']);
@@ -143,14 +134,16 @@ describe('the OAuth 2.0 authorization server', () => {
     await expect(tokenFor(client, 'deployments:read users:create')).rejects.toMatchObject({ error: 'invalid_scope' });
     const token = (await tokenFor(client)).access_token;
     expect((await call('GET', '/deployments', token)).status).toBe(200);
-    await call('POST', `/admin/roles/${role.json.id}/permissions/remove`, admin, { permissions: ['deployments:read'] });
+    await call('POST', `/admin/roles/${role.json.id}/permissions/remove`, e2e.admin, {
+      permissions: ['deployments:read'],
+    });
     expect((await call('GET', '/deployments', token)).json.error.code).toBe('INSUFFICIENT_PERMISSIONS');
   });
 
   it('revokes (RFC 7009) and introspects (RFC 7662) a client’s own tokens only', async () => {
     // Prepare
-    const mine = await newClient(admin);
-    const other = await newClient(admin);
+    const mine = await newClient(e2e.admin);
+    const other = await newClient(e2e.admin);
     const token = (await tokenFor(mine)).access_token;
     const introspect = async (client: { client_id: string; client_secret: string }, t: string) =>
       oauth.processIntrospectionResponse(
@@ -194,17 +187,17 @@ describe('the OAuth 2.0 authorization server', () => {
 
   it('stops a rotated secret at once, and a deactivated client gets no new tokens while issued ones stay valid', async () => {
     // Prepare
-    const client = await newClient(admin);
+    const client = await newClient(e2e.admin);
     const issued = (await tokenFor(client)).access_token;
     // Act: rotate
-    const rotated = await call('POST', `/admin/oauth-clients/${client.id}/rotate-secret`, admin);
+    const rotated = await call('POST', `/admin/oauth-clients/${client.id}/rotate-secret`, e2e.admin);
     // Assess
     // (a 401 with a WWW-Authenticate challenge: the library reports the challenge)
     await expect(tokenFor(client)).rejects.toMatchObject({ status: 401, code: 'OAUTH_WWW_AUTHENTICATE_CHALLENGE' });
     const fresh = { client_id: client.client_id, client_secret: rotated.json.client_secret as string };
     expect((await tokenFor(fresh)).access_token).toBeTruthy();
     // Act: deactivate
-    expect((await call('DELETE', `/admin/oauth-clients/${client.id}`, admin)).status).toBe(204);
+    expect((await call('DELETE', `/admin/oauth-clients/${client.id}`, e2e.admin)).status).toBe(204);
     // Assess
     await expect(tokenFor(fresh)).rejects.toMatchObject({ status: 401, code: 'OAUTH_WWW_AUTHENTICATE_CHALLENGE' });
     expect((await call('GET', '/deployments', issued)).status).toBe(200);
@@ -212,8 +205,8 @@ describe('the OAuth 2.0 authorization server', () => {
 
   it('limits token requests per client (5 a second, bursts of 20) with 429 and Retry-After; other clients go on', async () => {
     // Prepare
-    const busy = await newClient(admin);
-    const calm = await newClient(admin);
+    const busy = await newClient(e2e.admin);
+    const calm = await newClient(e2e.admin);
     const basic = (c: { client_id: string; client_secret: string }) => ({
       authorization: `Basic ${Buffer.from(`${c.client_id}:${c.client_secret}`).toString('base64')}`,
     });
@@ -239,7 +232,7 @@ describe('the OAuth 2.0 authorization server', () => {
   });
 
   it('answers bad requests with RFC 6749 errors, 401 and WWW-Authenticate for client authentication', async () => {
-    const client = await newClient(admin);
+    const client = await newClient(e2e.admin);
     const basic = `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`;
     const wrong = await form(
       '/oauth/token',
@@ -271,13 +264,13 @@ describe('the OAuth 2.0 authorization server', () => {
       },
     );
     expect(both.json.error).toBe('invalid_request');
-    const json = await fetch(`${stack.baseUrl}/oauth/token`, {
+    const json = await fetch(`${e2e.stack.baseUrl}/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: basic },
       body: JSON.stringify({ grant_type: 'client_credentials' }),
     });
     expect([json.status, ((await json.json()) as { error: string }).error]).toEqual([400, 'invalid_request']);
-    const twice = await fetch(`${stack.baseUrl}/oauth/token`, {
+    const twice = await fetch(`${e2e.stack.baseUrl}/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic },
       body: 'grant_type=client_credentials&grant_type=client_credentials',

@@ -4,28 +4,25 @@
 import { EventSource } from 'eventsource';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newDeployment } from '../../domain/deployments/start.js';
-import { startStack, type Stack } from '../../local/stack.js';
 import { aDraft } from '../fakes/deployments.js';
-import { uniqueName } from '../support/aws.js';
 import { apiClient } from '../support/http.js';
 import { createUser } from '../support/users.js';
+import { useStack } from '../support/stack-fixture.js';
 
-const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
-let stack: Stack;
-let admin: string;
+const e2e = useStack('sse');
 const sources: EventSource[] = [];
 
-const api = apiClient(() => stack.baseUrl);
+const api = apiClient(() => e2e.stack.baseUrl);
 const call = (method: string, path: string, token?: string, body?: unknown) =>
   api.call(method, `/api/v1${path}`, { ...(token === undefined ? {} : { token }), body });
 
-const sseToken = async (token = admin): Promise<string> => {
+const sseToken = async (token = e2e.admin): Promise<string> => {
   const issued = await call('POST', '/auth/sse-token', token, {});
   expect(issued.status).toBe(200);
   return issued.json.sse_token;
 };
 
-const streamUrl = (resourceType: string, query: string) => `${stack.baseUrl}/api/v1/sse/${resourceType}?${query}`;
+const streamUrl = (resourceType: string, query: string) => `${e2e.stack.baseUrl}/api/v1/sse/${resourceType}?${query}`;
 const errorCode = async (response: Response): Promise<string> =>
   ((await response.json()) as { error: { code: string } }).error.code;
 
@@ -34,7 +31,7 @@ const enroll = async (name: string, tenantId?: string): Promise<string> => {
   const token = await call(
     'POST',
     '/targets/enrollment-tokens',
-    admin,
+    e2e.admin,
     tenantId === undefined ? {} : { tenant_id: tenantId },
   );
   expect(token.status).toBe(201);
@@ -86,15 +83,12 @@ const listen = (url: string) => {
 const about = (event: string, id: string) => (r: Received) => r.event === event && r.data.id === id;
 
 beforeAll(async () => {
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('sse')}-`, bootstrapAdmin: ADMIN });
-  admin = (await api.login(ADMIN)).token;
-  const capacity = await call('PUT', '/admin/orchestration', admin, { instances: 5 });
+  const capacity = await call('PUT', '/admin/orchestration', e2e.admin, { instances: 5 });
   expect([capacity.status, capacity.json]).toEqual([200, expect.anything()]);
 });
 
 afterAll(async () => {
   for (const source of sources) source.close();
-  await stack?.stop();
 });
 
 describe('GET /sse/targets', () => {
@@ -105,9 +99,9 @@ describe('GET /sse/targets', () => {
     // Act
     const id = await enroll('sse-web-1');
     const created = await client.until(about('created', id));
-    expect((await call('PUT', `/targets/${id}`, admin, { name: 'sse-web-1b' })).status).toBe(200);
+    expect((await call('PUT', `/targets/${id}`, e2e.admin, { name: 'sse-web-1b' })).status).toBe(200);
     const updated = await client.until(about('updated', id));
-    expect((await call('DELETE', `/targets/${id}`, admin)).status).toBe(204);
+    expect((await call('DELETE', `/targets/${id}`, e2e.admin)).status).toBe(204);
     const deleted = await client.until(about('deleted', id));
     client.source.close();
     // Assess
@@ -181,7 +175,7 @@ describe('GET /sse/targets', () => {
 
   it('shows a tenant-scoped user its tenant’s targets only, not a global one', async () => {
     // Prepare
-    const tenant = await call('POST', '/tenants', admin, { name: 'Acme', slug: 'acme' });
+    const tenant = await call('POST', '/tenants', e2e.admin, { name: 'Acme', slug: 'acme' });
     expect(tenant.status).toBe(201);
     await createUser('acme-sse@example.com', 'acme-sse-password', ['user'], tenant.json.id);
     const acme = (await api.login({ email: 'acme-sse@example.com', password: 'acme-sse-password' })).token;
@@ -202,10 +196,10 @@ describe('GET /sse/targets', () => {
 
   it('accepts only the sse_token: the Authorization header alone is 401, a used token is 401', async () => {
     // Act
-    const viaHeader = await fetch(`${stack.baseUrl}/api/v1/sse/targets`, {
-      headers: { authorization: `Bearer ${admin}` },
+    const viaHeader = await fetch(`${e2e.stack.baseUrl}/api/v1/sse/targets`, {
+      headers: { authorization: `Bearer ${e2e.admin}` },
     });
-    const none = await fetch(`${stack.baseUrl}/api/v1/sse/targets`);
+    const none = await fetch(`${e2e.stack.baseUrl}/api/v1/sse/targets`);
     const token = await sseToken();
     const controller = new AbortController();
     const firstUse = await fetch(streamUrl('targets', `sse_token=${token}`), { signal: controller.signal });
@@ -221,7 +215,10 @@ describe('GET /sse/targets', () => {
   it('answers 404 NOT_FOUND for an unknown resource type without using up the token, and 403 without the type’s read permission', async () => {
     // Prepare
     const token = await sseToken();
-    const key = await call('POST', '/auth/api-keys', admin, { name: 'deployments only', scopes: ['deployments:read'] });
+    const key = await call('POST', '/auth/api-keys', e2e.admin, {
+      name: 'deployments only',
+      scopes: ['deployments:read'],
+    });
     expect(key.status).toBe(201);
     // Act
     const unknown = await fetch(streamUrl('widgets', `sse_token=${token}`));
@@ -249,7 +246,7 @@ describe('GET /sse/deployments', () => {
     expect(await deps.orchestration.start(deployment)).toEqual(expect.any(String));
     const created = await client.until(about('created', deployment.id));
     // Act
-    const cancelled = await call('POST', `/deployments/${deployment.id}/cancel`, admin, { reason: 'not today' });
+    const cancelled = await call('POST', `/deployments/${deployment.id}/cancel`, e2e.admin, { reason: 'not today' });
     const updated = await client.until(
       (r) => about('updated', deployment.id)(r) && r.data.record?.['state'] === 'cancelled',
     );

@@ -2,27 +2,18 @@
 // a real deployment whose command sees the payload's value; GitHub's signature works too; filters, replays, stale
 // timestamps, wrong signatures (counted, then 429), disabled triggers, inactive owners, rotated secrets, other
 // users and API keys are refused; saved variable values are never shown and never stored in plain text.
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createHmac, randomUUID } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalAgents, type LocalAgent } from '../../local/agents.js';
-import { startStack, type Stack } from '../../local/stack.js';
-import { uniqueName } from '../support/aws.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { apiClient } from '../support/http.js';
 import { createUser } from '../support/users.js';
+import { useStackWithAgents } from '../support/stack-with-agents.js';
 
-const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
-let stack: Stack;
-let admin: string;
-let dir: string;
-let agents: readonly LocalAgent[] = [];
+const e2e = useStackWithAgents('trig');
 let actionId: string;
 
-const api = apiClient(() => stack.baseUrl);
+const api = apiClient(() => e2e.stack.baseUrl);
 const call = (method: string, path: string, token: string, body?: unknown) =>
   api.call(method, `/api/v1${path}`, { token, body });
 
@@ -36,7 +27,7 @@ const fire = async (
   const id = options.id ?? `msg_${randomUUID()}`;
   const at = options.at ?? new Date();
   const signature = new Webhook(options.secret ?? trigger.secret).sign(id, at, body);
-  const response = await fetch(`${stack.baseUrl}/api/v1/hooks/${options.path ?? trigger.id}`, {
+  const response = await fetch(`${e2e.stack.baseUrl}/api/v1/hooks/${options.path ?? trigger.id}`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -69,11 +60,7 @@ const newTrigger = async (token: string, extra: Record<string, unknown> = {}) =>
 const MAIN = { ref: 'refs/heads/main', release: { tag: '1.4.2' } };
 
 beforeAll(async () => {
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('trig')}-`, bootstrapAdmin: ADMIN });
-  admin = (await api.login(ADMIN)).token;
-  dir = await mkdtemp(join(tmpdir(), 'deployer-trig-'));
-  agents = await startLocalAgents(stack, dir, () => undefined);
-  const action = await call('POST', '/actions', admin, {
+  const action = await call('POST', '/actions', e2e.admin, {
     slug: 'release',
     name: 'Release',
     version: {
@@ -89,17 +76,11 @@ beforeAll(async () => {
   actionId = action.json.id;
 });
 
-afterAll(async () => {
-  await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
-  await stack?.stop();
-  await rm(dir, { recursive: true, force: true });
-});
-
 describe('deploy triggers', () => {
   it('starts a real deployment from a signed CI call, with the payload’s value reaching the command', async () => {
-    const trigger = await newTrigger(admin);
+    const trigger = await newTrigger(e2e.admin);
     expect(trigger.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
-    expect(trigger.hook_url).toBe(`http://localhost:${stack.port}/api/v1/hooks/${trigger.id}`);
+    expect(trigger.hook_url).toBe(`http://localhost:${e2e.stack.port}/api/v1/hooks/${trigger.id}`);
 
     const fired = await fire(trigger, MAIN);
     expect([fired.status, fired.json.error]).toEqual([201, undefined]);
@@ -107,16 +88,16 @@ describe('deploy triggers', () => {
     let state = '';
     for (const until = Date.now() + 20_000; Date.now() < until && !['success', 'failed'].includes(state);) {
       await new Promise((resolve) => setTimeout(resolve, 250));
-      state = (await call('GET', `/deployments/${id}`, admin)).json.state;
+      state = (await call('GET', `/deployments/${id}`, e2e.admin)).json.state;
     }
     expect(state).toBe('success');
-    const history = (await call('GET', `/deployments/${id}/logs/history?limit=100`, admin)).json as {
+    const history = (await call('GET', `/deployments/${id}/logs/history?limit=100`, e2e.admin)).json as {
       message?: string;
     }[];
     expect(JSON.stringify(history)).toContain('deploying 1.4.2');
     expect(JSON.stringify(history)).not.toContain('hunter2');
 
-    const listed = (await call('GET', '/triggers', admin)).json as {
+    const listed = (await call('GET', '/triggers', e2e.admin)).json as {
       id: string;
       last_triggered_at: string | null;
       updated_at: string;
@@ -128,7 +109,7 @@ describe('deploy triggers', () => {
   });
 
   it('skips a payload its filter does not match, and names a missing mapped value', async () => {
-    const trigger = await newTrigger(admin);
+    const trigger = await newTrigger(e2e.admin);
     const skipped = await fire(trigger, { ref: 'refs/heads/feature', release: { tag: '9.9.9' } });
     expect([skipped.status, skipped.json.triggered]).toEqual([200, false]);
     expect(skipped.json.reason).toContain('refs/heads/feature');
@@ -138,13 +119,13 @@ describe('deploy triggers', () => {
   });
 
   it('refuses replays, stale timestamps and wrong signatures, and limits wrong signatures per trigger', async () => {
-    const trigger = await newTrigger(admin, { filters: [{ field: 'ref', one_of: ['never'] }] });
+    const trigger = await newTrigger(e2e.admin, { filters: [{ field: 'ref', one_of: ['never'] }] });
     const first = await fire(trigger, MAIN);
     expect(first.status).toBe(200); // filtered out, but received
     const skippedAgain = await fire(trigger, MAIN, { id: first.id });
     expect(skippedAgain.status).toBe(200); // a filtered call records nothing: the sender may send it again
 
-    const real = await newTrigger(admin);
+    const real = await newTrigger(e2e.admin);
     const fired = await fire(real, MAIN);
     expect([201, 202]).toContain(fired.status); // started, or queued behind another test's deployment
     const replay = await fire(real, MAIN, { id: fired.id });
@@ -164,10 +145,10 @@ describe('deploy triggers', () => {
   });
 
   it('accepts GitHub’s X-Hub-Signature-256 with its delivery id', async () => {
-    const trigger = await newTrigger(admin);
+    const trigger = await newTrigger(e2e.admin);
     const body = JSON.stringify(MAIN);
     const send = (signature: string, delivery: string) =>
-      fetch(`${stack.baseUrl}/api/v1/hooks/${trigger.short_id}`, {
+      fetch(`${e2e.stack.baseUrl}/api/v1/hooks/${trigger.short_id}`, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -199,10 +180,10 @@ describe('deploy triggers', () => {
     expect((await fire(trigger, MAIN)).status).toBe(401);
     expect([201, 202]).toContain((await fire({ id: trigger.id, secret: rotated.json.secret }, MAIN)).status);
 
-    expect((await call('PATCH', `/admin/users/${ownerId}`, admin, { status: 'inactive' })).status).toBe(200);
+    expect((await call('PATCH', `/admin/users/${ownerId}`, e2e.admin, { status: 'inactive' })).status).toBe(200);
     const inactive = await fire({ id: trigger.id, secret: rotated.json.secret }, MAIN);
     expect([inactive.status, inactive.json.error.details?.reason]).toEqual([403, 'account_not_active']);
-    expect((await call('PATCH', `/admin/users/${ownerId}`, admin, { status: 'active' })).status).toBe(200);
+    expect((await call('PATCH', `/admin/users/${ownerId}`, e2e.admin, { status: 'active' })).status).toBe(200);
 
     const again = (await api.login({ email: 'ci-owner@example.com', password: 'ci-owner-password' })).token;
     expect((await call('DELETE', `/triggers/${trigger.id}`, again)).status).toBe(204);
@@ -210,8 +191,8 @@ describe('deploy triggers', () => {
   });
 
   it('keeps a trigger to its owner, its values masked and sealed, and its secret away from API keys', async () => {
-    const trigger = await newTrigger(admin);
-    const shown = await call('GET', `/triggers/${trigger.id}`, admin);
+    const trigger = await newTrigger(e2e.admin);
+    const shown = await call('GET', `/triggers/${trigger.id}`, e2e.admin);
     expect(shown.json.request.variables).toEqual({ TAG: '***', TOKEN: '***' });
     expect(shown.json.secret).toBeUndefined();
 
@@ -234,7 +215,7 @@ describe('deploy triggers', () => {
     expect((await call('PATCH', `/triggers/${trigger.id}`, other, { enabled: false })).status).toBe(404);
     expect((await call('GET', '/triggers', other)).json).toEqual([]);
 
-    const key = await call('POST', '/auth/api-keys', admin, { name: 'ci', scopes: ['deployments:create'] });
+    const key = await call('POST', '/auth/api-keys', e2e.admin, { name: 'ci', scopes: ['deployments:create'] });
     const byKey = await call('POST', '/triggers', key.json.full_key, {
       name: 'x',
       request: { action_id: actionId, target_tags: [{ key: 'role', value: 'web' }] },
@@ -242,7 +223,7 @@ describe('deploy triggers', () => {
     expect([byKey.status, byKey.json.error.details?.reason]).toEqual([403, 'user_credentials_required']);
     expect((await call('POST', `/triggers/${trigger.id}/rotate-secret`, key.json.full_key)).status).toBe(403);
 
-    const override = await call('POST', '/triggers', admin, {
+    const override = await call('POST', '/triggers', e2e.admin, {
       name: 'sneaky',
       request: {
         action_id: actionId,

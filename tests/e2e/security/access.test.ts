@@ -2,19 +2,16 @@
 // attack as a user of the API would and shows it does no harm.
 import { request as httpRequest } from 'node:http';
 import { generate } from 'otplib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, type Stack } from '../../../local/stack.js';
-import { uniqueName } from '../../support/aws.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { apiClient } from '../../support/http.js';
 import { createUser } from '../../support/users.js';
+import { useStack } from '../../support/stack-fixture.js';
 
-const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
-let stack: Stack;
-let admin: string;
+const e2e = useStack('access');
 let tenantA: string;
 let tenantB: string;
 
-const api = apiClient(() => stack.baseUrl);
+const api = apiClient(() => e2e.stack.baseUrl);
 /** An API call: paths relative to /api/v1, a bearer token, a JSON body. */
 const call = (method: string, path: string, token: string | undefined, body?: unknown) =>
   api.call(method, `/api/v1${path}`, token === undefined ? { body } : { token, body });
@@ -33,7 +30,7 @@ const postFrom = (localAddress: string, path: string, body: unknown) =>
     const req = httpRequest(
       {
         host: '127.0.0.1',
-        port: stack.port,
+        port: e2e.stack.port,
         path: `/api/v1${path}`,
         method: 'POST',
         localAddress,
@@ -102,21 +99,15 @@ const twoFactorUser = async (name: string) => {
 };
 
 beforeAll(async () => {
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('access')}-`, bootstrapAdmin: ADMIN });
-  admin = await login(ADMIN.email, ADMIN.password);
-  tenantA = (await call('POST', '/tenants', admin, { name: 'Tenant A', slug: 'tenant-a' })).json.id as string;
-  tenantB = (await call('POST', '/tenants', admin, { name: 'Tenant B', slug: 'tenant-b' })).json.id as string;
-});
-
-afterAll(async () => {
-  await stack?.stop();
+  tenantA = (await call('POST', '/tenants', e2e.admin, { name: 'Tenant A', slug: 'tenant-a' })).json.id as string;
+  tenantB = (await call('POST', '/tenants', e2e.admin, { name: 'Tenant B', slug: 'tenant-b' })).json.id as string;
 });
 
 describe('nobody grants what they do not hold', () => {
   it('a role editor without users:delete cannot add users:delete to a role it holds', async () => {
     // Prepare: a custom role with roles:read/update (and users:read), held by its own editor
-    const role = await call('POST', '/admin/roles', admin, { name: 'role-editor' });
-    await call('POST', `/admin/roles/${role.json.id}/permissions`, admin, {
+    const role = await call('POST', '/admin/roles', e2e.admin, { name: 'role-editor' });
+    await call('POST', `/admin/roles/${role.json.id}/permissions`, e2e.admin, {
       permissions: ['roles:read', 'roles:update', 'users:read'],
     });
     await createUser('rita@example.com', 'rita-password', ['role-editor']);
@@ -129,13 +120,13 @@ describe('nobody grants what they do not hold', () => {
     // Assess: refused, naming the missing permission; the role is unchanged and the delete still refused
     expect([grab.status, grab.json.error.code]).toEqual([403, 'INSUFFICIENT_PERMISSIONS']);
     expect(grab.json.error.details.missing).toEqual(['users:delete']);
-    expect((await call('GET', `/admin/roles/${role.json.id}`, admin)).json.permissions).toEqual([
+    expect((await call('GET', `/admin/roles/${role.json.id}`, e2e.admin)).json.permissions).toEqual([
       'roles:read',
       'roles:update',
       'users:read',
     ]);
     expect((await call('DELETE', `/admin/users/${victim}`, rita)).status).toBe(403);
-    expect((await call('GET', `/admin/users/${victim}`, admin)).status).toBe(200);
+    expect((await call('GET', `/admin/users/${victim}`, e2e.admin)).status).toBe(200);
     // What the editor holds, it may assign.
     expect(
       (await call('POST', `/admin/roles/${role.json.id}/permissions`, rita, { permissions: ['users:read'] })).status,
@@ -144,7 +135,7 @@ describe('nobody grants what they do not hold', () => {
 
   it('a tenant-scoped admin cannot change the operator system role or a role shared by every tenant', async () => {
     // Prepare
-    const shared = await call('POST', '/admin/roles', admin, { name: 'shared-auditor' });
+    const shared = await call('POST', '/admin/roles', e2e.admin, { name: 'shared-auditor' });
     await createUser('tina@example.com', 'tina-password', ['admin'], tenantA);
     const tina = await login('tina@example.com', 'tina-password');
     // Act
@@ -166,9 +157,9 @@ describe('nobody grants what they do not hold', () => {
         'FORBIDDEN',
         'tenant_restriction',
       ]);
-    const after = await call('GET', `/admin/roles/${shared.json.id}`, admin);
+    const after = await call('GET', `/admin/roles/${shared.json.id}`, e2e.admin);
     expect([after.json.name, after.json.permissions]).toEqual(['shared-auditor', []]);
-    expect((await call('GET', '/admin/roles/operator', admin)).json.permissions).not.toContain('users:delete');
+    expect((await call('GET', '/admin/roles/operator', e2e.admin)).json.permissions).not.toContain('users:delete');
   });
 
   it("a tenant-scoped admin sees only its own tenant's users in a role's user list", async () => {
@@ -184,7 +175,7 @@ describe('nobody grants what they do not hold', () => {
     const ids = listed.json.map((u: { id: string }) => u.id);
     expect(ids).toContain(inA);
     expect(ids).not.toContain(inB);
-    expect((await call('GET', '/admin/roles/operator/users', admin)).json.map((u: { id: string }) => u.id)).toEqual(
+    expect((await call('GET', '/admin/roles/operator/users', e2e.admin)).json.map((u: { id: string }) => u.id)).toEqual(
       expect.arrayContaining([inA, inB]),
     );
   });
@@ -193,16 +184,16 @@ describe('nobody grants what they do not hold', () => {
 describe('nobody grants roles wider than they hold', () => {
   it('neither a custom role nor an API key narrower than its user grants more than it holds', async () => {
     // Prepare: a custom role granting tenants:delete, a user manager without it, and an admin's key scoped to users:create
-    const power = await call('POST', '/admin/roles', admin, { name: 'tenant-remover' });
-    await call('POST', `/admin/roles/${power.json.id}/permissions`, admin, { permissions: ['tenants:delete'] });
-    const manager = await call('POST', '/admin/roles', admin, { name: 'user-creator' });
-    await call('POST', `/admin/roles/${manager.json.id}/permissions`, admin, {
+    const power = await call('POST', '/admin/roles', e2e.admin, { name: 'tenant-remover' });
+    await call('POST', `/admin/roles/${power.json.id}/permissions`, e2e.admin, { permissions: ['tenants:delete'] });
+    const manager = await call('POST', '/admin/roles', e2e.admin, { name: 'user-creator' });
+    await call('POST', `/admin/roles/${manager.json.id}/permissions`, e2e.admin, {
       permissions: ['users:read', 'users:create', 'users:update'],
     });
     await createUser('uma-manager@example.com', 'uma-password', ['user-creator']);
     const uma = await login('uma-manager@example.com', 'uma-password');
     const key = (
-      await call('POST', '/auth/api-keys', admin, { name: 'provisioning', scopes: ['users:create', 'users:read'] })
+      await call('POST', '/auth/api-keys', e2e.admin, { name: 'provisioning', scopes: ['users:create', 'users:read'] })
     ).json.full_key as string;
     const plain = await createUser('pete@example.com', 'pete-password', []);
     // Act
@@ -227,9 +218,9 @@ describe('nobody grants roles wider than they hold', () => {
     ]);
     expect([viaUpdate.status, viaUpdate.json.error.code]).toEqual([403, 'INSUFFICIENT_PERMISSIONS']);
     expect([viaKey.status, viaKey.json.error.code]).toEqual([403, 'INSUFFICIENT_PERMISSIONS']);
-    expect((await call('GET', `/admin/users/${plain}`, admin)).json.roles).toEqual([]);
-    expect((await call('GET', '/admin/users?search=x1', admin)).json.meta.total).toBe(0);
-    expect((await call('GET', '/admin/users?search=x2', admin)).json.meta.total).toBe(0);
+    expect((await call('GET', `/admin/users/${plain}`, e2e.admin)).json.roles).toEqual([]);
+    expect((await call('GET', '/admin/users?search=x1', e2e.admin)).json.meta.total).toBe(0);
+    expect((await call('GET', '/admin/users?search=x2', e2e.admin)).json.meta.total).toBe(0);
     // Within what it holds, the key creates users.
     expect(
       (
@@ -247,8 +238,8 @@ describe('nobody grants roles wider than they hold', () => {
 describe('nobody manages a stronger user', () => {
   it('an operator who may manage users cannot deactivate, lock, edit or delete an admin', async () => {
     // Prepare: operator plus a custom role with users:read/update/delete
-    const role = await call('POST', '/admin/roles', admin, { name: 'user-manager' });
-    await call('POST', `/admin/roles/${role.json.id}/permissions`, admin, {
+    const role = await call('POST', '/admin/roles', e2e.admin, { name: 'user-manager' });
+    await call('POST', `/admin/roles/${role.json.id}/permissions`, e2e.admin, {
       permissions: ['users:read', 'users:update', 'users:delete'],
     });
     await createUser('oscar@example.com', 'oscar-password', ['operator', 'user-manager']);
@@ -268,7 +259,7 @@ describe('nobody manages a stronger user', () => {
     expect(attempts[0]?.json.error.details.missing).toEqual(
       expect.arrayContaining(['users:create', 'roles:update', 'tenants:delete']),
     );
-    expect((await call('GET', `/admin/users/${strong}`, admin)).json).toMatchObject({
+    expect((await call('GET', `/admin/users/${strong}`, e2e.admin)).json).toMatchObject({
       status: 'active',
       display_name: null,
     });
@@ -281,7 +272,7 @@ describe('nobody manages a stronger user', () => {
 describe('keys follow their user', () => {
   it("a key of a user moved to another tenant cannot read the old tenant's environment", async () => {
     // Prepare: an operator of tenant A with a key, and an environment of tenant A
-    const env = await call('POST', '/environments', admin, { name: 'prod-a', tenant_id: tenantA });
+    const env = await call('POST', '/environments', e2e.admin, { name: 'prod-a', tenant_id: tenantA });
     expect(env.status).toBe(201);
     const mover = await createUser('mona@example.com', 'mona-password', ['operator'], tenantA);
     const mona = await login('mona@example.com', 'mona-password');
@@ -290,7 +281,9 @@ describe('keys follow their user', () => {
     ).json.full_key as string;
     expect((await call('GET', `/environments/${env.json.id}`, key)).status).toBe(200);
     // Act: the user moves to tenant B
-    expect((await call('PATCH', `/admin/users/${mover}`, admin, { tenant_id: tenantB })).json.tenant_id).toBe(tenantB);
+    expect((await call('PATCH', `/admin/users/${mover}`, e2e.admin, { tenant_id: tenantB })).json.tenant_id).toBe(
+      tenantB,
+    );
     const read = await call('GET', `/environments/${env.json.id}`, key);
     // Assess
     expect([read.status, read.json.error.code]).toEqual([404, 'NOT_FOUND']);
@@ -304,7 +297,7 @@ describe('keys follow their user', () => {
     const key = (await call('POST', '/auth/api-keys', nina, { name: 'ci', scopes: ['targets:read'] })).json
       .full_key as string;
     expect((await call('GET', '/targets', key)).status).toBe(200);
-    await call('PATCH', `/admin/users/${user}`, admin, { roles: [] });
+    await call('PATCH', `/admin/users/${user}`, e2e.admin, { roles: [] });
     const after = await call('GET', '/targets', key);
     expect([after.status, after.json.error.code]).toEqual([403, 'INSUFFICIENT_PERMISSIONS']);
   });
@@ -449,14 +442,14 @@ describe('admin edits change only what they name', () => {
     const id = await createUser('rae@example.com', 'rae-password', ['user']);
     const rae = await login('rae@example.com', 'rae-password');
     const secret = (await call('POST', '/auth/2fa/setup', rae)).json.secret as string;
-    const before = await call('GET', `/admin/users/${id}`, admin);
+    const before = await call('GET', `/admin/users/${id}`, e2e.admin);
     expect(before.json).toMatchObject({ two_factor_enabled: false, last_login_at: expect.any(String) });
     // Act: admin edits keep running (4 at a time) while the user logs in and enables 2FA
     let racing = true;
     const patches: { status: number }[] = [];
     const editor = async (n: number) => {
       for (let i = 0; racing; i += 1)
-        patches.push(await call('PATCH', `/admin/users/${id}`, admin, { display_name: `Rae ${n}.${i}` }));
+        patches.push(await call('PATCH', `/admin/users/${id}`, e2e.admin, { display_name: `Rae ${n}.${i}` }));
     };
     const editors = [0, 1, 2, 3].map(editor);
     await new Promise((r) => setTimeout(r, 300));
@@ -473,7 +466,7 @@ describe('admin edits change only what they name', () => {
     expect([loggedIn.status, enabled.status]).toEqual([200, 200]);
     for (const patch of patches) expect([200, 409]).toContain(patch.status);
     expect(patches.filter((p) => p.status === 200).length).toBeGreaterThan(4);
-    const after = await call('GET', `/admin/users/${id}`, admin);
+    const after = await call('GET', `/admin/users/${id}`, e2e.admin);
     expect(after.json.two_factor_enabled).toBe(true);
     expect(after.json.display_name).toMatch(/^Rae \d\.\d+$/);
     expect(Date.parse(after.json.last_login_at)).toBeGreaterThan(Date.parse(before.json.last_login_at));
@@ -492,7 +485,7 @@ describe('admin edits change only what they name', () => {
     const id = await createUser('uli@example.com', 'uli-password', ['user']);
     const uli = await login('uli@example.com', 'uli-password');
     const secret = (await call('POST', '/auth/2fa/setup', uli)).json.secret as string;
-    const before = (await call('GET', `/admin/users/${id}`, admin)).json;
+    const before = (await call('GET', `/admin/users/${id}`, e2e.admin)).json;
     const deps = usersDeps();
     let interleaved = false;
     const users = Object.assign(Object.create(deps.users) as typeof deps.users, {
@@ -511,13 +504,13 @@ describe('admin edits change only what they name', () => {
         return seen;
       },
     });
-    const caller = await authenticate(identityDeps(), `Bearer ${admin}`, '127.0.0.1');
+    const caller = await authenticate(identityDeps(), `Bearer ${e2e.admin}`, '127.0.0.1');
     // Act
     const view = await updateUser({ ...deps, users }, caller, id, { display_name: 'Uli' });
     // Assess
     expect(interleaved).toBe(true);
     expect(view).toMatchObject({ display_name: 'Uli', two_factor_enabled: true });
-    const after = (await call('GET', `/admin/users/${id}`, admin)).json;
+    const after = (await call('GET', `/admin/users/${id}`, e2e.admin)).json;
     expect(after).toMatchObject({ display_name: 'Uli', two_factor_enabled: true });
     expect(Date.parse(after.last_login_at)).toBeGreaterThan(Date.parse(before.last_login_at));
   });

@@ -9,30 +9,28 @@ import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalAgents, type LocalAgent } from '../../../local/agents.js';
-import { startStack, type Stack } from '../../../local/stack.js';
-import { uniqueName } from '../../support/aws.js';
 import { apiClient } from '../../support/http.js';
 import { pageSession } from '../../support/oauth-page.js';
 import { createUser } from '../../support/users.js';
+import { ADMIN, useStack } from '../../support/stack-fixture.js';
 
-const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 const REDIRECT = 'http://127.0.0.1:8765/callback';
-let stack: Stack;
-let admin: string;
+const e2e = useStack('sec-deleg');
 let dir: string;
 let agents: readonly LocalAgent[] = [];
 let actionId: string;
 
-const api = apiClient(() => stack.baseUrl);
+const api = apiClient(() => e2e.stack.baseUrl);
 const call = (method: string, path: string, token: string | undefined, body?: unknown) =>
   api.call(method, `/api/v1${path}`, token === undefined ? { body } : { token, body });
 const login = async (email: string, password: string): Promise<string> => (await api.login({ email, password })).token;
 const web = { target_tags: [{ key: 'role', value: 'web' }] };
-const deploymentCount = async (): Promise<number> => (await call('GET', '/deployments?limit=1', admin)).json.meta.total;
+const deploymentCount = async (): Promise<number> =>
+  (await call('GET', '/deployments?limit=1', e2e.admin)).json.meta.total;
 const finished = async (id: string, withinMs = 40_000) => {
   const until = Date.now() + withinMs;
   for (;;) {
-    const d = (await call('GET', `/deployments/${id}`, admin)).json;
+    const d = (await call('GET', `/deployments/${id}`, e2e.admin)).json;
     if (['success', 'failed', 'cancelled', 'rolled_back'].includes(d.state)) return d;
     if (Date.now() > until) throw new Error(`deployment still ${d.state}`);
     await new Promise((resolve) => setTimeout(resolve, 250));
@@ -60,7 +58,7 @@ const ccClient = async (token: string, scopes: readonly string[]) => {
 
 /** POST /oauth/token with the client's secret (HTTP Basic). */
 const tokenRequest = async (clientId: string, secret: string, fields: Record<string, string>) => {
-  const response = await fetch(`${stack.baseUrl}/oauth/token`, {
+  const response = await fetch(`${e2e.stack.baseUrl}/oauth/token`, {
     method: 'POST',
     headers: {
       'content-type': 'application/x-www-form-urlencoded',
@@ -82,14 +80,14 @@ const ccToken = async (client: { client_id: string; client_secret: string }, sco
 
 /** A freeze of everything for the next hour; removed by the returned function. */
 const freezeAll = async () => {
-  const freeze = await call('POST', '/deployment-freezes', admin, {
+  const freeze = await call('POST', '/deployment-freezes', e2e.admin, {
     name: 'release week',
     start_time: new Date(Date.now() - 60_000).toISOString(),
     end_time: new Date(Date.now() + 3_600_000).toISOString(),
   });
   expect(freeze.status).toBe(201);
   return async () => {
-    expect((await call('DELETE', `/deployment-freezes/${freeze.json.id}`, admin)).status).toBe(204);
+    expect((await call('DELETE', `/deployment-freezes/${freeze.json.id}`, e2e.admin)).status).toBe(204);
   };
 };
 
@@ -100,7 +98,7 @@ const fire = async (trigger: { id: string; secret: string }, payload: unknown) =
   const body = JSON.stringify(payload);
   const id = `msg_${randomUUID()}`;
   const at = new Date();
-  const response = await fetch(`${stack.baseUrl}/api/v1/hooks/${trigger.id}`, {
+  const response = await fetch(`${e2e.stack.baseUrl}/api/v1/hooks/${trigger.id}`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -124,9 +122,7 @@ const newTrigger = async (token: string) => {
 };
 
 beforeAll(async () => {
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('sec-deleg')}-`, bootstrapAdmin: ADMIN });
-  admin = (await api.login(ADMIN)).token;
-  const action = await call('POST', '/actions', admin, {
+  const action = await call('POST', '/actions', e2e.admin, {
     slug: 'delegated',
     name: 'Delegated',
     version: { version: '1.0.0', script: 'echo ok', variables: [{ name: 'TOKEN', secret: true }] },
@@ -135,20 +131,19 @@ beforeAll(async () => {
   actionId = action.json.id;
   override.action_id = actionId;
   dir = await mkdtemp(join(tmpdir(), 'deployer-sec-deleg-'));
-  agents = await startLocalAgents(stack, dir, () => undefined);
+  agents = await startLocalAgents(e2e.stack, dir, () => undefined);
 });
 
 afterAll(async () => {
   await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
-  await stack?.stop();
   await rm(dir, { recursive: true, force: true });
 });
 
 describe('delegation: a credential never carries a power of its owner’s role', () => {
   it('delegation: an admin’s API key overrides a freeze only when its scopes name freezes:update', async () => {
     // Prepare
-    const narrow = await apiKey(admin, ['deployments:create', 'deployments:read']);
-    const wide = await apiKey(admin, ['deployments:create', 'deployments:read', 'freezes:update']);
+    const narrow = await apiKey(e2e.admin, ['deployments:create', 'deployments:read']);
+    const wide = await apiKey(e2e.admin, ['deployments:create', 'deployments:read', 'freezes:update']);
     const unfreeze = await freezeAll();
     try {
       const before = await deploymentCount();
@@ -185,7 +180,7 @@ describe('delegation: a credential never carries a power of its owner’s role',
 
   it('delegation: a client-credentials token of an admin’s client overrides a freeze only with freezes:update in its scope', async () => {
     // Prepare
-    const client = await ccClient(admin, ['deployments:create', 'deployments:read', 'freezes:update']);
+    const client = await ccClient(e2e.admin, ['deployments:create', 'deployments:read', 'freezes:update']);
     const narrow = await ccToken(client, 'deployments:create deployments:read');
     const wide = await ccToken(client, 'deployments:create deployments:read freezes:update');
     const unfreeze = await freezeAll();
@@ -206,7 +201,7 @@ describe('delegation: a credential never carries a power of its owner’s role',
 
   it('delegation: an authorization-code token carries no admin power the consent did not name, and the consent page names it', async () => {
     // Prepare: a public client of the admin's; the admin signs in on the page and consents
-    const created = await call('POST', '/admin/oauth-clients', admin, {
+    const created = await call('POST', '/admin/oauth-clients', e2e.admin, {
       name: 'Release dashboard',
       grant_types: ['authorization_code'],
       redirect_uris: [REDIRECT],
@@ -216,7 +211,7 @@ describe('delegation: a credential never carries a power of its owner’s role',
     expect(created.status).toBe(201);
     const consentFor = async (scope: string) => {
       const verifier = randomBytes(32).toString('base64url');
-      const page = pageSession(() => stack.baseUrl);
+      const page = pageSession(() => e2e.stack.baseUrl);
       const opened = await page.open({
         response_type: 'code',
         client_id: created.json.client_id,
@@ -236,7 +231,7 @@ describe('delegation: a credential never carries a power of its owner’s role',
     const wide = await consentFor('deployments:create deployments:read freezes:update');
     const allowed = await narrow.page.post({ ...narrow.consent.hidden, decision: 'allow' });
     const code = new URL(allowed.location!).searchParams.get('code')!;
-    const exchanged = await fetch(`${stack.baseUrl}/oauth/token`, {
+    const exchanged = await fetch(`${e2e.stack.baseUrl}/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({
@@ -278,8 +273,11 @@ describe('delegation: a credential never carries a power of its owner’s role',
 
   it('delegation: an admin’s API key (even with all 57 scopes) reuses no other user’s secret on redeploy; an admin session does', async () => {
     // Prepare: rita deploys with a secret
-    const role = await call('POST', '/admin/roles', admin, { name: 'redeployer', description: 'creates, redeploys' });
-    await call('POST', `/admin/roles/${role.json.id}/permissions`, admin, {
+    const role = await call('POST', '/admin/roles', e2e.admin, {
+      name: 'redeployer',
+      description: 'creates, redeploys',
+    });
+    await call('POST', `/admin/roles/${role.json.id}/permissions`, e2e.admin, {
       permissions: ['deployments:create', 'deployments:redeploy', 'deployments:read', 'actions:read', 'targets:read'],
     });
     await createUser('rita@example.com', 'rita-password', ['redeployer']);
@@ -287,10 +285,10 @@ describe('delegation: a credential never carries a power of its owner’s role',
     const first = await call('POST', '/deployments', rita, { action_id: actionId, ...web, variables: { TOKEN: 's3' } });
     expect(first.status).toBe(201);
     await finished(first.json.deployment_id);
-    const narrow = await apiKey(admin, ['deployments:redeploy', 'deployments:read']);
-    const all = (await call('GET', '/admin/permissions', admin)).json as { permissions: { name: string }[] }[];
+    const narrow = await apiKey(e2e.admin, ['deployments:redeploy', 'deployments:read']);
+    const all = (await call('GET', '/admin/permissions', e2e.admin)).json as { permissions: { name: string }[] }[];
     const whole = await apiKey(
-      admin,
+      e2e.admin,
       all.flatMap((g) => g.permissions.map((p) => p.name)),
     );
     const before = await deploymentCount();
@@ -313,19 +311,19 @@ describe('delegation: a credential never carries a power of its owner’s role',
       ]);
     }
     expect(await deploymentCount()).toBe(before);
-    const bySession = await call('POST', `/deployments/${first.json.deployment_id}/redeploy`, admin, {});
+    const bySession = await call('POST', `/deployments/${first.json.deployment_id}/redeploy`, e2e.admin, {});
     expect([bySession.status, bySession.json.error]).toEqual([201, undefined]);
     await finished(bySession.json.id);
   });
 
   it('delegation: an admin’s key with all 57 scopes still cannot change the shared orchestration capacity (user login only)', async () => {
     // Prepare
-    const all = (await call('GET', '/admin/permissions', admin)).json as { permissions: { name: string }[] }[];
+    const all = (await call('GET', '/admin/permissions', e2e.admin)).json as { permissions: { name: string }[] }[];
     const whole = await apiKey(
-      admin,
+      e2e.admin,
       all.flatMap((g) => g.permissions.map((p) => p.name)),
     );
-    const before = (await call('GET', '/admin/orchestration', admin)).json.instances;
+    const before = (await call('GET', '/admin/orchestration', e2e.admin)).json.instances;
     // Act
     const reply = await call('PUT', '/admin/orchestration', whole, { instances: before + 3 });
     // Assess
@@ -334,26 +332,29 @@ describe('delegation: a credential never carries a power of its owner’s role',
       'FORBIDDEN',
       'user_credentials_required',
     ]);
-    expect((await call('GET', '/admin/orchestration', admin)).json.instances).toBe(before);
+    expect((await call('GET', '/admin/orchestration', e2e.admin)).json.instances).toBe(before);
   });
 });
 
 describe('delegation: GET /auth/me answers what the credential acts with', () => {
   it('delegation: a scoped key and a client token list only their effective permissions, no admin role, and name the credential', async () => {
     // Prepare
-    const keyCreated = await call('POST', '/auth/api-keys', admin, { name: 'reader', scopes: ['deployments:read'] });
+    const keyCreated = await call('POST', '/auth/api-keys', e2e.admin, {
+      name: 'reader',
+      scopes: ['deployments:read'],
+    });
     const key = keyCreated.json.full_key as string;
-    const client = await ccClient(admin, ['deployments:read']);
+    const client = await ccClient(e2e.admin, ['deployments:read']);
     const token = await ccToken(client, 'deployments:read');
-    const all = (await call('GET', '/admin/permissions', admin)).json as { permissions: { name: string }[] }[];
+    const all = (await call('GET', '/admin/permissions', e2e.admin)).json as { permissions: { name: string }[] }[];
     const whole = await apiKey(
-      admin,
+      e2e.admin,
       all.flatMap((g) => g.permissions.map((p) => p.name)),
     );
     // Act
     const byKey = await call('GET', '/auth/me', key);
     const byToken = await call('GET', '/auth/me', token);
-    const bySession = await call('GET', '/auth/me', admin);
+    const bySession = await call('GET', '/auth/me', e2e.admin);
     const byWhole = await call('GET', '/auth/me', whole);
     // Assess
     expect([byKey.status, byKey.json.email, byKey.json.roles, byKey.json.permissions, byKey.json.credential]).toEqual([
@@ -385,14 +386,17 @@ describe('delegation: GET /auth/me answers what the credential acts with', () =>
 describe('delegation: an OAuth client is re-keyed or repointed only by who stands in for its creator', () => {
   it('delegation: a user with oauth_clients:update and the client’s scopes cannot rotate, add a grant type to, or repoint an admin’s client', async () => {
     // Prepare: mallory manages clients and holds the client's only scope
-    const role = await call('POST', '/admin/roles', admin, { name: 'client-keeper', description: 'manages clients' });
-    await call('POST', `/admin/roles/${role.json.id}/permissions`, admin, {
+    const role = await call('POST', '/admin/roles', e2e.admin, {
+      name: 'client-keeper',
+      description: 'manages clients',
+    });
+    await call('POST', `/admin/roles/${role.json.id}/permissions`, e2e.admin, {
       permissions: ['oauth_clients:read', 'oauth_clients:update', 'deployments:read'],
     });
     await createUser('mallory@example.com', 'mallory-password', ['client-keeper']);
     const mallory = await login('mallory@example.com', 'mallory-password');
-    const client = await ccClient(admin, ['deployments:read']);
-    const before = (await call('GET', `/admin/oauth-clients/${client.id}`, admin)).json;
+    const client = await ccClient(e2e.admin, ['deployments:read']);
+    const before = (await call('GET', `/admin/oauth-clients/${client.id}`, e2e.admin)).json;
     // Act
     const attempts = await Promise.all([
       call('POST', `/admin/oauth-clients/${client.id}/rotate-secret`, mallory),
@@ -408,7 +412,7 @@ describe('delegation: an OAuth client is re-keyed or repointed only by who stand
         'FORBIDDEN',
         'client_creator_required',
       ]);
-    expect((await call('GET', `/admin/oauth-clients/${client.id}`, admin)).json).toEqual(before);
+    expect((await call('GET', `/admin/oauth-clients/${client.id}`, e2e.admin)).json).toEqual(before);
     // the old secret still gets tokens, and its tokens act as the admin's narrow client, never as the admin
     const token = await ccToken(client, 'deployments:read');
     expect((await call('GET', '/auth/me', token)).json.roles).toEqual([]);
@@ -428,7 +432,7 @@ describe('delegation: an OAuth client is re-keyed or repointed only by who stand
 describe('delegation: a trigger acts with what creating its deployment needs, as its owner is now', () => {
   it('delegation: an admin’s trigger cannot step around a freeze (409, can_override false), and starts nothing', async () => {
     // Prepare
-    const trigger = await newTrigger(admin);
+    const trigger = await newTrigger(e2e.admin);
     const unfreeze = await freezeAll();
     try {
       const before = await deploymentCount();
@@ -454,7 +458,7 @@ describe('delegation: a trigger acts with what creating its deployment needs, as
     const works = await fire(trigger, {});
     expect(works.status).toBe(201);
     await finished(works.json.deployment_id);
-    expect((await call('PATCH', `/admin/users/${id}`, admin, { roles: [] })).status).toBe(200);
+    expect((await call('PATCH', `/admin/users/${id}`, e2e.admin, { roles: [] })).status).toBe(200);
     const before = await deploymentCount();
     // Act
     const fired = await fire(trigger, {});
@@ -466,14 +470,14 @@ describe('delegation: a trigger acts with what creating its deployment needs, as
   it('delegation: a trigger whose owner moved to another tenant acts in the new tenant, not the old scope', async () => {
     // Prepare: a global user's trigger deploys to the global targets; then the user is moved into a tenant, where no
     // target carries the tag: the trigger resolves its request in the new tenant and is refused (400), starting nothing
-    const tenant = await call('POST', '/tenants', admin, { name: 'Moved', slug: `moved-${Date.now()}` });
+    const tenant = await call('POST', '/tenants', e2e.admin, { name: 'Moved', slug: `moved-${Date.now()}` });
     const id = await createUser('moe@example.com', 'moe-password', ['user']);
     const moe = await login('moe@example.com', 'moe-password');
     const trigger = await newTrigger(moe);
     const works = await fire(trigger, {});
     expect([works.status, works.json.deployment?.tenant_id]).toEqual([201, null]);
     await finished(works.json.deployment_id);
-    expect((await call('PATCH', `/admin/users/${id}`, admin, { tenant_id: tenant.json.id })).status).toBe(200);
+    expect((await call('PATCH', `/admin/users/${id}`, e2e.admin, { tenant_id: tenant.json.id })).status).toBe(200);
     const before = await deploymentCount();
     // Act
     const fired = await fire(trigger, {});

@@ -1,18 +1,15 @@
 // Attack tests over HTTP against the real local stack: event streams are bounded per user (the 11th is refused
 // before it opens, with the general limiter's plain-text 429) and an open stream ends within 10 s of logout,
 // deactivation of its user, revocation of the API key it was opened with, or a reused refresh token of its session.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, type Stack } from '../../../local/stack.js';
-import { uniqueName } from '../../support/aws.js';
+import { afterEach, describe, expect, it } from 'vitest';
 import { apiClient } from '../../support/http.js';
 import { createUser } from '../../support/users.js';
+import { useStack } from '../../support/stack-fixture.js';
 
-const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
-let stack: Stack;
-let admin: string;
+const e2e = useStack('sec-edges');
 const open: AbortController[] = [];
 
-const api = apiClient(() => stack.baseUrl);
+const api = apiClient(() => e2e.stack.baseUrl);
 const call = (method: string, path: string, token: string | undefined, body?: unknown) =>
   api.call(method, `/api/v1${path}`, token === undefined ? { body } : { token, body });
 
@@ -23,7 +20,7 @@ const openStream = async (credential: string) => {
   const controller = new AbortController();
   open.push(controller);
   const response = await fetch(
-    `${stack.baseUrl}/api/v1/sse/targets?sse_token=${encodeURIComponent(issued.json.sse_token)}`,
+    `${e2e.stack.baseUrl}/api/v1/sse/targets?sse_token=${encodeURIComponent(issued.json.sse_token)}`,
     { signal: controller.signal },
   );
   return { response, controller };
@@ -53,17 +50,8 @@ const userWith = async (name: string) => {
   return { id, token: (await api.login({ email, password: `${name}-password` })).token };
 };
 
-beforeAll(async () => {
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('sec-edges')}-`, bootstrapAdmin: ADMIN });
-  admin = (await api.login(ADMIN)).token;
-});
-
 afterEach(() => {
   for (const controller of open.splice(0)) controller.abort();
-});
-
-afterAll(async () => {
-  await stack?.stop();
 });
 
 describe('open streams per user', () => {
@@ -83,7 +71,7 @@ describe('open streams per user', () => {
       expect(eleventh.response.headers.get('content-type')).toMatch(/^text\/plain/);
       expect(Number(eleventh.response.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(await eleventh.response.text()).toMatch(/at most 10 event streams/);
-      expect((await openStream(admin)).response.status).toBe(200);
+      expect((await openStream(e2e.admin)).response.status).toBe(200);
       // A closed stream gives its slot back (released when the server notices the client left)
       streams[0]!.controller.abort();
       let reopened = 0;
@@ -115,19 +103,19 @@ describe('an open stream ends within 10 s when its credential stops being valid'
     const { response } = await openStream(user.token);
     expect(response.status).toBe(200);
     const since = Date.now();
-    expect((await call('PATCH', `/admin/users/${user.id}`, admin, { status: 'inactive' })).status).toBe(200);
+    expect((await call('PATCH', `/admin/users/${user.id}`, e2e.admin, { status: 'inactive' })).status).toBe(200);
     const end = await endOf(response, since);
     expect(end.afterMs).toBeLessThan(10_000);
     expect(end.text).toContain('no longer valid');
   });
 
   it('after the API key it was opened with is revoked', { timeout: 60_000 }, async () => {
-    const created = await call('POST', '/auth/api-keys', admin, { name: 'streams', scopes: ['targets:read'] });
+    const created = await call('POST', '/auth/api-keys', e2e.admin, { name: 'streams', scopes: ['targets:read'] });
     expect(created.status).toBe(201);
     const { response } = await openStream(created.json.full_key);
     expect(response.status).toBe(200);
     const since = Date.now();
-    expect((await call('DELETE', `/auth/api-keys/${created.json.api_key.id}`, admin)).status).toBeLessThan(300);
+    expect((await call('DELETE', `/auth/api-keys/${created.json.api_key.id}`, e2e.admin)).status).toBeLessThan(300);
     const end = await endOf(response, since);
     expect(end.afterMs).toBeLessThan(10_000);
     expect(end.text).toContain('no longer valid');
@@ -144,7 +132,7 @@ describe('an open stream ends within 10 s when its credential stops being valid'
       expect(first.status).toBe(200);
       const controller = new AbortController();
       open.push(controller);
-      const stream = `${stack.baseUrl}/api/v1/sse/targets?sse_token=`;
+      const stream = `${e2e.stack.baseUrl}/api/v1/sse/targets?sse_token=`;
       const response = await fetch(`${stream}${encodeURIComponent(first.json.sse_token)}`, {
         signal: controller.signal,
       });

@@ -2,17 +2,14 @@
 // tags are ignored (the token's apply), a token allows exactly max_uses registrations even under a race, lists
 // never show the secret, a revoked token is refused, and a tenant-scoped user cannot see or revoke another
 // tenant's tokens.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, type Stack } from '../../../local/stack.js';
-import { uniqueName } from '../../support/aws.js';
+import { describe, expect, it } from 'vitest';
 import { apiClient } from '../../support/http.js';
 import { createUser } from '../../support/users.js';
+import { useStack } from '../../support/stack-fixture.js';
 
-const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
-let stack: Stack;
-let admin: string;
+const e2e = useStack('sec-enroll');
 
-const api = apiClient(() => stack.baseUrl);
+const api = apiClient(() => e2e.stack.baseUrl);
 const call = (method: string, path: string, token: string | undefined, body?: unknown) =>
   api.call(method, `/api/v1${path}`, token === undefined ? { body } : { token, body });
 const register = (token: string, name: string, tags: { key: string; value: string }[] = []) =>
@@ -26,19 +23,12 @@ const register = (token: string, name: string, tags: { key: string; value: strin
     tags,
   });
 
-beforeAll(async () => {
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('sec-enroll')}-`, bootstrapAdmin: ADMIN });
-  admin = (await api.login(ADMIN)).token;
-});
-
-afterAll(async () => {
-  await stack?.stop();
-});
-
 describe('enrollment tokens decide what a target gets', () => {
   it('gives a target the token’s tags: an agent sending role=db on a role=web token gets role=web only', async () => {
     // Prepare
-    const created = await call('POST', '/targets/enrollment-tokens', admin, { tags: [{ key: 'role', value: 'web' }] });
+    const created = await call('POST', '/targets/enrollment-tokens', e2e.admin, {
+      tags: [{ key: 'role', value: 'web' }],
+    });
     expect(created.status).toBe(201);
     expect(created.json).toMatchObject({
       id: expect.any(String),
@@ -53,16 +43,16 @@ describe('enrollment tokens decide what a target gets', () => {
     ]);
     // Assess
     expect(reply.status).toBe(201);
-    const target = await call('GET', `/targets/${reply.json.target_id}`, admin);
+    const target = await call('GET', `/targets/${reply.json.target_id}`, e2e.admin);
     expect(target.json.tags).toEqual([{ key: 'role', value: 'web' }]);
-    expect((await call('GET', '/targets?tag=role=db', admin)).json.data.map((t: { id: string }) => t.id)).not.toContain(
-      reply.json.target_id,
-    );
+    expect(
+      (await call('GET', '/targets?tag=role=db', e2e.admin)).json.data.map((t: { id: string }) => t.id),
+    ).not.toContain(reply.json.target_id);
   });
 
   it('enrolls exactly max_uses hosts when 10 register at once with a max_uses 3 token', async () => {
     // Prepare
-    const { token, id } = (await call('POST', '/targets/enrollment-tokens', admin, { max_uses: 3 })).json;
+    const { token, id } = (await call('POST', '/targets/enrollment-tokens', e2e.admin, { max_uses: 3 })).json;
     // Act
     const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => register(token, `race-${i}`)));
     // Assess
@@ -71,15 +61,15 @@ describe('enrollment tokens decide what a target gets', () => {
     expect(replies.filter((r) => r.status === 401).every((r) => r.json.error.code === 'INVALID_CREDENTIALS')).toBe(
       true,
     );
-    const listed = (await call('GET', '/targets/enrollment-tokens?limit=100', admin)).json.data.find(
+    const listed = (await call('GET', '/targets/enrollment-tokens?limit=100', e2e.admin)).json.data.find(
       (t: { id: string }) => t.id === id,
     );
     expect(listed).toMatchObject({ uses: 3, max_uses: 3 });
-    expect((await call('GET', '/targets?search=race-', admin)).json.meta.total).toBe(3);
+    expect((await call('GET', '/targets?search=race-', e2e.admin)).json.meta.total).toBe(3);
   });
 
   it('refuses a second registration with a default (single-use) token', async () => {
-    const { token } = (await call('POST', '/targets/enrollment-tokens', admin, {})).json;
+    const { token } = (await call('POST', '/targets/enrollment-tokens', e2e.admin, {})).json;
     expect((await register(token, 'once')).status).toBe(201);
     const again = await register(token, 'twice');
     expect([again.status, again.json.error.code]).toEqual([401, 'INVALID_CREDENTIALS']);
@@ -87,9 +77,9 @@ describe('enrollment tokens decide what a target gets', () => {
 
   it('lists tokens without their secret, and validates max_uses', async () => {
     const created = (
-      await call('POST', '/targets/enrollment-tokens', admin, { max_uses: 5, tags: [{ key: 'tier', value: '1' }] })
+      await call('POST', '/targets/enrollment-tokens', e2e.admin, { max_uses: 5, tags: [{ key: 'tier', value: '1' }] })
     ).json;
-    const list = await call('GET', '/targets/enrollment-tokens?limit=100', admin);
+    const list = await call('GET', '/targets/enrollment-tokens?limit=100', e2e.admin);
     expect(list.status).toBe(200);
     expect(list.json.meta).toMatchObject({ page: 1, limit: 100 });
     const listed = list.json.data.find((t: { id: string }) => t.id === created.id);
@@ -104,22 +94,22 @@ describe('enrollment tokens decide what a target gets', () => {
     });
     expect(JSON.stringify(list.json)).not.toContain(created.token);
     expect(JSON.stringify(list.json)).not.toMatch(/det_|tokenHash|token_hash/);
-    const tooMany = await call('POST', '/targets/enrollment-tokens', admin, { max_uses: 1001 });
+    const tooMany = await call('POST', '/targets/enrollment-tokens', e2e.admin, { max_uses: 1001 });
     expect([tooMany.status, tooMany.json.error.details.fields[0].field]).toEqual([400, 'max_uses']);
   });
 
   it('refuses registration with a revoked token (401), and revoking twice is 404', async () => {
     // Prepare
-    const { token, id } = (await call('POST', '/targets/enrollment-tokens', admin, { max_uses: 10 })).json;
+    const { token, id } = (await call('POST', '/targets/enrollment-tokens', e2e.admin, { max_uses: 10 })).json;
     // Act
-    const revoked = await call('DELETE', `/targets/enrollment-tokens/${id}`, admin);
+    const revoked = await call('DELETE', `/targets/enrollment-tokens/${id}`, e2e.admin);
     // Assess
     expect(revoked.status).toBe(204);
     const reply = await register(token, 'after-revoke');
     expect([reply.status, reply.json.error.code]).toEqual([401, 'INVALID_CREDENTIALS']);
-    expect((await call('DELETE', `/targets/enrollment-tokens/${id}`, admin)).status).toBe(404);
+    expect((await call('DELETE', `/targets/enrollment-tokens/${id}`, e2e.admin)).status).toBe(404);
     expect(
-      (await call('GET', '/targets/enrollment-tokens?limit=100', admin)).json.data.map((t: { id: string }) => t.id),
+      (await call('GET', '/targets/enrollment-tokens?limit=100', e2e.admin)).json.data.map((t: { id: string }) => t.id),
     ).not.toContain(id);
   });
 });
@@ -128,9 +118,9 @@ describe('tenant-scoped users and enrollment tokens', () => {
   // Slow only because it hashes a password and logs in a second user, on a machine whose CPU is shared.
   it('cannot list, revoke or create another tenant’s tokens', { timeout: 90_000 }, async () => {
     // Prepare: two tenants, a token in each, and an admin scoped to tenant A
-    const tenantA = (await call('POST', '/tenants', admin, { name: 'Enroll A', slug: 'enroll-a' })).json;
-    const tenantB = (await call('POST', '/tenants', admin, { name: 'Enroll B', slug: 'enroll-b' })).json;
-    const tokenB = (await call('POST', '/targets/enrollment-tokens', admin, { tenant_id: tenantB.id })).json;
+    const tenantA = (await call('POST', '/tenants', e2e.admin, { name: 'Enroll A', slug: 'enroll-a' })).json;
+    const tenantB = (await call('POST', '/tenants', e2e.admin, { name: 'Enroll B', slug: 'enroll-b' })).json;
+    const tokenB = (await call('POST', '/targets/enrollment-tokens', e2e.admin, { tenant_id: tenantB.id })).json;
     await createUser('scoped@example.com', 'scoped-password', ['admin'], tenantA.id);
     const scoped = (await api.login({ email: 'scoped@example.com', password: 'scoped-password' })).token;
     const tokenA = await call('POST', '/targets/enrollment-tokens', scoped, {});

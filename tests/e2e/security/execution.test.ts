@@ -11,20 +11,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandIdOf } from '../../../domain/deployments/engine.js';
 import { LOCAL_CREDENTIALS } from '../../../local/emulators.js';
 import { startLocalAgents, type LocalAgent } from '../../../local/agents.js';
-import { startStack, type Stack } from '../../../local/stack.js';
-import { uniqueName } from '../../support/aws.js';
 import { apiClient } from '../../support/http.js';
 import { createUser } from '../../support/users.js';
+import { useStack } from '../../support/stack-fixture.js';
 
-const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 const DEPLOYER = { email: 'mallory@example.com', password: 'mallory-password' };
-let stack: Stack;
-let admin: string;
+const e2e = useStack('sec-exec');
 let deployer: string;
 let dir: string;
 let agents: readonly LocalAgent[] = [];
 
-const api = apiClient(() => stack.baseUrl);
+const api = apiClient(() => e2e.stack.baseUrl);
 const call = (token: string, method: string, path: string, body?: unknown) =>
   api.call(method, `/api/v1${path}`, { token, body });
 const web = { target_tags: [{ key: 'role', value: 'web' }] };
@@ -38,7 +35,7 @@ let n = 0;
 /** An action (by the admin, an action author) with one version; its id. */
 const action = async (version: Record<string, unknown>): Promise<string> => {
   n += 1;
-  const created = await call(admin, 'POST', '/actions', {
+  const created = await call(e2e.admin, 'POST', '/actions', {
     slug: `sec-exec-${n}`,
     name: `Sec exec ${n}`,
     version: { version: '1.0.0', ...version },
@@ -50,42 +47,40 @@ const action = async (version: Record<string, unknown>): Promise<string> => {
 const finished = async (id: string, withinMs = 40_000) => {
   const until = Date.now() + withinMs;
   for (;;) {
-    const d = (await call(admin, 'GET', `/deployments/${id}`)).json;
+    const d = (await call(e2e.admin, 'GET', `/deployments/${id}`)).json;
     if (['success', 'failed', 'cancelled', 'rolled_back'].includes(d.state)) return d;
     if (Date.now() > until) throw new Error(`deployment still ${d.state}`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 };
 const stdout = async (id: string): Promise<string> =>
-  ((await call(admin, 'GET', `/deployments/${id}/logs/history`)).json as { stdout: string | null }[])
+  ((await call(e2e.admin, 'GET', `/deployments/${id}/logs/history`)).json as { stdout: string | null }[])
     .map((e) => e.stdout)
     .filter((s) => s !== null)
     .join('\n');
-const deploymentCount = async (): Promise<number> => (await call(admin, 'GET', '/deployments?limit=1')).json.meta.total;
+const deploymentCount = async (): Promise<number> =>
+  (await call(e2e.admin, 'GET', '/deployments?limit=1')).json.meta.total;
 const fieldsOf = (json: { error?: { details?: { fields?: { field: string }[] } } }) =>
   (json.error?.details?.fields ?? []).map((f) => f.field).sort();
 
 beforeAll(async () => {
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('sec-exec')}-`, bootstrapAdmin: ADMIN });
-  admin = (await api.login(ADMIN)).token;
-  const role = await call(admin, 'POST', '/admin/roles', {
+  const role = await call(e2e.admin, 'POST', '/admin/roles', {
     name: 'deploy-only',
     description: 'creates deployments, reads the rest',
   });
   expect(role.status).toBe(201);
-  const granted = await call(admin, 'POST', `/admin/roles/${role.json.id}/permissions`, {
+  const granted = await call(e2e.admin, 'POST', `/admin/roles/${role.json.id}/permissions`, {
     permissions: ['deployments:create', 'deployments:read', 'actions:read', 'targets:read'],
   });
   expect(granted.status).toBe(204);
   await createUser(DEPLOYER.email, DEPLOYER.password, ['deploy-only']);
   deployer = (await api.login(DEPLOYER)).token;
   dir = await mkdtemp(join(tmpdir(), 'deployer-sec-exec-'));
-  agents = await startLocalAgents(stack, dir, () => undefined);
+  agents = await startLocalAgents(e2e.stack, dir, () => undefined);
 });
 
 afterAll(async () => {
   await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
-  await stack?.stop();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -268,17 +263,19 @@ describe('an action author cannot declare such a variable', () => {
     // Prepare
     const id = await action({ script: 'echo 1', variables: [{ name: 'PORT' }] });
     // Act
-    const atCreate = await call(admin, 'POST', '/actions', {
+    const atCreate = await call(e2e.admin, 'POST', '/actions', {
       slug: 'sec-bad',
       name: 'Bad',
       version: { version: '1.0.0', script: 'echo 1', variables: [{ name: 'NODE_OPTIONS' }] },
     });
-    const atVersion = await call(admin, 'POST', `/actions/${id}/versions`, {
+    const atVersion = await call(e2e.admin, 'POST', `/actions/${id}/versions`, {
       version: '1.1.0',
       script: 'echo 1',
       variables: [{ name: 'PORT' }, { name: 'ld_preload' }],
     });
-    const atUpdate = await call(admin, 'PUT', `/actions/${id}/versions/1.0.0`, { variables: [{ name: 'SHELLOPTS' }] });
+    const atUpdate = await call(e2e.admin, 'PUT', `/actions/${id}/versions/1.0.0`, {
+      variables: [{ name: 'SHELLOPTS' }],
+    });
     // Assess
     expect([atCreate.status, fieldsOf(atCreate.json)]).toEqual([400, ['version.variables.0.name']]);
     expect(atCreate.json.error.details.fields[0].message).toContain(
@@ -286,7 +283,7 @@ describe('an action author cannot declare such a variable', () => {
     );
     expect([atVersion.status, fieldsOf(atVersion.json)]).toEqual([400, ['variables.1.name']]);
     expect([atUpdate.status, fieldsOf(atUpdate.json)]).toEqual([400, ['variables.0.name']]);
-    const stored = await call(admin, 'GET', `/actions/${id}/versions/1.0.0`);
+    const stored = await call(e2e.admin, 'GET', `/actions/${id}/versions/1.0.0`);
     expect(stored.json.variables.map((v: { name: string }) => v.name)).toEqual(['PORT']);
   });
 });
@@ -295,7 +292,7 @@ describe('redeploy', () => {
   it('refuses refused and undeclared overrides, and drops original variables the new plan no longer declares (plan warning)', async () => {
     // Prepare
     const id = await action({ script: 'echo "a=$A"', variables: [{ name: 'A' }] });
-    const first = await call(admin, 'POST', '/deployments', {
+    const first = await call(e2e.admin, 'POST', '/deployments', {
       action_id: id,
       version_requirement: '^1',
       ...web,
@@ -305,7 +302,7 @@ describe('redeploy', () => {
     await finished(first.json.deployment_id);
     expect(
       (
-        await call(admin, 'POST', `/actions/${id}/versions`, {
+        await call(e2e.admin, 'POST', `/actions/${id}/versions`, {
           version: '1.1.0',
           script: 'echo "b=$B a=$A"',
           variables: [{ name: 'B' }],
@@ -313,13 +310,13 @@ describe('redeploy', () => {
       ).status,
     ).toBe(201);
     // Act
-    const refused = await call(admin, 'POST', `/deployments/${first.json.deployment_id}/redeploy`, {
+    const refused = await call(e2e.admin, 'POST', `/deployments/${first.json.deployment_id}/redeploy`, {
       variables: { NODE_OPTIONS: '--require=/tmp/x.js' },
     });
-    const undeclared = await call(admin, 'POST', `/deployments/${first.json.deployment_id}/redeploy`, {
+    const undeclared = await call(e2e.admin, 'POST', `/deployments/${first.json.deployment_id}/redeploy`, {
       variables: { A: 'again' },
     });
-    const again = await call(admin, 'POST', `/deployments/${first.json.deployment_id}/redeploy`, {
+    const again = await call(e2e.admin, 'POST', `/deployments/${first.json.deployment_id}/redeploy`, {
       variables: { B: 'two' },
     });
     // Assess
@@ -339,11 +336,11 @@ describe('redeploy', () => {
 describe('redeploy and secrets', () => {
   it("another user's redeploy must give each secret again (400 naming it); the original triggerer's reuses it", async () => {
     // Prepare: two users who may create and redeploy; rita deploys a secret
-    const role = await call(admin, 'POST', '/admin/roles', {
+    const role = await call(e2e.admin, 'POST', '/admin/roles', {
       name: 'redeployer',
       description: 'creates and redeploys',
     });
-    await call(admin, 'POST', `/admin/roles/${role.json.id}/permissions`, {
+    await call(e2e.admin, 'POST', `/admin/roles/${role.json.id}/permissions`, {
       permissions: ['deployments:create', 'deployments:redeploy', 'deployments:read', 'actions:read', 'targets:read'],
     });
     await createUser('rita@example.com', 'rita-password', ['redeployer']);
@@ -402,11 +399,11 @@ describe('secrets in command records', () => {
     });
     const done = await finished(created.json.deployment_id);
     const db = DynamoDBDocumentClient.from(
-      new DynamoDBClient({ endpoint: stack.dynamoEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS }),
+      new DynamoDBClient({ endpoint: e2e.stack.dynamoEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS }),
     );
     const commandId = commandIdOf(done.plan.steps[0].id, 1);
     const { Item } = await db.send(
-      new GetCommand({ TableName: stack.tables['MainTable']!, Key: { pk: `COMMAND#${commandId}`, sk: 'COMMAND' } }),
+      new GetCommand({ TableName: e2e.stack.tables['MainTable']!, Key: { pk: `COMMAND#${commandId}`, sk: 'COMMAND' } }),
     );
     // Assess
     expect(done.state).toBe('success');
@@ -421,7 +418,7 @@ describe('a deployment runs what was planned', () => {
   const waitingFor = async (requestId: string) => {
     for (const until = Date.now() + 40_000; ; await new Promise((r) => setTimeout(r, 250))) {
       const request = (
-        (await call(admin, 'GET', '/deployments/pending')).json as {
+        (await call(e2e.admin, 'GET', '/deployments/pending')).json as {
           id: string;
           status: string;
           deployment_id?: string;
@@ -435,14 +432,14 @@ describe('a deployment runs what was planned', () => {
   it('a version edited after the deployment was queued still runs the planned script; a redeploy plans anew and says so', async () => {
     // Prepare: nothing runs while the capacity is 0, so the deployment waits as a pending request
     const id = await action({ script: 'echo "planned script"' });
-    expect((await call(admin, 'PUT', '/admin/orchestration', { instances: 0 })).status).toBe(200);
+    expect((await call(e2e.admin, 'PUT', '/admin/orchestration', { instances: 0 })).status).toBe(200);
     try {
       const queued = await call(deployer, 'POST', '/deployments', { action_id: id, ...web });
       expect([queued.status, queued.json.pending]).toEqual([202, true]);
       // Act: the author changes the version's script while the deployment waits, then capacity returns
-      const edited = await call(admin, 'PUT', `/actions/${id}/versions/1.0.0`, { script: 'echo "edited script"' });
+      const edited = await call(e2e.admin, 'PUT', `/actions/${id}/versions/1.0.0`, { script: 'echo "edited script"' });
       expect(edited.status).toBe(200);
-      expect((await call(admin, 'PUT', '/admin/orchestration', { instances: 4 })).status).toBe(200);
+      expect((await call(e2e.admin, 'PUT', '/admin/orchestration', { instances: 4 })).status).toBe(200);
       const deploymentId = await waitingFor(queued.json.pending_request_id);
       // Assess: the planned script ran, not the edited one
       expect((await finished(deploymentId)).state).toBe('success');
@@ -450,7 +447,7 @@ describe('a deployment runs what was planned', () => {
       expect(output).toContain('planned script');
       expect(output).not.toContain('edited script');
       // A redeploy plans anew from the catalog: it runs the edited script and its plan says so
-      const redeployed = await call(admin, 'POST', `/deployments/${deploymentId}/redeploy`, {});
+      const redeployed = await call(e2e.admin, 'POST', `/deployments/${deploymentId}/redeploy`, {});
       expect(redeployed.status).toBe(201);
       const again = await finished(redeployed.json.id);
       expect(again.plan.warnings).toEqual([
@@ -460,7 +457,7 @@ describe('a deployment runs what was planned', () => {
       ]);
       expect(await stdout(redeployed.json.id)).toContain('edited script');
     } finally {
-      await call(admin, 'PUT', '/admin/orchestration', { instances: 4 });
+      await call(e2e.admin, 'PUT', '/admin/orchestration', { instances: 4 });
     }
   });
 
@@ -474,7 +471,7 @@ describe('a deployment runs what was planned', () => {
     expect(created.status).toBe(201);
     // Act: delete the action version (and the action) while the first attempt runs
     await new Promise((r) => setTimeout(r, 500));
-    const removed = await call(admin, 'DELETE', `/actions/${id}`);
+    const removed = await call(e2e.admin, 'DELETE', `/actions/${id}`);
     // Assess: the retry runs the pinned script
     expect(removed.status).toBe(204);
     const done = await finished(created.json.deployment_id);
