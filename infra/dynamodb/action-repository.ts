@@ -14,12 +14,7 @@ import { isConditionFailure } from './conditional.js';
 import { keys } from './keys.js';
 import { queryAll } from './query-all.js';
 import { listPartition } from './records.js';
-import { failedAt, tenantReference } from './tenant-repository.js';
-
-export type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
-
-/** DynamoDB's limit of items in one transaction. */
-export const TRANSACTION_LIMIT = 100;
+import { failedAt, tenantReference, TRANSACTION_LIMIT, type TransactItem } from './transactions.js';
 
 const ACTION_SK = keys.action('x').sk;
 

@@ -17,7 +17,7 @@ import { aliasItem } from './aliases.js';
 import { encryptionIndex, encryptionIndexUpdate } from './encryption-index.js';
 import { keys, type Key } from './keys.js';
 import { findRecord, listPartition, stripKeys, type Item } from './records.js';
-import { failedAt } from './tenant-repository.js';
+import { failedAt } from './transactions.js';
 
 const ENTITY = 'identity_provider';
 

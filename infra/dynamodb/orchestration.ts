@@ -22,7 +22,7 @@ import { conditionally, isConditionFailure, readBack } from './conditional.js';
 import { deploymentItem } from './deployment-repository.js';
 import { changedValues } from './pending-request-repository.js';
 import { keys } from './keys.js';
-import { failedAt } from './tenant-repository.js';
+import { failedAt } from './transactions.js';
 
 /** `instance-1`, `instance-2`, ... */
 export const instanceId = (n: number): string => `instance-${n}`;

@@ -13,9 +13,8 @@ import type { Key } from './keys.js';
 import { aliasItem } from './aliases.js';
 import { isConditionFailure } from './conditional.js';
 import { keys } from './keys.js';
-import type { TransactItem } from './action-repository.js';
 import { findRecord, listPartition, type Filter } from './records.js';
-import { failedAt, tenantReference } from './tenant-repository.js';
+import { failedAt, tenantReference, type TransactItem } from './transactions.js';
 
 /**
  * Transaction items applying reference changes to the records at `keyOf(id)`: `ADD refCount delta`, and with a

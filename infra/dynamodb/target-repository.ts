@@ -16,10 +16,10 @@ import type { EnrollmentToken, Target } from '../../domain/targets/types.js';
 import { ConflictError } from '../../domain/errors.js';
 import { aliasItem } from './aliases.js';
 import { environmentReference } from './environment-repository.js';
-import { failedAt, tenantReference } from './tenant-repository.js';
 import { conditionally } from './conditional.js';
 import { keys } from './keys.js';
 import { findRecord, getRecord, getRecords, listPartition, stripKeys, type Item } from './records.js';
+import { failedAt, tenantReference } from './transactions.js';
 
 const toTarget = (item: Item): Target => stripKeys<Target>(item);
 
