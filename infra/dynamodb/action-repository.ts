@@ -11,7 +11,7 @@ import { newestFirst } from '../../domain/catalog/resolve.js';
 import type { Action, ActionVersion, ActionWithVersions } from '../../domain/catalog/types.js';
 import { aliasItem, resolveId } from './aliases.js';
 import { isConditionFailure } from './conditional.js';
-import { keys } from './keys.js';
+import { keys, partitions, prefixes } from './keys.js';
 import { queryAll } from './query-all.js';
 import { listPartition } from './records.js';
 import { failedAt, tenantReference, TRANSACTION_LIMIT, type TransactItem } from './transactions.js';
@@ -55,7 +55,7 @@ export class DynamoActionRepository implements ActionRepository {
   ) {}
 
   async listAll(): Promise<readonly Action[]> {
-    return listPartition(this.db, this.tableName, 'gsi1', 'ACTIONS', toAction);
+    return listPartition(this.db, this.tableName, 'gsi1', partitions.actions, toAction);
   }
 
   async find(idOrShortId: string): Promise<ActionWithVersions | undefined> {
@@ -72,7 +72,7 @@ export class DynamoActionRepository implements ActionRepository {
     if (action === undefined) return undefined;
     return {
       action: toAction(action),
-      versions: newestFirst(items.filter((i) => String(i['sk']).startsWith('VERSION#')).map(toVersion)),
+      versions: newestFirst(items.filter((i) => String(i['sk']).startsWith(prefixes.actionVersion)).map(toVersion)),
     };
   }
 

@@ -39,7 +39,7 @@ import {
   type StoredEvent,
 } from '../../domain/deployments/events.js';
 import { isConditionFailure } from './conditional.js';
-import { keys } from './keys.js';
+import { keys, prefixes } from './keys.js';
 
 /** DynamoDB allows 100 items per transaction; one is the head. */
 const MAX_EVENTS_PER_TRANSACTION = 99;
@@ -417,7 +417,7 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
       this.parkedCount = (this.parkedCount + 1) % 1_000_000;
       return {
         group: g,
-        sk: `PARKED#${String(now).padStart(13, '0')}#${String(this.parkedCount).padStart(6, '0')}#${g.key}`,
+        sk: keys.parkedEvents(deploymentId, now, this.parkedCount, g.key).sk,
       };
     });
     // Plain puts, side by side (each sort key is new: no condition, nothing to contend for).
@@ -489,7 +489,10 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
       new QueryCommand({
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :parked)',
-        ExpressionAttributeValues: { ':pk': keys.deploymentEventsHead(deploymentId).pk, ':parked': 'PARKED#' },
+        ExpressionAttributeValues: {
+          ':pk': keys.deploymentEventsHead(deploymentId).pk,
+          ':parked': prefixes.parkedEvents,
+        },
         ConsistentRead: true,
         Limit: MERGE_READ_LIMIT,
       }),
@@ -702,7 +705,10 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
       new QueryCommand({
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :event)',
-        ExpressionAttributeValues: { ':pk': keys.deploymentEvent(deploymentId, 0).pk, ':event': 'EVENT#' },
+        ExpressionAttributeValues: {
+          ':pk': keys.deploymentEvent(deploymentId, 0).pk,
+          ':event': prefixes.deploymentEvent,
+        },
         ConsistentRead: true,
         ScanIndexForward: false,
         Limit: 1,

@@ -8,7 +8,7 @@ import type { Freeze } from '../../domain/tenancy/types.js';
 import { aliasItem } from './aliases.js';
 import { isConditionFailure } from './conditional.js';
 import { environmentReference } from './environment-repository.js';
-import { keys } from './keys.js';
+import { keys, partitions } from './keys.js';
 import { findRecord, listPartition, type Filter } from './records.js';
 import { failedAt, tenantReference, type TransactItem } from './transactions.js';
 
@@ -152,6 +152,6 @@ export class DynamoFreezeRepository implements FreezeRepository {
   }
 
   async #query(filter: Filter | undefined = undefined): Promise<Freeze[]> {
-    return listPartition(this.db, this.tableName, 'gsi1', 'FREEZES', toFreeze, filter);
+    return listPartition(this.db, this.tableName, 'gsi1', partitions.freezes, toFreeze, filter);
   }
 }

@@ -9,7 +9,7 @@ import type { TenantRepository } from '../../domain/tenancy/ports.js';
 import type { Tenant } from '../../domain/tenancy/types.js';
 import { aliasItem } from './aliases.js';
 import { isConditionFailure } from './conditional.js';
-import { keys } from './keys.js';
+import { keys, partitions } from './keys.js';
 import { findRecord, listPartition } from './records.js';
 import { failedAt, referencesOf, type TransactItem } from './transactions.js';
 
@@ -36,7 +36,7 @@ export class DynamoTenantRepository implements TenantRepository {
   }
 
   async listAll(): Promise<readonly Tenant[]> {
-    return listPartition(this.db, this.tableName, 'gsi1', 'TENANTS', toTenant);
+    return listPartition(this.db, this.tableName, 'gsi1', partitions.tenants, toTenant);
   }
 
   async get(idOrShortId: string): Promise<Tenant | undefined> {

@@ -16,7 +16,7 @@ import type { LinkedUsers, SignInChanges } from '../../domain/sso/ports.js';
 import { conditionally } from './conditional.js';
 import { linkItems } from './identity-provider-repository.js';
 import { encryptionIndex, encryptionIndexUpdate } from './encryption-index.js';
-import { keys } from './keys.js';
+import { keys, partitions } from './keys.js';
 import { stripKeys } from './records.js';
 import { queryAll } from './query-all.js';
 import { failedAt, tenantReference } from './transactions.js';
@@ -145,7 +145,7 @@ export class DynamoUserRepository implements UserRepository, UserDirectory, Link
         TableName: this.tableName,
         IndexName: 'gsi1',
         KeyConditionExpression: 'gsi1pk = :users',
-        ExpressionAttributeValues: { ':users': 'USERS' },
+        ExpressionAttributeValues: { ':users': partitions.users },
         Limit: 1,
       }),
     );
@@ -300,7 +300,7 @@ export class DynamoUserRepository implements UserRepository, UserDirectory, Link
       TableName: this.tableName,
       IndexName: 'gsi1',
       KeyConditionExpression: 'gsi1pk = :users',
-      ExpressionAttributeValues: { ':users': 'USERS' },
+      ExpressionAttributeValues: { ':users': partitions.users },
     });
     return items.map(toUser);
   }
