@@ -11,15 +11,10 @@ import { newestFirst } from '../../domain/catalog/resolve.js';
 import type { Action, ActionVersion, ActionWithVersions } from '../../domain/catalog/types.js';
 import { aliasItem, resolveId } from './aliases.js';
 import { isConditionFailure } from './conditional.js';
-import { keys } from './keys.js';
+import { keys, partitions, prefixes } from './keys.js';
 import { queryAll } from './query-all.js';
 import { listPartition } from './records.js';
-import { failedAt, tenantReference } from './tenant-repository.js';
-
-export type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
-
-/** DynamoDB's limit of items in one transaction. */
-export const TRANSACTION_LIMIT = 100;
+import { failedAt, tenantReference, TRANSACTION_LIMIT, type TransactItem } from './transactions.js';
 
 const ACTION_SK = keys.action('x').sk;
 
@@ -60,7 +55,7 @@ export class DynamoActionRepository implements ActionRepository {
   ) {}
 
   async listAll(): Promise<readonly Action[]> {
-    return listPartition(this.db, this.tableName, 'gsi1', 'ACTIONS', toAction);
+    return listPartition(this.db, this.tableName, 'gsi1', partitions.actions, toAction);
   }
 
   async find(idOrShortId: string): Promise<ActionWithVersions | undefined> {
@@ -77,7 +72,7 @@ export class DynamoActionRepository implements ActionRepository {
     if (action === undefined) return undefined;
     return {
       action: toAction(action),
-      versions: newestFirst(items.filter((i) => String(i['sk']).startsWith('VERSION#')).map(toVersion)),
+      versions: newestFirst(items.filter((i) => String(i['sk']).startsWith(prefixes.actionVersion)).map(toVersion)),
     };
   }
 

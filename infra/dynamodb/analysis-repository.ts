@@ -5,7 +5,7 @@ import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/li
 import type { AnalysisRequest, AnalysisRequestRepository, AnalysisSettingsStore } from '../../domain/analysis/model.js';
 import { conditionally } from './conditional.js';
 import { encryptionIndex } from './encryption-index.js';
-import { keys } from './keys.js';
+import { keys, partitions } from './keys.js';
 import { getRecord, listPartition, stripKeys, type Item } from './records.js';
 
 const KEEP_SECONDS = 30 * 86_400;
@@ -46,7 +46,7 @@ export class DynamoAnalysisRequestRepository implements AnalysisRequestRepositor
   }
 
   async listAll(): Promise<readonly AnalysisRequest[]> {
-    return (await listPartition(this.db, this.tableName, 'gsi1', 'ANALYSISREQUESTS', toRequest)).reverse();
+    return (await listPartition(this.db, this.tableName, 'gsi1', partitions.analysisRequests, toRequest)).reverse();
   }
 
   update(previous: AnalysisRequest, next: AnalysisRequest): Promise<boolean> {

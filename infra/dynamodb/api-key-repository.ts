@@ -62,7 +62,7 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
       TableName: this.tableName,
       IndexName: 'gsi1',
       KeyConditionExpression: 'gsi1pk = :user',
-      ExpressionAttributeValues: { ':user': `USERAPIKEYS#${userId}` },
+      ExpressionAttributeValues: { ':user': keys.apiKeysOfUser(userId, '', '').gsi1pk },
     });
     return items.map(toKey);
   }
@@ -73,7 +73,7 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
         TableName: this.tableName,
         IndexName: 'gsi2',
         KeyConditionExpression: 'gsi2pk = :id',
-        ExpressionAttributeValues: { ':id': `APIKEY#${id}` },
+        ExpressionAttributeValues: { ':id': keys.apiKeyById(id).gsi2pk },
       }),
     );
     const item = Items?.[0];

@@ -14,7 +14,7 @@ import type { CommandRepository } from '../../domain/targets/ports.js';
 import type { Command, CommandResult, OutputChunk, PushedTo, StoredChunk } from '../../domain/targets/types.js';
 import { conditionally, whenCondition } from './conditional.js';
 import { encryptionIndex } from './encryption-index.js';
-import { keys } from './keys.js';
+import { keys, prefixes } from './keys.js';
 import { stripKeys } from './records.js';
 import { queryAll } from './query-all.js';
 
@@ -110,7 +110,7 @@ export class DynamoCommandRepository implements CommandRepository {
             ':pk': queued.gsi1pk,
             ':sk': queued.gsi1sk,
             ':connection': connectionId,
-            ':pushed': 'PUSHED#',
+            ':pushed': prefixes.inboxPushed,
           },
         }),
       ),
@@ -125,7 +125,7 @@ export class DynamoCommandRepository implements CommandRepository {
           Key: keys.command(commandId),
           UpdateExpression: 'REMOVE gsi1pk, gsi1sk, pushedTo',
           ConditionExpression: 'begins_with(gsi1sk, :pushed)',
-          ExpressionAttributeValues: { ':pushed': 'PUSHED#' },
+          ExpressionAttributeValues: { ':pushed': prefixes.inboxPushed },
         }),
       ),
     );
@@ -182,7 +182,7 @@ export class DynamoCommandRepository implements CommandRepository {
       const own: Record<string, unknown>[] = [];
       let after: Record<string, unknown> | undefined;
       for (let pages = 0; pages < OWN_PUSH_PAGES && own.length < max; pages += 1) {
-        const found = await page('PUSHED#', after, true);
+        const found = await page(prefixes.inboxPushed, after, true);
         own.push(...(found.Items ?? []));
         after = found.LastEvaluatedKey;
         if (after === undefined) break;
@@ -190,12 +190,12 @@ export class DynamoCommandRepository implements CommandRepository {
       return own;
     };
     // CANCEL# sorts before PUSHED# and RUN#: stop notices come first; a busy agent (max 0) asks for those only.
-    const first = await page(max > 0 ? undefined : 'CANCEL#');
+    const first = await page(max > 0 ? undefined : prefixes.inboxCancel);
     let Items = first.Items ?? [];
     if (first.LastEvaluatedKey !== undefined && max > 0) {
       // A full page can be all stop notices and pushed commands (unacknowledged, perhaps of another installation
       // that is gone): the queued ones behind them, and this installation's own, are looked up by their prefix.
-      const [runs, own] = await Promise.all([page('RUN#'), instance === undefined ? [] : ownPushes()]);
+      const [runs, own] = await Promise.all([page(prefixes.inboxRun), instance === undefined ? [] : ownPushes()]);
       const seen = new Set(Items.map((item) => String(item['gsi1sk'])));
       const more = [...own, ...(runs.Items ?? [])].filter((item) => !seen.has(String(item['gsi1sk'])));
       Items = [...Items, ...more];
@@ -204,9 +204,9 @@ export class DynamoCommandRepository implements CommandRepository {
     const cancel: string[] = [];
     for (const item of Items) {
       const seen = String(item['gsi1sk']);
-      if (seen.startsWith('CANCEL#')) {
+      if (seen.startsWith(prefixes.inboxCancel)) {
         if (await this.takeEntry(String(item['id']), seen)) cancel.push(String(item['id']));
-      } else if (seen.startsWith('PUSHED#')) {
+      } else if (seen.startsWith(prefixes.inboxPushed)) {
         // Pushed to this installation and not acknowledged (the push may have been lost): handed to it again.
         const to = item['pushedTo'] as PushedTo | undefined;
         if (instance !== undefined && to?.instance === instance && commands.length < max) {
@@ -282,7 +282,7 @@ export class DynamoCommandRepository implements CommandRepository {
           Key: keys.command(commandId),
           UpdateExpression: 'SET outputSeq = :seq REMOVE gsi1pk, gsi1sk, pushedTo',
           ConditionExpression: 'outputSeq < :seq AND begins_with(gsi1sk, :pushed)',
-          ExpressionAttributeValues: { ':seq': seq, ':pushed': 'PUSHED#' },
+          ExpressionAttributeValues: { ':seq': seq, ':pushed': prefixes.inboxPushed },
         }),
       ),
     );
@@ -344,7 +344,7 @@ export class DynamoCommandRepository implements CommandRepository {
     const items = await queryAll(this.db, {
       TableName: this.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :output)',
-      ExpressionAttributeValues: { ':pk': keys.command(commandId).pk, ':output': 'OUTPUT#' },
+      ExpressionAttributeValues: { ':pk': keys.command(commandId).pk, ':output': prefixes.commandOutput },
       ConsistentRead: true,
     });
     return items.map(

@@ -6,7 +6,7 @@ import type { DeploymentRepository } from '../../domain/deployments/ports.js';
 import type { Deployment } from '../../domain/deployments/types.js';
 import { conditionally, whenCondition } from './conditional.js';
 import { encryptionIndex } from './encryption-index.js';
-import { keys } from './keys.js';
+import { keys, partitions } from './keys.js';
 import { findRecord, getRecord, getRecords, listPartition, stripKeys, type Item } from './records.js';
 
 export const toDeployment = (item: Item): Deployment => stripKeys<Deployment>(item);
@@ -40,7 +40,7 @@ export class DynamoDeploymentRepository implements DeploymentRepository {
   }
 
   async listAll(): Promise<readonly Deployment[]> {
-    return listPartition(this.db, this.tableName, 'gsi1', 'DEPLOYMENTS', toDeployment);
+    return listPartition(this.db, this.tableName, 'gsi1', partitions.deployments, toDeployment);
   }
 
   async update(previous: Deployment, next: Deployment): Promise<boolean> {

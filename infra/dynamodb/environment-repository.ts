@@ -6,12 +6,11 @@ import { ConflictError, NotFoundError, ValidationError } from '../../domain/erro
 import type { EnvironmentRef } from '../../domain/shared/lookups.js';
 import type { EnvironmentRepository } from '../../domain/tenancy/ports.js';
 import type { Environment } from '../../domain/tenancy/types.js';
-import type { TransactItem } from './action-repository.js';
 import { aliasItem } from './aliases.js';
 import { isConditionFailure } from './conditional.js';
-import { keys } from './keys.js';
+import { keys, partitions } from './keys.js';
 import { findRecord, listPartition } from './records.js';
-import { failedAt, referenceItem, referencesOf, tenantReference } from './tenant-repository.js';
+import { failedAt, referenceItem, referencesOf, tenantReference, type TransactItem } from './transactions.js';
 
 const toEnvironment = (item: Record<string, unknown>): Environment => ({
   id: String(item['id']),
@@ -40,7 +39,7 @@ export class DynamoEnvironmentRepository implements EnvironmentRepository {
   }
 
   async listAll(): Promise<readonly Environment[]> {
-    return listPartition(this.db, this.tableName, 'gsi1', 'ENVIRONMENTS', toEnvironment);
+    return listPartition(this.db, this.tableName, 'gsi1', partitions.environments, toEnvironment);
   }
 
   async get(idOrShortId: string): Promise<Environment | undefined> {

@@ -5,13 +5,12 @@ import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-
 import { ConflictError, NotFoundError, ValidationError } from '../../domain/errors.js';
 import type { FreezeRepository } from '../../domain/tenancy/ports.js';
 import type { Freeze } from '../../domain/tenancy/types.js';
-import type { TransactItem } from './action-repository.js';
 import { aliasItem } from './aliases.js';
 import { isConditionFailure } from './conditional.js';
 import { environmentReference } from './environment-repository.js';
-import { keys } from './keys.js';
+import { keys, partitions } from './keys.js';
 import { findRecord, listPartition, type Filter } from './records.js';
-import { failedAt, tenantReference } from './tenant-repository.js';
+import { failedAt, tenantReference, type TransactItem } from './transactions.js';
 
 const nullable = (value: unknown): string | null => (value === undefined || value === null ? null : String(value));
 
@@ -153,6 +152,6 @@ export class DynamoFreezeRepository implements FreezeRepository {
   }
 
   async #query(filter: Filter | undefined = undefined): Promise<Freeze[]> {
-    return listPartition(this.db, this.tableName, 'gsi1', 'FREEZES', toFreeze, filter);
+    return listPartition(this.db, this.tableName, 'gsi1', partitions.freezes, toFreeze, filter);
   }
 }

@@ -15,9 +15,9 @@ import type { IdentityProviderRepository } from '../../domain/sso/ports.js';
 import type { IdentityProvider, RoleMapping } from '../../domain/sso/types.js';
 import { aliasItem } from './aliases.js';
 import { encryptionIndex, encryptionIndexUpdate } from './encryption-index.js';
-import { keys, type Key } from './keys.js';
+import { keys, type Key, partitions, prefixes } from './keys.js';
 import { findRecord, listPartition, stripKeys, type Item } from './records.js';
-import { failedAt } from './tenant-repository.js';
+import { failedAt } from './transactions.js';
 
 const ENTITY = 'identity_provider';
 
@@ -92,7 +92,7 @@ export class DynamoIdentityProviderRepository implements IdentityProviderReposit
   }
 
   async list(tenant: string | null | 'all'): Promise<readonly IdentityProvider[]> {
-    const all = await listPartition(this.db, this.tableName, 'gsi1', 'IDPS', toProvider);
+    const all = await listPartition(this.db, this.tableName, 'gsi1', partitions.identityProviders, toProvider);
     return tenant === 'all' ? all : all.filter((p) => p.tenantId === tenant);
   }
 
@@ -186,7 +186,7 @@ export class DynamoIdentityProviderRepository implements IdentityProviderReposit
       new QueryCommand({
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :mapping)',
-        ExpressionAttributeValues: { ':pk': keys.identityProvider(providerId).pk, ':mapping': 'MAPPING#' },
+        ExpressionAttributeValues: { ':pk': keys.identityProvider(providerId).pk, ':mapping': prefixes.roleMapping },
         ConsistentRead: true,
       }),
     );

@@ -8,6 +8,42 @@ export interface Key {
 /** The resources with a change feed (gsi3). */
 export type ChangedResource = 'deployments' | 'pending_deployments' | 'targets';
 
+/**
+ * The fixed partitions of the list indexes (gsi1/gsi2): the `*Index` keys below write them, the list queries read
+ * them.
+ */
+export const partitions = {
+  users: 'USERS',
+  roles: 'ROLES',
+  actions: 'ACTIONS',
+  sequences: 'SEQUENCES',
+  solutions: 'SOLUTIONS',
+  tenants: 'TENANTS',
+  environments: 'ENVIRONMENTS',
+  freezes: 'FREEZES',
+  targets: 'TARGETS',
+  enrollmentTokens: 'ENROLLTOKENS',
+  pendingQueue: 'PENDINGQUEUE',
+  pendingRequests: 'PENDINGREQUESTS',
+  analysisRequests: 'ANALYSISREQUESTS',
+  deployments: 'DEPLOYMENTS',
+  oauthClients: 'OAUTHCLIENTS',
+  identityProviders: 'IDPS',
+} as const;
+
+/** The sort-key prefixes a query reads with begins_with: each is the start of a sort key `keys` builds below. */
+export const prefixes = {
+  actionVersion: 'VERSION#',
+  commandOutput: 'OUTPUT#',
+  inboxRun: 'RUN#',
+  inboxCancel: 'CANCEL#',
+  inboxPushed: 'PUSHED#',
+  roleMapping: 'MAPPING#',
+  orchestrationInstance: 'INSTANCE#',
+  deploymentEvent: 'EVENT#',
+  parkedEvents: 'PARKED#',
+} as const;
+
 export const keys = {
   /** The per-entity counter behind short ids. */
   counter: (entity: string): Key => ({ pk: `COUNTER#${entity}`, sk: 'COUNTER' }),
@@ -18,7 +54,7 @@ export const keys = {
   userEmail: (email: string): Key => ({ pk: `USEREMAIL#${email.toLowerCase()}`, sk: 'CLAIM' }),
   userName: (username: string): Key => ({ pk: `USERNAME#${username.toLowerCase()}`, sk: 'CLAIM' }),
   /** Every user, newest last, on gsi1. */
-  usersIndex: (createdAt: string, id: string) => ({ gsi1pk: 'USERS', gsi1sk: `${createdAt}#${id}` }),
+  usersIndex: (createdAt: string, id: string) => ({ gsi1pk: partitions.users, gsi1sk: `${createdAt}#${id}` }),
   shortId: (entity: string, shortId: string): Key => ({ pk: `SHORTID#${entity}#${shortId}`, sk: 'ALIAS' }),
   refreshToken: (tokenHash: string): Key => ({ pk: `REFRESH#${tokenHash}`, sk: 'REFRESH' }),
   refreshFamily: (familyId: string): Key => ({ pk: `REFRESHFAMILY#${familyId}`, sk: 'FAMILY' }),
@@ -39,7 +75,7 @@ export const keys = {
   role: (id: string): Key => ({ pk: `ROLE#${id}`, sk: 'ROLE' }),
   roleName: (name: string): Key => ({ pk: `ROLENAME#${name.toLowerCase()}`, sk: 'CLAIM' }),
   /** Every custom role on gsi1. */
-  rolesIndex: (name: string) => ({ gsi1pk: 'ROLES', gsi1sk: name.toLowerCase() }),
+  rolesIndex: (name: string) => ({ gsi1pk: partitions.roles, gsi1sk: name.toLowerCase() }),
   /**
    * The partition of one caller's Idempotency-Key records (Powertools' idempotency persistence layer writes them: its
    * static pk value; the sort key is its hashed key `IDEMPOTENCY#<md5 of caller and key>`).
@@ -62,45 +98,54 @@ export const keys = {
   // ---- catalog (domain/catalog): actions, versions, sequences, solutions ----
   /** The action item; its versions share the partition (sk VERSION#<version>), so one query reads both. */
   action: (id: string): Key => ({ pk: `ACTION#${id}`, sk: 'ACTION' }),
-  actionVersion: (actionId: string, version: string): Key => ({ pk: `ACTION#${actionId}`, sk: `VERSION#${version}` }),
+  actionVersion: (actionId: string, version: string): Key => ({
+    pk: `ACTION#${actionId}`,
+    sk: `${prefixes.actionVersion}${version}`,
+  }),
   /** Slug uniqueness within a scope: a tenant id, or GLOBAL. */
   actionSlug: (tenantId: string | null, slug: string): Key => ({
     pk: `ACTIONSLUG#${tenantId ?? 'GLOBAL'}#${slug.toLowerCase()}`,
     sk: 'CLAIM',
   }),
-  actionsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'ACTIONS', gsi1sk: `${createdAt}#${id}` }),
+  actionsIndex: (createdAt: string, id: string) => ({ gsi1pk: partitions.actions, gsi1sk: `${createdAt}#${id}` }),
   sequence: (id: string): Key => ({ pk: `SEQUENCE#${id}`, sk: 'SEQUENCE' }),
-  sequencesIndex: (createdAt: string, id: string) => ({ gsi1pk: 'SEQUENCES', gsi1sk: `${createdAt}#${id}` }),
+  sequencesIndex: (createdAt: string, id: string) => ({ gsi1pk: partitions.sequences, gsi1sk: `${createdAt}#${id}` }),
   solution: (id: string): Key => ({ pk: `SOLUTION#${id}`, sk: 'SOLUTION' }),
-  solutionsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'SOLUTIONS', gsi1sk: `${createdAt}#${id}` }),
+  solutionsIndex: (createdAt: string, id: string) => ({ gsi1pk: partitions.solutions, gsi1sk: `${createdAt}#${id}` }),
 
   // ---- tenancy (domain/tenancy): tenants, environments, deployment freezes ----
   tenant: (id: string): Key => ({ pk: `TENANT#${id}`, sk: 'TENANT' }),
   tenantSlug: (slug: string): Key => ({ pk: `TENANTSLUG#${slug.toLowerCase()}`, sk: 'CLAIM' }),
-  tenantsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'TENANTS', gsi1sk: `${createdAt}#${id}` }),
+  tenantsIndex: (createdAt: string, id: string) => ({ gsi1pk: partitions.tenants, gsi1sk: `${createdAt}#${id}` }),
   environment: (id: string): Key => ({ pk: `ENVIRONMENT#${id}`, sk: 'ENVIRONMENT' }),
   /** Environment names are unique within their tenant (or among global environments). */
   environmentName: (tenantId: string | null, name: string): Key => ({
     pk: `ENVNAME#${tenantId ?? 'GLOBAL'}#${name.toLowerCase()}`,
     sk: 'CLAIM',
   }),
-  environmentsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'ENVIRONMENTS', gsi1sk: `${createdAt}#${id}` }),
+  environmentsIndex: (createdAt: string, id: string) => ({
+    gsi1pk: partitions.environments,
+    gsi1sk: `${createdAt}#${id}`,
+  }),
   freeze: (id: string): Key => ({ pk: `FREEZE#${id}`, sk: 'FREEZE' }),
-  freezesIndex: (createdAt: string, id: string) => ({ gsi1pk: 'FREEZES', gsi1sk: `${createdAt}#${id}` }),
+  freezesIndex: (createdAt: string, id: string) => ({ gsi1pk: partitions.freezes, gsi1sk: `${createdAt}#${id}` }),
 
   // ---- targets and agents (domain/targets) ----
   target: (id: string): Key => ({ pk: `TARGET#${id}`, sk: 'TARGET' }),
-  targetsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'TARGETS', gsi1sk: `${createdAt}#${id}` }),
+  targetsIndex: (createdAt: string, id: string) => ({ gsi1pk: partitions.targets, gsi1sk: `${createdAt}#${id}` }),
   enrollmentToken: (tokenHash: string): Key => ({ pk: `ENROLLTOKEN#${tokenHash}`, sk: 'TOKEN' }),
   /** Every enrollment token on gsi1 (the list), and one by id on gsi2 (revocation). */
-  enrollmentTokensIndex: (createdAt: string, id: string) => ({ gsi1pk: 'ENROLLTOKENS', gsi1sk: `${createdAt}#${id}` }),
+  enrollmentTokensIndex: (createdAt: string, id: string) => ({
+    gsi1pk: partitions.enrollmentTokens,
+    gsi1sk: `${createdAt}#${id}`,
+  }),
   enrollmentTokenById: (id: string) => ({ gsi2pk: `ENROLLTOKENID#${id}`, gsi2sk: 'TOKEN' }),
   agentToken: (tokenHash: string): Key => ({ pk: `AGENTTOKEN#${tokenHash}`, sk: 'TOKEN' }),
   /** A command for an agent; its output chunks share the partition (sk OUTPUT#<seq>). */
   command: (id: string): Key => ({ pk: `COMMAND#${id}`, sk: 'COMMAND' }),
   commandOutput: (id: string, seq: number): Key => ({
     pk: `COMMAND#${id}`,
-    sk: `OUTPUT#${String(seq).padStart(10, '0')}`,
+    sk: `${prefixes.commandOutput}${String(seq).padStart(10, '0')}`,
   }),
   /**
    * A target's inbox on gsi1 (sparse: only while there is something to tell the agent): commands to run
@@ -116,17 +161,23 @@ export const keys = {
   analysisRequest: (id: string): Key => ({ pk: `ANALYSIS#${id}`, sk: 'REQUEST' }),
   /** Every analysis request on gsi1, oldest first (the admin list reads it newest first). */
   analysisRequestsIndex: (createdAt: string, id: string) => ({
-    gsi1pk: 'ANALYSISREQUESTS',
+    gsi1pk: partitions.analysisRequests,
     gsi1sk: `${createdAt}#${id}`,
   }),
   /** The analysis settings' stored overrides. */
   analysisSettings: (): Key => ({ pk: 'ANALYSIS', sk: 'SETTINGS' }),
   // ---- deployments (domain/deployments) ----
   deployment: (id: string): Key => ({ pk: `DEPLOYMENT#${id}`, sk: 'DEPLOYMENT' }),
-  deploymentsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'DEPLOYMENTS', gsi1sk: `${createdAt}#${id}` }),
+  deploymentsIndex: (createdAt: string, id: string) => ({
+    gsi1pk: partitions.deployments,
+    gsi1sk: `${createdAt}#${id}`,
+  }),
   /** The orchestration settings (capacity) and its instances share one small partition: one query reads all. */
   orchestrationConfig: (): Key => ({ pk: 'ORCHESTRATION', sk: 'CONFIG' }),
-  orchestrationInstance: (instanceId: string): Key => ({ pk: 'ORCHESTRATION', sk: `INSTANCE#${instanceId}` }),
+  orchestrationInstance: (instanceId: string): Key => ({
+    pk: 'ORCHESTRATION',
+    sk: `${prefixes.orchestrationInstance}${instanceId}`,
+  }),
   pendingRequest: (id: string): Key => ({ pk: `PENDING#${id}`, sk: 'PENDING' }),
   /** Requests being dispatched on gsi1 (sparse: only while processing), oldest claim first: the sweep's recovery. */
   pendingProcessing: (processingSince: string, id: string) => ({
@@ -140,7 +191,7 @@ export const keys = {
   outboxEntry: (at: string, deploymentId: string): Key => ({ pk: 'OUTBOX', sk: `${at}#${deploymentId}` }),
   /** Pending requests in dispatch order on gsi1 (sparse: only while pending): highest priority, then oldest. */
   pendingQueue: (priority: number, queuedAt: string, id: string) => ({
-    gsi1pk: 'PENDINGQUEUE',
+    gsi1pk: partitions.pendingQueue,
     gsi1sk: `${String(100 - priority).padStart(3, '0')}#${queuedAt}#${id}`,
   }),
   /**
@@ -154,7 +205,7 @@ export const keys = {
   targetTombstone: (id: string): Key => ({ pk: `TARGETGONE#${id}`, sk: 'GONE' }),
   /** Every pending request, any status, on gsi2. */
   pendingRequestsIndex: (createdAt: string, id: string) => ({
-    gsi2pk: 'PENDINGREQUESTS',
+    gsi2pk: partitions.pendingRequests,
     gsi2sk: `${createdAt}#${id}`,
   }),
   /** The commands of one deployment on gsi2 (to stop them all on cancel). */
@@ -175,7 +226,10 @@ export const keys = {
   /** An OAuth refresh token by the hash of its value. */
   oauthRefresh: (tokenHash: string): Key => ({ pk: `OAUTHREFRESH#${tokenHash}`, sk: 'REFRESH' }),
   /** Every client, oldest first, on gsi1 (an admin list; clients are few). */
-  oauthClientsIndex: (createdAt: string, id: string) => ({ gsi1pk: 'OAUTHCLIENTS', gsi1sk: `${createdAt}#${id}` }),
+  oauthClientsIndex: (createdAt: string, id: string) => ({
+    gsi1pk: partitions.oauthClients,
+    gsi1sk: `${createdAt}#${id}`,
+  }),
 
   // ---- deploy triggers (domain/triggers) ----
   trigger: (id: string): Key => ({ pk: `TRIGGER#${id}`, sk: 'TRIGGER' }),
@@ -211,7 +265,7 @@ export const keys = {
   identityProvider: (id: string): Key => ({ pk: `IDP#${id}`, sk: 'PROVIDER' }),
   roleMapping: (providerId: string, mappingId: string): Key => ({
     pk: `IDP#${providerId}`,
-    sk: `MAPPING#${mappingId}`,
+    sk: `${prefixes.roleMapping}${mappingId}`,
   }),
   /** Name and issuer are unique within a scope: a tenant id, or GLOBAL. */
   identityProviderName: (tenantId: string | null, name: string): Key => ({
@@ -223,7 +277,10 @@ export const keys = {
     sk: 'CLAIM',
   }),
   /** Every provider, oldest first, on gsi1 (an admin list; providers are few). */
-  identityProvidersIndex: (createdAt: string, id: string) => ({ gsi1pk: 'IDPS', gsi1sk: `${createdAt}#${id}` }),
+  identityProvidersIndex: (createdAt: string, id: string) => ({
+    gsi1pk: partitions.identityProviders,
+    gsi1sk: `${createdAt}#${id}`,
+  }),
   /** One sign-in in flight, by the hash of its `state` (TTL; deleted when its callback consumes it). */
   ssoState: (stateHash: string): Key => ({ pk: `SSOSTATE#${stateHash}`, sk: 'STATE' }),
   /** The user linked to a provider's subject (written with the link, unique). */
@@ -234,7 +291,15 @@ export const keys = {
   /** One event; the zero-padded seq makes the sort key order the sequence order. */
   deploymentEvent: (deploymentId: string, seq: number): Key => ({
     pk: `DEPLOYMENTEVENTS#${deploymentId}`,
-    sk: `EVENT#${String(seq).padStart(10, '0')}`,
+    sk: `${prefixes.deploymentEvent}${String(seq).padStart(10, '0')}`,
+  }),
+  /**
+   * A keyed group of events parked after it lost the race for the head (TTL), until a merge appends it: ordered by
+   * the time it was parked, then a per-process counter.
+   */
+  parkedEvents: (deploymentId: string, parkedAt: number, counter: number, groupKey: string): Key => ({
+    pk: `DEPLOYMENTEVENTS#${deploymentId}`,
+    sk: `${prefixes.parkedEvents}${String(parkedAt).padStart(13, '0')}#${String(counter).padStart(6, '0')}#${groupKey}`,
   }),
   /** Marks that the events of one keyed group (a part of a command's output chunk) were appended: written with them. */
   deploymentEventsMarker: (deploymentId: string, groupKey: string): Key => ({

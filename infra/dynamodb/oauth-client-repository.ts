@@ -5,7 +5,7 @@ import { TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-
 import type { OAuthClientRepository } from '../../domain/oauth/ports.js';
 import type { OAuthClient, OAuthClientChanges } from '../../domain/oauth/types.js';
 import { aliasItem } from './aliases.js';
-import { keys } from './keys.js';
+import { keys, partitions } from './keys.js';
 import { findRecord, getRecord, listPartition, stripKeys, updateAtRevision, type Item } from './records.js';
 
 const ENTITY = 'oauth_client';
@@ -63,7 +63,7 @@ export class DynamoOAuthClientRepository implements OAuthClientRepository {
   }
 
   async list(tenant: string | null | 'all'): Promise<readonly OAuthClient[]> {
-    const all = await listPartition(this.db, this.tableName, 'gsi1', 'OAUTHCLIENTS', toClient);
+    const all = await listPartition(this.db, this.tableName, 'gsi1', partitions.oauthClients, toClient);
     return tenant === 'all' ? all : all.filter((c) => c.tenantId === tenant);
   }
 

@@ -21,8 +21,8 @@ import { aliasItem } from './aliases.js';
 import { conditionally, isConditionFailure, readBack } from './conditional.js';
 import { deploymentItem } from './deployment-repository.js';
 import { changedValues } from './pending-request-repository.js';
-import { keys } from './keys.js';
-import { failedAt } from './tenant-repository.js';
+import { keys, prefixes } from './keys.js';
+import { failedAt } from './transactions.js';
 
 /** `instance-1`, `instance-2`, ... */
 export const instanceId = (n: number): string => `instance-${n}`;
@@ -261,7 +261,10 @@ export class DynamoOrchestration implements Orchestration {
       new QueryCommand({
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :instance)',
-        ExpressionAttributeValues: { ':pk': keys.orchestrationConfig().pk, ':instance': 'INSTANCE#' },
+        ExpressionAttributeValues: {
+          ':pk': keys.orchestrationConfig().pk,
+          ':instance': prefixes.orchestrationInstance,
+        },
         ConsistentRead: true,
       }),
     );

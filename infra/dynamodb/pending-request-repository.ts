@@ -7,7 +7,7 @@ import type { PendingRequestRepository } from '../../domain/deployments/ports.js
 import type { PendingRequest } from '../../domain/deployments/types.js';
 import { conditionally, readBack } from './conditional.js';
 import { encryptionIndex } from './encryption-index.js';
-import { keys } from './keys.js';
+import { keys, partitions } from './keys.js';
 import { getRecord, listPartition, stripKeys, type Item } from './records.js';
 
 const toRequest = (item: Item): PendingRequest => stripKeys<PendingRequest>(item);
@@ -53,7 +53,7 @@ export class DynamoPendingRequestRepository implements PendingRequestRepository 
   }
 
   async listAll(): Promise<readonly PendingRequest[]> {
-    return listPartition(this.db, this.tableName, 'gsi2', 'PENDINGREQUESTS', toRequest);
+    return listPartition(this.db, this.tableName, 'gsi2', partitions.pendingRequests, toRequest);
   }
 
   async queue(limit: number): Promise<readonly PendingRequest[]> {
@@ -62,7 +62,7 @@ export class DynamoPendingRequestRepository implements PendingRequestRepository 
         TableName: this.tableName,
         IndexName: 'gsi1',
         KeyConditionExpression: 'gsi1pk = :queue',
-        ExpressionAttributeValues: { ':queue': 'PENDINGQUEUE' },
+        ExpressionAttributeValues: { ':queue': partitions.pendingQueue },
         Limit: limit,
       }),
     );

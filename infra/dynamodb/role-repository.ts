@@ -4,7 +4,7 @@ import { GetCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentCl
 import { ConflictError } from '../../domain/errors.js';
 import type { Role, RoleRepository } from '../../domain/identity/ports.js';
 import { isConditionFailure } from './conditional.js';
-import { keys } from './keys.js';
+import { keys, partitions } from './keys.js';
 
 const toRole = (item: Record<string, unknown>): Role => ({
   id: String(item['id']),
@@ -35,7 +35,7 @@ export class DynamoRoleRepository implements RoleRepository {
         TableName: this.tableName,
         IndexName: 'gsi1',
         KeyConditionExpression: 'gsi1pk = :roles',
-        ExpressionAttributeValues: { ':roles': 'ROLES' },
+        ExpressionAttributeValues: { ':roles': partitions.roles },
       }),
     );
     return (Items ?? []).map(toRole);

@@ -12,10 +12,9 @@ import type { Sequence } from '../../domain/catalog/types.js';
 import type { Key } from './keys.js';
 import { aliasItem } from './aliases.js';
 import { isConditionFailure } from './conditional.js';
-import { keys } from './keys.js';
-import type { TransactItem } from './action-repository.js';
+import { keys, partitions } from './keys.js';
 import { findRecord, listPartition, type Filter } from './records.js';
-import { failedAt, tenantReference } from './tenant-repository.js';
+import { failedAt, tenantReference, type TransactItem } from './transactions.js';
 
 /**
  * Transaction items applying reference changes to the records at `keyOf(id)`: `ADD refCount delta`, and with a
@@ -225,7 +224,7 @@ export class DynamoSequenceRepository implements SequenceRepository {
   }
 
   async #query(filter: Filter | undefined = undefined): Promise<Sequence[]> {
-    return listPartition(this.db, this.tableName, 'gsi1', 'SEQUENCES', toSequence, filter);
+    return listPartition(this.db, this.tableName, 'gsi1', partitions.sequences, toSequence, filter);
   }
 
   async #transact(items: TransactItem[], sequence: Sequence, tenantIndex: number): Promise<void> {

@@ -7,11 +7,10 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ReferenceChange, SolutionRepository } from '../../domain/catalog/ports.js';
 import type { Solution } from '../../domain/catalog/types.js';
 import type { SolutionRef } from '../../domain/shared/lookups.js';
-import type { TransactItem } from './action-repository.js';
-import { keys } from './keys.js';
+import { keys, partitions } from './keys.js';
 import { findRecord, listPartition } from './records.js';
 import { createItems, deleteItems, referenceUpdates, reviseItem, transactReferencing } from './sequence-repository.js';
-import { referenceItem } from './tenant-repository.js';
+import { referenceItem, type TransactItem } from './transactions.js';
 
 /** The transaction item that adds (+1) or removes (-1) a reference to a solution; adding fails when it is gone. */
 export const solutionReference = (tableName: string, solutionId: string, delta: 1 | -1): TransactItem =>
@@ -50,7 +49,7 @@ export class DynamoSolutionRepository implements SolutionRepository {
   }
 
   async listAll(): Promise<readonly Solution[]> {
-    return listPartition(this.db, this.tableName, 'gsi1', 'SOLUTIONS', toSolution);
+    return listPartition(this.db, this.tableName, 'gsi1', partitions.solutions, toSolution);
   }
 
   async find(idOrShortId: string): Promise<Solution | undefined> {

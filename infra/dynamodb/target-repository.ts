@@ -16,10 +16,10 @@ import type { EnrollmentToken, Target } from '../../domain/targets/types.js';
 import { ConflictError } from '../../domain/errors.js';
 import { aliasItem } from './aliases.js';
 import { environmentReference } from './environment-repository.js';
-import { failedAt, tenantReference } from './tenant-repository.js';
 import { conditionally } from './conditional.js';
-import { keys } from './keys.js';
+import { keys, partitions } from './keys.js';
 import { findRecord, getRecord, getRecords, listPartition, stripKeys, type Item } from './records.js';
+import { failedAt, tenantReference } from './transactions.js';
 
 const toTarget = (item: Item): Target => stripKeys<Target>(item);
 
@@ -149,7 +149,7 @@ export class DynamoTargetRepository implements TargetRepository {
   }
 
   async listAll(): Promise<readonly Target[]> {
-    return listPartition(this.db, this.tableName, 'gsi1', 'TARGETS', toTarget);
+    return listPartition(this.db, this.tableName, 'gsi1', partitions.targets, toTarget);
   }
 
   async update(previous: Target, next: Target): Promise<boolean> {
@@ -352,7 +352,7 @@ export class DynamoEnrollmentTokenRepository implements EnrollmentTokenRepositor
   }
 
   async listAll(): Promise<readonly EnrollmentToken[]> {
-    return listPartition(this.db, this.tableName, 'gsi1', 'ENROLLTOKENS', toEnrollmentToken);
+    return listPartition(this.db, this.tableName, 'gsi1', partitions.enrollmentTokens, toEnrollmentToken);
   }
 
   async takeUse(tokenHash: string, at: Date): Promise<boolean> {

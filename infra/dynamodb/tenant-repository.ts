@@ -7,11 +7,11 @@ import { ConflictError, NotFoundError } from '../../domain/errors.js';
 import type { TenantRef } from '../../domain/shared/lookups.js';
 import type { TenantRepository } from '../../domain/tenancy/ports.js';
 import type { Tenant } from '../../domain/tenancy/types.js';
-import type { TransactItem } from './action-repository.js';
 import { aliasItem } from './aliases.js';
 import { isConditionFailure } from './conditional.js';
-import { keys, type Key } from './keys.js';
-import { findRecord, getRecord, listPartition } from './records.js';
+import { keys, partitions } from './keys.js';
+import { findRecord, listPartition } from './records.js';
+import { failedAt, referencesOf, type TransactItem } from './transactions.js';
 
 const toTenant = (item: Record<string, unknown>): Tenant => ({
   id: String(item['id']),
@@ -21,33 +21,6 @@ const toTenant = (item: Record<string, unknown>): Tenant => ({
   createdAt: String(item['createdAt']),
   updatedAt: String(item['updatedAt']),
 });
-
-/**
- * The transaction item that adds (+1) or removes (-1) one reference to the record at `key` (its `refCount`).
- * Adding fails the transaction when the record does not exist; callers turn that into their own error.
- */
-export const referenceItem = (tableName: string, key: Key, delta: 1 | -1): TransactItem => ({
-  Update: {
-    TableName: tableName,
-    Key: key,
-    UpdateExpression: 'ADD refCount :delta',
-    ConditionExpression: 'attribute_exists(pk)',
-    ExpressionAttributeValues: { ':delta': delta },
-  },
-});
-
-/** One reference to a tenant (see referenceItem). */
-export const tenantReference = (tableName: string, tenantId: string, delta: 1 | -1): TransactItem =>
-  referenceItem(tableName, keys.tenant(tenantId), delta);
-
-/** The `refCount` of the record at `key`, read after a delete conditioned on it failed; undefined when the record is gone. */
-export const referencesOf = (db: DynamoDBDocumentClient, tableName: string, key: Key): Promise<number | undefined> =>
-  getRecord(db, tableName, key, (item) => Number(item['refCount'] ?? 0));
-
-/** Whether the transaction item at `index` is the one whose condition failed. */
-export const failedAt = (error: unknown, index: number): boolean =>
-  ((error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? [])[index]?.Code ===
-  'ConditionalCheckFailed';
 
 export class DynamoTenantRepository implements TenantRepository {
   constructor(
@@ -63,7 +36,7 @@ export class DynamoTenantRepository implements TenantRepository {
   }
 
   async listAll(): Promise<readonly Tenant[]> {
-    return listPartition(this.db, this.tableName, 'gsi1', 'TENANTS', toTenant);
+    return listPartition(this.db, this.tableName, 'gsi1', partitions.tenants, toTenant);
   }
 
   async get(idOrShortId: string): Promise<Tenant | undefined> {

@@ -58,7 +58,7 @@ export class DynamoTriggerRepository implements TriggerRepository {
   }
 
   listByOwner(ownerId: string): Promise<readonly Trigger[]> {
-    return listPartition(this.db, this.tableName, 'gsi1', `TRIGGERS#${ownerId}`, toTrigger);
+    return listPartition(this.db, this.tableName, 'gsi1', keys.triggersIndex(ownerId, '', '').gsi1pk, toTrigger);
   }
 
   async update(trigger: Trigger, changes: TriggerChanges, at: string): Promise<Trigger | undefined> {

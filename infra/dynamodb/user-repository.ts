@@ -16,10 +16,10 @@ import type { LinkedUsers, SignInChanges } from '../../domain/sso/ports.js';
 import { conditionally } from './conditional.js';
 import { linkItems } from './identity-provider-repository.js';
 import { encryptionIndex, encryptionIndexUpdate } from './encryption-index.js';
-import { failedAt, tenantReference } from './tenant-repository.js';
-import { keys } from './keys.js';
+import { keys, partitions } from './keys.js';
 import { stripKeys } from './records.js';
 import { queryAll } from './query-all.js';
+import { failedAt, tenantReference } from './transactions.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -145,7 +145,7 @@ export class DynamoUserRepository implements UserRepository, UserDirectory, Link
         TableName: this.tableName,
         IndexName: 'gsi1',
         KeyConditionExpression: 'gsi1pk = :users',
-        ExpressionAttributeValues: { ':users': 'USERS' },
+        ExpressionAttributeValues: { ':users': partitions.users },
         Limit: 1,
       }),
     );
@@ -300,7 +300,7 @@ export class DynamoUserRepository implements UserRepository, UserDirectory, Link
       TableName: this.tableName,
       IndexName: 'gsi1',
       KeyConditionExpression: 'gsi1pk = :users',
-      ExpressionAttributeValues: { ':users': 'USERS' },
+      ExpressionAttributeValues: { ':users': partitions.users },
     });
     return items.map(toUser);
   }

@@ -1,10 +1,11 @@
 // AnalysisQueue adapter: one message per request to analyse on the analysis SQS queue; its depth for the status.
 import { GetQueueAttributesCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import * as v from 'valibot';
 import type { AnalysisQueue } from '../../domain/analysis/model.js';
 
-export interface AnalysisMessage {
-  readonly request_id: string;
-}
+/** A message of the analysis queue: the request to analyse (its consumer parses it with this schema). */
+export const AnalysisMessage = v.object({ request_id: v.string() });
+export type AnalysisMessage = v.InferOutput<typeof AnalysisMessage>;
 
 export class SqsAnalysisQueue implements AnalysisQueue {
   constructor(

@@ -1,12 +1,12 @@
 // EngineQueue adapter: a message on the orchestrator SQS queue per wake-up, delayed when asked (SQS allows up to
 // 900 s). The consumer advances the deployment named in it.
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import * as v from 'valibot';
 import type { EngineQueue } from '../../domain/deployments/engine.js';
 
-export interface EngineMessage {
-  readonly deployment_id: string;
-  readonly check: boolean;
-}
+/** A message of the orchestrator queue: the deployment to advance, and whether it is a periodic check. */
+export const EngineMessage = v.object({ deployment_id: v.string(), check: v.optional(v.boolean(), false) });
+export type EngineMessage = v.InferOutput<typeof EngineMessage>;
 
 export class SqsEngineQueue implements EngineQueue {
   constructor(

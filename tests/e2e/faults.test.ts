@@ -240,7 +240,7 @@ describe('consumers under faults', () => {
     const before = (await call('GET', `/deployments/${id}`)).json;
     const history = (await call('GET', `/deployments/${id}/logs/history?limit=100`)).json;
     const wake = JSON.stringify({ deployment_id: id, check: false });
-    // Act: the same wake-up delivered twice, beside a message that is not JSON (dropped, not retried)
+    // Act: the same wake-up delivered twice, beside a message that is not JSON (failed: to the DLQ after its retries)
     const duplicate = await handler({
       Records: [record('m1', wake), record('m2', wake), record('m3', 'not json')],
     });
@@ -253,8 +253,8 @@ describe('consumers under faults', () => {
       faults.set({ rate: 0 });
     }
     // Assess
-    expect(duplicate).toEqual({ batchItemFailures: [] });
-    expect(failing).toEqual({ batchItemFailures: [{ itemIdentifier: 'm4' }] });
+    expect(duplicate).toEqual({ batchItemFailures: [{ itemIdentifier: 'm3' }] });
+    expect(failing).toEqual({ batchItemFailures: [{ itemIdentifier: 'm4' }, { itemIdentifier: 'm5' }] });
     expect((await call('GET', `/deployments/${id}`)).json).toEqual(before);
     expect((await call('GET', `/deployments/${id}/logs/history?limit=100`)).json).toEqual(history);
   });
@@ -343,7 +343,7 @@ describe('consumers under faults', () => {
             data: { id: marker, state: 'success' },
           },
         });
-      // Act: an event whose delivery record cannot be written (reported), beside one that is not JSON (dropped);
+      // Act: an event whose delivery record cannot be written (reported), beside one that is not JSON (reported);
       // then the same event delivered twice in one batch
       faults.set({ rate: 1, kinds: ['throttle'], operations: ['PutItem', 'TransactWriteItems'] });
       let failing: Awaited<ReturnType<typeof handler>>;
@@ -356,7 +356,7 @@ describe('consumers under faults', () => {
         Records: [record('w3', event(`evt_${marker}_2`)), record('w4', event(`evt_${marker}_2`))],
       });
       // Assess: the failed one comes back; the duplicate reaches the receiver once
-      expect(failing).toEqual({ batchItemFailures: [{ itemIdentifier: 'w1' }] });
+      expect(failing).toEqual({ batchItemFailures: [{ itemIdentifier: 'w1' }, { itemIdentifier: 'w2' }] });
       expect(duplicate).toEqual({ batchItemFailures: [] });
       await waitFor('the delivery', async () => (received.some((b) => b.includes(marker)) ? true : undefined), 30_000);
       await new Promise((r) => setTimeout(r, 3_000)); // a second attempt message, if any, has been handled
@@ -403,8 +403,8 @@ describe('consumers under faults', () => {
       faults.set({ rate: 0 });
     }
     // Assess
-    expect(duplicate).toEqual({ batchItemFailures: [] });
-    expect(failing).toEqual({ batchItemFailures: [{ itemIdentifier: 'a4' }] });
+    expect(duplicate).toEqual({ batchItemFailures: [{ itemIdentifier: 'a3' }] });
+    expect(failing).toEqual({ batchItemFailures: [{ itemIdentifier: 'a4' }, { itemIdentifier: 'a5' }] });
     expect((await call('GET', `/deployments/${id}/analysis`)).json).toEqual([analysed]);
   });
 });
