@@ -5,7 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
 import { when } from './format.js';
-import { CopyValue } from './sso-widgets.js';
+import { CopyValue } from './copy-widgets.js';
 import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
 interface Provider {

@@ -3,7 +3,8 @@
 // once with the one-line install command, and revoke (targets:delete, confirmed in the page).
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
-import { CopyButton, OnceSecret, parseTags, plural, TagChips, type Tag } from './fleet-widgets.js';
+import { CopyButton, SecretOnce } from './copy-widgets.js';
+import { FLEET_ONCE_NOTE, parseTags, plural, TagChips, type Tag } from './fleet-widgets.js';
 import { when } from './format.js';
 import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
@@ -142,17 +143,28 @@ export const EnrollmentTokens = ({
         </form>
       ) : null}
       {made === undefined ? null : (
-        <OnceSecret title="Enrollment token" id="enrollment-token" value={made.token} onDone={() => setMade(undefined)}>
-          <p>
-            Run this on the Linux host, which needs Node.js 22 or later and curl (the token allows{' '}
-            {plural(made.uses, 'registration')}). It installs the agent as a systemd service; run it again to upgrade,
-            or with --uninstall to remove it.
-          </p>
-          <pre class="command" id="agent-command" data-testid="agent-command">
-            {made.command}
-          </pre>
-          <CopyButton text={made.command} select="agent-command" label="Copy the install command" />
-        </OnceSecret>
+        <SecretOnce
+          title="Enrollment token"
+          id="enrollment-token"
+          secret={made.token}
+          note={FLEET_ONCE_NOTE}
+          copyLabel="Copy enrollment token"
+          focus="heading"
+          details={
+            <>
+              <p>
+                Run this on the Linux host, which needs Node.js 22 or later and curl (the token allows{' '}
+                {plural(made.uses, 'registration')}). It installs the agent as a systemd service; run it again to
+                upgrade, or with --uninstall to remove it.
+              </p>
+              <pre class="command" id="agent-command" data-testid="agent-command">
+                {made.command}
+              </pre>
+              <CopyButton text={made.command} select="agent-command" label="Copy the install command" />
+            </>
+          }
+          onDone={() => setMade(undefined)}
+        />
       )}
       {permissions.has('targets:read') ? (
         <div class="table-scroll" tabIndex={0} role="region" aria-label="Enrollment tokens table">

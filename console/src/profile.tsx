@@ -5,7 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { renderSVG } from 'uqr';
 import { api, changePassword, errorText, logoutEverywhere } from './api.js';
 import { when } from './format.js';
-import { CopyButton, OneTimeSecret } from './people-widgets.js';
+import { CopyButton, SecretOnce } from './copy-widgets.js';
 import { ErrorLine, NoticeLine } from './widgets.js';
 
 interface Me {
@@ -52,11 +52,11 @@ const download = (codes: readonly string[], email: string) => {
 };
 
 const RecoveryCodes = ({ codes, email, onDone }: { codes: readonly string[]; email: string; onDone: () => void }) => (
-  <OneTimeSecret title="Your recovery codes" secret={codes.join('\n')} id="recovery-codes" onDone={onDone}>
+  <SecretOnce title="Your recovery codes" secret={codes.join('\n')} id="recovery-codes" onDone={onDone}>
     <button type="button" onClick={() => download(codes, email)}>
       Download as .txt
     </button>
-  </OneTimeSecret>
+  </SecretOnce>
 );
 
 const CodeField = ({ id }: { id: string }) => (
@@ -221,7 +221,9 @@ const TwoFactor = ({ me, reload }: { me: Me; reload: () => Promise<void> }) => {
               <code id="totp-secret" data-testid="totp-secret">
                 {setup.secret}
               </code>{' '}
-              <CopyButton text={setup.secret} target="totp-secret" label="Copy the secret" />
+              <CopyButton text={setup.secret} select="totp-secret">
+                Copy the secret
+              </CopyButton>
             </li>
             <li>
               <CodeField id="enable-code" />

@@ -5,7 +5,8 @@
 import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
-import { CopyButton, OnceSecret, parseTags, TagChips, type Tag } from './fleet-widgets.js';
+import { CopyButton, SecretOnce } from './copy-widgets.js';
+import { FLEET_ONCE_NOTE, parseTags, TagChips, type Tag } from './fleet-widgets.js';
 import { when } from './format.js';
 import { IntegrationsNav } from './webhooks.js';
 import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
@@ -234,17 +235,23 @@ export const Triggers = ({ permissions }: { permissions: ReadonlySet<string> }) 
       <ErrorLine message={error} />
       <NoticeLine message={notice} />
       {secret === undefined ? null : (
-        <OnceSecret
+        <SecretOnce
           title={`Secret of ${secret.trigger.name}`}
           id="trigger-secret"
-          value={secret.secret}
+          secret={secret.secret}
+          note={FLEET_ONCE_NOTE}
+          copyLabel={`Copy secret of ${secret.trigger.name.toLowerCase()}`}
+          focus="heading"
+          details={
+            <>
+              <p>
+                Its URL: <code data-testid="hook-url">{secret.trigger.hook_url}</code>
+              </p>
+              <CurlExample id="trigger-curl" trigger={secret.trigger} secret={secret.secret} />
+            </>
+          }
           onDone={() => setSecret(undefined)}
-        >
-          <p>
-            Its URL: <code data-testid="hook-url">{secret.trigger.hook_url}</code>
-          </p>
-          <CurlExample id="trigger-curl" trigger={secret.trigger} secret={secret.secret} />
-        </OnceSecret>
+        />
       )}
       <div class="table-scroll" tabIndex={0} role="region" aria-label="Triggers table">
         <table class="list triggers">

@@ -5,7 +5,8 @@
 import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
-import { OnceSecret } from './fleet-widgets.js';
+import { SecretOnce } from './copy-widgets.js';
+import { FLEET_ONCE_NOTE } from './fleet-widgets.js';
 import { when } from './format.js';
 import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
@@ -289,14 +290,16 @@ export const Webhooks = ({ permissions }: { permissions: ReadonlySet<string> }) 
       <ErrorLine message={error} />
       <NoticeLine message={notice} />
       {secret === undefined ? null : (
-        <OnceSecret
+        <SecretOnce
           title={`Signing secret of the webhook to ${secret.url}`}
           id="webhook-secret"
-          value={secret.secret}
+          secret={secret.secret}
+          note={FLEET_ONCE_NOTE}
+          copyLabel={`Copy signing secret of the webhook to ${secret.url.toLowerCase()}`}
+          focus="heading"
+          details={<p>Give it to the receiver: it verifies each call's webhook-signature with it.</p>}
           onDone={() => setSecret(undefined)}
-        >
-          <p>Give it to the receiver: it verifies each call's webhook-signature with it.</p>
-        </OnceSecret>
+        />
       )}
       <div class="table-scroll" tabIndex={0} role="region" aria-label="Webhooks table">
         <table class="list webhooks">
