@@ -6,7 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { logout, refresh, setSignedOutHandler, type User } from './api.js';
 import { anyAdminSection } from './admin-visibility.js';
 import { catalogRouteOf, type CatalogRoute } from './catalog-route.js';
-import { Deployment } from './deployment.js';
+import { Deployment } from './deployment/page.js';
 import { Deployments } from './deployments.js';
 import { lazyPage } from './lazy.js';
 import { NewDeployment } from './new-deployment.js';
