@@ -9,7 +9,7 @@ import { catalogRouteOf, type CatalogRoute } from './catalog-route.js';
 import { Deployment } from './deployment/page.js';
 import { Deployments } from './deployments.js';
 import { lazyPage } from './lazy.js';
-import { NewDeployment } from './new-deployment.js';
+import { NewDeployment } from './new-deployment/page.js';
 import { Queue } from './queue.js';
 import { SignIn } from './sign-in.js';
 import { Targets } from './targets.js';
