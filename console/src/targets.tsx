@@ -7,6 +7,7 @@ import { api } from './api.js';
 import { EnrollmentTokens } from './enrollment.js';
 import { parseTags, TagChips, tagsText, useScopeNames } from './fleet-widgets.js';
 import { when } from './format.js';
+import { InlineEditForm } from './record-table.js';
 import { ConfirmButton, ErrorLine, LiveBadge, NoticeLine, useChanges, useResourceStream } from './widgets.js';
 
 interface Target {
@@ -197,7 +198,11 @@ export const Targets = ({ permissions }: { permissions: ReadonlySet<string> }) =
                 {open?.id === t.id && open.mode === 'edit' ? (
                   <tr class="editor">
                     <td colSpan={6}>
-                      <form class="inline-form" aria-label={`Edit ${t.name}`} onSubmit={(e) => void save(e, t)}>
+                      <InlineEditForm
+                        label={`Edit ${t.name}`}
+                        onSubmit={(e) => void save(e, t)}
+                        onClose={() => setOpen(undefined)}
+                      >
                         <label>
                           Name <input name="name" defaultValue={t.name} required maxLength={255} />
                         </label>
@@ -205,11 +210,7 @@ export const Targets = ({ permissions }: { permissions: ReadonlySet<string> }) =
                           Tags (key=value, comma-separated)
                           <input name="tags" defaultValue={tagsText(t.tags)} placeholder="role=web, env=prod" />
                         </label>
-                        <button type="submit">Save</button>
-                        <button type="button" onClick={() => setOpen(undefined)}>
-                          Close
-                        </button>
-                      </form>
+                      </InlineEditForm>
                     </td>
                   </tr>
                 ) : null}
