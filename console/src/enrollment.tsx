@@ -1,11 +1,12 @@
 // Enrollment tokens on the Targets page: the list (targets:read; what each gives its targets, uses left, expiry,
 // who made it), a new token (targets:create: description, tags, registrations allowed, expiry, environment) shown
 // once with the one-line install command, and revoke (targets:delete, confirmed in the page).
-import { useEffect, useState } from 'preact/hooks';
-import { api, errorText } from './api.js';
+import { useState } from 'preact/hooks';
+import { api } from './api.js';
 import { CopyButton, SecretOnce } from './copy-widgets.js';
 import { FLEET_ONCE_NOTE, parseTags, plural, TagChips, type Tag } from './fleet-widgets.js';
 import { when } from './format.js';
+import { useList } from './use-list.js';
 import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
 interface EnrollmentToken {
@@ -48,17 +49,10 @@ export const EnrollmentTokens = ({
   environments: readonly { id: string; name: string }[];
   nameOf: (id: string | null | undefined, none?: string) => string;
 }) => {
-  const [tokens, setTokens] = useState<EnrollmentToken[]>([]);
+  const list = useList<EnrollmentToken>(permissions.has('targets:read') ? '/targets/enrollment-tokens' : undefined);
+  const tokens = list.rows ?? [];
   const [made, setMade] = useState<{ token: string; command: string; uses: number } | undefined>();
-  const { error, notice, setError, change } = useChanges(() => load());
-  const load = () =>
-    api<{ data: EnrollmentToken[] }>('GET', '/targets/enrollment-tokens?limit=100').then(
-      (answer) => setTokens(answer.data),
-      (e: unknown) => setError(errorText(e)),
-    );
-  useEffect(() => {
-    if (permissions.has('targets:read')) void load();
-  }, []);
+  const { error, notice, change } = useChanges(list.reload);
 
   const create = async (event: SubmitEvent) => {
     event.preventDefault();
@@ -96,7 +90,7 @@ export const EnrollmentTokens = ({
       <p class="muted">
         A host joins with a token: the token decides its tags, tenant and environment (an agent cannot choose them).
       </p>
-      <ErrorLine message={error} />
+      <ErrorLine message={error ?? list.error} />
       <NoticeLine message={notice} />
       {permissions.has('targets:create') ? (
         <form class="stack-form" aria-label="Add a host" onSubmit={(e) => void create(e)}>
