@@ -40,20 +40,16 @@ const EXPIRIES = [
   { hours: 720, label: '30 days' },
 ];
 
-export const EnrollmentTokens = ({
-  permissions,
+/** A new enrollment token (description, tags, registrations allowed, expiry, environment, a host name for the command). */
+const NewTokenForm = ({
   environments,
-  nameOf,
+  change,
+  onMade,
 }: {
-  permissions: ReadonlySet<string>;
   environments: readonly { id: string; name: string }[];
-  nameOf: (id: string | null | undefined, none?: string) => string;
+  change: (work: () => Promise<unknown>, done: string) => Promise<boolean>;
+  onMade: (made: { token: string; command: string; uses: number }) => void;
 }) => {
-  const list = useList<EnrollmentToken>(permissions.has('targets:read') ? '/targets/enrollment-tokens' : undefined);
-  const tokens = list.rows ?? [];
-  const [made, setMade] = useState<{ token: string; command: string; uses: number } | undefined>();
-  const { error, notice, change } = useChanges(list.reload);
-
   const create = async (event: SubmitEvent) => {
     event.preventDefault();
     const formElement = event.currentTarget as HTMLFormElement;
@@ -73,7 +69,7 @@ export const EnrollmentTokens = ({
     }, 'Enrollment token created.');
     if (ok && created !== undefined) {
       const origin = window.location.origin;
-      setMade({
+      onMade({
         token: created.token,
         command: installCommand(origin, created.token, String(form.get('name') ?? '').trim()),
         uses: created.max_uses,
@@ -81,6 +77,66 @@ export const EnrollmentTokens = ({
       formElement.reset();
     }
   };
+
+  return (
+    <form class="stack-form" aria-label="Add a host" onSubmit={(e) => void create(e)}>
+      <fieldset>
+        <legend>Add a host: a new enrollment token</legend>
+        <label>
+          Description <input name="description" maxLength={255} placeholder="web fleet, rack 4" />
+        </label>
+        <label>
+          Tags its targets get (key=value, comma-separated)
+          <input name="tags" placeholder="role=web, env=prod" />
+        </label>
+        <label>
+          Registrations allowed <input name="max_uses" type="number" min={1} max={1000} defaultValue="1" required />
+        </label>
+        <label>
+          Expires in
+          <select name="expires_in_hours">
+            {EXPIRIES.map((e) => (
+              <option key={e.hours} value={String(e.hours)} selected={e.hours === 24}>
+                {e.label}
+              </option>
+            ))}
+          </select>
+        </label>
+        {environments.length === 0 ? null : (
+          <label>
+            Environment
+            <select name="environment_id">
+              <option value="">None</option>
+              {environments.map((e) => (
+                <option key={e.id} value={e.id}>
+                  {e.name}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+        <label>
+          Host name for the command (optional) <input name="name" placeholder="web-3" />
+        </label>
+        <button type="submit">Create an enrollment token</button>
+      </fieldset>
+    </form>
+  );
+};
+
+export const EnrollmentTokens = ({
+  permissions,
+  environments,
+  nameOf,
+}: {
+  permissions: ReadonlySet<string>;
+  environments: readonly { id: string; name: string }[];
+  nameOf: (id: string | null | undefined, none?: string) => string;
+}) => {
+  const list = useList<EnrollmentToken>(permissions.has('targets:read') ? '/targets/enrollment-tokens' : undefined);
+  const tokens = list.rows ?? [];
+  const [made, setMade] = useState<{ token: string; command: string; uses: number } | undefined>();
+  const { error, notice, change } = useChanges(list.reload);
 
   const now = Date.now();
   const mayDelete = permissions.has('targets:delete');
@@ -93,48 +149,7 @@ export const EnrollmentTokens = ({
       <ErrorLine message={error ?? list.error} />
       <NoticeLine message={notice} />
       {permissions.has('targets:create') ? (
-        <form class="stack-form" aria-label="Add a host" onSubmit={(e) => void create(e)}>
-          <fieldset>
-            <legend>Add a host: a new enrollment token</legend>
-            <label>
-              Description <input name="description" maxLength={255} placeholder="web fleet, rack 4" />
-            </label>
-            <label>
-              Tags its targets get (key=value, comma-separated)
-              <input name="tags" placeholder="role=web, env=prod" />
-            </label>
-            <label>
-              Registrations allowed <input name="max_uses" type="number" min={1} max={1000} defaultValue="1" required />
-            </label>
-            <label>
-              Expires in
-              <select name="expires_in_hours">
-                {EXPIRIES.map((e) => (
-                  <option key={e.hours} value={String(e.hours)} selected={e.hours === 24}>
-                    {e.label}
-                  </option>
-                ))}
-              </select>
-            </label>
-            {environments.length === 0 ? null : (
-              <label>
-                Environment
-                <select name="environment_id">
-                  <option value="">None</option>
-                  {environments.map((e) => (
-                    <option key={e.id} value={e.id}>
-                      {e.name}
-                    </option>
-                  ))}
-                </select>
-              </label>
-            )}
-            <label>
-              Host name for the command (optional) <input name="name" placeholder="web-3" />
-            </label>
-            <button type="submit">Create an enrollment token</button>
-          </fieldset>
-        </form>
+        <NewTokenForm environments={environments} change={change} onMade={setMade} />
       ) : null}
       {made === undefined ? null : (
         <SecretOnce
