@@ -5,7 +5,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText, type User } from './api.js';
 import { when } from './format.js';
-import { groupPermissions, OneTimeSecret, resourceLabel } from './people-widgets.js';
+import { SecretOnce } from './copy-widgets.js';
+import { groupPermissions, resourceLabel } from './people-widgets.js';
 import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
 interface ApiKey {
@@ -242,7 +243,7 @@ export const ApiKeys = ({ user, permissions }: { user: User; permissions: Readon
             ) : null}
             <button type="submit">Create key</button>
             {fullKey === undefined ? null : (
-              <OneTimeSecret
+              <SecretOnce
                 title={`Your new key “${fullKey.name}”`}
                 secret={fullKey.key}
                 id="full-key"

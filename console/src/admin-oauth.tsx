@@ -5,7 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText, type User } from './api.js';
 import { when } from './format.js';
-import { SecretOnce } from './sso-widgets.js';
+import { SecretOnce } from './copy-widgets.js';
 import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
 interface Client {
@@ -96,11 +96,23 @@ export const OAuthClients = ({ user, permissions }: { user: User; permissions: R
       <ErrorLine message={error} />
       <NoticeLine message={notice} />
       {secret === undefined ? null : (
-        <SecretOnce title="Client secret" secret={secret.secret} onDismiss={() => setSecret(undefined)}>
-          <p>
-            Client <strong>{secret.name}</strong>, client ID <code>{secret.clientId}</code>.
-          </p>
-        </SecretOnce>
+        <SecretOnce
+          title="Client secret"
+          id="secret-once"
+          secret={secret.secret}
+          note={
+            <>
+              <strong>Shown this once.</strong> Copy it now: it cannot be shown again (rotate it for a new one).
+            </>
+          }
+          copyLabel="Copy client secret"
+          details={
+            <p>
+              Client <strong>{secret.name}</strong>, client ID <code>{secret.clientId}</code>.
+            </p>
+          }
+          onDone={() => setSecret(undefined)}
+        />
       )}
       {clients === undefined ? (
         <p>Loading…</p>

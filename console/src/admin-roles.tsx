@@ -51,6 +51,48 @@ const PermissionPicker = ({
 );
 
 /** `permissions`: the caller's, which decide what is offered and which permissions may be ticked. */
+/** A new role with the permissions chosen (among those the caller holds). */
+const NewRoleForm = ({
+  groups,
+  held,
+  change,
+}: {
+  groups: readonly PermissionGroup[];
+  held: ReadonlySet<string>;
+  change: (work: () => Promise<unknown>, done: string) => Promise<boolean>;
+}) => {
+  const create = async (event: SubmitEvent) => {
+    event.preventDefault();
+    const formElement = event.currentTarget as HTMLFormElement;
+    const form = new FormData(formElement);
+    const name = String(form.get('name')).trim();
+    const description = String(form.get('description') ?? '');
+    const chosen = form.getAll('permission').map(String);
+    const done = await change(async () => {
+      const role = await api<Role>('POST', '/admin/roles', { name, ...(description === '' ? {} : { description }) });
+      if (chosen.length > 0)
+        await api('POST', `/admin/roles/${encodeURIComponent(role.id)}/permissions`, { permissions: chosen });
+    }, `Role ${name} created.`);
+    if (done) formElement.reset();
+  };
+
+  return (
+    <form class="stack-form" aria-label="New role" onSubmit={(e) => void create(e)}>
+      <fieldset>
+        <legend>New role</legend>
+        <label>
+          Role name <input name="name" required />
+        </label>
+        <label>
+          Description <input name="description" />
+        </label>
+        <PermissionPicker groups={groups} selected={[]} held={held} />
+        <button type="submit">Create role</button>
+      </fieldset>
+    </form>
+  );
+};
+
 export const Roles = ({
   permissions,
   onRoles,
@@ -88,21 +130,6 @@ export const Roles = ({
     } catch (e) {
       setError(errorText(e));
     }
-  };
-
-  const create = async (event: SubmitEvent) => {
-    event.preventDefault();
-    const formElement = event.currentTarget as HTMLFormElement;
-    const form = new FormData(formElement);
-    const name = String(form.get('name')).trim();
-    const description = String(form.get('description') ?? '');
-    const chosen = form.getAll('permission').map(String);
-    const done = await change(async () => {
-      const role = await api<Role>('POST', '/admin/roles', { name, ...(description === '' ? {} : { description }) });
-      if (chosen.length > 0)
-        await api('POST', `/admin/roles/${encodeURIComponent(role.id)}/permissions`, { permissions: chosen });
-    }, `Role ${name} created.`);
-    if (done) formElement.reset();
   };
 
   const save = async (event: SubmitEvent) => {
@@ -174,21 +201,7 @@ export const Roles = ({
           </li>
         ))}
       </ul>
-      {mayCreate ? (
-        <form class="stack-form" aria-label="New role" onSubmit={(e) => void create(e)}>
-          <fieldset>
-            <legend>New role</legend>
-            <label>
-              Role name <input name="name" required />
-            </label>
-            <label>
-              Description <input name="description" />
-            </label>
-            <PermissionPicker groups={groups} selected={[]} held={permissions} />
-            <button type="submit">Create role</button>
-          </fieldset>
-        </form>
-      ) : null}
+      {mayCreate ? <NewRoleForm groups={groups} held={permissions} change={change} /> : null}
     </section>
   );
 };

@@ -1,11 +1,11 @@
 // Tenants and environments in the admin area, within the caller's permissions: list (`:read`), create, rename or
 // edit (`:update`), delete after a confirmation in the page (`:delete`). The API decides the rest (a tenant-scoped
 // caller changes neither tenants nor the global environments every tenant shares) and its refusal is shown.
-import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
 import { when } from './format.js';
-import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
+import { RecordTable, type Column } from './record-table.js';
+import { ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
 interface Tenant {
   readonly id: string;
@@ -25,9 +25,21 @@ interface Environment {
 
 const text = (form: FormData, name: string) => String(form.get(name) ?? '').trim();
 
+const TENANT_COLUMNS: Column<Tenant>[] = [
+  { heading: 'Name', cell: (t) => <td>{t.name}</td> },
+  {
+    heading: 'Slug',
+    cell: (t) => (
+      <td>
+        <code>{t.slug}</code>
+      </td>
+    ),
+  },
+  { heading: 'Created', cell: (t) => <td>{when(t.created_at)}</td> },
+];
+
 export const Tenants = ({ permissions }: { permissions: ReadonlySet<string> }) => {
   const [tenants, setTenants] = useState<Tenant[] | undefined>();
-  const [editing, setEditing] = useState<string | undefined>();
   const load = () =>
     api<{ data: Tenant[] }>('GET', '/tenants?limit=100').then(
       (answer) => setTenants(answer.data),
@@ -45,21 +57,13 @@ export const Tenants = ({ permissions }: { permissions: ReadonlySet<string> }) =
     const body = { name: text(form, 'name'), slug: text(form, 'slug') };
     if (await change(() => api('POST', '/tenants', body), `Tenant ${body.name} created.`)) formElement.reset();
   };
-  const save = async (event: SubmitEvent, tenant: Tenant) => {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget as HTMLFormElement);
+  const save = (form: FormData, tenant: Tenant) => {
     const body = { name: text(form, 'name'), slug: text(form, 'slug') };
-    const saved = await change(
-      () => api('PUT', `/tenants/${encodeURIComponent(tenant.id)}`, body),
-      `Tenant ${body.name} saved.`,
-    );
-    if (saved) setEditing(undefined);
+    return change(() => api('PUT', `/tenants/${encodeURIComponent(tenant.id)}`, body), `Tenant ${body.name} saved.`);
   };
   const remove = (tenant: Tenant) =>
     change(() => api('DELETE', `/tenants/${encodeURIComponent(tenant.id)}`), `Tenant ${tenant.name} deleted.`);
 
-  const mayUpdate = permissions.has('tenants:update');
-  const mayDelete = permissions.has('tenants:delete');
   return (
     <section aria-labelledby="tenants-title">
       <h2 id="tenants-title">Tenants</h2>
@@ -68,74 +72,27 @@ export const Tenants = ({ permissions }: { permissions: ReadonlySet<string> }) =
       {tenants === undefined ? null : tenants.length === 0 ? (
         <p>No tenants: every record is global.</p>
       ) : (
-        <div class="table-scroll">
-          <table class="list tenants">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Slug</th>
-                <th scope="col">Created</th>
-                {mayUpdate || mayDelete ? (
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                ) : null}
-              </tr>
-            </thead>
-            <tbody>
-              {tenants.map((t) => (
-                <Fragment key={t.id}>
-                  <tr data-tenant-id={t.id}>
-                    <td>{t.name}</td>
-                    <td>
-                      <code>{t.slug}</code>
-                    </td>
-                    <td>{when(t.created_at)}</td>
-                    {mayUpdate || mayDelete ? (
-                      <td class="row-actions">
-                        {mayUpdate ? (
-                          <button
-                            type="button"
-                            aria-label={`Edit tenant ${t.name}`}
-                            aria-expanded={editing === t.id}
-                            onClick={() => setEditing(editing === t.id ? undefined : t.id)}
-                          >
-                            Edit
-                          </button>
-                        ) : null}
-                        {mayDelete ? (
-                          <ConfirmButton label="Delete" what={`tenant ${t.name}`} onConfirm={() => remove(t)} />
-                        ) : null}
-                      </td>
-                    ) : null}
-                  </tr>
-                  {editing === t.id ? (
-                    <tr class="editor">
-                      <td colSpan={4}>
-                        <form
-                          class="inline-form"
-                          aria-label={`Edit tenant ${t.name}`}
-                          onSubmit={(e) => void save(e, t)}
-                        >
-                          <label>
-                            Name <input name="name" defaultValue={t.name} required maxLength={255} />
-                          </label>
-                          <label>
-                            Slug <input name="slug" defaultValue={t.slug} required />
-                          </label>
-                          <button type="submit">Save</button>
-                          <button type="button" onClick={() => setEditing(undefined)}>
-                            Close
-                          </button>
-                        </form>
-                      </td>
-                    </tr>
-                  ) : null}
-                </Fragment>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <RecordTable
+          records={tenants}
+          kind="tenant"
+          columns={TENANT_COLUMNS}
+          mayUpdate={permissions.has('tenants:update')}
+          mayDelete={permissions.has('tenants:delete')}
+          edit="Edit"
+          what={(t) => `tenant ${t.name}`}
+          fields={(t) => (
+            <>
+              <label>
+                Name <input name="name" defaultValue={t.name} required maxLength={255} />
+              </label>
+              <label>
+                Slug <input name="slug" defaultValue={t.slug} required />
+              </label>
+            </>
+          )}
+          onSave={save}
+          onDelete={remove}
+        />
       )}
       {permissions.has('tenants:create') ? (
         <form class="stack-form" aria-label="New tenant" onSubmit={(e) => void create(e)}>
@@ -161,7 +118,6 @@ export const Tenants = ({ permissions }: { permissions: ReadonlySet<string> }) =
 export const Environments = ({ permissions }: { permissions: ReadonlySet<string> }) => {
   const [environments, setEnvironments] = useState<Environment[] | undefined>();
   const [tenants, setTenants] = useState<Tenant[] | undefined>();
-  const [editing, setEditing] = useState<string | undefined>();
   const load = () =>
     api<{ data: Environment[] }>('GET', '/environments?limit=100').then(
       (answer) => setEnvironments(answer.data),
@@ -192,15 +148,12 @@ export const Environments = ({ permissions }: { permissions: ReadonlySet<string>
     if (await change(() => api('POST', '/environments', body), `Environment ${body.name} created.`))
       formElement.reset();
   };
-  const save = async (event: SubmitEvent, environment: Environment) => {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget as HTMLFormElement);
+  const save = (form: FormData, environment: Environment) => {
     const body = { name: text(form, 'name') };
-    const saved = await change(
+    return change(
       () => api('PUT', `/environments/${encodeURIComponent(environment.id)}`, body),
       `Environment ${body.name} saved.`,
     );
-    if (saved) setEditing(undefined);
   };
   const remove = (environment: Environment) =>
     change(
@@ -208,8 +161,6 @@ export const Environments = ({ permissions }: { permissions: ReadonlySet<string>
       `Environment ${environment.name} deleted.`,
     );
 
-  const mayUpdate = permissions.has('environments:update');
-  const mayDelete = permissions.has('environments:delete');
   return (
     <section aria-labelledby="environments-title">
       <h2 id="environments-title">Environments</h2>
@@ -218,73 +169,26 @@ export const Environments = ({ permissions }: { permissions: ReadonlySet<string>
       {environments === undefined ? null : environments.length === 0 ? (
         <p>No environments yet.</p>
       ) : (
-        <div class="table-scroll">
-          <table class="list environments">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Tenant</th>
-                <th scope="col">Created</th>
-                {mayUpdate || mayDelete ? (
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                ) : null}
-              </tr>
-            </thead>
-            <tbody>
-              {environments.map((env) => (
-                <Fragment key={env.id}>
-                  <tr data-environment-id={env.id}>
-                    <td>{env.name}</td>
-                    <td data-testid="environment-tenant">{tenantName(env.tenant_id)}</td>
-                    <td>{when(env.created_at)}</td>
-                    {mayUpdate || mayDelete ? (
-                      <td class="row-actions">
-                        {mayUpdate ? (
-                          <button
-                            type="button"
-                            aria-label={`Rename environment ${env.name}`}
-                            aria-expanded={editing === env.id}
-                            onClick={() => setEditing(editing === env.id ? undefined : env.id)}
-                          >
-                            Rename
-                          </button>
-                        ) : null}
-                        {mayDelete ? (
-                          <ConfirmButton
-                            label="Delete"
-                            what={`environment ${env.name}`}
-                            onConfirm={() => remove(env)}
-                          />
-                        ) : null}
-                      </td>
-                    ) : null}
-                  </tr>
-                  {editing === env.id ? (
-                    <tr class="editor">
-                      <td colSpan={4}>
-                        <form
-                          class="inline-form"
-                          aria-label={`Rename environment ${env.name}`}
-                          onSubmit={(e) => void save(e, env)}
-                        >
-                          <label>
-                            Name <input name="name" defaultValue={env.name} required maxLength={255} />
-                          </label>
-                          <button type="submit">Save</button>
-                          <button type="button" onClick={() => setEditing(undefined)}>
-                            Close
-                          </button>
-                        </form>
-                      </td>
-                    </tr>
-                  ) : null}
-                </Fragment>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <RecordTable
+          records={environments}
+          kind="environment"
+          columns={[
+            { heading: 'Name', cell: (env) => <td>{env.name}</td> },
+            { heading: 'Tenant', cell: (env) => <td data-testid="environment-tenant">{tenantName(env.tenant_id)}</td> },
+            { heading: 'Created', cell: (env) => <td>{when(env.created_at)}</td> },
+          ]}
+          mayUpdate={permissions.has('environments:update')}
+          mayDelete={permissions.has('environments:delete')}
+          edit="Rename"
+          what={(env) => `environment ${env.name}`}
+          fields={(env) => (
+            <label>
+              Name <input name="name" defaultValue={env.name} required maxLength={255} />
+            </label>
+          )}
+          onSave={save}
+          onDelete={remove}
+        />
       )}
       {permissions.has('environments:create') ? (
         <form class="stack-form" aria-label="New environment" onSubmit={(e) => void create(e)}>

@@ -8,7 +8,7 @@ import { api, errorText, type User } from './api.js';
 import { ApiKeys } from './admin-api-keys.js';
 import { ADMIN_READ, type AdminPath } from './admin-visibility.js';
 import { OAuthClients } from './admin-oauth.js';
-import { IdentityProviders } from './admin-sso.js';
+import { IdentityProviders } from './sso/providers.js';
 import { Roles } from './admin-roles.js';
 import { Environments, Tenants } from './admin-tenancy.js';
 import { Users } from './admin-users.js';

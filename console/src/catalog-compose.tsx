@@ -3,7 +3,7 @@
 // edit name, description, version and the ordered members, delete (confirmed in the page). Members are shown by name.
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
-import { nameIn, useList } from './catalog-widgets.js';
+import { nameIn, useList } from './use-list.js';
 import { when } from './format.js';
 import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
 

@@ -1,7 +1,7 @@
 // An action version as the catalog shows it (read only) and as its form writes it: the version string, the script in
 // the script editor, the interpreter, a rollback script, a timeout, the variables (name, description, required,
 // default, secret) and a changelog: the spec's CreateActionVersionRequest (decisions.md section 5).
-import { ScriptEditor } from './catalog-widgets.js';
+import { ScriptEditor } from './script-editor.js';
 import { when } from './format.js';
 
 export const INTERPRETERS = ['sh', 'bash', 'node', 'python3'] as const;

@@ -3,7 +3,7 @@
 // #/catalog, #/catalog/actions/<id|new>, #/catalog/sequences/<id|new>, #/catalog/solutions/<id|new>.
 import { ActionPage, NewAction } from './catalog-action.js';
 import { ComposedPage, memberLine, type Composed, type ComposedKind } from './catalog-compose.js';
-import { useList } from './catalog-widgets.js';
+import { useList } from './use-list.js';
 import type { CatalogRoute } from './catalog-route.js';
 import { ErrorLine } from './widgets.js';
 

@@ -45,40 +45,27 @@ const LIMIT = 20;
 export const nameOf = (d: Pick<DeploymentRow, 'action_name' | 'sequence_name' | 'solution_name' | 'id'>): string =>
   d.solution_name ?? d.sequence_name ?? d.action_name ?? d.id;
 
-export const Deployments = () => {
-  const [tab, setTab] = useState<(typeof TABS)[number]>('all');
-  const [page, setPage] = useState(1);
-  const [answer, setAnswer] = useState<ListAnswer | undefined>();
-  const [error, setError] = useState<string | undefined>();
-  const [live, setLive] = useState<StreamState>('reconnecting');
-  const reload = useRef<() => void>(() => undefined);
-
-  useEffect(() => {
-    let cancelled = false;
-    const load = async () => {
-      try {
-        const query = new URLSearchParams({ page: String(page), limit: String(LIMIT) });
-        if (tab !== 'all') query.set('status', tab);
-        const next = await api<ListAnswer>('GET', `/deployments?${query.toString()}`);
-        if (!cancelled) {
-          setAnswer(next);
-          setError(undefined);
-        }
-      } catch (e) {
-        if (!cancelled) setError(isApiError(e) ? e.message : 'The service cannot be reached.');
-      }
-    };
-    reload.current = () => void load();
-    void load();
-    return () => {
-      cancelled = true;
-    };
-  }, [tab, page]);
-
-  // Live: the stream's records change the page in place, and the counts move with each state change whose
-  // previous state is known (from a listed row or an earlier event). The list is read again only for a change the
-  // page cannot place (an older deployment it never listed), at most every 10 s: a list read costs the index
-  // partition, a stream event costs nothing more.
+/**
+ * Live: the stream's records change the page in place, and the counts move with each state change whose previous
+ * state is known (from a listed row or an earlier event). The list is read again only for a change the page cannot
+ * place (an older deployment it never listed), at most every 10 s: a list read costs the index partition, a stream
+ * event costs nothing more.
+ */
+const useLiveCounts = ({
+  tab,
+  page,
+  answer,
+  setAnswer,
+  reload,
+  setLive,
+}: {
+  tab: string;
+  page: number;
+  answer: ListAnswer | undefined;
+  setAnswer: (update: (current: ListAnswer | undefined) => ListAnswer | undefined) => void;
+  reload: () => void;
+  setLive: (state: StreamState) => void;
+}) => {
   const known = useRef(new Map<string, string>());
   const view = useRef({ tab, page });
   view.current = { tab, page };
@@ -98,7 +85,7 @@ export const Deployments = () => {
         if (before === undefined && event !== 'created') {
           timer ??= setTimeout(() => {
             timer = undefined;
-            reload.current();
+            reload();
           }, 10_000);
           return;
         }
@@ -129,6 +116,39 @@ export const Deployments = () => {
       if (timer !== undefined) clearTimeout(timer);
     };
   }, []);
+};
+
+export const Deployments = () => {
+  const [tab, setTab] = useState<(typeof TABS)[number]>('all');
+  const [page, setPage] = useState(1);
+  const [answer, setAnswer] = useState<ListAnswer | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const [live, setLive] = useState<StreamState>('reconnecting');
+  const reload = useRef<() => void>(() => undefined);
+
+  useEffect(() => {
+    let cancelled = false;
+    const load = async () => {
+      try {
+        const query = new URLSearchParams({ page: String(page), limit: String(LIMIT) });
+        if (tab !== 'all') query.set('status', tab);
+        const next = await api<ListAnswer>('GET', `/deployments?${query.toString()}`);
+        if (!cancelled) {
+          setAnswer(next);
+          setError(undefined);
+        }
+      } catch (e) {
+        if (!cancelled) setError(isApiError(e) ? e.message : 'The service cannot be reached.');
+      }
+    };
+    reload.current = () => void load();
+    void load();
+    return () => {
+      cancelled = true;
+    };
+  }, [tab, page]);
+
+  useLiveCounts({ tab, page, answer, setAnswer, reload: () => reload.current(), setLive });
 
   const pages = answer === undefined ? 1 : Math.max(1, Math.ceil(answer.meta.total / LIMIT));
   return (

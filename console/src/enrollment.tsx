@@ -1,10 +1,12 @@
 // Enrollment tokens on the Targets page: the list (targets:read; what each gives its targets, uses left, expiry,
 // who made it), a new token (targets:create: description, tags, registrations allowed, expiry, environment) shown
 // once with the one-line install command, and revoke (targets:delete, confirmed in the page).
-import { useEffect, useState } from 'preact/hooks';
-import { api, errorText } from './api.js';
-import { CopyButton, OnceSecret, parseTags, plural, TagChips, type Tag } from './fleet-widgets.js';
+import { useState } from 'preact/hooks';
+import { api } from './api.js';
+import { CopyButton, SecretOnce } from './copy-widgets.js';
+import { FLEET_ONCE_NOTE, parseTags, plural, TagChips, type Tag } from './fleet-widgets.js';
 import { when } from './format.js';
+import { useList } from './use-list.js';
 import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
 interface EnrollmentToken {
@@ -38,27 +40,16 @@ const EXPIRIES = [
   { hours: 720, label: '30 days' },
 ];
 
-export const EnrollmentTokens = ({
-  permissions,
+/** A new enrollment token (description, tags, registrations allowed, expiry, environment, a host name for the command). */
+const NewTokenForm = ({
   environments,
-  nameOf,
+  change,
+  onMade,
 }: {
-  permissions: ReadonlySet<string>;
   environments: readonly { id: string; name: string }[];
-  nameOf: (id: string | null | undefined, none?: string) => string;
+  change: (work: () => Promise<unknown>, done: string) => Promise<boolean>;
+  onMade: (made: { token: string; command: string; uses: number }) => void;
 }) => {
-  const [tokens, setTokens] = useState<EnrollmentToken[]>([]);
-  const [made, setMade] = useState<{ token: string; command: string; uses: number } | undefined>();
-  const { error, notice, setError, change } = useChanges(() => load());
-  const load = () =>
-    api<{ data: EnrollmentToken[] }>('GET', '/targets/enrollment-tokens?limit=100').then(
-      (answer) => setTokens(answer.data),
-      (e: unknown) => setError(errorText(e)),
-    );
-  useEffect(() => {
-    if (permissions.has('targets:read')) void load();
-  }, []);
-
   const create = async (event: SubmitEvent) => {
     event.preventDefault();
     const formElement = event.currentTarget as HTMLFormElement;
@@ -78,7 +69,7 @@ export const EnrollmentTokens = ({
     }, 'Enrollment token created.');
     if (ok && created !== undefined) {
       const origin = window.location.origin;
-      setMade({
+      onMade({
         token: created.token,
         command: installCommand(origin, created.token, String(form.get('name') ?? '').trim()),
         uses: created.max_uses,
@@ -86,6 +77,66 @@ export const EnrollmentTokens = ({
       formElement.reset();
     }
   };
+
+  return (
+    <form class="stack-form" aria-label="Add a host" onSubmit={(e) => void create(e)}>
+      <fieldset>
+        <legend>Add a host: a new enrollment token</legend>
+        <label>
+          Description <input name="description" maxLength={255} placeholder="web fleet, rack 4" />
+        </label>
+        <label>
+          Tags its targets get (key=value, comma-separated)
+          <input name="tags" placeholder="role=web, env=prod" />
+        </label>
+        <label>
+          Registrations allowed <input name="max_uses" type="number" min={1} max={1000} defaultValue="1" required />
+        </label>
+        <label>
+          Expires in
+          <select name="expires_in_hours">
+            {EXPIRIES.map((e) => (
+              <option key={e.hours} value={String(e.hours)} selected={e.hours === 24}>
+                {e.label}
+              </option>
+            ))}
+          </select>
+        </label>
+        {environments.length === 0 ? null : (
+          <label>
+            Environment
+            <select name="environment_id">
+              <option value="">None</option>
+              {environments.map((e) => (
+                <option key={e.id} value={e.id}>
+                  {e.name}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+        <label>
+          Host name for the command (optional) <input name="name" placeholder="web-3" />
+        </label>
+        <button type="submit">Create an enrollment token</button>
+      </fieldset>
+    </form>
+  );
+};
+
+export const EnrollmentTokens = ({
+  permissions,
+  environments,
+  nameOf,
+}: {
+  permissions: ReadonlySet<string>;
+  environments: readonly { id: string; name: string }[];
+  nameOf: (id: string | null | undefined, none?: string) => string;
+}) => {
+  const list = useList<EnrollmentToken>(permissions.has('targets:read') ? '/targets/enrollment-tokens' : undefined);
+  const tokens = list.rows ?? [];
+  const [made, setMade] = useState<{ token: string; command: string; uses: number } | undefined>();
+  const { error, notice, change } = useChanges(list.reload);
 
   const now = Date.now();
   const mayDelete = permissions.has('targets:delete');
@@ -95,64 +146,34 @@ export const EnrollmentTokens = ({
       <p class="muted">
         A host joins with a token: the token decides its tags, tenant and environment (an agent cannot choose them).
       </p>
-      <ErrorLine message={error} />
+      <ErrorLine message={error ?? list.error} />
       <NoticeLine message={notice} />
       {permissions.has('targets:create') ? (
-        <form class="stack-form" aria-label="Add a host" onSubmit={(e) => void create(e)}>
-          <fieldset>
-            <legend>Add a host: a new enrollment token</legend>
-            <label>
-              Description <input name="description" maxLength={255} placeholder="web fleet, rack 4" />
-            </label>
-            <label>
-              Tags its targets get (key=value, comma-separated)
-              <input name="tags" placeholder="role=web, env=prod" />
-            </label>
-            <label>
-              Registrations allowed <input name="max_uses" type="number" min={1} max={1000} defaultValue="1" required />
-            </label>
-            <label>
-              Expires in
-              <select name="expires_in_hours">
-                {EXPIRIES.map((e) => (
-                  <option key={e.hours} value={String(e.hours)} selected={e.hours === 24}>
-                    {e.label}
-                  </option>
-                ))}
-              </select>
-            </label>
-            {environments.length === 0 ? null : (
-              <label>
-                Environment
-                <select name="environment_id">
-                  <option value="">None</option>
-                  {environments.map((e) => (
-                    <option key={e.id} value={e.id}>
-                      {e.name}
-                    </option>
-                  ))}
-                </select>
-              </label>
-            )}
-            <label>
-              Host name for the command (optional) <input name="name" placeholder="web-3" />
-            </label>
-            <button type="submit">Create an enrollment token</button>
-          </fieldset>
-        </form>
+        <NewTokenForm environments={environments} change={change} onMade={setMade} />
       ) : null}
       {made === undefined ? null : (
-        <OnceSecret title="Enrollment token" id="enrollment-token" value={made.token} onDone={() => setMade(undefined)}>
-          <p>
-            Run this on the Linux host, which needs Node.js 22 or later and curl (the token allows{' '}
-            {plural(made.uses, 'registration')}). It installs the agent as a systemd service; run it again to upgrade,
-            or with --uninstall to remove it.
-          </p>
-          <pre class="command" id="agent-command" data-testid="agent-command">
-            {made.command}
-          </pre>
-          <CopyButton text={made.command} select="agent-command" label="Copy the install command" />
-        </OnceSecret>
+        <SecretOnce
+          title="Enrollment token"
+          id="enrollment-token"
+          secret={made.token}
+          note={FLEET_ONCE_NOTE}
+          copyLabel="Copy enrollment token"
+          focus="heading"
+          details={
+            <>
+              <p>
+                Run this on the Linux host, which needs Node.js 22 or later and curl (the token allows{' '}
+                {plural(made.uses, 'registration')}). It installs the agent as a systemd service; run it again to
+                upgrade, or with --uninstall to remove it.
+              </p>
+              <pre class="command" id="agent-command" data-testid="agent-command">
+                {made.command}
+              </pre>
+              <CopyButton text={made.command} select="agent-command" label="Copy the install command" />
+            </>
+          }
+          onDone={() => setMade(undefined)}
+        />
       )}
       {permissions.has('targets:read') ? (
         <div class="table-scroll" tabIndex={0} role="region" aria-label="Enrollment tokens table">

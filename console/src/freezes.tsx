@@ -4,7 +4,7 @@
 // (freezes:update: its end_time becomes now) and delete (freezes:delete, confirmed in the page). The API decides.
 import { useState } from 'preact/hooks';
 import { api } from './api.js';
-import { nameIn, useList } from './catalog-widgets.js';
+import { nameIn, useList } from './use-list.js';
 import { when } from './format.js';
 import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
 

@@ -6,10 +6,10 @@ import { useEffect, useState } from 'preact/hooks';
 import { logout, refresh, setSignedOutHandler, type User } from './api.js';
 import { anyAdminSection } from './admin-visibility.js';
 import { catalogRouteOf, type CatalogRoute } from './catalog-route.js';
-import { Deployment } from './deployment.js';
+import { Deployment } from './deployment/page.js';
 import { Deployments } from './deployments.js';
 import { lazyPage } from './lazy.js';
-import { NewDeployment } from './new-deployment.js';
+import { NewDeployment } from './new-deployment/page.js';
 import { Queue } from './queue.js';
 import { SignIn } from './sign-in.js';
 import { Targets } from './targets.js';
@@ -19,8 +19,8 @@ const Capacity = lazyPage(() => import('./capacity.js').then((m) => m.Capacity))
 const Catalog = lazyPage(() => import('./catalog.js').then((m) => m.Catalog));
 const Freezes = lazyPage(() => import('./freezes.js').then((m) => m.Freezes));
 const Profile = lazyPage(() => import('./profile.js').then((m) => m.Profile));
-const Triggers = lazyPage(() => import('./triggers.js').then((m) => m.Triggers));
-const Webhooks = lazyPage(() => import('./webhooks.js').then((m) => m.Webhooks));
+const Triggers = lazyPage(() => import('./integrations/triggers.js').then((m) => m.Triggers));
+const Webhooks = lazyPage(() => import('./integrations/webhooks.js').then((m) => m.Webhooks));
 
 type Route =
   | { page: 'deployments' | 'new' | 'queue' | 'targets' | 'profile' | 'triggers' | 'webhooks' | 'freezes' | 'capacity' }

@@ -5,7 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { renderSVG } from 'uqr';
 import { api, changePassword, errorText, logoutEverywhere } from './api.js';
 import { when } from './format.js';
-import { CopyButton, OneTimeSecret } from './people-widgets.js';
+import { CopyButton, SecretOnce } from './copy-widgets.js';
 import { ErrorLine, NoticeLine } from './widgets.js';
 
 interface Me {
@@ -52,11 +52,11 @@ const download = (codes: readonly string[], email: string) => {
 };
 
 const RecoveryCodes = ({ codes, email, onDone }: { codes: readonly string[]; email: string; onDone: () => void }) => (
-  <OneTimeSecret title="Your recovery codes" secret={codes.join('\n')} id="recovery-codes" onDone={onDone}>
+  <SecretOnce title="Your recovery codes" secret={codes.join('\n')} id="recovery-codes" onDone={onDone}>
     <button type="button" onClick={() => download(codes, email)}>
       Download as .txt
     </button>
-  </OneTimeSecret>
+  </SecretOnce>
 );
 
 const CodeField = ({ id }: { id: string }) => (
@@ -72,6 +72,40 @@ const CodeField = ({ id }: { id: string }) => (
       required
     />
   </label>
+);
+
+/** Two-factor on, and how many recovery codes are left. */
+const CodesLeft = ({ left }: { left: number }) => (
+  <p data-testid="two-factor-state">
+    Two-factor is <strong>on</strong>. Recovery codes left: <strong data-testid="codes-left">{left}</strong> of 10.
+    {left <= 3 ? ' Running low: issue new ones.' : ''}
+  </p>
+);
+
+/** A change to two-factor that a current code confirms. */
+const CodeForm = ({
+  title,
+  note,
+  id,
+  submit,
+  onSubmit,
+}: {
+  title: string;
+  note: string;
+  id: string;
+  submit: string;
+  onSubmit: (event: SubmitEvent) => void;
+}) => (
+  <form class="stack-form" aria-label={title} onSubmit={onSubmit}>
+    <fieldset>
+      <legend>{title}</legend>
+      <p class="muted">{note}</p>
+      <CodeField id={id} />
+      <div>
+        <button type="submit">{submit}</button>
+      </div>
+    </fieldset>
+  </form>
 );
 
 const Password = () => {
@@ -169,34 +203,24 @@ const TwoFactor = ({ me, reload }: { me: Me; reload: () => Promise<void> }) => {
       <NoticeLine message={notice} />
       {me.two_factor_enabled ? (
         <>
-          <p data-testid="two-factor-state">
-            Two-factor is <strong>on</strong>. Recovery codes left:{' '}
-            <strong data-testid="codes-left">{me.two_factor_recovery_codes_left}</strong> of 10.
-            {me.two_factor_recovery_codes_left <= 3 ? ' Running low: issue new ones.' : ''}
-          </p>
+          <CodesLeft left={me.two_factor_recovery_codes_left} />
           {codes === undefined ? null : (
             <RecoveryCodes codes={codes} email={me.email} onDone={() => setCodes(undefined)} />
           )}
-          <form class="stack-form" aria-label="New recovery codes" onSubmit={(e) => void regenerate(e)}>
-            <fieldset>
-              <legend>New recovery codes</legend>
-              <p class="muted">Replaces every recovery code you have: the earlier ones stop working.</p>
-              <CodeField id="regenerate-code" />
-              <div>
-                <button type="submit">Issue new recovery codes</button>
-              </div>
-            </fieldset>
-          </form>
-          <form class="stack-form" aria-label="Turn off two-factor" onSubmit={(e) => void disable(e)}>
-            <fieldset>
-              <legend>Turn off two-factor</legend>
-              <p class="muted">Your password alone will sign you in; your recovery codes are discarded.</p>
-              <CodeField id="disable-code" />
-              <div>
-                <button type="submit">Turn off two-factor</button>
-              </div>
-            </fieldset>
-          </form>
+          <CodeForm
+            title="New recovery codes"
+            note="Replaces every recovery code you have: the earlier ones stop working."
+            id="regenerate-code"
+            submit="Issue new recovery codes"
+            onSubmit={(e) => void regenerate(e)}
+          />
+          <CodeForm
+            title="Turn off two-factor"
+            note="Your password alone will sign you in; your recovery codes are discarded."
+            id="disable-code"
+            submit="Turn off two-factor"
+            onSubmit={(e) => void disable(e)}
+          />
         </>
       ) : setup === undefined ? (
         <>
@@ -221,7 +245,9 @@ const TwoFactor = ({ me, reload }: { me: Me; reload: () => Promise<void> }) => {
               <code id="totp-secret" data-testid="totp-secret">
                 {setup.secret}
               </code>{' '}
-              <CopyButton text={setup.secret} target="totp-secret" label="Copy the secret" />
+              <CopyButton text={setup.secret} select="totp-secret">
+                Copy the secret
+              </CopyButton>
             </li>
             <li>
               <CodeField id="enable-code" />

@@ -7,6 +7,7 @@ import { api } from './api.js';
 import { EnrollmentTokens } from './enrollment.js';
 import { parseTags, TagChips, tagsText, useScopeNames } from './fleet-widgets.js';
 import { when } from './format.js';
+import { InlineEditForm } from './record-table.js';
 import { ConfirmButton, ErrorLine, LiveBadge, NoticeLine, useChanges, useResourceStream } from './widgets.js';
 
 interface Target {
@@ -55,6 +56,97 @@ const AgentVersion = ({ target: t }: { target: Target }) => (
   </>
 );
 
+/** What is known of a target and its agent. */
+const TargetDetails = ({
+  target: t,
+  nameOf,
+}: {
+  target: Target;
+  nameOf: (id: string | null | undefined, none?: string) => string;
+}) => (
+  <dl class="facts" aria-label={`Details of ${t.name}`}>
+    <dt>Status</dt>
+    <dd>
+      <span class={STATUS_CLASS[t.status] ?? 'state'}>{t.status}</span>
+    </dd>
+    <dt>Last heard from</dt>
+    <dd>{when(t.last_heartbeat_at)}</dd>
+    <dt>Agent version</dt>
+    <dd>
+      <AgentVersion target={t} />
+      {t.agent_outdated === true ? (
+        <span class="muted"> (run the install line again, or use --auto-update)</span>
+      ) : null}
+    </dd>
+    <dt>Host</dt>
+    <dd>
+      {t.hostname ?? '—'}
+      {t.os === undefined ? '' : ` (${t.os}${t.arch === undefined ? '' : `, ${t.arch}`})`}
+    </dd>
+    <dt>Tags</dt>
+    <dd>
+      <TagChips tags={t.tags} />
+    </dd>
+    <dt>Tenant</dt>
+    <dd>{nameOf(t.tenant_id, 'none (global)')}</dd>
+    <dt>Environment</dt>
+    <dd>{nameOf(t.environment_id, 'none')}</dd>
+    <dt>Enrolled</dt>
+    <dd>{when(t.created_at)}</dd>
+    {t.short_id === undefined ? null : (
+      <>
+        <dt>Short id</dt>
+        <dd>
+          <code>{t.short_id}</code>
+        </dd>
+      </>
+    )}
+  </dl>
+);
+
+/** A target's buttons: details, and edit and delete for who may. */
+const RowActions = ({
+  target: t,
+  permissions,
+  isOpen,
+  toggle,
+  change,
+}: {
+  target: Target;
+  permissions: ReadonlySet<string>;
+  isOpen: (mode: 'details' | 'edit') => boolean;
+  toggle: (mode: 'details' | 'edit') => void;
+  change: (work: () => Promise<unknown>, done: string) => Promise<boolean>;
+}) => (
+  <td class="row-actions">
+    <button
+      type="button"
+      aria-label={`Details of ${t.name}`}
+      aria-expanded={isOpen('details')}
+      onClick={() => toggle('details')}
+    >
+      Details
+    </button>
+    {permissions.has('targets:update') ? (
+      <button type="button" aria-label={`Edit ${t.name}`} aria-expanded={isOpen('edit')} onClick={() => toggle('edit')}>
+        Edit
+      </button>
+    ) : null}
+    {permissions.has('targets:delete') ? (
+      <ConfirmButton
+        label="Delete"
+        what={t.name}
+        onConfirm={() =>
+          change(
+            () => api('DELETE', `/targets/${encodeURIComponent(t.id)}`),
+            `Target ${t.name} deleted; its agent's token no longer works.`,
+          )
+        }
+      />
+    ) : null}
+  </td>
+);
+
 export const Targets = ({ permissions }: { permissions: ReadonlySet<string> }) => {
   const [targets, live] = useResourceStream<Target>('targets');
   const [open, setOpen] = useState<{ id: string; mode: 'details' | 'edit' } | undefined>();
@@ -74,8 +166,6 @@ export const Targets = ({ permissions }: { permissions: ReadonlySet<string> }) =
     if (saved) setOpen(undefined);
   };
 
-  const mayUpdate = permissions.has('targets:update');
-  const mayDelete = permissions.has('targets:delete');
   const toggle = (id: string, mode: 'details' | 'edit') =>
     setOpen(open?.id === id && open.mode === mode ? undefined : { id, mode });
   const sorted = [...targets.values()].sort((a, b) => a.name.localeCompare(b.name));
@@ -117,87 +207,29 @@ export const Targets = ({ permissions }: { permissions: ReadonlySet<string> }) =
                   <td>
                     <AgentVersion target={t} />
                   </td>
-                  <td class="row-actions">
-                    <button
-                      type="button"
-                      aria-label={`Details of ${t.name}`}
-                      aria-expanded={open?.id === t.id && open.mode === 'details'}
-                      onClick={() => toggle(t.id, 'details')}
-                    >
-                      Details
-                    </button>
-                    {mayUpdate ? (
-                      <button
-                        type="button"
-                        aria-label={`Edit ${t.name}`}
-                        aria-expanded={open?.id === t.id && open.mode === 'edit'}
-                        onClick={() => toggle(t.id, 'edit')}
-                      >
-                        Edit
-                      </button>
-                    ) : null}
-                    {mayDelete ? (
-                      <ConfirmButton
-                        label="Delete"
-                        what={t.name}
-                        onConfirm={() =>
-                          change(
-                            () => api('DELETE', `/targets/${encodeURIComponent(t.id)}`),
-                            `Target ${t.name} deleted; its agent's token no longer works.`,
-                          )
-                        }
-                      />
-                    ) : null}
-                  </td>
+                  <RowActions
+                    target={t}
+                    permissions={permissions}
+                    isOpen={(mode) => open?.id === t.id && open.mode === mode}
+                    toggle={(mode) => toggle(t.id, mode)}
+                    change={change}
+                  />
                 </tr>
                 {open?.id === t.id && open.mode === 'details' ? (
                   <tr class="editor">
                     <td colSpan={6}>
-                      <dl class="facts" aria-label={`Details of ${t.name}`}>
-                        <dt>Status</dt>
-                        <dd>
-                          <span class={STATUS_CLASS[t.status] ?? 'state'}>{t.status}</span>
-                        </dd>
-                        <dt>Last heard from</dt>
-                        <dd>{when(t.last_heartbeat_at)}</dd>
-                        <dt>Agent version</dt>
-                        <dd>
-                          <AgentVersion target={t} />
-                          {t.agent_outdated === true ? (
-                            <span class="muted"> (run the install line again, or use --auto-update)</span>
-                          ) : null}
-                        </dd>
-                        <dt>Host</dt>
-                        <dd>
-                          {t.hostname ?? '—'}
-                          {t.os === undefined ? '' : ` (${t.os}${t.arch === undefined ? '' : `, ${t.arch}`})`}
-                        </dd>
-                        <dt>Tags</dt>
-                        <dd>
-                          <TagChips tags={t.tags} />
-                        </dd>
-                        <dt>Tenant</dt>
-                        <dd>{nameOf(t.tenant_id, 'none (global)')}</dd>
-                        <dt>Environment</dt>
-                        <dd>{nameOf(t.environment_id, 'none')}</dd>
-                        <dt>Enrolled</dt>
-                        <dd>{when(t.created_at)}</dd>
-                        {t.short_id === undefined ? null : (
-                          <>
-                            <dt>Short id</dt>
-                            <dd>
-                              <code>{t.short_id}</code>
-                            </dd>
-                          </>
-                        )}
-                      </dl>
+                      <TargetDetails target={t} nameOf={nameOf} />
                     </td>
                   </tr>
                 ) : null}
                 {open?.id === t.id && open.mode === 'edit' ? (
                   <tr class="editor">
                     <td colSpan={6}>
-                      <form class="inline-form" aria-label={`Edit ${t.name}`} onSubmit={(e) => void save(e, t)}>
+                      <InlineEditForm
+                        label={`Edit ${t.name}`}
+                        onSubmit={(e) => void save(e, t)}
+                        onClose={() => setOpen(undefined)}
+                      >
                         <label>
                           Name <input name="name" defaultValue={t.name} required maxLength={255} />
                         </label>
@@ -205,11 +237,7 @@ export const Targets = ({ permissions }: { permissions: ReadonlySet<string> }) =
                           Tags (key=value, comma-separated)
                           <input name="tags" defaultValue={tagsText(t.tags)} placeholder="role=web, env=prod" />
                         </label>
-                        <button type="submit">Save</button>
-                        <button type="button" onClick={() => setOpen(undefined)}>
-                          Close
-                        </button>
-                      </form>
+                      </InlineEditForm>
                     </td>
                   </tr>
                 ) : null}

@@ -130,7 +130,7 @@ describe('the console: API keys', () => {
     await key.waitFor();
     const fullKey = ((await key.textContent()) ?? '').trim();
     expect(fullKey).toMatch(/^dpl_/);
-    expect((await focused(page)).cls).toContain('one-time');
+    expect((await focused(page)).cls).toContain('secret-once');
     await page.keyboard.press('Tab');
     expect(await focused(page)).toMatchObject({ tag: 'button', text: 'Copy' });
     await page.keyboard.press('Enter');

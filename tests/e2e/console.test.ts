@@ -396,17 +396,18 @@ describe('the console in a browser', () => {
     const page = await signIn(ADMIN);
     // Every state the badge shows, from the page's start: an ended deployment's replayed history must not move it
     // back through `running` (that unmounted an open redeploy form and dropped what was typed in it).
-    await page.evaluate(`{
-      const seen = (window.seenStates = []);
+    await page.evaluate(`(() => {
+      const seen = [];
+      window.seenStates = seen;
       new MutationObserver(() => {
         const text = document.querySelector('[data-testid="deployment-state"]')?.textContent ?? '';
         if (text !== '' && seen.at(-1) !== text) seen.push(text);
       }).observe(document.body, { subtree: true, childList: true, characterData: true });
-    }`);
+    })()`);
     await page.goto(`${stack.baseUrl}/#/deployments/${id}`);
     await expect.poll(() => page.getByRole('log').textContent(), { timeout: 15_000 }).toContain('hello world');
     await page.getByRole('status').filter({ hasText: 'Finished' }).waitFor();
-    expect(await page.evaluate('window.seenStates')).toEqual(['success']);
+    expect(await page.evaluate<string[]>('window.seenStates')).toEqual(['success']);
     await page.getByRole('button', { name: 'Redeploy' }).click();
     const secret = page.getByLabel('TOKEN');
     expect([await secret.getAttribute('type'), await secret.inputValue()]).toEqual(['password', '']);
