@@ -14,7 +14,7 @@ import { DynamoEnrollmentTokenRepository, DynamoTargetRepository } from '../../i
 import { DynamoTenantRepository } from '../../infra/dynamodb/tenant-repository.js';
 import { systemSleeper } from '../../infra/system/sleeper.js';
 import { secretCipher } from './identity-wiring.js';
-import { outputToKeyedEvents } from '../../domain/deployments/publish.js';
+import { commandListener } from '../../domain/deployments/command-listener.js';
 import { requestAnalysis } from '../../domain/analysis/pipeline.js';
 import { agentConnections } from './agent-connections-wiring.js';
 import { analysisConfigured, analysisDeps } from './analysis-wiring.js';
@@ -24,20 +24,6 @@ import type { AgentAuthentication } from './shell.js';
 import { deploymentEvents } from './stream-wiring.js';
 import { engineQueue } from './queues-wiring.js';
 import { ids, infra } from './wiring.js';
-
-/**
- * Target names for output log lines. Output arrives up to every 100 ms per running command: the name is read once a
- * minute per target and container, not on every batch (a rename shows on log lines within a minute).
- */
-const names = new Map<string, { name: string | null; until: number }>();
-const targetName = async (targetId: string): Promise<string | null> => {
-  const now = Date.now();
-  const cached = names.get(targetId);
-  if (cached !== undefined && cached.until > now) return cached.name;
-  const name = (await targetsDeps().targets.get(targetId))?.name ?? null;
-  names.set(targetId, { name, until: now + 60_000 });
-  return name;
-};
 
 /** The command records themselves (no wake-ups). */
 const storedCommands = once(() => {
@@ -108,30 +94,15 @@ export const targetsDeps = once((): TargetsDeps => {
         pollWaitSeconds: MAX_POLL_WAIT_SECONDS,
       },
     },
-    listener: {
-      // Each line of output becomes a log event of the deployment's stream, as it arrives; once per (command, seq).
-      output: async (command, chunks) => {
-        await deploymentEvents().appendOnce(
-          command.deploymentId,
-          outputToKeyedEvents(
-            command,
-            command.targetName ?? (await targetName(command.targetId)),
-            chunks,
-            infra().clock.now().toISOString(),
-          ),
-        );
-      },
-      // A finished command moves its deployment on at once; a failed one is also analysed (best effort: a lost
-      // request leaves the command without analysis, never the agent's report unanswered).
-      completed: async (command) => {
-        await engineQueue().wake(command.deploymentId);
-        if (command.result !== null && command.result.exitCode !== 0 && analysisConfigured()) {
-          await requestAnalysis(analysisDeps(), command).catch((error: unknown) =>
-            logger.error('could not ask for the analysis of a failed command', { commandId: command.id, error }),
-          );
-        }
-      },
-    },
+    listener: commandListener({
+      events: deploymentEvents(),
+      engine: engineQueue(),
+      clock,
+      targetName: async (targetId) => (await targets.get(targetId))?.name ?? null,
+      analyze: analysisConfigured() ? (command) => requestAnalysis(analysisDeps(), command) : undefined,
+      analysisLost: (command, error) =>
+        logger.error('could not ask for the analysis of a failed command', { commandId: command.id, error }),
+    }),
   };
 });
 
