@@ -156,4 +156,14 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // Rooms a newcomer can live in (issue 35, docs/architecture.md): no file over 500 lines, no function over 120
+    // (blank lines and comments not counted). Data (the analysis rules) and tests are exempt.
+    files: ['**/*.ts', '**/*.tsx'],
+    ignores: ['tests/**', 'domain/analysis/rules.ts', '**/*.generated.ts'],
+    rules: {
+      'max-lines': ['error', { max: 500 }],
+      'max-lines-per-function': ['error', { max: 120, skipBlankLines: true, skipComments: true }],
+    },
+  },
 );
