@@ -7,9 +7,9 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ReferenceChange, SolutionRepository } from '../../domain/catalog/ports.js';
 import type { Solution } from '../../domain/catalog/types.js';
 import type { SolutionRef } from '../../domain/shared/lookups.js';
+import { createItems, deleteItems, referenceUpdates, reviseItem, transactReferencing } from './catalog-transactions.js';
 import { keys, partitions } from './keys.js';
 import { findRecord, listPartition } from './records.js';
-import { createItems, deleteItems, referenceUpdates, reviseItem, transactReferencing } from './sequence-repository.js';
 import { referenceItem, type TransactItem } from './transactions.js';
 
 /** The transaction item that adds (+1) or removes (-1) a reference to a solution; adding fails when it is gone. */
