@@ -143,3 +143,58 @@ export const transactReferencing = async (
     throw new ConcurrentChangeError(raced);
   }
 };
+
+/** What tells one kind of referencing record from another: its keys, the records it references, its fields. */
+export interface ReferencingKind<T extends ReferencingRecord> {
+  readonly entity: string;
+  readonly key: (id: string) => Key;
+  readonly indexKey: (createdAt: string, id: string) => Record<string, string>;
+  /** The key of a record it references (an action, a sequence). */
+  readonly referenced: (id: string) => Key;
+  /** The fields an update sets (each as is), also added to the created item. */
+  readonly fields: (record: T) => Record<string, unknown>;
+  /** What may have changed when its transaction loses a race. */
+  readonly raced: (record: T) => string;
+}
+
+/**
+ * The create, update and delete of a kind of referencing record: each one transaction holding the record's items
+ * and the reference changes of the records it references (see referenceUpdates).
+ */
+export const referencingWrites = <
+  T extends ReferencingRecord & { readonly createdAt: string; readonly updatedAt: string },
+>(
+  db: DynamoDBDocumentClient,
+  tableName: string,
+  kind: ReferencingKind<T>,
+) => {
+  const transact = (items: TransactItem[], record: T, tenantIndex: number, changes: readonly ReferenceChange[]) =>
+    transactReferencing(
+      db,
+      [...items, ...referenceUpdates(tableName, kind.referenced, changes)],
+      record,
+      tenantIndex,
+      kind.raced(record),
+    );
+  return {
+    create: async (record: T, changes: readonly ReferenceChange[]): Promise<void> => {
+      const item = {
+        ...kind.key(record.id),
+        ...kind.indexKey(record.createdAt, record.id),
+        type: kind.entity,
+        ...record,
+        ...kind.fields(record),
+      };
+      const items = createItems(tableName, kind.entity, record, item);
+      await transact(items, record, record.tenantId === null ? -1 : 2, changes);
+    },
+    // Others move `refCount` without touching the revision: reviseItem keeps it.
+    update: async (previous: T, next: T, changes: readonly ReferenceChange[]): Promise<void> => {
+      const item = reviseItem(tableName, kind.key(previous.id), previous, next, kind.fields(next));
+      await transact([item], previous, -1, changes);
+    },
+    delete: async (record: T, changes: readonly ReferenceChange[]): Promise<void> => {
+      await transact(deleteItems(tableName, kind.entity, kind.key(record.id), record), record, -1, changes);
+    },
+  };
+};

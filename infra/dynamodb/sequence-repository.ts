@@ -7,10 +7,9 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ReferenceChange, SequenceRepository } from '../../domain/catalog/ports.js';
 import type { Sequence } from '../../domain/catalog/types.js';
-import { createItems, deleteItems, referenceUpdates, reviseItem, transactReferencing } from './catalog-transactions.js';
+import { referencingWrites, type ReferencingKind } from './catalog-transactions.js';
 import { keys, partitions } from './keys.js';
 import { findRecord, listPartition, type Filter } from './records.js';
-import type { TransactItem } from './transactions.js';
 
 const toSequence = (item: Record<string, unknown>): Sequence => ({
   id: String(item['id']),
@@ -32,11 +31,31 @@ const toSequence = (item: Record<string, unknown>): Sequence => ({
 
 const actionIdsOf = (sequence: Sequence): string[] => [...new Set(sequence.steps.map((s) => s.actionId))];
 
+/** Sequences reference actions: the fields an update sets, with the distinct actions the steps use. */
+const sequenceKind: ReferencingKind<Sequence> = {
+  entity: 'sequence',
+  key: keys.sequence,
+  indexKey: keys.sequencesIndex,
+  referenced: keys.action,
+  fields: (sequence) => ({
+    name: sequence.name,
+    description: sequence.description,
+    version: sequence.version,
+    steps: sequence.steps,
+    actionIds: actionIdsOf(sequence),
+  }),
+  raced: (sequence) => `Sequence '${sequence.name}' or an action it uses`,
+};
+
 export class DynamoSequenceRepository implements SequenceRepository {
+  readonly #writes: ReturnType<typeof referencingWrites<Sequence>>;
+
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
-  ) {}
+  ) {
+    this.#writes = referencingWrites(db, tableName, sequenceKind);
+  }
 
   async listAll(): Promise<readonly Sequence[]> {
     return this.#query();
@@ -54,50 +73,18 @@ export class DynamoSequenceRepository implements SequenceRepository {
   }
 
   async create(sequence: Sequence, actions: readonly ReferenceChange[]): Promise<void> {
-    const item = {
-      ...keys.sequence(sequence.id),
-      ...keys.sequencesIndex(sequence.createdAt, sequence.id),
-      type: 'sequence',
-      ...sequence,
-      actionIds: actionIdsOf(sequence),
-    };
-    const items = createItems(this.tableName, 'sequence', sequence, item);
-    await this.#transact(
-      [...items, ...referenceUpdates(this.tableName, keys.action, actions)],
-      sequence,
-      sequence.tenantId === null ? -1 : 2,
-    );
+    await this.#writes.create(sequence, actions);
   }
 
   async update(previous: Sequence, next: Sequence, actions: readonly ReferenceChange[]): Promise<void> {
-    // Solutions move `refCount` without touching the revision: reviseItem keeps it.
-    const fields = {
-      name: next.name,
-      description: next.description,
-      version: next.version,
-      steps: next.steps,
-      actionIds: actionIdsOf(next),
-    };
-    const item = reviseItem(this.tableName, keys.sequence(previous.id), previous, next, fields);
-    await this.#transact([item, ...referenceUpdates(this.tableName, keys.action, actions)], previous, -1);
+    await this.#writes.update(previous, next, actions);
   }
 
   async delete(sequence: Sequence, actions: readonly ReferenceChange[]): Promise<void> {
-    const items = deleteItems(this.tableName, 'sequence', keys.sequence(sequence.id), sequence);
-    await this.#transact([...items, ...referenceUpdates(this.tableName, keys.action, actions)], sequence, -1);
+    await this.#writes.delete(sequence, actions);
   }
 
   async #query(filter: Filter | undefined = undefined): Promise<Sequence[]> {
     return listPartition(this.db, this.tableName, 'gsi1', partitions.sequences, toSequence, filter);
-  }
-
-  async #transact(items: TransactItem[], sequence: Sequence, tenantIndex: number): Promise<void> {
-    await transactReferencing(
-      this.db,
-      items,
-      sequence,
-      tenantIndex,
-      `Sequence '${sequence.name}' or an action it uses`,
-    );
   }
 }
