@@ -7,9 +7,9 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ReferenceChange, SolutionRepository } from '../../domain/catalog/ports.js';
 import type { Solution } from '../../domain/catalog/types.js';
 import type { SolutionRef } from '../../domain/shared/lookups.js';
+import { referencingWrites, type ReferencingKind } from './catalog-transactions.js';
 import { keys, partitions } from './keys.js';
 import { findRecord, listPartition } from './records.js';
-import { createItems, deleteItems, referenceUpdates, reviseItem, transactReferencing } from './sequence-repository.js';
 import { referenceItem, type TransactItem } from './transactions.js';
 
 /** The transaction item that adds (+1) or removes (-1) a reference to a solution; adding fails when it is gone. */
@@ -35,11 +35,31 @@ const toSolution = (item: Record<string, unknown>): Solution => ({
 
 const sequenceIdsOf = (solution: Solution): string[] => [...new Set(solution.sequences.map((e) => e.sequenceId))];
 
+/** Solutions reference sequences: the fields an update sets, with the distinct sequences it uses. */
+const solutionKind: ReferencingKind<Solution> = {
+  entity: 'solution',
+  key: keys.solution,
+  indexKey: keys.solutionsIndex,
+  referenced: keys.sequence,
+  fields: (solution) => ({
+    name: solution.name,
+    description: solution.description,
+    version: solution.version,
+    sequences: solution.sequences,
+    sequenceIds: sequenceIdsOf(solution),
+  }),
+  raced: (solution) => `Solution '${solution.name}' or a sequence it uses`,
+};
+
 export class DynamoSolutionRepository implements SolutionRepository {
+  readonly #writes: ReturnType<typeof referencingWrites<Solution>>;
+
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
-  ) {}
+  ) {
+    this.#writes = referencingWrites(db, tableName, solutionKind);
+  }
 
   async findSolution(idOrShortId: string): Promise<SolutionRef | undefined> {
     const solution = await this.find(idOrShortId);
@@ -57,46 +77,14 @@ export class DynamoSolutionRepository implements SolutionRepository {
   }
 
   async create(solution: Solution, sequences: readonly ReferenceChange[]): Promise<void> {
-    const item = {
-      ...keys.solution(solution.id),
-      ...keys.solutionsIndex(solution.createdAt, solution.id),
-      type: 'solution',
-      ...solution,
-      sequenceIds: sequenceIdsOf(solution),
-    };
-    const items = createItems(this.tableName, 'solution', solution, item);
-    await this.#transact(
-      [...items, ...referenceUpdates(this.tableName, keys.sequence, sequences)],
-      solution,
-      solution.tenantId === null ? -1 : 2,
-    );
+    await this.#writes.create(solution, sequences);
   }
 
   async update(previous: Solution, next: Solution, sequences: readonly ReferenceChange[]): Promise<void> {
-    // References from other contexts move `refCount`: reviseItem keeps it.
-    const fields = {
-      name: next.name,
-      description: next.description,
-      version: next.version,
-      sequences: next.sequences,
-      sequenceIds: sequenceIdsOf(next),
-    };
-    const item = reviseItem(this.tableName, keys.solution(previous.id), previous, next, fields);
-    await this.#transact([item, ...referenceUpdates(this.tableName, keys.sequence, sequences)], previous, -1);
+    await this.#writes.update(previous, next, sequences);
   }
 
   async delete(solution: Solution, sequences: readonly ReferenceChange[]): Promise<void> {
-    const items = deleteItems(this.tableName, 'solution', keys.solution(solution.id), solution);
-    await this.#transact([...items, ...referenceUpdates(this.tableName, keys.sequence, sequences)], solution, -1);
-  }
-
-  async #transact(items: TransactItem[], solution: Solution, tenantIndex: number): Promise<void> {
-    await transactReferencing(
-      this.db,
-      items,
-      solution,
-      tenantIndex,
-      `Solution '${solution.name}' or a sequence it uses`,
-    );
+    await this.#writes.delete(solution, sequences);
   }
 }
