@@ -42,6 +42,70 @@ const rolesOf = (form: FormData): string[] =>
         .filter((r) => r !== '')
     : form.getAll('role').map(String);
 
+/** The editor row under a user: status and roles, Save and Close. */
+const UserEditor = ({
+  u,
+  roleNames,
+  save,
+  close,
+}: {
+  u: AdminUser;
+  roleNames: readonly string[] | undefined;
+  save: (event: SubmitEvent, user: AdminUser) => unknown;
+  close: () => void;
+}) => (
+  <tr class="editor">
+    <td colSpan={5}>
+      <form class="inline-form" aria-label={`Edit ${u.email}`} onSubmit={(e) => void save(e, u)}>
+        <label>
+          Status
+          <select name="status">
+            {STATUSES.map((s) => (
+              <option key={s} value={s} selected={s === u.status}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+        <RolePicker roleNames={roleNames} selected={u.roles} />
+        <button type="submit">Save</button>
+        <button type="button" onClick={close}>
+          Close
+        </button>
+      </form>
+    </td>
+  </tr>
+);
+
+/** The new-user form: email, username, display name, password and roles. */
+const NewUserForm = ({
+  roleNames,
+  create,
+}: {
+  roleNames: readonly string[] | undefined;
+  create: (event: SubmitEvent) => unknown;
+}) => (
+  <form class="stack-form" aria-label="New user" onSubmit={(e) => void create(e)}>
+    <fieldset>
+      <legend>New user</legend>
+      <label>
+        Email <input name="email" type="email" autocomplete="off" required />
+      </label>
+      <label>
+        Username <input name="username" autocomplete="off" required />
+      </label>
+      <label>
+        Display name <input name="display_name" autocomplete="off" />
+      </label>
+      <label>
+        Password <input name="password" type="password" autocomplete="new-password" minLength={8} required />
+      </label>
+      <RolePicker roleNames={roleNames} selected={[]} />
+      <button type="submit">Create user</button>
+    </fieldset>
+  </form>
+);
+
 export const Users = ({
   permissions,
   roleNames,
@@ -138,54 +202,14 @@ export const Users = ({
                   ) : null}
                 </tr>
                 {editing === u.id ? (
-                  <tr class="editor">
-                    <td colSpan={5}>
-                      <form class="inline-form" aria-label={`Edit ${u.email}`} onSubmit={(e) => void save(e, u)}>
-                        <label>
-                          Status
-                          <select name="status">
-                            {STATUSES.map((s) => (
-                              <option key={s} value={s} selected={s === u.status}>
-                                {s}
-                              </option>
-                            ))}
-                          </select>
-                        </label>
-                        <RolePicker roleNames={roleNames} selected={u.roles} />
-                        <button type="submit">Save</button>
-                        <button type="button" onClick={() => setEditing(undefined)}>
-                          Close
-                        </button>
-                      </form>
-                    </td>
-                  </tr>
+                  <UserEditor u={u} roleNames={roleNames} save={save} close={() => setEditing(undefined)} />
                 ) : null}
               </Fragment>
             ))}
           </tbody>
         </table>
       </div>
-      {permissions.has('users:create') ? (
-        <form class="stack-form" aria-label="New user" onSubmit={(e) => void create(e)}>
-          <fieldset>
-            <legend>New user</legend>
-            <label>
-              Email <input name="email" type="email" autocomplete="off" required />
-            </label>
-            <label>
-              Username <input name="username" autocomplete="off" required />
-            </label>
-            <label>
-              Display name <input name="display_name" autocomplete="off" />
-            </label>
-            <label>
-              Password <input name="password" type="password" autocomplete="new-password" minLength={8} required />
-            </label>
-            <RolePicker roleNames={roleNames} selected={[]} />
-            <button type="submit">Create user</button>
-          </fieldset>
-        </form>
-      ) : null}
+      {permissions.has('users:create') ? <NewUserForm roleNames={roleNames} create={create} /> : null}
     </section>
   );
 };
