@@ -153,7 +153,31 @@ const select = (field: string, label: string, rows: Named[] | undefined, all: st
     </label>
   );
 
-/** The window of a new freeze: its start and end in the reader's local time, with the zone named. */
+/** One end of a new freeze's window, in the reader's local time with the zone named. */
+const WindowInput = ({
+  name,
+  label,
+  value,
+  set,
+}: {
+  name: string;
+  label: string;
+  value: string;
+  set: (value: string) => void;
+}) => (
+  <label>
+    {label} ({ZONE}){' '}
+    <input
+      name={name}
+      type="datetime-local"
+      required
+      value={value}
+      onInput={(e) => set((e.target as HTMLInputElement).value)}
+    />
+  </label>
+);
+
+/** The window of a new freeze: its start and its end. */
 const FreezeWindow = ({
   start,
   setStart,
@@ -166,26 +190,8 @@ const FreezeWindow = ({
   setEnd: (value: string) => void;
 }) => (
   <div class="inline-form">
-    <label>
-      Starts ({ZONE}){' '}
-      <input
-        name="start"
-        type="datetime-local"
-        required
-        value={start}
-        onInput={(e) => setStart((e.target as HTMLInputElement).value)}
-      />
-    </label>
-    <label>
-      Ends ({ZONE}){' '}
-      <input
-        name="end"
-        type="datetime-local"
-        required
-        value={end}
-        onInput={(e) => setEnd((e.target as HTMLInputElement).value)}
-      />
-    </label>
+    <WindowInput name="start" label="Starts" value={start} set={setStart} />
+    <WindowInput name="end" label="Ends" value={end} set={setEnd} />
   </div>
 );
 
