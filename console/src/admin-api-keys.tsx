@@ -47,6 +47,134 @@ const Expiry = ({ expiresAt }: { expiresAt: string | null }) => {
   );
 };
 
+/** The caller's keys: name, prefix, permissions folded, expiry, last use, and revoke when allowed. */
+const KeysTable = ({
+  keys,
+  mayDelete,
+  revoke,
+}: {
+  keys: readonly ApiKey[];
+  mayDelete: boolean;
+  revoke: (key: ApiKey) => Promise<unknown>;
+}) => (
+  <div class="table-scroll">
+    <table class="list api-keys">
+      <thead>
+        <tr>
+          <th scope="col">Name</th>
+          <th scope="col">Key</th>
+          <th scope="col">Permissions</th>
+          <th scope="col">Expires</th>
+          <th scope="col">Last used</th>
+          {mayDelete ? (
+            <th scope="col">
+              <span class="visually-hidden">Actions</span>
+            </th>
+          ) : null}
+        </tr>
+      </thead>
+      <tbody>
+        {keys.map((k) => (
+          <tr key={k.id} data-key-id={k.id}>
+            <td>
+              {k.name}
+              {k.description ? <div class="muted">{k.description}</div> : null}
+            </td>
+            <td>
+              <code>{k.key_prefix}…</code>
+            </td>
+            <td>
+              <details>
+                <summary>
+                  {k.scopes.length} permission{k.scopes.length === 1 ? '' : 's'}
+                </summary>
+                <ul class="plain scopes" data-testid="key-scopes">
+                  {k.scopes.map((s) => (
+                    <li key={s}>{s}</li>
+                  ))}
+                </ul>
+              </details>
+            </td>
+            <td data-testid="key-expiry">
+              <Expiry expiresAt={k.expires_at} />
+            </td>
+            <td data-testid="key-last-used">
+              {k.last_used_at === null ? (
+                <span class="muted">never</span>
+              ) : (
+                <>
+                  {when(k.last_used_at)}
+                  {k.last_used_ip ? <div class="muted">from {k.last_used_ip}</div> : null}
+                </>
+              )}
+            </td>
+            {mayDelete ? (
+              <td class="row-actions">
+                <ConfirmButton label="Revoke" what={`key ${k.name}`} onConfirm={() => revoke(k)} />
+              </td>
+            ) : null}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  </div>
+);
+
+/** The permissions a new key gets, grouped by resource, with the three shortcuts; only those the caller holds. */
+const PermissionPicker = ({
+  held,
+  chosen,
+  setChosen,
+}: {
+  held: readonly string[];
+  chosen: ReadonlySet<string>;
+  setChosen: (next: ReadonlySet<string>) => void;
+}) => {
+  const groups = groupPermissions(held);
+  const toggle = (name: string, on: boolean) => {
+    const next = new Set(chosen);
+    if (on) next.add(name);
+    else next.delete(name);
+    setChosen(next);
+  };
+  return (
+    <fieldset class="permission-groups">
+      <legend>Permissions (only those you hold)</legend>
+      <div class="buttons shortcuts">
+        <button type="button" onClick={() => setChosen(new Set(held.filter((p) => p.endsWith(':read'))))}>
+          Read only
+        </button>
+        <button type="button" onClick={() => setChosen(new Set(held))}>
+          Everything I hold
+        </button>
+        <button type="button" onClick={() => setChosen(new Set())}>
+          Clear
+        </button>
+        <span class="muted" role="status">
+          {chosen.size} of {held.length} chosen
+        </span>
+      </div>
+      {groups.map((g) => (
+        <fieldset key={g.resource} class="choices" data-resource={g.resource}>
+          <legend>{resourceLabel(g.resource)}</legend>
+          {g.permissions.map((p) => (
+            <label key={p}>
+              <input
+                type="checkbox"
+                name="scope"
+                value={p}
+                checked={chosen.has(p)}
+                onChange={(e) => toggle(p, e.currentTarget.checked)}
+              />{' '}
+              {p}
+            </label>
+          ))}
+        </fieldset>
+      ))}
+    </fieldset>
+  );
+};
+
 export const ApiKeys = ({ user, permissions }: { user: User; permissions: ReadonlySet<string> }) => {
   const [keys, setKeys] = useState<ApiKey[]>([]);
   const [fullKey, setFullKey] = useState<{ name: string; key: string } | undefined>();
@@ -64,13 +192,6 @@ export const ApiKeys = ({ user, permissions }: { user: User; permissions: Readon
   }, []);
 
   const held = user.permissions;
-  const groups = groupPermissions(held);
-  const toggle = (name: string, on: boolean) => {
-    const next = new Set(chosen);
-    if (on) next.add(name);
-    else next.delete(name);
-    setChosen(next);
-  };
 
   const create = async (event: SubmitEvent) => {
     event.preventDefault();
@@ -117,71 +238,7 @@ export const ApiKeys = ({ user, permissions }: { user: User; permissions: Readon
       </p>
       <ErrorLine message={error} />
       <NoticeLine message={notice} />
-      {keys.length === 0 ? (
-        <p>No keys yet.</p>
-      ) : (
-        <div class="table-scroll">
-          <table class="list api-keys">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Key</th>
-                <th scope="col">Permissions</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Last used</th>
-                {mayDelete ? (
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                ) : null}
-              </tr>
-            </thead>
-            <tbody>
-              {keys.map((k) => (
-                <tr key={k.id} data-key-id={k.id}>
-                  <td>
-                    {k.name}
-                    {k.description ? <div class="muted">{k.description}</div> : null}
-                  </td>
-                  <td>
-                    <code>{k.key_prefix}…</code>
-                  </td>
-                  <td>
-                    <details>
-                      <summary>
-                        {k.scopes.length} permission{k.scopes.length === 1 ? '' : 's'}
-                      </summary>
-                      <ul class="plain scopes" data-testid="key-scopes">
-                        {k.scopes.map((s) => (
-                          <li key={s}>{s}</li>
-                        ))}
-                      </ul>
-                    </details>
-                  </td>
-                  <td data-testid="key-expiry">
-                    <Expiry expiresAt={k.expires_at} />
-                  </td>
-                  <td data-testid="key-last-used">
-                    {k.last_used_at === null ? (
-                      <span class="muted">never</span>
-                    ) : (
-                      <>
-                        {when(k.last_used_at)}
-                        {k.last_used_ip ? <div class="muted">from {k.last_used_ip}</div> : null}
-                      </>
-                    )}
-                  </td>
-                  {mayDelete ? (
-                    <td class="row-actions">
-                      <ConfirmButton label="Revoke" what={`key ${k.name}`} onConfirm={() => revoke(k)} />
-                    </td>
-                  ) : null}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+      {keys.length === 0 ? <p>No keys yet.</p> : <KeysTable keys={keys} mayDelete={mayDelete} revoke={revoke} />}
       {permissions.has('api_keys:create') ? (
         <form class="stack-form wide" aria-label="New API key" onSubmit={(e) => void create(e)}>
           <fieldset>
@@ -192,40 +249,7 @@ export const ApiKeys = ({ user, permissions }: { user: User; permissions: Readon
             <label>
               Description <input name="description" maxLength={1000} autocomplete="off" />
             </label>
-            <fieldset class="permission-groups">
-              <legend>Permissions (only those you hold)</legend>
-              <div class="buttons shortcuts">
-                <button type="button" onClick={() => setChosen(new Set(held.filter((p) => p.endsWith(':read'))))}>
-                  Read only
-                </button>
-                <button type="button" onClick={() => setChosen(new Set(held))}>
-                  Everything I hold
-                </button>
-                <button type="button" onClick={() => setChosen(new Set())}>
-                  Clear
-                </button>
-                <span class="muted" role="status">
-                  {chosen.size} of {held.length} chosen
-                </span>
-              </div>
-              {groups.map((g) => (
-                <fieldset key={g.resource} class="choices" data-resource={g.resource}>
-                  <legend>{resourceLabel(g.resource)}</legend>
-                  {g.permissions.map((p) => (
-                    <label key={p}>
-                      <input
-                        type="checkbox"
-                        name="scope"
-                        value={p}
-                        checked={chosen.has(p)}
-                        onChange={(e) => toggle(p, e.currentTarget.checked)}
-                      />{' '}
-                      {p}
-                    </label>
-                  ))}
-                </fieldset>
-              ))}
-            </fieldset>
+            <PermissionPicker held={held} chosen={chosen} setChosen={setChosen} />
             <label>
               Expires
               <select name="expiry" value={expiry} onChange={(e) => setExpiry(e.currentTarget.value)}>

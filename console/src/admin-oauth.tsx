@@ -39,6 +39,116 @@ const byResource = (names: readonly string[]): [string, string[]][] => {
   return [...groups.entries()];
 };
 
+/** The clients: name, client ID, status, grants, scopes, creation, and New secret / Delete as allowed. */
+const ClientsTable = ({
+  clients,
+  mayUpdate,
+  mayDelete,
+  rotate,
+  deactivate,
+}: {
+  clients: readonly Client[];
+  mayUpdate: boolean;
+  mayDelete: boolean;
+  rotate: (client: Client) => Promise<unknown>;
+  deactivate: (client: Client) => Promise<unknown>;
+}) => (
+  <div class="table-scroll">
+    <table class="list oauth-clients">
+      <thead>
+        <tr>
+          <th scope="col">Name</th>
+          <th scope="col">Client ID</th>
+          <th scope="col">Status</th>
+          <th scope="col">Grant types</th>
+          <th scope="col">Scopes</th>
+          <th scope="col">Created</th>
+          <th scope="col">
+            <span class="visually-hidden">Actions</span>
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {clients.map((c) => (
+          <tr key={c.id} data-client-id={c.id}>
+            <td>
+              {c.name}
+              {c.description === null ? null : <div class="muted">{c.description}</div>}
+            </td>
+            <td>
+              <code>{c.client_id}</code>
+            </td>
+            <td>
+              <span class={c.is_active ? 'state ok' : 'state off'}>{c.is_active ? 'active' : 'inactive'}</span>
+            </td>
+            <td>{c.grant_types.join(', ')}</td>
+            <td>{c.scopes.join(', ')}</td>
+            <td>{when(c.created_at)}</td>
+            <td class="row-actions">
+              {mayUpdate && c.is_active && c.is_confidential ? (
+                <ConfirmButton
+                  label="New secret"
+                  confirm="Confirm new secret"
+                  what={`for ${c.name} (the old one stops working)`}
+                  onConfirm={() => rotate(c)}
+                />
+              ) : null}
+              {mayDelete && c.is_active ? (
+                <ConfirmButton label="Delete" confirm="Confirm delete" what={c.name} onConfirm={() => deactivate(c)} />
+              ) : null}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  </div>
+);
+
+/** The new-client form: name, description, redirect URIs, grants, confidential, scopes among those held. */
+const NewClientForm = ({ held, create }: { held: readonly string[]; create: (event: SubmitEvent) => unknown }) => (
+  <form class="stack-form" aria-label="New OAuth client" onSubmit={(e) => void create(e)}>
+    <fieldset>
+      <legend>New OAuth client</legend>
+      <label>
+        Name <input name="name" required maxLength={255} />
+      </label>
+      <label>
+        Description <input name="description" maxLength={1000} />
+      </label>
+      <label>
+        Redirect URIs (one per line)
+        <textarea name="redirect_uris" rows={2} />
+      </label>
+      <fieldset class="choices">
+        <legend>Grant types</legend>
+        {GRANTS.map(([grant, label]) => (
+          <label key={grant}>
+            <input type="checkbox" name="grant_type" value={grant} /> {label}
+          </label>
+        ))}
+      </fieldset>
+      <label>
+        <input type="checkbox" name="is_confidential" defaultChecked /> Confidential (has a secret: a server, not a
+        browser or phone app)
+      </label>
+      <fieldset class="permission-groups">
+        <legend>Scopes (among the permissions you hold)</legend>
+        {byResource(held).map(([resource, names]) => (
+          <fieldset key={resource} class="choices">
+            <legend>{resource}</legend>
+            {names.map((name) => (
+              <label key={name}>
+                <input type="checkbox" name="scope" value={name} /> {name}
+              </label>
+            ))}
+          </fieldset>
+        ))}
+      </fieldset>
+      <button type="submit">Create client</button>
+    </fieldset>
+  </form>
+);
+
 export const OAuthClients = ({ user, permissions }: { user: User; permissions: ReadonlySet<string> }) => {
   const [clients, setClients] = useState<Client[] | undefined>();
   const [secret, setSecret] = useState<{ name: string; clientId: string; secret: string } | undefined>();
@@ -87,6 +197,12 @@ export const OAuthClients = ({ user, permissions }: { user: User; permissions: R
       setSecret({ name: client.name, clientId: answer.client_id, secret: answer.client_secret });
   };
 
+  const deactivate = (client: Client) =>
+    change(
+      () => api('DELETE', path(client.id)),
+      `${client.name} deactivated: no new sign-ins or tokens; issued tokens stay valid until they expire.`,
+    );
+
   return (
     <section aria-labelledby="oauth-title">
       <h2 id="oauth-title">OAuth clients</h2>
@@ -119,109 +235,15 @@ export const OAuthClients = ({ user, permissions }: { user: User; permissions: R
       ) : clients.length === 0 ? (
         <p>No OAuth clients yet.</p>
       ) : (
-        <div class="table-scroll">
-          <table class="list oauth-clients">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Client ID</th>
-                <th scope="col">Status</th>
-                <th scope="col">Grant types</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {clients.map((c) => (
-                <tr key={c.id} data-client-id={c.id}>
-                  <td>
-                    {c.name}
-                    {c.description === null ? null : <div class="muted">{c.description}</div>}
-                  </td>
-                  <td>
-                    <code>{c.client_id}</code>
-                  </td>
-                  <td>
-                    <span class={c.is_active ? 'state ok' : 'state off'}>{c.is_active ? 'active' : 'inactive'}</span>
-                  </td>
-                  <td>{c.grant_types.join(', ')}</td>
-                  <td>{c.scopes.join(', ')}</td>
-                  <td>{when(c.created_at)}</td>
-                  <td class="row-actions">
-                    {mayUpdate && c.is_active && c.is_confidential ? (
-                      <ConfirmButton
-                        label="New secret"
-                        confirm="Confirm new secret"
-                        what={`for ${c.name} (the old one stops working)`}
-                        onConfirm={() => rotate(c)}
-                      />
-                    ) : null}
-                    {mayDelete && c.is_active ? (
-                      <ConfirmButton
-                        label="Delete"
-                        confirm="Confirm delete"
-                        what={c.name}
-                        onConfirm={() =>
-                          change(
-                            () => api('DELETE', path(c.id)),
-                            `${c.name} deactivated: no new sign-ins or tokens; issued tokens stay valid until they expire.`,
-                          )
-                        }
-                      />
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <ClientsTable
+          clients={clients}
+          mayUpdate={mayUpdate}
+          mayDelete={mayDelete}
+          rotate={rotate}
+          deactivate={deactivate}
+        />
       )}
-      {mayCreate ? (
-        <form class="stack-form" aria-label="New OAuth client" onSubmit={(e) => void create(e)}>
-          <fieldset>
-            <legend>New OAuth client</legend>
-            <label>
-              Name <input name="name" required maxLength={255} />
-            </label>
-            <label>
-              Description <input name="description" maxLength={1000} />
-            </label>
-            <label>
-              Redirect URIs (one per line)
-              <textarea name="redirect_uris" rows={2} />
-            </label>
-            <fieldset class="choices">
-              <legend>Grant types</legend>
-              {GRANTS.map(([grant, label]) => (
-                <label key={grant}>
-                  <input type="checkbox" name="grant_type" value={grant} /> {label}
-                </label>
-              ))}
-            </fieldset>
-            <label>
-              <input type="checkbox" name="is_confidential" defaultChecked /> Confidential (has a secret: a server, not
-              a browser or phone app)
-            </label>
-            <fieldset class="permission-groups">
-              <legend>Scopes (among the permissions you hold)</legend>
-              {byResource(user.permissions).map(([resource, names]) => (
-                <fieldset key={resource} class="choices">
-                  <legend>{resource}</legend>
-                  {names.map((name) => (
-                    <label key={name}>
-                      <input type="checkbox" name="scope" value={name} /> {name}
-                    </label>
-                  ))}
-                </fieldset>
-              ))}
-            </fieldset>
-            <button type="submit">Create client</button>
-          </fieldset>
-        </form>
-      ) : null}
+      {mayCreate ? <NewClientForm held={user.permissions} create={create} /> : null}
     </section>
   );
 };

@@ -1,10 +1,10 @@
 // Users in the admin area, within the caller's permissions: the list (users:read), a new user (users:create), a
 // user's status and roles (users:update), delete (users:delete). Only what the caller may do is offered; the API
 // still decides (a user stronger than the caller, the last admin, the caller's own account) and its message shows.
-import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
-import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
+import { RecordTable, type Column } from './record-table.js';
+import { ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
 interface AdminUser {
   readonly id: string;
@@ -42,6 +42,42 @@ const rolesOf = (form: FormData): string[] =>
         .filter((r) => r !== '')
     : form.getAll('role').map(String);
 
+const USER_COLUMNS: Column<AdminUser>[] = [
+  { heading: 'Email', cell: (u) => <td>{u.email}</td> },
+  { heading: 'Name', cell: (u) => <td>{u.display_name ?? '—'}</td> },
+  { heading: 'Status', cell: (u) => <td data-testid="user-status">{u.status}</td> },
+  { heading: 'Roles', cell: (u) => <td data-testid="user-roles">{u.roles.join(', ')}</td> },
+];
+
+/** The new-user form: email, username, display name, password and roles. */
+const NewUserForm = ({
+  roleNames,
+  create,
+}: {
+  roleNames: readonly string[] | undefined;
+  create: (event: SubmitEvent) => unknown;
+}) => (
+  <form class="stack-form" aria-label="New user" onSubmit={(e) => void create(e)}>
+    <fieldset>
+      <legend>New user</legend>
+      <label>
+        Email <input name="email" type="email" autocomplete="off" required />
+      </label>
+      <label>
+        Username <input name="username" autocomplete="off" required />
+      </label>
+      <label>
+        Display name <input name="display_name" autocomplete="off" />
+      </label>
+      <label>
+        Password <input name="password" type="password" autocomplete="new-password" minLength={8} required />
+      </label>
+      <RolePicker roleNames={roleNames} selected={[]} />
+      <button type="submit">Create user</button>
+    </fieldset>
+  </form>
+);
+
 export const Users = ({
   permissions,
   roleNames,
@@ -50,7 +86,6 @@ export const Users = ({
   roleNames: readonly string[] | undefined;
 }) => {
   const [users, setUsers] = useState<AdminUser[]>([]);
-  const [editing, setEditing] = useState<string | undefined>();
 
   const { error, notice, setError, change } = useChanges(() => load());
   const load = () =>
@@ -77,115 +112,46 @@ export const Users = ({
     if (await change(() => api('POST', '/admin/users', body), `User ${body.email} created.`)) formElement.reset();
   };
 
-  const save = async (event: SubmitEvent, user: AdminUser) => {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget as HTMLFormElement);
+  const save = (form: FormData, user: AdminUser) => {
     const body = { status: String(form.get('status')), roles: rolesOf(form) };
-    const saved = await change(
-      () => api('PATCH', `/admin/users/${encodeURIComponent(user.id)}`, body),
-      `User ${user.email} saved.`,
-    );
-    if (saved) setEditing(undefined);
+    return change(() => api('PATCH', `/admin/users/${encodeURIComponent(user.id)}`, body), `User ${user.email} saved.`);
   };
 
   const remove = (user: AdminUser) =>
     change(() => api('DELETE', `/admin/users/${encodeURIComponent(user.id)}`), `User ${user.email} deleted.`);
 
-  const mayUpdate = permissions.has('users:update');
-  const mayDelete = permissions.has('users:delete');
   return (
     <section aria-labelledby="users-title">
       <h2 id="users-title">Users</h2>
       <ErrorLine message={error} />
       <NoticeLine message={notice} />
-      <div class="table-scroll">
-        <table class="list users">
-          <thead>
-            <tr>
-              <th scope="col">Email</th>
-              <th scope="col">Name</th>
-              <th scope="col">Status</th>
-              <th scope="col">Roles</th>
-              {mayUpdate || mayDelete ? (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              ) : null}
-            </tr>
-          </thead>
-          <tbody>
-            {users.map((u) => (
-              <Fragment key={u.id}>
-                <tr data-user-id={u.id}>
-                  <td>{u.email}</td>
-                  <td>{u.display_name ?? '—'}</td>
-                  <td data-testid="user-status">{u.status}</td>
-                  <td data-testid="user-roles">{u.roles.join(', ')}</td>
-                  {mayUpdate || mayDelete ? (
-                    <td class="row-actions">
-                      {mayUpdate ? (
-                        <button
-                          type="button"
-                          aria-label={`Edit ${u.email}`}
-                          aria-expanded={editing === u.id}
-                          onClick={() => setEditing(editing === u.id ? undefined : u.id)}
-                        >
-                          Edit
-                        </button>
-                      ) : null}
-                      {mayDelete ? <ConfirmButton label="Delete" what={u.email} onConfirm={() => remove(u)} /> : null}
-                    </td>
-                  ) : null}
-                </tr>
-                {editing === u.id ? (
-                  <tr class="editor">
-                    <td colSpan={5}>
-                      <form class="inline-form" aria-label={`Edit ${u.email}`} onSubmit={(e) => void save(e, u)}>
-                        <label>
-                          Status
-                          <select name="status">
-                            {STATUSES.map((s) => (
-                              <option key={s} value={s} selected={s === u.status}>
-                                {s}
-                              </option>
-                            ))}
-                          </select>
-                        </label>
-                        <RolePicker roleNames={roleNames} selected={u.roles} />
-                        <button type="submit">Save</button>
-                        <button type="button" onClick={() => setEditing(undefined)}>
-                          Close
-                        </button>
-                      </form>
-                    </td>
-                  </tr>
-                ) : null}
-              </Fragment>
-            ))}
-          </tbody>
-        </table>
-      </div>
-      {permissions.has('users:create') ? (
-        <form class="stack-form" aria-label="New user" onSubmit={(e) => void create(e)}>
-          <fieldset>
-            <legend>New user</legend>
+      <RecordTable
+        records={users}
+        kind="user"
+        columns={USER_COLUMNS}
+        mayUpdate={permissions.has('users:update')}
+        mayDelete={permissions.has('users:delete')}
+        edit="Edit"
+        what={(u) => u.email}
+        fields={(u) => (
+          <>
             <label>
-              Email <input name="email" type="email" autocomplete="off" required />
+              Status
+              <select name="status">
+                {STATUSES.map((s) => (
+                  <option key={s} value={s} selected={s === u.status}>
+                    {s}
+                  </option>
+                ))}
+              </select>
             </label>
-            <label>
-              Username <input name="username" autocomplete="off" required />
-            </label>
-            <label>
-              Display name <input name="display_name" autocomplete="off" />
-            </label>
-            <label>
-              Password <input name="password" type="password" autocomplete="new-password" minLength={8} required />
-            </label>
-            <RolePicker roleNames={roleNames} selected={[]} />
-            <button type="submit">Create user</button>
-          </fieldset>
-        </form>
-      ) : null}
+            <RolePicker roleNames={roleNames} selected={u.roles} />
+          </>
+        )}
+        onSave={save}
+        onDelete={remove}
+      />
+      {permissions.has('users:create') ? <NewUserForm roleNames={roleNames} create={create} /> : null}
     </section>
   );
 };

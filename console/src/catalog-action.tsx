@@ -6,6 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
 import { draftFrom, emptyDraft, versionBody, VersionFields, VersionView, type Version } from './catalog-version.js';
 import { when } from './format.js';
+import { BackToCatalog, RecordHead, RecordLoading } from './catalog-head.js';
 import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
 interface ActionDetail {
@@ -48,9 +49,7 @@ export const NewAction = () => {
   };
   return (
     <section aria-labelledby="new-action-title">
-      <p>
-        <a href="#/catalog">Catalog</a>
-      </p>
+      <BackToCatalog />
       <h1 id="new-action-title">New action</h1>
       <form class="stack-form wide" onSubmit={(e) => void submit(e)}>
         <fieldset>
@@ -91,6 +90,32 @@ export const NewAction = () => {
   );
 };
 
+/** The action's name and description, edited in place. */
+const ActionEditForm = ({
+  action,
+  save,
+  close,
+}: {
+  action: ActionDetail;
+  save: (event: SubmitEvent) => unknown;
+  close: () => void;
+}) => (
+  <form class="stack-form" aria-label={`Edit action ${action.name}`} onSubmit={(e) => void save(e)}>
+    <label>
+      Name <input name="name" required defaultValue={action.name} />
+    </label>
+    <label>
+      Description <input name="description" defaultValue={action.description ?? ''} />
+    </label>
+    <div class="buttons">
+      <button type="submit">Save action</button>
+      <button type="button" onClick={close}>
+        Close
+      </button>
+    </div>
+  </form>
+);
+
 export const ActionPage = ({ id, permissions }: { id: string; permissions: ReadonlySet<string> }) => {
   const [action, setAction] = useState<ActionDetail | undefined>();
   const [loadError, setLoadError] = useState<string | undefined>();
@@ -109,16 +134,7 @@ export const ActionPage = ({ id, permissions }: { id: string; permissions: Reado
     void load();
   }, [id]);
 
-  if (action === undefined)
-    return (
-      <section aria-labelledby="action-title">
-        <p>
-          <a href="#/catalog">Catalog</a>
-        </p>
-        <h1 id="action-title">Action</h1>
-        {loadError === undefined ? <p>Loading…</p> : <ErrorLine message={loadError} />}
-      </section>
-    );
+  if (action === undefined) return <RecordLoading titleId="action-title" title="Action" loadError={loadError} />;
 
   const save = async (event: SubmitEvent) => {
     event.preventDefault();
@@ -144,53 +160,28 @@ export const ActionPage = ({ id, permissions }: { id: string; permissions: Reado
   const latest = action.versions[0];
   return (
     <section aria-labelledby="action-title">
-      <p>
-        <a href="#/catalog">Catalog</a>
-      </p>
-      <header class="page-head">
-        <h1 id="action-title">{action.name}</h1>
-        <span class="muted">
-          {action.slug} · latest {action.latest_version} · changed {when(action.updated_at)}
-        </span>
-        <span class="actions">
-          {permissions.has('actions:update') ? (
-            <button type="button" aria-expanded={editing} onClick={() => setEditing(!editing)}>
-              Edit
-            </button>
-          ) : null}
-          {permissions.has('actions:delete') ? (
-            <ConfirmButton
-              label="Delete"
-              what={`action ${action.name}`}
-              onConfirm={() =>
-                change(async () => {
-                  await api('DELETE', path(action.id));
-                  window.location.hash = '#/catalog';
-                }, `Action ${action.name} deleted.`)
-              }
-            />
-          ) : null}
-        </span>
-      </header>
+      <BackToCatalog />
+      <RecordHead
+        titleId="action-title"
+        title={action.name}
+        mayEdit={permissions.has('actions:update')}
+        editing={editing}
+        setEditing={setEditing}
+        mayDelete={permissions.has('actions:delete')}
+        what={`action ${action.name}`}
+        onDelete={() =>
+          change(async () => {
+            await api('DELETE', path(action.id));
+            window.location.hash = '#/catalog';
+          }, `Action ${action.name} deleted.`)
+        }
+      >
+        {action.slug} · latest {action.latest_version} · changed {when(action.updated_at)}
+      </RecordHead>
       {action.description ? <p>{action.description}</p> : null}
       <ErrorLine message={error} />
       <NoticeLine message={notice} />
-      {editing ? (
-        <form class="stack-form" aria-label={`Edit action ${action.name}`} onSubmit={(e) => void save(e)}>
-          <label>
-            Name <input name="name" required defaultValue={action.name} />
-          </label>
-          <label>
-            Description <input name="description" defaultValue={action.description ?? ''} />
-          </label>
-          <div class="buttons">
-            <button type="submit">Save action</button>
-            <button type="button" onClick={() => setEditing(false)}>
-              Close
-            </button>
-          </div>
-        </form>
-      ) : null}
+      {editing ? <ActionEditForm action={action} save={save} close={() => setEditing(false)} /> : null}
       <header class="page-head">
         <h2>Versions</h2>
         {permissions.has('actions:create') && draft === undefined ? (

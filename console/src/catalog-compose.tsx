@@ -5,7 +5,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, errorText } from './api.js';
 import { nameIn, useList } from './use-list.js';
 import { when } from './format.js';
-import { ConfirmButton, ErrorLine, NoticeLine, useChanges } from './widgets.js';
+import { BackToCatalog, RecordHead, RecordLoading } from './catalog-head.js';
+import { ErrorLine, NoticeLine, useChanges } from './widgets.js';
 
 export type ComposedKind = 'sequences' | 'solutions';
 
@@ -68,6 +69,80 @@ export const memberLine = (
   membersOf(record, kind)
     .map((m) => `${nameIn(names, refOf(m))}${m.version_requirement ? ` ${m.version_requirement}` : ''}`)
     .join(' → ');
+
+/** One member of the list being edited: what it is, its version range (steps only), and Up, Down, Remove. */
+const MemberRow = ({
+  kind,
+  r,
+  index,
+  count,
+  options,
+  setRow,
+  move,
+  remove,
+}: {
+  kind: ComposedKind;
+  r: Row;
+  index: number;
+  count: number;
+  options: readonly { id: string; name: string }[];
+  setRow: (key: number, patch: Partial<Row>) => void;
+  move: (index: number, by: number) => void;
+  remove: () => void;
+}) => {
+  const k = KINDS[kind];
+  return (
+    <li class="member-row">
+      <label>
+        {k.memberWord} {index + 1}{' '}
+        <select required value={r.ref} onChange={(e) => setRow(r.key, { ref: (e.target as HTMLSelectElement).value })}>
+          <option value="">Choose {k.member === 'action' ? 'an action' : 'a sequence'}…</option>
+          {options.map((o) => (
+            <option key={o.id} value={o.id}>
+              {o.name}
+            </option>
+          ))}
+        </select>
+      </label>
+      {kind === 'sequences' ? (
+        <label>
+          Version range of step {index + 1}{' '}
+          <input
+            value={r.requirement}
+            placeholder="latest, or ^1.2"
+            onInput={(e) => setRow(r.key, { requirement: (e.target as HTMLInputElement).value })}
+          />
+        </label>
+      ) : null}
+      <span class="buttons">
+        <button
+          type="button"
+          disabled={index === 0}
+          aria-label={`Move ${k.memberWord.toLowerCase()} ${index + 1} up`}
+          onClick={() => move(index, -1)}
+        >
+          Up
+        </button>
+        <button
+          type="button"
+          disabled={index === count - 1}
+          aria-label={`Move ${k.memberWord.toLowerCase()} ${index + 1} down`}
+          onClick={() => move(index, 1)}
+        >
+          Down
+        </button>
+        <button
+          type="button"
+          disabled={count === 1}
+          aria-label={`Remove ${k.memberWord.toLowerCase()} ${index + 1}`}
+          onClick={remove}
+        >
+          Remove
+        </button>
+      </span>
+    </li>
+  );
+};
 
 const ComposedForm = ({
   kind,
@@ -137,59 +212,17 @@ const ComposedForm = ({
           <legend>{kind === 'sequences' ? 'Steps, in order' : 'Sequences, in order'}</legend>
           <ol class="members">
             {rows.map((r, index) => (
-              <li key={r.key} class="member-row">
-                <label>
-                  {k.memberWord} {index + 1}{' '}
-                  <select
-                    required
-                    value={r.ref}
-                    onChange={(e) => setRow(r.key, { ref: (e.target as HTMLSelectElement).value })}
-                  >
-                    <option value="">Choose {k.member === 'action' ? 'an action' : 'a sequence'}…</option>
-                    {options.map((o) => (
-                      <option key={o.id} value={o.id}>
-                        {o.name}
-                      </option>
-                    ))}
-                  </select>
-                </label>
-                {kind === 'sequences' ? (
-                  <label>
-                    Version range of step {index + 1}{' '}
-                    <input
-                      value={r.requirement}
-                      placeholder="latest, or ^1.2"
-                      onInput={(e) => setRow(r.key, { requirement: (e.target as HTMLInputElement).value })}
-                    />
-                  </label>
-                ) : null}
-                <span class="buttons">
-                  <button
-                    type="button"
-                    disabled={index === 0}
-                    aria-label={`Move ${k.memberWord.toLowerCase()} ${index + 1} up`}
-                    onClick={() => move(index, -1)}
-                  >
-                    Up
-                  </button>
-                  <button
-                    type="button"
-                    disabled={index === rows.length - 1}
-                    aria-label={`Move ${k.memberWord.toLowerCase()} ${index + 1} down`}
-                    onClick={() => move(index, 1)}
-                  >
-                    Down
-                  </button>
-                  <button
-                    type="button"
-                    disabled={rows.length === 1}
-                    aria-label={`Remove ${k.memberWord.toLowerCase()} ${index + 1}`}
-                    onClick={() => setRows(rows.filter((x) => x.key !== r.key))}
-                  >
-                    Remove
-                  </button>
-                </span>
-              </li>
+              <MemberRow
+                key={r.key}
+                kind={kind}
+                r={r}
+                index={index}
+                count={rows.length}
+                options={options}
+                setRow={setRow}
+                move={move}
+                remove={() => setRows(rows.filter((x) => x.key !== r.key))}
+              />
             ))}
           </ol>
           <button type="button" onClick={() => setRows([...rows, { key: nextKey++, ref: '', requirement: '' }])}>
@@ -239,16 +272,11 @@ export const ComposedPage = ({
     void load();
   }, [kind, id]);
 
-  const back = (
-    <p>
-      <a href="#/catalog">Catalog</a>
-    </p>
-  );
   const heading = `${k.one[0]!.toUpperCase()}${k.one.slice(1)}`;
   if (isNew)
     return (
       <section aria-labelledby="composed-title">
-        {back}
+        <BackToCatalog />
         <h1 id="composed-title">New {k.one}</h1>
         <ErrorLine message={error} />
         <ComposedForm
@@ -267,43 +295,28 @@ export const ComposedPage = ({
         />
       </section>
     );
-  if (record === undefined)
-    return (
-      <section aria-labelledby="composed-title">
-        {back}
-        <h1 id="composed-title">{heading}</h1>
-        {loadError === undefined ? <p>Loading…</p> : <ErrorLine message={loadError} />}
-      </section>
-    );
+  if (record === undefined) return <RecordLoading titleId="composed-title" title={heading} loadError={loadError} />;
   const members = membersOf(record, kind);
   return (
     <section aria-labelledby="composed-title">
-      {back}
-      <header class="page-head">
-        <h1 id="composed-title">{record.name}</h1>
-        <span class="muted">
-          {k.one} {record.version} · changed {when(record.updated_at)}
-        </span>
-        <span class="actions">
-          {permissions.has(`${kind}:update`) ? (
-            <button type="button" aria-expanded={editing} onClick={() => setEditing(!editing)}>
-              Edit
-            </button>
-          ) : null}
-          {permissions.has(`${kind}:delete`) ? (
-            <ConfirmButton
-              label="Delete"
-              what={`${k.one} ${record.name}`}
-              onConfirm={() =>
-                change(async () => {
-                  await api('DELETE', path);
-                  window.location.hash = '#/catalog';
-                }, `${heading} ${record.name} deleted.`)
-              }
-            />
-          ) : null}
-        </span>
-      </header>
+      <BackToCatalog />
+      <RecordHead
+        titleId="composed-title"
+        title={record.name}
+        mayEdit={permissions.has(`${kind}:update`)}
+        editing={editing}
+        setEditing={setEditing}
+        mayDelete={permissions.has(`${kind}:delete`)}
+        what={`${k.one} ${record.name}`}
+        onDelete={() =>
+          change(async () => {
+            await api('DELETE', path);
+            window.location.hash = '#/catalog';
+          }, `${heading} ${record.name} deleted.`)
+        }
+      >
+        {k.one} {record.version} · changed {when(record.updated_at)}
+      </RecordHead>
       {record.description ? <p>{record.description}</p> : null}
       <ErrorLine message={error} />
       <NoticeLine message={notice} />

@@ -102,6 +102,58 @@ export const versionBody = (d: VersionDraft) => ({
 const text = (e: Event) => (e.target as HTMLInputElement).value;
 const checked = (e: Event) => (e.target as HTMLInputElement).checked;
 
+type VariableDraft = VersionDraft['variables'][number];
+
+/** One variable of a version being edited: name, description, default, required, secret, and Remove. */
+const VariableRow = ({
+  x,
+  index,
+  setVariable,
+  remove,
+}: {
+  x: VariableDraft;
+  index: number;
+  setVariable: (key: number, patch: Partial<VariableDraft>) => void;
+  remove: () => void;
+}) => (
+  <fieldset class="variable-row">
+    <legend>Variable {index + 1}</legend>
+    <label>
+      Name{' '}
+      <input
+        required
+        value={x.name}
+        pattern="[A-Za-z_][A-Za-z0-9_]*"
+        title="Letters, digits and _, not starting with a digit"
+        onInput={(e) => setVariable(x.key, { name: text(e) })}
+      />
+    </label>
+    <label>
+      Description <input value={x.description} onInput={(e) => setVariable(x.key, { description: text(e) })} />
+    </label>
+    <label>
+      Default{' '}
+      <input
+        value={x.secret ? '' : x.default}
+        disabled={x.secret}
+        placeholder={x.secret ? 'given at deployment time' : ''}
+        onInput={(e) => setVariable(x.key, { default: text(e) })}
+      />
+    </label>
+    <label>
+      <input type="checkbox" checked={x.required} onChange={(e) => setVariable(x.key, { required: checked(e) })} />{' '}
+      Required
+    </label>
+    <label>
+      <input type="checkbox" checked={x.secret} onChange={(e) => setVariable(x.key, { secret: checked(e) })} /> Secret
+      (masked in output, never stored in the catalog)
+    </label>
+    <button type="button" aria-label={`Remove variable ${x.name === '' ? index + 1 : x.name}`} onClick={remove}>
+      Remove
+    </button>
+  </fieldset>
+);
+
 /** The fields of a version; `prefix` keeps ids unique when two forms share the page. */
 export const VersionFields = ({
   prefix,
@@ -113,7 +165,7 @@ export const VersionFields = ({
   onChange: (draft: VersionDraft) => void;
 }) => {
   const set = (patch: Partial<VersionDraft>) => onChange({ ...draft, ...patch });
-  const setVariable = (key: number, patch: Partial<VersionDraft['variables'][number]>) =>
+  const setVariable = (key: number, patch: Partial<VariableDraft>) =>
     set({ variables: draft.variables.map((x) => (x.key === key ? { ...x, ...patch } : x)) });
   return (
     <>
@@ -169,50 +221,13 @@ export const VersionFields = ({
         <legend>Variables</legend>
         {draft.variables.length === 0 ? <p class="muted">The script reads no variables.</p> : null}
         {draft.variables.map((x, index) => (
-          <fieldset key={x.key} class="variable-row">
-            <legend>Variable {index + 1}</legend>
-            <label>
-              Name{' '}
-              <input
-                required
-                value={x.name}
-                pattern="[A-Za-z_][A-Za-z0-9_]*"
-                title="Letters, digits and _, not starting with a digit"
-                onInput={(e) => setVariable(x.key, { name: text(e) })}
-              />
-            </label>
-            <label>
-              Description <input value={x.description} onInput={(e) => setVariable(x.key, { description: text(e) })} />
-            </label>
-            <label>
-              Default{' '}
-              <input
-                value={x.secret ? '' : x.default}
-                disabled={x.secret}
-                placeholder={x.secret ? 'given at deployment time' : ''}
-                onInput={(e) => setVariable(x.key, { default: text(e) })}
-              />
-            </label>
-            <label>
-              <input
-                type="checkbox"
-                checked={x.required}
-                onChange={(e) => setVariable(x.key, { required: checked(e) })}
-              />{' '}
-              Required
-            </label>
-            <label>
-              <input type="checkbox" checked={x.secret} onChange={(e) => setVariable(x.key, { secret: checked(e) })} />{' '}
-              Secret (masked in output, never stored in the catalog)
-            </label>
-            <button
-              type="button"
-              aria-label={`Remove variable ${x.name === '' ? index + 1 : x.name}`}
-              onClick={() => set({ variables: draft.variables.filter((y) => y.key !== x.key) })}
-            >
-              Remove
-            </button>
-          </fieldset>
+          <VariableRow
+            key={x.key}
+            x={x}
+            index={index}
+            setVariable={setVariable}
+            remove={() => set({ variables: draft.variables.filter((y) => y.key !== x.key) })}
+          />
         ))}
         <button
           type="button"

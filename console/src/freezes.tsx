@@ -137,6 +137,64 @@ const FreezeTable = ({
   );
 };
 
+/** A scope of a new freeze: one environment, tenant or solution, or all of them; nothing when the list is not readable. */
+const select = (field: string, label: string, rows: Named[] | undefined, all: string) =>
+  rows === undefined ? null : (
+    <label>
+      {label}{' '}
+      <select name={field}>
+        <option value="">{all}</option>
+        {rows.map((r) => (
+          <option key={r.id} value={r.id}>
+            {r.name}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+
+/** One end of a new freeze's window, in the reader's local time with the zone named. */
+const WindowInput = ({
+  name,
+  label,
+  value,
+  set,
+}: {
+  name: string;
+  label: string;
+  value: string;
+  set: (value: string) => void;
+}) => (
+  <label>
+    {label} ({ZONE}){' '}
+    <input
+      name={name}
+      type="datetime-local"
+      required
+      value={value}
+      onInput={(e) => set((e.target as HTMLInputElement).value)}
+    />
+  </label>
+);
+
+/** The window of a new freeze: its start and its end. */
+const FreezeWindow = ({
+  start,
+  setStart,
+  end,
+  setEnd,
+}: {
+  start: string;
+  setStart: (value: string) => void;
+  end: string;
+  setEnd: (value: string) => void;
+}) => (
+  <div class="inline-form">
+    <WindowInput name="start" label="Starts" value={start} set={setStart} />
+    <WindowInput name="end" label="Ends" value={end} set={setEnd} />
+  </div>
+);
+
 export const Freezes = ({ permissions }: { permissions: ReadonlySet<string> }) => {
   const freezes = useList<Freeze>('/deployment-freezes');
   const environments = useList<Named>(permissions.has('environments:read') ? '/environments' : undefined);
@@ -192,21 +250,6 @@ export const Freezes = ({ permissions }: { permissions: ReadonlySet<string> }) =
     }
   };
 
-  const select = (field: string, label: string, rows: Named[] | undefined, all: string) =>
-    rows === undefined ? null : (
-      <label>
-        {label}{' '}
-        <select name={field}>
-          <option value="">{all}</option>
-          {rows.map((r) => (
-            <option key={r.id} value={r.id}>
-              {r.name}
-            </option>
-          ))}
-        </select>
-      </label>
-    );
-
   return (
     <section aria-labelledby="freezes-title">
       <h1 id="freezes-title">Freezes</h1>
@@ -242,28 +285,7 @@ export const Freezes = ({ permissions }: { permissions: ReadonlySet<string> }) =
             <label>
               Reason <input name="reason" />
             </label>
-            <div class="inline-form">
-              <label>
-                Starts ({ZONE}){' '}
-                <input
-                  name="start"
-                  type="datetime-local"
-                  required
-                  value={start}
-                  onInput={(e) => setStart((e.target as HTMLInputElement).value)}
-                />
-              </label>
-              <label>
-                Ends ({ZONE}){' '}
-                <input
-                  name="end"
-                  type="datetime-local"
-                  required
-                  value={end}
-                  onInput={(e) => setEnd((e.target as HTMLInputElement).value)}
-                />
-              </label>
-            </div>
+            <FreezeWindow start={start} setStart={setStart} end={end} setEnd={setEnd} />
             <p class="muted">Leave the scope at “all” to freeze every deployment.</p>
             {select('environment_id', 'Environment', environments.rows, 'All environments')}
             {select('tenant_id', 'Tenant', tenants.rows, 'All tenants')}
