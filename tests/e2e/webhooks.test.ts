@@ -333,9 +333,12 @@ describe('outgoing webhooks', () => {
     });
     expect(queued.status).toBe(202);
     expect((await call('PUT', '/admin/orchestration', admin, { instances: 4 })).status).toBe(200);
-    const got = await until('the analysis', () => {
+    // Each event is its own delivery: the analysis (asked for when the command completed) may arrive before the
+    // deployment's end (sent when the engine's next pass wrote it), so the wait is for all four.
+    const wanted = ['pending_request.queued', 'pending_request.dispatched', 'deployment.failed', 'analysis.completed'];
+    const got = await until('the four events', () => {
       const list = events('/queue', watcher.secret);
-      return list.some((e) => e.event.type === 'analysis.completed') ? list : undefined;
+      return wanted.every((type) => list.some((e) => e.event.type === type)) ? list : undefined;
     });
 
     // Assess
