@@ -46,7 +46,7 @@ const ResourcesTopic = v.object({
   snapshot: v.optional(v.boolean(), false),
 });
 const Ping = v.object({ action: v.literal('ping'), ref: Ref });
-const Message = v.union([DeploymentTopic, ResourcesTopic, Ping]);
+const Message = v.variant('action', [Ping, v.variant('topic', [DeploymentTopic, ResourcesTopic])]);
 type Message = v.InferOutput<typeof Message>;
 
 const USAGE =
