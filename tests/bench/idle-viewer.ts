@@ -1,15 +1,21 @@
 // Benchmark (figures printed, nothing asserted): what an idle console tab costs per month over the viewer channel
 // (issue 36; goal ≤ $0.05, SSE cost about $24). Run with `npm run bench:idle-viewer [-- SECONDS]` (default 60).
 //
-// The local stack behind the counting proxy (aws-counter.ts). A viewer does what the console's deployment list does:
-// a token (POST /auth/sse-token), the WebSocket ($connect), a subscribe to `deployments` with its snapshot. Measured,
+// The local stack behind the counting proxy (aws-counter.ts) with its two agents and one finished deployment. A viewer
+// does what a console tab does: a token (POST /auth/sse-token), the WebSocket ($connect), a subscribe to the
+// deployment's log (its catch-up, and the second read a second later: the invocation is billed at least 1 s) and to
+// the `deployments` list with its snapshot (when the channel offers resource topics). Measured,
 // each apart and the stack's own traffic subtracted: that opening; 10 pings (the console sends one every 5 min:
 // API Gateway closes a connection idle for 10); SECONDS of nothing; the close ($disconnect). Every client message,
 // connect and disconnect is an invocation of the socket function, billed its measured round trip (an upper bound) at
 // its memory size; API Gateway bills each message either way and each connection-minute. A month is 43,200
-// connection-minutes, 8,640 pings and 360 reconnects (API Gateway closes every connection after 2 hours).
+// connection-minutes, 8,640 pings and 360 reconnects (API Gateway closes every connection after 2 hours). The stack's
+// sweep is off and the agents stopped while measuring: what is left of the stack's own traffic is subtracted.
 import { randomUUID } from 'node:crypto';
-import { cpus, loadavg } from 'node:os';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startLocalAgents, type LocalAgent } from '../../local/agents.js';
 import { startDynamo, startSqs } from '../../local/emulators.js';
 import { freePort } from '../../local/ports.js';
 import { startStack, type Stack } from '../../local/stack.js';
@@ -78,7 +84,7 @@ const show = (label: string, piece: Piece, per: number, gb: number) => {
 };
 
 const main = async () => {
-  const gb = (await memorySizeOf('agentSocket')) / 1024;
+  const gb = (await memorySizeOf('viewerSocket')) / 1024;
   console.log(
     `An idle console tab on the viewer channel (socket function at ${gb * 1024} MB; machine: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)})`,
   );
@@ -88,15 +94,39 @@ const main = async () => {
   const proxy = await startCountingProxy(dynamo, sqs, counter);
   process.env['AWS_ENDPOINT_URL'] = proxy.endpoint;
   let stack: Stack | undefined;
+  let agents: readonly LocalAgent[] = [];
+  const dir = await mkdtemp(join(tmpdir(), 'deployer-bench-idle-viewer-'));
   const figures: Figure[] = [];
   try {
     stack = await startStack({
       port: 0,
       namePrefix: `bench-iviewer-${randomUUID().slice(0, 8)}-`,
       bootstrapAdmin: ADMIN,
+      // The stack's own periodic work (the sweep: one run a minute whatever the viewers) off, so the windows
+      // show the viewer's own traffic; the agents are stopped once the deployment they ran has finished.
+      env: { SWEEP_INTERVAL_MS: '3600000' },
     });
     const { baseUrl, call } = await signedIn(stack, ADMIN);
-    await sleep(3000);
+    agents = await startLocalAgents({ ...stack, dynamoEndpoint: dynamo.endpoint }, dir, () => undefined);
+    const action = await call('POST', '/actions', {
+      slug: 'echo',
+      name: 'Echo',
+      version: { version: '1.0.0', script: 'echo ok' },
+    });
+    const created = await call('POST', '/deployments', {
+      action_id: action.id,
+      target_tags: [{ key: 'role', value: 'web' }],
+    });
+    const deploymentId = created.deployment_id as string;
+    for (const until = Date.now() + 60_000; ; await sleep(500)) {
+      const state = (await call('GET', `/deployments/${deploymentId}`)).state as string;
+      if (['success', 'failed'].includes(state)) break;
+      if (Date.now() > until) throw new Error('the deployment did not finish');
+    }
+    await sleep(12_000); // the engine's last periodic check
+    await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
+    agents = [];
+    await sleep(2_000);
     const at = () => counter.snapshot();
     const baselineStart = at();
     await sleep(SECONDS * 1000);
@@ -111,15 +141,26 @@ const main = async () => {
     const viewer = await openViewer(baseUrl, call);
     const connectMs = performance.now() - tokenStarted;
     const subscribeStarted = performance.now();
-    await viewer.request(
-      { action: 'subscribe', topic: 'resources', resource_type: 'deployments', snapshot: true },
-      'subscribed',
-    );
-    await sleep(1500); // the snapshot's messages
-    const subscribeMs = performance.now() - subscribeStarted - 1500;
+    await viewer.request({ action: 'subscribe', topic: 'deployment', deployment_id: deploymentId }, 'subscribed');
+    // The subscribe's invocation lasts until its second read, a second after the subscription was stored
+    const subscribeMs = Math.max(1_000, performance.now() - subscribeStarted);
+    let listMs = 0;
+    let topics = 'the deployment';
+    try {
+      const listStarted = performance.now();
+      await viewer.request(
+        { action: 'subscribe', topic: 'resources', resource_type: 'deployments', snapshot: true },
+        'subscribed',
+      );
+      listMs = performance.now() - listStarted;
+      topics += ' and the deployments list';
+    } catch (error) {
+      console.log(`   (the deployments list not subscribed: ${(error as Error).message})`);
+    }
+    await sleep(1500); // the catch-up's and the snapshot's messages
     const opening: Piece = {
-      invocations: 3, // sse-token, $connect, subscribe
-      invocationMs: connectMs + Math.max(0, subscribeMs),
+      invocations: listMs > 0 ? 4 : 3, // sse-token, $connect, the subscribes
+      invocationMs: connectMs + subscribeMs + listMs,
       messages: viewer.counts.sent + viewer.counts.received,
       httpRequests: 1,
       aws: since(before, performance.now() - started),
@@ -170,6 +211,7 @@ const main = async () => {
     };
 
     console.log();
+    console.log(`   a tab watching ${topics}`);
     const openCost = show('opening (token, $connect, subscribe)', opening, 1, gb);
     const pingCost = show('a ping', pings, PINGS, gb);
     const quietMinute = show(`a quiet minute (${SECONDS} s measured)`, quiet, SECONDS / 60, gb);
@@ -208,10 +250,12 @@ const main = async () => {
       },
     );
   } finally {
+    await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
     await stack?.stop();
     await proxy.stop();
     await sqs.stop();
     await dynamo.stop();
+    await rm(dir, { recursive: true, force: true });
   }
   printResults(figures);
 };
