@@ -115,10 +115,15 @@ export interface ShippedVersions {
   readonly agentRelease: () => AgentRelease | null;
 }
 
+/** A target's list view at `now`, its agent compared with `versions` (the resource streams' and the channel's). */
+export const targetListView =
+  (versions: ShippedVersions) =>
+  (target: Target, now: Date): ResourceView =>
+    targetViewWithAgent(target, now, versions.server, versions.agentRelease());
+
 /** The followable resources, their targets' views made against `versions`. */
 export const resourceSources = (versions: ShippedVersions): Readonly<Record<ResourceType, ResourceSource>> => {
-  const targetView = (target: Target, now: Date) =>
-    targetViewWithAgent(target, now, versions.server, versions.agentRelease());
+  const targetView = targetListView(versions);
   const sources: Readonly<Record<ResourceType, ResourceSource>> = {
     deployments: {
       permission: 'deployments:read',
