@@ -86,7 +86,12 @@ export type ViewerMessage =
   | {
       readonly type: 'error';
       readonly ref?: string;
-      readonly error: { readonly code: string; readonly message: string; readonly details: readonly unknown[] };
+      readonly error: {
+        readonly code: string;
+        readonly message: string;
+        /** As the API's error envelope: field problems, the permission required... (empty when none). */
+        readonly details: Readonly<Record<string, unknown>>;
+      };
     }
   | { readonly type: 'closing'; readonly reason: 'revoked' | 'expired' };
 
