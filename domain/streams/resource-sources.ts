@@ -26,6 +26,9 @@ export interface ResourceStreamDeps {
   readonly clock: Clock;
 }
 
+/** What a listing reads (the SSE streams' deps, and the viewer channel's snapshot). */
+export type ResourceListDeps = Pick<ResourceStreamDeps, 'deployments' | 'pending' | 'targets' | 'clock'>;
+
 export const RESOURCE_TYPES = ['deployments', 'pending_deployments', 'targets'] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
 
@@ -59,7 +62,7 @@ export type NextViews = (previous: ReadonlyMap<string, ResourceView>) => Promise
 export interface ResourceSource {
   readonly permission: Permission;
   /** The views the watcher may see, oldest first. */
-  readonly list: (deps: ResourceStreamDeps, watcher: Watcher) => Promise<ReadonlyMap<string, ResourceView>>;
+  readonly list: (deps: ResourceListDeps, watcher: Watcher) => Promise<ReadonlyMap<string, ResourceView>>;
   /**
    * Follows the resource from a listing taken at `listedAt`: each call reads the change feed since the last one and
    * answers the views with what changed applied (records read by id, in batches), without listing again.
