@@ -2,7 +2,7 @@
 // (the ViewerCloser port identity's use cases call after their write), and when a connection passes its expiry
 // (the sweep). Each gets `closing` with the reason, then the socket is closed and the connection forgotten.
 import { failureText } from './ports.js';
-import { closeViewer, grantOfViewer, type ViewerChannelDeps } from './viewer-channel.js';
+import { closeViewer, grantOfViewer, type ViewerAuth, type ViewerChannelDeps } from './viewer-channel.js';
 import type { ViewerCloser, ViewerConnection, ViewerSelector } from './viewer-ports.js';
 
 const selects = (selector: ViewerSelector, viewer: ViewerConnection): boolean => {
@@ -11,7 +11,9 @@ const selects = (selector: ViewerSelector, viewer: ViewerConnection): boolean =>
   return true;
 };
 
-type CloserDeps = Pick<ViewerChannelDeps, 'registry' | 'push' | 'auth' | 'warn'>;
+type CloserDeps = Pick<ViewerChannelDeps, 'registry' | 'push' | 'warn'> & {
+  readonly auth: Pick<ViewerAuth, 'stillValid'>;
+};
 
 /**
  * Closes the selected connections of the user whose credential is no longer valid (re-checked with the grant the

@@ -9,27 +9,21 @@ import { resourceSources, targetListView } from '../../domain/streams/resource-s
 import type { ViewerChangesDeps } from '../../domain/streams/viewer-changes.js';
 import type { ViewerPush, ViewerRegistry } from '../../domain/streams/viewer-ports.js';
 import { publishingEvents, viewerPublisher, type EventPublisher } from '../../domain/streams/viewer-publish.js';
-import { ApiGatewayViewerConnections } from '../../infra/apigateway/viewer-connections.js';
 import { agentRelease } from '../../infra/config.js';
 import { DynamoPendingRequestRepository } from '../../infra/dynamodb/pending-request-repository.js';
-import { DynamoViewerRegistry } from '../../infra/dynamodb/viewer-repository.js';
-import { logger } from './logger.js';
 import { once } from './once.js';
 import { SERVER_VERSION } from './version.js';
+import { viewerPush, viewerRegistry, viewerWarn } from './viewer-connections-wiring.js';
 import { infra } from './wiring.js';
 
-/** The registry and the push, or undefined when the service has no WebSocket API. */
+/** The registry and the push (viewer-connections-wiring.ts), or undefined when the service has no WebSocket API. */
 export const viewerChannel = once((): { registry: ViewerRegistry; push: ViewerPush } | undefined => {
-  const { config: cfg, db } = infra();
-  if (cfg.AGENT_SOCKET_ENDPOINT === undefined) return undefined;
-  return {
-    registry: new DynamoViewerRegistry(db, cfg.TABLE_NAME),
-    push: new ApiGatewayViewerConnections(cfg.AGENT_SOCKET_ENDPOINT, cfg.AWS_REGION),
-  };
+  const push = viewerPush();
+  return push === undefined ? undefined : { registry: viewerRegistry(), push };
 });
 
 const wait: Sleep = (milliseconds, signal) => pause(milliseconds, undefined, { signal });
-const warn = (message: string, fields: Readonly<Record<string, unknown>>) => logger.warn(message, { ...fields });
+const warn = viewerWarn;
 
 /** This process's publisher of deployment events (its subscriber cache is per process). */
 const eventPublisher = once((): EventPublisher | undefined => {
