@@ -32,12 +32,12 @@ const row = (label: string, samples: readonly number[]) => {
   return `   ${label.padEnd(34)} ${String(sorted.length).padStart(5)} ${f(sorted[0] ?? NaN)} ${f(percentile(sorted, 50))} ${f(percentile(sorted, 95))} ${f(sorted.at(-1) ?? NaN)}`;
 };
 
-/** The printed time of a `log` event's line, undefined for any other event. */
-const printedAt = (message: { event?: unknown; data?: unknown }): number | undefined => {
+/** The printed and stored (log.timestamp) times of a `log` event's line, undefined for any other event. */
+const timesOf = (message: { event?: unknown; data?: unknown }) => {
   if (message.event !== 'log') return undefined;
-  const log = (message.data as { log?: { message?: string } }).log;
+  const log = (message.data as { log?: { message?: string; timestamp?: string } }).log;
   const printed = /^line \d+ (\d+)$/.exec(log?.message ?? '');
-  return printed === null ? undefined : Number(printed[1]);
+  return printed === null ? undefined : { printed: Number(printed[1]), stored: Date.parse(log?.timestamp ?? '') };
 };
 
 /** Reads an SSE response to its end, calling `onMessage` with each data frame and the time its bytes arrived. */
@@ -97,14 +97,17 @@ const main = async () => {
 
     const ws: number[] = [];
     const sse: number[] = [];
+    const wsFromStore: number[] = [];
+    const sseFromStore: number[] = [];
     const viewer = await openViewer(baseUrl, call);
     let wsEnded: () => void = () => undefined;
     const wsDone = new Promise<void>((resolve) => (wsEnded = resolve));
     viewer.onFrame((frame, receivedAt) => {
       if (frame.type !== 'events') return;
       for (const event of frame['events'] as { event: string; data: Record<string, unknown> }[]) {
-        const at = printedAt(event);
-        if (at !== undefined) ws.push(receivedAt - at);
+        const at = timesOf(event);
+        if (at !== undefined) ws.push(receivedAt - at.printed);
+        if (at !== undefined) wsFromStore.push(receivedAt - at.stored);
         if (event.event === 'state_change' && ['success', 'failed'].includes(String(event.data['new_state'])))
           wsEnded();
       }
@@ -116,8 +119,9 @@ const main = async () => {
     });
     if (response.status !== 200) throw new Error(`the stream answered ${response.status}`);
     await readSse(response, (message, receivedAt) => {
-      const at = printedAt(message);
-      if (at !== undefined) sse.push(receivedAt - at);
+      const at = timesOf(message);
+      if (at !== undefined) sse.push(receivedAt - at.printed);
+      if (at !== undefined) sseFromStore.push(receivedAt - at.stored);
     });
     await Promise.race([wsDone, new Promise((resolve) => setTimeout(resolve, 10_000))]);
     await viewer.close();
@@ -127,6 +131,11 @@ const main = async () => {
     );
     console.log(row('WebSocket viewer (pushed)', ws));
     console.log(row('SSE client (polled)', sse));
+    console.log(row('stored -> WebSocket viewer', wsFromStore));
+    console.log(row('stored -> SSE client', sseFromStore));
+    console.log(
+      '   (stored = log.timestamp, written when the output request was handled; printed -> stored is the agent)',
+    );
     const p = (samples: number[], q: number) =>
       percentile(
         [...samples].sort((a, b) => a - b),
@@ -149,6 +158,14 @@ const main = async () => {
         unit: 'ms',
         goal: '≤ 250 ms',
       },
+      {
+        bench: 'viewer-latency',
+        name: 'stored -> WebSocket viewer p95',
+        value: p(wsFromStore, 95),
+        unit: 'ms',
+        goal: '',
+      },
+      { bench: 'viewer-latency', name: 'stored -> SSE client p95', value: p(sseFromStore, 95), unit: 'ms', goal: '' },
       { bench: 'viewer-latency', name: 'lines lost (WebSocket)', value: LINES - ws.length, unit: 'count', goal: '0' },
       { bench: 'viewer-latency', name: 'lines lost (SSE)', value: LINES - sse.length, unit: 'count', goal: '0' },
     );

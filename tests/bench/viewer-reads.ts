@@ -25,7 +25,7 @@ process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
 const LINES = Number(process.argv[2] ?? 1000);
 const COUNTS = (process.argv[3] ?? '0,1,50').split(',').map(Number);
-const LEAD_IN_MS = 20_000;
+const LEAD_IN_MS = 40_000;
 const ADMIN = { email: 'bench@example.com', password: 'bench-password' };
 const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis));
 const READS = /^dynamodb (GetItem|Query|Scan|BatchGetItem|TransactGetItems)$/;
