@@ -4,8 +4,8 @@
 //
 // The local stack behind the counting proxy (aws-counter.ts) with local-1 and local-2. For each viewer count, a
 // deployment on local-1 prints LINES lines, 5 ms apart, after a lead-in in which the viewers connect and subscribe.
-// Counted apart: the subscriptions (token, connect, subscribe and its catch-up reads), and everything from the
-// deployment's create to its end (its own writes and reads, the pushes' subscriber queries). The reads of the run
+// Counted apart: the subscriptions (token, connect, subscribe and its catch-up reads), and everything from 5 s before
+// the first line to the deployment's end (its output's writes and reads, the pushes' subscriber queries). The reads of the run
 // with viewers minus those of the run without them, per line, is what watching costs the store; every viewer is
 // checked to have received every line.
 import { randomUUID } from 'node:crypto';
@@ -79,7 +79,7 @@ const main = async () => {
     });
     const rows: { viewers: number; total: number; rru: number; subscribe: number; received: number[] }[] = [];
     for (const count of COUNTS) {
-      const before = counter.snapshot();
+      const createdAt = Date.now();
       const created = await call('POST', '/deployments', {
         action_id: action.id,
         target_tags: [{ key: 'role', value: 'web' }],
@@ -99,6 +99,11 @@ const main = async () => {
         viewers.push(viewer);
       }
       const subscribe = readsIn(difference(counter.snapshot(), subscribeBefore));
+      // Every run counts from the same moment, 5 s before the first line: the deployment's start is behind it
+      const late = Date.now() - (createdAt + LEAD_IN_MS - 5_000);
+      if (late > 0) console.log(`   ${count} viewers: subscribed ${late} ms after the window should have opened`);
+      await sleep(-late);
+      const before = counter.snapshot();
       for (const until = Date.now() + LEAD_IN_MS + 120_000; ; await sleep(500)) {
         const state = (await call('GET', `/deployments/${deploymentId}`)).state as string;
         if (['success', 'failed'].includes(state)) break;
@@ -109,8 +114,8 @@ const main = async () => {
       await Promise.all(viewers.map((v) => v.close()));
       rows.push({
         viewers: count,
-        total: all.calls - subscribe.calls,
-        rru: all.rru - subscribe.rru,
+        total: all.calls,
+        rru: all.rru,
         subscribe: subscribe.calls,
         received,
       });
@@ -142,7 +147,7 @@ const main = async () => {
         });
       }
     }
-    console.log("   (reads/line: every DynamoDB read from the create to the end, the subscriptions' own reads apart)");
+    console.log('   (reads/line: every DynamoDB read from 5 s before the first line to 3 s after the end)');
   } finally {
     await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
     await stack?.stop();
