@@ -42,14 +42,20 @@ export type ViewerSelector =
   | { readonly userId: string; readonly apiKeyId: string }
   | { readonly userId: string; readonly sseSessionId: string };
 
+/** What a subscribe did. */
+export type ViewerSubscribeOutcome = 'subscribed' | 'limit' | 'gone';
+
 /** Who is connected and who watches what (adapter: infra/dynamodb/viewer-repository.ts). */
 export interface ViewerRegistry {
   connect(connection: ViewerConnection): Promise<void>;
   get(connectionId: string): Promise<ViewerConnection | undefined>;
   /** Open connections of a user (for the per-user limit and for closing). */
   connectionsOf(userId: string): Promise<readonly ViewerConnection[]>;
-  /** Idempotent: subscribing twice is one subscription. */
-  subscribe(connection: ViewerConnection, topic: ViewerTopic): Promise<void>;
+  /**
+   * Idempotent: subscribing twice is one subscription. `limit`: a connection's most topics (`limit` when it has
+   * them all and this is a new one); `gone` when the connection was disconnected (nothing is stored).
+   */
+  subscribe(connection: ViewerConnection, topic: ViewerTopic, limit: number): Promise<ViewerSubscribeOutcome>;
   unsubscribe(connectionId: string, topic: ViewerTopic): Promise<void>;
   /** The connections subscribed to `topic`, with what each may see (one query). */
   subscribers(topic: ViewerTopic): Promise<readonly ViewerConnection[]>;
@@ -80,7 +86,12 @@ export type ViewerMessage =
   | {
       readonly type: 'error';
       readonly ref?: string;
-      readonly error: { readonly code: string; readonly message: string; readonly details: readonly unknown[] };
+      readonly error: {
+        readonly code: string;
+        readonly message: string;
+        /** As the API's error envelope: field problems, the permission required... (empty when none). */
+        readonly details: Readonly<Record<string, unknown>>;
+      };
     }
   | { readonly type: 'closing'; readonly reason: 'revoked' | 'expired' };
 
