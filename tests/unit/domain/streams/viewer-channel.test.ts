@@ -15,11 +15,13 @@ import {
   VIEWER_TOPIC_LIMIT,
   type ViewerSubscribeDeps,
 } from '../../../../domain/streams/viewer-channel.js';
+import { resourceSources } from '../../../../domain/streams/resource-sources.js';
 import type { ViewerEvent, ViewerMessage } from '../../../../domain/streams/viewer-ports.js';
 import { closeViewers, expireViewers } from '../../../../domain/streams/viewer-revocation.js';
 import { chunkEvents, subscribeViewer } from '../../../../domain/streams/viewer-subscribe.js';
 import { FakeClock } from '../../../fakes/clock.js';
-import { aDeployment, FakeDeploymentRepository } from '../../../fakes/deployments.js';
+import { aDeployment, FakeDeploymentRepository, FakePendingRequestRepository } from '../../../fakes/deployments.js';
+import { FakeTargetRepository } from '../../../fakes/targets.js';
 import { aViewer, FakeViewerPush, FakeViewerRegistry } from '../../../fakes/viewers.js';
 import { FakeDeploymentEventStore } from '../../functions/streams/fake-event-store.js';
 
@@ -87,7 +89,10 @@ const setup = () => {
     },
     deployments,
     events,
-    resources: {},
+    resources: {
+      lists: { deployments, pending: new FakePendingRequestRepository(), targets: new FakeTargetRepository(), clock },
+      sources: resourceSources({ server: '1.0.0', agentRelease: () => null }),
+    },
     wait: async (ms) => {
       waits.push(ms);
       clock.advance(ms);
