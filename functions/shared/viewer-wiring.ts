@@ -4,11 +4,16 @@
 import { verifySseGrant } from '../../domain/identity/sse-tokens.js';
 import { roleDirectory } from '../../domain/identity/roles-admin.js';
 import type { ViewerAuth, ViewerSubscribeDeps } from '../../domain/streams/viewer-channel.js';
+import { resourceSources } from '../../domain/streams/resource-sources.js';
+import { agentRelease } from '../../infra/config.js';
 import { randomTokens } from '../../infra/crypto/tokens.js';
 import { DynamoDeploymentEventStore } from '../../infra/dynamodb/deployment-event-store.js';
 import { DynamoDeploymentRepository } from '../../infra/dynamodb/deployment-repository.js';
+import { DynamoPendingRequestRepository } from '../../infra/dynamodb/pending-request-repository.js';
 import { DynamoRoleRepository } from '../../infra/dynamodb/role-repository.js';
+import { DynamoTargetRepository } from '../../infra/dynamodb/target-repository.js';
 import { once } from './once.js';
+import { SERVER_VERSION } from './version.js';
 import { viewerGrantCheck, viewerPush, viewerRegistry, viewerWarn } from './viewer-connections-wiring.js';
 import { infra } from './wiring.js';
 
@@ -41,7 +46,15 @@ export const viewerChannelDeps = once((): ViewerSubscribeDeps | undefined => {
     warn: viewerWarn,
     deployments: new DynamoDeploymentRepository(db, cfg.TABLE_NAME),
     events: new DynamoDeploymentEventStore(db, cfg.TABLE_NAME),
-    resources: {},
+    resources: {
+      lists: {
+        deployments: new DynamoDeploymentRepository(db, cfg.TABLE_NAME),
+        pending: new DynamoPendingRequestRepository(db, cfg.TABLE_NAME),
+        targets: new DynamoTargetRepository(db, cfg.TABLE_NAME),
+        clock,
+      },
+      sources: resourceSources({ server: SERVER_VERSION, agentRelease }),
+    },
     wait: (milliseconds) => new Promise((resolve) => setTimeout(resolve, milliseconds)),
   };
 });

@@ -11,13 +11,7 @@
 // dies anyway. Races: a subscribe is a transaction conditioned on the connection item (gone: nothing is written) and
 // a disconnect deletes the connection item first and its back-references after, so a subscribe that commits before
 // the delete is found by the query that follows it.
-import {
-  BatchWriteCommand,
-  DeleteCommand,
-  QueryCommand,
-  TransactWriteCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Permission } from '../../domain/identity/permissions.js';
 import {
   topicKey,
@@ -265,15 +259,8 @@ export class DynamoViewerRegistry implements ViewerRegistry {
     return alreadySubscribed ? 'subscribed' : 'limit';
   }
 
-  /** Deletes the items at `keys` (batches of 25, unprocessed ones asked again). */
+  /** Deletes the items at `all` side by side (a connection has at most 2 per topic and one more). */
   private async deleteAll(all: readonly Key[]): Promise<void> {
-    for (let i = 0; i < all.length; i += 25) {
-      let requests = all.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } }));
-      for (let round = 0; requests.length > 0; round += 1) {
-        if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 20 * 2 ** round)));
-        const answer = await this.db.send(new BatchWriteCommand({ RequestItems: { [this.tableName]: requests } }));
-        requests = (answer.UnprocessedItems?.[this.tableName] ?? []) as typeof requests;
-      }
-    }
+    await Promise.all(all.map((Key) => this.db.send(new DeleteCommand({ TableName: this.tableName, Key }))));
   }
 }

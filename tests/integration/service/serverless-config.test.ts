@@ -119,6 +119,8 @@ const resourceName = (value: unknown): string => {
   if (typeof v['Ref'] === 'string' && !v['Ref'].startsWith('AWS::')) return v['Ref'];
   const getAtt = v['Fn::GetAtt'];
   if (Array.isArray(getAtt) && getAtt[1] === 'Arn') return String(getAtt[0]);
+  // A table's stream: `<table>/stream`.
+  if (Array.isArray(getAtt) && getAtt[1] === 'StreamArn') return `${String(getAtt[0])}/stream`;
   const join = v['Fn::Join'];
   if (Array.isArray(join) && join[0] === '/' && Array.isArray(join[1]))
     return (join[1] as unknown[]).map(resourceName).join('/');
@@ -168,6 +170,7 @@ const neededGrants = (
   consumedQueues: readonly string[],
   secretParameters: readonly string[],
   secretOfName: Readonly<Record<string, string>>,
+  failureQueues: readonly string[] = [],
 ): string[] => {
   const grants = new Set<string>([
     `logs:CreateLogStream ${logicalPrefix(functionName)}LogGroup`,
@@ -203,8 +206,18 @@ const neededGrants = (
     } else if (action === 'execute-api:ManageConnections') grants.add(`${action} WebsocketsApi`);
     else throw new Error(`${functionName}: ${module} makes ${action}, which this test does not map to a resource yet`);
   }
-  // The event source mapping polls on the function's behalf with the function's role.
-  for (const queue of consumedQueues)
+  // The event source mapping polls on the function's behalf with the function's role: a table's stream, read
+  // (and a failed batch recorded on its failure queue), or a queue.
+  for (const source of consumedQueues.filter((s) => s.endsWith('/stream')))
+    for (const action of [
+      'dynamodb:DescribeStream',
+      'dynamodb:GetRecords',
+      'dynamodb:GetShardIterator',
+      'dynamodb:ListStreams',
+    ])
+      grants.add(`${action} ${source}`);
+  for (const queue of failureQueues) grants.add(`sqs:SendMessage ${queue}`);
+  for (const queue of consumedQueues.filter((s) => !s.endsWith('/stream')))
     for (const action of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'])
       grants.add(`${action} ${queue}`);
   return [...grants].sort();
@@ -619,6 +632,20 @@ describe('serverless package', () => {
             resourceName(r.Properties['FunctionName']) === `${logicalPrefix(functionName)}LambdaFunction`,
         )
         .map((r) => resourceName(r.Properties['EventSourceArn']));
+    /** The queues a function's stream mappings record failed batches on (DestinationConfig.OnFailure). */
+    const failureQueuesOf = (functionName: string): string[] =>
+      Object.values(template.Resources)
+        .filter(
+          (r) =>
+            r.Type === 'AWS::Lambda::EventSourceMapping' &&
+            resourceName(r.Properties['FunctionName']) === `${logicalPrefix(functionName)}LambdaFunction`,
+        )
+        .flatMap((r) => {
+          const destination = (
+            r.Properties['DestinationConfig'] as { OnFailure?: { Destination?: unknown } } | undefined
+          )?.OnFailure?.Destination;
+          return destination === undefined ? [] : [resourceName(destination)];
+        });
 
     let calls: Record<string, FunctionCalls>;
     beforeAll(async () => {
@@ -672,7 +699,7 @@ describe('serverless package', () => {
               );
               continue;
             }
-            const base = name.replace(/\/index\/(\*|gsi\d)$/, '');
+            const base = name.replace(/\/index\/(\*|gsi\d)$|\/stream$/, '');
             expect(base, `${fn.name}: ${name}`).toMatch(/^[A-Za-z0-9]+$/); // a resource of this stack
             expect(template.Resources[base], `${fn.name}: ${name} is not in the stack`).toBeDefined();
           }
@@ -690,12 +717,13 @@ describe('serverless package', () => {
           consumedQueuesOf(fn.name),
           secretParametersOf(fn.name),
           generatedSecrets(),
+          failureQueuesOf(fn.name),
         );
         // Tracing on (the packaging's --param=tracing=true): the function sends its traces to X-Ray.
         if (conditionHolds('TracingEnabled')) needed.push('xray:PutTelemetryRecords *', 'xray:PutTraceSegments *');
         needed.sort();
         // Both ways: a grant the code does not use fails, and so does a call the role does not allow.
-        expect(grantsOf(roleOf(fn.name)), `the role of ${fn.name} (infra/iam.yml)`).toEqual(needed);
+        expect.soft(grantsOf(roleOf(fn.name)), `the role of ${fn.name} (infra/iam.yml)`).toEqual(needed);
       }
       // The shell a spec-only bundle runs is part of that bundle.
       for (const [fn, like] of Object.entries(RUNS_ONLY_LIKE)) {
@@ -705,9 +733,9 @@ describe('serverless package', () => {
       }
     });
 
-    it('never grants BatchWriteItem, TransactGetItems or DescribeTable, which no code calls', () => {
+    it('never grants TransactGetItems or DescribeTable, which no code calls', () => {
       const granted = definition.functions.flatMap((fn) => grantsOf(roleOf(fn.name)));
-      for (const action of ['dynamodb:BatchWriteItem', 'dynamodb:TransactGetItems', 'dynamodb:DescribeTable']) {
+      for (const action of ['dynamodb:TransactGetItems', 'dynamodb:DescribeTable']) {
         expect(granted.filter((g) => g.startsWith(`${action} `))).toEqual([]);
       }
     });
@@ -827,9 +855,14 @@ describe('serverless package', () => {
   });
 
   describe('queues', () => {
+    /** The queue consumers (a table stream's consumer is not one). */
     const consumers = () =>
       Object.values(template.Resources)
-        .filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping')
+        .filter(
+          (r) =>
+            r.Type === 'AWS::Lambda::EventSourceMapping' &&
+            !resourceName(r.Properties['EventSourceArn']).endsWith('/stream'),
+        )
         .map((mapping) => ({
           mapping,
           fn: template.Resources[resourceName(mapping.Properties['FunctionName'])]!,
