@@ -375,8 +375,25 @@ describe('serverless package', () => {
     expect(statements).toHaveLength(1);
     expect(statements[0]).toMatchObject({ Principal: { Service: 'cloudfront.amazonaws.com' }, Action: 's3:GetObject' });
     expect(JSON.stringify(statements[0]?.Condition)).toContain('distribution/');
-    const policy = JSON.stringify(resources['ConsoleHeaders']?.Properties);
-    expect(policy).toContain(CONSOLE_HEADERS['content-security-policy']);
+    // The local front's policy, but for the viewer channel's origin (issue 36): the WebSocket API's host, the third
+    // part of AGENT_SOCKET_URL (`wss://<api>.execute-api.<region>.amazonaws.com/<stage>`) split at '/'.
+    const csp = (
+      resources['ConsoleHeaders']?.Properties as {
+        ResponseHeadersPolicyConfig: { SecurityHeadersConfig: { ContentSecurityPolicy: Record<string, unknown> } };
+      }
+    ).ResponseHeadersPolicyConfig.SecurityHeadersConfig.ContentSecurityPolicy['ContentSecurityPolicy'] as {
+      'Fn::Join': [string, unknown[]];
+    };
+    const [separator, parts] = csp['Fn::Join'];
+    const socketHost = { 'Fn::Select': [2, { 'Fn::Split': ['/', expect.anything()] }] };
+    expect(parts.filter((p) => typeof p !== 'string')).toEqual([socketHost]);
+    expect(JSON.stringify(parts)).toContain('{"Ref":"WebsocketsApi"},".execute-api."');
+    expect(parts.map((p) => (typeof p === 'string' ? p : '<socket host>')).join(separator)).toBe(
+      CONSOLE_HEADERS['content-security-policy'].replace(
+        "connect-src 'self'",
+        "connect-src 'self' wss://<socket host>",
+      ),
+    );
   });
 
   it('generates the origin secret and the first admin’s password at deploy time, and names no value anywhere', async () => {
