@@ -68,6 +68,8 @@ export const eventsMessages = (deploymentId: string, events: readonly ViewerEven
 interface Cached {
   readonly until: number;
   subscribers: Promise<readonly ViewerConnection[]>;
+  /** The list once read: a writer nobody watches then returns at once, without waiting a turn. */
+  known?: readonly ViewerConnection[];
 }
 
 /** Past this many cached deployments, the expired ones are dropped on the next read. */
@@ -89,17 +91,24 @@ export const viewerPublisher = (
     const subscribers = deps.registry.subscribers({ kind: 'deployment', deploymentId });
     const entry: Cached = { until: now + timing.cacheMs, subscribers };
     cache.set(deploymentId, entry);
-    subscribers.catch(() => {
-      if (cache.get(deploymentId) === entry) cache.delete(deploymentId);
-    });
+    subscribers.then(
+      (list) => {
+        entry.known = list;
+      },
+      () => {
+        if (cache.get(deploymentId) === entry) cache.delete(deploymentId);
+      },
+    );
     return subscribers;
   };
 
   /** Forgets a connection API Gateway no longer has: in the registry, and in the cached list. */
   const forget = async (deploymentId: string, connectionId: string): Promise<void> => {
     const entry = cache.get(deploymentId);
-    if (entry !== undefined)
+    if (entry !== undefined) {
       entry.subscribers = entry.subscribers.then((all) => all.filter((c) => c.connectionId !== connectionId));
+      entry.known = entry.known?.filter((c) => c.connectionId !== connectionId);
+    }
     await deps.registry.disconnect(connectionId);
   };
 
@@ -151,6 +160,8 @@ export const viewerPublisher = (
   return {
     publish(deploymentId, stored) {
       if (stored.length === 0) return Promise.resolve();
+      const cached = cache.get(deploymentId);
+      if (cached?.known?.length === 0 && cached.until > deps.clock.now().getTime()) return Promise.resolve();
       const batch = batches.get(deploymentId);
       if (batch !== undefined) {
         batch.push(...stored);

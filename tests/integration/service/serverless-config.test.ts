@@ -733,9 +733,9 @@ describe('serverless package', () => {
       }
     });
 
-    it('never grants TransactGetItems or DescribeTable, which no code calls', () => {
+    it('never grants BatchWriteItem, TransactGetItems or DescribeTable, which no code calls', () => {
       const granted = definition.functions.flatMap((fn) => grantsOf(roleOf(fn.name)));
-      for (const action of ['dynamodb:TransactGetItems', 'dynamodb:DescribeTable']) {
+      for (const action of ['dynamodb:BatchWriteItem', 'dynamodb:TransactGetItems', 'dynamodb:DescribeTable']) {
         expect(granted.filter((g) => g.startsWith(`${action} `))).toEqual([]);
       }
     });
