@@ -4,6 +4,7 @@
 // without the channel the answer is 503.
 import { describe, expect, it } from 'vitest';
 import type { ViewerSubscribeDeps } from '../../../../domain/streams/viewer-channel.js';
+import type { ViewerResourceDeps } from '../../../../domain/streams/viewer-resources.js';
 import { makeHandler } from '../../../../functions/sockets/viewer-socket.js';
 import { FakeClock } from '../../../fakes/clock.js';
 import { aDeployment, FakeDeploymentRepository } from '../../../fakes/deployments.js';
@@ -29,7 +30,7 @@ const setup = async () => {
     },
     deployments,
     events: new FakeDeploymentEventStore(),
-    resources: {},
+    resources: {} as ViewerResourceDeps, // no resource topic in these tests
     wait: async () => undefined,
   };
   const handler = makeHandler(
@@ -68,7 +69,7 @@ describe('viewerSocket', () => {
     await send('{not json');
     await send({ action: 'subscribe', ref: 'b', topic: 'deployment', last_event_id: -1 });
     await send({ action: 'subscribe', ref: 'c', topic: 'resources', resource_type: 'users' });
-    await send({ action: 'subscribe', ref: 'd', topic: 'resources', resource_type: 'targets' });
+    await send({ action: 'unsubscribe', ref: 'd', topic: 'nothing' });
     // Assess
     const errors = push.to('conn-1');
     expect(errors.map((m) => (m.type === 'error' ? [m.ref, m.error.code] : m.type))).toEqual([
