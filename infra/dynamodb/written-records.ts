@@ -15,8 +15,26 @@ export type StreamImage = Readonly<Record<string, AttributeValue>>;
 /** The item types whose writes change a list, and their lists (also the stream's filter in serverless.yml). */
 export const LISTED_ITEM_TYPES = ['deployment', 'pending_request', 'target'] as const;
 
+/**
+ * An attribute value with no member (seen from DynamoDB Local's stream through the streams client, e.g. for an empty
+ * value) is dropped, at any depth, rather than failing the whole batch: unmarshall refuses it.
+ */
+const defined = (value: AttributeValue): AttributeValue | undefined => {
+  if (Object.keys(value).length === 0) return undefined;
+  if (value.M !== undefined) return { M: definedMap(value.M) };
+  if (value.L !== undefined) return { L: value.L.map(defined).filter((v): v is AttributeValue => v !== undefined) };
+  return value;
+};
+const definedMap = (map: Readonly<Record<string, AttributeValue>>): Record<string, AttributeValue> =>
+  Object.fromEntries(
+    Object.entries(map).flatMap(([name, value]) => {
+      const kept = defined(value);
+      return kept === undefined ? [] : [[name, kept]];
+    }),
+  );
+
 const itemOf = (image: StreamImage | undefined): Item | undefined =>
-  image === undefined ? undefined : (unmarshall(image as Record<string, AttributeValue>) as Item);
+  image === undefined ? undefined : (unmarshall(definedMap(image)) as Item);
 
 /** The written record of one stream record, or undefined when its item is none of a list's. */
 export const writtenRecordOf = (
