@@ -129,6 +129,24 @@ export const startStreamPoller = async (options: StreamPollerOptions): Promise<S
     if (Records.length > 0) await invoke(Records);
   };
 
+  /**
+   * A shard read that fails because its iterator points at records DynamoDB Local has already trimmed (seen within
+   * seconds when several stacks share one DynamoDB Local) or because it expired: the same iterator would fail forever,
+   * so the shard is read again from its oldest record still kept (the records trimmed are lost, and logged).
+   */
+  const pollShardOrRecover = async (shardId: string, iterator: string): Promise<void> => {
+    try {
+      await pollShard(shardId, iterator);
+    } catch (error) {
+      const name = (error as { name?: string }).name;
+      if (name !== 'TrimmedDataAccessException' && name !== 'ExpiredIteratorException') throw error;
+      log(`${options.functionName}: ${name} on shard ${shardId}: reading it again from its oldest record`);
+      const fresh = await iteratorOf(shardId, 'TRIM_HORIZON').catch(() => iteratorOf(shardId, 'LATEST'));
+      if (fresh === undefined) iterators.delete(shardId);
+      else iterators.set(shardId, fresh);
+    }
+  };
+
   await discover(true);
   let stopped = false;
   const loop = (async () => {
@@ -138,7 +156,7 @@ export const startStreamPoller = async (options: StreamPollerOptions): Promise<S
           await discover(false);
           describedAt = Date.now();
         }
-        for (const [shardId, iterator] of [...iterators]) if (!stopped) await pollShard(shardId, iterator);
+        for (const [shardId, iterator] of [...iterators]) if (!stopped) await pollShardOrRecover(shardId, iterator);
       } catch (error) {
         if (!stopped) log(`${options.functionName}: stream read failed: ${(error as Error).message}`);
       }
