@@ -78,37 +78,37 @@ const runLog = async (
 };
 
 describe('followDeploymentLog backs off while the deployment is quiet', () => {
-  it('reads the store every 100 ms for 2 s, then doubles the wait up to 1 s, and re-reads the deployment every 10 s', async () => {
+  it('reads the store every 100 ms for 10 s, then doubles the wait up to 500 ms, and re-reads the deployment every 10 s', async () => {
     // Act: a running deployment that writes nothing for a minute
     const { waits, storeReads, deploymentReads } = await runLog(60_000, async () => undefined);
 
     // Assess
-    expect(waits.slice(0, 20).every((w) => w.ms === 100)).toBe(true);
-    expect(waits.slice(20, 24).map((w) => w.ms)).toEqual([200, 400, 800, 1_000]);
-    expect(waits.slice(24).every((w) => w.ms === 1_000)).toBe(true);
-    // 20 fast reads, 4 ramping, then one a second: about 80 reads a minute instead of 600
-    expect(storeReads).toBeGreaterThan(70);
-    expect(storeReads).toBeLessThan(90);
-    // every 2 s until backed off (at 3.5 s), then every 10 s: 1 + 6
-    expect(deploymentReads).toBeLessThanOrEqual(8);
-    expect(deploymentReads).toBeGreaterThanOrEqual(6);
+    expect(waits.slice(0, 100).every((w) => w.ms === 100)).toBe(true);
+    expect(waits.slice(100, 103).map((w) => w.ms)).toEqual([200, 400, 500]);
+    expect(waits.slice(103).every((w) => w.ms === 500)).toBe(true);
+    // 100 fast reads, 3 ramping, then two a second: about 200 reads a minute instead of 600
+    expect(storeReads).toBeGreaterThan(190);
+    expect(storeReads).toBeLessThan(215);
+    // every 2 s until backed off (at ~10.7 s), then every 10 s: about 5 + 5
+    expect(deploymentReads).toBeLessThanOrEqual(12);
+    expect(deploymentReads).toBeGreaterThanOrEqual(8);
   });
 
-  it('goes back to 100 ms on the first event after a quiet spell, and backs off again 2 s after the last one', async () => {
-    // Act: quiet for 10 s, then a line at each read until 11 s, then quiet again
-    const { waits, sent } = await runLog(20_000, async (elapsedMs, events) => {
-      if (elapsedMs >= 10_000 && elapsedMs < 11_000) {
+  it('goes back to 100 ms on the first event after a quiet spell, and backs off again 10 s after the last one', async () => {
+    // Act: quiet for 20 s, then a line at each read until 21 s, then quiet again
+    const { waits, sent } = await runLog(40_000, async (elapsedMs, events) => {
+      if (elapsedMs >= 20_000 && elapsedMs < 21_000) {
         const deploymentId = aDeployment().id;
         await events.append(deploymentId, [{ at: '2026-11-22T10:10:10.000Z', event: line(`at ${elapsedMs}`) }]);
       }
     });
 
     // Assess
-    const firstAfter = waits.findIndex((w) => w.atMs >= 10_000);
+    const firstAfter = waits.findIndex((w) => w.atMs >= 20_000);
     expect(waits[firstAfter]!.ms).toBe(100); // the read that found the first line: fast again at once
-    const flowing = waits.filter((w) => w.atMs >= 10_000 && w.atMs < 12_800);
-    expect(flowing.every((w) => w.ms === 100)).toBe(true); // fast while lines flow and for 2 s after the last (at ~10.9 s)
-    expect(waits.filter((w) => w.atMs >= 15_000).every((w) => w.ms === 1_000)).toBe(true);
+    const flowing = waits.filter((w) => w.atMs >= 20_000 && w.atMs < 30_800);
+    expect(flowing.every((w) => w.ms === 100)).toBe(true); // fast while lines flow and for 10 s after the last (at ~20.9 s)
+    expect(waits.filter((w) => w.atMs >= 33_000).every((w) => w.ms === 500)).toBe(true);
     expect(sent.filter((item) => JSON.stringify(item).includes('"log"')).length).toBeGreaterThanOrEqual(5);
   });
 });
