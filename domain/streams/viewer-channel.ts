@@ -69,16 +69,6 @@ export type TopicRequest =
       readonly snapshot: boolean;
     };
 
-/** The caller a stored connection stands for (as verified at connect). */
-export const callerOfViewer = (viewer: ViewerConnection): Caller => ({
-  kind: viewer.credential.kind === 'session' ? 'user' : 'api_key',
-  userId: viewer.userId,
-  tenantId: viewer.tenantId,
-  roles: [],
-  permissions: new Set(viewer.permissions),
-  ...(viewer.credential.apiKeyId === null ? {} : { apiKeyId: viewer.credential.apiKeyId }),
-});
-
 /**
  * The grant behind a stored connection, for the re-check. Its session start is the connect time: the token was
  * verified then, so a logout or password change before it had already refused the connect.

@@ -4,20 +4,11 @@
 // so a deployment nobody watches costs at most one query a second per writing process, and 50 viewers one query per
 // commit, not 50. A connection that is gone is forgotten. The push never fails the write: its errors are logged and
 // swallowed, and it is bounded by a short timeout (it is awaited: a Lambda may freeze once it answers).
-import {
-  streamMessage,
-  type DeploymentEventStore,
-  type KeyedEventAppender,
-  type StoredEvent,
-} from '../deployments/events.js';
+import type { DeploymentEventStore, KeyedEventAppender, StoredEvent } from '../deployments/events.js';
 import type { Clock } from '../shared/ports.js';
 import { failureText, type Sleep, type Warn } from './ports.js';
-import type { ViewerConnection, ViewerEvent, ViewerMessage, ViewerPush, ViewerRegistry } from './viewer-ports.js';
-
-/** An `events` message holds at most this many events ... */
-export const MAX_EVENTS_PER_MESSAGE = 100;
-/** ... and about this many bytes of JSON (API Gateway takes frames of up to 128 KB). */
-export const MAX_EVENTS_MESSAGE_BYTES = 100_000;
+import { eventsMessages, viewerEvent } from './viewer-messages.js';
+import type { ViewerConnection, ViewerMessage, ViewerPush, ViewerRegistry } from './viewer-ports.js';
 
 export interface ViewerPublishTiming {
   /** How long a deployment's subscriber list is reused before it is queried again. */
@@ -41,28 +32,6 @@ export interface ViewerPublishDeps {
 export interface EventPublisher {
   publish(deploymentId: string, stored: readonly StoredEvent[]): Promise<void>;
 }
-
-/** A stored event as the channel sends it: the SSE log stream's message and its seq. */
-export const viewerEvent = (stored: StoredEvent): ViewerEvent => ({ id: stored.seq, ...streamMessage(stored.event) });
-
-/** The `events` messages of a run of events, in order, each at most MAX_EVENTS_PER_MESSAGE and ~100 KB. */
-export const eventsMessages = (deploymentId: string, events: readonly ViewerEvent[]): ViewerMessage[] => {
-  const messages: ViewerMessage[] = [];
-  let batch: ViewerEvent[] = [];
-  let bytes = 0;
-  for (const event of events) {
-    const size = JSON.stringify(event).length + 1;
-    if (batch.length > 0 && (batch.length === MAX_EVENTS_PER_MESSAGE || bytes + size > MAX_EVENTS_MESSAGE_BYTES)) {
-      messages.push({ type: 'events', deployment_id: deploymentId, events: batch });
-      batch = [];
-      bytes = 0;
-    }
-    batch.push(event);
-    bytes += size;
-  }
-  if (batch.length > 0) messages.push({ type: 'events', deployment_id: deploymentId, events: batch });
-  return messages;
-};
 
 /** A deployment's subscribers as last read, and until when they are reused. */
 interface Cached {

@@ -4,7 +4,6 @@
 // `created` changes, at most 100 per message. What is pushed afterwards is viewer-changes.ts (the table's stream).
 import { ValidationError } from '../errors.js';
 import { authorize } from '../identity/authenticate.js';
-import type { Caller } from '../identity/types.js';
 import {
   isResourceType,
   RESOURCE_TYPES,
@@ -14,6 +13,7 @@ import {
   type Watcher,
 } from './resource-sources.js';
 import { changesMessages } from './viewer-changes.js';
+import { callerOfViewer } from './viewer-messages.js';
 import type { ViewerConnection, ViewerMessage, ViewerTopic } from './viewer-ports.js';
 
 /** What the resource topics read: the SSE resource streams' listings and rules. */
@@ -21,15 +21,6 @@ export interface ViewerResourceDeps {
   readonly lists: ResourceListDeps;
   readonly sources: Readonly<Record<ResourceType, Pick<ResourceSource, 'permission' | 'list'>>>;
 }
-
-/** The caller a connection stands for, as far as a listing asks (its tenant and permissions). */
-const callerOf = (viewer: ViewerConnection): Caller => ({
-  kind: viewer.credential.kind === 'session' ? 'user' : 'api_key',
-  userId: viewer.userId,
-  tenantId: viewer.tenantId,
-  roles: [],
-  permissions: new Set(viewer.permissions),
-});
 
 /**
  * The topic of a `resources` subscription and, when asked, its snapshot: VALIDATION_ERROR for an unknown resource
@@ -47,7 +38,7 @@ export const openResourceTopic = async (
       { field: 'resource_type', code: 'VALIDATION_ERROR', message: `must be one of ${RESOURCE_TYPES.join(', ')}` },
     ]);
   const source = deps.sources[resourceType];
-  const caller = callerOf(viewer);
+  const caller = callerOfViewer(viewer);
   authorize(caller, source.permission);
   const tenantId = viewer.tenantId ?? request.tenantId ?? null;
   const topic: ViewerTopic = { kind: 'resources', resourceType, tenantId };

@@ -7,60 +7,24 @@
 // openResourceTopic decides the topic and the snapshot.
 import { ValidationError } from '../errors.js';
 import { visibleDeployment } from '../deployments/cancel.js';
-import { isTerminalEvent, streamMessage, synthesizedEnd, type StoredEvent } from '../deployments/events.js';
+import { isTerminalEvent, synthesizedEnd, type StoredEvent } from '../deployments/events.js';
 import { TERMINAL_STATES, type Deployment } from '../deployments/types.js';
 import { authorize } from '../identity/authenticate.js';
-import {
-  callerOfViewer,
-  liveViewer,
-  VIEWER_TOPIC_LIMIT,
-  type TopicRequest,
-  type ViewerSubscribeDeps,
-} from './viewer-channel.js';
+import { liveViewer, VIEWER_TOPIC_LIMIT, type TopicRequest, type ViewerSubscribeDeps } from './viewer-channel.js';
 import type { ViewerConnection, ViewerEvent, ViewerMessage, ViewerTopic } from './viewer-ports.js';
 import { openResourceTopic } from './viewer-resources.js';
+import { callerOfViewer, chunkEvents, viewerEvent } from './viewer-messages.js';
 
 /** How long a writer caches a deployment's subscriber list (the push at the write). */
 export const SUBSCRIBER_CACHE_MS = 1_000;
 /** Margin past the cache period before the second read. */
 const SECOND_READ_MARGIN_MS = 100;
-/** Most events, and most bytes of their JSON, in one `events` message. */
-export const EVENTS_PER_MESSAGE = 100;
-export const BYTES_PER_MESSAGE = 100 * 1024;
 /** Events read per store call during a catch-up. */
 const PAGE = 500;
 /** How many events before the last one a finished deployment's catch-up reads back to find a stored end. */
 const END_LOOKBACK = 20;
 
 type Echo = { readonly ref?: string; readonly topic: Readonly<Record<string, unknown>> };
-
-const sizeOf = (value: unknown): number => new TextEncoder().encode(JSON.stringify(value)).length;
-
-/** Events cut into messages of at most `maxEvents` events and `maxBytes` bytes (an event over it goes alone). */
-export const chunkEvents = (
-  events: readonly ViewerEvent[],
-  maxEvents = EVENTS_PER_MESSAGE,
-  maxBytes = BYTES_PER_MESSAGE,
-): ViewerEvent[][] => {
-  const chunks: ViewerEvent[][] = [];
-  let current: ViewerEvent[] = [];
-  let bytes = 0;
-  for (const event of events) {
-    const size = sizeOf(event);
-    if (current.length > 0 && (current.length >= maxEvents || bytes + size > maxBytes)) {
-      chunks.push(current);
-      current = [];
-      bytes = 0;
-    }
-    current.push(event);
-    bytes += size;
-  }
-  if (current.length > 0) chunks.push(current);
-  return chunks;
-};
-
-/** A stored event as the channel sends it: the SSE message and its seq. */
-export const viewerEvent = (stored: StoredEvent): ViewerEvent => ({ id: stored.seq, ...streamMessage(stored.event) });
 
 /** Sends `events` in chunks; false when the connection is gone. */
 const sendEvents = async (

@@ -18,7 +18,8 @@ import {
 import { resourceSources } from '../../../../domain/streams/resource-sources.js';
 import type { ViewerEvent, ViewerMessage } from '../../../../domain/streams/viewer-ports.js';
 import { closeViewers, expireViewers } from '../../../../domain/streams/viewer-revocation.js';
-import { chunkEvents, subscribeViewer } from '../../../../domain/streams/viewer-subscribe.js';
+import { chunkEvents } from '../../../../domain/streams/viewer-messages.js';
+import { subscribeViewer } from '../../../../domain/streams/viewer-subscribe.js';
 import { FakeClock } from '../../../fakes/clock.js';
 import { aDeployment, FakeDeploymentRepository, FakePendingRequestRepository } from '../../../fakes/deployments.js';
 import { FakeTargetRepository } from '../../../fakes/targets.js';

@@ -8,12 +8,8 @@ import type {
   ViewerRegistry,
   ViewerTopic,
 } from '../../../../domain/streams/viewer-ports.js';
-import {
-  eventsMessages,
-  publishingEvents,
-  viewerEvent,
-  viewerPublisher,
-} from '../../../../domain/streams/viewer-publish.js';
+import { eventsMessages, viewerEvent } from '../../../../domain/streams/viewer-messages.js';
+import { publishingEvents, viewerPublisher } from '../../../../domain/streams/viewer-publish.js';
 import { FakeClock } from '../../../fakes/clock.js';
 
 const connection = (connectionId: string): ViewerConnection => ({
