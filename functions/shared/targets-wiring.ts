@@ -94,9 +94,11 @@ export const targetsDeps = once((): TargetsDeps => {
         pollWaitSeconds: MAX_POLL_WAIT_SECONDS,
       },
     },
+    // The event store and the engine queue are built on the first report, not with the targets' dependencies: most
+    // functions that read targets never hear from an agent (their cold start stays as it was before the listener).
     listener: commandListener({
-      events: deploymentEvents(),
-      engine: engineQueue(),
+      events: { appendOnce: (deploymentId, groups) => deploymentEvents().appendOnce(deploymentId, groups) },
+      engine: { wake: (deploymentId) => engineQueue().wake(deploymentId) },
       clock,
       targetName: async (targetId) => (await targets.get(targetId))?.name ?? null,
       analyze: analysisConfigured() ? (command) => requestAnalysis(analysisDeps(), command) : undefined,
