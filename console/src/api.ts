@@ -119,8 +119,15 @@ export const verifyTwoFactor = async (pendingToken: string, code: string): Promi
   return answer.user;
 };
 
+/** Sign out of this browser only: its refresh token is revoked and its access token forgotten; other sessions stay. */
 export const logout = async (): Promise<void> => {
-  await api('POST', '/auth/logout').catch(() => undefined);
+  accessToken = undefined;
+  await api('DELETE', '/auth/session').catch(() => undefined);
+};
+
+/** As `logout`, with the API's refusal thrown (for a page to show). */
+export const logoutHere = async (): Promise<void> => {
+  await api('DELETE', '/auth/session');
   accessToken = undefined;
 };
 

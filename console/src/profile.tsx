@@ -3,7 +3,7 @@
 // Download, regenerated with a code; turned off with a code), and signing out of every session.
 import { useEffect, useState } from 'preact/hooks';
 import { renderSVG } from 'uqr';
-import { api, changePassword, errorText, logoutEverywhere } from './api.js';
+import { api, changePassword, errorText, logoutEverywhere, logoutHere } from './api.js';
 import { when } from './format.js';
 import { CopyButton, SecretOnce } from './copy-widgets.js';
 import { ErrorLine, NoticeLine } from './widgets.js';
@@ -270,9 +270,9 @@ const TwoFactor = ({ me, reload }: { me: Me; reload: () => Promise<void> }) => {
 
 const Sessions = ({ onSignedOut }: { onSignedOut: () => void }) => {
   const [error, setError] = useState<string | undefined>();
-  const everywhere = async () => {
+  const signOut = async (end: () => Promise<void>) => {
     try {
-      await logoutEverywhere();
+      await end();
     } catch (e) {
       return setError(errorText(e));
     }
@@ -282,13 +282,23 @@ const Sessions = ({ onSignedOut }: { onSignedOut: () => void }) => {
     <section aria-labelledby="sessions-title">
       <h2 id="sessions-title">Sessions</h2>
       <p>
-        Signing out ends every session of your account: this browser, every other browser and device, and the apps you
-        allowed to act as you. Your API keys keep working until you revoke them.
+        <strong>Sign out here</strong> ends this browser's session only (as the header's Sign out does): your other
+        browsers and devices stay signed in.
+      </p>
+      <p>
+        <strong>Sign out everywhere</strong> ends every session of your account: this browser, every other browser and
+        device, and the apps you allowed to act as you. Use it when a device or a password may be in other hands. Your
+        API keys keep working until you revoke them.
       </p>
       <ErrorLine message={error} />
-      <button type="button" onClick={() => void everywhere()}>
-        Sign out everywhere
-      </button>
+      <div class="buttons">
+        <button type="button" onClick={() => void signOut(logoutHere)}>
+          Sign out here
+        </button>
+        <button type="button" onClick={() => void signOut(logoutEverywhere)}>
+          Sign out everywhere
+        </button>
+      </div>
     </section>
   );
 };

@@ -134,6 +134,40 @@ describe('refresh and logout', () => {
   });
 });
 
+describe('sign out of this browser (DELETE /auth/session, additive)', () => {
+  it("ends only this browser's refresh-token family and clears the cookie; another browser still refreshes", async () => {
+    // Prepare: two browsers of one user, this one rotated once (its family, not only its first token, must end)
+    const here = await login();
+    const other = await login();
+    const rotated = await call('POST', '/api/v1/auth/refresh', { cookie: here.cookie });
+    const hereNow = rotated.headers.getSetCookie()[0]?.split(';')[0] ?? '';
+    // Act
+    const out = await call('DELETE', '/api/v1/auth/session', { cookie: hereNow });
+    // Assess
+    expect(out.status).toBe(200);
+    expect(out.json.message).toContain('this browser');
+    expect(out.headers.getSetCookie()[0]).toMatch(/^deployer_refresh=; .*Max-Age=0/);
+    expect((await call('POST', '/api/v1/auth/refresh', { cookie: hereNow })).status).toBe(401);
+    const otherRefresh = await call('POST', '/api/v1/auth/refresh', { cookie: other.cookie });
+    expect(otherRefresh.status).toBe(200);
+    expect((await call('GET', '/api/v1/auth/me', { token: other.token })).status).toBe(200);
+    // the access token this browser held lives to its expiry (security.md rule 44)
+    expect((await call('GET', '/api/v1/auth/me', { token: here.token })).status).toBe(200);
+  });
+
+  it('answers 200 and clears the cookie with no, an unknown or an already ended session', async () => {
+    const none = await call('DELETE', '/api/v1/auth/session');
+    expect(none.status).toBe(200);
+    expect(none.headers.getSetCookie()[0]).toMatch(/Max-Age=0/);
+    const unknown = await call('DELETE', '/api/v1/auth/session', { cookie: 'deployer_refresh=nope' });
+    expect(unknown.status).toBe(200);
+    const a = await login();
+    expect((await call('DELETE', '/api/v1/auth/session', { cookie: a.cookie })).status).toBe(200);
+    expect((await call('DELETE', '/api/v1/auth/session', { cookie: a.cookie })).status).toBe(200);
+    expect((await call('POST', '/api/v1/auth/refresh', { cookie: a.cookie })).status).toBe(401);
+  });
+});
+
 describe('protected routes', () => {
   const sample = (path: string) => path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000');
 

@@ -429,6 +429,32 @@ describe('the console: the profile', () => {
     await elsewhere.context().close();
   }, 90_000);
 
+  it('"Sign out" (header) and "Sign out here" (profile) end this browser only; another browser stays in', async () => {
+    // Prepare
+    const sid = await operator('sid');
+    const here = await signInPage(browser, stack.baseUrl, sid, DESKTOP);
+    const elsewhere = await signInPage(browser, stack.baseUrl, sid, DESKTOP);
+    await here.getByRole('link', { name: sid.email }).click();
+    // Act: the profile's "Sign out here"
+    await here.getByRole('button', { name: 'Sign out here' }).click();
+    // Assess: this browser is out, across a reload (its refresh cookie is gone and revoked); the other is in
+    await here.getByRole('heading', { name: 'Sign in to Deployer' }).waitFor();
+    await here.reload();
+    await here.getByRole('heading', { name: 'Sign in to Deployer' }).waitFor();
+    await elsewhere.reload();
+    await elsewhere.getByRole('link', { name: 'Queue' }).click();
+    await elsewhere.getByRole('heading', { name: 'Queue' }).waitFor();
+    // Act: the header's "Sign out" in the other browser, after a third one signed in
+    const third = await signInPage(browser, stack.baseUrl, sid, DESKTOP);
+    await elsewhere.getByRole('button', { name: 'Sign out', exact: true }).click(); // the header's
+    await elsewhere.getByRole('heading', { name: 'Sign in to Deployer' }).waitFor();
+    await elsewhere.reload();
+    await elsewhere.getByRole('heading', { name: 'Sign in to Deployer' }).waitFor();
+    await third.reload();
+    await third.getByRole('link', { name: sid.email }).waitFor();
+    for (const page of [here, elsewhere, third]) await page.context().close();
+  }, 90_000);
+
   it('"Sign out everywhere" ends the session of another browser and every access token', async () => {
     // Prepare
     const sam = await operator('sam');

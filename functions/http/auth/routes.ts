@@ -7,6 +7,7 @@ import * as logoutPost from './logout-post.js';
 import * as meGet from './me-get.js';
 import * as passwordPost from './password-post.js';
 import * as refreshPost from './refresh-post.js';
+import * as sessionDelete from './session-delete.js';
 import * as ssoCallbackGet from './sso-callback-get.js';
 import * as ssoGet from './sso-get.js';
 import * as ssoProvidersGet from './sso-providers-get.js';
@@ -22,6 +23,7 @@ export const authRoutes = [
   route('POST', '/api/v1/auth/login', loginPost.handler),
   route('POST', '/api/v1/auth/refresh', refreshPost.handler),
   route('POST', '/api/v1/auth/logout', logoutPost.handler),
+  route('DELETE', '/api/v1/auth/session', sessionDelete.handler),
   route('GET', '/api/v1/auth/me', meGet.handler),
   route('POST', '/api/v1/auth/password', passwordPost.handler),
   route('POST', '/api/v1/auth/api-keys', apiKeysPost.handler),
