@@ -2,7 +2,7 @@
 // caller's permissions: the list (oauth_clients:read), a new client (oauth_clients:create; scopes only among the
 // permissions the caller holds), its secret shown once with Copy, a new secret (oauth_clients:update), deactivate
 // (oauth_clients:delete: existing tokens stay valid until they expire). The API decides and its message shows.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, errorText, type User } from './api.js';
 import { when } from './format.js';
 import { SecretOnce } from './copy-widgets.js';
@@ -46,10 +46,12 @@ const ClientsTable = ({
   mayDelete,
   rotate,
   deactivate,
+  edit,
 }: {
   clients: readonly Client[];
   mayUpdate: boolean;
   mayDelete: boolean;
+  edit: (client: Client) => void;
   rotate: (client: Client) => Promise<unknown>;
   deactivate: (client: Client) => Promise<unknown>;
 }) => (
@@ -85,6 +87,11 @@ const ClientsTable = ({
             <td>{c.scopes.join(', ')}</td>
             <td>{when(c.created_at)}</td>
             <td class="row-actions">
+              {mayUpdate && c.is_active ? (
+                <button type="button" aria-label={`Edit ${c.name}`} onClick={() => edit(c)}>
+                  Edit
+                </button>
+              ) : null}
               {mayUpdate && c.is_active && c.is_confidential ? (
                 <ConfirmButton
                   label="New secret"
@@ -104,54 +111,155 @@ const ClientsTable = ({
   </div>
 );
 
-/** The new-client form: name, description, redirect URIs, grants, confidential, scopes among those held. */
-const NewClientForm = ({ held, create }: { held: readonly string[]; create: (event: SubmitEvent) => unknown }) => (
-  <form class="stack-form" aria-label="New OAuth client" onSubmit={(e) => void create(e)}>
-    <fieldset>
-      <legend>New OAuth client</legend>
+/** Name, description, redirect URIs, grants and scopes, filled from `client` when editing one. */
+const ClientFields = ({ held, client }: { held: readonly string[]; client?: Client }) => {
+  // An edited client's scopes the caller does not hold are shown (checked, not changeable): the API keeps them.
+  const names = [...held, ...(client?.scopes ?? []).filter((s) => !held.includes(s))];
+  return (
+    <>
       <label>
-        Name <input name="name" required maxLength={255} />
+        Name <input name="name" required maxLength={255} defaultValue={client?.name} />
       </label>
       <label>
-        Description <input name="description" maxLength={1000} />
+        Description <input name="description" maxLength={1000} defaultValue={client?.description ?? ''} />
       </label>
       <label>
         Redirect URIs (one per line)
-        <textarea name="redirect_uris" rows={2} />
+        <textarea name="redirect_uris" rows={2} defaultValue={client?.redirect_uris.join('\n')} />
       </label>
       <fieldset class="choices">
         <legend>Grant types</legend>
         {GRANTS.map(([grant, label]) => (
           <label key={grant}>
-            <input type="checkbox" name="grant_type" value={grant} /> {label}
+            <input
+              type="checkbox"
+              name="grant_type"
+              value={grant}
+              defaultChecked={client?.grant_types.includes(grant)}
+            />{' '}
+            {label}
           </label>
         ))}
       </fieldset>
-      <label>
-        <input type="checkbox" name="is_confidential" defaultChecked /> Confidential (has a secret: a server, not a
-        browser or phone app)
-      </label>
+      {client === undefined ? (
+        <label>
+          <input type="checkbox" name="is_confidential" defaultChecked /> Confidential (has a secret: a server, not a
+          browser or phone app)
+        </label>
+      ) : null}
       <fieldset class="permission-groups">
         <legend>Scopes (among the permissions you hold)</legend>
-        {byResource(held).map(([resource, names]) => (
+        {byResource(names).map(([resource, group]) => (
           <fieldset key={resource} class="choices">
             <legend>{resource}</legend>
-            {names.map((name) => (
+            {group.map((name) => (
               <label key={name}>
-                <input type="checkbox" name="scope" value={name} /> {name}
+                <input
+                  type="checkbox"
+                  name="scope"
+                  value={name}
+                  defaultChecked={client?.scopes.includes(name)}
+                  disabled={!held.includes(name)}
+                />{' '}
+                {name}
               </label>
             ))}
           </fieldset>
         ))}
       </fieldset>
+    </>
+  );
+};
+
+/** The new-client form. */
+const NewClientForm = ({ held, create }: { held: readonly string[]; create: (event: SubmitEvent) => unknown }) => (
+  <form class="stack-form" aria-label="New OAuth client" onSubmit={(e) => void create(e)}>
+    <fieldset>
+      <legend>New OAuth client</legend>
+      <ClientFields held={held} />
       <button type="submit">Create client</button>
     </fieldset>
   </form>
 );
 
+/** The fields of a client form as the API names them (the confidential flag aside). */
+const formSettings = (form: FormData) => {
+  const description = String(form.get('description') ?? '').trim();
+  return {
+    name: String(form.get('name')).trim(),
+    description,
+    redirect_uris: String(form.get('redirect_uris') ?? '')
+      .split(/\s+/)
+      .filter((u) => u !== ''),
+    grant_types: form.getAll('grant_type').map(String),
+    scopes: form.getAll('scope').map(String),
+  };
+};
+
+const same = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && [...a].sort().join('\n') === [...b].sort().join('\n');
+
+/** A PATCH body of only what the form changed (an unchanged field is not sent, so it needs no further check). */
+const changesOf = (client: Client, form: FormData, held: readonly string[]) => {
+  const next = formSettings(form);
+  // Scopes the caller does not hold cannot be unticked here (the boxes are disabled): they are kept.
+  const scopes = [...next.scopes, ...client.scopes.filter((s) => !held.includes(s))];
+  const description = next.description === '' ? null : next.description;
+  return {
+    ...(next.name === client.name ? {} : { name: next.name }),
+    ...(description === client.description ? {} : { description }),
+    ...(same(next.redirect_uris, client.redirect_uris) ? {} : { redirect_uris: next.redirect_uris }),
+    ...(same(next.grant_types, client.grant_types) ? {} : { grant_types: next.grant_types }),
+    ...(same(scopes, client.scopes) ? {} : { scopes }),
+  };
+};
+
+/** Editing one client, below the table: the fields filled in; Save sends only what changed. */
+const EditClientForm = ({
+  client,
+  held,
+  save,
+  cancel,
+}: {
+  client: Client;
+  held: readonly string[];
+  save: (client: Client, body: Record<string, unknown>) => Promise<boolean>;
+  cancel: () => void;
+}) => {
+  const form = useRef<HTMLFormElement>(null);
+  // Keyboard users land on the form they opened (it is below the table)
+  useEffect(() => form.current?.querySelector<HTMLInputElement>('input[name="name"]')?.focus(), [client.id]);
+  return (
+    <form
+      ref={form}
+      class="stack-form"
+      aria-label={`Edit OAuth client ${client.name}`}
+      key={client.id}
+      onSubmit={(e) => {
+        e.preventDefault();
+        void save(client, changesOf(client, new FormData(e.currentTarget), held));
+      }}
+    >
+      <fieldset>
+        <legend>
+          Edit {client.name} (<code>{client.client_id}</code>)
+        </legend>
+        <ClientFields held={held} client={client} />
+        <div class="buttons">
+          <button type="submit">Save changes</button>
+          <button type="button" onClick={cancel}>
+            Cancel
+          </button>
+        </div>
+      </fieldset>
+    </form>
+  );
+};
+
 export const OAuthClients = ({ user, permissions }: { user: User; permissions: ReadonlySet<string> }) => {
   const [clients, setClients] = useState<Client[] | undefined>();
   const [secret, setSecret] = useState<{ name: string; clientId: string; secret: string } | undefined>();
+  const [editing, setEditing] = useState<Client | undefined>();
   const mayCreate = permissions.has('oauth_clients:create');
   const mayUpdate = permissions.has('oauth_clients:update');
   const mayDelete = permissions.has('oauth_clients:delete');
@@ -165,16 +273,11 @@ export const OAuthClients = ({ user, permissions }: { user: User; permissions: R
     event.preventDefault();
     const formElement = event.currentTarget as HTMLFormElement;
     const form = new FormData(formElement);
-    const name = String(form.get('name')).trim();
-    const description = String(form.get('description') ?? '').trim();
+    const { name, description, ...settings } = formSettings(form);
     const body = {
       name,
       ...(description === '' ? {} : { description }),
-      redirect_uris: String(form.get('redirect_uris') ?? '')
-        .split(/\s+/)
-        .filter((u) => u !== ''),
-      grant_types: form.getAll('grant_type').map(String),
-      scopes: form.getAll('scope').map(String),
+      ...settings,
       is_confidential: form.get('is_confidential') === 'on',
     };
     let made: (Client & { client_secret: string | null }) | undefined;
@@ -195,6 +298,16 @@ export const OAuthClients = ({ user, permissions }: { user: User; permissions: R
     }, `${client.name} has a new secret; the old one no longer works.`);
     if (done && answer !== undefined)
       setSecret({ name: client.name, clientId: answer.client_id, secret: answer.client_secret });
+  };
+
+  const save = async (client: Client, body: Record<string, unknown>) => {
+    if (Object.keys(body).length === 0) {
+      setEditing(undefined);
+      return true;
+    }
+    const done = await change(() => api('PATCH', path(client.id), body), `OAuth client ${client.name} saved.`);
+    if (done) setEditing(undefined);
+    return done;
   };
 
   const deactivate = (client: Client) =>
@@ -241,7 +354,11 @@ export const OAuthClients = ({ user, permissions }: { user: User; permissions: R
           mayDelete={mayDelete}
           rotate={rotate}
           deactivate={deactivate}
+          edit={setEditing}
         />
+      )}
+      {editing === undefined ? null : (
+        <EditClientForm client={editing} held={user.permissions} save={save} cancel={() => setEditing(undefined)} />
       )}
       {mayCreate ? <NewClientForm held={user.permissions} create={create} /> : null}
     </section>

@@ -263,9 +263,49 @@ describe('the console: identity providers and OAuth clients', () => {
     expect([await token(secret), await token(rotated)]).toEqual([401, 200]);
     await page.getByRole('button', { name: 'Done' }).click();
 
+    // Act: edit it by keyboard: a new name, a redirect URI and the authorization-code grant, one more scope
+    await page.getByRole('button', { name: 'Edit Release bot', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    const edit = page.getByRole('form', { name: 'Edit OAuth client Release bot', exact: true });
+    await edit.waitFor();
+    expect(await page.evaluate<string | undefined>("document.activeElement?.getAttribute('name')")).toBe('name');
+    expect(await edit.getByRole('checkbox', { name: 'deployments:read', exact: true }).isChecked()).toBe(true);
+    await edit.getByLabel('Name', { exact: true }).fill('Release bot 2');
+    await edit.getByLabel('Redirect URIs (one per line)').fill('https://bot.example.com/callback');
+    await edit.getByRole('checkbox', { name: /Authorization code/ }).focus();
+    await page.keyboard.press('Space');
+    await edit.getByRole('checkbox', { name: 'targets:read', exact: true }).focus();
+    await page.keyboard.press('Space');
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(await pageWidth(page)).toBeLessThanOrEqual(390);
+    await edit.getByRole('button', { name: 'Save changes' }).click();
+    // Assess: saved, read back over the API; the secret still works
+    await page.getByText('OAuth client Release bot saved.').waitFor();
+    await edit.waitFor({ state: 'detached' });
+    const edited = (await call('GET', `/admin/oauth-clients/${client.id}`)).json;
+    expect(edited).toMatchObject({
+      name: 'Release bot 2',
+      redirect_uris: ['https://bot.example.com/callback'],
+      is_active: true,
+    });
+    expect([...edited.grant_types].sort()).toEqual(['authorization_code', 'client_credentials']);
+    expect([...edited.scopes].sort()).toEqual(['deployments:read', 'targets:read']);
+    expect(await token(rotated)).toBe(200);
+    // Act: a refused change (the authorization-code grant without a redirect URI) shows the API's reason
+    await page.getByRole('button', { name: 'Edit Release bot 2' }).click();
+    const edit2 = page.getByRole('form', { name: 'Edit OAuth client Release bot 2' });
+    await edit2.waitFor();
+    await edit2.getByLabel('Redirect URIs (one per line)').fill('');
+    await edit2.getByRole('button', { name: 'Save changes' }).click();
+    await expect.poll(() => page.getByRole('alert').first().textContent()).toMatch(/redirect/i);
+    expect((await call('GET', `/admin/oauth-clients/${client.id}`)).json.redirect_uris).toEqual([
+      'https://bot.example.com/callback',
+    ]);
+    await edit2.getByRole('button', { name: 'Cancel' }).click();
+
     // Act: delete (deactivate), confirmed in the page
-    await page.getByRole('button', { name: 'Delete Release bot' }).click();
-    await page.getByRole('button', { name: 'Confirm delete Release bot' }).click();
+    await page.getByRole('button', { name: 'Delete Release bot 2' }).click();
+    await page.getByRole('button', { name: 'Confirm delete Release bot 2' }).click();
     // Assess
     await page.locator(`tr[data-client-id="${client.id}"]`, { hasText: 'inactive' }).waitFor();
     expect((await call('GET', `/admin/oauth-clients/${client.id}`)).json.is_active).toBe(false);
