@@ -153,6 +153,39 @@ const storedRequest = (cipher: SecretCipher, id: string, request: TriggerCommand
   };
 };
 
+/**
+ * A request sent back as read: a value that is the mask (`***`) under a name the saved request holds keeps the saved
+ * value, so an edit of other fields never overwrites a secret with its mask; a new value replaces it, and a name
+ * left out is dropped. The mask under a name that has no saved value is refused (there is nothing to keep).
+ */
+const unmasked = (
+  cipher: SecretCipher,
+  trigger: Trigger,
+  request: TriggerCommand['request'],
+): TriggerCommand['request'] => {
+  const keys = ['variables', 'prompted_values'] as const;
+  if (!keys.some((k) => Object.values(request[k] ?? {}).includes(MASK))) return request;
+  const saved = openValues(cipher, trigger.id, (trigger.request as StoredRequest).sealed_values);
+  const merged = (key: (typeof keys)[number]) => {
+    const given = request[key];
+    if (given === undefined) return {};
+    const values = Object.fromEntries(
+      Object.entries(given).map(([name, value]) => {
+        if (value !== MASK) return [name, value];
+        const kept = saved[key]?.[name];
+        if (kept === undefined)
+          throw ValidationError.field(
+            `request.${key}.${name}`,
+            `${MASK} is the mask of a saved value, and this trigger has no saved value of ${name}: type the value`,
+          );
+        return [name, kept];
+      }),
+    );
+    return { [key]: values };
+  };
+  return { ...request, ...merged('variables'), ...merged('prompted_values') };
+};
+
 const rulesOf = (command: TriggerCommand['rules']): TriggerRules => ({
   variables: { ...(command?.variables ?? {}) },
   versionRequirement: command?.version_requirement ?? null,
@@ -219,7 +252,9 @@ export const updateTrigger = async (
     {
       ...(command.name === undefined ? {} : { name: command.name }),
       ...(command.description === undefined ? {} : { description: command.description ?? null }),
-      ...(command.request === undefined ? {} : { request: storedRequest(deps.cipher, trigger.id, command.request) }),
+      ...(command.request === undefined
+        ? {}
+        : { request: storedRequest(deps.cipher, trigger.id, unmasked(deps.cipher, trigger, command.request)) }),
       ...(command.rules === undefined ? {} : { rules }),
       ...(command.filters === undefined ? {} : { filters }),
       ...(command.enabled === undefined ? {} : { enabled: command.enabled }),

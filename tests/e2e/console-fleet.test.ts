@@ -24,6 +24,7 @@ import { createUser } from '../support/users.js';
 
 const ADMIN = { email: 'admin@example.com', password: 'admin-password' };
 const PHONE = { viewport: { width: 390, height: 844 } };
+let helloId: string;
 /** Where screenshots go: SCREENSHOT_DIR=docs keeps them beside the others (console-fleet-*.png). */
 const SHOTS = process.env['SCREENSHOT_DIR'] ?? mkdtempSync(join(tmpdir(), 'console-fleet-shots-'));
 
@@ -86,6 +87,7 @@ beforeAll(async () => {
     version: { version: '1.0.0', script: 'echo "hello from $(hostname)"' },
   });
   expect(action.status).toBe(201);
+  helloId = action.json.id;
 }, 120_000);
 
 afterAll(async () => {
@@ -248,6 +250,61 @@ describe('the console: targets, enrollment, triggers and webhooks', () => {
     await page.getByRole('button', { name: 'Confirm delete release from CI' }).click();
     await row.waitFor({ state: 'detached' });
     expect((await call('GET', `/triggers/${trigger.id}`)).status).toBe(404);
+    await page.context().close();
+  }, 90_000);
+
+  it("edits a trigger's saved request on a phone: a masked secret left as *** is kept, a retyped one replaced", async () => {
+    // Prepare: a trigger saving a secret value, made over the API
+    const made = await call('POST', '/triggers', {
+      name: 'nightly',
+      request: {
+        action_id: helloId,
+        target_tags: [{ key: 'tier', value: 'front' }],
+        variables: { TOKEN: 'hunter2-very-secret', MODE: 'fast' },
+      },
+    });
+    expect(made.status).toBe(201);
+    const id = made.json.id as string;
+    const saved = async () => {
+      const { infra } = await import('../../functions/shared/wiring.js');
+      const { triggersDeps } = await import('../../functions/shared/triggers-wiring.js');
+      const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
+      const raw = await infra().db.send(
+        new GetCommand({ TableName: infra().config.TABLE_NAME, Key: { pk: `TRIGGER#${id}`, sk: 'TRIGGER' } }),
+      );
+      const sealed = (raw.Item?.['request'] as { sealed_values: string }).sealed_values;
+      return JSON.parse(triggersDeps().cipher.decrypt(sealed, `trigger:${id}`)) as {
+        variables: Record<string, string>;
+      };
+    };
+    const page = await signInPage(browser, stack.baseUrl, ADMIN, PHONE);
+    await openIntegrations(page, 'Deploy triggers');
+    // Act: change the version, the tags and MODE; TOKEN stays as shown (masked)
+    await page.getByRole('button', { name: 'Edit nightly' }).click();
+    const editor = page.getByRole('form', { name: 'Edit nightly' });
+    const variables = editor.getByLabel(/^Fixed variables/);
+    expect(await variables.inputValue()).toBe('TOKEN = ***\nMODE = ***');
+    await editor.getByLabel('Version (a range; empty: the latest)').fill('^1');
+    await editor.getByLabel('Targets with tags').fill('tier=back');
+    await variables.fill('TOKEN = ***\nMODE = slow');
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(await widthOverflow(page)).toBe(0);
+    await editor.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Trigger nightly saved.').waitFor();
+    // Assess: read back over the API (still masked), and the stored values: TOKEN kept, MODE replaced
+    const read = (await call('GET', `/triggers/${id}`)).json;
+    expect([read.request.version_requirement, read.request.target_tags, read.request.variables]).toEqual([
+      '^1',
+      [{ key: 'tier', value: 'back' }],
+      { TOKEN: '***', MODE: '***' },
+    ]);
+    expect((await saved()).variables).toEqual({ TOKEN: 'hunter2-very-secret', MODE: 'slow' });
+    // Act: a new value typed for TOKEN, MODE's line removed
+    await page.getByRole('button', { name: 'Edit nightly' }).click();
+    await editor.getByLabel(/^Fixed variables/).fill('TOKEN = rotated-value');
+    await editor.getByRole('button', { name: 'Save' }).click();
+    await page.getByText('Trigger nightly saved.').waitFor();
+    expect((await saved()).variables).toEqual({ TOKEN: 'rotated-value' });
     await page.context().close();
   }, 90_000);
 

@@ -190,6 +190,71 @@ describe('deploy triggers', () => {
     expect((await fire({ id: trigger.id, secret: rotated.json.secret }, MAIN)).status).toBe(401);
   });
 
+  it('keeps a saved secret when an edit sends its mask back, and replaces it when the edit types a new one', async () => {
+    // Prepare: an action whose command shows the secret's length (never the secret), and a trigger saving it
+    const action = await call('POST', '/actions', e2e.admin, {
+      slug: 'masked-edit',
+      name: 'Masked edit',
+      version: {
+        version: '1.0.0',
+        script: 'echo "token has ${#TOKEN} characters, tag $TAG"',
+        variables: [
+          { name: 'TAG', default: 'latest' },
+          { name: 'TOKEN', secret: true },
+        ],
+      },
+    });
+    expect(action.status).toBe(201);
+    const trigger = await newTrigger(e2e.admin, {
+      request: {
+        action_id: action.json.id,
+        target_tags: [{ key: 'role', value: 'web' }],
+        variables: { TAG: 'none', TOKEN: 'hunter2-very-secret' },
+      },
+    });
+    const output = async () => {
+      const fired = await fire(trigger, MAIN);
+      expect([fired.status, fired.json.error]).toEqual([201, undefined]);
+      let state = '';
+      for (const until = Date.now() + 20_000; Date.now() < until && !['success', 'failed'].includes(state);) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        state = (await call('GET', `/deployments/${fired.json.deployment_id}`, e2e.admin)).json.state;
+      }
+      expect(state).toBe('success');
+      return JSON.stringify(
+        (await call('GET', `/deployments/${fired.json.deployment_id}/logs/history`, e2e.admin)).json,
+      );
+    };
+    // Act: the request sent back as read (masked), with only the target tags changed
+    const read = (await call('GET', `/triggers/${trigger.id}`, e2e.admin)).json;
+    expect(read.request.variables).toEqual({ TAG: '***', TOKEN: '***' });
+    const kept = await call('PATCH', `/triggers/${trigger.id}`, e2e.admin, {
+      request: { ...read.request, target_tags: [{ key: 'role', value: 'web' }], priority: 7 },
+    });
+    // Assess: saved, still masked, and the command still gets the 19-character secret
+    expect([kept.status, kept.json.request.priority, kept.json.request.variables]).toEqual([
+      200,
+      7,
+      { TAG: '***', TOKEN: '***' },
+    ]);
+    expect(await output()).toContain('token has 19 characters, tag 1.4.2');
+    // Act: a new value typed for TOKEN, the mask kept for TAG
+    const changed = await call('PATCH', `/triggers/${trigger.id}`, e2e.admin, {
+      request: { ...read.request, variables: { TAG: '***', TOKEN: 'abc' } },
+    });
+    expect(changed.status).toBe(200);
+    expect(await output()).toContain('token has 3 characters, tag 1.4.2');
+    // Act: the mask under a name with no saved value is refused, and nothing changes
+    const refused = await call('PATCH', `/triggers/${trigger.id}`, e2e.admin, {
+      request: { ...read.request, variables: { TOKEN: '***', OTHER: '***' } },
+    });
+    expect([refused.status, refused.json.error.details?.fields?.[0]?.field]).toEqual([400, 'request.variables.OTHER']);
+    expect((await call('GET', `/triggers/${trigger.id}`, e2e.admin)).json.request.variables).toEqual({
+      TAG: '***',
+      TOKEN: '***',
+    });
+  }, 60_000);
+
   it('keeps a trigger to its owner, its values masked and sealed, and its secret away from API keys', async () => {
     const trigger = await newTrigger(e2e.admin);
     const shown = await call('GET', `/triggers/${trigger.id}`, e2e.admin);

@@ -2,7 +2,7 @@
 // lines), and the new-trigger form (what to deploy where, fixed variables, enabled).
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
-import { parseTags } from '../fleet-widgets.js';
+import { parseTags, tagsText } from '../fleet-widgets.js';
 import type { Filter, Rules } from './signed-call.js';
 import type { Kind, Sources, Trigger } from './trigger-records.js';
 
@@ -157,3 +157,52 @@ export const NewTriggerForm = ({
     </form>
   );
 };
+
+/** The mask the API shows in place of a saved value (a saved value may be a secret). */
+export const MASK = '***';
+
+/**
+ * An edited saved request: the one read (every field kept, the values masked), with its version, target tags and
+ * fixed variables from the form. A variable left as `***` keeps its saved value (the API swaps the mask back), a
+ * typed value replaces it, and a line removed drops it.
+ */
+export const editedRequest = (request: Trigger['request'], form: FormData) => {
+  const version = String(form.get('version_requirement') ?? '').trim();
+  const { version_requirement: _v, target_tags_match_all: _m, variables: _x, ...rest } = request;
+  const variables = pairsOf(String(form.get('variables') ?? ''));
+  return {
+    ...rest,
+    ...(version === '' ? {} : { version_requirement: version }),
+    ...(rest.target_ids !== undefined && rest.target_ids.length > 0
+      ? {}
+      : { target_tags: parseTags(String(form.get('target_tags') ?? '')) }),
+    ...(form.get('match_all') === 'on' ? { target_tags_match_all: true } : {}),
+    ...(Object.keys(variables).length === 0 ? {} : { variables }),
+  };
+};
+
+/** The saved request's editable fields: version, target tags (unless it names targets), fixed variables. */
+export const RequestFields = ({ request }: { request: Trigger['request'] }) => (
+  <>
+    <label>
+      Version (a range; empty: the latest)
+      <input name="version_requirement" placeholder="^1.2" defaultValue={request.version_requirement ?? ''} />
+    </label>
+    {request.target_ids !== undefined && request.target_ids.length > 0 ? null : (
+      <>
+        <label>
+          Targets with tags (key=value, comma-separated)
+          <input name="target_tags" required defaultValue={tagsText(request.target_tags ?? [])} />
+        </label>
+        <label>
+          <input type="checkbox" name="match_all" defaultChecked={request.target_tags_match_all === true} /> Targets
+          must have every tag
+        </label>
+      </>
+    )}
+    <label>
+      Fixed variables (NAME = value, one a line; {MASK} keeps the saved value, which is never shown)
+      <textarea name="variables" rows={2} class="mono" defaultValue={pairsText(request.variables ?? {})} />
+    </label>
+  </>
+);

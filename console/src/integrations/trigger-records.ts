@@ -15,6 +15,10 @@ export interface Trigger {
     version_requirement?: string | null;
     target_ids?: string[];
     target_tags?: Tag[];
+    target_tags_match_all?: boolean;
+    /** Masked: every value reads `***`. */
+    variables?: Record<string, string>;
+    [field: string]: unknown;
   };
   readonly rules: Rules;
   readonly filters: Filter[];

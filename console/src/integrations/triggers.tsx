@@ -1,6 +1,7 @@
 // Deploy triggers (#/triggers), the caller's own (decisions.md, "Deploy triggers"): the list (deployments:read), a
 // new trigger (deployments:create: what to deploy where, values taken from the call, filters), its secret shown once
-// with a signed curl call to copy; enable / disable, edit its name, description, rules and filters, a new secret,
+// with a signed curl call to copy; enable / disable, edit its name, description, saved request (version, target tags,
+// fixed variables: a masked value is kept unless retyped), rules and filters, a new secret,
 // delete (confirmed in the page). The API keeps no log of a trigger's calls: its last call's time is shown.
 import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
@@ -11,7 +12,15 @@ import { when } from '../format.js';
 import { ErrorLine, NoticeLine, useChanges } from '../widgets.js';
 import { IntegrationsNav, SaveOrClose, useOpenRow, WriteButtons } from './parts.js';
 import { CurlExample } from './signed-call.js';
-import { filtersText, NewTriggerForm, pairsText, rulesAndFilters, RuleFields } from './trigger-form.js';
+import {
+  editedRequest,
+  filtersText,
+  NewTriggerForm,
+  pairsText,
+  RequestFields,
+  rulesAndFilters,
+  RuleFields,
+} from './trigger-form.js';
 import { sourceOf, useSources, type Sources, type Trigger } from './trigger-records.js';
 
 type Change = (work: () => Promise<unknown>, done: string) => Promise<boolean>;
@@ -61,6 +70,7 @@ const TriggerRow = ({
     const body = {
       name: String(form.get('name') ?? '').trim(),
       description: description === '' ? null : description,
+      request: editedRequest(t.request, form),
       ...rulesAndFilters(form),
     };
     if (await change(() => api('PATCH', path(t), body), `Trigger ${body.name} saved.`)) rows.close();
@@ -138,6 +148,8 @@ const TriggerRow = ({
               <label>
                 Description <input name="description" defaultValue={t.description ?? ''} maxLength={1000} />
               </label>
+              <p class="muted">Deploys {sourceOf(t, sources)}.</p>
+              <RequestFields request={t.request} />
               <RuleFields rules={t.rules} filters={t.filters} />
               <SaveOrClose onClose={rows.close} />
             </form>
