@@ -99,6 +99,24 @@ export const registerLocalIdp = async (provider: OidcProvider, adminEmail: strin
   return id;
 };
 
+/**
+ * A start without `--with-idp` over data kept from one with it: "Local SSO" points at a provider that no longer runs,
+ * so its "Sign in with" button would lead nowhere. Disables it (kept, with its mappings and linked users, for the next
+ * `--with-idp` start, which enables it again). Only the one this file registered (its client id). The banner line,
+ * or undefined when there was nothing to disable.
+ */
+export const disableLocalIdp = async (adminEmail: string | undefined): Promise<string | undefined> => {
+  const { providersDeps } = await import('../functions/shared/sso-wiring.js');
+  const deps = providersDeps();
+  const kept = (await deps.providers.list(null)).find(
+    (p) => p.name === LOCAL_IDP_NAME && p.clientId === LOCAL_IDP_CLIENT.clientId && p.enabled,
+  );
+  if (kept === undefined) return undefined;
+  const sso = await import('../domain/sso/providers.js');
+  await sso.updateProvider(deps, await registrar(adminEmail), kept.id, { enabled: false });
+  return `  Local SSO       disabled (kept from a --with-idp start, whose provider is not running; npm start -- --with-idp enables it)`;
+};
+
 /** The banner's lines: how to try it. */
 export const localIdpBanner = (provider: OidcProvider): string[] => [
   `  Local SSO       ${provider.issuer}/realms/local   (npm start -- --with-idp: an OpenID provider for trying SSO)`,

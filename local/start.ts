@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { LOCAL_AGENTS, startLocalAgents, type LocalAgent } from './agents.js';
 import { JavaMissingError } from './emulators.js';
 import { alive, announceInMemoryStack } from './in-memory-stacks.js';
-import { localIdpBanner, registerLocalIdp, startLocalOidcProvider } from './local-idp.js';
+import { disableLocalIdp, localIdpBanner, registerLocalIdp, startLocalOidcProvider } from './local-idp.js';
 import { formatLogLine } from './log-format.js';
 import type { OidcProvider } from './oidc-provider.js';
 import { localBootstrapAdmin } from './secrets.js';
@@ -97,6 +97,29 @@ const acquireLock = async (): Promise<void> => {
 /** One line per start-up step, with its time. */
 const step = (name: string, ms: number): void => void say(`  ${name.padEnd(44, '.')} ${(ms / 1000).toFixed(1)} s`);
 
+/**
+ * "Local SSO": registered (or pointed at this start's provider) with `--with-idp`; without it, over kept data, the
+ * one an earlier `--with-idp` start left is disabled (its provider is not running). The banner's lines.
+ */
+const localSsoLines = async (idp: OidcProvider | undefined, adminEmail: string | undefined): Promise<string[]> => {
+  if (idp === undefined) {
+    if (inMemory) return [];
+    const line = await disableLocalIdp(adminEmail).catch(
+      (error: unknown) => `  Local SSO       could not be disabled: ${(error as Error).message}`,
+    );
+    return line === undefined ? [] : [line];
+  }
+  const since = Date.now();
+  try {
+    await registerLocalIdp(idp, adminEmail);
+    step('Local SSO (OpenID provider)', Date.now() - since);
+    return localIdpBanner(idp);
+  } catch (error) {
+    say(`  Local SSO could not be registered: ${(error as Error).message}`);
+    return [`  Local SSO       not registered (see above)`];
+  }
+};
+
 const main = async (): Promise<void> => {
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     fail(`PORT must be a port number, not '${values.port ?? process.env['PORT']}'.`);
@@ -159,18 +182,7 @@ const main = async (): Promise<void> => {
     say(`  The local agents did not start: ${(error as Error).message}`);
   }
 
-  let idpLines: string[] = [];
-  if (idp !== undefined) {
-    const since = Date.now();
-    try {
-      await registerLocalIdp(idp, admin.email);
-      step('Local SSO (OpenID provider)', Date.now() - since);
-      idpLines = localIdpBanner(idp);
-    } catch (error) {
-      say(`  Local SSO could not be registered: ${(error as Error).message}`);
-      idpLines = [`  Local SSO       not registered (see above)`];
-    }
-  }
+  const idpLines = await localSsoLines(idp, admin.email);
 
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   const agentList = LOCAL_AGENTS.map((a) => `${a.name} (${a.tags.map((t) => `${t.key}=${t.value}`).join(', ')})`).join(
