@@ -31,8 +31,11 @@ const api = apiClient(() => stack.baseUrl);
 const call = (method: string, path: string, body?: unknown) =>
   api.call(method, `/api/v1${path}`, { token: admin, body });
 
-const signIn = async (user: { email: string; password: string }): Promise<Page> => {
-  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+const signIn = async (
+  user: { email: string; password: string },
+  viewport = { width: 1100, height: 900 },
+): Promise<Page> => {
+  const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   await page.goto(stack.baseUrl);
   await page.getByLabel('Email').fill(user.email);
@@ -424,6 +427,54 @@ describe('the console in a browser', () => {
     await expect.poll(() => page.getByTestId('deployment-state').textContent(), { timeout: 10_000 }).toBe('success');
     await page.context().close();
   }, 90_000);
+
+  it('on a 390 px phone: deploys with variables from the form, watches it, redeploys with a change, cancels one', async () => {
+    // The day-one deployment chain from the console alone, at phone width (issue 38, "Done when")
+    const page = await signIn(ADMIN, { width: 390, height: 844 });
+    const overflow = () =>
+      page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+    const state = () => page.getByTestId('deployment-state').textContent();
+    const shownId = () => decodeURIComponent(page.url().split('#/deployments/')[1] ?? '');
+    // Act: a deployment of greet with both variables typed in the form
+    await page.getByRole('link', { name: 'New deployment' }).click();
+    await page.getByLabel('Action', { exact: true }).selectOption({ label: 'greet (1.0.0)' });
+    const declared = page.getByTestId('declared-variables');
+    await declared.locator('input[name="var-WHO"]').fill('phone');
+    await declared.locator('input[name="var-TOKEN"]').fill('phone-secret');
+    await page.getByLabel(/local-1/).check();
+    expect(await overflow()).toBe(0);
+    await page.getByRole('button', { name: 'Preview' }).click();
+    await page.getByRole('button', { name: 'Create deployment' }).click();
+    // Assess: watched live to its end, the value in the log, the secret masked in the API
+    await page.getByRole('heading', { name: 'greet' }).waitFor();
+    await expect.poll(() => page.getByRole('log').textContent(), { timeout: 30_000 }).toContain('hello phone');
+    await expect.poll(state, { timeout: 30_000 }).toBe('success');
+    expect(await overflow()).toBe(0);
+    const first = shownId();
+    expect((await call('GET', `/deployments/${first}`)).json.config.variables).toEqual({ WHO: 'phone', TOKEN: '***' });
+    // Act: redeploy with a changed value (the secret kept)
+    await page.getByRole('button', { name: 'Redeploy' }).click();
+    await page.getByLabel('WHO').fill('phone again');
+    await page.getByRole('button', { name: 'Redeploy now' }).click();
+    await expect.poll(() => page.url()).not.toContain(first);
+    await expect.poll(() => page.getByRole('log').textContent(), { timeout: 30_000 }).toContain('hello phone again');
+    await expect.poll(state, { timeout: 30_000 }).toBe('success');
+    // Act: a long one, cancelled from its page
+    await page.getByRole('link', { name: 'New deployment' }).click();
+    await page.getByLabel('Action', { exact: true }).selectOption({ label: 'long (1.0.0)' });
+    await page.getByLabel(/local-1/).check();
+    await page.getByRole('button', { name: 'Preview' }).click();
+    await page.getByRole('button', { name: 'Create deployment' }).click();
+    await page.getByRole('heading', { name: 'long' }).waitFor();
+    await expect.poll(() => page.getByRole('log').textContent(), { timeout: 30_000 }).toContain('started');
+    page.once('dialog', (dialog) => void dialog.accept('cancelled from a phone'));
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await expect.poll(state, { timeout: 20_000 }).toBe('cancelled');
+    expect(await overflow()).toBe(0);
+    const cancelled = (await call('GET', `/deployments/${shownId()}`)).json;
+    expect([cancelled.state, cancelled.cancel_reason]).toEqual(['cancelled', 'cancelled from a phone']);
+    await page.context().close();
+  }, 150_000);
 
   it('shows hostile text as text: no markup runs, no link is followed, no CSP violation (security.md, console rule 4)', async () => {
     const hostile = '<img src=x onerror=alert(1)>';
