@@ -196,6 +196,66 @@ describe('the console: targets, enrollment, triggers and webhooks', () => {
     await page.context().close();
   }, 120_000);
 
+  it('on a phone, the install line the page shows enrolls a real agent that comes online in the list', async () => {
+    // Prepare: the tools install.sh uses, and no systemctl (a host without systemd: it installs, enrolls and prints
+    // the foreground command; a CI runner with systemd must not get a real service from a test)
+    const { existsSync } = await import('node:fs');
+    const { mkdir, symlink } = await import('node:fs/promises');
+    const { spawn } = await import('node:child_process');
+    const bin = join(dir, 'phone-bin');
+    await mkdir(bin, { recursive: true });
+    const tools = ['sh', 'curl', 'sha256sum', 'cut', 'mktemp', 'rm', 'mkdir', 'rmdir', 'cp', 'mv', 'chmod', 'chown'];
+    for (const tool of [...tools, 'cat', 'grep', 'sort', 'dirname', 'basename', 'id']) {
+      const found = ['/usr/local/bin', '/usr/bin', '/bin'].map((d) => join(d, tool)).find((f) => existsSync(f));
+      if (found === undefined) throw new Error(`${tool} is not installed`);
+      await symlink(found, join(bin, tool));
+    }
+    const page = await signInPage(browser, stack.baseUrl, ADMIN, PHONE);
+    await page.getByRole('link', { name: 'Targets' }).click();
+    // Act: a token for one host, from the page
+    const form = page.getByRole('form', { name: 'Add a host' });
+    await form.getByLabel('Description').fill('phone host');
+    await form.getByLabel(/^Tags/).fill('role=phone');
+    await form.getByLabel(/^Host name for the command/).fill('phone-1');
+    await form.getByRole('button', { name: /Create/ }).click();
+    const line = (await page.getByTestId('agent-command').textContent())!;
+    expect(line).toMatch(/^curl -fsSL \S+\/agent\/install\.sh \| sudo sh -s -- .*--enroll det_\S+ --name phone-1$/);
+    expect(await widthOverflow(page)).toBe(0);
+    // ... run as shown, but without sudo, under a folder, with this Node (what a host needs and has)
+    const host = join(dir, 'phone-host');
+    const run = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const child = spawn(
+        '/bin/sh',
+        ['-c', `${line.replace('| sudo sh', '| sh')} --prefix ${host} --node ${process.execPath}`],
+        { cwd: dir, env: { PATH: bin, HOME: dir } },
+      );
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+      child.on('close', (code) => resolve({ code, out }));
+    });
+    expect([run.code, run.out]).toEqual([3, expect.stringContaining('run it in the foreground')]);
+    const foreground = run.out.trim().split('\n').at(-1)!.trim();
+    const agentProcess = spawn('/bin/sh', ['-c', `exec ${foreground}`], {
+      cwd: dir,
+      env: { ...process.env, HOME: dir },
+    });
+    try {
+      // Assess: the new host is listed, online, with the token's tag
+      const row = page.locator('tr[data-target-id]', { hasText: 'phone-1' });
+      await expect.poll(() => row.locator('.state').textContent(), { timeout: 30_000 }).toBe('online');
+      expect(await row.getByTestId('target-tags').textContent()).toBe('role=phone');
+      expect(await seriousViolations(page)).toEqual([]);
+      expect(await widthOverflow(page)).toBe(0);
+    } finally {
+      agentProcess.kill('SIGTERM');
+      await new Promise((resolve) =>
+        agentProcess.exitCode !== null ? resolve(null) : agentProcess.once('exit', resolve),
+      );
+    }
+    await page.context().close();
+  }, 120_000);
+
   it('creates a trigger whose signed call, copied from the page, starts a deployment; disabled it refuses', async () => {
     const page = await signInPage(browser, stack.baseUrl, ADMIN);
     await openIntegrations(page, 'Deploy triggers');
