@@ -1,4 +1,5 @@
-// handler -> endSession -> SessionRepository.revokeFamily (this browser's refresh-token family only)
+// handler -> endSession -> SessionRepository.revokeFamily (this browser's refresh-token family only). Not refused
+// when the rate limiter's store is down (unlike login and refresh): signing out only takes access away.
 import * as v from 'valibot';
 import type { IdentityDeps } from '../../../domain/identity/deps.js';
 import { endSession } from '../../../domain/identity/end-session.js';
@@ -15,7 +16,6 @@ export const makeHandler = (deps: () => IdentityDeps) =>
         'sessions keep working; the access token lives to its expiry). Not in the shared spec',
       tags: ['auth'],
       permission: 'public',
-      limiterDown: 'refuse',
       responses: {
         200: {
           description: 'This browser’s session is ended (also when there was none); the cookie is cleared',
