@@ -28,7 +28,7 @@ import { LOCAL_VISIBILITY_TIMEOUT_SECONDS, localQueues } from '../../../local/st
 import { awsCallsOf, type FunctionCalls } from './aws-calls.js';
 import { cyclesOf, dependenciesOf } from './template-graph.js';
 import { templateSchemaProblems, type Template } from './template-schema.js';
-import { importZipAlone } from './zip-imports.js';
+import { importZipAlone, zipEnvironment } from './zip-imports.js';
 
 let definition: ServiceDefinition;
 beforeAll(async () => {
@@ -293,23 +293,7 @@ describe('serverless package', () => {
     for (const fn of definition.functions) {
       const resource = template.Resources[`${logicalPrefix(fn.name)}LambdaFunction`]!;
       const variables = (resource.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables;
-      // The function's environment as Lambda sets it: CloudFormation's references stand in as placeholders, each
-      // secret its parameter names is given (as infra/secrets.ts would have read it), and the runtime's own.
-      const env: Record<string, string> = {
-        AWS_REGION: 'us-east-1',
-        AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
-        AWS_SECRET_ACCESS_KEY: 'example',
-        AWS_LAMBDA_FUNCTION_NAME: `deployer-ci-${fn.name}`,
-        NODE_ENV: 'production',
-      };
-      for (const [name, value] of Object.entries(variables)) {
-        env[name] = typeof value === 'string' ? value : 'https://placeholder.invalid';
-        if (name.endsWith('_PARAMETER'))
-          env[name.replace(/_PARAMETER$/, '')] =
-            name === 'PUBLIC_BASE_URL_PARAMETER'
-              ? 'https://deploy.example.com'
-              : `k1:${Buffer.alloc(32, 7).toString('base64')}`;
-      }
+      const env = zipEnvironment(fn.name, variables);
       const handler = String(resource.Properties['Handler']);
       const result = await importZipAlone(join(out, `${fn.name}.zip`), handler, env, join(ROOT, 'node_modules'));
       expect(result.error, `${fn.name}.zip (${handler})`).toBeUndefined();
@@ -323,6 +307,16 @@ describe('serverless package', () => {
     const zip = await readFile(join(out, 'auth.zip'));
     expect(zip.includes('argon2.linux-arm64-gnu.node')).toBe(true);
     expect(zip.includes('argon2.linux-x64-gnu.node')).toBe(false);
+  });
+
+  it('ships Argon2 only in the zips of the functions that hash passwords (auth, admin, oauth)', async () => {
+    const withArgon2: string[] = [];
+    for (const fn of definition.functions) {
+      const zip = await readFile(join(out, `${fn.name}.zip`));
+      if (zip.includes('@node-rs/argon2/package.json') || zip.includes('argon2.linux-arm64-gnu.node'))
+        withArgon2.push(fn.name);
+    }
+    expect(withArgon2.sort()).toEqual(['admin', 'auth', 'oauth']);
   });
 
   it('keeps the streaming function URL in RESPONSE_STREAM mode, reachable only through CloudFront', () => {
@@ -369,6 +363,8 @@ describe('serverless package', () => {
       ['/cli/*', ['GET', 'HEAD'], NOT_CACHED],
     ]);
     expect(config.DefaultCacheBehavior.TargetOriginId).toBe('api');
+    // Kept on `serverless remove`, which would otherwise fail on a bucket that holds files.
+    expect(resources['ConsoleBucket']).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
     expect(resources['ConsoleBucket']?.Properties?.['PublicAccessBlockConfiguration']).toEqual({
       BlockPublicAcls: true,
       BlockPublicPolicy: true,
