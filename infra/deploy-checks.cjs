@@ -70,7 +70,10 @@ class DeployChecks {
   constructor(serverless) {
     checkFramework(serverless?.config?.serverlessPath);
     this.hooks = {
-      'before:deploy:deploy': async () => {
+      // Before any command's first step: for `serverless deploy` (not `deploy function` or `package`), before its
+      // packaging (a minute) and before any call the deploy itself makes.
+      initialize: async () => {
+        if ((serverless.processedInput?.commands ?? []).join(' ') !== 'deploy') return;
         const provider = serverless.getProvider('aws');
         const name = serverless.service.custom.secretParameters.encryptionKeys;
         // The framework's own SDK client (osls resolves ${ssm:} variables with it), with its credentials and region.

@@ -48,8 +48,29 @@ describe('checkFramework', () => {
     const plugin = new DeployChecks({ config: { serverlessPath: join(ROOT, 'node_modules', 'osls', 'lib') } }) as {
       hooks: Record<string, unknown>;
     };
-    expect(Object.keys(plugin.hooks)).toEqual(['before:deploy:deploy']);
+    expect(Object.keys(plugin.hooks)).toEqual(['initialize']);
   });
+});
+
+it('looks for the key ring on `serverless deploy` only (never on package, which needs no account)', async () => {
+  const asked: string[] = [];
+  const serverlessFor = (commands: string[]) => ({
+    config: { serverlessPath: join(ROOT, 'node_modules', 'osls', 'lib') },
+    processedInput: { commands },
+    service: { custom: { secretParameters: { encryptionKeys: '/deployer/x/encryption-keys' } } },
+    getProvider: () => {
+      asked.push(commands.join(' '));
+      throw new Error('stop here');
+    },
+  });
+  for (const commands of [['package'], ['deploy', 'function'], ['offline', 'start']]) {
+    const plugin = new DeployChecks(serverlessFor(commands)) as { hooks: { initialize: () => Promise<void> } };
+    await plugin.hooks.initialize();
+  }
+  expect(asked).toEqual([]);
+  const deploy = new DeployChecks(serverlessFor(['deploy'])) as { hooks: { initialize: () => Promise<void> } };
+  await expect(deploy.hooks.initialize()).rejects.toThrow('stop here');
+  expect(asked).toEqual(['deploy']);
 });
 
 describe('checkKeyRing', () => {
