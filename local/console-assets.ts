@@ -26,7 +26,8 @@ export const serveConsole = (
     ...CONSOLE_HEADERS,
     'content-type': asset.contentType,
     'content-length': asset.contents.length,
-    'cache-control': asset.cacheControl ?? (path === '/' ? 'no-cache' : 'public, max-age=300'),
+    // A file not named by its contents (the page, the icon) is revalidated on every use, as CloudFront sends it.
+    'cache-control': asset.cacheControl ?? 'no-cache',
     ...asset.headers,
   });
   res.end(req.method === 'HEAD' ? undefined : asset.contents);

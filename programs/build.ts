@@ -8,7 +8,8 @@
 // Paths served, per program (`agent`: deployer-agent.mjs; `cli`: deployer.mjs):
 //   /<program>/<file>              the current build, `cache-control: no-cache`, `x-deployer-version` header
 //   /<program>/<file>.sha256       its checksum, `<hex>  <file>` as sha256sum prints it (no-cache)
-//   /<program>/v<version>/<file>   the same bytes under their version, cached for a year (immutable)
+//   /<program>/v<version>/<hash>/<file>  the same bytes under their version and the first 16 hex digits of their
+//                                  SHA-256, cached for a year (immutable): a rebuild of the same version is a new path
 //   /<program>/manifest.json       {name, version, sha256, size, path} (no-cache)
 //   /<program>/install.sh          the install script, with the version, checksum and server filled in (no-cache)
 import { createHash } from 'node:crypto';
@@ -39,7 +40,11 @@ export interface ProgramRelease {
   /** Hex SHA-256 of the bundle. */
   readonly sha256: string;
   readonly size: number;
-  /** The versioned path the bundle is served at (`/agent/v1.0.0/deployer-agent.mjs`). */
+  /**
+   * The versioned path the bundle is served at (`/agent/v1.0.0/<first 16 hex digits of sha256>/deployer-agent.mjs`):
+   * named by its contents as well as its version, so a cache holding it a year can never hand out older bytes of the
+   * same version (a rebuild without a version bump), which the install script's checksum would then refuse.
+   */
   readonly path: string;
 }
 
@@ -68,6 +73,8 @@ export const PROGRAMS: Readonly<Record<ProgramName, ProgramSource>> = {
 };
 
 const NO_CACHE = 'no-cache';
+/** How many hex digits of the bundle's SHA-256 its versioned path carries (64 bits). */
+const CONTENT_HASH_DIGITS = 16;
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 const JS = 'text/javascript; charset=utf-8';
 const TEXT = 'text/plain; charset=utf-8';
@@ -158,7 +165,7 @@ export const buildProgram = async (
     version,
     sha256: hex,
     size: contents.length,
-    path: `/${name}/v${version}/${source.file}`,
+    path: `/${name}/v${version}/${hex.slice(0, CONTENT_HASH_DIGITS)}/${source.file}`,
   };
   const versionHeader = { 'x-deployer-version': version };
   const files = new Map<string, StaticFile>();

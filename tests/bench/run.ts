@@ -6,12 +6,18 @@
 //  shell    The shared HTTP shell against a bare middy handler, in process: what the shell itself costs.
 //  bundles  Each function's cloud bundle (esbuild with serverless.yml's options for a cloud stage: the AWS SDK
 //           bundled, minified): size, gzip size, module initialisation in 5 cold processes.
+//  zips     What ships: `serverless package` (stage ci, into a temporary folder), then each function's zip unzipped
+//           alone into an empty folder and its handler imported on this Node with only its environment
+//           (tests/integration/service/zip-imports.ts): the init time of each, or the module that did not resolve.
 // Then each benchmark script as a child process (`npx tsx tests/bench/<file>`), its output streamed through and its
 // RESULT lines (tests/bench/results.ts) collected: output, dashboard, aws-ops, fanout, and overload when its file
 // exists. --quick scales the slow ones down (fan-out to 20 agents, 15 idle seconds for aws-ops, 2,000 deployments
 // for the dashboard): their figures then carry other names and are not compared with the saved ones.
 import { spawn } from 'node:child_process';
-import { access, readFile, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { access, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { promisify } from 'node:util';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -22,6 +28,7 @@ import { startStack } from '../../local/stack.js';
 import { ROOT } from '../../local/service-definition.js';
 import { httpEvent, lambdaContext } from '../fakes/lambda.js';
 import { bound } from '../fakes/shell.js';
+import { importPackagedZips } from '../integration/service/zip-imports.js';
 import { measureBundles } from './bundles.js';
 import { formatTable, parseResultLine, printResults, type Figure } from './results.js';
 
@@ -166,6 +173,38 @@ const bundles = async (): Promise<Figure[]> => {
   ];
 };
 
+/** Each packaged zip alone (what ships is what runs): its handler's import time on this Node, nothing beside it. */
+const zips = async (): Promise<Figure[]> => {
+  console.log('\n4. Each packaged function zip unzipped alone into an empty folder, its handler imported on Node');
+  console.log(
+    `   ${process.versions.node} with only its environment (serverless package --stage ci first, about a minute)`,
+  );
+  const out = await mkdtemp(join(tmpdir(), 'deployer-bench-package-'));
+  const work = join('.build', `bench-package-${process.pid}`);
+  try {
+    await promisify(execFile)(
+      process.execPath,
+      [join(ROOT, 'node_modules', 'osls', 'bin', 'serverless.js'), 'package', '--stage', 'ci', '--package', out],
+      { cwd: ROOT, env: { ...process.env, ESBUILD_WORK_FOLDER: work, SLS_TELEMETRY_DISABLED: '1' } },
+    );
+    const results = await importPackagedZips(out, join(ROOT, 'node_modules'));
+    const figures: Figure[] = [];
+    for (const { name, result } of results) {
+      console.log(
+        `   ${name.padEnd(13)} ${result.ms === undefined ? `FAILED: ${result.error ?? 'no answer'}` : `${result.ms.toFixed(0).padStart(5)} ms`}`,
+      );
+      if (result.ms !== undefined)
+        figures.push({ bench: 'zips', name: `zip import, ${name}`, value: result.ms, unit: 'ms', goal: '' });
+    }
+    const failed = results.filter((r) => r.result.ms === undefined);
+    if (failed.length > 0) throw new Error(`zips that do not import alone: ${failed.map((r) => r.name).join(', ')}`);
+    return figures;
+  } finally {
+    await rm(out, { recursive: true, force: true });
+    await rm(join(ROOT, work), { recursive: true, force: true });
+  }
+};
+
 // --- the whole run ----------------------------------------------------------------------------------------------
 
 interface Bench {
@@ -282,6 +321,7 @@ const main = async () => {
     { key: 'http', run: httpLatency },
     { key: 'shell', run: shellOverhead },
     { key: 'bundles', run: bundles },
+    { key: 'zips', run: zips },
   ];
   const children: Bench[] = [];
   for (const child of CHILDREN) {

@@ -35,7 +35,7 @@ const api = apiClient(() => stack.baseUrl);
 const call = (method: string, path: string, token?: string) =>
   api.call(method, `/api/v1${path}`, token === undefined ? {} : { token });
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
-const RELEASE_PATH = /^\/agent\/v[^/]+\/deployer-agent\.mjs$/;
+const RELEASE_PATH = /^\/agent\/v[^/]+\/[0-9a-f]{16}\/deployer-agent\.mjs$/;
 
 /**
  * An HTTP proxy to the stack (the agent's --server): the release's download waits for `gate` when given, and its

@@ -11,7 +11,9 @@ import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { allRoutes, areas, documentedRoutes } from '../../../functions/http/routes.js';
 import { STREAM_PATH_PATTERNS, streamRoutes } from '../../../functions/streams/routes.js';
+import { buildConsole } from '../../../console/build.js';
 import { CONSOLE_HEADERS } from '../../../local/console-assets.js';
+import { buildPrograms } from '../../../programs/build.js';
 import { ENCRYPTION_INDEX } from '../../../infra/dynamodb/encryption-store.js';
 import { keys } from '../../../infra/dynamodb/keys.js';
 import { SECRET_NAMES } from '../../../infra/secrets.js';
@@ -26,7 +28,7 @@ import { LOCAL_VISIBILITY_TIMEOUT_SECONDS, localQueues } from '../../../local/st
 import { awsCallsOf, type FunctionCalls } from './aws-calls.js';
 import { cyclesOf, dependenciesOf } from './template-graph.js';
 import { templateSchemaProblems, type Template } from './template-schema.js';
-import { importZipAlone } from './zip-imports.js';
+import { importZipAlone, zipEnvironment } from './zip-imports.js';
 
 let definition: ServiceDefinition;
 beforeAll(async () => {
@@ -138,6 +140,25 @@ const resourceName = (value: unknown): string => {
   }
   throw new Error(`unexpected resource reference ${JSON.stringify(value)}`);
 };
+/** CloudFront's managed cache policy that caches (Managed-CachingOptimized); the others here use CachingDisabled. */
+const CACHING_OPTIMIZED = '658327ea-f89d-4fab-a63d-7e88639e58f6';
+type DistributionConfig = {
+  DefaultRootObject: string;
+  CacheBehaviors: {
+    PathPattern: string;
+    TargetOriginId: string;
+    CachePolicyId: string;
+    ResponseHeadersPolicyId?: unknown;
+  }[];
+};
+/** Whether a CloudFront path pattern (`*` any characters, `/` included; `?` exactly one) matches a path. */
+const globMatches = (pattern: string, path: string): boolean =>
+  new RegExp(
+    `^${pattern
+      .replace(/[.+^$()|[\]\\{}]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  ).test(path);
 const asList = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
 /** serverless's logical id prefix of a function: `notFound` -> `NotFound`. */
 const logicalPrefix = (functionName: string): string => functionName.charAt(0).toUpperCase() + functionName.slice(1);
@@ -272,23 +293,7 @@ describe('serverless package', () => {
     for (const fn of definition.functions) {
       const resource = template.Resources[`${logicalPrefix(fn.name)}LambdaFunction`]!;
       const variables = (resource.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables;
-      // The function's environment as Lambda sets it: CloudFormation's references stand in as placeholders, each
-      // secret its parameter names is given (as infra/secrets.ts would have read it), and the runtime's own.
-      const env: Record<string, string> = {
-        AWS_REGION: 'us-east-1',
-        AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
-        AWS_SECRET_ACCESS_KEY: 'example',
-        AWS_LAMBDA_FUNCTION_NAME: `deployer-ci-${fn.name}`,
-        NODE_ENV: 'production',
-      };
-      for (const [name, value] of Object.entries(variables)) {
-        env[name] = typeof value === 'string' ? value : 'https://placeholder.invalid';
-        if (name.endsWith('_PARAMETER'))
-          env[name.replace(/_PARAMETER$/, '')] =
-            name === 'PUBLIC_BASE_URL_PARAMETER'
-              ? 'https://deploy.example.com'
-              : `k1:${Buffer.alloc(32, 7).toString('base64')}`;
-      }
+      const env = zipEnvironment(fn.name, variables);
       const handler = String(resource.Properties['Handler']);
       const result = await importZipAlone(join(out, `${fn.name}.zip`), handler, env, join(ROOT, 'node_modules'));
       expect(result.error, `${fn.name}.zip (${handler})`).toBeUndefined();
@@ -302,6 +307,16 @@ describe('serverless package', () => {
     const zip = await readFile(join(out, 'auth.zip'));
     expect(zip.includes('argon2.linux-arm64-gnu.node')).toBe(true);
     expect(zip.includes('argon2.linux-x64-gnu.node')).toBe(false);
+  });
+
+  it('ships Argon2 only in the zips of the functions that hash passwords (auth, admin, oauth)', async () => {
+    const withArgon2: string[] = [];
+    for (const fn of definition.functions) {
+      const zip = await readFile(join(out, `${fn.name}.zip`));
+      if (zip.includes('@node-rs/argon2/package.json') || zip.includes('argon2.linux-arm64-gnu.node'))
+        withArgon2.push(fn.name);
+    }
+    expect(withArgon2.sort()).toEqual(['admin', 'auth', 'oauth']);
   });
 
   it('keeps the streaming function URL in RESPONSE_STREAM mode, reachable only through CloudFront', () => {
@@ -340,7 +355,7 @@ describe('serverless package', () => {
     // its folder (never cached: the current build, checksum, manifest and install script change with each build).
     expect(consolePaths.map((b) => [b.PathPattern, b.AllowedMethods, b.CachePolicyId])).toEqual([
       ['/index.html', ['GET', 'HEAD'], NOT_CACHED],
-      ['/favicon.*', ['GET', 'HEAD'], CACHED],
+      ['/favicon.*', ['GET', 'HEAD'], NOT_CACHED],
       ['/assets/*', ['GET', 'HEAD'], CACHED],
       ['/agent/v*', ['GET', 'HEAD'], CACHED],
       ['/agent/*', ['GET', 'HEAD'], NOT_CACHED],
@@ -348,6 +363,8 @@ describe('serverless package', () => {
       ['/cli/*', ['GET', 'HEAD'], NOT_CACHED],
     ]);
     expect(config.DefaultCacheBehavior.TargetOriginId).toBe('api');
+    // Kept on `serverless remove`, which would otherwise fail on a bucket that holds files.
+    expect(resources['ConsoleBucket']).toMatchObject({ DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
     expect(resources['ConsoleBucket']?.Properties?.['PublicAccessBlockConfiguration']).toEqual({
       BlockPublicAcls: true,
       BlockPublicPolicy: true,
@@ -364,6 +381,44 @@ describe('serverless package', () => {
     expect(JSON.stringify(statements[0]?.Condition)).toContain('distribution/');
     const policy = JSON.stringify(resources['ConsoleHeaders']?.Properties);
     expect(policy).toContain(CONSOLE_HEADERS['content-security-policy']);
+  });
+
+  it('answers every console and program file with the Cache-Control the local front sends: immutable only when named by its contents', async () => {
+    const config = (template.Resources['Edge']?.Properties as { DistributionConfig: DistributionConfig })
+      .DistributionConfig;
+    const cacheControlOf = (policy: unknown): string | undefined => {
+      const name = (policy as { Ref?: string } | undefined)?.Ref ?? '';
+      const items = (
+        template.Resources[name]?.Properties as
+          | { ResponseHeadersPolicyConfig: { CustomHeadersConfig?: { Items: { Header: string; Value: string }[] } } }
+          | undefined
+      )?.ResponseHeadersPolicyConfig.CustomHeadersConfig?.Items;
+      return items?.find((h) => h.Header.toLowerCase() === 'cache-control')?.Value;
+    };
+    const [console_, programs] = await Promise.all([buildConsole(), buildPrograms()]);
+    const files = new Map([...console_, ...programs.files]);
+    // Both programs are built, and each one's versioned path is named by its contents (a rebuild of the same version
+    // is a new path, so a year-long cache can never hand out other bytes under it).
+    expect(Object.keys(programs.releases).sort()).toEqual(['agent', 'cli']);
+    for (const release of Object.values(programs.releases)) {
+      expect(release.path).toBe(`/${release.name}/v${release.version}/${release.sha256.slice(0, 16)}/${release.file}`);
+      expect(files.get(release.path)?.cacheControl).toBe('public, max-age=31536000, immutable');
+    }
+    const seen = new Set<string>();
+    for (const [path, file] of files) {
+      // `/` is the distribution's default root object, `/index.html`.
+      const served = path === '/' ? `/${config.DefaultRootObject}` : path;
+      const behaviour = config.CacheBehaviors.find((b) => globMatches(b.PathPattern, served));
+      expect(behaviour?.TargetOriginId, `${path} is not served from the bucket`).toBe('console');
+      const local = file.cacheControl ?? 'no-cache'; // local/console-assets.ts's rule for a file without its own
+      expect(cacheControlOf(behaviour?.ResponseHeadersPolicyId), path).toBe(local);
+      // Cached at the edge only when immutable: everything else is fetched from the bucket each time.
+      expect(behaviour?.CachePolicyId === CACHING_OPTIMIZED, path).toBe(local.includes('immutable'));
+      seen.add(local);
+    }
+    // The content-named assets (the script, the style sheet, the page chunks) and the page are both among them.
+    expect([...seen].sort()).toEqual(['no-cache', 'public, max-age=31536000, immutable']);
+    expect([...files.keys()].filter((p) => /^\/assets\/console-[A-Z0-9]+\.(js|css)$/.test(p))).toHaveLength(2);
   });
 
   it('generates the origin secret and the first admin’s password at deploy time, and names no value anywhere', async () => {

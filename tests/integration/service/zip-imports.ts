@@ -2,7 +2,7 @@
 // it or above it), its handler module imported by this Node in a child process with only the function's
 // environment. Every module must resolve from the zip; the import time is measured in the child.
 import { execFile } from 'node:child_process';
-import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { arch, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -66,4 +66,58 @@ export const importZipAlone = async (
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+};
+
+/**
+ * A function's environment as Lambda sets it, from its packaged `Environment.Variables`: CloudFormation's references
+ * stand in as placeholders, each secret its parameter names is given (as infra/secrets.ts would have read it), and
+ * the runtime's own variables.
+ */
+export const zipEnvironment = (
+  functionName: string,
+  variables: Readonly<Record<string, unknown>>,
+): Record<string, string> => {
+  const env: Record<string, string> = {
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE',
+    AWS_SECRET_ACCESS_KEY: 'example',
+    AWS_LAMBDA_FUNCTION_NAME: `deployer-ci-${functionName}`,
+    NODE_ENV: 'production',
+  };
+  for (const [name, value] of Object.entries(variables)) {
+    env[name] = typeof value === 'string' ? value : 'https://placeholder.invalid';
+    if (name.endsWith('_PARAMETER'))
+      env[name.replace(/_PARAMETER$/, '')] =
+        name === 'PUBLIC_BASE_URL_PARAMETER'
+          ? 'https://deploy.example.com'
+          : `k1:${Buffer.alloc(32, 7).toString('base64')}`;
+  }
+  return env;
+};
+
+/** serverless's logical id prefix of a function: `notFound` -> `NotFound`. */
+const logicalPrefix = (functionName: string): string => functionName.charAt(0).toUpperCase() + functionName.slice(1);
+
+/**
+ * Every function of a package folder (`serverless package --package <dir>`: its template and one zip per function),
+ * each imported alone from its zip, in the template's order.
+ */
+export const importPackagedZips = async (
+  dir: string,
+  nativeFrom: string,
+): Promise<{ name: string; handler: string; result: ZipImport }[]> => {
+  const template = JSON.parse(await readFile(join(dir, 'cloudformation-template-update-stack.json'), 'utf8')) as {
+    Resources: Record<string, { Type: string; Properties: Record<string, unknown> }>;
+  };
+  const zips = (await readdir(dir)).filter((f) => f.endsWith('.zip')).map((f) => f.slice(0, -'.zip'.length));
+  const results = [];
+  for (const name of zips) {
+    const resource = template.Resources[`${logicalPrefix(name)}LambdaFunction`];
+    if (resource === undefined) continue; // not a function's zip
+    const variables = (resource.Properties['Environment'] as { Variables: Record<string, unknown> }).Variables;
+    const handler = String(resource.Properties['Handler']);
+    const result = await importZipAlone(join(dir, `${name}.zip`), handler, zipEnvironment(name, variables), nativeFrom);
+    results.push({ name, handler, result });
+  }
+  return results;
 };

@@ -61,3 +61,40 @@ describe('esbuild plugins of the cloud bundles', () => {
     }
   });
 });
+
+/** A bundle of `entry` (a path under the project) that loads Argon2 lazily, as infra/crypto/password-hasher.ts does. */
+const argon2Bundle = async (entry: string) => {
+  const result = await build({
+    entryPoints: [entry],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'node',
+    external: ['@node-rs/argon2'],
+    metafile: true,
+    logLevel: 'silent',
+    plugins,
+    absWorkingDir: ROOT,
+    outdir: '/out',
+  });
+  return result.outputFiles[0]!.text;
+};
+
+describe('password hashing only where passwords are hashed', () => {
+  it('keeps the Argon2 import in the functions that hash, and makes it fail loudly everywhere else', async () => {
+    const { PASSWORD_HASHING_ENTRIES } = createRequire(import.meta.url)(join(ROOT, 'infra/esbuild-plugins.cjs')) as {
+      PASSWORD_HASHING_ENTRIES: string[];
+    };
+    expect(PASSWORD_HASHING_ENTRIES).toEqual([
+      'functions/http/auth/router',
+      'functions/http/admin/router',
+      'functions/http/oauth/router',
+    ]);
+    // The hasher module itself, bundled as the entry of a listed function and of another one.
+    const hashing = await argon2Bundle('functions/http/auth/router.ts');
+    expect(hashing).toContain('import("@node-rs/argon2")');
+    const other = await argon2Bundle('functions/queues/dispatch-consumer.ts');
+    expect(other).not.toMatch(/import\(\s*"@node-rs\/argon2"\s*\)|from\s*"@node-rs\/argon2"/);
+    expect(other).toContain('Password hashing (@node-rs/argon2) is not packaged in this function');
+  });
+});
