@@ -30,12 +30,14 @@ export interface Orchestration {
   holders(): Promise<ReadonlyMap<string, string>>;
   /**
    * Stores the new deployment holding a free instance, in one transaction (and, for a dispatched request, its
-   * move to dispatched). Returns the instance id, or undefined when every instance is taken.
+   * move to dispatched). Returns the instance id, null when it was stored but has ended already (an answer lost
+   * after the commit, read back once the deployment was over: it holds no instance), or undefined when every
+   * instance is taken (nothing stored).
    */
   start(
     deployment: Deployment,
     dispatched?: { readonly request: PendingRequest; readonly at: Date },
-  ): Promise<string | undefined>;
+  ): Promise<string | null | undefined>;
   /**
    * Moves a deployment to a terminal state and frees its instance in one transaction, conditioned on the
    * revision it read, and writes `owed` to the outbox in the same transaction; false when the deployment changed
