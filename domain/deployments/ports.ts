@@ -68,6 +68,11 @@ export interface PendingRequestRepository {
   listAll(): Promise<readonly PendingRequest[]>;
   /** Pending requests in dispatch order: highest priority first, then oldest. */
   queue(limit: number): Promise<readonly PendingRequest[]>;
+  /**
+   * Where a pending request stands in the queue (1: next), counted without reading the requests (a COUNT query of
+   * the queue up to it); undefined when the queue up to it is empty (it was dispatched or cancelled meanwhile).
+   */
+  position(request: PendingRequest): Promise<number | undefined>;
   /** pending -> processing; false when it was not pending. */
   claim(request: PendingRequest, at: Date): Promise<boolean>;
   /** processing -> pending (no instance after all, or a retry), recording an error when given. */

@@ -57,6 +57,9 @@ describe('orchestration capacity', () => {
     expect(outcomes.filter((o) => o.kind === 'queued')).toHaveLength(19);
     expect((await deployments.listAll()).map((d) => d.instanceId)).toEqual(['instance-1']);
     expect((await pending.queue(100)).length).toBe(19);
+    // each one's place, counted (a COUNT query), is its place in the dispatch order
+    const queue = await pending.queue(100);
+    expect(await Promise.all(queue.map((r) => pending.position(r)))).toEqual(queue.map((_, i) => i + 1));
   });
 
   it('an answer lost after the start committed, read back once the deployment ended: started, holding no instance', async () => {
