@@ -42,7 +42,8 @@ export interface DispatchReport {
   readonly dispatched: readonly {
     readonly requestId: string;
     readonly deploymentId: string;
-    readonly instanceId: string;
+    /** Null: it had ended already when its lost answer was read back. */
+    readonly instanceId: string | null;
   }[];
   readonly failed: readonly string[];
 }
@@ -90,7 +91,7 @@ export const recheckRequest = (
 
 export const dispatchPending = async (deps: DispatchDeps): Promise<DispatchReport> => {
   await recoverStale(deps, deps.clock.now());
-  const dispatched: { requestId: string; deploymentId: string; instanceId: string }[] = [];
+  const dispatched: { requestId: string; deploymentId: string; instanceId: string | null }[] = [];
   const failed: string[] = [];
   const freezes = deps.recheck === undefined ? [] : await deps.recheck.freezes.listEndingAfter(deps.clock.now());
   const statuses = new Map<string, string | undefined>();

@@ -192,33 +192,53 @@ export const isTerminalEvent = (event: DeploymentEvent): event is StateChangeEve
   event.type === 'state_change' && TERMINAL_STATES.has(event.new_state);
 
 /**
- * A finished deployment whose store holds no terminal state_change (it was cancelled before the engine existed,
- * or the process died between the state change and its event): the final state_change, built from the record,
- * numbered after the last stored event. Undefined while the deployment is not terminal or when the store has it (the
- * last event, or one of `seen`, the events a reader has in hand, is terminal).
+ * The final state_change of a finished deployment as its record tells it (its state, its error or the outbox's
+ * "All steps completed."): what an observer appends when no one has yet. Undefined while it is not terminal.
  */
-export const synthesizedEnd = (
+export const finalStateChange = (deployment: Deployment): NewEvent | undefined =>
+  TERMINAL_STATES.has(deployment.state)
+    ? {
+        at: deployment.completedAt ?? deployment.startedAt ?? deployment.createdAt,
+        event: {
+          type: 'state_change',
+          deployment_id: deployment.id,
+          old_state: deployment.startedAt === null ? 'pending' : 'running',
+          new_state: deployment.state,
+          message:
+            deployment.errorMessage ??
+            (deployment.state === 'success' ? 'All steps completed.' : `Deployment ${deployment.state}.`),
+        },
+      }
+    : undefined;
+
+/** Where a keyed group starts, if it was appended (adapter: its marker's first seq, one read). */
+export interface KeyedEventLookup {
+  keyedSeq(deploymentId: string, key: string): Promise<number | undefined>;
+}
+
+/**
+ * The stored end of a finished deployment, appended now if no observer has: the log readers are observers too. The
+ * end is keyed `state#<terminal>` like the engine's, the outbox's and the sweep's, so whoever appends first wins and
+ * the store holds exactly one terminal state_change (no reader makes one up beside it). Answers its seq, and the
+ * event when this call appended it; undefined while the deployment is not terminal.
+ */
+export const ensureStoredEnd = async (
+  events: KeyedEventAppender & KeyedEventLookup,
   deployment: Deployment,
-  last: StoredEvent | undefined,
-  seen: readonly StoredEvent[] = [],
-): StoredEvent | undefined => {
-  // Events may follow the stored end (a failed command's analysis): any terminal one seen means it is stored.
-  if (
-    !TERMINAL_STATES.has(deployment.state) ||
-    [...seen, ...(last === undefined ? [] : [last])].some((e) => isTerminalEvent(e.event))
-  )
-    return undefined;
-  return {
-    seq: (last?.seq ?? 0) + 1,
-    at: deployment.completedAt ?? deployment.startedAt ?? deployment.createdAt,
-    event: {
-      type: 'state_change',
-      deployment_id: deployment.id,
-      old_state: deployment.startedAt === null ? 'pending' : 'running',
-      new_state: deployment.state,
-      message: deployment.errorMessage ?? `Deployment ${deployment.state}.`,
-    },
-  };
+): Promise<{ readonly seq: number; readonly appended: StoredEvent | undefined } | undefined> => {
+  const end = finalStateChange(deployment);
+  if (end === undefined) return undefined;
+  const key = stateEventKey(deployment.state);
+  const known = await events.keyedSeq(deployment.id, key);
+  if (known !== undefined) return { seq: known, appended: undefined };
+  const appended = (await events.appendOnce(deployment.id, [{ key, events: [end] }])).find((e) =>
+    isTerminalEvent(e.event),
+  );
+  if (appended !== undefined) return { seq: appended.seq, appended };
+  // Another observer's append won between the read and ours: its marker says where.
+  const seq = await events.keyedSeq(deployment.id, key);
+  if (seq === undefined) throw new Error(`the end of deployment ${deployment.id} is neither stored nor appendable`);
+  return { seq, appended: undefined };
 };
 
 /** The events of `page` that follow `seq` without a gap (a reader never skips a seq it has not seen). */

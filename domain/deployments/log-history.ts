@@ -1,17 +1,33 @@
 // The history of a deployment (GET /deployments/{id}/logs/history): its stored events as the spec's Historical
 // log entries, chronological (in seq order), paged by offset/limit. A finished deployment whose store holds no
-// terminal state_change ends with one built from the record, as its stream does.
+// terminal state_change yet (END_GRACE_MS after its end) gets it appended, keyed as every observer appends it, so
+// the store and every reader hold exactly one end.
 import { offsetTime } from '../shared/time-format.js';
 import type { Caller } from '../identity/types.js';
 import { visibleDeployment } from './cancel.js';
-import { synthesizedEnd, type DeploymentEventStore, type StoredEvent } from './events.js';
+import type { Clock } from '../shared/ports.js';
+import {
+  ensureStoredEnd,
+  isTerminalEvent,
+  type DeploymentEventStore,
+  type KeyedEventAppender,
+  type KeyedEventLookup,
+  type StoredEvent,
+} from './events.js';
 import type { DeploymentRepository } from './ports.js';
 import type { Deployment, DeploymentState } from './types.js';
 
 export interface LogHistoryDeps {
   readonly deployments: DeploymentRepository;
-  readonly events: DeploymentEventStore;
+  readonly events: DeploymentEventStore & KeyedEventAppender & KeyedEventLookup;
+  readonly clock: Clock;
 }
+
+/**
+ * How long after its end a deployment's final state_change is left to the engine (its pass appends it with the
+ * step events before it) before a reader appends it itself (a process died between the record and the events).
+ */
+export const END_GRACE_MS = 5_000;
 
 export const HISTORY_DEFAULT_LIMIT = 100;
 
@@ -120,10 +136,18 @@ export const deploymentLogHistory = async (
 ): Promise<readonly HistoryEntry[]> => {
   const deployment = await visibleDeployment(deps, caller, id);
   const events = [...(await deps.events.page(deployment.id, page.offset, page.limit))];
-  if (events.length < page.limit) {
-    // The end of the store is on this page (or before it): a finished deployment ends with its state_change.
-    const end = synthesizedEnd(deployment, events.at(-1) ?? (await deps.events.last(deployment.id)), events);
-    if (end !== undefined && end.seq > page.offset) events.push(end);
+  const finished = Date.parse(deployment.completedAt ?? '') || 0;
+  if (
+    events.length < page.limit &&
+    !events.some((e) => isTerminalEvent(e.event)) &&
+    deps.clock.now().getTime() - finished >= END_GRACE_MS
+  ) {
+    // The end of the store is on this page: a finished deployment's end is stored (once) before it is shown.
+    // Stored now (by this read or another observer) after the page was read: the page reads on to it.
+    const end = await ensureStoredEnd(deps.events, deployment);
+    const lastSeq = events.at(-1)?.seq ?? page.offset;
+    if (end !== undefined && end.seq > lastSeq)
+      events.push(...(await deps.events.after(deployment.id, lastSeq, page.limit - events.length)));
   }
   return events.map((e) => historyEntry(deployment, e));
 };

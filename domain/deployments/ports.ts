@@ -30,12 +30,14 @@ export interface Orchestration {
   holders(): Promise<ReadonlyMap<string, string>>;
   /**
    * Stores the new deployment holding a free instance, in one transaction (and, for a dispatched request, its
-   * move to dispatched). Returns the instance id, or undefined when every instance is taken.
+   * move to dispatched). Returns the instance id, null when it was stored but has ended already (an answer lost
+   * after the commit, read back once the deployment was over: it holds no instance), or undefined when every
+   * instance is taken (nothing stored).
    */
   start(
     deployment: Deployment,
     dispatched?: { readonly request: PendingRequest; readonly at: Date },
-  ): Promise<string | undefined>;
+  ): Promise<string | null | undefined>;
   /**
    * Moves a deployment to a terminal state and frees its instance in one transaction, conditioned on the
    * revision it read, and writes `owed` to the outbox in the same transaction; false when the deployment changed
@@ -66,6 +68,11 @@ export interface PendingRequestRepository {
   listAll(): Promise<readonly PendingRequest[]>;
   /** Pending requests in dispatch order: highest priority first, then oldest. */
   queue(limit: number): Promise<readonly PendingRequest[]>;
+  /**
+   * Where a pending request stands in the queue (1: next), counted without reading the requests (a COUNT query of
+   * the queue up to it); undefined when the queue up to it is empty (it was dispatched or cancelled meanwhile).
+   */
+  position(request: PendingRequest): Promise<number | undefined>;
   /** pending -> processing; false when it was not pending. */
   claim(request: PendingRequest, at: Date): Promise<boolean>;
   /** processing -> pending (no instance after all, or a retry), recording an error when given. */

@@ -24,8 +24,12 @@ export interface StartDeps {
   readonly afterCommitFailed?: (what: string, error: unknown) => void;
 }
 
-/** How often a side effect after the commit (a wake-up, a read for the answer) is tried before it is given up. */
-export const AFTER_COMMIT_ATTEMPTS = 3;
+/**
+ * How often a side effect after the commit (a wake-up, a read for the answer) is tried before it is given up: once
+ * (the SDK already makes up to 3 attempts of each call; the sweep redoes a lost wake-up). Stacking tries here made a
+ * create outlive the gateway's 29 s after its commit (docs/decisions.md "Retries and idempotency").
+ */
+export const AFTER_COMMIT_ATTEMPTS = 1;
 
 /**
  * A step after the transaction committed: tried AFTER_COMMIT_ATTEMPTS times, then given up with `fallback` (and
@@ -154,10 +158,10 @@ export const startOrQueue = async (deps: StartDeps, draft: DeploymentDraft): Pro
     () => deps.dispatch.wake(`queued ${request.id}`),
     undefined,
   );
-  // The position: read back; unreadable, the estimate from the queue's head read before the write.
-  const queue = await afterCommit(deps, `queue position of ${request.id}`, () => deps.pending.queue(1000), waiting);
-  const index = queue.findIndex((r) => r.id === request.id);
-  const position = index === -1 ? queue.length + 1 : index + 1;
+  // The position: counted (one COUNT query); uncountable, the estimate from the queue's head read before the write.
+  const position =
+    (await afterCommit(deps, `queue position of ${request.id}`, () => deps.pending.position(request), undefined)) ??
+    waiting.length + 1;
   await afterCommit(
     deps,
     `pending_request.queued event of ${request.id}`,

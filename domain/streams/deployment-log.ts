@@ -1,15 +1,17 @@
 // A deployment's log stream (GET /api/v1/deployments/{id}/logs): what it reads when. It resumes after the event
 // a client last saw (Last-Event-ID), polls the event store, pings after silence, closes right after the terminal
-// state_change (stored, or built from a finished deployment's record when the store has none), ends itself before
+// state_change (stored once: a finished deployment's whose store has none yet is appended, keyed, by the reader), ends itself before
 // the function's time limit, and rides out a few store failures with backoff. The HTTP side frames the items.
 import { ValidationError } from '../errors.js';
 import { visibleDeployment } from '../deployments/cancel.js';
 import {
+  ensureStoredEnd,
   isTerminalEvent,
   PING_MESSAGE,
   streamMessage,
-  synthesizedEnd,
   type DeploymentEventStore,
+  type KeyedEventAppender,
+  type KeyedEventLookup,
 } from '../deployments/events.js';
 import type { DeploymentRepository } from '../deployments/ports.js';
 import { TERMINAL_STATES, type Deployment } from '../deployments/types.js';
@@ -18,16 +20,13 @@ import type { Clock } from '../shared/ports.js';
 import type { StreamCaller, StreamGuardDeps } from './guard.js';
 import { commentItem, failureText, messageItem, retryItem, type PollRuntime, type StreamItem } from './ports.js';
 
-/** How many events before the last one a finished stream reads back to find a stored end. */
-const END_LOOKBACK = 20;
-
 export interface LogStreamDeps {
   /** `?sse_token=` -> the caller, once (the token is single use), with the re-check an open stream repeats. */
   readonly verify: (token: string | undefined) => Promise<StreamCaller>;
   /** Open streams per user and the re-check; absent in tests that do not need them. */
   readonly guard?: StreamGuardDeps;
   readonly deployments: DeploymentRepository;
-  readonly events: DeploymentEventStore;
+  readonly events: DeploymentEventStore & KeyedEventAppender & KeyedEventLookup;
   readonly clock: Clock;
 }
 
@@ -42,7 +41,7 @@ export interface LogStreamTiming {
   readonly retryMs: number;
   /** How often an idle stream re-reads the deployment (to notice a finish that stored no state_change). */
   readonly recheckMs: number;
-  /** How long after a finish without a stored terminal state_change the stream waits before building one. */
+  /** How long after a finish without a stored terminal state_change the stream waits before appending it. */
   readonly endGraceMs: number;
 }
 
@@ -86,24 +85,17 @@ export const openDeploymentLog = async (
 };
 
 /**
- * The end of a finished deployment's stream, once caught up: its stored terminal state_change was already sent (a
- * client resuming after the end), or there is none and the record's is built. Events may follow the stored end (a
- * failed command's analysis): the last few are read, so a client resuming after such a line is not sent a second,
- * synthesized end. Undefined: not caught up yet (stored events remain after `cursor`).
+ * The end of a finished deployment's stream, once caught up. Its terminal state_change is stored exactly once (its
+ * keyed marker says where; when no observer stored it yet, this reader appends it, keyed the same): not sent yet,
+ * the stream reads on to it (undefined); already sent (a client resuming after the end), the stream closes.
  */
 const finishedEnd = async (
-  events: DeploymentEventStore,
+  events: KeyedEventAppender & KeyedEventLookup,
   deployment: Deployment,
   cursor: number,
-): Promise<{ readonly item: StreamItem | undefined } | undefined> => {
-  const last = await events.last(deployment.id);
-  if (last !== undefined && last.seq > cursor) return undefined;
-  const tail =
-    last === undefined || isTerminalEvent(last.event)
-      ? []
-      : await events.after(deployment.id, Math.max(0, last.seq - END_LOOKBACK), END_LOOKBACK);
-  const end = synthesizedEnd(deployment, last, tail);
-  return { item: end !== undefined && end.seq > cursor ? messageItem(streamMessage(end.event), end.seq) : undefined };
+): Promise<'sent' | undefined> => {
+  const end = await ensureStoredEnd(events, deployment);
+  return end !== undefined && end.seq <= cursor ? 'sent' : undefined;
 };
 
 /**
@@ -152,11 +144,7 @@ export async function* followDeploymentLog(
         }
         const finishedAt = Date.parse(deployment.completedAt ?? '') || 0;
         if (TERMINAL_STATES.has(deployment.state) && now() - finishedAt >= timing.endGraceMs) {
-          const end = await finishedEnd(deps.events, deployment, cursor);
-          if (end !== undefined) {
-            if (end.item !== undefined) yield end.item;
-            return;
-          }
+          if ((await finishedEnd(deps.events, deployment, cursor)) === 'sent') return;
         }
       }
       if (now() - lastWrite >= timing.pingMs) {

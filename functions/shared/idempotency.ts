@@ -48,7 +48,10 @@ export interface IdempotencyInput {
 
 type AnyRequest = HttpRequest<unknown, unknown, unknown, unknown>;
 
-/** The key a request carries: undefined when absent; a 400 when empty or longer than 255 characters. */
+/**
+ * The key a request carries: undefined when absent; a 400 when empty, longer than 255 characters, or holding a comma
+ * (the header sent twice: API Gateway and Node join repeated headers with ", ", and two keys name no one request).
+ */
 export const idempotencyKeyOf = (headers: AnyRequest['headers']): string | undefined => {
   const key = headers[IDEMPOTENCY_HEADER];
   if (key === undefined) return undefined;
@@ -56,6 +59,11 @@ export const idempotencyKeyOf = (headers: AnyRequest['headers']): string | undef
     throw ValidationError.field(
       'Idempotency-Key',
       `The Idempotency-Key header must hold 1 to ${MAX_KEY_LENGTH} characters.`,
+    );
+  if (key.includes(','))
+    throw ValidationError.field(
+      'Idempotency-Key',
+      'The Idempotency-Key header must be sent once and hold no comma (a repeated header arrives joined by commas).',
     );
   return key;
 };

@@ -3,7 +3,7 @@
 // resource streams' (the repositories they poll). Kept apart from deployments-wiring and targets-wiring so the
 // streaming function does not load the dispatcher, SQS or the agent protocol.
 import { randomUUID } from 'node:crypto';
-import type { DeploymentEventStore, KeyedEventAppender } from '../../domain/deployments/events.js';
+import type { DeploymentEventStore, KeyedEventAppender, KeyedEventLookup } from '../../domain/deployments/events.js';
 import { sseGrantStillValid, verifySseGrant } from '../../domain/identity/sse-tokens.js';
 import { DynamoStreamLeaseStore } from '../../infra/dynamodb/stream-lease-repository.js';
 import { DynamoDeploymentEventStore } from '../../infra/dynamodb/deployment-event-store.js';
@@ -19,7 +19,7 @@ import { once } from './once.js';
 import { infra } from './wiring.js';
 
 export const deploymentEvents = once(
-  (): DeploymentEventStore & KeyedEventAppender =>
+  (): DeploymentEventStore & KeyedEventAppender & KeyedEventLookup =>
     new DynamoDeploymentEventStore(infra().db, infra().config.TABLE_NAME),
 );
 

@@ -21,6 +21,7 @@ import {
   contiguousAfter,
   type DeploymentEventStore,
   type KeyedEventAppender,
+  type KeyedEventLookup,
   type KeyedEvents,
   type NewEvent,
   type StoredEvent,
@@ -73,7 +74,7 @@ interface Waiting {
   readonly reject: (error: unknown) => void;
 }
 
-export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEventAppender {
+export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEventAppender, KeyedEventLookup {
   private readonly maxAttempts: number;
   /** Per deployment: the calls waiting for the next round of the group commit, and whether a round is running. */
   private readonly waiting = new Map<string, Waiting[]>();
@@ -110,6 +111,11 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
         )),
       );
     return stored;
+  }
+
+  /** Where a keyed group starts: its marker (written in the transaction of its events) says, in one read. */
+  async keyedSeq(deploymentId: string, key: string): Promise<number | undefined> {
+    return (await readMarkers(this.db, this.tableName, deploymentId, [key])).get(key)?.firstSeq;
   }
 
   /**

@@ -66,7 +66,7 @@ export class DynamoOrchestration implements Orchestration {
   async start(
     deployment: Deployment,
     dispatched?: { readonly request: PendingRequest; readonly at: Date },
-  ): Promise<string | undefined> {
+  ): Promise<string | null | undefined> {
     for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
       const [capacity, held] = await Promise.all([this.capacity(), this.holders()]);
       const free = Array.from({ length: capacity }, (_, i) => instanceId(i + 1)).filter((id) => !held.has(id));
@@ -83,10 +83,11 @@ export class DynamoOrchestration implements Orchestration {
         return chosen;
       } catch (error) {
         // The answer lost after the commit (or the SDK's retry refused by the first attempt's deployment item): the
-        // deployment is stored, on the instance it holds. Never a second one: the caller would queue or fail it.
+        // deployment is stored, on the instance it holds (null: it has ended already and holds none, not the one
+        // tried). Never a second one: the caller would queue or fail it.
         if (!isConditionFailure(error) || failedAt(error, 0)) {
           const stored = await readBack(error, () => this.storedInstance(deployment.id));
-          if (stored !== undefined) return stored ?? chosen;
+          if (stored !== undefined) return stored;
           if (!isConditionFailure(error)) throw error;
         }
         if (dispatched !== undefined && failedAt(error, 4)) throw new RequestNotProcessingError(dispatched.request.id);

@@ -69,6 +69,28 @@ export class DynamoPendingRequestRepository implements PendingRequestRepository 
     return Items.map(toRequest);
   }
 
+  async position(request: PendingRequest): Promise<number | undefined> {
+    const own = keys.pendingQueue(request.priority, request.queuedAt, request.id).gsi1sk;
+    let ahead = 0;
+    let start: Record<string, unknown> | undefined;
+    do {
+      // The requests up to and including this one, in dispatch order: counted, not read (a COUNT reads no items out).
+      const page = await this.db.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: 'gsi1',
+          KeyConditionExpression: 'gsi1pk = :queue AND gsi1sk <= :own',
+          ExpressionAttributeValues: { ':queue': partitions.pendingQueue, ':own': own },
+          Select: 'COUNT',
+          ExclusiveStartKey: start,
+        }),
+      );
+      ahead += page.Count ?? 0;
+      start = page.LastEvaluatedKey;
+    } while (start !== undefined);
+    return ahead > 0 ? ahead : undefined;
+  }
+
   async claim(request: PendingRequest, at: Date): Promise<boolean> {
     const processing = keys.pendingProcessing(at.toISOString(), request.id);
     return this.move(request, 'pending', 'SET #status = :to, processingSince = :at, gsi1pk = :g1, gsi1sk = :g2', {

@@ -177,6 +177,14 @@ describe('deployments at 50 % injected faults', () => {
       deploymentIds.forEach((id, i) => {
         if (ended[i] === 'success') expect(lines.filter((l) => l === id)).toHaveLength(1);
       });
+      // no committed create answered 5xx (issue 34's "Done when"): every deployment of the action is one an accepted
+      // key's final answer named, and a key answered 5xx at any attempt made no deployment beside its answer's
+      const made = ((await call('GET', '/deployments?limit=100')).json.data as { id: string; action_id: string }[])
+        .filter((d) => d.action_id === action.json.id)
+        .map((d) => d.id);
+      expect([...made].sort()).toEqual([...deploymentIds].sort());
+      const answered5xx = tries.filter((t) => t.some((a) => a.status >= 500));
+      console.log('faults e2e: keys answered 5xx at least once', answered5xx.length, 'deployments made', made.length);
       // nothing stuck: no request waiting or processing
       const pending = (await call('GET', '/deployments/pending')).json as { status: string }[];
       expect(pending.filter((p) => p.status === 'pending' || p.status === 'processing')).toEqual([]);

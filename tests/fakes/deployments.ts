@@ -83,6 +83,10 @@ export class FakePendingRequestRepository implements PendingRequestRepository {
       .sort(dispatchOrder)
       .slice(0, limit);
   }
+  async position(request: PendingRequest) {
+    const index = (await this.queue(Number.MAX_SAFE_INTEGER)).findIndex((r) => r.id === request.id);
+    return index === -1 ? undefined : index + 1;
+  }
   async claim(request: PendingRequest, at: Date) {
     return this.move(request, ['pending'], (r) => ({ ...r, status: 'processing', processingSince: at.toISOString() }));
   }

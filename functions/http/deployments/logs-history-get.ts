@@ -40,4 +40,8 @@ export const makeHandler = (deps: () => LogHistoryDeps) =>
     }),
   );
 
-export const handler = makeHandler(() => ({ deployments: deploymentsDeps().deployments, events: deploymentEvents() }));
+export const handler = makeHandler(() => ({
+  deployments: deploymentsDeps().deployments,
+  events: deploymentEvents(),
+  clock: deploymentsDeps().clock,
+}));

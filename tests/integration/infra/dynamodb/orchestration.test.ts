@@ -1,7 +1,7 @@
 // The orchestration instances, pending requests and the dispatcher against DynamoDB Local: the capacity holds under
 // concurrency, freed instances go to the highest-priority oldest request, and nothing is dispatched twice.
 import { randomUUID } from 'node:crypto';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { dispatchPending, type DispatchDeps } from '../../../../domain/deployments/dispatch.js';
 import { startOrQueue } from '../../../../domain/deployments/start.js';
@@ -41,7 +41,7 @@ const setup = async (capacity: number) => {
       completedAt: new Date().toISOString(),
       revision: deployment.revision + 1,
     });
-  return { deps, orchestration, pending, deployments, dispatch, finish };
+  return { deps, orchestration, pending, deployments, dispatch, finish, table };
 };
 
 describe('orchestration capacity', () => {
@@ -57,6 +57,31 @@ describe('orchestration capacity', () => {
     expect(outcomes.filter((o) => o.kind === 'queued')).toHaveLength(19);
     expect((await deployments.listAll()).map((d) => d.instanceId)).toEqual(['instance-1']);
     expect((await pending.queue(100)).length).toBe(19);
+    // each one's place, counted (a COUNT query), is its place in the dispatch order
+    const queue = await pending.queue(100);
+    expect(await Promise.all(queue.map((r) => pending.position(r)))).toEqual(queue.map((_, i) => i + 1));
+  });
+
+  it('an answer lost after the start committed, read back once the deployment ended: started, holding no instance', async () => {
+    // Prepare: a client whose start transaction applies, then the deployment ends, then the answer is lost
+    const { deps, deployments, pending, finish, table } = await setup(1);
+    const lossy = Object.create(db) as DynamoDBDocumentClient;
+    lossy.send = (async (command: unknown) => {
+      const answer = await db.send(command as TransactWriteCommand);
+      if (command instanceof TransactWriteCommand) {
+        await finish((await deployments.listAll())[0]!);
+        throw Object.assign(new Error('socket hang up after the write'), { name: 'TimeoutError' });
+      }
+      return answer;
+    }) as DynamoDBDocumentClient['send'];
+    const orchestration = new DynamoOrchestration(lossy, table, 1);
+    // Act
+    const outcome = await startOrQueue({ ...deps, orchestration }, aDraft());
+    // Assess: the deployment it stored, ended, on no instance (not the one it tried); nothing queued
+    expect(outcome.kind).toBe('started');
+    expect(outcome.kind === 'started' ? outcome.deployment.instanceId : 'queued').toBeNull();
+    expect((await deployments.listAll()).map((d) => [d.state, d.instanceId])).toEqual([['success', null]]);
+    expect(await pending.queue(10)).toEqual([]);
   });
 
   it('hands each freed instance to the highest-priority, oldest request, once, across duplicate wake-ups', async () => {

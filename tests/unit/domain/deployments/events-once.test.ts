@@ -8,11 +8,12 @@ import {
   forwardInTime,
   isTerminalEvent,
   stateEventKey,
-  synthesizedEnd,
+  ensureStoredEnd,
   transitionGroups,
   type KeyedEventAppender,
   type NewEvent,
 } from '../../../../domain/deployments/events.js';
+import { deploymentLogHistory } from '../../../../domain/deployments/log-history.js';
 import { settleOutbox } from '../../../../domain/deployments/outbox.js';
 import { OUTBOX_GRACE_MS, sweep } from '../../../../domain/deployments/sweep.js';
 import type { Deployment } from '../../../../domain/deployments/types.js';
@@ -233,17 +234,74 @@ describe('transitionGroups', () => {
   });
 });
 
-describe('synthesizedEnd', () => {
-  it('synthesizes no end for a deployment whose stored end is followed by other events (an analysis line)', () => {
-    const end = {
-      seq: 7,
-      at: '2026-11-22T10:00:01.000Z',
-      event: { type: 'state_change', deployment_id: 'd', old_state: 'running', new_state: 'failed', message: 'x' },
-    } as const;
-    const analysis = { seq: 8, at: '2026-11-22T10:00:02.000Z', event: { ...progressEvent } };
-    const failed = aDeployment({ state: 'failed', completedAt: '2026-11-22T10:00:01.000Z' });
-    expect(synthesizedEnd(failed, analysis, [end, analysis])).toBeUndefined();
-    expect(synthesizedEnd(failed, analysis)).toMatchObject({ seq: 9 }); // without the page: the record's end
+describe('the log readers observe an end as the engine does (ensureStoredEnd)', () => {
+  /** A deployment the kill -9 left failed with its end unpublished (the pass died after its write). */
+  const endedUnpublished = async () => {
+    const s = setup();
+    const d = await runningPastItsCeiling(s);
+    s.control.dieAfterWrite = true;
+    await expect(advance(s.deps, d.id)).rejects.toThrow('kill -9');
+    s.control.dieAfterWrite = false;
+    expect(terminals(s)).toHaveLength(0);
+    return { s, ended: (await s.deployments.get(d.id))! };
+  };
+
+  it('a reader first: it appends the end, keyed, and the restarted pass and the sweep add no second one', async () => {
+    // Prepare
+    const { s, ended } = await endedUnpublished();
+    // Act: two readers at once (a stream and a history), then the pass and the sweep settle the entry
+    const [a, b] = await Promise.all([ensureStoredEnd(s.store, ended), ensureStoredEnd(s.store, ended)]);
+    s.clock.advance(OUTBOX_GRACE_MS + 1_000);
+    await Promise.all([advance(s.deps, ended.id), sweep({ ...s.deps, pending: s.pending })]);
+    // Assess
+    expect(terminals(s)).toHaveLength(1);
+    expect([a?.seq, b?.seq]).toEqual([terminals(s)[0]!.seq, terminals(s)[0]!.seq]);
+    expect([a?.appended, b?.appended].filter((e) => e !== undefined)).toHaveLength(1);
+    expect(terminals(s)[0]?.event).toMatchObject({ old_state: 'running', new_state: 'failed' });
+    expect(s.orchestration.owed.size).toBe(0);
+    expectTimeFollowsSeq(s);
+  });
+
+  it('the engine first, its end followed by more events than any look-back: the reader finds it, appends nothing', async () => {
+    // Prepare: the sweep publishes the end, then 30 analysis lines follow it
+    const { s, ended } = await endedUnpublished();
+    s.clock.advance(OUTBOX_GRACE_MS + 1_000);
+    await sweep({ ...s.deps, pending: s.pending });
+    const end = terminals(s)[0]!;
+    await s.store.append(
+      ended.id,
+      Array.from({ length: 30 }, () => ({ at: s.clock.now().toISOString(), event: progressEvent })),
+    );
+    const stored = history(s).length;
+    // Act
+    const found = await ensureStoredEnd(s.store, ended);
+    const page = await deploymentLogHistory({ ...s, events: s.store }, admin, ended.id, { offset: 20, limit: 100 });
+    // Assess
+    expect(found).toEqual({ seq: end.seq, appended: undefined });
+    expect(page.filter((e) => e.event_type === 'state_change')).toHaveLength(0); // the end is on an earlier page
+    expect(history(s)).toHaveLength(stored);
+    expect(terminals(s)).toHaveLength(1);
+  });
+
+  it('the history appends a missing end only after the grace, and once however often it is read', async () => {
+    // Prepare
+    const { s, ended } = await endedUnpublished();
+    const deps = { deployments: s.deployments, events: s.store, clock: s.clock };
+    // Act + Assess: within the grace the engine is left to publish it
+    const early = await deploymentLogHistory(deps, admin, ended.id, { offset: 0, limit: 100 });
+    expect(early.filter((e) => e.event_type === 'state_change' && e.metadata?.['new_state'] === 'failed')).toEqual([]);
+    expect(terminals(s)).toHaveLength(0);
+    s.clock.advance(10_000);
+    const reads = await Promise.all(
+      [0, 1, 2].map(() => deploymentLogHistory(deps, admin, ended.id, { offset: 0, limit: 100 })),
+    );
+    for (const read of reads)
+      expect(
+        read.filter((e) => e.event_type === 'state_change' && e.metadata?.['new_state'] === 'failed'),
+      ).toHaveLength(1);
+    expect(terminals(s)).toHaveLength(1);
+    expect(await ensureStoredEnd(s.store, { ...ended, state: 'running' })).toBeUndefined();
+    expectTimeFollowsSeq(s);
   });
 });
 

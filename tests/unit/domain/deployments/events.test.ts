@@ -5,7 +5,6 @@ import {
   isTerminalEvent,
   MAX_EVENT_TEXT,
   streamMessage,
-  synthesizedEnd,
   type DeploymentEvent,
   type StoredEvent,
 } from '../../../../domain/deployments/events.js';
@@ -13,6 +12,7 @@ import { deploymentLogHistory, historyEntry, offsetTime } from '../../../../doma
 import type { Caller } from '../../../../domain/identity/types.js';
 import type { Permission } from '../../../../domain/identity/permissions.js';
 import { aDeployment, FakeDeploymentRepository } from '../../../fakes/deployments.js';
+import { FakeClock } from '../../../fakes/clock.js';
 import { FakeDeploymentEventStore } from '../../functions/streams/fake-event-store.js';
 
 const caller = (tenantId: string | null = null): Caller => ({
@@ -109,33 +109,6 @@ describe('contiguousAfter', () => {
   });
 });
 
-describe('synthesizedEnd', () => {
-  it('builds the final state_change of a finished deployment whose store has none, numbered after the last event', () => {
-    const cancelled = aDeployment({
-      state: 'cancelled',
-      completedAt: '2026-11-22T10:05:00.000Z',
-      errorMessage: 'Cancelled by a user.',
-    });
-    expect(synthesizedEnd(cancelled, stored(7, log('x')))).toEqual({
-      seq: 8,
-      at: '2026-11-22T10:05:00.000Z',
-      event: {
-        type: 'state_change',
-        deployment_id: cancelled.id,
-        old_state: 'running',
-        new_state: 'cancelled',
-        message: 'Cancelled by a user.',
-      },
-    });
-    expect(synthesizedEnd(cancelled, undefined)?.seq).toBe(1);
-  });
-
-  it('builds nothing for a running deployment, or when the store already ends with the terminal state_change', () => {
-    expect(synthesizedEnd(deployment, undefined)).toBeUndefined();
-    expect(synthesizedEnd(aDeployment({ state: 'success' }), stored(3, stateChange('success')))).toBeUndefined();
-  });
-});
-
 describe('history entries', () => {
   it('writes timestamps with a +00:00 offset', () => {
     expect(offsetTime('2026-11-22T10:00:01.250Z')).toBe('2026-11-22T10:00:01.250+00:00');
@@ -228,7 +201,7 @@ describe('deploymentLogHistory', () => {
       d.id,
       Array.from({ length: count }, (_, i) => ({ at: AT, event: log(`line ${i + 1}`) })),
     );
-    return { deployments, events };
+    return { deployments, events, clock: new FakeClock(new Date('2026-11-22T11:00:00.000Z')) };
   };
 
   it('pages by offset and limit, oldest first, by id or short id', async () => {
@@ -242,7 +215,7 @@ describe('deploymentLogHistory', () => {
     expect(await deploymentLogHistory(deps, caller(), deployment.id, { offset: 5, limit: 100 })).toEqual([]);
   });
 
-  it('ends a finished deployment without a stored terminal state_change with one built from its record, on the last page only', async () => {
+  it('ends a finished deployment without a stored terminal state_change with one built from its record and stored once, on the last page only', async () => {
     const cancelled = aDeployment({
       state: 'cancelled',
       completedAt: '2026-11-22T10:05:00.000Z',
@@ -268,6 +241,13 @@ describe('deploymentLogHistory', () => {
       (await deploymentLogHistory(deps, caller(), cancelled.id, { offset: 3, limit: 3 })).map((e) => e.seq),
     ).toEqual([4]);
     expect(await deploymentLogHistory(deps, caller(), cancelled.id, { offset: 4, limit: 3 })).toEqual([]);
+    // it was appended once (keyed), not made up on each read
+    expect(deps.events.events.get(cancelled.id)?.map((e) => e.event.type)).toEqual([
+      'log',
+      'log',
+      'log',
+      'state_change',
+    ]);
   });
 
   it('answers 404 for a missing deployment and for another tenant’s', async () => {

@@ -149,6 +149,18 @@ describe('Idempotency-Key on a create', () => {
     expect(runs()).toBe(1);
   });
 
+  it('a key with a comma (the header sent twice, joined by API Gateway) answers 400 VALIDATION_ERROR and runs nothing', async () => {
+    const { send, runs } = setup();
+
+    const joined = await send({ key: 'k-1, k-2' });
+    const single = await send({ key: 'k-1' });
+
+    expect([joined.statusCode, single.statusCode]).toEqual([400, 201]);
+    expect(joined.json.error.code).toBe('VALIDATION_ERROR');
+    expect(JSON.stringify(joined.json.error)).toContain('Idempotency-Key');
+    expect(runs()).toBe(1);
+  });
+
   it('a 4xx or a 5xx is not stored: the retry with the same key runs again and its 2xx is stored', async () => {
     const { send, runs } = setup(async (run) => {
       if (run === 1) throw new NotFoundError('Environment', 'e1');
@@ -253,5 +265,6 @@ describe('the fingerprint', () => {
     expect(idempotencyKeyOf({ 'idempotency-key': ' k ' })).toBe(' k ');
     expect(() => idempotencyKeyOf({ 'idempotency-key': '' })).toThrow(/1 to 255/);
     expect(() => idempotencyKeyOf({ 'idempotency-key': 'k'.repeat(256) })).toThrow(/1 to 255/);
+    expect(() => idempotencyKeyOf({ 'idempotency-key': 'a,b' })).toThrow(/no comma/);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DeploymentEvent } from '../../../../domain/deployments/events.js';
+import { stateEventKey, type DeploymentEvent } from '../../../../domain/deployments/events.js';
 import type { Deployment } from '../../../../domain/deployments/types.js';
 import { LOG_STREAM_TIMING, resumeFrom } from '../../../../domain/streams/deployment-log.js';
 import { deploymentLogFrames } from '../../../../functions/streams/deployment-logs.js';
@@ -167,10 +167,8 @@ describe('deploymentLogFrames', () => {
   it('closes at once for a client resuming after the terminal state_change', async () => {
     const d = aDeployment({ state: 'success', completedAt: '2026-11-22T10:00:00.000Z' });
     const events = new FakeDeploymentEventStore();
-    await events.append(d.id, [
-      { at: 'x', event: log('a') },
-      { at: 'x', event: end(d.id) },
-    ]);
+    await events.append(d.id, [{ at: 'x', event: log('a') }]);
+    await events.appendOnce(d.id, [{ key: stateEventKey('success'), events: [{ at: 'x', event: end(d.id) }] }]);
     const out = await (await run({ deployment: d, events, from: 2 })).frames();
     expect(messages(out.frames)).toEqual([[null, 'ping']]);
     expect(out.elapsedMs).toBe(0);
@@ -179,11 +177,9 @@ describe('deploymentLogFrames', () => {
   it('sends no second end to a client resuming after a line stored after the terminal state_change (an analysis)', async () => {
     const d = aDeployment({ state: 'failed', completedAt: '2026-11-22T10:00:00.000Z' });
     const events = new FakeDeploymentEventStore();
-    await events.append(d.id, [
-      { at: 'x', event: log('a') },
-      { at: 'x', event: end(d.id) },
-      { at: 'x', event: log('analysis') },
-    ]);
+    await events.append(d.id, [{ at: 'x', event: log('a') }]);
+    await events.appendOnce(d.id, [{ key: stateEventKey('failed'), events: [{ at: 'x', event: end(d.id) }] }]);
+    await events.append(d.id, [{ at: 'x', event: log('analysis') }]);
     const out = await (await run({ deployment: d, events, from: 3 })).frames();
     expect(messages(out.frames)).toEqual([[null, 'ping']]);
   });

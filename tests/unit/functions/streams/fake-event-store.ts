@@ -7,15 +7,18 @@ import {
   redatedEvent,
   type DeploymentEventStore,
   type KeyedEventAppender,
+  type KeyedEventLookup,
   type KeyedEvents,
   type NewEvent,
   type StoredEvent,
 } from '../../../../domain/deployments/events.js';
 
-export class FakeDeploymentEventStore implements DeploymentEventStore, KeyedEventAppender {
+export class FakeDeploymentEventStore implements DeploymentEventStore, KeyedEventAppender, KeyedEventLookup {
   readonly events = new Map<string, StoredEvent[]>();
   /** The keys of the groups appended, per deployment (the adapter's markers). */
   readonly marked = new Map<string, Set<string>>();
+  /** Where each keyed group starts, per deployment and key (the markers' first seqs). */
+  readonly firstSeqs = new Map<string, number>();
   failNext = 0;
   reads = 0;
 
@@ -38,10 +41,20 @@ export class FakeDeploymentEventStore implements DeploymentEventStore, KeyedEven
     this.marked.set(deploymentId, marked);
     const fresh = groups.filter((g) => g.events.length > 0 && !marked.has(g.key));
     for (const g of fresh) marked.add(g.key);
-    return this.append(
+    const stored = await this.append(
       deploymentId,
       fresh.flatMap((g) => g.events),
     );
+    let at = 0;
+    for (const g of fresh) {
+      this.firstSeqs.set(`${deploymentId}|${g.key}`, stored[at]!.seq);
+      at += g.events.length;
+    }
+    return stored;
+  }
+
+  async keyedSeq(deploymentId: string, key: string): Promise<number | undefined> {
+    return this.firstSeqs.get(`${deploymentId}|${key}`);
   }
 
   async after(deploymentId: string, seq: number, limit: number): Promise<readonly StoredEvent[]> {
