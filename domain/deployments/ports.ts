@@ -2,12 +2,23 @@
 // infra/sqs/dispatch-queue.ts.
 import type { Deployment, HeldInstance, OutboxEntry, PendingRequest } from './types.js';
 
+/** What the deployments list filters, counts and orders by: a deployment without its plan (decisions.md). */
+export type DeploymentSummary = Pick<
+  Deployment,
+  'id' | 'tenantId' | 'state' | 'environmentId' | 'sourceType' | 'triggeredBy' | 'createdAt'
+>;
+
 export interface DeploymentRepository {
   get(id: string): Promise<Deployment | undefined>;
   /** By UUID or short id. */
   find(idOrShortId: string): Promise<Deployment | undefined>;
-  /** Every deployment (lists filter and page in memory; see docs/decisions.md). */
+  /** Every deployment, in full (the resource streams' snapshots; the list reads `listSummaries`). */
   listAll(): Promise<readonly Deployment[]>;
+  /**
+   * Every deployment's summary, read without its plan (the list filters, counts and pages them in memory, then
+   * reads only the page's deployments with `getMany`; see docs/decisions.md).
+   */
+  listSummaries(): Promise<readonly DeploymentSummary[]>;
   /** The deployments that exist among `ids` (one batch read per 100), in no particular order. */
   getMany(ids: readonly string[]): Promise<readonly Deployment[]>;
   /** Replaces the deployment if its revision is still `previous.revision`; false otherwise. */

@@ -7,6 +7,7 @@ import { isAdminSession, requireUserSession } from '../identity/delegation.js';
 import type { Caller } from '../identity/types.js';
 import { pageOf, type PageRequest } from '../shared/pagination.js';
 import type { DeploymentsDeps } from './deps.js';
+import type { DeploymentSummary } from './ports.js';
 import {
   type Deployment,
   type DeploymentState,
@@ -47,13 +48,17 @@ export interface ListDeploymentsQuery extends PageRequest {
   readonly triggered_by?: string | undefined;
 }
 
-/** Newest first; `status_counts` counts every page of the list without its status filter. */
+/**
+ * Newest first; `status_counts` counts every page of the list without its status filter. Filters, counts and
+ * order come from the deployments' summaries (no plan read); only the page's deployments are read in full. One
+ * deleted between the two reads is left out of the page.
+ */
 export const listDeployments = async (
   deps: Pick<DeploymentsDeps, 'deployments'>,
   caller: Caller,
   query: ListDeploymentsQuery,
 ) => {
-  const matching = (await deps.deployments.listAll())
+  const matching = (await deps.deployments.listSummaries())
     .filter((d) => visible(caller, d) && inTenant(caller, query.tenant_id, d))
     .filter((d) => query.environment_id === undefined || d.environmentId === query.environment_id)
     .filter((d) => query.source_type === undefined || d.sourceType === query.source_type)
@@ -64,7 +69,7 @@ export const listDeployments = async (
   const listed = matching.filter((d) => states === undefined || states.includes(d.state)).sort(newestFirst);
   const page = pageOf(listed, query);
   return {
-    data: page.data.map(deploymentView),
+    data: (await inOrder(deps, page.data)).map(deploymentView),
     meta: page.meta,
     status_counts: {
       all: matching.length,
@@ -76,8 +81,18 @@ export const listDeployments = async (
   };
 };
 
-const newestFirst = (a: Deployment, b: Deployment): number =>
+const newestFirst = (a: DeploymentSummary, b: DeploymentSummary): number =>
   b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id);
+
+/** The page's deployments read in full (one batch read), in the page's order; missing ones are left out. */
+const inOrder = async (
+  deps: Pick<DeploymentsDeps, 'deployments'>,
+  summaries: readonly DeploymentSummary[],
+): Promise<Deployment[]> => {
+  if (summaries.length === 0) return [];
+  const byId = new Map((await deps.deployments.getMany(summaries.map((s) => s.id))).map((d) => [d.id, d]));
+  return summaries.flatMap((s) => byId.get(s.id) ?? []);
+};
 
 /** By UUID or short id; another tenant's answers 404. */
 export const getDeployment = async (deps: Pick<DeploymentsDeps, 'deployments'>, caller: Caller, id: string) => {

@@ -2,14 +2,29 @@
 // Creation happens in DynamoOrchestration.start (in the same transaction as the instance it holds). The engine's
 // count of failed passes (`passFailures`) lives on the item and is written without moving the revision.
 import { PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { DeploymentRepository } from '../../domain/deployments/ports.js';
+import type { DeploymentRepository, DeploymentSummary } from '../../domain/deployments/ports.js';
 import type { Deployment } from '../../domain/deployments/types.js';
 import { conditionally, whenCondition } from './conditional.js';
 import { encryptionIndex } from './encryption-index.js';
 import { keys, partitions } from './keys.js';
+import { queryAll } from './query-all.js';
 import { findRecord, getRecord, getRecords, listPartition, stripKeys, type Item } from './records.js';
 
 export const toDeployment = (item: Item): Deployment => stripKeys<Deployment>(item);
+
+/** The attributes of a deployment's summary: what the list filters, counts and orders by (no plan). */
+const SUMMARY_ATTRIBUTES = [
+  'id',
+  'tenantId',
+  'state',
+  'environmentId',
+  'sourceType',
+  'triggeredBy',
+  'createdAt',
+] as const satisfies readonly (keyof DeploymentSummary)[];
+
+const toSummary = (item: Item): DeploymentSummary =>
+  Object.fromEntries(SUMMARY_ATTRIBUTES.map((name) => [name, item[name] ?? null])) as unknown as DeploymentSummary;
 
 /** The item of a deployment; every write of one is a change (the write's time on the change feed). */
 export const deploymentItem = (deployment: Deployment) => ({
@@ -41,6 +56,19 @@ export class DynamoDeploymentRepository implements DeploymentRepository {
 
   async listAll(): Promise<readonly Deployment[]> {
     return listPartition(this.db, this.tableName, 'gsi1', partitions.deployments, toDeployment);
+  }
+
+  /** The same gsi1 query as `listAll`, projected to the summary's attributes (the plan is never read). */
+  async listSummaries(): Promise<readonly DeploymentSummary[]> {
+    const items = await queryAll(this.db, {
+      TableName: this.tableName,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk',
+      ProjectionExpression: SUMMARY_ATTRIBUTES.map((name) => `#${name}`).join(', '),
+      ExpressionAttributeNames: Object.fromEntries(SUMMARY_ATTRIBUTES.map((name) => [`#${name}`, name])),
+      ExpressionAttributeValues: { ':pk': partitions.deployments },
+    });
+    return items.map(toSummary);
   }
 
   async update(previous: Deployment, next: Deployment): Promise<boolean> {

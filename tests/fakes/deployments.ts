@@ -3,6 +3,7 @@
 import type { DeploymentsDeps } from '../../domain/deployments/deps.js';
 import type {
   DeploymentRepository,
+  DeploymentSummary,
   DispatchQueue,
   Orchestration,
   PendingRequestRepository,
@@ -41,6 +42,20 @@ export class FakeDeploymentRepository implements DeploymentRepository {
   }
   async listAll() {
     return [...this.deployments.values()];
+  }
+  /** Only the summary's attributes, as the adapter's projected query reads them. */
+  async listSummaries() {
+    return [...this.deployments.values()].map(
+      ({ id, tenantId, state, environmentId, sourceType, triggeredBy, createdAt }): DeploymentSummary => ({
+        id,
+        tenantId,
+        state,
+        environmentId,
+        sourceType,
+        triggeredBy,
+        createdAt,
+      }),
+    );
   }
   async update(previous: Deployment, next: Deployment) {
     if (this.deployments.get(previous.id)?.revision !== previous.revision) return false;

@@ -12,6 +12,7 @@ import {
   setOrchestration,
 } from '../../../../domain/deployments/queries.js';
 import type { Deployment, DeploymentState, PendingStatus } from '../../../../domain/deployments/types.js';
+import { deploymentView } from '../../../../domain/deployments/views.js';
 import { aDeployment, aPendingRequest, deploymentsFakes } from '../../../fakes/deployments.js';
 
 const TENANT_A = 'aaaaaaaa-0000-4000-8000-00000000000a';
@@ -163,6 +164,67 @@ describe('listDeployments', () => {
     expect(scoped.data.map((d) => d.id)).toEqual([uuid(1)]);
     expect(scoped.status_counts.all).toBe(1);
     expect(scopedAskingForB.data.map((d) => d.id)).toEqual([uuid(1)]);
+  });
+
+  /** The fake, counting its reads: every full read (listAll, getMany) and the ids getMany was asked for. */
+  const counted = () => {
+    const fakes = deploymentsFakes();
+    const reads = { listAll: 0, summaries: 0, getMany: [] as (readonly string[])[] };
+    const { deployments } = fakes;
+    const listAll = deployments.listAll.bind(deployments);
+    const listSummaries = deployments.listSummaries.bind(deployments);
+    const getMany = deployments.getMany.bind(deployments);
+    deployments.listAll = async () => ((reads.listAll += 1), listAll());
+    deployments.listSummaries = async () => ((reads.summaries += 1), listSummaries());
+    deployments.getMany = async (ids) => (reads.getMany.push(ids), getMany(ids));
+    return { ...fakes, reads };
+  };
+
+  it('reads summaries for filters, counts and order, and only the page’s deployments in full, in one batch', async () => {
+    const { deps, deployments, reads } = counted();
+    for (let n = 1; n <= 7; n += 1) deployments.put(nth(n, { state: n % 2 === 0 ? 'failed' : 'success' }));
+
+    const list = await listDeployments(deps, global, { page: 2, limit: 2 });
+
+    expect(reads).toEqual({ listAll: 0, summaries: 1, getMany: [[uuid(5), uuid(4)]] });
+    expect(list.data.map((d) => d.id)).toEqual([uuid(5), uuid(4)]);
+    // the page's items are the full records' views (the summaries hold no names, counts or times)
+    expect(list.data[0]).toEqual(deploymentView(nth(5, { state: 'success' })));
+    expect(list.meta).toEqual({ total: 7, page: 2, limit: 2, total_pages: 4, has_next: true, has_prev: true });
+    expect(list.status_counts).toEqual({ all: 7, running: 0, failed: 3, succeeded: 4, other: 0 });
+  });
+
+  it('keeps the page’s order whatever order the batch read answers in, and reads nothing for an empty page', async () => {
+    const { deps, deployments, reads } = counted();
+    for (let n = 1; n <= 4; n += 1) deployments.put(nth(n));
+    const getMany = deployments.getMany.bind(deployments);
+    deployments.getMany = async (ids) => [...(await getMany(ids))].reverse();
+
+    const list = await listDeployments(deps, global, page);
+    const readsForList = reads.getMany.length;
+    const beyond = await listDeployments(deps, global, { page: 3, limit: 2 });
+
+    expect(list.data.map((d) => d.id)).toEqual([uuid(4), uuid(3), uuid(2), uuid(1)]);
+    expect(readsForList).toBe(1);
+    expect(beyond.data).toEqual([]);
+    expect(beyond.meta.total).toBe(4);
+    expect(reads.getMany).toHaveLength(1);
+  });
+
+  it('leaves out of the page a deployment deleted between the summaries and the page read', async () => {
+    const { deps, deployments } = deploymentsFakes();
+    for (let n = 1; n <= 3; n += 1) deployments.put(nth(n));
+    const listSummaries = deployments.listSummaries.bind(deployments);
+    deployments.listSummaries = async () => {
+      const summaries = await listSummaries();
+      deployments.deployments.delete(uuid(2));
+      return summaries;
+    };
+
+    const list = await listDeployments(deps, global, page);
+
+    expect(list.data.map((d) => d.id)).toEqual([uuid(3), uuid(1)]);
+    expect(list.meta.total).toBe(3);
   });
 });
 

@@ -1,0 +1,166 @@
+// The deployments list's reads against DynamoDB Local: the summaries come from the gsi1 query projected to what the
+// list filters, counts and orders by (no plan), the page is read in full in one batch, and the list answers exactly
+// what the full read answered. Prints the time of the list over 300 deployments with realistic plans, both ways.
+import { performance } from 'node:perf_hooks';
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Caller } from '../../../../domain/identity/types.js';
+import { listDeployments, STATUS_BUCKETS, type StatusBucket } from '../../../../domain/deployments/queries.js';
+import type { Deployment, DeploymentState, PlanStep, StepScript } from '../../../../domain/deployments/types.js';
+import { deploymentView } from '../../../../domain/deployments/views.js';
+import { pageOf } from '../../../../domain/shared/pagination.js';
+import { DynamoDeploymentRepository, deploymentItem } from '../../../../infra/dynamodb/deployment-repository.js';
+import { createServiceTable, serviceTableFixture } from '../../../support/aws.js';
+import { aDeployment, aPlan } from '../../../fakes/deployments.js';
+
+const { table, client, db } = serviceTableFixture('deployments', { marshallOptions: { removeUndefinedValues: true } });
+const deployments = new DynamoDeploymentRepository(db, table);
+
+const COUNT = 300;
+const TENANTS = ['aaaaaaaa-0000-4000-8000-00000000000a', 'bbbbbbbb-0000-4000-8000-00000000000b', null];
+const STATES: DeploymentState[] = ['running', 'success', 'failed', 'cancelled', 'rolled_back', 'queued'];
+const uuid = (n: number) => `d0000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+
+/** A plan as production makes them: 10 targets x 3 actions, three pinned scripts, a dozen variables. */
+const realisticPlan = (n: number) => {
+  const [step] = aPlan().steps as [PlanStep];
+  const steps = Array.from({ length: 30 }, (_, i) => ({
+    ...step,
+    id: `b${String(n).padStart(7, '0')}-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    targetName: `web-${i % 10}`,
+    actionOrder: Math.floor(i / 10) + 1,
+    state: 'completed' as const,
+    startedAt: '2026-11-22T10:00:00.000Z',
+    completedAt: '2026-11-22T10:01:00.000Z',
+    exitCode: 0,
+    durationMs: 60_000,
+  }));
+  const script = `#!/bin/sh\nset -eu\n${'echo "restarting the web tier and waiting for it"\n'.repeat(12)}`;
+  return aPlan({
+    targetCount: 10,
+    steps,
+    scripts: Object.fromEntries(
+      [1, 2, 3].map((v): [string, StepScript] => [
+        `a100000${v}-0000-4000-8000-000000000001`,
+        { script, interpreter: 'sh', rollbackScript: script, timeoutSeconds: 600 },
+      ]),
+    ),
+    resolvedVariables: Object.fromEntries(
+      Array.from({ length: 12 }, (_, i) => [`VAR_${i}`, { value: `value-${i}-${'x'.repeat(12)}`, secret: false }]),
+    ),
+  });
+};
+
+const nth = (n: number): Deployment =>
+  aDeployment({
+    id: uuid(n),
+    shortId: `d${n}`,
+    // a few share a creation time: the id orders them
+    createdAt: new Date(Date.UTC(2026, 10, 22, 10, 0, Math.floor(n / 2))).toISOString(),
+    state: STATES[n % STATES.length]!,
+    tenantId: TENANTS[n % TENANTS.length]!,
+    environmentId: n % 4 === 0 ? 'eeeeeeee-0000-4000-8000-00000000000a' : null,
+    sourceType: n % 5 === 0 ? 'solution' : 'action',
+    triggeredBy: n % 7 === 0 ? 'someone-else' : 'c0000000-0000-4000-8000-000000000001',
+    plan: realisticPlan(n),
+  });
+
+const stored = Array.from({ length: COUNT }, (_, i) => nth(i + 1));
+
+const global: Caller = { kind: 'user', userId: 'c1', tenantId: null, roles: ['admin'], permissions: new Set() };
+const tenantA: Caller = { ...global, tenantId: TENANTS[0]! };
+
+beforeAll(async () => {
+  await createServiceTable(client, table);
+  for (let i = 0; i < stored.length; i += 25) {
+    const items = stored.slice(i, i + 25).map((d) => ({ PutRequest: { Item: deploymentItem(d) } }));
+    await db.send(new BatchWriteCommand({ RequestItems: { [table]: items } }));
+  }
+});
+
+/** The list as it was before the slim read (listAll, then filter, count and page in memory): the reference. */
+const listedFromFullRecords = async (caller: Caller, query: Parameters<typeof listDeployments>[2]) => {
+  const matching = (await deployments.listAll())
+    .filter((d) => caller.tenantId === null || d.tenantId === caller.tenantId)
+    .filter((d) => caller.tenantId !== null || query.tenant_id === undefined || d.tenantId === query.tenant_id)
+    .filter((d) => query.environment_id === undefined || d.environmentId === query.environment_id)
+    .filter((d) => query.source_type === undefined || d.sourceType === query.source_type)
+    .filter((d) => query.triggered_by === undefined || d.triggeredBy === query.triggered_by);
+  const inBucket = (bucket: StatusBucket) => (d: Deployment) =>
+    (STATUS_BUCKETS[bucket] as readonly DeploymentState[]).includes(d.state);
+  const states =
+    query.status === undefined
+      ? undefined
+      : query.status in STATUS_BUCKETS
+        ? (STATUS_BUCKETS[query.status as StatusBucket] as readonly DeploymentState[])
+        : [query.status as DeploymentState];
+  const listed = matching
+    .filter((d) => states === undefined || states.includes(d.state))
+    .sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
+  const page = pageOf(listed, query);
+  const count = (bucket: StatusBucket) => matching.filter(inBucket(bucket)).length;
+  return {
+    data: page.data.map(deploymentView),
+    meta: page.meta,
+    status_counts: {
+      all: matching.length,
+      running: count('running'),
+      failed: count('failed'),
+      succeeded: count('succeeded'),
+      other: count('other'),
+    },
+  };
+};
+
+describe('DynamoDeploymentRepository summaries and page reads', () => {
+  it('lists every deployment’s summary without its plan: only what the list filters, counts and orders by', async () => {
+    const summaries = await deployments.listSummaries();
+
+    expect(summaries).toHaveLength(COUNT);
+    const first = summaries.find((s) => s.id === uuid(12))!;
+    const { id, tenantId, state, environmentId, sourceType, triggeredBy, createdAt } = stored[11]!;
+    expect(first).toEqual({ id, tenantId, state, environmentId, sourceType, triggeredBy, createdAt });
+    for (const summary of summaries) expect(Object.keys(summary).sort()).toEqual(Object.keys(first).sort());
+  });
+
+  it('reads the page’s deployments in full, in the page’s order, leaving out a missing one', async () => {
+    const ids = [uuid(250), uuid(3), 'd0000000-0000-4000-8000-999999999999', uuid(120)];
+
+    const read = await deployments.getMany(ids);
+
+    const byId = new Map(read.map((d) => [d.id, d]));
+    expect(read).toHaveLength(3);
+    expect(byId.get(uuid(250))).toEqual(stored[249]);
+    expect(byId.get(uuid(120))!.plan.steps).toHaveLength(30);
+  });
+
+  it('answers every list query exactly as the full read did, and prints the time both ways', async () => {
+    const queries: [Caller, Parameters<typeof listDeployments>[2]][] = [
+      [global, { page: 1, limit: 20 }],
+      [global, { page: 3, limit: 50, status: 'failed' }],
+      [global, { page: 1, limit: 100, tenant_id: TENANTS[1]!, environment_id: 'eeeeeeee-0000-4000-8000-00000000000a' }],
+      [tenantA, { page: 1, limit: 25, triggered_by: 'someone-else', tenant_id: TENANTS[1]! }],
+    ];
+    for (const [caller, query] of queries) {
+      const now = await listDeployments({ deployments }, caller, query);
+      expect(JSON.stringify(now)).toBe(JSON.stringify(await listedFromFullRecords(caller, query)));
+    }
+
+    const median = async (run: () => Promise<unknown>) => {
+      const times: number[] = [];
+      for (let i = 0; i < 3; i += 1) {
+        const start = performance.now();
+        await run();
+        times.push(performance.now() - start);
+      }
+      return times.sort((a, b) => a - b)[1]!;
+    };
+    const query = { page: 1, limit: 20 };
+    const before = await median(() => listedFromFullRecords(global, query));
+    const after = await median(() => listDeployments({ deployments }, global, query));
+    console.log(
+      `GET /deployments over ${COUNT} deployments (30-step plans, limit 20), median of 3: ` +
+        `full read ${before.toFixed(1)} ms, summaries + page read ${after.toFixed(1)} ms`,
+    );
+  }, 240_000);
+});
