@@ -158,6 +158,10 @@ describe('DynamoDeploymentRepository summaries and page reads', () => {
     const query = { page: 1, limit: 20 };
     const before = await median(() => listedFromFullRecords(global, query));
     const after = await median(() => listDeployments({ deployments }, global, query));
+    const kb = (records: unknown) => (JSON.stringify(records).length / 1024).toFixed(0);
+    const fullKb = kb(await deployments.listAll());
+    const slimKb = kb(await deployments.listSummaries());
+    console.log(`records sent by the list query: full ${fullKb} KB, summaries ${slimKb} KB`);
     console.log(
       `GET /deployments over ${COUNT} deployments (30-step plans, limit 20), median of 3: ` +
         `full read ${before.toFixed(1)} ms, summaries + page read ${after.toFixed(1)} ms`,
