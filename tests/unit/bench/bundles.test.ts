@@ -43,7 +43,11 @@ describe('esbuildOptionsOf', () => {
       external: ['@node-rs/argon2'],
       banner: { js: 'const require = 1;' },
     });
-    expect(plugins?.map((p) => p.name)).toEqual(['builtins-as-require', 'credentials-from-environment']);
+    expect(plugins?.map((p) => p.name)).toEqual([
+      'builtins-as-require',
+      'credentials-from-environment',
+      'password-hashing-only-where-used',
+    ]);
   });
 
   it('adds exclude to external unless it is *, and loads no plugins when none are named', () => {
