@@ -39,7 +39,7 @@ export const makeHandler = (deps: () => TargetsDeps) =>
                   url: v.pipe(
                     v.string(),
                     v.description(
-                      'Where the bundle is served, a path on this server (/agent/v<version>/deployer-agent.mjs)',
+                      'Where the bundle is served, a path on this server (/agent/v<version>/<16 hex digits of its sha256>/deployer-agent.mjs)',
                     ),
                   ),
                 }),
