@@ -1,17 +1,36 @@
 // schedule (EventBridge, every minute; locally a timer of the stack) -> sweep (domain/deployments/sweep.ts)
-// -> Orchestration, PendingRequestRepository, the dispatch and orchestrator queues
+// -> Orchestration, PendingRequestRepository, the dispatch and orchestrator queues; then expireViewers
+// (domain/streams/viewer-revocation.ts) -> ViewerRegistry, ViewerPush: viewer connections past their expiry closed
 import '../shared/secrets-bootstrap.js'; // first: the secrets, before any module reads the environment
 import { sweep, type SweepDeps, type SweepReport } from '../../domain/deployments/sweep.js';
+import type { ViewerChannelDeps } from '../../domain/streams/viewer-channel.js';
+import { expireViewers } from '../../domain/streams/viewer-revocation.js';
 import { sweepDeps } from '../shared/deployments-wiring.js';
 import { logger } from '../shared/logger.js';
+import { viewerExpiryDeps } from '../shared/viewer-connections-wiring.js';
 
-export const makeHandler = (deps: () => SweepDeps) => async (): Promise<SweepReport> => {
-  const report = await sweep(deps());
-  if (report.errors.length > 0)
-    logger.error('sweep: some work failed; tried again on the next run', { errors: report.errors });
-  if (report.settled.length > 0 || report.recovered > 0 || report.rearmed.length > 0)
-    logger.info('sweep', { ...report });
-  return report;
-};
+/** Expired viewer connections closed per run; more wait for the next run. */
+export const VIEWERS_PER_SWEEP = 100;
 
-export const handler = makeHandler(sweepDeps);
+type ExpiryDeps = Pick<ViewerChannelDeps, 'registry' | 'push' | 'clock' | 'warn'>;
+
+export const makeHandler =
+  (deps: () => SweepDeps, viewers: () => ExpiryDeps | undefined = () => undefined) =>
+  async (): Promise<SweepReport & { readonly viewersClosed: number }> => {
+    const report = await sweep(deps());
+    const channel = viewers();
+    const viewersClosed =
+      channel === undefined
+        ? 0
+        : await expireViewers(channel, VIEWERS_PER_SWEEP).catch((error: unknown) => {
+            logger.error('sweep: closing expired viewer connections failed', { error });
+            return 0;
+          });
+    if (report.errors.length > 0)
+      logger.error('sweep: some work failed; tried again on the next run', { errors: report.errors });
+    if (report.settled.length > 0 || report.recovered > 0 || report.rearmed.length > 0 || viewersClosed > 0)
+      logger.info('sweep', { ...report, viewersClosed });
+    return { ...report, viewersClosed };
+  };
+
+export const handler = makeHandler(sweepDeps, viewerExpiryDeps);
