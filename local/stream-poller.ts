@@ -2,7 +2,7 @@
 // (DynamoDB Local's) from LATEST when it starts, every shard, following shard splits (a closed shard's children
 // are read from their start), and invokes the handler with a DynamoDBStreamEvent of each poll's records, in order.
 // A batch whose handler throws is tried again (three more times, as serverless.yml's maximumRetryAttempts), then
-// dropped with a log line (the cloud records it on the failure queue). It polls every POLL_MS: Lambda polls a stream
+// dropped with a log line (the cloud records it on the failure queue). It polls every POLL_MS (250 ms; 100 ms made every e2e file 30-70 % slower on a shared DynamoDB Local): Lambda polls a stream
 // about four times a second, so the local stack is no slower than the cloud. Filter patterns are not applied here:
 // the consumer ignores records of other items itself.
 import {
@@ -34,9 +34,9 @@ export interface StreamPoller {
   stop(): Promise<void>;
 }
 
-const POLL_MS = 100;
+const POLL_MS = 250;
 /** How often the stream's shards are listed again (new shards: DynamoDB Local rolls them over). */
-const DESCRIBE_MS = 2_000;
+const DESCRIBE_MS = 10_000;
 const MAX_ATTEMPTS = 4;
 
 const toRecord = (record: _Record, streamArn: string): DynamoDBRecord =>
