@@ -413,7 +413,11 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     await ensureTables(dynamoClient, definition.tables, (t) => tableNames[t.logicalId] ?? t.name);
     startup.done(`tables (${definition.tables.length})`);
 
-    const streams = await startInProcessFunctions(startup, definition, queues, sqsClient, options);
+    const streams = await startInProcessFunctions(startup, definition, queues, sqsClient, options, {
+      client: dynamoClient,
+      endpoint: dynamoEndpoint,
+      names: tableNames,
+    });
     const front = await startFrontDoor(
       startup,
       configured,
