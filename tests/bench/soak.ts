@@ -2,8 +2,10 @@
 // `npm run bench:soak -- [minutes]` (default 30).
 //
 // One local stack with its two local agents. For the whole run: mixed authenticated API reads (auth/me,
-// deployments, targets, server/info) at about 10 a second, a deployment on local-1 every 10 s, and one open event
-// stream (GET /sse/deployments, reopened if it ends). Per minute: the resident memory (RSS, MB) of every long-lived
+// deployments, targets, server/info) at about 10 a second, a deployment on local-1 every 10 s, one open event
+// stream (GET /sse/deployments, reopened if it ends), and one open log stream (GET /deployments/{id}/logs) that
+// follows each new deployment to its end (a stream that ends without the deployment's terminal state_change is an
+// error). Per minute: the resident memory (RSS, MB) of every long-lived
 // process (this node process: the front, pollers and stream runner; serverless-offline's child; DynamoDB Local's
 // JVM; the agents), the errors (non-2xx reads, failed creates, stream drops), and the read latency p50/p99. At the end:
 // whether memory is flat (each process's last minute within 20 % of its second minute, the first being warm-up)
@@ -51,7 +53,13 @@ void runBench(async () => {
     ...Object.fromEntries(agents.map((a, i) => [`agent local-${i + 1}`, a.pid])),
   };
   let stopped = false;
-  let minute = { latencies: [] as number[], errors: 0, reads: 0, creates: 0 };
+  let minute = { latencies: [] as number[], errors: 0, reads: 0, creates: 0, logs: 0 };
+  /** What each error was (printed at the end, at most 20). */
+  const why: string[] = [];
+  const failed = (what: string) => {
+    minute.errors += 1;
+    if (why.length < 20) why.push(what);
+  };
   try {
     const action = await call('POST', '/actions', {
       slug: 'soak-run',
@@ -67,10 +75,35 @@ void runBench(async () => {
           const reader = answer.body?.getReader();
           while (!stopped && reader !== undefined) if ((await reader.read()).done) break;
           await reader?.cancel().catch(() => undefined);
-        } catch {
-          minute.errors += 1;
+        } catch (error) {
+          failed(`resource stream: ${String(error)}`);
         }
         if (!stopped) await sleep(1_000);
+      }
+    })();
+    // The open log stream: the latest deployment's, followed to its end, then the next one's.
+    let latest: string | undefined;
+    const logs = (async () => {
+      let followed: string | undefined;
+      while (!stopped) {
+        const id = latest;
+        if (id === undefined || id === followed) {
+          await sleep(200);
+          continue;
+        }
+        followed = id;
+        try {
+          const issued = await call('POST', '/auth/sse-token', {});
+          const answer = await fetch(
+            `${stack.baseUrl}/api/v1/deployments/${id}/logs?sse_token=${issued.json.sse_token}`,
+          );
+          const text = answer.ok ? await answer.text() : '';
+          if (/"new_state":"(success|failed|cancelled)"/.test(text)) minute.logs += 1;
+          else if (!stopped)
+            failed(`log stream of ${id}: ${answer.status}, no end in ${JSON.stringify(text.slice(-300))}`);
+        } catch (error) {
+          if (!stopped) failed(`log stream of ${id}: ${String(error)}`);
+        }
       }
     })();
     const reads = (async () => {
@@ -79,7 +112,8 @@ void runBench(async () => {
         const reply = await call('GET', READS[i % READS.length]!).catch(() => undefined);
         minute.latencies.push(performance.now() - started);
         minute.reads += 1;
-        if (reply === undefined || reply.status >= 300) minute.errors += 1;
+        if (reply === undefined || reply.status >= 300)
+          failed(`GET ${READS[i % READS.length]!}: ${reply?.status ?? 'no answer'} ${reply?.text.slice(0, 200) ?? ''}`);
         await sleep(100);
       }
     })();
@@ -90,7 +124,9 @@ void runBench(async () => {
           target_tags: [{ key: 'role', value: 'web' }],
         }).catch(() => undefined);
         minute.creates += 1;
-        if (reply === undefined || (reply.status !== 201 && reply.status !== 202)) minute.errors += 1;
+        if (reply === undefined || (reply.status !== 201 && reply.status !== 202))
+          failed(`create: ${reply?.status ?? 'no answer'} ${reply?.text.slice(0, 200) ?? ''}`);
+        else if (typeof reply.json?.deployment_id === 'string') latest = reply.json.deployment_id as string;
         await sleep(10_000);
       }
     })();
@@ -98,12 +134,13 @@ void runBench(async () => {
     for (let m = 1; m <= MINUTES; m += 1) {
       await sleep(60_000);
       const done = minute;
-      minute = { latencies: [], errors: 0, reads: 0, creates: 0 };
+      minute = { latencies: [], errors: 0, reads: 0, creates: 0, logs: 0 };
       const sorted = [...done.latencies].sort((a, b) => a - b);
       const row: Record<string, number | string | undefined> = {
         minute: m,
         reads: done.reads,
         creates: done.creates,
+        log_streams: done.logs,
         errors: done.errors,
         p50_ms: Math.round(percentile(sorted, 50)),
         p99_ms: Math.round(percentile(sorted, 99)),
@@ -113,7 +150,7 @@ void runBench(async () => {
       console.log(`RESULT ${JSON.stringify({ bench: 'soak', ...row })}`);
     }
     stopped = true;
-    await Promise.race([Promise.all([reads, creates, stream]), sleep(15_000)]);
+    await Promise.race([Promise.all([reads, creates, stream, logs]), sleep(15_000)]);
     console.table(rows);
     const base = rows[Math.min(1, rows.length - 1)]!;
     const last = rows.at(-1)!;
@@ -123,6 +160,7 @@ void runBench(async () => {
       return { process: name, from_mb: a, to_mb: b, flat: Number.isNaN(a) || b <= a * 1.2 };
     });
     console.table(flat);
+    for (const line of why) console.log(`error: ${line}`);
     // The issue's three criteria, each a PASS/FAIL line: p99 stays within (every minute, not only the last).
     const firstP99 = Number(rows[0]!['p99_ms']);
     const worst = rows.reduce((w, r) => (Number(r['p99_ms']) > Number(w['p99_ms']) ? r : w), rows[0]!);
