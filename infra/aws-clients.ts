@@ -60,13 +60,12 @@ const dynamoClient = (cfg: Pick<Config, 'AWS_REGION'>, handler: object): DynamoD
 /**
  * A plain DynamoDB client (not the document client) for Powertools' idempotency persistence layer, which marshals
  * its own items and handles its own conditional-write failures. Only the creates use it, at their start and end:
- * 2 attempts of 2.5 s each keep those two writes inside the request's budget (request-budget.ts).
+ * the SDK's 3 attempts of 2.5 s each (hard) keep those two writes inside the request's budget (request-budget.ts).
  */
 export const makeDynamoBaseClient = (cfg: Pick<Config, 'AWS_REGION'>): DynamoDBClient =>
   new DynamoDBClient({
     region: cfg.AWS_REGION,
     requestHandler: budgetHandler,
-    maxAttempts: 2,
   });
 
 export const makeSqsClient = (cfg: Pick<Config, 'AWS_REGION'>): SQSClient =>

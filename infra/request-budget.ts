@@ -10,7 +10,7 @@
 //   - aborted at endByMs, a backstop that a call started in time does not reach.
 // The one exception: the read-back of a write whose answer was lost (dynamodb/conditional.ts `readBack`) may start
 // until endByMs: refusing it would answer 503 for a write that may have committed. Powertools' idempotency client
-// (its own, not budgeted) has 2 attempts of 2.5 s: its last write ends by about 22 s, the worst case of a create.
+// (its own, not budgeted) has the same hard 2.5 s attempts (3): its last write ends by about 25 s, the worst case.
 // See docs/decisions.md, "Retries and idempotency".
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ServiceUnavailableError } from '../domain/errors.js';

@@ -37,7 +37,10 @@ describe('request budget', () => {
 
   it('answers a call that timed out as the budget spent (503), a condition failure as it is', async () => {
     const failing = (error: Error) =>
-      budgeted({ send: async () => Promise.reject(new Error('x')) }, { send: async () => Promise.reject(error) });
+      budgeted(
+        { send: async (_c: unknown) => Promise.reject(new Error('x')) },
+        { send: async (_c: unknown) => Promise.reject(error) },
+      );
     const timeout = Object.assign(new Error('socket'), { name: 'TimeoutError' });
     const wrapped = new Error('database', { cause: timeout });
     const condition = Object.assign(new Error('no'), { name: 'ConditionalCheckFailedException' });
