@@ -1,4 +1,5 @@
-// AWS SDK clients, created once per container on first use. Endpoints come from the SDK's own variables
+// AWS SDK clients, created once per container on first use. Inside a create's request budget (request-budget.ts) the
+// service's clients give each attempt 2.5 s and start no call past the budget. Endpoints come from the SDK's own variables
 // (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS): `npm start` sets the per-service ones
 // to the embedded emulators; pointing AWS_ENDPOINT_URL at LocalStack moves every adapter there.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -6,6 +7,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DatabaseError, ServiceUnavailableError } from '../domain/errors.js';
 import type { Config } from './config.js';
+import { budgeted, REQUEST_BUDGET } from './request-budget.js';
 
 const requestHandler = { connectionTimeout: 2_000, requestTimeout: 10_000 };
 
@@ -27,8 +29,18 @@ const hasHttpStatus = (error: unknown): boolean =>
  */
 export const MARSHALL_OPTIONS = { removeUndefinedValues: true, convertClassInstanceToMap: true } as const;
 
-export const makeDynamoClient = (cfg: Pick<Config, 'AWS_REGION'>): DynamoDBDocumentClient => {
-  const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: cfg.AWS_REGION, requestHandler }), {
+/** Inside a create's budget: each attempt ends after 2.5 s (request-budget.ts), an error rather than a warning. */
+const budgetHandler = {
+  connectionTimeout: 1_000,
+  requestTimeout: REQUEST_BUDGET.callAttemptTimeoutMs,
+  throwOnRequestTimeout: true,
+};
+
+export const makeDynamoClient = (cfg: Pick<Config, 'AWS_REGION'>): DynamoDBDocumentClient =>
+  budgeted(dynamoClient(cfg, requestHandler), dynamoClient(cfg, budgetHandler));
+
+const dynamoClient = (cfg: Pick<Config, 'AWS_REGION'>, handler: object): DynamoDBDocumentClient => {
+  const client = DynamoDBDocumentClient.from(new DynamoDBClient({ region: cfg.AWS_REGION, requestHandler: handler }), {
     marshallOptions: MARSHALL_OPTIONS,
   });
   client.middlewareStack.add(
@@ -47,13 +59,20 @@ export const makeDynamoClient = (cfg: Pick<Config, 'AWS_REGION'>): DynamoDBDocum
 
 /**
  * A plain DynamoDB client (not the document client) for Powertools' idempotency persistence layer, which marshals
- * its own items and handles its own conditional-write failures.
+ * its own items and handles its own conditional-write failures. Only the creates use it, at their start and end:
+ * the SDK's 3 attempts of 2.5 s each (hard) keep those two writes inside the request's budget (request-budget.ts).
  */
 export const makeDynamoBaseClient = (cfg: Pick<Config, 'AWS_REGION'>): DynamoDBClient =>
-  new DynamoDBClient({ region: cfg.AWS_REGION, requestHandler });
+  new DynamoDBClient({
+    region: cfg.AWS_REGION,
+    requestHandler: budgetHandler,
+  });
 
-export const makeSqsClient = (cfg: Pick<Config, 'AWS_REGION'>): SQSClient => {
-  const client = new SQSClient({ region: cfg.AWS_REGION, requestHandler });
+export const makeSqsClient = (cfg: Pick<Config, 'AWS_REGION'>): SQSClient =>
+  budgeted(sqsClient(cfg, requestHandler), sqsClient(cfg, budgetHandler));
+
+const sqsClient = (cfg: Pick<Config, 'AWS_REGION'>, handler: object): SQSClient => {
+  const client = new SQSClient({ region: cfg.AWS_REGION, requestHandler: handler });
   client.middlewareStack.add(
     (next) => async (args) => {
       try {

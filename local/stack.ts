@@ -4,6 +4,8 @@
 // Setting AWS_ENDPOINT_URL (LocalStack) replaces both emulators.
 import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { upgradeListIndex } from '../infra/dynamodb/deployment-list-index.js';
 import type { AdmissionLimits } from './admission.js';
 import { ensureQueues, ensureTables, type LocalQueue } from './bootstrap.js';
 import { LOCAL_CREDENTIALS, startDynamo, startSqs, type Emulator } from './emulators.js';
@@ -411,7 +413,9 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     });
     stops.push(async () => dynamoClient.destroy());
     await ensureTables(dynamoClient, definition.tables, (t) => tableNames[t.logicalId] ?? t.name);
-    startup.done(`tables (${definition.tables.length})`);
+    // Deployments stored before the list's slim index (gsi5) get their entries now, before anything serves.
+    const indexed = await upgradeListIndex(DynamoDBDocumentClient.from(dynamoClient), tableNames['MainTable']!);
+    startup.done(`tables (${definition.tables.length})${indexed > 0 ? `, ${indexed} deployments indexed` : ''}`);
 
     const streams = await startInProcessFunctions(startup, definition, queues, sqsClient, options, {
       client: dynamoClient,

@@ -10,6 +10,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { clientIp } from './client-ip.js';
 import type { CorsSettings } from './cors.js';
 import type { AuthKind, HttpEndpoint, HttpRequest, RouteSpec } from './http.js';
+import { withRequestBudget } from '../../infra/request-budget.js';
 import { idempotentRun, type IdempotencyStore } from './idempotency.js';
 import { type HttpResult } from './middlewares/answers.js';
 import {
@@ -141,10 +142,13 @@ export const bindHttp = <K extends AuthKind>(endpoint: HttpEndpoint<K>, shell: S
     store === undefined
       ? (request: HttpRequest<unknown, unknown, unknown, unknown>) => endpoint.run(request)
       : idempotentRun(endpoint.run, store);
-  return chain.handler(async function endpointHandler(event, context) {
+  const handler = chain.handler(async function endpointHandler(event, context) {
     // renderResponse turns the HttpResult into API Gateway's structured result on the way out.
     return (await run(requestOf(event, context, endpoint.spec), context)) as unknown as Result;
   });
+  // The creates (idempotent routes) run under a deadline well inside the gateway's 29 s (infra/request-budget.ts).
+  if (endpoint.spec.idempotent !== true) return handler;
+  return ((event: Event, context: Context) => withRequestBudget(() => handler(event, context))) as LambdaHttpHandler;
 };
 
 /** The answer to a CORS preflight (OPTIONS): 204, with the CORS headers when the origin is allowed. */

@@ -1,4 +1,5 @@
 // Conditional writes: a failed condition (or a cancelled transaction) is an expected answer, not an error.
+import { untilBackstop } from '../request-budget.js';
 import { isTransientError } from '../transient.js';
 
 const CONDITION_FAILED = new Set(['ConditionalCheckFailedException', 'TransactionCanceledException']);
@@ -38,7 +39,7 @@ export const readBack = async <T>(error: unknown, read: () => Promise<T | undefi
   if (status !== undefined && status < 500 && !isConditionFailure(error) && !isTransientError(error)) throw error;
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await read();
+      return await untilBackstop(read);
     } catch {
       if (attempt >= READ_BACK_ATTEMPTS) throw error;
     }

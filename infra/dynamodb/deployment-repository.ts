@@ -1,10 +1,18 @@
-// Deployments on the single table: one item per deployment (with its plan), listed on gsi1, with a short-id alias.
+// Deployments on the single table: one item per deployment (with its plan), listed on gsi1 (in full) and gsi5 (the
+// list's slim entries), with a short-id alias.
 // Creation happens in DynamoOrchestration.start (in the same transaction as the instance it holds). The engine's
 // count of failed passes (`passFailures`) lives on the item and is written without moving the revision.
 import { PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DeploymentRepository, DeploymentSummary } from '../../domain/deployments/ports.js';
 import type { Deployment } from '../../domain/deployments/types.js';
 import { conditionally, whenCondition } from './conditional.js';
+import {
+  BACKFILL_PER_CALL,
+  DEPLOYMENT_LIST_ATTRIBUTES,
+  listIndexReady,
+  readThroughGsi1,
+  upgradePass,
+} from './deployment-list-index.js';
 import { encryptionIndex } from './encryption-index.js';
 import { keys, partitions } from './keys.js';
 import { queryAll } from './query-all.js';
@@ -12,24 +20,16 @@ import { findRecord, getRecord, getRecords, listPartition, stripKeys, type Item 
 
 export const toDeployment = (item: Item): Deployment => stripKeys<Deployment>(item);
 
-/** The attributes of a deployment's summary: what the list filters, counts and orders by (no plan). */
-const SUMMARY_ATTRIBUTES = [
-  'id',
-  'tenantId',
-  'state',
-  'environmentId',
-  'sourceType',
-  'triggeredBy',
-  'createdAt',
-] as const satisfies readonly (keyof DeploymentSummary)[];
-
 const toSummary = (item: Item): DeploymentSummary =>
-  Object.fromEntries(SUMMARY_ATTRIBUTES.map((name) => [name, item[name] ?? null])) as unknown as DeploymentSummary;
+  Object.fromEntries(
+    DEPLOYMENT_LIST_ATTRIBUTES.map((name) => [name, item[name] ?? null]),
+  ) as unknown as DeploymentSummary;
 
 /** The item of a deployment; every write of one is a change (the write's time on the change feed). */
 export const deploymentItem = (deployment: Deployment) => ({
   ...keys.deployment(deployment.id),
   ...keys.deploymentsIndex(deployment.createdAt, deployment.id),
+  ...keys.deploymentsList(deployment.createdAt, deployment.id),
   ...keys.changed('deployments', new Date().toISOString(), deployment.id),
   type: 'deployment',
   ...deployment,
@@ -58,16 +58,26 @@ export class DynamoDeploymentRepository implements DeploymentRepository {
     return listPartition(this.db, this.tableName, 'gsi1', partitions.deployments, toDeployment);
   }
 
-  /** The same gsi1 query as `listAll`, projected to the summary's attributes (the plan is never read). */
+  /**
+   * The slim index gsi5 (only the summaries' attributes are stored there: the plans are never read). Until the
+   * upgrade of a table that held deployments before gsi5 is done, the gsi1 query projected to the same attributes
+   * (same answers, whole items read), which also adds missing entries (deployment-list-index.ts).
+   */
   async listSummaries(): Promise<readonly DeploymentSummary[]> {
-    const items = await queryAll(this.db, {
-      TableName: this.tableName,
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :pk',
-      ProjectionExpression: SUMMARY_ATTRIBUTES.map((name) => `#${name}`).join(', '),
-      ExpressionAttributeNames: Object.fromEntries(SUMMARY_ATTRIBUTES.map((name) => [`#${name}`, name])),
-      ExpressionAttributeValues: { ':pk': partitions.deployments },
-    });
+    if (await listIndexReady(this.db, this.tableName)) {
+      const items = await queryAll(this.db, {
+        TableName: this.tableName,
+        IndexName: 'gsi5',
+        KeyConditionExpression: 'gsi5pk = :pk',
+        ExpressionAttributeValues: { ':pk': partitions.deployments },
+      });
+      return items.map(toSummary);
+    }
+    const items = await readThroughGsi1(this.db, this.tableName);
+    // Best effort: the answer is right without it, and the next list call goes on.
+    await upgradePass(this.db, this.tableName, items, { now: new Date(), limit: BACKFILL_PER_CALL }).catch(
+      () => undefined,
+    );
     return items.map(toSummary);
   }
 

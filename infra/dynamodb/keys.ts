@@ -198,6 +198,16 @@ export const keys = {
     gsi1pk: partitions.deployments,
     gsi1sk: `${createdAt}#${id}`,
   }),
+  /**
+   * Every deployment on gsi5 (sparse: only deployments), which projects only what the list filters, counts and
+   * orders by: the list reads these slim entries, never the plans (infra/dynamodb/deployment-list-index.ts).
+   */
+  deploymentsList: (createdAt: string, id: string) => ({
+    gsi5pk: partitions.deployments,
+    gsi5sk: `${createdAt}#${id}`,
+  }),
+  /** A one-time data migration's progress (when it started, when it finished). */
+  migration: (name: string): Key => ({ pk: 'MIGRATION', sk: name }),
   /** The orchestration settings (capacity) and its instances share one small partition: one query reads all. */
   orchestrationConfig: (): Key => ({ pk: 'ORCHESTRATION', sk: 'CONFIG' }),
   orchestrationInstance: (instanceId: string): Key => ({

@@ -4,6 +4,7 @@ import { CreateTableCommand, DynamoDBClient, waitUntilTableExists } from '@aws-s
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, type TranslateConfig } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
+import { DEPLOYMENT_LIST_ATTRIBUTES } from '../../infra/dynamodb/deployment-list-index.js';
 import { LOCAL_CREDENTIALS } from '../../local/emulators.js';
 
 export const uniqueName = (label: string): string => `test-${label}-${randomUUID().slice(0, 8)}`;
@@ -33,9 +34,9 @@ export const createTestTable = async (client: DynamoDBClient, name: string): Pro
   await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: name });
 };
 
-/** A table with the service's full key schema: pk/sk plus gsi1 and gsi2 (ALL), gsi3 and gsi4 (as in resources.yml). */
+/** A table with the service's full key schema: pk/sk plus gsi1 and gsi2 (ALL), gsi3, gsi4 and gsi5 (as in resources.yml). */
 export const createServiceTable = async (client: DynamoDBClient, name: string): Promise<void> => {
-  const index = (n: 1 | 2 | 3 | 4) => ({
+  const index = (n: 1 | 2 | 3 | 4 | 5) => ({
     IndexName: `gsi${n}`,
     KeySchema: [
       { AttributeName: `gsi${n}pk`, KeyType: 'HASH' as const },
@@ -46,7 +47,9 @@ export const createServiceTable = async (client: DynamoDBClient, name: string): 
         ? { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: ['tenantId'] }
         : n === 4
           ? { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: ['encValues'] }
-          : { ProjectionType: 'ALL' as const },
+          : n === 5
+            ? { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: [...DEPLOYMENT_LIST_ATTRIBUTES] }
+            : { ProjectionType: 'ALL' as const },
   });
   await client.send(
     new CreateTableCommand({
@@ -63,6 +66,8 @@ export const createServiceTable = async (client: DynamoDBClient, name: string): 
         'gsi3sk',
         'gsi4pk',
         'gsi4sk',
+        'gsi5pk',
+        'gsi5sk',
       ].map((AttributeName) => ({
         AttributeName,
         AttributeType: 'S' as const,
@@ -71,7 +76,7 @@ export const createServiceTable = async (client: DynamoDBClient, name: string): 
         { AttributeName: 'pk', KeyType: 'HASH' },
         { AttributeName: 'sk', KeyType: 'RANGE' },
       ],
-      GlobalSecondaryIndexes: [index(1), index(2), index(3), index(4)],
+      GlobalSecondaryIndexes: [index(1), index(2), index(3), index(4), index(5)],
     }),
   );
   await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: name });

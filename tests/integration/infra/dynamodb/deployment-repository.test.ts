@@ -1,8 +1,9 @@
-// The deployments list's reads against DynamoDB Local: the summaries come from the gsi1 query projected to what the
-// list filters, counts and orders by (no plan), the page is read in full in one batch, and the list answers exactly
-// what the full read answered. Prints the time of the list over COUNT (60) deployments with realistic plans, both ways.
+// The deployments list's reads against DynamoDB Local: the summaries come from the slim index gsi5 (only what the
+// list filters, counts and orders by: no plan), the page is read in full in one batch, and the list answers exactly
+// what the full read answered; the read units of the list query stay those of the slim entries; a table that held
+// deployments before gsi5 is upgraded without a wrong answer on the way. Prints the time of the list over COUNT (60) deployments with realistic plans, both ways.
 import { performance } from 'node:perf_hooks';
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Caller } from '../../../../domain/identity/types.js';
 import { listDeployments, STATUS_BUCKETS, type StatusBucket } from '../../../../domain/deployments/queries.js';
@@ -10,6 +11,14 @@ import type { Deployment, DeploymentState, PlanStep, StepScript } from '../../..
 import { deploymentView } from '../../../../domain/deployments/views.js';
 import { pageOf } from '../../../../domain/shared/pagination.js';
 import { DynamoDeploymentRepository, deploymentItem } from '../../../../infra/dynamodb/deployment-repository.js';
+import {
+  LIST_INDEX_MIGRATION,
+  MIGRATION_GRACE_MS,
+  readThroughGsi1,
+  upgradeListIndex,
+  upgradePass,
+} from '../../../../infra/dynamodb/deployment-list-index.js';
+import { keys } from '../../../../infra/dynamodb/keys.js';
 import { createServiceTable, serviceTableFixture } from '../../../support/aws.js';
 import { aDeployment, aPlan } from '../../../fakes/deployments.js';
 
@@ -76,6 +85,8 @@ beforeAll(async () => {
     const items = stored.slice(i, i + 25).map((d) => ({ PutRequest: { Item: deploymentItem(d) } }));
     await db.send(new BatchWriteCommand({ RequestItems: { [table]: items } }));
   }
+  // A table made with gsi5 (as `npm start` leaves it): the upgrade finds nothing missing and marks itself done.
+  expect(await upgradeListIndex(db, table)).toBe(0);
 });
 
 /** The list as it was before the slim read (listAll, then filter, count and page in memory): the reference. */
@@ -167,4 +178,107 @@ describe('DynamoDeploymentRepository summaries and page reads', () => {
         `full read ${before.toFixed(1)} ms, summaries + page read ${after.toFixed(1)} ms`,
     );
   }, 120_000);
+});
+
+/** The read units of every Query sent through a client (ReturnConsumedCapacity added to each). */
+const metered = () => {
+  const client = DynamoDBDocumentClient.from(serviceTableFixture('unused').client);
+  const meter = { units: 0, queries: 0 };
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const input = args.input as { ReturnConsumedCapacity?: string };
+      const isQuery = (args.input as { KeyConditionExpression?: string }).KeyConditionExpression !== undefined;
+      if (isQuery) input.ReturnConsumedCapacity = 'TOTAL';
+      const result = await next(args);
+      const used = (result.output as { ConsumedCapacity?: { CapacityUnits?: number } }).ConsumedCapacity;
+      if (isQuery) {
+        meter.queries += 1;
+        meter.units += used?.CapacityUnits ?? Number.NaN;
+      }
+      return result;
+    },
+    { step: 'initialize', name: 'meter' },
+  );
+  return { client, meter };
+};
+
+describe('the slim list index (gsi5)', () => {
+  it('reads only slim entries: the list query’s read units do not grow with the plans', async () => {
+    const { client: meteredDb, meter } = metered();
+    const slim = new DynamoDeploymentRepository(meteredDb, table);
+
+    const summaries = await slim.listSummaries();
+    const slimUnits = meter.units;
+    await readThroughGsi1(meteredDb, table);
+    const fullUnits = meter.units - slimUnits;
+
+    expect(summaries).toHaveLength(COUNT);
+    // 60 whole items of ~22 KB each: about 170 units; 60 slim entries of ~250 bytes: 2 units.
+    expect(fullUnits).toBeGreaterThan(100);
+    expect(slimUnits).toBeLessThanOrEqual(4);
+    console.log(`list query over ${COUNT} deployments: gsi1 projected ${fullUnits} RCU, gsi5 ${slimUnits} RCU`);
+  });
+
+  it('upgrades a table that held deployments before gsi5: right answers on the way, done after the grace', async () => {
+    const old = serviceTableFixture('deployments-upgrade');
+    await createServiceTable(old.client, old.table);
+    const repository = new DynamoDeploymentRepository(old.db, old.table);
+    const before = stored.slice(0, 12);
+    // Written by the previous release: no gsi5 keys (gsi5 was added to the table later); two written since have them.
+    const items = before.map((d, i) => {
+      const { gsi5pk, gsi5sk, ...item } = deploymentItem(d);
+      return i < 10 ? item : { ...item, gsi5pk, gsi5sk };
+    });
+    await old.db.send(
+      new BatchWriteCommand({ RequestItems: { [old.table]: items.map((Item) => ({ PutRequest: { Item } })) } }),
+    );
+    const onIndex = async () =>
+      (
+        await old.db.send(
+          new QueryCommand({
+            TableName: old.table,
+            IndexName: 'gsi5',
+            KeyConditionExpression: 'gsi5pk = :pk',
+            ExpressionAttributeValues: { ':pk': 'DEPLOYMENTS' },
+          }),
+        )
+      ).Items ?? [];
+    const marker = async () =>
+      (await old.db.send(new GetCommand({ TableName: old.table, Key: keys.migration(LIST_INDEX_MIGRATION) }))).Item;
+    expect(await onIndex()).toHaveLength(2);
+
+    const ids = (list: readonly { id: string }[]) => list.map((d) => d.id).sort();
+    // The first list call answers every deployment (through gsi1) and adds the ten missing entries.
+    expect(ids(await repository.listSummaries())).toEqual(ids(before));
+    expect(await onIndex()).toHaveLength(12);
+    const { startedAt } = (await marker())!;
+    expect((await marker())!['doneAt']).toBeUndefined();
+
+    // Nothing missing, but within the grace (old code may still write): not done yet.
+    const within = new Date(Date.parse(String(startedAt)) + MIGRATION_GRACE_MS - 1000);
+    expect((await upgradePass(old.db, old.table, await readThroughGsi1(old.db, old.table), { now: within })).done).toBe(
+      false,
+    );
+    const after = new Date(Date.parse(String(startedAt)) + MIGRATION_GRACE_MS);
+    const pass = await upgradePass(old.db, old.table, await readThroughGsi1(old.db, old.table), { now: after });
+    expect(pass).toEqual({ missing: 0, indexed: 0, done: true });
+    expect((await marker())!['doneAt']).toBe(after.toISOString());
+
+    // Now gsi5 alone: the same summaries, the plan-less entries.
+    const { client: meteredDb, meter } = metered();
+    const summaries = await new DynamoDeploymentRepository(meteredDb, old.table).listSummaries();
+    expect(ids(summaries)).toEqual(ids(before));
+    expect(summaries.find((d) => d.id === before[3]!.id)).toEqual(
+      (({ id, tenantId, state, environmentId, sourceType, triggeredBy, createdAt }) => ({
+        id,
+        tenantId,
+        state,
+        environmentId,
+        sourceType,
+        triggeredBy,
+        createdAt,
+      }))(before[3]!),
+    );
+    expect(meter.units).toBeLessThanOrEqual(1);
+  });
 });
