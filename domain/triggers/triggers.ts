@@ -406,6 +406,8 @@ export const receiveHook = async (
     await deps.triggers.releaseDelivery(trigger.id, check.deliveryId);
     throw error;
   }
-  await deps.triggers.markTriggered(trigger.id, deps.clock.now().toISOString());
+  // After the commit nothing turns the answer into a 5xx (docs/decisions.md, the retry contract): the trigger's
+  // last_triggered_at is a hint shown in lists, and a failed write of it is left as it was.
+  await deps.triggers.markTriggered(trigger.id, deps.clock.now().toISOString()).catch(() => undefined);
   return { kind: 'created', answer };
 };
