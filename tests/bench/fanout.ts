@@ -360,8 +360,8 @@ const main = async () => {
       const agentsCpu = cpuAfter.agents - cpuBefore.agents;
       console.log(
         `   CPU seconds used in the round: agents (${AGENT_PROCESSES} processes) ${agentsCpu.toFixed(1)}; ` +
-          `stack ${serverCpu.toFixed(1)} (${stackCpu.map((c) => c.toFixed(1)).join(', ')}: DynamoDB Local, serverless-offline with the functions${COUNT_AWS ? ', the SQS emulator' : ''}); ` +
-          `this process (client${COUNT_AWS ? ', counting proxy, DynamoDB Local' : ''}) ${(cpuAfter.self - cpuBefore.self).toFixed(1)}`,
+          `stack ${serverCpu.toFixed(1)} (${stackCpu.map((c) => c.toFixed(1)).join(', ')}: ${COUNT_AWS ? 'serverless-offline with the functions, then the emulators' : 'DynamoDB Local, serverless-offline with the functions'}); ` +
+          `this process (client${COUNT_AWS ? ', counting proxy' : ''}) ${(cpuAfter.self - cpuBefore.self).toFixed(1)}`,
       );
       console.log(
         `   per command: agents ${((agentsCpu * 1000) / N).toFixed(1)} ms CPU, stack ${((serverCpu * 1000) / N).toFixed(1)} ms CPU`,
