@@ -344,7 +344,7 @@ const main = async () => {
           bench: 'fanout',
           name: `${N} agents: AWS calls per command, ${kind}`,
           value: total / N,
-          unit: 'calls',
+          unit: 'count',
           goal: '5',
         });
         console.log(
