@@ -2,8 +2,8 @@
 // request to the terminal state. Run with `npm run bench:fanout [-- N [POLL_INTERVAL_MS]]` (default 100 agents and
 // the service's AGENT_POLL_INTERVAL_MS, 500).
 //
-// N real agents (agent/agent.ts, the agent protocol over HTTP) run in this process, each with its own state folder,
-// all enrolled with one enrollment token and tagged bench=fanout. They share one loopback address, so this stack's
+// N real agents (agent/agent.ts, the agent protocol over HTTP) run in k child processes (fanout-agents.ts, N/k each,
+// FANOUT_AGENT_PROCESSES), each agent with its own state folder, all enrolled with one enrollment token and tagged bench=fanout. They share one loopback address, so this stack's
 // general rate limit is raised. The deployment runs `echo ok` on every one of them; the client polls it every
 // 100 ms. The timeline then splits the time with the server's own timestamps (same host clock):
 //   create -> the engine marks each step running (its command stored, claimed for the agent's socket and pushed to
@@ -11,30 +11,34 @@
 //          -> the agent runs it, reports completion with its output (the agent's completed_at is taken after any
 //             output sent on its own was delivered) -> an engine pass per batch of completion messages finishes it.
 // Everything (stack handlers in serverless-offline worker threads, the SQS pollers, the N agents) shares 2 cores
-// on the development machine, so the figures are an upper bound of what the protocol itself costs.
+// on the development machine, so the figures are an upper bound of what the protocol itself costs; the CPU each
+// round used is printed apart: the agents' processes, the stack's (DynamoDB Local, serverless-offline), this one.
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { startAgent, type RunningAgent } from '../../agent/agent.js';
 import { startDynamo, startSqs, type Emulator } from '../../local/emulators.js';
 import { freePort } from '../../local/ports.js';
 import { startStack, type Stack } from '../../local/stack.js';
 import { Counter, difference, startCountingProxy } from './aws-counter.js';
+import { startAgentHost, type AgentHost, type RoundTraffic } from './fanout-agents.js';
 import { printResults, type Figure } from './results.js';
 import { runBench, signedIn } from './support.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
 const N = Number(process.argv[2] ?? 100);
-if (!Number.isInteger(N) || N < 1 || N > 500)
-  throw new Error(`N must be a whole number from 1 to 500 (got ${process.argv[2]})`);
+if (!Number.isInteger(N) || N < 1 || N > 1000)
+  throw new Error(`N must be a whole number from 1 to 1000 (got ${process.argv[2]})`);
 /** How often a waiting long poll looks at its inbox (AGENT_POLL_INTERVAL_MS); the service's default unless given. */
 const POLL_INTERVAL_MS = process.argv[3] === undefined ? undefined : Number(process.argv[3]);
 if (POLL_INTERVAL_MS !== undefined && !(Number.isInteger(POLL_INTERVAL_MS) && POLL_INTERVAL_MS >= 50))
   throw new Error(`the poll interval must be a whole number of ms >= 50 (got ${process.argv[3]})`);
-/** Agents enrolling at once (each enrollment is a request plus a state file). */
-const ENROLL_BATCH = 10;
+/**
+ * FANOUT_AGENT_PROCESSES: the child processes hosting the agents (fanout-agents.ts), each N/k of them; default one per
+ * 125 agents, from 1 to 8.
+ */
+const AGENT_PROCESSES = Number(process.env['FANOUT_AGENT_PROCESSES'] ?? Math.min(8, Math.max(1, Math.ceil(N / 125))));
 /** Past this, no more agents are started: the machine cannot carry N of them. */
 const ENROLL_DEADLINE_MS = 240_000;
 const ADMIN = { email: 'bench@example.com', password: 'bench-password' };
@@ -80,42 +84,10 @@ const alive = (pid: number) => {
   }
 };
 
-/** The agents' requests, counted by path kind and status; the first refusals kept with their Retry-After. */
-const traffic = new Map<string, number>();
-/** The agents' request durations by kind, per round (cleared before each). */
-const durations = new Map<string, number[]>();
-const refusals: string[] = [];
-const finishedIn: number[] = [];
-const countingFetch: typeof fetch = async (input, init) => {
-  const sent = Date.now();
-  const response = await fetch(input, init);
-  const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
-  const kind = url.pathname.replace(/^\/api\/v1\/agent\//, '').replace(/commands\/[^/]+\//, 'commands/{id}/');
-  durations.set(kind, [...(durations.get(kind) ?? []), Date.now() - sent]);
-  traffic.set(`${kind} ${response.status}`, (traffic.get(`${kind} ${response.status}`) ?? 0) + 1);
-  if (response.status >= 400 && refusals.length < 5)
-    refusals.push(
-      `${new Date().toISOString()} ${init?.method ?? 'GET'} ${kind} ${response.status} retry-after ${response.headers.get('retry-after')}`,
-    );
-  if (kind === 'register' && response.status !== 201)
-    refusals.push(
-      `register ${response.status}: ${JSON.stringify([...response.headers])} ${(await response.clone().text()).slice(0, 300)}`,
-    );
-  return response;
-};
-
-/** What the commands of the agents start from: the basics of a login shell, not this process's environment. */
-const commandEnvironment = (): NodeJS.ProcessEnv =>
-  Object.fromEntries(
-    ['PATH', 'HOME', 'USER', 'LANG', 'TMPDIR'].flatMap((k) =>
-      process.env[k] === undefined ? [] : [[k, process.env[k]]],
-    ),
-  );
-
 const main = async () => {
   const cores = cpus();
   console.log(
-    `Fan-out: one \`echo ok\` command, target_mode parallel, to ${N} agents in one process (long polls look at the inbox every ${POLL_INTERVAL_MS ?? 'default (500)'} ms)`,
+    `Fan-out: one \`echo ok\` command, target_mode parallel, to ${N} agents in ${AGENT_PROCESSES} child process(es) (long polls look at the inbox every ${POLL_INTERVAL_MS ?? 'default (500)'} ms)`,
   );
   console.log(
     `   machine: ${cores.length} cores (${cores[0]?.model.trim() ?? 'unknown'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, load ${loadavg()
@@ -123,14 +95,14 @@ const main = async () => {
       .join(' ')} at start`,
   );
   let stack: Stack | undefined;
-  const agents: RunningAgent[] = [];
+  const hosts: AgentHost[] = [];
   const figures: Figure[] = [];
   const dir = await mkdtemp(join(tmpdir(), 'deployer-bench-fanout-'));
   const agentProblems: string[] = [];
   let stopping: Promise<void> | undefined;
   const stopEverything = () =>
     (stopping ??= (async () => {
-      await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
+      await Promise.all(hosts.map((h) => h.stop()));
       await stack?.stop();
       await stopProxy?.();
       await Promise.all(emulators.map((e) => e.stop()));
@@ -168,60 +140,59 @@ const main = async () => {
     });
     const { baseUrl, call } = await signedIn(stack, ADMIN);
 
-    // Prepare: N agents, enrolled with one token, ENROLL_BATCH at a time
+    // Prepare: N agents in AGENT_PROCESSES children, enrolled with one token, each child 10 at a time
     const enrollment = (
       await call('POST', '/targets/enrollment-tokens', {
         expires_in_hours: 1,
-        max_uses: Math.min(N, 1000),
+        max_uses: N,
         tags: [{ key: 'bench', value: 'fanout' }],
       })
     ).token as string;
     const enrollStarted = Date.now();
-    for (let first = 0; first < N; first += ENROLL_BATCH) {
-      if (Date.now() - enrollStarted > ENROLL_DEADLINE_MS) {
-        throw new Error(
-          `only ${agents.length} of ${N} agents enrolled within ${ENROLL_DEADLINE_MS / 1000} s (load ${loadavg()[0]!.toFixed(1)}): try a smaller N or a longer poll interval`,
-        );
-      }
-      const batch = Array.from({ length: Math.min(ENROLL_BATCH, N - first) }, (_, i) => first + i);
-      const started = await Promise.allSettled(
-        batch.map((i) => {
-          const name = `bench-${String(i + 1).padStart(3, '0')}`;
-          return startAgent({
-            server: baseUrl,
-            name,
-            tags: [{ key: 'bench', value: 'fanout' }],
-            enrollToken: enrollment,
-            stateDir: join(dir, name),
-            pollWaitSeconds: 20,
-            ...(FIRST_BATCH_MS === undefined ? {} : { firstBatchMs: FIRST_BATCH_MS }),
-            fetch: countingFetch,
-            env: commandEnvironment(),
-            log: (line) => {
-              const took = /finished \S+: exit \d+ in ([\d.]+)s/.exec(line)?.[1];
-              if (took !== undefined) finishedIn.push(Number(took) * 1000);
-              if (/error|fail|refused|unavailable|retry/i.test(line)) agentProblems.push(`${name}: ${line}`);
-            },
-          });
+    const enrolledBy = new Array<number>(AGENT_PROCESSES).fill(0);
+    let lastProgress = 0;
+    for (let k = 0; k < AGENT_PROCESSES; k++) {
+      const first = Math.floor((k * N) / AGENT_PROCESSES);
+      const next = Math.floor(((k + 1) * N) / AGENT_PROCESSES);
+      const config = {
+        server: baseUrl,
+        enrollToken: enrollment,
+        dir,
+        first,
+        count: next - first,
+        ...(FIRST_BATCH_MS === undefined ? {} : { firstBatchMs: FIRST_BATCH_MS }),
+      };
+      hosts.push(
+        startAgentHost(config, (count) => {
+          enrolledBy[k] = count;
+          if (Date.now() - lastProgress < 2000) return;
+          lastProgress = Date.now();
+          const sum = enrolledBy.reduce((x, y) => x + y, 0);
+          console.log(
+            `   ... ${sum} agents enrolled after ${((Date.now() - enrollStarted) / 1000).toFixed(1)} s (load ${loadavg()[0]!.toFixed(1)})`,
+          );
         }),
       );
-      for (const result of started) {
-        if (result.status === 'fulfilled') agents.push(result.value);
-        else agentProblems.push(`enrollment failed: ${String(result.reason)}`);
-      }
-      console.log(
-        `   ... ${agents.length} agents enrolled after ${((Date.now() - enrollStarted) / 1000).toFixed(1)} s (load ${loadavg()[0]!.toFixed(1)})`,
-      );
     }
+    const readiness = await Promise.race([
+      Promise.all(hosts.map((h) => h.ready)),
+      sleep(ENROLL_DEADLINE_MS).then(() => undefined),
+    ]);
+    if (readiness === undefined)
+      throw new Error(
+        `only ${enrolledBy.reduce((x, y) => x + y, 0)} of ${N} agents enrolled within ${ENROLL_DEADLINE_MS / 1000} s (load ${loadavg()[0]!.toFixed(1)}): try a smaller N`,
+      );
+    for (const ready of readiness) agentProblems.push(...ready.problems);
+    const enrolled = readiness.reduce((n, r) => n + r.enrolled, 0);
     const enrollMs = Date.now() - enrollStarted;
     let online = 0;
     for (const until = Date.now() + 60_000; Date.now() < until; await sleep(1000)) {
       const targets = (await call('GET', '/targets?tag=bench=fanout&status=online&limit=1')).meta.total as number;
       online = targets;
-      if (online >= agents.length) break;
+      if (online >= enrolled) break;
     }
     console.log(
-      `   agents enrolled: ${agents.length} of ${N} in ${(enrollMs / 1000).toFixed(1)} s (${ENROLL_BATCH} at a time); online: ${online}`,
+      `   agents enrolled: ${enrolled} of ${N} in ${(enrollMs / 1000).toFixed(1)} s (${AGENT_PROCESSES} processes, 10 at a time each); online: ${online}`,
     );
     await sleep(5000); // every agent is in its long poll
 
@@ -232,17 +203,37 @@ const main = async () => {
     });
     if (typeof action.id !== 'string') throw new Error(`POST /actions answered ${JSON.stringify(action)}`);
 
-    /** One deployment: create, poll it every 100 ms until it is terminal, print its timeline. */
-    /** This process, the stack's children, and the emulators when they run beside it (counting mode). */
-    const processes = () => [
-      process.pid,
+    /** The stack's children, and the emulators when they run beside it (counting mode). */
+    const stackProcesses = () => [
       ...(stack?.childPids ?? []),
       ...emulators.flatMap((e) => (e.pid === undefined ? [] : [e.pid])),
     ];
+    const cpuOf = async (pids: readonly number[]) =>
+      (await Promise.all(pids.map(cpuSeconds))).reduce((x, y) => x + y, 0);
+    const cpuNow = async () => ({
+      agents: await cpuOf(hosts.map((h) => h.pid)),
+      stack: await Promise.all(stackProcesses().map(cpuSeconds)),
+      self: await cpuSeconds(process.pid),
+    });
+    const merged = (seen: readonly RoundTraffic[]) => {
+      const durations = new Map<string, number[]>();
+      for (const t of seen)
+        for (const [kind, samples] of t.durations) durations.set(kind, [...(durations.get(kind) ?? []), ...samples]);
+      return {
+        durations,
+        finishedIn: seen.flatMap((t) => t.finishedIn),
+        traffic: seen.flatMap((t) => t.traffic),
+        refusals: seen.flatMap((t) => t.refusals),
+        problems: seen.flatMap((t) => t.problems),
+      };
+    };
+    const trafficSeen = new Map<string, number>();
+    const refusals: string[] = [];
+    /** One deployment: create, poll it every 100 ms until it is terminal, print its timeline. */
     const round = async (label: string, kind: 'cold' | 'warm') => {
       // Act
-      durations.clear();
-      const cpuBefore = await Promise.all(processes().map(cpuSeconds));
+      await Promise.all(hosts.map((h) => h.reset()));
+      const cpuBefore = await cpuNow();
       const awsBefore = counter.snapshot();
       const createdAt = Date.now();
       const created = await call('POST', '/deployments', {
@@ -313,7 +304,7 @@ const main = async () => {
           name: `${N} agents: create -> terminal, ${kind}`,
           value: Number.isNaN(endedAt) ? 300 : (endedAt - createdAt) / 1000,
           unit: 's',
-          goal: N === 100 ? '5 s' : '',
+          goal: N === 100 ? '1.5 s' : N === 1000 ? '10 s' : '',
         },
         {
           bench: 'fanout',
@@ -337,13 +328,25 @@ const main = async () => {
       console.log(spread('command done on its agent, output delivered', times(results.map((r) => r.completed_at))));
       console.log(spread('step completed (engine pass after complete)', times(steps.map((s) => s.completed_at))));
       console.log(spread('deployment completed_at', times([deployment.completed_at])));
-      console.log(spread('agent: started -> finished (its log line)', finishedIn.splice(0)));
+      const seen = merged(await Promise.all(hosts.map((h) => h.collect())));
+      trafficSeen.clear(); // each child counts since its start: the sum over the children is the total so far
+      for (const [kind, count] of seen.traffic) trafficSeen.set(kind, (trafficSeen.get(kind) ?? 0) + count);
+      refusals.push(...seen.refusals);
+      agentProblems.push(...seen.problems);
+      console.log(spread('agent: started -> finished (its log line)', seen.finishedIn));
       console.log(header('agent requests during the round, duration'));
-      for (const [kind, samples] of [...durations].sort()) console.log(spread(kind, samples));
-      const cpuAfter = await Promise.all(processes().map(cpuSeconds));
+      for (const [kind, samples] of [...seen.durations].sort()) console.log(spread(kind, samples));
+      const cpuAfter = await cpuNow();
       if (COUNT_AWS) {
         const calls = [...difference(counter.snapshot(), awsBefore)].sort(([a], [b]) => a.localeCompare(b));
         const total = calls.reduce((n, [, t]) => n + t.calls, 0);
+        figures.push({
+          bench: 'fanout',
+          name: `${N} agents: AWS calls per command, ${kind}`,
+          value: total / N,
+          unit: 'count',
+          goal: '5',
+        });
         console.log(
           `   AWS calls in the round (through the counting proxy): ${total}, ${(total / N).toFixed(2)} per command`,
         );
@@ -352,13 +355,24 @@ const main = async () => {
             `     ${operation.padEnd(32)} ${String(tally.calls).padStart(6)} ${(tally.calls / N).toFixed(2).padStart(7)}/command  WRU ${tally.wru.toFixed(0)}  RRU ${tally.rru.toFixed(0)}`,
           );
       }
+      const stackCpu = cpuAfter.stack.map((c, i) => c - cpuBefore.stack[i]!);
+      const serverCpu = stackCpu.reduce((x, y) => x + y, 0);
+      const agentsCpu = cpuAfter.agents - cpuBefore.agents;
       console.log(
-        `   CPU seconds used in the round: this process (agents, client) ${(cpuAfter[0]! - cpuBefore[0]!).toFixed(1)}; ` +
-          `stack children ${cpuAfter
-            .slice(1)
-            .map((c, i) => (c - cpuBefore[i + 1]!).toFixed(1))
-            .join(', ')}`,
+        `   CPU seconds used in the round: agents (${AGENT_PROCESSES} processes) ${agentsCpu.toFixed(1)}; ` +
+          `stack ${serverCpu.toFixed(1)} (${stackCpu.map((c) => c.toFixed(1)).join(', ')}: ${COUNT_AWS ? 'serverless-offline with the functions, then the emulators' : 'DynamoDB Local, serverless-offline with the functions'}); ` +
+          `this process (client${COUNT_AWS ? ', counting proxy' : ''}) ${(cpuAfter.self - cpuBefore.self).toFixed(1)}`,
       );
+      console.log(
+        `   per command: agents ${((agentsCpu * 1000) / N).toFixed(1)} ms CPU, stack ${((serverCpu * 1000) / N).toFixed(1)} ms CPU`,
+      );
+      figures.push({
+        bench: 'fanout',
+        name: `${N} agents: server CPU per command (stack processes), ${kind}`,
+        value: (serverCpu * 1000) / N,
+        unit: 'ms',
+        goal: '10 ms',
+      });
     };
     // The first round also pays serverless-offline's cold starts: a worker thread per concurrent request, so the
     // agents' output and complete calls (beside their N open long polls) each start one. The second runs warm.
@@ -373,7 +387,7 @@ const main = async () => {
         `stack children ${children} (DynamoDB Local, serverless-offline with the functions)`,
     );
     console.log(
-      `   agent requests by kind and status: ${[...traffic]
+      `   agent requests by kind and status: ${[...trafficSeen]
         .sort()
         .map(([k, n]) => `${k}: ${n}`)
         .join(', ')}`,

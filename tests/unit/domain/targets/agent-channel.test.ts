@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { connectAgent, disconnectAgent, socketHeartbeat } from '../../../../domain/targets/agent-channel.js';
 import {
   GONE_AFTER_MS,
+  LAUNCH_CONCURRENCY,
   launchCommands,
   noAgentChannel,
   pushAgainTo,
@@ -296,6 +297,35 @@ describe('launchCommands and pushAgainTo: commands pushed to the socket', () => 
     expect(stored?.pushedTo).toEqual({ connectionId: 'conn-1', instance: INSTANCE, at: s.clock.now().toISOString() });
     expect(s.connections.sent.map((m) => m.message.type)).toEqual(['command']);
     expect(s.connections.sent[0]?.message).toMatchObject({ type: 'command', command: { id: 'c1', script: 'true' } });
+  });
+
+  it('launches a fleet-sized round a bounded number at a time, tries every command, then reports a failure', async () => {
+    // Arrange: the store of pushed commands counts what is in flight; one command fails
+    const s = await launching();
+    let inFlight = 0;
+    let most = 0;
+    const tried: string[] = [];
+    const commands = {
+      ...s.commands,
+      enqueuePushed: async (c: Command) => {
+        most = Math.max(most, ++inFlight);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        inFlight -= 1;
+        tried.push(c.id);
+        if (c.id === 'c7') throw new Error('the database cannot be reached');
+        return false;
+      },
+    } as unknown as typeof s.launch.commands;
+    const round = Array.from({ length: 300 }, (_, i) => ({
+      ...command(s.targetId, s.clock.now().toISOString()),
+      id: `c${i}`,
+    }));
+    // Act
+    const launched = launchCommands({ ...s.launch, commands }, round);
+    // Assess
+    await expect(launched).rejects.toThrow('the database cannot be reached');
+    expect(most).toBe(LAUNCH_CONCURRENCY);
+    expect(tried).toHaveLength(300);
   });
 
   it('hands an unacknowledged pushed command back to a claim of the same installation only', async () => {
