@@ -121,8 +121,6 @@ const resourceName = (value: unknown): string => {
   if (typeof v['Ref'] === 'string' && !v['Ref'].startsWith('AWS::')) return v['Ref'];
   const getAtt = v['Fn::GetAtt'];
   if (Array.isArray(getAtt) && getAtt[1] === 'Arn') return String(getAtt[0]);
-  // A table's stream: `<table>/stream`.
-  if (Array.isArray(getAtt) && getAtt[1] === 'StreamArn') return `${String(getAtt[0])}/stream`;
   const join = v['Fn::Join'];
   if (Array.isArray(join) && join[0] === '/' && Array.isArray(join[1]))
     return (join[1] as unknown[]).map(resourceName).join('/');
@@ -191,7 +189,6 @@ const neededGrants = (
   consumedQueues: readonly string[],
   secretParameters: readonly string[],
   secretOfName: Readonly<Record<string, string>>,
-  failureQueues: readonly string[] = [],
 ): string[] => {
   const grants = new Set<string>([
     `logs:CreateLogStream ${logicalPrefix(functionName)}LogGroup`,
@@ -227,18 +224,8 @@ const neededGrants = (
     } else if (action === 'execute-api:ManageConnections') grants.add(`${action} WebsocketsApi`);
     else throw new Error(`${functionName}: ${module} makes ${action}, which this test does not map to a resource yet`);
   }
-  // The event source mapping polls on the function's behalf with the function's role: a table's stream, read
-  // (and a failed batch recorded on its failure queue), or a queue.
-  for (const source of consumedQueues.filter((s) => s.endsWith('/stream')))
-    for (const action of [
-      'dynamodb:DescribeStream',
-      'dynamodb:GetRecords',
-      'dynamodb:GetShardIterator',
-      'dynamodb:ListStreams',
-    ])
-      grants.add(`${action} ${source}`);
-  for (const queue of failureQueues) grants.add(`sqs:SendMessage ${queue}`);
-  for (const queue of consumedQueues.filter((s) => !s.endsWith('/stream')))
+  // The event source mapping polls on the function's behalf with the function's role.
+  for (const queue of consumedQueues)
     for (const action of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'])
       grants.add(`${action} ${queue}`);
   return [...grants].sort();
@@ -392,25 +379,8 @@ describe('serverless package', () => {
     expect(statements).toHaveLength(1);
     expect(statements[0]).toMatchObject({ Principal: { Service: 'cloudfront.amazonaws.com' }, Action: 's3:GetObject' });
     expect(JSON.stringify(statements[0]?.Condition)).toContain('distribution/');
-    // The local front's policy, but for the viewer channel's origin (issue 36): the WebSocket API's host, the third
-    // part of AGENT_SOCKET_URL (`wss://<api>.execute-api.<region>.amazonaws.com/<stage>`) split at '/'.
-    const csp = (
-      resources['ConsoleHeaders']?.Properties as {
-        ResponseHeadersPolicyConfig: { SecurityHeadersConfig: { ContentSecurityPolicy: Record<string, unknown> } };
-      }
-    ).ResponseHeadersPolicyConfig.SecurityHeadersConfig.ContentSecurityPolicy['ContentSecurityPolicy'] as {
-      'Fn::Join': [string, unknown[]];
-    };
-    const [separator, parts] = csp['Fn::Join'];
-    const socketHost = { 'Fn::Select': [2, { 'Fn::Split': ['/', expect.anything()] }] };
-    expect(parts.filter((p) => typeof p !== 'string')).toEqual([socketHost]);
-    expect(JSON.stringify(parts)).toContain('{"Ref":"WebsocketsApi"},".execute-api."');
-    expect(parts.map((p) => (typeof p === 'string' ? p : '<socket host>')).join(separator)).toBe(
-      CONSOLE_HEADERS['content-security-policy'].replace(
-        "connect-src 'self'",
-        "connect-src 'self' wss://<socket host>",
-      ),
-    );
+    const policy = JSON.stringify(resources['ConsoleHeaders']?.Properties);
+    expect(policy).toContain(CONSOLE_HEADERS['content-security-policy']);
   });
 
   it('answers every console and program file with the Cache-Control the local front sends: immutable only when named by its contents', async () => {
@@ -687,20 +657,6 @@ describe('serverless package', () => {
             resourceName(r.Properties['FunctionName']) === `${logicalPrefix(functionName)}LambdaFunction`,
         )
         .map((r) => resourceName(r.Properties['EventSourceArn']));
-    /** The queues a function's stream mappings record failed batches on (DestinationConfig.OnFailure). */
-    const failureQueuesOf = (functionName: string): string[] =>
-      Object.values(template.Resources)
-        .filter(
-          (r) =>
-            r.Type === 'AWS::Lambda::EventSourceMapping' &&
-            resourceName(r.Properties['FunctionName']) === `${logicalPrefix(functionName)}LambdaFunction`,
-        )
-        .flatMap((r) => {
-          const destination = (
-            r.Properties['DestinationConfig'] as { OnFailure?: { Destination?: unknown } } | undefined
-          )?.OnFailure?.Destination;
-          return destination === undefined ? [] : [resourceName(destination)];
-        });
 
     let calls: Record<string, FunctionCalls>;
     beforeAll(async () => {
@@ -754,7 +710,7 @@ describe('serverless package', () => {
               );
               continue;
             }
-            const base = name.replace(/\/index\/(\*|gsi\d)$|\/stream$/, '');
+            const base = name.replace(/\/index\/(\*|gsi\d)$/, '');
             expect(base, `${fn.name}: ${name}`).toMatch(/^[A-Za-z0-9]+$/); // a resource of this stack
             expect(template.Resources[base], `${fn.name}: ${name} is not in the stack`).toBeDefined();
           }
@@ -772,13 +728,12 @@ describe('serverless package', () => {
           consumedQueuesOf(fn.name),
           secretParametersOf(fn.name),
           generatedSecrets(),
-          failureQueuesOf(fn.name),
         );
         // Tracing on (the packaging's --param=tracing=true): the function sends its traces to X-Ray.
         if (conditionHolds('TracingEnabled')) needed.push('xray:PutTelemetryRecords *', 'xray:PutTraceSegments *');
         needed.sort();
         // Both ways: a grant the code does not use fails, and so does a call the role does not allow.
-        expect.soft(grantsOf(roleOf(fn.name)), `the role of ${fn.name} (infra/iam.yml)`).toEqual(needed);
+        expect(grantsOf(roleOf(fn.name)), `the role of ${fn.name} (infra/iam.yml)`).toEqual(needed);
       }
       // The shell a spec-only bundle runs is part of that bundle.
       for (const [fn, like] of Object.entries(RUNS_ONLY_LIKE)) {
@@ -910,14 +865,9 @@ describe('serverless package', () => {
   });
 
   describe('queues', () => {
-    /** The queue consumers (a table stream's consumer is not one). */
     const consumers = () =>
       Object.values(template.Resources)
-        .filter(
-          (r) =>
-            r.Type === 'AWS::Lambda::EventSourceMapping' &&
-            !resourceName(r.Properties['EventSourceArn']).endsWith('/stream'),
-        )
+        .filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping')
         .map((mapping) => ({
           mapping,
           fn: template.Resources[resourceName(mapping.Properties['FunctionName'])]!,
