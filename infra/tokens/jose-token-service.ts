@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { GetCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { errors, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type JWK, type CryptoKey } from 'jose';
 import { signingKeyContext } from '../../domain/encryption/fields.js';
+import { DatabaseError, ServiceUnavailableError } from '../../domain/errors.js';
 import { InvalidTokenError, TokenExpiredError } from '../../domain/identity/errors.js';
 import type { SecretCipher, TokenService } from '../../domain/identity/ports.js';
 import type { TokenClaims, TokenType } from '../../domain/identity/types.js';
@@ -26,6 +27,13 @@ interface SigningKey {
 
 /** A signing key item with its entry in the encryption index (its private half is a ciphertext). */
 const withIndex = (item: Record<string, unknown>) => ({ ...item, ...encryptionIndex('signing_key', item) });
+/**
+ * A signing key that could not be read (the table throttled or unreachable) is the service's fault, not the token's:
+ * it answers 503/500, never 401 (a client would drop a good token; the faults e2e at 50 % saw it).
+ */
+const unavailable = (error: unknown): boolean =>
+  error instanceof DatabaseError || error instanceof ServiceUnavailableError;
+
 export class JoseTokenService implements TokenService, SealedNotes {
   #current: Promise<SigningKey> | undefined;
   readonly #publicKeys = new Map<string, Promise<CryptoKey | undefined>>();
@@ -106,7 +114,7 @@ export class JoseTokenService implements TokenService, SealedNotes {
       };
     } catch (error) {
       if (error instanceof errors.JWTExpired) throw new TokenExpiredError();
-      if (error instanceof InvalidTokenError) throw error;
+      if (error instanceof InvalidTokenError || unavailable(error)) throw error;
       throw new InvalidTokenError();
     }
   }
@@ -136,7 +144,8 @@ export class JoseTokenService implements TokenService, SealedNotes {
       );
       if (payload['pur'] !== purpose) throw new InvalidTokenError();
       return payload;
-    } catch {
+    } catch (error) {
+      if (unavailable(error)) throw error;
       throw new InvalidTokenError('The note is not valid or has expired.');
     }
   }
