@@ -5,6 +5,7 @@
 // Its cost is a read of the whole table (docs/decisions.md, "Key rotation"), so it runs once, before a rotation.
 import { encryptedValues } from './fields.js';
 import type { EncryptionIndexBackfill } from './ports.js';
+import { eachLimited } from '../shared/concurrency.js';
 
 export interface BackfillReport {
   /** Items the scan read, items of registered types found without an entry, entries written. */
@@ -34,14 +35,10 @@ export const backfillIndex = async (
     counts.scanned += page.scanned;
     const records = page.records.filter((r) => encryptedValues(r.recordType, r.item).length > 0);
     counts.found += records.length;
-    let at = 0;
-    const worker = async () => {
-      while (at < records.length) {
-        if (await backfill.addEntry(records[at++]!)) counts.indexed += 1;
-        else counts.skipped += 1;
-      }
-    };
-    await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, worker));
+    await eachLimited(records, options.concurrency, async (record) => {
+      if (await backfill.addEntry(record)) counts.indexed += 1;
+      else counts.skipped += 1;
+    });
     next = page.next;
     options.onPage?.({ ...counts, next });
     if (next !== undefined && options.shouldStop?.() === true) break;

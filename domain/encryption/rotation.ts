@@ -12,6 +12,7 @@ import type { SecretCipher } from '../identity/ports.js';
 import type { Clock } from '../shared/ports.js';
 import { encryptedValues } from './fields.js';
 import type { EncryptionIndexReader, EncryptionIndexWriter, IndexEntry, Replacement, StoredRecord } from './ports.js';
+import { eachLimited } from '../shared/concurrency.js';
 
 /** A rotation in progress, as kept with the ring. */
 export type RotationState =
@@ -132,15 +133,6 @@ export interface PassOptions {
   /** Asked between batches: true ends the pass there (a time budget). */
   readonly shouldStop?: () => boolean;
 }
-
-/** Runs `work` on each item with at most `limit` at once. */
-const eachLimited = async <T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>) => {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await work(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
-};
 
 /**
  * One pass: the index entries under other keys than the active one, their items read (consistently) in batches,

@@ -13,6 +13,7 @@ import type { SecretCipher } from '../identity/ports.js';
 import { commandForAgent } from './agent-protocol.js';
 import type { Command, Target } from './types.js';
 import type { AgentConnections, AgentDispatch, CommandRepository, TargetRepository } from './ports.js';
+import { eachLimited } from '../shared/concurrency.js';
 
 /** A push that finds its connection gone clears it only once the connection is this old: API Gateway refuses posts
  * to a connection whose $connect is still running, and that one is about to open (its agent drains on open). */
@@ -82,7 +83,7 @@ export const launchCommands = async (deps: LaunchDeps, commands: readonly Comman
   const targets = new Map(
     (await deps.targets.getMany([...new Set(commands.map((c) => c.targetId))])).map((t) => [t.id, t] as const),
   );
-  await eachBounded(commands, LAUNCH_CONCURRENCY, async (command) => {
+  await eachLimited(commands, LAUNCH_CONCURRENCY, async (command) => {
     const target = targets.get(command.targetId);
     const connectionId = target?.connectionId;
     const instance = target?.connectionInstance;
@@ -104,20 +105,6 @@ export const launchCommands = async (deps: LaunchDeps, commands: readonly Comman
  * on the 2-core machine the database's connections timed out (2 s) and the whole pass failed and was retried.
  */
 export const LAUNCH_CONCURRENCY = 32;
-
-/** Runs `work` over the items, `limit` at a time; every item is tried, then the first failure (if any) is thrown. */
-const eachBounded = async <T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>) => {
-  let next = 0;
-  let failure: { error: unknown } | undefined;
-  const worker = async () => {
-    while (next < items.length) {
-      const item = items[next++]!;
-      await work(item).catch((error: unknown) => void (failure ??= { error }));
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  if (failure !== undefined) throw failure.error;
-};
 
 const postPushed = async (
   deps: LaunchDeps,
