@@ -15,6 +15,7 @@ import { conditionally } from './conditional.js';
 import { keys, partitions } from './keys.js';
 import { queryAll } from './query-all.js';
 import type { Item } from './records.js';
+import { eachLimited } from '../../domain/shared/concurrency.js';
 
 /** What gsi5 projects besides its keys (resources.yml): the list's summary of a deployment. */
 export const DEPLOYMENT_LIST_ATTRIBUTES = [
@@ -36,11 +37,17 @@ const CONCURRENCY = 10;
 
 /** Tables whose upgrade is done, per container: once done it stays done, so the marker is read once. */
 const upgraded = new Set<string>();
+/**
+ * When each table's upgrade started, as its marker says, per container: a list call during the upgrade writes neither
+ * the marker again nor, within the grace, a "done" that its condition would refuse (a refused write is paid too).
+ */
+const started = new Map<string, string>();
 
 /** True when the upgrade is done: the list may read gsi5 alone. */
 export const listIndexReady = async (db: DynamoDBDocumentClient, table: string): Promise<boolean> => {
   if (upgraded.has(table)) return true;
   const marker = await db.send(new GetCommand({ TableName: table, Key: keys.migration(LIST_INDEX_MIGRATION) }));
+  if (typeof marker.Item?.['startedAt'] === 'string') started.set(table, marker.Item['startedAt']);
   if (typeof marker.Item?.['doneAt'] !== 'string') return false;
   upgraded.add(table);
   return true;
@@ -94,25 +101,28 @@ export const upgradePass = async (
   options: { readonly now: Date; readonly graceMs?: number; readonly limit?: number },
 ): Promise<UpgradePass> => {
   const marker = keys.migration(LIST_INDEX_MIGRATION);
-  await conditionally(
-    db.send(
-      new PutCommand({
-        TableName: table,
-        Item: { ...marker, type: 'migration', startedAt: options.now.toISOString() },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    ),
-  );
+  if (!started.has(table)) {
+    const put = await conditionally(
+      db.send(
+        new PutCommand({
+          TableName: table,
+          Item: { ...marker, type: 'migration', startedAt: options.now.toISOString() },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      ),
+    );
+    // Another container's marker (put refused) holds an earlier time: the "done" below stays conditional on it.
+    if (put) started.set(table, options.now.toISOString());
+  }
   const missing = read.filter((item) => item['gsi5pk'] === undefined);
   const todo = missing.slice(0, options.limit ?? missing.length);
   let indexed = 0;
-  let at = 0;
-  const worker = async () => {
-    while (at < todo.length) if (await addEntry(db, table, todo[at++]!)) indexed += 1;
-  };
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  await eachLimited(todo, CONCURRENCY, async (item) => {
+    if (await addEntry(db, table, item)) indexed += 1;
+  });
   if (missing.length > 0) return { missing: missing.length, indexed, done: false };
   const cutoff = new Date(options.now.getTime() - (options.graceMs ?? MIGRATION_GRACE_MS)).toISOString();
+  if ((started.get(table) ?? '') > cutoff) return { missing: 0, indexed, done: false };
   const done = await conditionally(
     db.send(
       new UpdateCommand({
@@ -128,8 +138,12 @@ export const upgradePass = async (
   return { missing: 0, indexed, done };
 };
 
-/** The whole upgrade at once, for a table no older code writes to (`npm start` at start, tests): passes until done. */
+/**
+ * The whole upgrade at once, for a table no older code writes to (`npm start` at start, tests): passes until done.
+ * A table whose upgrade is done costs one read (the marker), not a read of every deployment.
+ */
 export const upgradeListIndex = async (db: DynamoDBDocumentClient, table: string): Promise<number> => {
+  if (await listIndexReady(db, table)) return 0;
   let indexed = 0;
   for (;;) {
     const pass = await upgradePass(db, table, await readThroughGsi1(db, table), { now: new Date(), graceMs: 0 });

@@ -2,6 +2,7 @@
 // area's function, the stream paths reach the streaming function, the stack stays deployable, every function's
 // role grants exactly the AWS calls its bundled code makes, the queues suit their consumers, and CORS is
 // configured from CORS_ORIGINS, and the packaged template follows the resource types' published schemas.
+import { DEPLOYMENT_LIST_ATTRIBUTES } from '../../../infra/dynamodb/deployment-list-index.js';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -55,6 +56,11 @@ describe('serverless.yml', () => {
     const dispatch = definition.queues.find((q) => q.logicalId === 'DispatchQueue');
     expect(dispatch?.deadLetter).toEqual({ logicalId: 'DispatchDeadLetterQueue', maxReceiveCount: 5 });
     expect(definition.streamFunction).toEqual({ module: 'functions/streams/router', exportName: 'handler' });
+  });
+
+  it('projects to the deployments list index (gsi5) exactly the attributes the list reads from it', () => {
+    const gsi5 = definition.tables[0]?.globalSecondaryIndexes.find((index) => index.IndexName === 'gsi5');
+    expect(gsi5?.Projection).toEqual({ ProjectionType: 'INCLUDE', NonKeyAttributes: [...DEPLOYMENT_LIST_ATTRIBUTES] });
   });
 
   it('routes every endpoint to the function of its area and to no other', () => {

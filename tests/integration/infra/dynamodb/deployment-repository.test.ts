@@ -180,12 +180,13 @@ describe('DynamoDeploymentRepository summaries and page reads', () => {
   }, 120_000);
 });
 
-/** The read units of every Query sent through a client (ReturnConsumedCapacity added to each). */
+/** The read units of every Query sent through a client (ReturnConsumedCapacity added to each), and every command. */
 const metered = () => {
   const client = DynamoDBDocumentClient.from(serviceTableFixture('unused').client);
-  const meter = { units: 0, queries: 0 };
+  const meter = { units: 0, queries: 0, commands: [] as string[] };
   client.middlewareStack.add(
-    (next) => async (args) => {
+    (next, context) => async (args) => {
+      meter.commands.push(String(context.commandName));
       const input = args.input as { ReturnConsumedCapacity?: string };
       const isQuery = (args.input as { KeyConditionExpression?: string }).KeyConditionExpression !== undefined;
       if (isQuery) input.ReturnConsumedCapacity = 'TOTAL';
@@ -253,6 +254,10 @@ describe('the slim list index (gsi5)', () => {
     expect(await onIndex()).toHaveLength(12);
     const { startedAt } = (await marker())!;
     expect((await marker())!['doneAt']).toBeUndefined();
+    // A list call within the grace, nothing missing: it reads (the marker, gsi1) and writes nothing.
+    const during = metered();
+    expect(ids(await new DynamoDeploymentRepository(during.client, old.table).listSummaries())).toEqual(ids(before));
+    expect(during.meter.commands).toEqual(['GetItemCommand', 'QueryCommand']);
 
     // Nothing missing, but within the grace (old code may still write): not done yet.
     const within = new Date(Date.parse(String(startedAt)) + MIGRATION_GRACE_MS - 1000);
