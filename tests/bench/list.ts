@@ -10,14 +10,13 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Caller } from '../../domain/identity/types.js';
 import { listDeployments } from '../../domain/deployments/queries.js';
-import type { PlanStep, StepScript } from '../../domain/deployments/types.js';
 import { readThroughGsi1, upgradeListIndex } from '../../infra/dynamodb/deployment-list-index.js';
 import { DynamoDeploymentRepository, deploymentItem } from '../../infra/dynamodb/deployment-repository.js';
 import { ensureTables } from '../../local/bootstrap.js';
 import { LOCAL_CREDENTIALS, startDynamo } from '../../local/emulators.js';
 import { freePort } from '../../local/ports.js';
 import { loadServiceDefinition } from '../../local/service-definition.js';
-import { aDeployment, aPlan } from '../fakes/deployments.js';
+import { aDeployment, aRealisticPlan } from '../fakes/deployments.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
@@ -25,34 +24,6 @@ const SIZES = process.argv.slice(2).map(Number);
 const COUNTS = SIZES.length > 0 ? SIZES : [300, 1000];
 const RUNS = 5;
 const global: Caller = { kind: 'user', userId: 'c1', tenantId: null, roles: ['admin'], permissions: new Set() };
-
-const bigPlan = (n: number) => {
-  const [step] = aPlan().steps as [PlanStep];
-  const script = `#!/bin/sh\nset -eu\n${'echo "restarting the web tier and waiting for it"\n'.repeat(12)}`;
-  return aPlan({
-    targetCount: 10,
-    steps: Array.from({ length: 30 }, (_, i) => ({
-      ...step,
-      id: randomUUID(),
-      targetName: `web-${i % 10}`,
-      actionOrder: Math.floor(i / 10) + 1,
-      state: 'completed' as const,
-      startedAt: '2026-11-22T10:00:00.000Z',
-      completedAt: '2026-11-22T10:01:00.000Z',
-      exitCode: 0,
-      durationMs: 60_000 + n,
-    })),
-    scripts: Object.fromEntries(
-      [1, 2, 3].map((v): [string, StepScript] => [
-        `a100000${v}-0000-4000-8000-000000000001`,
-        { script, interpreter: 'sh', rollbackScript: script, timeoutSeconds: 600 },
-      ]),
-    ),
-    resolvedVariables: Object.fromEntries(
-      Array.from({ length: 12 }, (_, i) => [`VAR_${i}`, { value: `value-${i}-${'x'.repeat(12)}`, secret: false }]),
-    ),
-  });
-};
 
 /** A document client that asks every read for its consumed capacity and adds it up. */
 const metered = (client: DynamoDBClient) => {
@@ -119,7 +90,7 @@ try {
           shortId: `d${n}`,
           state: n % 3 === 0 ? 'failed' : 'success',
           createdAt: new Date(Date.UTC(2026, 10, 1) + n * 1000).toISOString(),
-          plan: bigPlan(n),
+          plan: aRealisticPlan(n),
         }),
       ),
     );

@@ -15,6 +15,8 @@ import type {
   OutboxEntry,
   PendingRequest,
   Plan,
+  PlanStep,
+  StepScript,
 } from '../../domain/deployments/types.js';
 import { TERMINAL_STATES } from '../../domain/deployments/types.js';
 import { RequestNotProcessingError } from '../../domain/deployments/dispatch.js';
@@ -294,6 +296,39 @@ export const aPlan = (overrides: Partial<Plan> = {}): Plan => ({
   createdAt: '2026-11-22T10:00:00.000Z',
   ...overrides,
 });
+
+/**
+ * A plan as production makes them (about 22 KB stored): 10 targets x 3 actions, three pinned scripts, a dozen
+ * variables; `n` makes its step ids unique per deployment.
+ */
+export const aRealisticPlan = (n: number): Plan => {
+  const [step] = aPlan().steps as [PlanStep];
+  const steps = Array.from({ length: 30 }, (_, i) => ({
+    ...step,
+    id: `b${String(n).padStart(7, '0')}-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    targetName: `web-${i % 10}`,
+    actionOrder: Math.floor(i / 10) + 1,
+    state: 'completed' as const,
+    startedAt: '2026-11-22T10:00:00.000Z',
+    completedAt: '2026-11-22T10:01:00.000Z',
+    exitCode: 0,
+    durationMs: 60_000,
+  }));
+  const script = `#!/bin/sh\nset -eu\n${'echo "restarting the web tier and waiting for it"\n'.repeat(12)}`;
+  return aPlan({
+    targetCount: 10,
+    steps,
+    scripts: Object.fromEntries(
+      [1, 2, 3].map((v): [string, StepScript] => [
+        `a100000${v}-0000-4000-8000-000000000001`,
+        { script, interpreter: 'sh', rollbackScript: script, timeoutSeconds: 600 },
+      ]),
+    ),
+    resolvedVariables: Object.fromEntries(
+      Array.from({ length: 12 }, (_, i) => [`VAR_${i}`, { value: `value-${i}-${'x'.repeat(12)}`, secret: false }]),
+    ),
+  });
+};
 
 /** An action deployed to one target, global, with the create body's defaults. */
 export const aDraft = (overrides: Partial<DeploymentDraft> = {}): DeploymentDraft => ({

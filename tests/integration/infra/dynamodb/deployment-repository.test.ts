@@ -7,7 +7,7 @@ import { BatchWriteCommand, DynamoDBDocumentClient, GetCommand, QueryCommand } f
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Caller } from '../../../../domain/identity/types.js';
 import { listDeployments, STATUS_BUCKETS, type StatusBucket } from '../../../../domain/deployments/queries.js';
-import type { Deployment, DeploymentState, PlanStep, StepScript } from '../../../../domain/deployments/types.js';
+import type { Deployment, DeploymentState } from '../../../../domain/deployments/types.js';
 import { deploymentView } from '../../../../domain/deployments/views.js';
 import { pageOf } from '../../../../domain/shared/pagination.js';
 import { DynamoDeploymentRepository, deploymentItem } from '../../../../infra/dynamodb/deployment-repository.js';
@@ -20,7 +20,7 @@ import {
 } from '../../../../infra/dynamodb/deployment-list-index.js';
 import { keys } from '../../../../infra/dynamodb/keys.js';
 import { createServiceTable, serviceTableFixture } from '../../../support/aws.js';
-import { aDeployment, aPlan } from '../../../fakes/deployments.js';
+import { aDeployment, aRealisticPlan } from '../../../fakes/deployments.js';
 
 const { table, client, db } = serviceTableFixture('deployments', { marshallOptions: { removeUndefinedValues: true } });
 const deployments = new DynamoDeploymentRepository(db, table);
@@ -29,36 +29,6 @@ const COUNT = 60;
 const TENANTS = ['aaaaaaaa-0000-4000-8000-00000000000a', 'bbbbbbbb-0000-4000-8000-00000000000b', null];
 const STATES: DeploymentState[] = ['running', 'success', 'failed', 'cancelled', 'rolled_back', 'queued'];
 const uuid = (n: number) => `d0000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
-
-/** A plan as production makes them: 10 targets x 3 actions, three pinned scripts, a dozen variables. */
-const realisticPlan = (n: number) => {
-  const [step] = aPlan().steps as [PlanStep];
-  const steps = Array.from({ length: 30 }, (_, i) => ({
-    ...step,
-    id: `b${String(n).padStart(7, '0')}-0000-4000-8000-${String(i).padStart(12, '0')}`,
-    targetName: `web-${i % 10}`,
-    actionOrder: Math.floor(i / 10) + 1,
-    state: 'completed' as const,
-    startedAt: '2026-11-22T10:00:00.000Z',
-    completedAt: '2026-11-22T10:01:00.000Z',
-    exitCode: 0,
-    durationMs: 60_000,
-  }));
-  const script = `#!/bin/sh\nset -eu\n${'echo "restarting the web tier and waiting for it"\n'.repeat(12)}`;
-  return aPlan({
-    targetCount: 10,
-    steps,
-    scripts: Object.fromEntries(
-      [1, 2, 3].map((v): [string, StepScript] => [
-        `a100000${v}-0000-4000-8000-000000000001`,
-        { script, interpreter: 'sh', rollbackScript: script, timeoutSeconds: 600 },
-      ]),
-    ),
-    resolvedVariables: Object.fromEntries(
-      Array.from({ length: 12 }, (_, i) => [`VAR_${i}`, { value: `value-${i}-${'x'.repeat(12)}`, secret: false }]),
-    ),
-  });
-};
 
 const nth = (n: number): Deployment =>
   aDeployment({
@@ -71,7 +41,7 @@ const nth = (n: number): Deployment =>
     environmentId: n % 4 === 0 ? 'eeeeeeee-0000-4000-8000-00000000000a' : null,
     sourceType: n % 5 === 0 ? 'solution' : 'action',
     triggeredBy: n % 7 === 0 ? 'someone-else' : 'c0000000-0000-4000-8000-000000000001',
-    plan: realisticPlan(n),
+    plan: aRealisticPlan(n),
   });
 
 const stored = Array.from({ length: COUNT }, (_, i) => nth(i + 1));
