@@ -3,14 +3,10 @@
 // hang before the commit answers a clean 503 with Retry-After well inside the gateway's 29 s and creates nothing; its
 // retry with the same Idempotency-Key deploys once. A create whose transaction applied and whose answers then hang
 // answers 201 inside the budget, and its retry replays that answer: one deployment.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalAgents, type LocalAgent } from '../../local/agents.js';
 import type { Stack } from '../../local/stack.js';
 import { uniqueName } from '../support/aws.js';
-import { startStackWithFaults, type Faults } from '../support/faults.js';
+import { startFaultyStackWithAgents, type Faults, type FaultyStackWithAgents } from '../support/faults.js';
 import { apiClient } from '../support/http.js';
 import { ADMIN } from '../support/stack-with-agents.js';
 
@@ -20,30 +16,17 @@ const HANG = { rate: 1, kinds: ['timeout' as const], holdMs: 60_000 };
 
 let stack: Stack;
 let faults: Faults;
-let agents: readonly LocalAgent[] = [];
-let dir: string;
 let token: string;
 const api = apiClient(() => stack.baseUrl);
 const call = (method: string, path: string, body?: unknown) => api.call(method, `/api/v1${path}`, { token, body });
 
+let fixture: FaultyStackWithAgents | undefined;
 beforeAll(async () => {
-  ({ stack, faults } = await startStackWithFaults({
-    port: 0,
-    namePrefix: `${uniqueName('deadline')}-`,
-    bootstrapAdmin: ADMIN,
-  }));
-  token = (await api.login(ADMIN)).token;
-  dir = await mkdtemp(join(tmpdir(), 'deployer-deadline-'));
-  agents = await startLocalAgents(stack, dir, () => undefined);
+  fixture = await startFaultyStackWithAgents('deadline', ADMIN);
+  ({ stack, faults, token } = fixture);
 }, 180_000);
 
-afterAll(async () => {
-  faults?.set({ rate: 0 });
-  await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
-  await stack?.stop();
-  await faults?.close();
-  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
-});
+afterAll(async () => fixture?.stop());
 
 const timed = async (key: string, body: unknown) => {
   const started = Date.now();

@@ -8,18 +8,16 @@
 // queued request) applied while its answer was lost answers 201 (202) and stores one deployment (request).
 // Consumers (orchestrator, dispatcher, webhooks, analysis): a batch reports its failures per message (the dispatcher: its
 // whole batch, one run), a duplicate delivery changes nothing.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analysisRequestIdOf } from '../../domain/analysis/model.js';
-import { startLocalAgents, type LocalAgent } from '../../local/agents.js';
 import type { Stack } from '../../local/stack.js';
 import { uniqueName } from '../support/aws.js';
-import { startStackWithFaults, type Faults } from '../support/faults.js';
+import { startFaultyStackWithAgents, type Faults, type FaultyStackWithAgents } from '../support/faults.js';
 import { apiClient, type Reply } from '../support/http.js';
 import { ADMIN } from '../support/stack-with-agents.js';
 
@@ -29,7 +27,6 @@ const ATTEMPTS = 8;
 
 let stack: Stack;
 let faults: Faults;
-let agents: readonly LocalAgent[] = [];
 let dir: string;
 let token: string;
 const api = apiClient(() => stack.baseUrl);
@@ -48,24 +45,13 @@ const waitFor = async <T>(what: string, probe: () => Promise<T | undefined>, ms:
 const runs = async (): Promise<string[]> =>
   (await readFile(join(dir, 'runs'), 'utf8').catch(() => '')).split('\n').filter((l) => l !== '');
 
+let fixture: FaultyStackWithAgents | undefined;
 beforeAll(async () => {
-  ({ stack, faults } = await startStackWithFaults({
-    port: 0,
-    namePrefix: `${uniqueName('faults')}-`,
-    bootstrapAdmin: ADMIN,
-    env: { SWEEP_INTERVAL_MS: '2000' },
-  }));
-  token = (await api.login(ADMIN)).token;
-  dir = await mkdtemp(join(tmpdir(), 'deployer-faults-'));
-  agents = await startLocalAgents(stack, dir, () => undefined);
+  fixture = await startFaultyStackWithAgents('faults', ADMIN, { SWEEP_INTERVAL_MS: '2000' });
+  ({ stack, faults, dir, token } = fixture);
 }, 180_000);
 
-afterAll(async () => {
-  await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
-  await stack?.stop();
-  await faults?.close();
-  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
-});
+afterAll(async () => fixture?.stop());
 
 /** A create as a careful client sends it: one Idempotency-Key, retried on a 5xx or 409 (in flight) with backoff. */
 const createWithRetries = async (key: string, body: unknown) => {

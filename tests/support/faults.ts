@@ -11,8 +11,14 @@
 // query protocol's `Action`. `operations` limits the faults to those; everything else is forwarded untouched.
 import { request, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startLocalAgents, type LocalAgent } from '../../local/agents.js';
 import type { Stack, StackOptions } from '../../local/stack.js';
 import { startStack } from '../../local/stack.js';
+import { uniqueName } from './aws.js';
+import { apiClient } from './http.js';
 
 export type FaultKind = 'throttle' | 'internal' | 'timeout' | 'reset';
 export const FAULT_KINDS: readonly FaultKind[] = ['throttle', 'internal', 'timeout', 'reset'];
@@ -235,6 +241,49 @@ export const startStackWithFaults = async (options: StackOptions): Promise<{ sta
         await dynamodb.close();
         await sqs.close();
       },
+    },
+  };
+};
+
+/** A stack with fault proxies, its admin signed in and the two local agents running (the fault e2e files' set-up). */
+export interface FaultyStackWithAgents {
+  readonly stack: Stack;
+  readonly faults: Faults;
+  /** The agents' scratch folder (their state and whatever their commands write); removed by `stop`. */
+  readonly dir: string;
+  readonly agents: readonly LocalAgent[];
+  /** The admin's access token. */
+  readonly token: string;
+  /** Faults off, the agents, the stack and the proxies stopped, the folder removed. */
+  stop(): Promise<void>;
+}
+
+export const startFaultyStackWithAgents = async (
+  name: string,
+  admin: { readonly email: string; readonly password: string },
+  env: Readonly<Record<string, string>> = {},
+): Promise<FaultyStackWithAgents> => {
+  const { stack, faults } = await startStackWithFaults({
+    port: 0,
+    namePrefix: `${uniqueName(name)}-`,
+    bootstrapAdmin: admin,
+    env,
+  });
+  const token = (await apiClient(() => stack.baseUrl).login(admin)).token;
+  const dir = await mkdtemp(join(tmpdir(), `deployer-${name}-`));
+  const agents = await startLocalAgents(stack, dir, () => undefined);
+  return {
+    stack,
+    faults,
+    dir,
+    agents,
+    token,
+    stop: async () => {
+      faults.set({ rate: 0 });
+      await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
+      await stack.stop();
+      await faults.close();
+      await rm(dir, { recursive: true, force: true });
     },
   };
 };
