@@ -1,5 +1,5 @@
 // Benchmark (figures printed, nothing asserted): a soak of the local stack (issue 34). Run with
-// `npm run bench:soak -- [minutes]` (default 30).
+// `npm run bench:soak -- [minutes [seconds between creates]]` (default 30 and 10).
 //
 // One local stack with its two local agents. For the whole run: mixed authenticated API reads (auth/me,
 // deployments, targets, server/info) at about 10 a second, a deployment on local-1 every 10 s, one open event
@@ -22,6 +22,8 @@ process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
 const ADMIN = { email: 'bench@example.com', password: 'bench-password' };
 const MINUTES = Number(process.argv[2] ?? 30);
+/** Seconds between two creates (default 10); a shorter gap grows the table faster (to see what grows with it). */
+const CREATE_EVERY_MS = Number(process.argv[3] ?? 10) * 1000;
 const READS = ['/auth/me', '/deployments?limit=20', '/targets?limit=20', '/server/info'];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -53,7 +55,15 @@ void runBench(async () => {
     ...Object.fromEntries(agents.map((a, i) => [`agent local-${i + 1}`, a.pid])),
   };
   let stopped = false;
-  let minute = { latencies: [] as number[], errors: 0, reads: 0, creates: 0, logs: 0 };
+  const fresh = () => ({
+    latencies: [] as number[],
+    byPath: new Map<string, number[]>(),
+    errors: 0,
+    reads: 0,
+    creates: 0,
+    logs: 0,
+  });
+  let minute = fresh();
   /** What each error was (printed at the end, at most 20). */
   const why: string[] = [];
   const failed = (what: string) => {
@@ -110,7 +120,10 @@ void runBench(async () => {
       for (let i = 0; !stopped; i += 1) {
         const started = performance.now();
         const reply = await call('GET', READS[i % READS.length]!).catch(() => undefined);
-        minute.latencies.push(performance.now() - started);
+        const took = performance.now() - started;
+        minute.latencies.push(took);
+        const path = READS[i % READS.length]!;
+        minute.byPath.set(path, [...(minute.byPath.get(path) ?? []), took]);
         minute.reads += 1;
         if (reply === undefined || reply.status >= 300)
           failed(`GET ${READS[i % READS.length]!}: ${reply?.status ?? 'no answer'} ${reply?.text.slice(0, 200) ?? ''}`);
@@ -127,14 +140,14 @@ void runBench(async () => {
         if (reply === undefined || (reply.status !== 201 && reply.status !== 202))
           failed(`create: ${reply?.status ?? 'no answer'} ${reply?.text.slice(0, 200) ?? ''}`);
         else if (typeof reply.json?.deployment_id === 'string') latest = reply.json.deployment_id as string;
-        await sleep(10_000);
+        await sleep(CREATE_EVERY_MS);
       }
     })();
     const rows: Record<string, number | string | undefined>[] = [];
     for (let m = 1; m <= MINUTES; m += 1) {
       await sleep(60_000);
       const done = minute;
-      minute = { latencies: [], errors: 0, reads: 0, creates: 0, logs: 0 };
+      minute = fresh();
       const sorted = [...done.latencies].sort((a, b) => a - b);
       const row: Record<string, number | string | undefined> = {
         minute: m,
@@ -145,6 +158,11 @@ void runBench(async () => {
         p50_ms: Math.round(percentile(sorted, 50)),
         p99_ms: Math.round(percentile(sorted, 99)),
       };
+      // Each read's own p99 (which one grows, when the whole does).
+      for (const path of READS) {
+        const own = [...(done.byPath.get(path) ?? [])].sort((a, b) => a - b);
+        row[`${path.split('?')[0]} p99`] = Math.round(percentile(own, 99));
+      }
       for (const [name, pid] of Object.entries(processes)) row[`${name} MB`] = await rssMb(pid);
       rows.push(row);
       console.log(`RESULT ${JSON.stringify({ bench: 'soak', ...row })}`);
