@@ -417,7 +417,11 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     const indexed = await upgradeListIndex(DynamoDBDocumentClient.from(dynamoClient), tableNames['MainTable']!);
     startup.done(`tables (${definition.tables.length})${indexed > 0 ? `, ${indexed} deployments indexed` : ''}`);
 
-    const streams = await startInProcessFunctions(startup, definition, queues, sqsClient, options);
+    const streams = await startInProcessFunctions(startup, definition, queues, sqsClient, options, {
+      client: dynamoClient,
+      endpoint: dynamoEndpoint,
+      names: tableNames,
+    });
     const front = await startFrontDoor(
       startup,
       configured,
