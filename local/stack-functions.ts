@@ -87,7 +87,9 @@ export const startInProcessFunctions = async (
   },
 ): Promise<{ readonly url: string }> => {
   // A table stream's consumers (the viewers' resource lists) read DynamoDB Local's stream from now on.
-  for (const consumer of definition.streamConsumers) {
+  // LOCAL_STREAM_POLLER=off: no table stream is read (resource lists are then not pushed; for measuring its cost).
+  const streamConsumers = process.env['LOCAL_STREAM_POLLER'] === 'off' ? [] : definition.streamConsumers;
+  for (const consumer of streamConsumers) {
     const handler = await importExport<StreamHandler>(consumer.module, consumer.exportName);
     const tableName = tables.names[consumer.tableLogicalId];
     if (tableName === undefined)

@@ -176,8 +176,9 @@ describe('the console’s live views over the viewer channel', () => {
   }, 90_000);
 
   it('closes the live view within 5 s of the session’s end, says so, and does not reconnect', async () => {
-    const page = await signIn(VIEWER);
-    const seen = watch(page);
+    // Watched from before the sign-in: the list the sign-in lands on may open the page's one socket already.
+    let seen: ReturnType<typeof watch> = { sockets: [], streams: [] };
+    const page = await signIn(VIEWER, { prepare: async (tab) => void (seen = watch(tab)) });
     const id = await deploy('long');
     try {
       // Running, its first line stored: the page's catch-up shows it.
@@ -209,8 +210,11 @@ describe('the console’s live views over the viewer channel', () => {
 
   it('pauses a tab hidden past the pause time (unsubscribed, closed) and catches up when shown again', async () => {
     // The test shortens the minute to 1.5 s through the page's timing hook (live.ts).
-    const page = await signIn(ADMIN, { init: 'window.__deployerLiveTiming = { pauseAfterMs: 1500 };' });
-    const seen = watch(page);
+    let seen: ReturnType<typeof watch> = { sockets: [], streams: [] };
+    const page = await signIn(ADMIN, {
+      init: 'window.__deployerLiveTiming = { pauseAfterMs: 1500 };',
+      prepare: async (tab) => void (seen = watch(tab)),
+    });
     const id = await deploy('ticks');
     await page.goto(`${e2e.stack.baseUrl}/#/deployments/${id}`);
     await expect.poll(async () => (await ticksOf(page)).length, { timeout: 30_000 }).toBeGreaterThanOrEqual(3);
