@@ -86,10 +86,9 @@ export const startInProcessFunctions = async (
     readonly names: Readonly<Record<string, string>>;
   },
 ): Promise<{ readonly url: string }> => {
-  // A table stream's consumers (the viewers' resource lists) read DynamoDB Local's stream from now on.
-  // LOCAL_STREAM_POLLER=off: no table stream is read (resource lists are then not pushed; for measuring its cost).
-  const streamConsumers = process.env['LOCAL_STREAM_POLLER'] === 'off' ? [] : definition.streamConsumers;
-  for (const consumer of streamConsumers) {
+  // A table stream's consumers (the viewers' resource lists) read DynamoDB Local's stream from now on (none when the
+  // stack runs without table streams: StackOptions.tableStreams).
+  for (const consumer of definition.streamConsumers) {
     const handler = await importExport<StreamHandler>(consumer.module, consumer.exportName);
     const tableName = tables.names[consumer.tableLogicalId];
     if (tableName === undefined)

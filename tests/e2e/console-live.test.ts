@@ -10,7 +10,7 @@ import { apiClient } from '../support/http.js';
 import { ADMIN, useStackWithAgents } from '../support/stack-with-agents.js';
 import { createUser } from '../support/users.js';
 
-const e2e = useStackWithAgents('console-live');
+const e2e = useStackWithAgents('console-live', { tableStreams: true });
 const VIEWER = { email: 'live-viewer@example.com', password: 'live-viewer-password' };
 /** The agents' socket path, which the viewer channel shares (local/front.ts, AGENT_SOCKET_PATH). */
 const SOCKET = /\/api\/v1\/agent\/socket/;

@@ -13,7 +13,7 @@ import { useStackWithAgents } from '../support/stack-with-agents.js';
 import { createUser } from '../support/users.js';
 
 // The sweep stays idle: the deployments stored directly for the topic limit are not the engine's to run.
-const e2e = useStackWithAgents('viewers', { env: { SWEEP_INTERVAL_MS: '3600000' } });
+const e2e = useStackWithAgents('viewers', { env: { SWEEP_INTERVAL_MS: '3600000' }, tableStreams: true });
 
 const api = apiClient(() => e2e.stack.baseUrl);
 const call = (method: string, path: string, token?: string, body?: unknown) =>

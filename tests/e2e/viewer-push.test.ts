@@ -10,7 +10,7 @@ import { useStackWithAgents } from '../support/stack-with-agents.js';
 import { createUser } from '../support/users.js';
 
 // 50 viewers of one user at once: the per-user limit of open streams raised for this file.
-const e2e = useStackWithAgents('viewer-push', { env: { STREAMS_PER_USER: '60' } });
+const e2e = useStackWithAgents('viewer-push', { env: { STREAMS_PER_USER: '60' }, tableStreams: true });
 
 const api = apiClient(() => e2e.stack.baseUrl);
 const call = (method: string, path: string, token?: string, body?: unknown) =>
