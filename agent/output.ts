@@ -163,6 +163,8 @@ export class OutputBatcher {
   private inFlight = 0;
   private timer: NodeJS.Timeout | undefined;
   private due = false;
+  /** When the last batch went: the next goes no sooner than intervalMs after it (a line after a quiet spell at once). */
+  private lastSentAt = Number.NEGATIVE_INFINITY;
   private flushing = false;
   private sending: Promise<void> | undefined;
   private failure: unknown;
@@ -218,8 +220,7 @@ export class OutputBatcher {
     }
     this.firstBatchAt ??= Date.now() + this.firstBatchMs;
     if (this.waitingBytes() > this.maxChunkBytes) this.kick();
-    else if (!this.over)
-      this.timer ??= setTimeout(() => this.kick(), Math.max(this.intervalMs, this.firstBatchAt - Date.now()));
+    else if (!this.over) this.timer ??= setTimeout(() => this.kick(), this.nextBatchIn());
   }
 
   /** The command's process started now: no timed batch for firstBatchMs from here. */
@@ -280,6 +281,12 @@ export class OutputBatcher {
     return total;
   }
 
+  /** How long until the next batch may go: after the first-batch hold, and intervalMs after the last batch. */
+  private nextBatchIn(): number {
+    const now = Date.now();
+    return Math.max(0, (this.firstBatchAt ?? now) - now, this.lastSentAt + this.intervalMs - now);
+  }
+
   private clearTimer(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
@@ -291,7 +298,7 @@ export class OutputBatcher {
     this.sending ??= this.drain().finally(() => {
       this.sending = undefined;
       if (this.queue.length > 0 && this.failure === undefined && !this.over)
-        this.timer ??= setTimeout(() => this.kick(), this.intervalMs);
+        this.timer ??= setTimeout(() => this.kick(), this.nextBatchIn());
     });
   }
 
@@ -311,6 +318,7 @@ export class OutputBatcher {
         count += 1;
       }
       this.inFlight = count;
+      this.lastSentAt = Date.now();
       try {
         await this.send(this.queue.slice(0, count).map((p) => p.chunk));
       } catch (error) {

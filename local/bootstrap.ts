@@ -7,6 +7,7 @@ import {
   UpdateTimeToLiveCommand,
   waitUntilTableExists,
   type DynamoDBClient,
+  type StreamViewType,
 } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { QueueDefinition, TableDefinition } from './service-definition.js';
@@ -19,6 +20,8 @@ const exists = async (client: DynamoDBClient, name: string) => {
     throw error;
   }
 };
+
+const streamOf = (viewType: string) => ({ StreamEnabled: true, StreamViewType: viewType as StreamViewType });
 
 /** Ensures every table exists; returns logical id -> local table name. */
 export const ensureTables = async (
@@ -41,6 +44,7 @@ export const ensureTables = async (
           ...(table.globalSecondaryIndexes.length > 0
             ? { GlobalSecondaryIndexes: [...table.globalSecondaryIndexes] }
             : {}),
+          ...(table.streamViewType === undefined ? {} : { StreamSpecification: streamOf(table.streamViewType) }),
         }),
       );
       await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: name });
@@ -54,6 +58,11 @@ export const ensureTables = async (
       }
       continue;
     }
+    // A table made before it had a stream (npm start's kept data) gains it.
+    if (table.streamViewType !== undefined && current.StreamSpecification?.StreamEnabled !== true)
+      await client.send(
+        new UpdateTableCommand({ TableName: name, StreamSpecification: streamOf(table.streamViewType) }),
+      );
     const present = new Set((current.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName));
     for (const index of table.globalSecondaryIndexes.filter((i) => !present.has(i.IndexName))) {
       await client.send(

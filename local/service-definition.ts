@@ -51,6 +51,8 @@ export interface TableDefinition {
     Projection: { ProjectionType: 'ALL' | 'KEYS_ONLY' | 'INCLUDE'; NonKeyAttributes?: string[] };
   }[];
   readonly ttlAttribute: string | undefined;
+  /** The table's stream (StreamSpecification), e.g. NEW_AND_OLD_IMAGES; undefined without one. */
+  readonly streamViewType?: string | undefined;
 }
 
 export interface QueueDefinition {
@@ -70,6 +72,15 @@ export interface ConsumerDefinition {
   readonly batchSize: number;
   readonly maximumBatchingWindowSeconds: number;
   readonly reportBatchItemFailures: boolean;
+}
+
+/** A function fed by a table's stream (a `stream` event of type dynamodb); locally local/stream-poller.ts. */
+export interface StreamConsumerDefinition {
+  readonly functionName: string;
+  readonly module: string;
+  readonly exportName: string;
+  readonly tableLogicalId: string;
+  readonly batchSize: number;
 }
 
 /** A function run on a schedule (an EventBridge `schedule` event); locally a timer of the stack. */
@@ -102,6 +113,7 @@ export interface ServiceDefinition {
   readonly tables: readonly TableDefinition[];
   readonly queues: readonly QueueDefinition[];
   readonly consumers: readonly ConsumerDefinition[];
+  readonly streamConsumers: readonly StreamConsumerDefinition[];
   readonly schedules: readonly ScheduleDefinition[];
   /** provider.environment as resolved: strings, or CloudFormation intrinsics such as {Ref: X}. */
   readonly environment: Readonly<Record<string, unknown>>;
@@ -142,6 +154,7 @@ export const extractDefinition = (resolved: Cfn): ServiceDefinition => {
         keySchema: (p['KeySchema'] ?? []) as TableDefinition['keySchema'],
         globalSecondaryIndexes: (p['GlobalSecondaryIndexes'] ?? []) as TableDefinition['globalSecondaryIndexes'],
         ttlAttribute: ttl?.Enabled ? ttl.AttributeName : undefined,
+        streamViewType: (p['StreamSpecification'] as { StreamViewType?: string } | undefined)?.StreamViewType,
       });
     }
     if (resource.Type === 'AWS::SQS::Queue') {
@@ -164,6 +177,7 @@ export const extractDefinition = (resolved: Cfn): ServiceDefinition => {
     }
   }
   const consumers: ConsumerDefinition[] = [];
+  const streamConsumers: StreamConsumerDefinition[] = [];
   const schedules: ScheduleDefinition[] = [];
   const httpEvents: HttpEventDefinition[] = [];
   const functions: FunctionDefinition[] = [];
@@ -190,6 +204,18 @@ export const extractDefinition = (resolved: Cfn): ServiceDefinition => {
           ...handler,
           rate: String(typeof schedule === 'string' ? schedule : schedule['rate']),
         });
+      const stream = event['stream'] as Cfn | undefined;
+      if (stream !== undefined && stream['type'] === 'dynamodb') {
+        const tableLogicalId = logicalIdOf(stream['arn']);
+        if (tableLogicalId === undefined)
+          throw new Error(`function ${functionName}: a stream event must reference a table of this stack`);
+        streamConsumers.push({
+          functionName,
+          ...handler,
+          tableLogicalId,
+          batchSize: Number(stream['batchSize'] ?? 100),
+        });
+      }
       const sqs = event['sqs'] as Cfn | string | undefined;
       if (sqs === undefined) continue;
       const mapping = typeof sqs === 'string' ? { arn: sqs } : sqs;
@@ -214,6 +240,7 @@ export const extractDefinition = (resolved: Cfn): ServiceDefinition => {
     tables,
     queues,
     consumers,
+    streamConsumers,
     schedules,
     environment: (provider['environment'] ?? {}) as Record<string, unknown>,
     streamFunction,

@@ -3,6 +3,7 @@
 // schedules, the stream function), imported from the modules serverless.yml names.
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { LocalQueue } from './bootstrap.js';
 import { installLambdaStreamingShim } from './lambda-streaming.js';
@@ -10,6 +11,7 @@ import { startOffline, type Offline } from './offline.js';
 import { startPoller, type Poller, type SqsHandler } from './poller.js';
 import { freePort } from './ports.js';
 import { startSchedule, type ScheduledHandler } from './scheduler.js';
+import { startStreamPoller, type StreamHandler } from './stream-poller.js';
 import { ROOT, type ServiceDefinition } from './service-definition.js';
 import { startStreamRunner, type LocalStreamHandler } from './stream-runner.js';
 
@@ -78,7 +80,30 @@ export const startInProcessFunctions = async (
     readonly env?: Readonly<Record<string, string>> | undefined;
     readonly streamHandler?: LocalStreamHandler | undefined;
   },
+  tables: {
+    readonly client: DynamoDBClient;
+    readonly endpoint: string;
+    readonly names: Readonly<Record<string, string>>;
+  },
 ): Promise<{ readonly url: string }> => {
+  // A table stream's consumers (the viewers' resource lists) read DynamoDB Local's stream from now on (none when the
+  // stack runs without table streams: StackOptions.tableStreams).
+  for (const consumer of definition.streamConsumers) {
+    const handler = await importExport<StreamHandler>(consumer.module, consumer.exportName);
+    const tableName = tables.names[consumer.tableLogicalId];
+    if (tableName === undefined)
+      throw new Error(`stream consumer ${consumer.functionName}: table ${consumer.tableLogicalId} is not defined`);
+    const poller = await startStreamPoller({
+      dynamo: tables.client,
+      endpoint: tables.endpoint,
+      tableName,
+      functionName: consumer.functionName,
+      handler,
+      batchSize: consumer.batchSize,
+      log,
+    });
+    stops.push(() => poller.stop());
+  }
   const pollers: Poller[] = [];
   for (const consumer of definition.consumers) {
     const queue = queues[consumer.queueLogicalId];

@@ -71,6 +71,13 @@ export interface StackOptions {
   }) => Promise<{ readonly dynamodb: string; readonly sqs: string }>;
   /** Programs built as another version than their sources say (tests of the agent's update: a newer release). */
   readonly programVersions?: Partial<Record<ProgramName, string>>;
+  /**
+   * The table's DynamoDB stream and its consumer (the viewers' resource lists, issue 36): on unless false, or unless
+   * LOCAL_TABLE_STREAMS=off. The test run turns it off for the stacks that do not push lists (tests/support/worker-env.ts):
+   * DynamoDB Local answers a stream read slower the more stream records it holds for all its tables, and every stack
+   * polls its stream four times a second, so with streams everywhere the whole suite ran ~50 % slower.
+   */
+  readonly tableStreams?: boolean;
 }
 
 /** One request per function that loads it and answers at once without a credential (401, 404, 400...). */
@@ -380,7 +387,15 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
   };
   try {
-    const definition = await loadServiceDefinition();
+    const loaded = await loadServiceDefinition();
+    const streamsOn = options.tableStreams ?? process.env['LOCAL_TABLE_STREAMS'] !== 'off';
+    const definition = streamsOn
+      ? loaded
+      : {
+          ...loaded,
+          tables: loaded.tables.map((table) => ({ ...table, streamViewType: undefined })),
+          streamConsumers: [],
+        };
     const emulators = await startEmulators(startup, definition);
     const { prefix, dynamoEndpoint, sqsEndpoint } = emulators;
     const sqsClient = new SQSClient({ endpoint: sqsEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
@@ -417,7 +432,11 @@ export const startStack = async (options: StackOptions): Promise<Stack> => {
     const indexed = await upgradeListIndex(DynamoDBDocumentClient.from(dynamoClient), tableNames['MainTable']!);
     startup.done(`tables (${definition.tables.length})${indexed > 0 ? `, ${indexed} deployments indexed` : ''}`);
 
-    const streams = await startInProcessFunctions(startup, definition, queues, sqsClient, options);
+    const streams = await startInProcessFunctions(startup, definition, queues, sqsClient, options, {
+      client: dynamoClient,
+      endpoint: dynamoEndpoint,
+      names: tableNames,
+    });
     const front = await startFrontDoor(
       startup,
       configured,

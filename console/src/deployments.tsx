@@ -1,9 +1,9 @@
-// The deployments list: status_counts as tabs, paging, and live updates from GET /sse/deployments. A change updates
-// its row at once; the page (and the counts) are read again at most once a second while changes arrive.
+// The deployments list: status_counts as tabs, paging, and live updates of the deployments resource list (live.ts:
+// the viewer channel, or GET /sse/deployments without one). A change updates its row at once.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, isApiError } from './api.js';
 import { duration, stateClass, triggerer, when } from './format.js';
-import { openStream, type StreamState } from './stream.js';
+import { watchResources, type LiveState, type ResourceChange } from './live.js';
 import { ErrorLine, LiveBadge } from './widgets.js';
 
 export interface DeploymentRow {
@@ -64,7 +64,7 @@ const useLiveCounts = ({
   answer: ListAnswer | undefined;
   setAnswer: (update: (current: ListAnswer | undefined) => ListAnswer | undefined) => void;
   reload: () => void;
-  setLive: (state: StreamState) => void;
+  setLive: (state: LiveState) => void;
 }) => {
   const known = useRef(new Map<string, string>());
   const view = useRef({ tab, page });
@@ -75,44 +75,48 @@ const useLiveCounts = ({
 
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const stream = openStream(
-      '/sse/deployments',
-      ({ event, data }) => {
-        const record = data['record'] as DeploymentRow | undefined;
-        if (record === undefined || event === 'deleted') return;
-        const before = known.current.get(record.id);
-        known.current.set(record.id, record.state);
-        if (before === undefined && event !== 'created') {
-          timer ??= setTimeout(() => {
-            timer = undefined;
-            reload();
-          }, 10_000);
-          return;
+    const apply = ({ event, data }: ResourceChange) => {
+      const record = data['record'] as DeploymentRow | undefined;
+      if (record === undefined || event === 'deleted') return;
+      const before = known.current.get(record.id);
+      known.current.set(record.id, record.state);
+      if (before === undefined && event !== 'created') {
+        timer ??= setTimeout(() => {
+          timer = undefined;
+          reload();
+        }, 10_000);
+        return;
+      }
+      setAnswer((current) => {
+        if (current === undefined) return current;
+        const counts = { ...current.status_counts };
+        const now = bucketOf(record.state);
+        if (before === undefined) {
+          counts['all'] = (counts['all'] ?? 0) + 1;
+          counts[now] = (counts[now] ?? 0) + 1;
+        } else if (bucketOf(before) !== now) {
+          counts[bucketOf(before)] = (counts[bucketOf(before)] ?? 0) - 1;
+          counts[now] = (counts[now] ?? 0) + 1;
         }
-        setAnswer((current) => {
-          if (current === undefined) return current;
-          const counts = { ...current.status_counts };
-          const now = bucketOf(record.state);
-          if (before === undefined) {
-            counts['all'] = (counts['all'] ?? 0) + 1;
-            counts[now] = (counts[now] ?? 0) + 1;
-          } else if (bucketOf(before) !== now) {
-            counts[bucketOf(before)] = (counts[bucketOf(before)] ?? 0) - 1;
-            counts[now] = (counts[now] ?? 0) + 1;
-          }
-          const { tab: shownTab, page: shownPage } = view.current;
-          const fresh = before === undefined && shownPage === 1 && (shownTab === 'all' || shownTab === now);
-          const rows = fresh
-            ? [record, ...current.data].slice(0, LIMIT)
-            : current.data.map((row) => (row.id === record.id ? record : row));
-          const total = current.meta.total + (fresh ? 1 : 0);
-          return { ...current, data: rows, meta: { ...current.meta, total }, status_counts: counts };
-        });
-      },
-      { onState: setLive, snapshot: false },
-    );
+        const { tab: shownTab, page: shownPage } = view.current;
+        const fresh = before === undefined && shownPage === 1 && (shownTab === 'all' || shownTab === now);
+        const rows = fresh
+          ? [record, ...current.data].slice(0, LIMIT)
+          : current.data.map((row) => (row.id === record.id ? record : row));
+        const total = current.meta.total + (fresh ? 1 : 0);
+        return { ...current, data: rows, meta: { ...current.meta, total }, status_counts: counts };
+      });
+    };
+    // No snapshot (every deployment the caller may see): after a reconnect or a pause the page is read again.
+    const stop = watchResources({
+      resourceType: 'deployments',
+      snapshot: false,
+      onChanges: (changes) => changes.forEach(apply),
+      onResume: reload,
+      onState: setLive,
+    });
     return () => {
-      stream.close();
+      stop();
       if (timer !== undefined) clearTimeout(timer);
     };
   }, []);
@@ -123,7 +127,7 @@ export const Deployments = () => {
   const [page, setPage] = useState(1);
   const [answer, setAnswer] = useState<ListAnswer | undefined>();
   const [error, setError] = useState<string | undefined>();
-  const [live, setLive] = useState<StreamState>('reconnecting');
+  const [live, setLive] = useState<LiveState>('reconnecting');
   const reload = useRef<() => void>(() => undefined);
 
   useEffect(() => {

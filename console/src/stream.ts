@@ -2,13 +2,7 @@
 // `sse_token` instead of the Authorization header, so EventSource's own reconnect (same URL, token spent) cannot
 // work: each (re)connection takes a fresh token, renewing the SSE session when it can, and a log stream resumes
 // after the last event it received (`last_event_id`), so nothing is lost or shown twice.
-import { api } from './api.js';
-
-interface SseSession {
-  readonly sse_token: string;
-  readonly session_id: string;
-  readonly refresh_token: string;
-}
+import { sseSession } from './sse-session.js';
 
 export interface StreamMessage {
   readonly event: string;
@@ -25,41 +19,27 @@ const TERMINAL = new Set(['success', 'succeeded', 'failed', 'cancelled', 'rolled
 
 export const openStream = (
   path: string,
-  onMessage: (message: StreamMessage) => void,
+  onMessage: (message: StreamMessage, id: string | undefined) => void,
   options: {
     /** A log stream: resumed after the last event received. */
     resume?: boolean;
+    /** A log stream: the id of the last event already seen (the stream starts after it). */
+    lastEventId?: string;
     /** A resource stream: list every record when it opens (default true; the deployments list passes false). */
     snapshot?: boolean;
     onState?: (state: StreamState) => void;
   } = {},
 ): StreamHandle => {
-  let session: SseSession | undefined;
+  const grant = sseSession();
   let source: EventSource | undefined;
-  let lastId: string | undefined;
+  let lastId: string | undefined = options.lastEventId;
   let closed = false;
   let delay = 1000;
-
-  const token = async (): Promise<string> => {
-    if (session !== undefined) {
-      try {
-        session = await api<SseSession>('POST', '/auth/sse-token/refresh', {
-          session_id: session.session_id,
-          refresh_token: session.refresh_token,
-        });
-        return session.sse_token;
-      } catch {
-        session = undefined;
-      }
-    }
-    session = await api<SseSession>('POST', '/auth/sse-token', {});
-    return session.sse_token;
-  };
 
   const connect = async (): Promise<void> => {
     if (closed) return;
     try {
-      const sseToken = await token();
+      const sseToken = (await grant()).sse_token;
       // Closed while the token was on its way (the page moved on): open nothing, or the old stream would feed the
       // new page its events and hold one of the caller's few stream slots.
       if (closed) return;
@@ -77,7 +57,7 @@ export const openStream = (
         if (closed) return;
         if (e.lastEventId !== '') lastId = e.lastEventId;
         const message = JSON.parse(e.data) as StreamMessage;
-        onMessage(message);
+        onMessage(message, e.lastEventId === '' ? undefined : e.lastEventId);
         if (message.event === 'state_change' && TERMINAL.has(String(message.data['new_state']))) {
           closed = true;
           es.close();

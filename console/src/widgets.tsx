@@ -1,13 +1,28 @@
-// Small pieces every page uses: a live-stream badge, error and notice lines, a destructive action confirmed in the
+// Small pieces every page uses: a live view's badge, error and notice lines, a destructive action confirmed in the
 // page, changes on an admin list, and the records of a resource stream.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { errorText } from './api.js';
-import { openStream, type StreamState } from './stream.js';
+import { watchResources, type LiveState } from './live.js';
 
-export const LiveBadge = ({ state, ended = 'Not live' }: { state: StreamState; ended?: string }) => (
-  <span class={`live ${state}`} role="status">
-    {state === 'open' ? 'Live' : state === 'reconnecting' ? 'Connecting…' : ended}
-  </span>
+const BADGE: Record<Exclude<LiveState, 'closed'>, string> = {
+  open: 'Live',
+  reconnecting: 'Connecting…',
+  paused: 'Paused while the tab is hidden',
+  revoked: 'Session ended: not live',
+};
+
+/** Whether the view is live; a revoked session says so and offers the sign-in (a reload) instead of reconnecting. */
+export const LiveBadge = ({ state, ended = 'Not live' }: { state: LiveState; ended?: string }) => (
+  <>
+    <span class={`live ${state}`} role="status">
+      {state === 'closed' ? ended : BADGE[state]}
+    </span>
+    {state === 'revoked' ? (
+      <button type="button" onClick={() => window.location.reload()}>
+        Sign in again
+      </button>
+    ) : null}
+  </>
 );
 
 export const ErrorLine = ({ message }: { message: string | undefined }) =>
@@ -49,29 +64,35 @@ export const useChanges = (load: () => Promise<unknown>) => {
   return { error, notice, setError, change };
 };
 
-/** The records of `/sse/<resource>` by id: the snapshot, then each created, updated or deleted record. */
+/**
+ * The records of a resource list by id, live (live.ts): the snapshot, then each created, updated or deleted record;
+ * after a reconnect the new snapshot replaces them.
+ */
 export const useResourceStream = <T extends { id: string }>(
   resource: 'pending_deployments' | 'targets',
-): [ReadonlyMap<string, T>, StreamState] => {
+): [ReadonlyMap<string, T>, LiveState] => {
   const [records, setRecords] = useState<ReadonlyMap<string, T>>(new Map());
-  const [state, setState] = useState<StreamState>('reconnecting');
-  useEffect(() => {
-    const stream = openStream(
-      `/sse/${resource}`,
-      ({ event, data }) => {
-        const record = data['record'] as T | undefined;
-        if (record === undefined) return;
-        setRecords((current) => {
-          const next = new Map(current);
-          if (event === 'deleted') next.delete(record.id);
-          else next.set(record.id, record);
-          return next;
-        });
-      },
-      { onState: setState },
-    );
-    return () => stream.close();
-  }, [resource]);
+  const [state, setState] = useState<LiveState>('reconnecting');
+  useEffect(
+    () =>
+      watchResources({
+        resourceType: resource,
+        snapshot: true,
+        onChanges: (changes, reset) =>
+          setRecords((current) => {
+            const next = new Map(reset ? [] : current);
+            for (const { event, data } of changes) {
+              const record = data['record'] as T | undefined;
+              if (record === undefined) continue;
+              if (event === 'deleted') next.delete(record.id);
+              else next.set(record.id, record);
+            }
+            return next;
+          }),
+        onState: setState,
+      }),
+    [resource],
+  );
   return [records, state];
 };
 

@@ -116,18 +116,22 @@ export const listPendingRequests = async (
   query: ListPendingQuery,
 ) => {
   const all = await deps.pending.listAll();
-  const positions = new Map(
-    all
-      .filter((r) => r.status === 'pending')
-      .sort(dispatchOrder)
-      .map((r, index) => [r.id, index + 1]),
-  );
+  const positions = queuePositions(all);
   return all
     .filter((r) => visible(caller, r) && inTenant(caller, query.tenant_id, r))
     .filter((r) => query.status === undefined || r.status === query.status)
     .sort((a, b) => b.queuedAt.localeCompare(a.queuedAt) || b.id.localeCompare(a.id))
     .map((r) => pendingRequestView(r, positions.get(r.id)));
 };
+
+/** Each pending request's place in the whole dispatch queue (1 = next), by id. */
+export const queuePositions = (all: readonly PendingRequest[]): ReadonlyMap<string, number> =>
+  new Map(
+    all
+      .filter((r) => r.status === 'pending')
+      .sort(dispatchOrder)
+      .map((r, index) => [r.id, index + 1]),
+  );
 
 const dispatchOrder = (a: PendingRequest, b: PendingRequest): number =>
   b.priority - a.priority || a.queuedAt.localeCompare(b.queuedAt) || a.id.localeCompare(b.id);

@@ -8,6 +8,7 @@ import { callerOfCredential, requireUserSession } from './delegation.js';
 import { isPermission, type Permission } from './permissions.js';
 import type { ApiKey } from './ports.js';
 import type { Caller } from './types.js';
+import { closeRevokedViewers } from './viewers.js';
 
 /** last_used_at is written at most this often per key, not on every request. */
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -92,11 +93,16 @@ export const listApiKeys = async (deps: Pick<IdentityDeps, 'apiKeys'>, caller: C
   api_keys: (await deps.apiKeys.listByUser(caller.userId)).filter((key) => key.revokedAt === null).map(apiKeyView),
 });
 
-export const revokeApiKey = async (deps: Pick<IdentityDeps, 'apiKeys' | 'clock'>, caller: Caller, id: string) => {
+export const revokeApiKey = async (
+  deps: Pick<IdentityDeps, 'apiKeys' | 'clock' | 'viewers'>,
+  caller: Caller,
+  id: string,
+) => {
   const key = await deps.apiKeys.get(id);
   if (key === undefined || key.userId !== caller.userId || key.revokedAt !== null)
     throw new NotFoundError('API key', id);
   await deps.apiKeys.revoke(key, deps.clock.now());
+  await closeRevokedViewers(deps, { userId: key.userId, apiKeyId: key.id });
   return { message: `API key ${key.keyPrefix}… revoked.` };
 };
 

@@ -7,6 +7,7 @@ import { AuthRateLimitError, InvalidCredentialsError } from './errors.js';
 import type { IdentityDeps } from './deps.js';
 import { startSession, type StartedSession } from './sessions.js';
 import type { Caller } from './types.js';
+import { closeRevokedViewers } from './viewers.js';
 
 export interface ChangePasswordCommand {
   readonly currentPassword: string;
@@ -38,6 +39,7 @@ export const changePassword = async (
   const hash = await deps.hasher.hash(command.newPassword);
   if (!(await deps.users.setPassword(user.id, hash, user.passwordHash, now)))
     throw new ConflictError('The password was changed (or the sessions ended) meanwhile: sign in again and retry.');
+  await closeRevokedViewers(deps, { userId: user.id });
   // Issued after the revocation instant (tokens issued at or before it are revoked).
   const after = new Date(now.getTime() + 1);
   return startSession({ ...deps, clock: { now: () => after } }, user);

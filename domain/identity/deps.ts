@@ -1,5 +1,6 @@
 import type { OAuthTokenDeps } from '../oauth/tokens.js';
 import type { Clock, IdGenerator } from '../shared/ports.js';
+import type { ViewerClosingDeps } from './viewers.js';
 import type {
   ApiKeyFactory,
   ApiKeyRepository,
@@ -27,9 +28,11 @@ export interface IdentitySettings {
   readonly sseTokenTtlSeconds: number;
   /** How long an SSE session can be renewed with its refresh token. */
   readonly sseSessionTtlSeconds: number;
+  /** The viewer channel's WebSocket URL (opened with ?sse_token=); null or absent: the service has none. */
+  readonly viewerSocketUrl?: string | null;
 }
 
-export interface IdentityDeps {
+export interface IdentityDeps extends ViewerClosingDeps {
   /** The OAuth authorization server's clients and revocations: OAuth access tokens are refused without them. */
   readonly oauth?: Pick<OAuthTokenDeps, 'clients' | 'revocations'>;
   readonly users: UserRepository;

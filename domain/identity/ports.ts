@@ -198,8 +198,11 @@ export interface SseTokenRepository {
     newRefreshHash: string,
     now: Date,
   ): Promise<SseGrant | undefined>;
-  /** Ends a session for good (idempotent): it is never renewed again, and its tokens and streams stop with it. */
-  endSession(sessionId: string): Promise<void>;
+  /**
+   * Ends a session for good (idempotent): it is never renewed again, and its tokens and streams stop with it.
+   * Answers the ended session's grant (undefined when there was none), so its viewer connections can be closed.
+   */
+  endSession(sessionId: string): Promise<SseGrant | undefined>;
   /** Whether the session was not ended (its expiry aside: a stream opened in time keeps its own limits). */
   sessionExists(sessionId: string): Promise<boolean>;
 }

@@ -8,12 +8,15 @@ import { ForbiddenError, InvalidTokenError } from './errors.js';
 import { personName } from './names.js';
 import type { SseGrant } from './ports.js';
 import type { Caller } from './types.js';
+import { closeRevokedViewers } from './viewers.js';
 
 export interface SseTokenResult {
   readonly sse_token: string;
   readonly expires_in: number;
   readonly session_id: string;
   readonly refresh_token: string;
+  /** Where the token also opens the viewer channel (a WebSocket); null without one. */
+  readonly socket_url: string | null;
 }
 
 const mint = async (deps: IdentityDeps, grant: SseGrant, refreshToken: string): Promise<SseTokenResult> => {
@@ -25,6 +28,7 @@ const mint = async (deps: IdentityDeps, grant: SseGrant, refreshToken: string): 
     expires_in: deps.settings.sseTokenTtlSeconds,
     session_id: grant.sessionId,
     refresh_token: refreshToken,
+    socket_url: deps.settings.viewerSocketUrl ?? null,
   };
 };
 
@@ -65,7 +69,8 @@ export const refreshSseToken = async (
   if (grant === undefined) {
     // A refresh token that is not the session's current one is a retired one replayed (or forged by someone who
     // holds the session id): either way the chain leaked, so the session ends, with every token and stream it gave.
-    await deps.sseTokens.endSession(command.sessionId);
+    const ended = await deps.sseTokens.endSession(command.sessionId);
+    if (ended !== undefined) await closeRevokedViewers(deps, { userId: ended.userId, sseSessionId: command.sessionId });
     throw new InvalidTokenError(
       'The SSE session or its refresh token is not valid (a reused refresh token ends its session): request a new SSE token.',
     );
@@ -81,8 +86,11 @@ export const refreshSseToken = async (
   return mint(deps, grant, next);
 };
 
+/** What reading the caller behind a grant takes. */
+type GrantDeps = Pick<IdentityDeps, 'users' | 'roles' | 'apiKeys' | 'clock'>;
+
 /** The caller behind a grant, as of now; undefined when the account, its tokens or the key no longer allow it. */
-const callerOf = async (deps: IdentityDeps, grant: SseGrant): Promise<Caller | undefined> => {
+const callerOf = async (deps: GrantDeps, grant: SseGrant): Promise<Caller | undefined> => {
   if (grant.kind === 'api_key') {
     const key = grant.apiKeyId === null ? undefined : await deps.apiKeys.get(grant.apiKeyId);
     const now = deps.clock.now().getTime();
@@ -105,7 +113,7 @@ const callerOf = async (deps: IdentityDeps, grant: SseGrant): Promise<Caller | u
 
 /** What a streaming endpoint calls with `?sse_token=`: the caller and its grant, once; INVALID_TOKEN for anything else. */
 export const verifySseGrant = async (
-  deps: IdentityDeps,
+  deps: GrantDeps & Pick<IdentityDeps, 'sseTokens' | 'random'>,
   token: string | undefined,
 ): Promise<{ caller: Caller; grant: SseGrant }> => {
   if (token === undefined || token === '')

@@ -16,8 +16,9 @@ import { ForbiddenError, InsufficientPermissionsError } from './errors.js';
 import type { ApiKeyRepository, PasswordHasher, RoleRepository, UserDirectory, UserRepository } from './ports.js';
 import { systemRole, type Permission } from './permissions.js';
 import type { Caller, IdentityLink, User, UserChanges, UserStatus } from './types.js';
+import { closeRevokedViewers, type ViewerClosingDeps } from './viewers.js';
 
-export interface UsersDeps {
+export interface UsersDeps extends ViewerClosingDeps {
   readonly users: UserRepository & UserDirectory;
   readonly roles: RoleRepository;
   readonly apiKeys: ApiKeyRepository;
@@ -185,6 +186,7 @@ const revokeAccess = async (deps: UsersDeps, user: User, at: Date): Promise<void
   await deps.users.revokeTokens(user.id, at);
   for (const key of await deps.apiKeys.listByUser(user.id))
     if (key.revokedAt === null) await deps.apiKeys.revoke(key, at);
+  await closeRevokedViewers(deps, { userId: user.id });
 };
 
 export interface UpdateUserCommand {

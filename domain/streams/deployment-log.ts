@@ -1,5 +1,6 @@
 // A deployment's log stream (GET /api/v1/deployments/{id}/logs): what it reads when. It resumes after the event
-// a client last saw (Last-Event-ID), polls the event store, pings after silence, closes right after the terminal
+// a client last saw (Last-Event-ID), polls the event store (every 100 ms while events flow, backing off to twice a
+// second while the deployment is quiet, poll-backoff.ts), pings after silence, closes right after the terminal
 // state_change (stored once: a finished deployment's whose store has none yet is appended, keyed, by the reader), ends itself before
 // the function's time limit, and rides out a few store failures with backoff. The HTTP side frames the items.
 import { ValidationError } from '../errors.js';
@@ -18,6 +19,7 @@ import { TERMINAL_STATES, type Deployment } from '../deployments/types.js';
 import { authorize } from '../identity/authenticate.js';
 import type { Clock } from '../shared/ports.js';
 import type { StreamCaller, StreamGuardDeps } from './guard.js';
+import { backedOff, nextPollMs, type PollBackoff } from './poll-backoff.js';
 import { commentItem, failureText, messageItem, retryItem, type PollRuntime, type StreamItem } from './ports.js';
 
 export interface LogStreamDeps {
@@ -31,28 +33,47 @@ export interface LogStreamDeps {
 }
 
 export interface LogStreamTiming {
-  /** How often the store is read for new events. */
+  /** How often the store is read for new events while they flow. */
   readonly pollMs: number;
+  /** Without a new event for this long, the wait between reads doubles after each empty read... */
+  readonly quietAfterMs: number;
+  /** ...up to this (the first event after a quiet spell waits at most this long to be read). */
+  readonly quietPollMs: number;
   /** A ping after this much silence. */
   readonly pingMs: number;
   /** The stream ends itself after this long (the function may run 900 s). */
   readonly maxMs: number;
   /** The `retry:` hint: how long a client waits before reconnecting. */
   readonly retryMs: number;
-  /** How often an idle stream re-reads the deployment (to notice a finish that stored no state_change). */
+  /** How often an idle stream re-reads the deployment (to notice a finish that stored no state_change)... */
   readonly recheckMs: number;
+  /** ...and how often once its polls have backed off all the way. */
+  readonly quietRecheckMs: number;
   /** How long after a finish without a stored terminal state_change the stream waits before appending it. */
   readonly endGraceMs: number;
 }
 
+// An idle stream reads the store twice a second and the deployment every 10 s (was ten reads a second and one every
+// 2 s: docs/cost.md, issue 36), once nothing came for 10 s (a deployment's start and the pauses between its steps
+// stay fast); the first line after a longer quiet spell waits up to half a second more, the lines after it flow at
+// 100 ms. The stream ends itself after 14 minutes, inside the function's 900 s.
 export const LOG_STREAM_TIMING: LogStreamTiming = {
   pollMs: 100,
+  quietAfterMs: 10_000,
+  quietPollMs: 500,
   pingMs: 15_000,
   maxMs: 14 * 60_000,
   retryMs: 2_000,
   recheckMs: 2_000,
+  quietRecheckMs: 10_000,
   endGraceMs: 2_000,
 };
+
+const backoffOf = (timing: LogStreamTiming): PollBackoff => ({
+  fastMs: timing.pollMs,
+  quietAfterMs: timing.quietAfterMs,
+  maxMs: timing.quietPollMs,
+});
 
 /** Events read per store call. */
 const PAGE = 500;
@@ -116,6 +137,9 @@ export async function* followDeploymentLog(
   let checkedAt = started;
   let cursor = from;
   let lastWrite = started;
+  let changedAt = started;
+  const backoff = backoffOf(timing);
+  let waitMs = timing.pollMs;
   let failures = 0;
   yield retryItem(timing.retryMs);
   yield messageItem(PING_MESSAGE);
@@ -127,6 +151,7 @@ export async function* followDeploymentLog(
         yield messageItem(streamMessage(stored.event), stored.seq);
         cursor = stored.seq;
         lastWrite = now();
+        changedAt = lastWrite;
         if (isTerminalEvent(stored.event)) return;
       }
       if (batch.length === PAGE) continue;
@@ -138,7 +163,8 @@ export async function* followDeploymentLog(
         return;
       }
       if (batch.length === 0) {
-        if (!TERMINAL_STATES.has(deployment.state) && now() - checkedAt >= timing.recheckMs) {
+        const recheckMs = backedOff(backoff, waitMs) ? timing.quietRecheckMs : timing.recheckMs;
+        if (!TERMINAL_STATES.has(deployment.state) && now() - checkedAt >= recheckMs) {
           deployment = (await deps.deployments.get(deployment.id)) ?? deployment;
           checkedAt = now();
         }
@@ -151,7 +177,8 @@ export async function* followDeploymentLog(
         yield messageItem(PING_MESSAGE);
         lastWrite = now();
       }
-      await runtime.wait(timing.pollMs, signal);
+      waitMs = nextPollMs(backoff, waitMs, now() - changedAt);
+      await runtime.wait(waitMs, signal);
     } catch (error) {
       if (signal.aborted) return;
       failures += 1;

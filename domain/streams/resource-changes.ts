@@ -1,6 +1,7 @@
 // A resource stream's run: the caller checked and the first listing taken (before the stream opens, so every change
 // after its ping is reported), then each look's views compared with the previous ones, every change one message
-// {event, data: {type, resource_type, id, record}} with a per-connection id. Pings after silence; the stream ends
+// {event, data: {type, resource_type, id, record}} with a per-connection id. A look every second while things
+// change, every 2 s after 10 s without a change (poll-backoff.ts); pings after silence; the stream ends
 // itself before the function's time limit and after a few failed looks in a row. The HTTP side frames the items.
 import { NotFoundError } from '../errors.js';
 import { authorize } from '../identity/authenticate.js';
@@ -17,6 +18,7 @@ import {
   type Watcher,
 } from './resource-sources.js';
 import type { StreamCaller } from './guard.js';
+import { nextPollMs, type PollBackoff } from './poll-backoff.js';
 
 /** The message of one change: {event, data: {type, resource_type, id, record}}. */
 export const changeMessage = (resourceType: ResourceType, change: ResourceChange<ResourceView>) => ({
@@ -27,8 +29,12 @@ export const changeMessage = (resourceType: ResourceType, change: ResourceChange
 export const PING = { event: 'ping', data: { type: 'ping' } } as const;
 
 export interface ResourceStreamTiming {
-  /** How often the resource is listed. */
+  /** How often the change feed is read while things change. */
   readonly pollMs: number;
+  /** Without a change for this long, the wait between looks doubles after each empty one... */
+  readonly quietAfterMs: number;
+  /** ...up to this. */
+  readonly quietPollMs: number;
   /** A ping after this much silence. */
   readonly pingMs: number;
   /** The stream ends itself after this long (the function may run 900 s). */
@@ -37,8 +43,12 @@ export interface ResourceStreamTiming {
   readonly retryMs: number;
 }
 
+// A list nobody changes is read every 2 s instead of every second (docs/cost.md, issue 36); the console's lists are
+// served by the viewer channel, these streams by API clients.
 export const RESOURCE_STREAM_TIMING: ResourceStreamTiming = {
   pollMs: 1_000,
+  quietAfterMs: 10_000,
+  quietPollMs: 2_000,
   pingMs: 15_000,
   maxMs: 14 * 60_000,
   retryMs: 2_000,
@@ -120,6 +130,9 @@ export async function* followResourceChanges(
   let lastWrite = started;
   let messageId = 0;
   let failures = 0;
+  let changedAt = started;
+  const backoff: PollBackoff = { fastMs: timing.pollMs, quietAfterMs: timing.quietAfterMs, maxMs: timing.quietPollMs };
+  let waitMs = timing.pollMs;
   let previous = feed.initial;
   const send = (change: ResourceChange<ResourceView>) => {
     messageId += 1;
@@ -142,7 +155,7 @@ export async function* followResourceChanges(
       lastWrite = now();
     }
     try {
-      await runtime.wait(timing.pollMs * 2 ** failures, signal);
+      await runtime.wait(failures > 0 ? timing.pollMs * 2 ** failures : waitMs, signal);
       const next = await feed.next(previous);
       failures = 0;
       const changes = diffViews(previous, next, feed.fingerprint).map((change) =>
@@ -151,6 +164,8 @@ export async function* followResourceChanges(
           : change,
       );
       previous = next;
+      if (changes.length > 0) changedAt = now();
+      waitMs = nextPollMs(backoff, waitMs, now() - changedAt);
       for (const change of changes) yield send(change);
     } catch (error) {
       if (signal.aborted) return;

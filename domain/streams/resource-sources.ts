@@ -26,6 +26,9 @@ export interface ResourceStreamDeps {
   readonly clock: Clock;
 }
 
+/** What a listing reads (the SSE streams' deps, and the viewer channel's snapshot). */
+export type ResourceListDeps = Pick<ResourceStreamDeps, 'deployments' | 'pending' | 'targets' | 'clock'>;
+
 export const RESOURCE_TYPES = ['deployments', 'pending_deployments', 'targets'] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
 
@@ -59,7 +62,7 @@ export type NextViews = (previous: ReadonlyMap<string, ResourceView>) => Promise
 export interface ResourceSource {
   readonly permission: Permission;
   /** The views the watcher may see, oldest first. */
-  readonly list: (deps: ResourceStreamDeps, watcher: Watcher) => Promise<ReadonlyMap<string, ResourceView>>;
+  readonly list: (deps: ResourceListDeps, watcher: Watcher) => Promise<ReadonlyMap<string, ResourceView>>;
   /**
    * Follows the resource from a listing taken at `listedAt`: each call reads the change feed since the last one and
    * answers the views with what changed applied (records read by id, in batches), without listing again.
@@ -115,10 +118,15 @@ export interface ShippedVersions {
   readonly agentRelease: () => AgentRelease | null;
 }
 
+/** A target's list view at `now`, its agent compared with `versions` (the resource streams' and the channel's). */
+export const targetListView =
+  (versions: ShippedVersions) =>
+  (target: Target, now: Date): ResourceView =>
+    targetViewWithAgent(target, now, versions.server, versions.agentRelease());
+
 /** The followable resources, their targets' views made against `versions`. */
 export const resourceSources = (versions: ShippedVersions): Readonly<Record<ResourceType, ResourceSource>> => {
-  const targetView = (target: Target, now: Date) =>
-    targetViewWithAgent(target, now, versions.server, versions.agentRelease());
+  const targetView = targetListView(versions);
   const sources: Readonly<Record<ResourceType, ResourceSource>> = {
     deployments: {
       permission: 'deployments:read',

@@ -183,18 +183,27 @@ const appendTo = async (deps: TargetsDeps, command: Command, chunks: readonly Ou
   }
   // Output about a pushed command acknowledges the push; a completion does so, and raises outputSeq, in its own write.
   const acknowledgePush = command.pushedTo !== undefined && !completing;
-  const fresh =
-    command.status === 'delivered'
-      ? await deps.commands.appendOutput(command, chunks, deps.clock.now(), {
-          acknowledgePush,
-          seqRaisedByCompletion: completing,
-        })
-      : [];
-  if (acknowledgePush && command.status !== 'delivered') await deps.commands.acknowledgePush(command.id);
-  await deps.listener?.output(
-    command,
-    [...chunks].sort((a, b) => a.seq - b.seq),
-  );
+  const store = async () => {
+    const stored =
+      command.status === 'delivered'
+        ? await deps.commands.appendOutput(command, chunks, deps.clock.now(), {
+            acknowledgePush,
+            seqRaisedByCompletion: completing,
+          })
+        : [];
+    if (acknowledgePush && command.status !== 'delivered') await deps.commands.acknowledgePush(command.id);
+    return stored;
+  };
+  // The command's chunks and the deployment's log events (appended, then pushed to viewers) are written side by side:
+  // both are kept once per seq, so a request that fails halfway is retried whole by the agent and adds nothing twice,
+  // and viewers get the lines without waiting for the chunk writes (issue 36). The answer waits for both.
+  const [fresh] = await Promise.all([
+    store(),
+    deps.listener?.output(
+      command,
+      [...chunks].sort((a, b) => a.seq - b.seq),
+    ),
+  ]);
   return {
     accepted: fresh.length,
     cancel_requested: command.cancelRequestedAt !== null || command.status === 'cancelled',

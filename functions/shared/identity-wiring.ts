@@ -5,6 +5,7 @@ import { ensureBootstrapAdmin } from '../../domain/identity/bootstrap-admin.js';
 import type { IdentityDeps } from '../../domain/identity/deps.js';
 import { roleDirectory, type RolesDeps } from '../../domain/identity/roles-admin.js';
 import type { UsersDeps } from '../../domain/identity/users-admin.js';
+import type { ViewerCloser } from '../../domain/streams/viewer-ports.js';
 import { argon2PasswordHasher } from '../../infra/crypto/password-hasher.js';
 import { KeyRingCipher } from '../../infra/crypto/key-ring-source.js';
 import { newApiKey, randomTokens } from '../../infra/crypto/tokens.js';
@@ -22,6 +23,7 @@ import { JoseTokenService } from '../../infra/tokens/jose-token-service.js';
 import { keyRing } from './key-ring.js';
 import { oauthAuthenticationDeps } from './oauth-authentication-wiring.js';
 import { once, onceAsync } from './once.js';
+import { viewerCloser } from './viewer-connections-wiring.js';
 import type { UserAuthentication } from './shell.js';
 import { ids, infra } from './wiring.js';
 
@@ -97,9 +99,27 @@ export const identityDeps = once((): IdentityDeps => {
       twoFactorCodesPerToken: cfg.TWO_FACTOR_CODES_PER_TOKEN,
       sseTokenTtlSeconds: cfg.SSE_TOKEN_TTL_SECONDS,
       sseSessionTtlSeconds: cfg.SSE_SESSION_TTL_SECONDS,
+      // The viewer channel is the agents' WebSocket API: it exists when both its URL and its @connections do.
+      viewerSocketUrl:
+        cfg.AGENT_SOCKET_URL !== undefined && cfg.AGENT_SOCKET_ENDPOINT !== undefined ? cfg.AGENT_SOCKET_URL : null,
     },
   };
 });
+
+/** Closes the viewer connections of a revoked credential; built on first use (most requests revoke nothing). */
+const viewers: ViewerCloser = {
+  close: async (selector, reason) => {
+    await viewerCloser()?.close(selector, reason);
+  },
+};
+
+/**
+ * The deps of the use cases that revoke a credential or end a session (logout, password change, API key revoke,
+ * the SSE session's end; a user's deactivation and deletion): with the viewer closer. Only their functions (auth,
+ * admin) bundle the channel's adapters; the pure marks let every other bundle drop them.
+ */
+export const revokingIdentityDeps = /* @__PURE__ */ once((): IdentityDeps => ({ ...identityDeps(), viewers }));
+export const revokingUsersDeps = /* @__PURE__ */ once((): UsersDeps => ({ ...usersDeps(), viewers }));
 
 /** The user authenticator of every protected endpoint (an access token or an API key). */
 export const userAuthentication: UserAuthentication = {

@@ -16,11 +16,12 @@ import type { StreamCaller, StreamGuardDeps } from '../../domain/streams/guard.j
 import type { ResourceStreamDeps } from '../../domain/streams/resource-sources.js';
 import { identityDeps } from './identity-wiring.js';
 import { once } from './once.js';
+import { withViewerPush } from './viewer-push-wiring.js';
 import { infra } from './wiring.js';
 
-export const deploymentEvents = once(
-  (): DeploymentEventStore & KeyedEventAppender & KeyedEventLookup =>
-    new DynamoDeploymentEventStore(infra().db, infra().config.TABLE_NAME),
+/** The event store; every append is pushed to the deployment's viewers (viewer-push-wiring.ts) when there are any. */
+export const deploymentEvents = once((): DeploymentEventStore & KeyedEventAppender & KeyedEventLookup =>
+  withViewerPush(new DynamoDeploymentEventStore(infra().db, infra().config.TABLE_NAME)),
 );
 
 /** The caller of `?sse_token=`, with the re-check of its account or API key that an open stream repeats. */

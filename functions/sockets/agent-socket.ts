@@ -1,6 +1,8 @@
 // Lambda entry of the agents' WebSocket API (serverless.yml function `agentSocket`): $connect authenticates the
 // agent token and stores the connection, $disconnect clears it, and every message (route `heartbeat`, anything
 // else through `$default`) is a heartbeat or answered with an error message. See domain/targets/agent-channel.ts.
+// The viewer channel shares the API: a $connect with `?sse_token=` is a viewer's, a $disconnect of a connection
+// that is no agent's may be one, and so may a $default message; their code (viewer-socket.ts) is imported only then.
 //
 // $connect answers 401 to a refused token and 409 to an agent of another major version than the server's (400 to a
 // malformed x-deployer-agent-version): the handshake fails; 503 while the configuration is incomplete; the
@@ -72,6 +74,26 @@ const onMessage = async (
 
 const answer = (statusCode: number): APIGatewayProxyResultV2 => ({ statusCode });
 
+/** The viewer's `$connect` (viewer-socket.ts, loaded only for it): 200, 401, 429, 500, or 503 without the channel. */
+const connectViewer = async (token: string, connectionId: string, log: Record<string, unknown>): Promise<number> => {
+  const viewer = await import('./viewer-socket.js');
+  const deps = viewer.viewerDeps();
+  return deps === undefined ? 503 : viewer.viewerConnect(deps, token, connectionId, log);
+};
+
+const disconnectViewer = async (connectionId: string): Promise<void> => {
+  const viewer = await import('./viewer-socket.js');
+  const deps = viewer.viewerDeps();
+  if (deps !== undefined) await viewer.viewerDisconnect(deps, connectionId);
+};
+
+/** A refused message from a viewer connection: answered as the viewer channel answers; false for an agent's. */
+const viewerMessage = async (connectionId: string, body: string | undefined): Promise<boolean> => {
+  const viewer = await import('./viewer-socket.js');
+  const deps = viewer.viewerDeps();
+  return deps !== undefined && viewer.viewerDefault(deps, connectionId, body);
+};
+
 export const makeHandler =
   (deps: () => ChannelDeps | undefined, problems: () => readonly string[]) =>
   async (event: SocketEvent, context?: Context): Promise<APIGatewayProxyResultV2> => {
@@ -87,6 +109,9 @@ export const makeHandler =
       return answer(503);
     }
     try {
+      const sseToken = event.queryStringParameters?.['sse_token'];
+      if (routeKey === '$connect' && sseToken !== undefined)
+        return answer(await connectViewer(sseToken, connectionId, base));
       if (routeKey === '$connect') {
         const agent = await connectAgent(
           channel,
@@ -101,11 +126,12 @@ export const makeHandler =
       }
       if (routeKey === '$disconnect') {
         const targetId = await disconnectAgent(channel, connectionId);
-        logger.info('agent disconnected', { ...base, targetId });
+        if (targetId === undefined) await disconnectViewer(connectionId);
+        else logger.info('agent disconnected', { ...base, targetId });
         return answer(200);
       }
       const outcome = await onMessage(channel, connectionId, event.body);
-      if (outcome !== undefined) {
+      if (outcome !== undefined && !(await viewerMessage(connectionId, event.body))) {
         logger.info('agent message refused', { ...base, code: outcome.error.code });
         await channel.connections.post(connectionId, { type: 'error', error: outcome.error });
         if (outcome.close) await channel.connections.close(connectionId);

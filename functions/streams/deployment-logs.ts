@@ -2,7 +2,8 @@
 //
 // GET /api/v1/deployments/{id}/logs?sse_token=...: the deployment's events as the spec frames them (one `data:`
 // line of {event, data}, no `event:` field, `id:` = the event's seq). A ping on open and after every 15 s of
-// silence; the store is polled every 100 ms; the stream closes right after the terminal state_change, and ends
+// silence; the store is polled every 100 ms while events flow, backing off to once a second while the deployment is
+// quiet (domain/streams/poll-backoff.ts); the stream closes right after the terminal state_change, and ends
 // itself (with a `retry:` hint) before the function's 900 s limit so clients reconnect with Last-Event-ID.
 import { setTimeout as pause } from 'node:timers/promises';
 import * as v from 'valibot';

@@ -3,9 +3,10 @@
 // GET /api/v1/sse/{resource_type}?sse_token=... (decisions.md "Events and live streams"): the changes of
 // `deployments`, `pending_deployments` or `targets` the caller may see. Targets and pending requests are listed
 // once, deployments only for a snapshot; after that each poll reads only what the change feed (gsi3) says was
-// written since the last look, so an idle stream costs one small query a second whatever the table holds. Each
-// message is one `data:` line of {event, data}, `event` one of ping, created, updated, deleted and `data`
-// {type: event, resource_type, id, record} (`record` = the resource's list view; for deleted, the last one seen).
+// written since the last look, so an idle stream costs one small query every 2 s (every second while things
+// change) whatever the table holds. Each message is one `data:` line of {event, data}, `event` one of ping,
+// created, updated, deleted and `data` {type: event, resource_type, id, record} (`record` = the resource's list
+// view; for deleted, the last one seen).
 // The first listing is taken before the ping, so every change after the ping is reported; `?snapshot=true` sends
 // the records of that listing as `created` first. `id:` counts the connection's messages (no resuming).
 import { setTimeout as pause } from 'node:timers/promises';

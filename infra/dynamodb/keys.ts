@@ -29,6 +29,7 @@ export const partitions = {
   deployments: 'DEPLOYMENTS',
   oauthClients: 'OAUTHCLIENTS',
   identityProviders: 'IDPS',
+  viewerExpiry: 'VIEWEREXPIRY',
 } as const;
 
 /** The sort-key prefixes a query reads with begins_with: each is the start of a sort key `keys` builds below. */
@@ -42,6 +43,7 @@ export const prefixes = {
   orchestrationInstance: 'INSTANCE#',
   deploymentEvent: 'EVENT#',
   parkedEvents: 'PARKED#',
+  viewerTopicRef: 'TOPIC#',
 } as const;
 
 export const keys = {
@@ -95,6 +97,30 @@ export const keys = {
   twoFactorThrottle: (userId: string): Key => ({ pk: `TWOFACTORTHROTTLE#${userId}`, sk: 'LOGINTHROTTLE' }),
   /** Code attempts and single use of one pending two-factor token (by the token's hash). */
   twoFactorPending: (tokenHash: string): Key => ({ pk: `TWOFACTORPENDING#${tokenHash}`, sk: 'ATTEMPTS' }),
+  // ---- the viewer channel (domain/streams/viewer-ports.ts): connections and what each watches ----
+  /** A viewer's connection; its subscriptions' back-references share the partition (sk TOPIC#<topic key>). */
+  viewerConnection: (connectionId: string): Key => ({ pk: `VIEWER#${connectionId}`, sk: 'CONNECTION' }),
+  viewerTopicRef: (connectionId: string, topicKey: string): Key => ({
+    pk: `VIEWER#${connectionId}`,
+    sk: `${prefixes.viewerTopicRef}${topicKey}`,
+  }),
+  /** One user's open viewer connections (a copy of each): the per-user limit and the closing read one partition. */
+  viewersOfUser: (userId: string): string => `VIEWERUSER#${userId}`,
+  viewerOfUser: (userId: string, connectionId: string): Key => ({
+    pk: `VIEWERUSER#${userId}`,
+    sk: `CONN#${connectionId}`,
+  }),
+  /** The subscribers of one topic (a copy of each connection, so the push reads one partition). */
+  viewerSubscribers: (topicKey: string): string => `VIEWERTOPIC#${topicKey}`,
+  viewerSubscription: (topicKey: string, connectionId: string): Key => ({
+    pk: `VIEWERTOPIC#${topicKey}`,
+    sk: `CONN#${connectionId}`,
+  }),
+  /** Every viewer connection by when it expires, on gsi2 (the sweep closes those past it). */
+  viewerExpiry: (expiresAt: string, connectionId: string) => ({
+    gsi2pk: partitions.viewerExpiry,
+    gsi2sk: `${expiresAt}#${connectionId}`,
+  }),
   // ---- catalog (domain/catalog): actions, versions, sequences, solutions ----
   /** The action item; its versions share the partition (sk VERSION#<version>), so one query reads both. */
   action: (id: string): Key => ({ pk: `ACTION#${id}`, sk: 'ACTION' }),

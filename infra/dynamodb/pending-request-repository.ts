@@ -10,7 +10,7 @@ import { encryptionIndex } from './encryption-index.js';
 import { keys, partitions } from './keys.js';
 import { getRecord, listPartition, stripKeys, type Item } from './records.js';
 
-const toRequest = (item: Item): PendingRequest => stripKeys<PendingRequest>(item);
+export const toRequest = (item: Item): PendingRequest => stripKeys<PendingRequest>(item);
 
 /** The values of `SET gsi3pk = :c3pk, gsi3sk = :c3sk`: a write of the request is a change, at this moment. */
 export const changedValues = (id: string) => {

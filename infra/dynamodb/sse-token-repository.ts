@@ -96,8 +96,11 @@ export class DynamoSseTokenRepository implements SseTokenRepository {
     return updated?.Attributes === undefined ? undefined : grantOf(updated.Attributes);
   }
 
-  async endSession(sessionId: string): Promise<void> {
-    await this.db.send(new DeleteCommand({ TableName: this.tableName, Key: keys.sseSession(sessionId) }));
+  async endSession(sessionId: string): Promise<SseGrant | undefined> {
+    const { Attributes } = await this.db.send(
+      new DeleteCommand({ TableName: this.tableName, Key: keys.sseSession(sessionId), ReturnValues: 'ALL_OLD' }),
+    );
+    return Attributes === undefined ? undefined : grantOf(Attributes);
   }
 
   async sessionExists(sessionId: string): Promise<boolean> {

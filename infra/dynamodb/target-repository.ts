@@ -21,7 +21,7 @@ import { keys, partitions } from './keys.js';
 import { findRecord, getRecord, getRecords, listPartition, stripKeys, type Item } from './records.js';
 import { failedAt, tenantReference } from './transactions.js';
 
-const toTarget = (item: Item): Target => stripKeys<Target>(item);
+export const toTarget = (item: Item): Target => stripKeys<Target>(item);
 
 /** How long a connection's lookup item is kept: API Gateway closes every connection after 2 hours. */
 const CONNECTION_LOOKUP_SECONDS = 3 * 3600;

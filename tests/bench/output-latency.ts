@@ -1,5 +1,6 @@
 // Benchmark (figures printed, nothing asserted): how long a line a command prints takes to reach a live-stream
-// client. Run with `npm run bench:output [-- LINES [INTERVAL_MS]]` (defaults 200 lines, 15 ms apart).
+// client. Run with `npm run bench:output [-- LINES [INTERVAL_MS] [before]]` (defaults 200 lines, 15 ms apart;
+// `before`: the log stream's timing before issue 36, no backoff while quiet, for A/B runs: stream-timing.ts).
 //
 // A local stack with local-1 and local-2 (in this process) runs an action on local-1 whose node script prints
 // LINES lines, each holding its own Date.now(). A client reads GET /deployments/{id}/logs?sse_token= with fetch and,
@@ -19,12 +20,14 @@ import { performance } from 'node:perf_hooks';
 import { startLocalAgents, type LocalAgent } from '../../local/agents.js';
 import { startStack, type Stack } from '../../local/stack.js';
 import { printResults, type Figure } from './results.js';
+import { streamHandlerBefore } from './stream-timing.js';
 import { runBench, signedIn } from './support.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
 const LINES = Number(process.argv[2] ?? 200);
 const INTERVAL_MS = Number(process.argv[3] ?? 15);
+const BEFORE = process.argv[4] === 'before';
 /** The script waits this long before its first line, so the stream is open before anything is printed. */
 const LEAD_IN_MS = 3000;
 const ADMIN = { email: 'bench@example.com', password: 'bench-password' };
@@ -69,7 +72,7 @@ const readStream = async (
 
 const main = async () => {
   console.log(
-    `Agent output -> SSE client latency: ${LINES} lines, ${INTERVAL_MS} ms apart, from local-1 (machine: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)})`,
+    `Agent output -> SSE client latency: ${LINES} lines, ${INTERVAL_MS} ms apart, from local-1${BEFORE ? ', log stream timing before issue 36' : ''} (machine: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)})`,
   );
   const startedAt = performance.now();
   const figures: Figure[] = [];
@@ -95,6 +98,7 @@ const main = async () => {
       port: 0,
       namePrefix: `bench-output-${randomUUID().slice(0, 8)}-`,
       bootstrapAdmin: ADMIN,
+      ...(BEFORE ? { streamHandler: await streamHandlerBefore() } : {}),
     });
     const { baseUrl, call } = await signedIn(stack, ADMIN);
     const agentLog: string[] = [];

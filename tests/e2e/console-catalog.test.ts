@@ -70,7 +70,12 @@ const widths = (page: Page) =>
 
 beforeAll(async () => {
   browser = await launchChromium();
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('conscat')}-`, bootstrapAdmin: ADMIN });
+  stack = await startStack({
+    port: 0,
+    namePrefix: `${uniqueName('conscat')}-`,
+    bootstrapAdmin: ADMIN,
+    tableStreams: true,
+  });
   admin = (await api.login(ADMIN)).token;
   await createUser(READER.email, READER.password, ['user']);
   reader = (await api.login(READER)).token;

@@ -78,7 +78,12 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('consfleet')}-`, bootstrapAdmin: ADMIN });
+  stack = await startStack({
+    port: 0,
+    namePrefix: `${uniqueName('consfleet')}-`,
+    bootstrapAdmin: ADMIN,
+    tableStreams: true,
+  });
   admin = (await api.login(ADMIN)).token;
   dir = await mkdtemp(join(tmpdir(), 'deployer-console-fleet-'));
   const action = await call('POST', '/actions', {

@@ -53,7 +53,12 @@ const deploy = async (slug: string): Promise<string> => {
 
 beforeAll(async () => {
   browser = await launchChromium(); // first: without a browser the file fails before starting anything
-  stack = await startStack({ port: 0, namePrefix: `${uniqueName('console')}-`, bootstrapAdmin: ADMIN });
+  stack = await startStack({
+    port: 0,
+    namePrefix: `${uniqueName('console')}-`,
+    bootstrapAdmin: ADMIN,
+    tableStreams: true,
+  });
   admin = (await api.login(ADMIN)).token;
   dir = await mkdtemp(join(tmpdir(), 'deployer-console-'));
   agents = await startLocalAgents(stack, dir, () => undefined);

@@ -190,7 +190,9 @@ export class FakeSseTokenRepository implements SseTokenRepository {
     return found.grant;
   }
   async endSession(sessionId: string) {
+    const found = this.sessions.get(sessionId);
     this.sessions.delete(sessionId);
+    return found?.grant;
   }
   async sessionExists(sessionId: string) {
     return this.sessions.has(sessionId);

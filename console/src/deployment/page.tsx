@@ -1,11 +1,11 @@
 // One deployment: its header with cancel / redeploy when the caller may, the redeploy form, its plan as a grid whose
 // cells change state live, the failed commands with their analysis, and the log (search, follow, download).
-// Everything comes from GET /deployments/{id} and its /logs stream (use-deployment.ts).
+// Everything comes from GET /deployments/{id} and its live events (use-deployment.ts).
 import { useEffect, useState } from 'preact/hooks';
 import { api, isApiError } from '../api.js';
 import { nameOf } from '../deployments.js';
 import { stateClass, TERMINAL_STATES, triggerer, when } from '../format.js';
-import type { StreamState } from '../stream.js';
+import type { LiveState } from '../live.js';
 import { ErrorLine, LiveBadge } from '../widgets.js';
 import { LogView, useLogChoices } from './log-view.js';
 import { PlanGrid } from './plan-grid.js';
@@ -24,7 +24,7 @@ const Header = ({
   onRedeploy,
 }: {
   detail: Detail;
-  live: StreamState;
+  live: LiveState;
   permissions: ReadonlySet<string>;
   redeploying: boolean;
   onCancel: () => void;

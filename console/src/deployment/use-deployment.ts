@@ -1,10 +1,11 @@
-// The deployment page's data, live: the record from GET /deployments/{id}, then its /logs stream (resumed after the
-// last event on reconnect) moving its state, progress and steps and adding log lines, and the command results with
-// their analysis, read when it ends and whenever an analysis arrives.
+// The deployment page's data, live: the record from GET /deployments/{id}, then its events (live.ts: the viewer
+// channel, or the /logs stream without one; in seq order, each once, resumed after the last on reconnect) moving its
+// state, progress and steps and adding log lines, and the command results with their analysis, read when it ends
+// and whenever an analysis arrives.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, isApiError } from '../api.js';
 import { TERMINAL_STATES } from '../format.js';
-import { openStream, type StreamState } from '../stream.js';
+import { watchDeployment, type LiveState } from '../live.js';
 import type { CommandResult, Detail, Line, Step } from './records.js';
 
 type Setter<T> = (update: (current: T) => T) => void;
@@ -12,7 +13,8 @@ type Setter<T> = (update: (current: T) => T) => void;
 interface Setters {
   readonly setDetail: Setter<Detail | undefined>;
   readonly setSteps: Setter<Map<string, Step>>;
-  readonly setLines: Setter<Line[]>;
+  /** The log lines of the events being applied (added to the page's at once). */
+  readonly lines: Line[];
 }
 
 const stepsOf = (d: Detail) => new Map((d.plan?.steps ?? []).map((s) => [s.id, s]));
@@ -27,7 +29,7 @@ const applyEvent = (event: string, data: Record<string, unknown>, seq: number, s
       stream: log.metadata?.stream ?? 'stdout',
       target: String(log.target_name ?? ''),
     };
-    set.setLines((current) => [...current, line]);
+    set.lines.push(line);
   } else if (event === 'step_update') {
     set.setSteps((current) => {
       const step = current.get(String(data['step_id']));
@@ -63,12 +65,12 @@ export const useDeployment = (id: string) => {
   const [steps, setSteps] = useState<Map<string, Step>>(new Map());
   const [lines, setLines] = useState<Line[]>([]);
   const [error, setError] = useState<string | undefined>();
-  const [live, setLive] = useState<StreamState>('reconnecting');
+  const [live, setLive] = useState<LiveState>('reconnecting');
   const [results, setResults] = useState<CommandResult[]>([]);
   const analysisEnabled = useRef(true);
 
   useEffect(() => {
-    let stream: { close(): void } | undefined;
+    let stop: (() => void) | undefined;
     let cancelled = false;
     setDetail(undefined);
     setLines([]);
@@ -106,31 +108,34 @@ export const useDeployment = (id: string) => {
         setDetail(d);
         analysisEnabled.current = d.analysis_enabled !== false;
         setSteps(stepsOf(d));
-        let seq = 0;
         // A deployment that had ended when the page loaded: its record is the truth, and the stream only replays its
         // history. Replayed state and step changes would move the page back through `running` (and unmount an open
         // redeploy form with what the user typed in it), so only its lines and the end are read from the stream.
         const ended = TERMINAL_STATES.has(d.state);
-        stream = openStream(
-          `/deployments/${encodeURIComponent(id)}/logs`,
-          ({ event, data }) => {
+        stop = watchDeployment({
+          deploymentId: id,
+          onEvents: (events) => {
             if (cancelled) return; // this page moved on to another deployment
-            if (ended && event !== 'log') {
-              if (event === 'state_change' && TERMINAL_STATES.has(String(data['new_state']))) loadResults();
-              return;
+            const added: Line[] = [];
+            for (const { id: seq, event, data } of events) {
+              if (ended && event !== 'log') {
+                if (event === 'state_change' && TERMINAL_STATES.has(String(data['new_state']))) loadResults();
+                continue;
+              }
+              const analysis = event === 'log' ? (data['log'] as { analysis?: unknown }).analysis : undefined;
+              if (analysis !== undefined && analysis !== null) loadResults();
+              applyEvent(event, data, seq, { setDetail, setSteps, lines: added }, onEnd);
             }
-            seq += 1;
-            const analysis = event === 'log' ? (data['log'] as { analysis?: unknown }).analysis : undefined;
-            if (analysis !== undefined && analysis !== null) loadResults();
-            applyEvent(event, data, seq, { setDetail, setSteps, setLines }, onEnd);
+            if (added.length > 0) setLines((current) => [...current, ...added]);
           },
-          { resume: true, onState: setLive },
-        );
+          onState: setLive,
+          onError: setError,
+        });
       })
       .catch((e: unknown) => setError(isApiError(e) ? e.message : 'The service cannot be reached.'));
     return () => {
       cancelled = true;
-      stream?.close();
+      stop?.();
     };
   }, [id]);
 

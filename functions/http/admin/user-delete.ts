@@ -1,7 +1,7 @@
 // handler -> deleteUser (domain/identity/users-admin.ts) -> UserDirectory, ApiKeyRepository
 import { deleteUser, type UsersDeps } from '../../../domain/identity/users-admin.js';
 import { http } from '../../shared/http.js';
-import { usersDeps } from '../../shared/identity-wiring.js';
+import { revokingUsersDeps } from '../../shared/identity-wiring.js';
 import { PathId } from './schemas.js';
 
 export const makeHandler = (deps: () => UsersDeps) =>
@@ -24,4 +24,4 @@ export const makeHandler = (deps: () => UsersDeps) =>
     },
   );
 
-export const handler = makeHandler(usersDeps);
+export const handler = makeHandler(revokingUsersDeps);

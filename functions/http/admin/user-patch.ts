@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { updateUser, type UsersDeps } from '../../../domain/identity/users-admin.js';
 import { http } from '../../shared/http.js';
 import { Uuid } from '../../shared/schemas.js';
-import { usersDeps } from '../../shared/identity-wiring.js';
+import { revokingUsersDeps } from '../../shared/identity-wiring.js';
 import { AdminUserSchema, PathId, RoleNames, UserStatusSchema } from './schemas.js';
 
 const Body = v.object({
@@ -32,4 +32,4 @@ export const makeHandler = (deps: () => UsersDeps) =>
     async ({ caller, params, body }) => ({ statusCode: 200, body: await updateUser(deps(), caller, params.id, body) }),
   );
 
-export const handler = makeHandler(usersDeps);
+export const handler = makeHandler(revokingUsersDeps);

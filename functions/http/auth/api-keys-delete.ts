@@ -4,7 +4,7 @@ import type { IdentityDeps } from '../../../domain/identity/deps.js';
 import { revokeApiKey } from '../../../domain/identity/api-keys.js';
 import { http } from '../../shared/http.js';
 import { Uuid } from '../../shared/schemas.js';
-import { identityDeps } from '../../shared/identity-wiring.js';
+import { revokingIdentityDeps } from '../../shared/identity-wiring.js';
 
 export const makeHandler = (deps: () => IdentityDeps) =>
   http(
@@ -24,4 +24,4 @@ export const makeHandler = (deps: () => IdentityDeps) =>
     async ({ caller, params }) => ({ statusCode: 200, body: await revokeApiKey(deps(), caller, params.id) }),
   );
 
-export const handler = makeHandler(identityDeps);
+export const handler = makeHandler(revokingIdentityDeps);

@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import type { IdentityDeps } from '../../../domain/identity/deps.js';
 import { logout } from '../../../domain/identity/logout.js';
 import { http } from '../../shared/http.js';
-import { identityDeps } from '../../shared/identity-wiring.js';
+import { revokingIdentityDeps } from '../../shared/identity-wiring.js';
 import { clearedRefreshCookie } from './cookies.js';
 
 export const makeHandler = (deps: () => IdentityDeps) =>
@@ -26,4 +26,4 @@ export const makeHandler = (deps: () => IdentityDeps) =>
     }),
   );
 
-export const handler = makeHandler(identityDeps);
+export const handler = makeHandler(revokingIdentityDeps);

@@ -4,7 +4,7 @@ import type { IdentityDeps } from '../../../domain/identity/deps.js';
 import { changePassword } from '../../../domain/identity/change-password.js';
 import { http } from '../../shared/http.js';
 import { ErrorEnvelopeSchema } from '../../shared/schemas.js';
-import { identityDeps } from '../../shared/identity-wiring.js';
+import { revokingIdentityDeps } from '../../shared/identity-wiring.js';
 import { refreshCookie } from './cookies.js';
 import { SessionSchema } from './schemas.js';
 
@@ -46,4 +46,4 @@ export const makeHandler = (deps: () => IdentityDeps) =>
     },
   );
 
-export const handler = makeHandler(identityDeps);
+export const handler = makeHandler(revokingIdentityDeps);

@@ -72,4 +72,10 @@ export const SseTokenSchema = v.object({
   expires_in: v.number(),
   session_id: v.string(),
   refresh_token: v.string(),
+  socket_url: v.pipe(
+    v.nullable(v.string()),
+    v.description(
+      'The viewer channel: a WebSocket URL to open with ?sse_token= (live views pushed instead of streamed); null when the service has no WebSocket API',
+    ),
+  ),
 });

@@ -4,7 +4,7 @@ import type { IdentityDeps } from '../../../domain/identity/deps.js';
 import { refreshSseToken } from '../../../domain/identity/sse-tokens.js';
 import { http } from '../../shared/http.js';
 import { ErrorEnvelopeSchema } from '../../shared/schemas.js';
-import { identityDeps } from '../../shared/identity-wiring.js';
+import { revokingIdentityDeps } from '../../shared/identity-wiring.js';
 import { SseTokenSchema } from './schemas.js';
 
 const Required = v.pipe(v.string(), v.minLength(1, 'is required'), v.maxLength(200));
@@ -36,4 +36,4 @@ export const makeHandler = (deps: () => IdentityDeps) =>
     }),
   );
 
-export const handler = makeHandler(identityDeps);
+export const handler = makeHandler(revokingIdentityDeps);

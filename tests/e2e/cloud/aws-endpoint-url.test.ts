@@ -21,7 +21,7 @@ const api = apiClient(() => stack.baseUrl);
 const startProxy = (dynamo: string, sqsEndpoint: string): Promise<Server> =>
   new Promise((resolve) => {
     const server = createServer((req, res) => {
-      const toDynamo = String(req.headers['x-amz-target'] ?? '').startsWith('DynamoDB_');
+      const toDynamo = String(req.headers['x-amz-target'] ?? '').startsWith('DynamoDB'); // also DynamoDBStreams_*
       seen[toDynamo ? 'dynamodb' : 'sqs'] += 1;
       const target = new URL(req.url ?? '/', toDynamo ? dynamo : sqsEndpoint);
       const forward = httpRequest(

@@ -127,6 +127,8 @@ const resourceName = (value: unknown): string => {
   if (typeof v['Ref'] === 'string' && !v['Ref'].startsWith('AWS::')) return v['Ref'];
   const getAtt = v['Fn::GetAtt'];
   if (Array.isArray(getAtt) && getAtt[1] === 'Arn') return String(getAtt[0]);
+  // A table's stream: `<table>/stream`.
+  if (Array.isArray(getAtt) && getAtt[1] === 'StreamArn') return `${String(getAtt[0])}/stream`;
   const join = v['Fn::Join'];
   if (Array.isArray(join) && join[0] === '/' && Array.isArray(join[1]))
     return (join[1] as unknown[]).map(resourceName).join('/');
@@ -195,6 +197,7 @@ const neededGrants = (
   consumedQueues: readonly string[],
   secretParameters: readonly string[],
   secretOfName: Readonly<Record<string, string>>,
+  failureQueues: readonly string[] = [],
 ): string[] => {
   const grants = new Set<string>([
     `logs:CreateLogStream ${logicalPrefix(functionName)}LogGroup`,
@@ -230,8 +233,18 @@ const neededGrants = (
     } else if (action === 'execute-api:ManageConnections') grants.add(`${action} WebsocketsApi`);
     else throw new Error(`${functionName}: ${module} makes ${action}, which this test does not map to a resource yet`);
   }
-  // The event source mapping polls on the function's behalf with the function's role.
-  for (const queue of consumedQueues)
+  // The event source mapping polls on the function's behalf with the function's role: a table's stream, read
+  // (and a failed batch recorded on its failure queue), or a queue.
+  for (const source of consumedQueues.filter((s) => s.endsWith('/stream')))
+    for (const action of [
+      'dynamodb:DescribeStream',
+      'dynamodb:GetRecords',
+      'dynamodb:GetShardIterator',
+      'dynamodb:ListStreams',
+    ])
+      grants.add(`${action} ${source}`);
+  for (const queue of failureQueues) grants.add(`sqs:SendMessage ${queue}`);
+  for (const queue of consumedQueues.filter((s) => !s.endsWith('/stream')))
     for (const action of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'])
       grants.add(`${action} ${queue}`);
   return [...grants].sort();
@@ -385,8 +398,25 @@ describe('serverless package', () => {
     expect(statements).toHaveLength(1);
     expect(statements[0]).toMatchObject({ Principal: { Service: 'cloudfront.amazonaws.com' }, Action: 's3:GetObject' });
     expect(JSON.stringify(statements[0]?.Condition)).toContain('distribution/');
-    const policy = JSON.stringify(resources['ConsoleHeaders']?.Properties);
-    expect(policy).toContain(CONSOLE_HEADERS['content-security-policy']);
+    // The local front's policy, but for the viewer channel's origin (issue 36): the WebSocket API's host, the third
+    // part of AGENT_SOCKET_URL (`wss://<api>.execute-api.<region>.amazonaws.com/<stage>`) split at '/'.
+    const csp = (
+      resources['ConsoleHeaders']?.Properties as {
+        ResponseHeadersPolicyConfig: { SecurityHeadersConfig: { ContentSecurityPolicy: Record<string, unknown> } };
+      }
+    ).ResponseHeadersPolicyConfig.SecurityHeadersConfig.ContentSecurityPolicy['ContentSecurityPolicy'] as {
+      'Fn::Join': [string, unknown[]];
+    };
+    const [separator, parts] = csp['Fn::Join'];
+    const socketHost = { 'Fn::Select': [2, { 'Fn::Split': ['/', expect.anything()] }] };
+    expect(parts.filter((p) => typeof p !== 'string')).toEqual([socketHost]);
+    expect(JSON.stringify(parts)).toContain('{"Ref":"WebsocketsApi"},".execute-api."');
+    expect(parts.map((p) => (typeof p === 'string' ? p : '<socket host>')).join(separator)).toBe(
+      CONSOLE_HEADERS['content-security-policy'].replace(
+        "connect-src 'self'",
+        "connect-src 'self' wss://<socket host>",
+      ),
+    );
   });
 
   it('answers every console and program file with the Cache-Control the local front sends: immutable only when named by its contents', async () => {
@@ -663,6 +693,20 @@ describe('serverless package', () => {
             resourceName(r.Properties['FunctionName']) === `${logicalPrefix(functionName)}LambdaFunction`,
         )
         .map((r) => resourceName(r.Properties['EventSourceArn']));
+    /** The queues a function's stream mappings record failed batches on (DestinationConfig.OnFailure). */
+    const failureQueuesOf = (functionName: string): string[] =>
+      Object.values(template.Resources)
+        .filter(
+          (r) =>
+            r.Type === 'AWS::Lambda::EventSourceMapping' &&
+            resourceName(r.Properties['FunctionName']) === `${logicalPrefix(functionName)}LambdaFunction`,
+        )
+        .flatMap((r) => {
+          const destination = (
+            r.Properties['DestinationConfig'] as { OnFailure?: { Destination?: unknown } } | undefined
+          )?.OnFailure?.Destination;
+          return destination === undefined ? [] : [resourceName(destination)];
+        });
 
     let calls: Record<string, FunctionCalls>;
     beforeAll(async () => {
@@ -716,7 +760,7 @@ describe('serverless package', () => {
               );
               continue;
             }
-            const base = name.replace(/\/index\/(\*|gsi\d)$/, '');
+            const base = name.replace(/\/index\/(\*|gsi\d)$|\/stream$/, '');
             expect(base, `${fn.name}: ${name}`).toMatch(/^[A-Za-z0-9]+$/); // a resource of this stack
             expect(template.Resources[base], `${fn.name}: ${name} is not in the stack`).toBeDefined();
           }
@@ -734,12 +778,13 @@ describe('serverless package', () => {
           consumedQueuesOf(fn.name),
           secretParametersOf(fn.name),
           generatedSecrets(),
+          failureQueuesOf(fn.name),
         );
         // Tracing on (the packaging's --param=tracing=true): the function sends its traces to X-Ray.
         if (conditionHolds('TracingEnabled')) needed.push('xray:PutTelemetryRecords *', 'xray:PutTraceSegments *');
         needed.sort();
         // Both ways: a grant the code does not use fails, and so does a call the role does not allow.
-        expect(grantsOf(roleOf(fn.name)), `the role of ${fn.name} (infra/iam.yml)`).toEqual(needed);
+        expect.soft(grantsOf(roleOf(fn.name)), `the role of ${fn.name} (infra/iam.yml)`).toEqual(needed);
       }
       // The shell a spec-only bundle runs is part of that bundle.
       for (const [fn, like] of Object.entries(RUNS_ONLY_LIKE)) {
@@ -871,9 +916,14 @@ describe('serverless package', () => {
   });
 
   describe('queues', () => {
+    /** The queue consumers (a table stream's consumer is not one). */
     const consumers = () =>
       Object.values(template.Resources)
-        .filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping')
+        .filter(
+          (r) =>
+            r.Type === 'AWS::Lambda::EventSourceMapping' &&
+            !resourceName(r.Properties['EventSourceArn']).endsWith('/stream'),
+        )
         .map((mapping) => ({
           mapping,
           fn: template.Resources[resourceName(mapping.Properties['FunctionName'])]!,

@@ -138,17 +138,21 @@ describe('OutputBatcher', () => {
     ]);
   });
 
-  it('sends a small batch only after the interval', async () => {
+  it('sends a line after a quiet spell at once, then no batch sooner than the interval after the last', async () => {
     // Prepare
     const batcher = new OutputBatcher(send);
     // Act
     batcher.append('stdout', 'hello');
+    await vi.advanceTimersByTimeAsync(0);
+    const first = sent.length;
+    batcher.append('stdout', 'again');
     await vi.advanceTimersByTimeAsync(BATCH_INTERVAL_MS - 1);
     const before = sent.length;
     await vi.advanceTimersByTimeAsync(1);
     // Assess
-    expect(before).toBe(0);
-    expect(sent).toHaveLength(1);
+    expect(first).toBe(1);
+    expect(before).toBe(1);
+    expect(sent).toHaveLength(2);
   });
 
   it('sends no batch in a command’s first FIRST_BATCH_MS, then every interval', async () => {
@@ -261,7 +265,7 @@ describe('OutputBatcher', () => {
     };
     const batcher = new OutputBatcher(slow);
     batcher.append('stdout', 'first\n');
-    await vi.advanceTimersByTimeAsync(BATCH_INTERVAL_MS);
+    await vi.advanceTimersByTimeAsync(0);
     batcher.append('stderr', 'last\n');
     // Act
     const rest = batcher.takeRest();

@@ -43,11 +43,13 @@ describe('DynamoSseTokenRepository', () => {
     });
   });
 
-  it('ends a session for good: it exists no more and never rotates again (ending twice is harmless)', async () => {
+  it('ends a session for good, answering its grant: it exists no more and never rotates again (ending twice is harmless)', async () => {
     await repository.putSession({ ...grant, sessionId: 'end' }, 'h1', inAMinute());
     expect(await repository.sessionExists('end')).toBe(true);
-    await repository.endSession('end');
-    await repository.endSession('end');
+    const ended = await repository.endSession('end');
+    const again = await repository.endSession('end');
+    expect(ended).toMatchObject({ sessionId: 'end', userId: grant.userId });
+    expect(again).toBeUndefined();
     expect(await repository.sessionExists('end')).toBe(false);
     expect(await repository.rotateSession('end', 'h1', 'h2', new Date())).toBeUndefined();
   });

@@ -156,6 +156,37 @@ describe('output and completion', () => {
     });
   });
 
+  it('hands output to the log (the listener) while its chunks are written, and answers once both are done', async () => {
+    // Prepare: a chunk write held until released, a listener that records when it is called
+    const { deps, agentOne, commands, id } = await delivered();
+    const order: string[] = [];
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const appendChunks = commands.appendOutput.bind(commands);
+    const slowCommands = Object.assign(Object.create(commands) as typeof commands, {
+      appendOutput: async (...args: Parameters<typeof commands.appendOutput>) => {
+        await held;
+        order.push('chunks');
+        return appendChunks(...args);
+      },
+    });
+    const listener = {
+      output: async () => void order.push('log'),
+      completed: async () => undefined,
+    };
+    // Act
+    const answer = appendOutput({ ...deps, commands: slowCommands, listener }, agentOne, id, [
+      { stream: 'stdout', data: 'a', seq: 0 },
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const before = [...order];
+    release();
+    // Assess
+    expect(before).toEqual(['log']);
+    expect(await answer).toEqual({ accepted: 1, cancel_requested: false });
+    expect(order).toEqual(['log', 'chunks']);
+  });
+
   it('takes the last output with the completion: stored first, once, also when the report is repeated', async () => {
     // Prepare
     const { deps, agentOne, commands, id } = await delivered();

@@ -23,7 +23,7 @@ describe('sweep handler', () => {
         return report([]);
       },
     );
-    await expect(handler()).resolves.toEqual(report([]));
+    await expect(handler()).resolves.toEqual({ ...report([]), viewersClosed: 0 });
     expect(ran).toEqual([deps]);
   });
 
