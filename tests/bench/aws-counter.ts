@@ -1,11 +1,19 @@
-// A counting proxy in front of the emulators, shared by the cost benchmarks (aws-ops.ts, agent-cost.ts): the
-// stack's single AWS endpoint (AWS_ENDPOINT_URL, as for LocalStack). It forwards DynamoDB calls
+// A counting proxy in front of the emulators, shared by the cost benchmarks (aws-ops.ts, agent-cost.ts,
+// idle-stream.ts, idle-viewer.ts, viewer-reads.ts; withCountedStack runs a stack of its own behind it): the stack's
+// single AWS endpoint (AWS_ENDPOINT_URL, as for LocalStack). It forwards DynamoDB calls
 // (`X-Amz-Target: DynamoDB_20120810.*`) to DynamoDB Local and SQS calls (`AmazonSQS.*`) to the SQS emulator, and
 // counts each call by operation, with the items a transaction writes and the bytes each read answers (read units
 // are estimated from those bytes: 4 KB per unit, strongly consistent; a transaction item counts twice).
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { Emulator } from '../../local/emulators.js';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startLocalAgents, type LocalAgent } from '../../local/agents.js';
+import { startDynamo, startSqs, type Emulator } from '../../local/emulators.js';
 import { freePort } from '../../local/ports.js';
+import { startStack, type Stack } from '../../local/stack.js';
+import { signedIn } from './support.js';
 
 export interface Tally {
   calls: number;
@@ -125,4 +133,55 @@ export const startCountingProxy = async (dynamo: Emulator, sqs: Emulator, counte
   });
   await new Promise<void>((done) => server.listen(port, '127.0.0.1', done));
   return { endpoint: `http://127.0.0.1:${port}`, stop: () => new Promise<void>((done) => server.close(() => done())) };
+};
+
+/** What a cost benchmark's body gets: the stack, its agents, the counter of its AWS calls, the admin's calls. */
+export interface CountedStack {
+  readonly stack: Stack;
+  readonly agents: readonly LocalAgent[];
+  readonly counter: Counter;
+  /** The counting proxy's endpoint (AWS_ENDPOINT_URL), for a child process that should be counted too. */
+  readonly proxyEndpoint: string;
+  readonly baseUrl: string;
+  readonly call: Awaited<ReturnType<typeof signedIn>>['call'];
+}
+
+/**
+ * Runs `body` against a local stack of its own whose handlers' AWS calls go through a counting proxy (emulators of
+ * its own, AWS_ENDPOINT_URL set), with the admin signed in and local-1 and local-2 running; stops it all after.
+ */
+export const withCountedStack = async (
+  options: {
+    readonly name: string;
+    readonly admin: { email: string; password: string };
+    readonly env?: Record<string, string>;
+  },
+  body: (run: CountedStack) => Promise<void>,
+): Promise<void> => {
+  const dir = await mkdtemp(join(tmpdir(), `deployer-bench-${options.name}-`));
+  const counter = new Counter();
+  const dynamo = await startDynamo({ port: await freePort() });
+  const sqs = await startSqs({ port: await freePort() });
+  const proxy = await startCountingProxy(dynamo, sqs, counter);
+  process.env['AWS_ENDPOINT_URL'] = proxy.endpoint;
+  let stack: Stack | undefined;
+  let agents: readonly LocalAgent[] = [];
+  try {
+    stack = await startStack({
+      port: 0,
+      namePrefix: `bench-${options.name}-${randomUUID().slice(0, 8)}-`,
+      bootstrapAdmin: options.admin,
+      ...(options.env === undefined ? {} : { env: options.env }),
+    });
+    const { baseUrl, call } = await signedIn(stack, options.admin);
+    agents = await startLocalAgents({ ...stack, dynamoEndpoint: dynamo.endpoint }, dir, () => undefined);
+    await body({ stack, agents, counter, proxyEndpoint: proxy.endpoint, baseUrl, call });
+  } finally {
+    await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
+    await stack?.stop();
+    await proxy.stop();
+    await sqs.stop();
+    await dynamo.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
 };

@@ -6,17 +6,10 @@
 // (`X-Amz-Target: DynamoDB_20120810.*`) to DynamoDB Local and SQS calls (`AmazonSQS.*`) to the SQS emulator, and
 // counts each call by operation, with the items a transaction writes and the bytes each read answers (read units
 // are estimated from those bytes: 4 KB per unit, strongly consistent; a transaction item counts twice).
-import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startLocalAgents, type LocalAgent } from '../../local/agents.js';
-import { startDynamo, startSqs } from '../../local/emulators.js';
-import { freePort } from '../../local/ports.js';
-import { Counter, difference, startCountingProxy, type Tally } from './aws-counter.js';
-import { startStack, type Stack } from '../../local/stack.js';
+import { cpus, loadavg } from 'node:os';
+import { difference, withCountedStack, type Tally } from './aws-counter.js';
 import { printResults, type Figure } from './results.js';
-import { runBench, signedIn } from './support.js';
+import { runBench } from './support.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
@@ -63,19 +56,8 @@ const main = async () => {
   console.log(
     `AWS operations through a counting proxy (machine: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)})`,
   );
-  const dir = await mkdtemp(join(tmpdir(), 'deployer-bench-ops-'));
-  const counter = new Counter();
-  const dynamo = await startDynamo({ port: await freePort() });
-  const sqs = await startSqs({ port: await freePort() });
-  const proxy = await startCountingProxy(dynamo, sqs, counter);
-  process.env['AWS_ENDPOINT_URL'] = proxy.endpoint;
-  let stack: Stack | undefined;
-  let agents: readonly LocalAgent[] = [];
   const figures: Figure[] = [];
-  try {
-    stack = await startStack({ port: 0, namePrefix: `bench-ops-${randomUUID().slice(0, 8)}-`, bootstrapAdmin: ADMIN });
-    const { baseUrl, call } = await signedIn(stack, ADMIN);
-    agents = await startLocalAgents({ ...stack, dynamoEndpoint: dynamo.endpoint }, dir, () => undefined);
+  await withCountedStack({ name: 'ops', admin: ADMIN }, async ({ counter, baseUrl, call }) => {
     const action = await call('POST', '/actions', {
       slug: 'echo',
       name: 'Echo',
@@ -194,14 +176,7 @@ const main = async () => {
       'min',
     );
     await stream.body?.cancel();
-  } finally {
-    await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
-    await stack?.stop();
-    await proxy.stop();
-    await sqs.stop();
-    await dynamo.stop();
-    await rm(dir, { recursive: true, force: true });
-  }
+  });
   printResults(figures);
 };
 

@@ -11,21 +11,15 @@
 // hour, billed at the stream function's memory size in serverless.yml. Money with the prices of docs/cost.md.
 // Last, the memory the function needs: the bundled streaming function alone in a process (stream-process.ts), its
 // RSS with no stream, with 1 and with 10 log streams open, and their CPU.
-import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus, loadavg } from 'node:os';
 import { LOG_STREAM_TIMING } from '../../domain/streams/deployment-log.js';
 import { RESOURCE_STREAM_TIMING } from '../../domain/streams/resource-changes.js';
-import { startLocalAgents, type LocalAgent } from '../../local/agents.js';
-import { startDynamo, startSqs } from '../../local/emulators.js';
-import { freePort } from '../../local/ports.js';
-import { startStack, type Stack } from '../../local/stack.js';
-import { Counter, difference, startCountingProxy, type Tally } from './aws-counter.js';
+import { type Stack } from '../../local/stack.js';
+import { difference, withCountedStack, type Counter, type Tally } from './aws-counter.js';
 import { dynamoOf, memorySizeOf, PRICE } from './prices.js';
 import { printResults, type Figure } from './results.js';
 import { startStreamProcess } from './stream-process.js';
-import { runBench, signedIn } from './support.js';
+import { runBench } from './support.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
@@ -162,94 +156,80 @@ const main = async () => {
   console.log(
     `Idle SSE streams, ${SECONDS} s a window, stream function at ${mb} MB (machine: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(1)})`,
   );
-  const dir = await mkdtemp(join(tmpdir(), 'deployer-bench-idle-stream-'));
-  const counter = new Counter();
-  const dynamo = await startDynamo({ port: await freePort() });
-  const sqs = await startSqs({ port: await freePort() });
-  const proxy = await startCountingProxy(dynamo, sqs, counter);
-  process.env['AWS_ENDPOINT_URL'] = proxy.endpoint;
-  let stack: Stack | undefined;
-  let agents: readonly LocalAgent[] = [];
   const figures: Figure[] = [];
-  try {
-    stack = await startStack({
-      port: 0,
-      namePrefix: `bench-idle-${randomUUID().slice(0, 8)}-`,
-      bootstrapAdmin: ADMIN,
-      env: { RATE_LIMIT_PER_SECOND: '10000', RATE_LIMIT_BURST: '20000' },
-    });
-    const { baseUrl, call } = await signedIn(stack, ADMIN);
-    agents = await startLocalAgents({ ...stack, dynamoEndpoint: dynamo.endpoint }, dir, () => undefined);
-    const action = await call('POST', '/actions', {
-      slug: 'quiet',
-      name: 'Quiet',
-      version: { version: '1.0.0', script: `echo start; sleep ${4 * SECONDS + 120}; echo end` },
-    });
-    const created = await call('POST', '/deployments', {
-      action_id: action.id,
-      target_tags: [{ key: 'role', value: 'web' }],
-    });
-    const deploymentId = created.deployment_id as string;
-    await sleep(8000); // the command started, its first line stored, the engine's passes done
-    const state = (await call('GET', `/deployments/${deploymentId}`)).state as string;
-    if (state !== 'running') throw new Error(`the quiet deployment is ${state}, not running`);
-    const token = async () => (await call('POST', '/auth/sse-token')).sse_token as string;
+  await withCountedStack(
+    { name: 'idle', admin: ADMIN, env: { RATE_LIMIT_PER_SECOND: '10000', RATE_LIMIT_BURST: '20000' } },
+    async ({ stack, counter, proxyEndpoint, baseUrl, call }) => {
+      const action = await call('POST', '/actions', {
+        slug: 'quiet',
+        name: 'Quiet',
+        version: { version: '1.0.0', script: `echo start; sleep ${4 * SECONDS + 120}; echo end` },
+      });
+      const created = await call('POST', '/deployments', {
+        action_id: action.id,
+        target_tags: [{ key: 'role', value: 'web' }],
+      });
+      const deploymentId = created.deployment_id as string;
+      await sleep(8000); // the command started, its first line stored, the engine's passes done
+      const state = (await call('GET', `/deployments/${deploymentId}`)).state as string;
+      if (state !== 'running') throw new Error(`the quiet deployment is ${state}, not running`);
+      const token = async () => (await call('POST', '/auth/sse-token')).sse_token as string;
 
-    const baseline = await window(counter, SECONDS * 1000);
-    const measureStream = async (path: string) => {
-      const before = counter.snapshot();
-      const stream = await openStream(`${baseUrl}${path}${path.includes('?') ? '&' : '?'}sse_token=${await token()}`);
-      await sleep(OPEN_SECONDS * 1000);
-      const open = without(difference(counter.snapshot(), before), baseline, OPEN_SECONDS / SECONDS);
-      const steady = without(await window(counter, SECONDS * 1000), baseline, 1);
-      await stream.cancel();
-      if (stream.bytes() === 0) throw new Error(`${path} sent nothing`);
-      await sleep(1000);
-      return { open, steady };
-    };
-    const log = await measureStream(`/api/v1/deployments/${deploymentId}/logs`);
-    const logHour = hourOf('1. an idle log stream', log.steady, log.open, LOG_STREAM_TIMING.maxMs, mb);
-    const list = await measureStream('/api/v1/sse/deployments');
-    const listHour = hourOf(
-      '2. an idle resource stream (deployments)',
-      list.steady,
-      list.open,
-      RESOURCE_STREAM_TIMING.maxMs,
-      mb,
-    );
-    const rss = await memory(stack, proxy.endpoint, token, deploymentId);
-    figures.push(
-      {
-        bench: 'idle-stream',
-        name: 'idle log stream DynamoDB calls/h',
-        value: logHour.dynamoCalls,
-        unit: 'ops',
-        goal: '',
-      },
-      { bench: 'idle-stream', name: 'idle log stream micro-$/h', value: logHour.total * 1e6, unit: 'count', goal: '' },
-      {
-        bench: 'idle-stream',
-        name: 'idle resource stream DynamoDB calls/h',
-        value: listHour.dynamoCalls,
-        unit: 'ops',
-        goal: '',
-      },
-      {
-        bench: 'idle-stream',
-        name: 'stream function RSS, 10 streams',
-        value: rss.ten.rss * 1024,
-        unit: 'KiB',
-        goal: '',
-      },
-    );
-  } finally {
-    await Promise.all(agents.map((a) => a.stop({ graceSeconds: 1 })));
-    await stack?.stop();
-    await proxy.stop();
-    await sqs.stop();
-    await dynamo.stop();
-    await rm(dir, { recursive: true, force: true });
-  }
+      const baseline = await window(counter, SECONDS * 1000);
+      const measureStream = async (path: string) => {
+        const before = counter.snapshot();
+        const stream = await openStream(`${baseUrl}${path}${path.includes('?') ? '&' : '?'}sse_token=${await token()}`);
+        await sleep(OPEN_SECONDS * 1000);
+        const open = without(difference(counter.snapshot(), before), baseline, OPEN_SECONDS / SECONDS);
+        const steady = without(await window(counter, SECONDS * 1000), baseline, 1);
+        await stream.cancel();
+        if (stream.bytes() === 0) throw new Error(`${path} sent nothing`);
+        await sleep(1000);
+        return { open, steady };
+      };
+      const log = await measureStream(`/api/v1/deployments/${deploymentId}/logs`);
+      const logHour = hourOf('1. an idle log stream', log.steady, log.open, LOG_STREAM_TIMING.maxMs, mb);
+      const list = await measureStream('/api/v1/sse/deployments');
+      const listHour = hourOf(
+        '2. an idle resource stream (deployments)',
+        list.steady,
+        list.open,
+        RESOURCE_STREAM_TIMING.maxMs,
+        mb,
+      );
+      const rss = await memory(stack, proxyEndpoint, token, deploymentId);
+      figures.push(
+        {
+          bench: 'idle-stream',
+          name: 'idle log stream DynamoDB calls/h',
+          value: logHour.dynamoCalls,
+          unit: 'ops',
+          goal: '',
+        },
+        {
+          bench: 'idle-stream',
+          name: 'idle log stream micro-$/h',
+          value: logHour.total * 1e6,
+          unit: 'count',
+          goal: '',
+        },
+        {
+          bench: 'idle-stream',
+          name: 'idle resource stream DynamoDB calls/h',
+          value: listHour.dynamoCalls,
+          unit: 'ops',
+          goal: '',
+        },
+        {
+          bench: 'idle-stream',
+          name: 'stream function RSS, 10 streams',
+          value: rss.ten.rss * 1024,
+          unit: 'KiB',
+          goal: '',
+        },
+      );
+    },
+  );
   printResults(figures);
 };
 
