@@ -224,6 +224,26 @@ describe('the viewer channel', () => {
     blind.ws.close();
   });
 
+  it("gives an admin's API key only its scopes: a key without deployments:read is refused both topics", async () => {
+    // Arrange
+    const id = await finishedDeployment();
+    const created = await call('POST', '/auth/api-keys', e2e.admin, { name: 'viewer-key', scopes: ['targets:read'] });
+    expect(created.status).toBe(201);
+    const viewer = await open(created.json.full_key as string);
+    // Act
+    viewer.send({ action: 'subscribe', ref: 'k1', topic: 'deployment', deployment_id: id });
+    const deployment = await viewer.next((m) => m.type === 'error' && m.ref === 'k1');
+    viewer.send({ action: 'subscribe', ref: 'k2', topic: 'resources', resource_type: 'deployments' });
+    const list = await viewer.next((m) => m.type === 'error' && m.ref === 'k2');
+    // Assess
+    for (const refusal of [deployment, list])
+      expect(refusal).toMatchObject({
+        error: { code: 'INSUFFICIENT_PERMISSIONS', details: { required: 'deployments:read' } },
+      });
+    expect(eventIds(viewer.messages, id)).toEqual([]);
+    viewer.ws.close();
+  });
+
   it('watches at most 20 topics per connection', async () => {
     // Arrange
     expect((await call('PUT', '/admin/orchestration', e2e.admin, { instances: 30 })).status).toBe(200);
