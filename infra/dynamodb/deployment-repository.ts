@@ -13,6 +13,8 @@ import {
   readThroughGsi1,
   upgradePass,
 } from './deployment-list-index.js';
+import { DynamoChangeFeed } from './change-feed.js';
+import { DeploymentSummarySet } from './deployment-summaries.js';
 import { encryptionIndex } from './encryption-index.js';
 import { keys, partitions } from './keys.js';
 import { queryAll } from './query-all.js';
@@ -37,10 +39,29 @@ export const deploymentItem = (deployment: Deployment) => ({
 });
 
 export class DynamoDeploymentRepository implements DeploymentRepository {
+  /** The list's summaries, kept current from the change feed once the slim index is ready (deployment-summaries.ts). */
+  private readonly summaries: DeploymentSummarySet;
+
   constructor(
     private readonly db: DynamoDBDocumentClient,
     private readonly tableName: string,
-  ) {}
+  ) {
+    const feed = new DynamoChangeFeed(db, tableName);
+    this.summaries = new DeploymentSummarySet({
+      all: async () =>
+        (
+          await queryAll(this.db, {
+            TableName: this.tableName,
+            IndexName: 'gsi5',
+            KeyConditionExpression: 'gsi5pk = :pk',
+            ExpressionAttributeValues: { ':pk': partitions.deployments },
+          })
+        ).map(toSummary),
+      changedSince: (from) => feed.since('deployments', from),
+      summariesOf: (ids) =>
+        getRecords(this.db, this.tableName, ids.map(keys.deployment), toSummary, DEPLOYMENT_LIST_ATTRIBUTES),
+    });
+  }
 
   async get(id: string): Promise<Deployment | undefined> {
     return getRecord(this.db, this.tableName, keys.deployment(id), toDeployment);
@@ -59,20 +80,13 @@ export class DynamoDeploymentRepository implements DeploymentRepository {
   }
 
   /**
-   * The slim index gsi5 (only the summaries' attributes are stored there: the plans are never read). Until the
-   * upgrade of a table that held deployments before gsi5 is done, the gsi1 query projected to the same attributes
-   * (same answers, whole items read), which also adds missing entries (deployment-list-index.ts).
+   * The slim index gsi5 (only the summaries' attributes are stored there: the plans are never read), read in full
+   * once per container and then kept current from the change feed (deployment-summaries.ts). Until the upgrade of a
+   * table that held deployments before gsi5 is done, the gsi1 query projected to the same attributes (same answers,
+   * whole items read), which also adds missing entries (deployment-list-index.ts).
    */
   async listSummaries(): Promise<readonly DeploymentSummary[]> {
-    if (await listIndexReady(this.db, this.tableName)) {
-      const items = await queryAll(this.db, {
-        TableName: this.tableName,
-        IndexName: 'gsi5',
-        KeyConditionExpression: 'gsi5pk = :pk',
-        ExpressionAttributeValues: { ':pk': partitions.deployments },
-      });
-      return items.map(toSummary);
-    }
+    if (await listIndexReady(this.db, this.tableName)) return this.summaries.current();
     const items = await readThroughGsi1(this.db, this.tableName);
     // Best effort: the answer is right without it, and the next list call goes on.
     await upgradePass(this.db, this.tableName, items, { now: new Date(), limit: BACKFILL_PER_CALL }).catch(

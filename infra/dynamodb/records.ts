@@ -22,18 +22,26 @@ export const getRecord = async <T>(
 
 /**
  * The records at `keys` (consistent batch reads of at most 100 keys, unprocessed keys asked again), mapped, in no
- * particular order; missing ones are left out.
+ * particular order; missing ones are left out. With `attributes`, only those are read back.
  */
 export const getRecords = async <T>(
   db: DynamoDBDocumentClient,
   tableName: string,
   keys: readonly Key[],
   map: (item: Item) => T,
+  attributes?: readonly string[],
 ): Promise<T[]> => {
   const found: T[] = [];
+  const projection =
+    attributes === undefined
+      ? {}
+      : {
+          ProjectionExpression: attributes.map((name) => `#${name}`).join(', '),
+          ExpressionAttributeNames: Object.fromEntries(attributes.map((name) => [`#${name}`, name])),
+        };
   for (let i = 0; i < keys.length; i += 100) {
     let request: Record<string, { Keys: Key[]; ConsistentRead: boolean }> | undefined = {
-      [tableName]: { Keys: keys.slice(i, i + 100), ConsistentRead: true },
+      [tableName]: { Keys: keys.slice(i, i + 100), ConsistentRead: true, ...projection },
     };
     for (let round = 0; request !== undefined && Object.keys(request).length > 0; round += 1) {
       if (round > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 20 * 2 ** round)));

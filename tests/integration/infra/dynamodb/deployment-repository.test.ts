@@ -257,3 +257,44 @@ describe('the slim list index (gsi5)', () => {
     expect(meter.units).toBeLessThanOrEqual(1);
   });
 });
+
+describe('the list summaries kept current from the change feed (deployment-summaries.ts)', () => {
+  it('reads gsi5 once, then only the feed and the deployments written since: another writer’s changes show at once', async () => {
+    const fed = serviceTableFixture('deployments-feed', { marshallOptions: { removeUndefinedValues: true } });
+    await createServiceTable(fed.client, fed.table);
+    const three = stored.slice(0, 3);
+    await fed.db.send(
+      new BatchWriteCommand({
+        RequestItems: { [fed.table]: three.map((d) => ({ PutRequest: { Item: deploymentItem(d) } })) },
+      }),
+    );
+    expect(await upgradeListIndex(fed.db, fed.table)).toBe(0);
+    const { client: meteredDb, meter } = metered();
+    const reader = new DynamoDeploymentRepository(meteredDb, fed.table);
+    // another container's: nothing of it is shared with the reader
+    const writer = new DynamoDeploymentRepository(fed.db, fed.table);
+    const states = async () => Object.fromEntries((await reader.listSummaries()).map((s) => [s.id, s.state]));
+
+    expect(await states()).toEqual(Object.fromEntries(three.map((d) => [d.id, d.state])));
+    const cold = meter.commands.splice(0);
+    expect(cold).toContain('QueryCommand');
+
+    const [first] = three;
+    expect(await writer.update(first!, { ...first!, state: 'cancelled', revision: first!.revision + 1 })).toBe(true);
+    const fourth = nth(COUNT + 1);
+    await fed.db.send(
+      new BatchWriteCommand({ RequestItems: { [fed.table]: [{ PutRequest: { Item: deploymentItem(fourth) } }] } }),
+    );
+
+    const now = await states();
+    expect(now[first!.id]).toBe('cancelled');
+    expect(now[fourth.id]).toBe(fourth.state);
+    expect(Object.keys(now)).toHaveLength(4);
+    // one feed query and one batch read of what it listed: no read of every summary
+    expect(meter.commands.splice(0)).toEqual(['QueryCommand', 'BatchGetItemCommand']);
+
+    expect(Object.keys(await states())).toHaveLength(4);
+    // nothing changed since: the feed query alone
+    expect(meter.commands.splice(0)).toEqual(['QueryCommand']);
+  });
+});
