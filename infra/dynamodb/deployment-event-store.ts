@@ -27,7 +27,7 @@ import {
   type StoredEvent,
 } from '../../domain/deployments/events.js';
 import { isConditionFailure } from './conditional.js';
-import { markerItem, moveHeadItem, readHead, readMarkers } from './event-head.js';
+import { markerItem, moveHeadItem, readHead, readHeadAndMarkers, readMarkers, type Head } from './event-head.js';
 import {
   dated,
   eventItems,
@@ -179,7 +179,8 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
     groups: readonly PreparedGroup[],
   ): Promise<Map<string, StoredEvent[]>> {
     const stored = new Map<string, StoredEvent[]>();
-    const done = await readMarkers(
+    // The head comes with the markers: the first transaction needs no read of its own.
+    const { head, markers: done } = await readHeadAndMarkers(
       this.db,
       this.tableName,
       deploymentId,
@@ -188,7 +189,7 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
     const remaining = groups.filter((g) => !done.has(g.key));
     try {
       // Nobody else writing: one transaction per batch, as for any append.
-      await this.appendInBatches(deploymentId, remaining, stored);
+      await this.appendInBatches(deploymentId, remaining, stored, head);
       return stored;
     } catch (error) {
       // The head moved (another writer) or a marker appeared (a concurrent retry): park and merge.
@@ -212,15 +213,20 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
     deploymentId: string,
     pending: PreparedGroup[],
     stored: Map<string, StoredEvent[]>,
+    head?: Head,
   ): Promise<void> {
+    // After the first transaction the head is the one it wrote: each later one starts from there, read or not.
+    let known = head;
     while (pending.length > 0) {
       const [batch = []] = groupBatches(pending.map((g) => ({ events: packCount(g.events), size: groupSize(g) })));
       const written = await this.appendGroups(
         deploymentId,
         batch.map((i) => pending[i]!),
+        known,
       );
       this.stats.direct += 1;
-      for (const [key, events] of written) stored.set(key, events);
+      for (const [key, events] of written.stored) stored.set(key, events);
+      known = written.head;
       pending.splice(0, batch.length);
     }
   }
@@ -233,7 +239,7 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
     const stored = new Map<string, StoredEvent[]>();
     let remaining = [...groups];
     for (let attempt = 1; remaining.length > 0; attempt += 1) {
-      const done = await readMarkers(
+      const { head, markers: done } = await readHeadAndMarkers(
         this.db,
         this.tableName,
         deploymentId,
@@ -241,7 +247,7 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
       );
       remaining = remaining.filter((g) => !done.has(g.key));
       try {
-        await this.appendInBatches(deploymentId, remaining, stored);
+        await this.appendInBatches(deploymentId, remaining, stored, head);
       } catch (error) {
         if (!isConditionFailure(error) || attempt >= this.maxAttempts) throw error;
         await sleep(Math.random() * Math.min(100, 5 * 2 ** Math.min(attempt, 5)));
@@ -255,12 +261,17 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
     await this.parking.mergeUntil(deploymentId, undefined);
   }
 
-  /** One transaction: the head moves past the groups' events; each group's marker (absent before) and events are put. */
+  /**
+   * One transaction: the head moves past the groups' events; each group's marker (absent before) and events are put.
+   * From `head` when the caller just read it (its condition refuses a head that moved since), else read first.
+   * Answers the events stored by key, and the head it left.
+   */
   private async appendGroups(
     deploymentId: string,
     groups: readonly PreparedGroup[],
-  ): Promise<Map<string, StoredEvent[]>> {
-    const { seq: seen, at: seenAt } = await readHead(this.db, this.tableName, deploymentId);
+    head?: Head,
+  ): Promise<{ stored: Map<string, StoredEvent[]>; head: Head }> {
+    const { seq: seen, at: seenAt } = head ?? (await readHead(this.db, this.tableName, deploymentId));
     const total = groups.reduce((n, g) => n + g.events.length, 0);
     let at = seenAt;
     const inOrder = groups.map((g) => {
@@ -282,7 +293,7 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
       }
     }
     await this.db.send(new TransactWriteCommand({ TransactItems: items }));
-    return stored;
+    return { stored, head: { seq, at } };
   }
 
   private async appendBatch(deploymentId: string, batch: readonly Prepared[]): Promise<StoredEvent[]> {

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { PutCommand, QueryCommand, TransactWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { StoredEvent } from '../../domain/deployments/events.js';
 import { isConditionFailure } from './conditional.js';
-import { markerItem, moveHeadItem, readHead, readMarkers } from './event-head.js';
+import { markerItem, moveHeadItem, readHeadAndMarkers, readMarkers } from './event-head.js';
 import {
   dated,
   eventItems,
@@ -149,12 +149,14 @@ export class EventParking {
    * events; a group already marked (a duplicate) is only deleted.
    */
   private async merge(deploymentId: string, parked: readonly Parked[]): Promise<void> {
-    const marked = await readMarkers(this.db, this.tableName, deploymentId, [...new Set(parked.map((p) => p.key))]);
+    const {
+      head: { seq: seen, at: seenAt },
+      markers: marked,
+    } = await readHeadAndMarkers(this.db, this.tableName, deploymentId, [...new Set(parked.map((p) => p.key))]);
     const batch = mergeBatch(
       parked.map((p) => ({ key: p.key, events: packCount(p.events), size: groupSize(p) })),
       new Set(marked.keys()),
     );
-    const { seq: seen, at: seenAt } = await readHead(this.db, this.tableName, deploymentId);
     const items: TransactItem[] = [];
     let seq = seen;
     let at = seenAt;

@@ -126,6 +126,36 @@ describe('DynamoDeploymentEventStore', () => {
     expect(transactions).toBeLessThan(20);
   });
 
+  it('appends a keyed group nobody races in two calls: the head read with the markers, then one transaction', async () => {
+    const countingClient = dynamoClient();
+    const sent: string[] = [];
+    countingClient.middlewareStack.add(
+      (next, context) => async (args) => {
+        sent.push(String(context.commandName));
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
+    const counted = new DynamoDeploymentEventStore(
+      DynamoDBDocumentClient.from(countingClient, { marshallOptions: { removeUndefinedValues: true } }),
+      table,
+    );
+    await store.append('d-two-calls', [logEvent('before')]);
+
+    const stored = await counted.appendOnce('d-two-calls', [
+      { key: 'c1/1', events: [logEvent('one'), logEvent('two')] },
+    ]);
+    const again = await counted.appendOnce('d-two-calls', [
+      { key: 'c1/1', events: [logEvent('one'), logEvent('two')] },
+    ]);
+
+    expect(stored.map((e) => e.seq)).toEqual([2, 3]);
+    expect(again).toEqual([]);
+    // the first: one read, one write; the repeat: the read alone (its marker is there)
+    expect(sent).toEqual(['BatchGetItemCommand', 'TransactWriteItemsCommand', 'BatchGetItemCommand']);
+    expect((await store.after('d-two-calls', 0, 10)).map((e) => e.seq)).toEqual([1, 2, 3]);
+  });
+
   it('merges the groups of 40 targets written by 4 containers at once: each once, in order per target, contiguous', async () => {
     // Prepare: 4 stores (4 containers), 10 targets each; every target posts 5 chunks one after another (as an
     // agent does), and every third chunk is posted twice at once (a retry racing the original)
