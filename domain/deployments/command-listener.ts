@@ -10,7 +10,7 @@ import type { KeyedEventAppender } from './events.js';
 import { outputToKeyedEvents } from './publish.js';
 
 /**
- * Output arrives up to every 100 ms per running command: a target's name is read once a minute per target and
+ * Output arrives up to every 50 ms per running command: a target's name is read once a minute per target and
  * container, not on every batch (a rename shows on log lines within a minute).
  */
 export const TARGET_NAME_TTL_MS = 60_000;

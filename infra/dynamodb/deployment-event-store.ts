@@ -52,6 +52,12 @@ import type { TransactItem } from './transactions.js';
 export { groupBatches, mergeBatch, packSizes, transactionBatches };
 
 const MAX_ATTEMPTS = 100;
+/** A head this process wrote is guessed for this long after (a command's output posts come ~every 30-100 ms). */
+export const GUESS_TRUST_MS = 2_000;
+/** After a guess missed (another writer is active on the deployment), no guessing for this long. */
+export const GUESS_PAUSE_MS = 5_000;
+/** Heads remembered at most (forgotten all at once past it: only a read more each). */
+const MAX_GUESSED_HEADS = 1_000;
 const LAST_SEQ = 9_999_999_999;
 
 export interface EventStoreOptions {
@@ -65,6 +71,8 @@ export interface AppendStats extends MergeStats {
   direct: number;
   /** Direct transactions that lost the race for the head (their groups were parked). */
   lostRaces: number;
+  /** Transactions from a remembered head that found it moved (then read and written as usual). */
+  missedGuesses: number;
 }
 
 /** A call of appendOnce waiting for its round of the group commit. */
@@ -79,9 +87,16 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
   /** Per deployment: the calls waiting for the next round of the group commit, and whether a round is running. */
   private readonly waiting = new Map<string, Waiting[]>();
   private readonly committing = new Set<string>();
-  readonly stats: AppendStats = { direct: 0, lostRaces: 0, parked: 0, merges: 0, lostMerges: 0 };
+  readonly stats: AppendStats = { direct: 0, lostRaces: 0, missedGuesses: 0, parked: 0, merges: 0, lostMerges: 0 };
   /** Parking and merging of the groups whose direct transaction lost the race for the head. */
   private readonly parking: EventParking;
+  /**
+   * Per deployment: the head this process's last keyed append left, and when; or, after a guess that missed, until
+   * when not to guess. A command's output comes in posts one after another, most of them to the same container: the
+   * next post's transaction starts from the head the last one wrote, with no read before it (its conditions refuse a
+   * head that moved or a marker already there, and then the usual read and transaction follow).
+   */
+  private readonly heads = new Map<string, { head?: Head; at: number }>();
 
   constructor(
     private readonly db: DynamoDBDocumentClient,
@@ -176,9 +191,24 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
   /** The groups not appended yet, appended: each group's stored events by its key (none for one already there). */
   private async appendGroupsOnce(
     deploymentId: string,
-    groups: readonly PreparedGroup[],
+    groupsAsked: readonly PreparedGroup[],
   ): Promise<Map<string, StoredEvent[]>> {
+    let groups = groupsAsked;
     const stored = new Map<string, StoredEvent[]>();
+    const guess = this.guessedHead(deploymentId);
+    if (guess !== undefined) {
+      const pending = [...groups];
+      try {
+        await this.appendInBatches(deploymentId, pending, stored, guess);
+        return stored;
+      } catch (error) {
+        if (!isConditionFailure(error)) throw error;
+        // Someone else wrote since (or a retried chunk is in already): read, as without a guess, for a while.
+        this.heads.set(deploymentId, { at: Date.now() + GUESS_PAUSE_MS });
+        this.stats.missedGuesses += 1;
+        groups = pending;
+      }
+    }
     // The head comes with the markers: the first transaction needs no read of its own.
     const { head, markers: done } = await readHeadAndMarkers(
       this.db,
@@ -227,8 +257,23 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
       this.stats.direct += 1;
       for (const [key, events] of written.stored) stored.set(key, events);
       known = written.head;
+      this.remember(deploymentId, known);
       pending.splice(0, batch.length);
     }
+  }
+
+  /** The head this process last wrote for the deployment, if recent and no guess of it missed lately. */
+  private guessedHead(deploymentId: string): Head | undefined {
+    const entry = this.heads.get(deploymentId);
+    if (entry?.head === undefined) return undefined;
+    return Date.now() - entry.at <= GUESS_TRUST_MS ? entry.head : undefined;
+  }
+
+  private remember(deploymentId: string, head: Head): void {
+    const entry = this.heads.get(deploymentId);
+    if (entry !== undefined && entry.head === undefined && entry.at > Date.now()) return; // a recent miss: no guessing
+    if (this.heads.size >= MAX_GUESSED_HEADS) this.heads.clear();
+    this.heads.set(deploymentId, { head, at: Date.now() });
   }
 
   /** The old way, for groups too big to park: retry the head until the groups are in. */

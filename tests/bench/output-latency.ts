@@ -6,7 +6,7 @@
 // LINES lines, each holding its own Date.now(). A client reads GET /deployments/{id}/logs?sse_token= with fetch and,
 // for every `log` event, takes the time the frame arrived minus the time printed in the line. Every clock is this
 // host's, so the difference is the real latency. The path of a line and what it costs:
-//   script stdout -> agent: batched, one POST .../output at most every 100 ms (agent/output.ts BATCH_INTERVAL_MS)
+//   script stdout -> agent: batched, one POST .../output at most every 50 ms (agent/output.ts BATCH_INTERVAL_MS)
 //     -> output handler: one `log` event per line appended to the deployment's event store (`log.timestamp` is
 //        that moment, so the figures split at it)
 //     -> stream handler: polls the store every 100 ms -> the front -> this client.

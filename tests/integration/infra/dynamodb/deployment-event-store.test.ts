@@ -126,7 +126,7 @@ describe('DynamoDeploymentEventStore', () => {
     expect(transactions).toBeLessThan(20);
   });
 
-  it('appends a keyed group nobody races in two calls: the head read with the markers, then one transaction', async () => {
+  it('appends keyed groups nobody races in few calls: the head read with the markers, then the head it wrote guessed', async () => {
     const countingClient = dynamoClient();
     const sent: string[] = [];
     countingClient.middlewareStack.add(
@@ -140,20 +140,36 @@ describe('DynamoDeploymentEventStore', () => {
       DynamoDBDocumentClient.from(countingClient, { marshallOptions: { removeUndefinedValues: true } }),
       table,
     );
-    await store.append('d-two-calls', [logEvent('before')]);
+    const group = (key: string) => [{ key, events: [logEvent(`${key} one`), logEvent(`${key} two`)] }];
+    await store.append('d-few-calls', [logEvent('before')]);
 
-    const stored = await counted.appendOnce('d-two-calls', [
-      { key: 'c1/1', events: [logEvent('one'), logEvent('two')] },
+    // the first: one read (head and markers), one transaction
+    expect((await counted.appendOnce('d-few-calls', group('c1/1'))).map((e) => e.seq)).toEqual([2, 3]);
+    expect(sent.splice(0)).toEqual(['BatchGetItemCommand', 'TransactWriteItemsCommand']);
+    // the next chunk: the transaction alone, from the head the first one wrote
+    expect((await counted.appendOnce('d-few-calls', group('c1/2'))).map((e) => e.seq)).toEqual([4, 5]);
+    expect(sent.splice(0)).toEqual(['TransactWriteItemsCommand']);
+    // another writer moves the head: the guess is refused, then the usual read and transaction
+    await store.append('d-few-calls', [logEvent('engine')]);
+    expect((await counted.appendOnce('d-few-calls', group('c1/3'))).map((e) => e.seq)).toEqual([7, 8]);
+    expect(sent.splice(0)).toEqual(['TransactWriteItemsCommand', 'BatchGetItemCommand', 'TransactWriteItemsCommand']);
+    // a retried chunk (its marker is there): read, nothing written (no guessing for a while after a miss)
+    expect(await counted.appendOnce('d-few-calls', group('c1/2'))).toEqual([]);
+    expect(sent.splice(0)).toEqual(['BatchGetItemCommand']);
+    expect(counted.stats.missedGuesses).toBe(1);
+    const messages = (await store.after('d-few-calls', 0, 20)).map((e) =>
+      e.event.type === 'log' ? e.event.log.message : '',
+    );
+    expect(messages).toEqual([
+      'before',
+      'c1/1 one',
+      'c1/1 two',
+      'c1/2 one',
+      'c1/2 two',
+      'engine',
+      'c1/3 one',
+      'c1/3 two',
     ]);
-    const again = await counted.appendOnce('d-two-calls', [
-      { key: 'c1/1', events: [logEvent('one'), logEvent('two')] },
-    ]);
-
-    expect(stored.map((e) => e.seq)).toEqual([2, 3]);
-    expect(again).toEqual([]);
-    // the first: one read, one write; the repeat: the read alone (its marker is there)
-    expect(sent).toEqual(['BatchGetItemCommand', 'TransactWriteItemsCommand', 'BatchGetItemCommand']);
-    expect((await store.after('d-two-calls', 0, 10)).map((e) => e.seq)).toEqual([1, 2, 3]);
   });
 
   it('merges the groups of 40 targets written by 4 containers at once: each once, in order per target, contiguous', async () => {
