@@ -116,8 +116,9 @@ afterAll(async () => {
 
 describe('the console’s live views over the viewer channel', () => {
   it('shows a running deployment’s lines live over one WebSocket, no EventSource, shared with the list', async () => {
-    const page = await signIn(ADMIN);
-    const seen = watch(page);
+    // Watched from before the sign-in: the list the sign-in lands on may open the page's one socket already.
+    let seen: ReturnType<typeof watch> = { sockets: [], streams: [] };
+    const page = await signIn(ADMIN, { prepare: async (tab) => void (seen = watch(tab)) });
     const id = await deploy('ticks');
     await page.goto(`${e2e.stack.baseUrl}/#/deployments/${id}`);
     // Live: lines come while the deployment runs, not at its end.
