@@ -27,7 +27,12 @@ export interface ChangedRecord {
  * write). The feed is eventually consistent: readers look back a few seconds and skip what they already saw.
  */
 export interface ChangeFeed {
-  since(resource: 'deployments' | 'pending_deployments' | 'targets', from: string): Promise<readonly ChangedRecord[]>;
+  /** The entries written since `from` (ISO time), oldest first; at most `max` of them when given. */
+  since(
+    resource: 'deployments' | 'pending_deployments' | 'targets',
+    from: string,
+    max?: number,
+  ): Promise<readonly ChangedRecord[]>;
 }
 
 /**

@@ -14,7 +14,8 @@ export class DynamoChangeFeed implements ChangeFeed {
     private readonly tableName: string,
   ) {}
 
-  async since(resource: ChangedResource, from: string): Promise<readonly ChangedRecord[]> {
+  async since(resource: ChangedResource, from: string, max = MAX_ENTRIES): Promise<readonly ChangedRecord[]> {
+    const limit = Math.min(max, MAX_ENTRIES);
     const entries: ChangedRecord[] = [];
     let start: Record<string, unknown> | undefined;
     do {
@@ -25,7 +26,7 @@ export class DynamoChangeFeed implements ChangeFeed {
           KeyConditionExpression: 'gsi3pk = :pk AND gsi3sk >= :from',
           ExpressionAttributeValues: { ':pk': keys.changed(resource, '', '').gsi3pk, ':from': from },
           ExclusiveStartKey: start,
-          Limit: MAX_ENTRIES - entries.length,
+          Limit: limit - entries.length,
         }),
       );
       for (const item of page.Items ?? []) {
@@ -38,7 +39,7 @@ export class DynamoChangeFeed implements ChangeFeed {
         });
       }
       start = page.LastEvaluatedKey;
-    } while (start !== undefined && entries.length < MAX_ENTRIES);
+    } while (start !== undefined && entries.length < limit);
     return entries;
   }
 }

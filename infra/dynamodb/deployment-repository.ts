@@ -57,7 +57,7 @@ export class DynamoDeploymentRepository implements DeploymentRepository {
             ExpressionAttributeValues: { ':pk': partitions.deployments },
           })
         ).map(toSummary),
-      changedSince: (from) => feed.since('deployments', from),
+      changedSince: (from, max) => feed.since('deployments', from, max),
       summariesOf: (ids) =>
         getRecords(this.db, this.tableName, ids.map(keys.deployment), toSummary, DEPLOYMENT_LIST_ATTRIBUTES),
     });

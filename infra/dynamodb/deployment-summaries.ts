@@ -17,8 +17,8 @@ export const MAX_CHANGED = 1_000;
 export interface SummarySources {
   /** Every deployment's summary (the slim index). */
   all(): Promise<readonly DeploymentSummary[]>;
-  /** The deployments written since `from` (ISO time), as the change feed lists them. */
-  changedSince(from: string): Promise<readonly ChangedRecord[]>;
+  /** The deployments written since `from` (ISO time), as the change feed lists them, at most `max`. */
+  changedSince(from: string, max: number): Promise<readonly ChangedRecord[]>;
   /** The current summaries of these deployments (a consistent read). */
   summariesOf(ids: readonly string[]): Promise<readonly DeploymentSummary[]>;
 }
@@ -68,9 +68,9 @@ export class DeploymentSummarySet {
     const started = this.now();
     if (this.loadedAt === undefined || started - this.loadedAt >= RELOAD_AFTER_MS) return this.reload(started);
     const from = this.lookedAt - LOOK_BACK_MS;
-    const entries = (await this.sources.changedSince(new Date(from).toISOString())).filter(
-      (entry) => !this.applied.has(`${entry.at}#${entry.id}`),
-    );
+    // One more than MAX_CHANGED (plus what the look-back re-lists) is enough to know a full read is cheaper.
+    const listed = await this.sources.changedSince(new Date(from).toISOString(), MAX_CHANGED + 1 + this.applied.size);
+    const entries = listed.filter((entry) => !this.applied.has(`${entry.at}#${entry.id}`));
     if (entries.length > MAX_CHANGED) return this.reload(started);
     const ids = [...new Set(entries.map((entry) => entry.id))];
     if (ids.length > 0) for (const summary of await this.sources.summariesOf(ids)) this.put(summary);

@@ -28,7 +28,7 @@ const aTable = () => {
   let clock = Date.parse('2026-11-28T12:00:00.000Z');
   const stored = new Map<string, DeploymentSummary>();
   const feed = new Map<string, string>();
-  const asked = { all: 0, since: [] as string[], of: [] as string[][] };
+  const asked = { all: 0, since: [] as string[], max: [] as number[], of: [] as string[][] };
   const write = (s: DeploymentSummary) => {
     stored.set(s.id, s);
     feed.set(s.id, new Date(clock).toISOString());
@@ -38,9 +38,14 @@ const aTable = () => {
       asked.all += 1;
       return [...stored.values()];
     },
-    changedSince: async (from) => {
+    changedSince: async (from, max) => {
       asked.since.push(from);
-      return [...feed].filter(([, at]) => at >= from).map(([id, at]): ChangedRecord => ({ id, at, tenantId: null }));
+      asked.max.push(max);
+      return [...feed]
+        .filter(([, at]) => at >= from)
+        .sort(([, a], [, b]) => a.localeCompare(b))
+        .slice(0, max)
+        .map(([id, at]): ChangedRecord => ({ id, at, tenantId: null }));
     },
     summariesOf: async (ids) => {
       asked.of.push([...ids]);
@@ -51,7 +56,7 @@ const aTable = () => {
   const set = new DeploymentSummarySet(
     {
       all: () => sources.all(),
-      changedSince: (from) => sources.changedSince(from),
+      changedSince: (from, max) => sources.changedSince(from, max),
       summariesOf: (ids) => sources.summariesOf(ids),
     },
     () => clock,
@@ -99,6 +104,8 @@ describe('the deployments list summary set', () => {
     t.tick(1_000);
     expect((await t.set.current()).length).toBe(MAX_CHANGED + 2);
     expect(t.asked.all).toBe(3);
+    // the flood's look asked the feed for no more than it needed to decide (not the feed's whole 5,000)
+    expect(t.asked.max.at(-1)).toBeLessThanOrEqual(MAX_CHANGED + 1 + 1);
   });
 
   it('keeps what it had when a look fails, and the next look catches up', async () => {
@@ -127,10 +134,10 @@ describe('the deployments list summary set', () => {
     const gate = new Promise<void>((resolve) => (release = resolve));
     const original = t.sources.changedSince;
     let looks = 0;
-    t.sources.changedSince = async (from) => {
+    t.sources.changedSince = async (from, max) => {
       looks += 1;
       if (looks === 1) await gate;
-      return original(from);
+      return original(from, max);
     };
     t.tick(1_000);
     const first = t.set.current();
