@@ -15,7 +15,7 @@ import type { SecretCipher } from '../identity/ports.js';
 import type { Clock, ServiceMetrics } from '../shared/ports.js';
 import { cancelCommand } from '../targets/commands.js';
 import type { AgentDispatch, CommandRepository, TargetRepository } from '../targets/ports.js';
-import type { Target } from '../targets/types.js';
+import type { Command, Target } from '../targets/types.js';
 import { decide, elapsed, currentCommands, scriptKey, targetsToRead, type Decision } from './decide.js';
 import type { KeyedEventAppender } from './events.js';
 import { deploymentData, owedBy, settleOutbox, type DeploymentWebhooks } from './outbox.js';
@@ -218,7 +218,7 @@ const advanceOnce = async (deps: EngineDeps, deployment: Deployment, check: bool
   const catalog = new Map<string, StepScript | undefined>();
   for (;;) {
     const decision = decide(deployment, commands, targets, now, { maxDeploymentSeconds, catalog, check });
-    if (decision.kind === 'decision') return apply(deps, deployment, decision, targets);
+    if (decision.kind === 'decision') return apply(deps, deployment, decision, targets, commands);
     const found = await Promise.all(decision.refs.map((ref) => deps.scripts.find(ref.actionId, ref.version)));
     decision.refs.forEach((ref, i) => catalog.set(scriptKey(ref), found[i]));
   }
@@ -250,6 +250,7 @@ const apply = async (
   deployment: Deployment,
   decision: Decision,
   targets: ReadonlyMap<string, Target>,
+  commands: ReadonlyMap<string, Command>,
 ): Promise<boolean | undefined> => {
   // Wake-ups and second pushes are best effort: the agent drains its inbox on reconnect, and the next check pushes again.
   for (const signal of decision.signals)
@@ -276,7 +277,7 @@ const apply = async (
   if (!written) return undefined;
   if (owed !== undefined) deps.metrics?.deploymentFinished(next.state);
   if (deps.events !== undefined)
-    await publishPass({ ...deps, events: deps.events }, deployment.id, decision.events, next.revision);
+    await publishPass({ ...deps, events: deps.events }, deployment.id, decision.events, next.revision, commands);
   if (owed !== undefined) await settleOutbox(deps, owed);
   return owed !== undefined;
 };

@@ -5,8 +5,7 @@ import type { EngineEvent } from './decide-pass.js';
 import { outputLines } from '../../protocol/output-limits.js';
 import type { KeyedEvents, NewEvent } from './events.js';
 
-/** The output tail a finished step's step_update carries (the spec's output tails are 2000 characters). */
-export const OUTPUT_TAIL = 2000;
+export { OUTPUT_TAIL, outputTail } from '../targets/commands.js';
 
 export const engineEventsToNew = (
   events: readonly EngineEvent[],
@@ -77,13 +76,6 @@ export const outputToLogEvents = (
       },
     })),
   );
-
-/** The last `OUTPUT_TAIL` characters of a command's output, both streams in order. */
-export const outputTail = (chunks: readonly OutputChunk[]): string =>
-  chunks
-    .map((c) => c.data)
-    .join('')
-    .slice(-OUTPUT_TAIL);
 
 /** Log events per keyed group: a group and its marker must fit one DynamoDB transaction with the head. */
 export const EVENTS_PER_GROUP = 90;

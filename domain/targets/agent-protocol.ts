@@ -9,6 +9,7 @@ import { openVariable } from '../shared/variable-secrets.js';
 import type { SecretCipher } from '../identity/ports.js';
 import type { TargetsDeps } from './deps.js';
 import { checkAgentVersion } from './compatibility.js';
+import { outputTail } from './commands.js';
 import { AGENT_TOKEN_PREFIX } from './enrollment.js';
 import type { AgentCaller, Command, OutputChunk } from './types.js';
 
@@ -233,11 +234,17 @@ export const completeCommand = async (
     errorMessage: report.error_message ?? null,
   };
   // The output it carried raises outputSeq in the completing write; if that condition fails (outputSeq already as
-  // high, or the command is no longer delivered), the completion alone is tried.
+  // high, or the command is no longer delivered), the completion alone is tried. A completion that carries the whole
+  // output (none came before it) stores its tail too: the engine's pass then reads no chunks for the step_update.
   const highest = Math.max(...(report.output ?? []).map((c) => c.seq));
+  const tail =
+    command.outputSeq === -1
+      ? { text: outputTail([...(report.output ?? [])].sort((a, b) => a.seq - b.seq)), seqWas: -1 }
+      : undefined;
+  const raise = highest > command.outputSeq ? highest : undefined;
   const completed =
     command.status === 'delivered' &&
-    ((highest > command.outputSeq && (await deps.commands.complete(command.id, result, highest))) ||
+    (((raise !== undefined || tail !== undefined) && (await deps.commands.complete(command.id, result, raise, tail))) ||
       (await deps.commands.complete(command.id, result)));
   if (completed) {
     await deps.listener?.completed({ ...command, status: 'completed', result });

@@ -1,7 +1,17 @@
 // Commands for agents, as the orchestrator (and, until it exists, the tests) creates and stops them.
 import type { Clock, IdGenerator } from '../shared/ports.js';
 import type { CommandRepository } from './ports.js';
-import type { Command } from './types.js';
+import type { Command, OutputChunk } from './types.js';
+
+/** The output tail a finished step's step_update carries (the spec's output tails are 2000 characters). */
+export const OUTPUT_TAIL = 2000;
+
+/** The last `OUTPUT_TAIL` characters of a command's output, both streams in seq order. */
+export const outputTail = (chunks: readonly Pick<OutputChunk, 'data'>[]): string =>
+  chunks
+    .map((c) => c.data)
+    .join('')
+    .slice(-OUTPUT_TAIL);
 
 /** A command as the orchestrator asks for it: what it runs and where; the service gives it its id and state. */
 export type NewCommand = Pick<

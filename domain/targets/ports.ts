@@ -141,9 +141,10 @@ export interface CommandRepository {
   /**
    * delivered -> completed; false when it was not delivered (already completed, cancelled). With `outputSeq` (the
    * highest seq of output the completion carried, stored by appendOutput with `seqRaisedByCompletion`), it is raised
-   * in the same write, which then also requires the stored outputSeq to be lower.
+   * in the same write, which then also requires the stored outputSeq to be lower. With `tail`, the command's output
+   * tail is stored too, and the write requires outputSeq to be still `tail.seqWas` (no other output came meanwhile).
    */
-  complete(commandId: string, result: CommandResult, outputSeq?: number): Promise<boolean>;
+  complete(commandId: string, result: CommandResult, outputSeq?: number, tail?: CompletionTail): Promise<boolean>;
   /** queued -> cancelled (never delivered), or delivered -> a cancel notice in the target's inbox. */
   requestCancel(command: Command, at: Date): Promise<void>;
 }
@@ -154,6 +155,12 @@ export interface Sleeper {
 }
 
 /** Who is told what agents report (the deployments context: the event stream and the execution engine). */
+/** The output tail a completion stores, and the outputSeq it read (the tail holds only if that is still so). */
+export interface CompletionTail {
+  readonly text: string;
+  readonly seqWas: number;
+}
+
 export interface CommandListener {
   /** Chunks newly stored for a command (retries excluded), in seq order. */
   output(command: Command, chunks: readonly OutputChunk[]): Promise<void>;

@@ -110,6 +110,12 @@ export interface Command {
   /** The highest output seq accepted so far (-1: none). */
   readonly outputSeq: number;
   /**
+   * The last OUTPUT_TAIL characters of the command's whole output, stored by its completion when that carried all of
+   * it (no output came before): the engine's step_update takes it from here instead of reading the chunks. Absent
+   * otherwise, and on records made before.
+   */
+  readonly outputTail?: string;
+  /**
    * A command pushed over its agent's WebSocket (claimed for that connection when it was stored, status delivered)
    * and not acknowledged yet: it stays in the inbox (PUSHED#...) for the same installation to claim again, and the
    * engine pushes it again, until the agent's first report about it (output or completion) removes this.

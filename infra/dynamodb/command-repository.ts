@@ -10,7 +10,7 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import type { FailureAnalysis } from '../../domain/analysis/model.js';
-import type { CommandRepository } from '../../domain/targets/ports.js';
+import type { CommandRepository, CompletionTail } from '../../domain/targets/ports.js';
 import type { Command, CommandResult, OutputChunk, PushedTo, StoredChunk } from '../../domain/targets/types.js';
 import { conditionally, whenCondition } from './conditional.js';
 import { encryptionIndex } from './encryption-index.js';
@@ -352,20 +352,29 @@ export class DynamoCommandRepository implements CommandRepository {
     );
   }
 
-  async complete(commandId: string, result: CommandResult, outputSeq?: number): Promise<boolean> {
+  async complete(
+    commandId: string,
+    result: CommandResult,
+    outputSeq?: number,
+    tail?: CompletionTail,
+  ): Promise<boolean> {
+    const conditions = ['#status = :delivered'];
+    if (outputSeq !== undefined) conditions.push('outputSeq < :seq');
+    if (tail !== undefined) conditions.push('outputSeq = :seqWas');
     return conditionally(
       this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.command(commandId),
-          UpdateExpression: `SET #status = :completed, #result = :result${outputSeq === undefined ? '' : ', outputSeq = :seq'} REMOVE gsi1pk, gsi1sk, pushedTo`,
-          ConditionExpression: `#status = :delivered${outputSeq === undefined ? '' : ' AND outputSeq < :seq'}`,
+          UpdateExpression: `SET #status = :completed, #result = :result${outputSeq === undefined ? '' : ', outputSeq = :seq'}${tail === undefined ? '' : ', outputTail = :tail'} REMOVE gsi1pk, gsi1sk, pushedTo`,
+          ConditionExpression: conditions.join(' AND '),
           ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
           ExpressionAttributeValues: {
             ':completed': 'completed',
             ':delivered': 'delivered',
             ':result': result,
             ...(outputSeq === undefined ? {} : { ':seq': outputSeq }),
+            ...(tail === undefined ? {} : { ':tail': tail.text, ':seqWas': tail.seqWas }),
           },
         }),
       ),

@@ -38,12 +38,19 @@ const itemsIn = (operation: string, answer: string): number => {
   }
 };
 
+/**
+ * The name under which an empty SQS receive is counted: the local pollers short-poll each queue every 50 ms while it
+ * is empty (Lambda's pollers long-poll instead), so these calls come with time, not with work.
+ */
+export const EMPTY_RECEIVE = 'sqs ReceiveMessage (empty)';
+
 /** Counts by service and operation (e.g. `dynamodb GetItem`, `sqs ReceiveMessage`). */
 export class Counter {
   readonly byOperation = new Map<string, Tally>();
 
   record(service: string, operation: string, body: string, answerBytes: number, answer = ''): void {
-    const key = `${service} ${operation}`;
+    const empty = service === 'sqs' && operation === 'ReceiveMessage' && !answer.includes('"Messages":[{');
+    const key = empty ? EMPTY_RECEIVE : `${service} ${operation}`;
     const tally = this.byOperation.get(key) ?? { calls: 0, wru: 0, rru: 0, items: 0 };
     tally.calls += 1;
     if (service === 'dynamodb') tally.items += itemsIn(operation, answer);
@@ -117,7 +124,7 @@ export const startCountingProxy = async (dynamo: Emulator, sqs: Emulator, counte
               target === '' ? `${req.method} (query protocol)` : operation,
               body.toString('utf8'),
               bytes.length,
-              toDynamo ? raw.toString('utf8') : '',
+              toDynamo || operation === 'ReceiveMessage' ? raw.toString('utf8') : '',
             );
             res.writeHead(answer.statusCode ?? 500, { ...answer.headers, 'content-length': String(bytes.length) });
             res.end(bytes);

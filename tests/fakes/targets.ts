@@ -2,6 +2,7 @@
 import { noAgentChannel } from '../../domain/targets/agent-dispatch.js';
 import type { TargetsDeps } from '../../domain/targets/deps.js';
 import type {
+  CompletionTail,
   AgentConnections,
   AgentMessage,
   CommandRepository,
@@ -245,12 +246,19 @@ export class FakeCommandRepository implements CommandRepository {
   async output(id: string) {
     return [...(this.chunks.get(id) ?? [])].sort((a, b) => a.seq - b.seq);
   }
-  async complete(id: string, result: CommandResult, outputSeq?: number) {
+  async complete(id: string, result: CommandResult, outputSeq?: number, tail?: CompletionTail) {
     const command = this.commands.get(id);
     if (command?.status !== 'delivered') return false;
     if (outputSeq !== undefined && command.outputSeq >= outputSeq) return false;
+    if (tail !== undefined && command.outputSeq !== tail.seqWas) return false;
     const { pushedTo: _pushed, ...rest } = command;
-    this.commands.set(id, { ...rest, status: 'completed', result, outputSeq: outputSeq ?? command.outputSeq });
+    this.commands.set(id, {
+      ...rest,
+      status: 'completed',
+      result,
+      outputSeq: outputSeq ?? command.outputSeq,
+      ...(tail === undefined ? {} : { outputTail: tail.text }),
+    });
     this.notices.delete(id);
     return true;
   }

@@ -96,6 +96,25 @@ describe('DynamoCommandRepository', () => {
     expect((await commands.get(command.id))?.status).toBe('completed');
   });
 
+  it('stores an output tail with the completion only while no other output came (outputSeq as read)', async () => {
+    // Prepare: two delivered commands; the second gets output after its completion read outputSeq -1
+    const [kept, raced] = [aCommand('t-tail'), aCommand('t-tail')];
+    for (const c of [kept, raced]) await commands.enqueue(c);
+    await commands.claimInbox('t-tail', 2, new Date());
+    const result = { exitCode: 0, startedAt: '2026-11-22T10:00:00.000Z', completedAt: '2026-11-22T10:00:01.000Z' };
+    const done = { ...result, errorMessage: null };
+    await commands.appendOutput((await commands.get(raced.id))!, [{ stream: 'stdout', data: 'x', seq: 0 }], new Date());
+    // Act
+    const stored = await commands.complete(kept.id, done, undefined, { text: 'all of it', seqWas: -1 });
+    const refused = await commands.complete(raced.id, done, undefined, { text: '', seqWas: -1 });
+    // Assess
+    expect([stored, refused]).toEqual([true, false]);
+    expect(await commands.get(kept.id)).toMatchObject({ status: 'completed', outputTail: 'all of it' });
+    expect(await commands.get(raced.id)).toMatchObject({ status: 'delivered' });
+    expect((await commands.get(raced.id))?.outputTail).toBeUndefined();
+    expect((await commands.listByDeployment('d1')).find((c) => c.id === kept.id)?.outputTail).toBe('all of it');
+  });
+
   it('cancels a queued command outright, and puts one cancel notice for a delivered one in the inbox', async () => {
     const waiting = aCommand('t-cancel');
     const running = aCommand('t-cancel');

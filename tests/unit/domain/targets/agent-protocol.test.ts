@@ -156,6 +156,36 @@ describe('output and completion', () => {
     });
   });
 
+  it('stores the output tail with a completion that carries all of the output, or none at all', async () => {
+    // Prepare: three commands; only the third had output posted before its completion
+    const fakes = await twoAgents();
+    const ids: string[] = [];
+    for (const stepId of ['s1', 's2', 's3'])
+      ids.push((await enqueueCommand(fakes.deps, fakes.command(fakes.agentOne.targetId, { stepId }))).id);
+    await pollCommands(fakes.deps, fakes.agentOne, { wait: 0, max: 3 });
+    const [carried, silent, posted] = ids as [string, string, string];
+    await appendOutput(fakes.deps, fakes.agentOne, posted, [{ stream: 'stdout', data: 'early\n', seq: 0 }]);
+    // Act
+    await completeCommand(fakes.deps, fakes.agentOne, carried, {
+      exit_code: 0,
+      ...times,
+      output: [
+        { stream: 'stderr', data: 'b'.repeat(1500), seq: 1 },
+        { stream: 'stdout', data: 'a'.repeat(1500), seq: 0 },
+      ],
+    });
+    await completeCommand(fakes.deps, fakes.agentOne, silent, { exit_code: 0, ...times });
+    await completeCommand(fakes.deps, fakes.agentOne, posted, {
+      exit_code: 0,
+      ...times,
+      output: [{ stream: 'stdout', data: 'late\n', seq: 1 }],
+    });
+    // Assess: both streams in seq order, the last OUTPUT_TAIL characters; none where output came before
+    const tails = await Promise.all(ids.map(async (id) => (await fakes.commands.get(id))?.outputTail));
+    expect(tails).toEqual(['a'.repeat(500) + 'b'.repeat(1500), '', undefined]);
+    expect((await fakes.commands.get(posted))?.status).toBe('completed');
+  });
+
   it('hands output to the log (the listener) while its chunks are written, and answers once both are done', async () => {
     // Prepare: a chunk write held until released, a listener that records when it is called
     const { deps, agentOne, commands, id } = await delivered();
