@@ -180,7 +180,7 @@ export const withWakeUps = (
     claimInbox: (targetId, max, at, instance) => commands.claimInbox(targetId, max, at, instance),
     appendOutput: (command, chunks, at, options) => commands.appendOutput(command, chunks, at, options),
     output: (commandId) => commands.output(commandId),
-    complete: (commandId, result, outputSeq, tail) => commands.complete(commandId, result, outputSeq, tail),
+    complete: (commandId, result, outputSeq, whole) => commands.complete(commandId, result, outputSeq, whole),
   };
 };
 

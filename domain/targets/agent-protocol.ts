@@ -2,6 +2,7 @@
 // only ever see or report commands of their own target: anything else answers 404, as if it did not exist.
 import { AGENT_INSTANCE_HEADER } from '../../protocol/headers.js';
 import type { CompleteRequest as CompleteCommand } from '../../protocol/messages.js';
+import { outputBytes } from '../../protocol/output-limits.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { InvalidTokenError } from '../identity/errors.js';
 import { bearerToken } from '../identity/authenticate.js';
@@ -9,7 +10,7 @@ import { openVariable } from '../shared/variable-secrets.js';
 import type { SecretCipher } from '../identity/ports.js';
 import type { TargetsDeps } from './deps.js';
 import { checkAgentVersion } from './compatibility.js';
-import { outputTail } from './commands.js';
+import { INLINE_OUTPUT_BYTES, outputTail } from './commands.js';
 import { AGENT_TOKEN_PREFIX } from './enrollment.js';
 import type { AgentCaller, Command, OutputChunk } from './types.js';
 
@@ -222,30 +223,48 @@ export const completeCommand = async (
   report: CompleteCommand,
 ) => {
   const command = await ownCommand(deps, agent, commandId);
-  // The sign of life (the target item) beside the output's storage (the command's chunks and log events).
-  await Promise.all([
-    report.output !== undefined && report.output.length > 0 ? appendTo(deps, command, report.output, true) : undefined,
-    signOfLife(deps, agent),
-  ]);
   const result = {
     exitCode: report.exit_code,
     startedAt: new Date(report.started_at).toISOString(),
     completedAt: new Date(report.completed_at).toISOString(),
     errorMessage: report.error_message ?? null,
   };
-  // The output it carried raises outputSeq in the completing write; if that condition fails (outputSeq already as
-  // high, or the command is no longer delivered), the completion alone is tried. A completion that carries the whole
-  // output (none came before it) stores its tail too: the engine's pass then reads no chunks for the step_update.
-  const highest = Math.max(...(report.output ?? []).map((c) => c.seq));
-  const tail =
-    command.outputSeq === -1
-      ? { text: outputTail([...(report.output ?? [])].sort((a, b) => a.seq - b.seq)), seqWas: -1 }
-      : undefined;
-  const raise = highest > command.outputSeq ? highest : undefined;
-  const completed =
-    command.status === 'delivered' &&
-    (((raise !== undefined || tail !== undefined) && (await deps.commands.complete(command.id, result, raise, tail))) ||
-      (await deps.commands.complete(command.id, result)));
+  const output = [...(report.output ?? [])].sort((a, b) => a.seq - b.seq);
+  // The output it carried raises outputSeq in the completing write. A completion that carries the whole output (none
+  // came before it) stores its tail too, so the engine's pass reads no chunks for the step_update.
+  const raise = output.length > 0 && output.at(-1)!.seq > command.outputSeq ? output.at(-1)!.seq : undefined;
+  const whole = command.outputSeq === -1 ? { tail: outputTail(output), seqWas: -1 } : undefined;
+  // The usual case, a short command: its whole output, small, is stored in the completing write itself (no chunk
+  // items), beside its log lines and the sign of life. A log append that fails fails the request, and the agent's
+  // retry appends what is missing (the path below: log lines are kept once per seq).
+  const inline = command.status === 'delivered' && whole !== undefined && outputBytes(output) <= INLINE_OUTPUT_BYTES;
+  const [completedInline] = inline
+    ? await Promise.all([
+        deps.commands.complete(command.id, result, raise, {
+          ...whole,
+          chunks: output,
+          receivedAt: deps.clock.now().toISOString(),
+        }),
+        output.length > 0 ? deps.listener?.output(command, output) : undefined,
+        signOfLife(deps, agent),
+      ])
+    : [false];
+  // Otherwise (or when that write was refused): the chunks and log lines, beside the sign of life, then the completing
+  // write; if its condition fails (outputSeq already as high, or the command is no longer delivered), the completion
+  // alone is tried.
+  let completed = completedInline;
+  if (!completed) {
+    await Promise.all([
+      output.length > 0 ? appendTo(deps, command, output, true) : undefined,
+      inline ? undefined : signOfLife(deps, agent),
+    ]);
+    const withWhole = inline ? undefined : whole;
+    completed =
+      command.status === 'delivered' &&
+      (((raise !== undefined || withWhole !== undefined) &&
+        (await deps.commands.complete(command.id, result, raise, withWhole))) ||
+        (await deps.commands.complete(command.id, result)));
+  }
   if (completed) {
     await deps.listener?.completed({ ...command, status: 'completed', result });
     return { id: command.id, status: 'completed' as const };

@@ -6,6 +6,12 @@ import type { Command, OutputChunk } from './types.js';
 /** The output tail a finished step's step_update carries (the spec's output tails are 2000 characters). */
 export const OUTPUT_TAIL = 2000;
 
+/**
+ * A completion that carries all of a command's output, at most this many UTF-8 bytes, stores it in the completing
+ * write instead of chunk items (a short command's whole output: one write instead of two).
+ */
+export const INLINE_OUTPUT_BYTES = 4096;
+
 /** The last `OUTPUT_TAIL` characters of a command's output, both streams in seq order. */
 export const outputTail = (chunks: readonly Pick<OutputChunk, 'data'>[]): string =>
   chunks

@@ -141,10 +141,11 @@ export interface CommandRepository {
   /**
    * delivered -> completed; false when it was not delivered (already completed, cancelled). With `outputSeq` (the
    * highest seq of output the completion carried, stored by appendOutput with `seqRaisedByCompletion`), it is raised
-   * in the same write, which then also requires the stored outputSeq to be lower. With `tail`, the command's output
-   * tail is stored too, and the write requires outputSeq to be still `tail.seqWas` (no other output came meanwhile).
+   * in the same write, which then also requires the stored outputSeq to be lower. With `whole`, the command's output
+   * tail (and, when given, the output itself) is stored too, and the write requires outputSeq to be still
+   * `whole.seqWas` (no other output came meanwhile).
    */
-  complete(commandId: string, result: CommandResult, outputSeq?: number, tail?: CompletionTail): Promise<boolean>;
+  complete(commandId: string, result: CommandResult, outputSeq?: number, whole?: WholeOutput): Promise<boolean>;
   /** queued -> cancelled (never delivered), or delivered -> a cancel notice in the target's inbox. */
   requestCancel(command: Command, at: Date): Promise<void>;
 }
@@ -155,10 +156,17 @@ export interface Sleeper {
 }
 
 /** Who is told what agents report (the deployments context: the event stream and the execution engine). */
-/** The output tail a completion stores, and the outputSeq it read (the tail holds only if that is still so). */
-export interface CompletionTail {
-  readonly text: string;
+/**
+ * What a completion that carries a command's whole output stores with it: the output's tail, and the output itself
+ * when it is small (`chunks`: then no chunk items are written; `output()` answers them all the same). `seqWas` is the
+ * outputSeq it read: it holds only if that is still so.
+ */
+export interface WholeOutput {
+  readonly tail: string;
   readonly seqWas: number;
+  /** The output itself, received at `receivedAt` (the server's clock, as for chunk items). */
+  readonly chunks?: readonly OutputChunk[];
+  readonly receivedAt?: string;
 }
 
 export interface CommandListener {

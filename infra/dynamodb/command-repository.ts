@@ -10,7 +10,7 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import type { FailureAnalysis } from '../../domain/analysis/model.js';
-import type { CommandRepository, CompletionTail } from '../../domain/targets/ports.js';
+import type { CommandRepository, WholeOutput } from '../../domain/targets/ports.js';
 import type { Command, CommandResult, OutputChunk, PushedTo, StoredChunk } from '../../domain/targets/types.js';
 import { conditionally, whenCondition } from './conditional.js';
 import { encryptionIndex } from './encryption-index.js';
@@ -24,7 +24,11 @@ const INBOX_PAGE = 25;
 const OWN_PUSH_PAGES = 8;
 
 const toCommand = (item: Record<string, unknown>): Command => {
-  const { ttl: _expiry, ...command } = stripKeys<Command & { ttl?: number }>(item);
+  const {
+    ttl: _expiry,
+    inlineOutput: _output,
+    ...command
+  } = stripKeys<Command & { ttl?: number; inlineOutput?: unknown }>(item);
   return command;
 };
 
@@ -340,33 +344,51 @@ export class DynamoCommandRepository implements CommandRepository {
     return chunks.filter((_, i) => stored[i] === true);
   }
 
+  /** Its chunk items and the output its completion stored inline (one query of the partition), in seq order. */
   async output(commandId: string): Promise<readonly StoredChunk[]> {
     const items = await queryAll(this.db, {
       TableName: this.tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :output)',
-      ExpressionAttributeValues: { ':pk': keys.command(commandId).pk, ':output': prefixes.commandOutput },
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.command(commandId).pk },
       ConsistentRead: true,
     });
-    return items.map(
-      (i) => ({ stream: i['stream'], data: i['data'], seq: i['seq'], receivedAt: i['receivedAt'] }) as StoredChunk,
-    );
+    const bySeq = new Map<number, StoredChunk>();
+    for (const item of items) {
+      const sk = String(item['sk']);
+      const chunks = sk.startsWith(prefixes.commandOutput)
+        ? [item]
+        : sk === keys.command(commandId).sk && Array.isArray(item['inlineOutput'])
+          ? (item['inlineOutput'] as Record<string, unknown>[])
+          : [];
+      for (const c of chunks)
+        bySeq.set(Number(c['seq']), {
+          stream: c['stream'],
+          data: c['data'],
+          seq: c['seq'],
+          receivedAt: c['receivedAt'],
+        } as StoredChunk);
+    }
+    return [...bySeq.values()].sort((a, b) => a.seq - b.seq);
   }
 
-  async complete(
-    commandId: string,
-    result: CommandResult,
-    outputSeq?: number,
-    tail?: CompletionTail,
-  ): Promise<boolean> {
+  async complete(commandId: string, result: CommandResult, outputSeq?: number, whole?: WholeOutput): Promise<boolean> {
     const conditions = ['#status = :delivered'];
-    if (outputSeq !== undefined) conditions.push('outputSeq < :seq');
-    if (tail !== undefined) conditions.push('outputSeq = :seqWas');
+    const sets = ['#status = :completed', '#result = :result'];
+    if (outputSeq !== undefined) {
+      conditions.push('outputSeq < :seq');
+      sets.push('outputSeq = :seq');
+    }
+    if (whole !== undefined) {
+      conditions.push('outputSeq = :seqWas');
+      sets.push('outputTail = :tail');
+      if (whole.chunks !== undefined && whole.chunks.length > 0) sets.push('inlineOutput = :inline');
+    }
     return conditionally(
       this.db.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: keys.command(commandId),
-          UpdateExpression: `SET #status = :completed, #result = :result${outputSeq === undefined ? '' : ', outputSeq = :seq'}${tail === undefined ? '' : ', outputTail = :tail'} REMOVE gsi1pk, gsi1sk, pushedTo`,
+          UpdateExpression: `SET ${sets.join(', ')} REMOVE gsi1pk, gsi1sk, pushedTo`,
           ConditionExpression: conditions.join(' AND '),
           ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
           ExpressionAttributeValues: {
@@ -374,7 +396,17 @@ export class DynamoCommandRepository implements CommandRepository {
             ':delivered': 'delivered',
             ':result': result,
             ...(outputSeq === undefined ? {} : { ':seq': outputSeq }),
-            ...(tail === undefined ? {} : { ':tail': tail.text, ':seqWas': tail.seqWas }),
+            ...(whole === undefined ? {} : { ':tail': whole.tail, ':seqWas': whole.seqWas }),
+            ...(whole?.chunks === undefined || whole.chunks.length === 0
+              ? {}
+              : {
+                  ':inline': whole.chunks.map((c) => ({
+                    stream: c.stream,
+                    data: c.data,
+                    seq: c.seq,
+                    receivedAt: whole.receivedAt ?? result.completedAt,
+                  })),
+                }),
           },
         }),
       ),

@@ -2,7 +2,7 @@
 import { noAgentChannel } from '../../domain/targets/agent-dispatch.js';
 import type { TargetsDeps } from '../../domain/targets/deps.js';
 import type {
-  CompletionTail,
+  WholeOutput,
   AgentConnections,
   AgentMessage,
   CommandRepository,
@@ -246,19 +246,21 @@ export class FakeCommandRepository implements CommandRepository {
   async output(id: string) {
     return [...(this.chunks.get(id) ?? [])].sort((a, b) => a.seq - b.seq);
   }
-  async complete(id: string, result: CommandResult, outputSeq?: number, tail?: CompletionTail) {
+  async complete(id: string, result: CommandResult, outputSeq?: number, whole?: WholeOutput) {
     const command = this.commands.get(id);
     if (command?.status !== 'delivered') return false;
     if (outputSeq !== undefined && command.outputSeq >= outputSeq) return false;
-    if (tail !== undefined && command.outputSeq !== tail.seqWas) return false;
+    if (whole !== undefined && command.outputSeq !== whole.seqWas) return false;
     const { pushedTo: _pushed, ...rest } = command;
     this.commands.set(id, {
       ...rest,
       status: 'completed',
       result,
       outputSeq: outputSeq ?? command.outputSeq,
-      ...(tail === undefined ? {} : { outputTail: tail.text }),
+      ...(whole === undefined ? {} : { outputTail: whole.tail }),
     });
+    const inline = (whole?.chunks ?? []).map((c) => ({ ...c, receivedAt: whole?.receivedAt ?? result.completedAt }));
+    if (inline.length > 0) this.chunks.set(id, [...(this.chunks.get(id) ?? []), ...inline]);
     this.notices.delete(id);
     return true;
   }

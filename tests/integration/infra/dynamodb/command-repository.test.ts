@@ -105,14 +105,42 @@ describe('DynamoCommandRepository', () => {
     const done = { ...result, errorMessage: null };
     await commands.appendOutput((await commands.get(raced.id))!, [{ stream: 'stdout', data: 'x', seq: 0 }], new Date());
     // Act
-    const stored = await commands.complete(kept.id, done, undefined, { text: 'all of it', seqWas: -1 });
-    const refused = await commands.complete(raced.id, done, undefined, { text: '', seqWas: -1 });
+    const stored = await commands.complete(kept.id, done, undefined, { tail: 'all of it', seqWas: -1 });
+    const refused = await commands.complete(raced.id, done, undefined, { tail: '', seqWas: -1 });
     // Assess
     expect([stored, refused]).toEqual([true, false]);
     expect(await commands.get(kept.id)).toMatchObject({ status: 'completed', outputTail: 'all of it' });
     expect(await commands.get(raced.id)).toMatchObject({ status: 'delivered' });
     expect((await commands.get(raced.id))?.outputTail).toBeUndefined();
     expect((await commands.listByDeployment('d1')).find((c) => c.id === kept.id)?.outputTail).toBe('all of it');
+  });
+
+  it('answers output stored inline by the completion with the chunk items, in seq order, once per seq', async () => {
+    // Prepare
+    const [inline, mixed] = [aCommand('t-inline'), aCommand('t-inline')];
+    for (const c of [inline, mixed]) await commands.enqueue(c);
+    await commands.claimInbox('t-inline', 2, new Date());
+    const result = { exitCode: 0, startedAt: '2026-11-22T10:00:00.000Z', completedAt: '2026-11-22T10:00:01.000Z' };
+    const done = { ...result, errorMessage: null };
+    const carried = [
+      { stream: 'stdout' as const, data: 'one\n', seq: 0 },
+      { stream: 'stderr' as const, data: 'two\n', seq: 1 },
+    ];
+    // A completion refused (its outputSeq condition) leaves nothing inline; the chunk items then hold the output
+    await commands.appendOutput((await commands.get(mixed.id))!, [carried[0]!], new Date());
+    // Act
+    const stored = await commands.complete(inline.id, done, 1, { tail: 'one\ntwo\n', seqWas: -1, chunks: carried });
+    const refused = await commands.complete(mixed.id, done, 1, { tail: 'x', seqWas: -1, chunks: carried });
+    // Assess
+    expect([stored, refused]).toEqual([true, false]);
+    expect((await commands.output(inline.id)).map((c) => [c.seq, c.stream, c.data, c.receivedAt])).toEqual([
+      [0, 'stdout', 'one\n', result.completedAt],
+      [1, 'stderr', 'two\n', result.completedAt],
+    ]);
+    expect((await commands.output(mixed.id)).map((c) => c.data)).toEqual(['one\n']);
+    const read = await commands.get(inline.id);
+    expect(read).toMatchObject({ status: 'completed', outputSeq: 1, outputTail: 'one\ntwo\n' });
+    expect(read).not.toHaveProperty('inlineOutput');
   });
 
   it('cancels a queued command outright, and puts one cancel notice for a delivered one in the inbox', async () => {

@@ -6,7 +6,12 @@ import {
   pollCommands,
 } from '../../../../domain/targets/agent-protocol.js';
 import { sealVariable } from '../../../../domain/shared/variable-secrets.js';
-import { cancelCommand, enqueueCommand, type NewCommand } from '../../../../domain/targets/commands.js';
+import {
+  cancelCommand,
+  enqueueCommand,
+  INLINE_OUTPUT_BYTES,
+  type NewCommand,
+} from '../../../../domain/targets/commands.js';
 import { createEnrollmentToken, registerAgent } from '../../../../domain/targets/enrollment.js';
 import type { Caller } from '../../../../domain/identity/types.js';
 import { targetsFakes } from '../../../fakes/targets.js';
@@ -184,6 +189,49 @@ describe('output and completion', () => {
     const tails = await Promise.all(ids.map(async (id) => (await fakes.commands.get(id))?.outputTail));
     expect(tails).toEqual(['a'.repeat(500) + 'b'.repeat(1500), '', undefined]);
     expect((await fakes.commands.get(posted))?.status).toBe('completed');
+    expect((await fakes.commands.output(posted)).map((c) => c.data)).toEqual(['early\n', 'late\n']);
+  });
+
+  it('stores a short command’s whole output in its completing write, beside its log lines; a long one as chunks', async () => {
+    // Prepare: a listener that records the lines it is given; the repository's writes counted
+    const fakes = await twoAgents();
+    const logged: string[] = [];
+    const listener = {
+      output: async (_command: unknown, chunks: readonly { data: string }[]) =>
+        void logged.push(...chunks.map((c) => c.data)),
+      completed: async () => undefined,
+    };
+    const chunkWrites: string[] = [];
+    const appendChunks = fakes.commands.appendOutput.bind(fakes.commands);
+    const commands = Object.assign(Object.create(fakes.commands) as typeof fakes.commands, {
+      appendOutput: async (...args: Parameters<typeof fakes.commands.appendOutput>) => {
+        chunkWrites.push(args[0].id);
+        return appendChunks(...args);
+      },
+    });
+    const deps = { ...fakes.deps, commands, listener };
+    const short = (await enqueueCommand(deps, fakes.command(fakes.agentOne.targetId, { stepId: 's1' }))).id;
+    const long = (await enqueueCommand(deps, fakes.command(fakes.agentOne.targetId, { stepId: 's2' }))).id;
+    await pollCommands(deps, fakes.agentOne, { wait: 0, max: 2 });
+    const big = 'x'.repeat(INLINE_OUTPUT_BYTES);
+    // Act
+    await completeCommand(deps, fakes.agentOne, short, {
+      exit_code: 0,
+      ...times,
+      output: [{ stream: 'stdout', data: 'ok\n', seq: 0 }],
+    });
+    await completeCommand(deps, fakes.agentOne, long, {
+      exit_code: 0,
+      ...times,
+      output: [{ stream: 'stdout', data: big + '\n', seq: 0 }],
+    });
+    // Assess: no chunk write for the short one; both outputs read back whole, both logged, both tails stored
+    expect(chunkWrites).toEqual([long]);
+    expect((await fakes.commands.output(short)).map((c) => c.data)).toEqual(['ok\n']);
+    expect((await fakes.commands.output(long)).map((c) => c.data)).toEqual([big + '\n']);
+    expect(logged).toEqual(['ok\n', big + '\n']);
+    expect((await fakes.commands.get(short))?.outputTail).toBe('ok\n');
+    expect((await fakes.commands.get(long))?.outputSeq).toBe(0);
   });
 
   it('hands output to the log (the listener) while its chunks are written, and answers once both are done', async () => {
