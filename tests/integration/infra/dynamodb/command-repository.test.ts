@@ -37,6 +37,20 @@ const aCommand = (targetId: string, overrides: Partial<Command> = {}): Command =
   };
 };
 
+/** A successful result, and two commands of one target delivered (claimed). */
+const done = {
+  exitCode: 0,
+  startedAt: '2026-11-22T10:00:00.000Z',
+  completedAt: '2026-11-22T10:00:01.000Z',
+  errorMessage: null,
+};
+const twoDelivered = async (targetId: string): Promise<[Command, Command]> => {
+  const pair: [Command, Command] = [aCommand(targetId), aCommand(targetId)];
+  for (const c of pair) await commands.enqueue(c);
+  await commands.claimInbox(targetId, 2, new Date());
+  return pair;
+};
+
 beforeAll(async () => {
   await createServiceTable(client, table);
 });
@@ -98,11 +112,7 @@ describe('DynamoCommandRepository', () => {
 
   it('stores an output tail with the completion only while no other output came (outputSeq as read)', async () => {
     // Prepare: two delivered commands; the second gets output after its completion read outputSeq -1
-    const [kept, raced] = [aCommand('t-tail'), aCommand('t-tail')];
-    for (const c of [kept, raced]) await commands.enqueue(c);
-    await commands.claimInbox('t-tail', 2, new Date());
-    const result = { exitCode: 0, startedAt: '2026-11-22T10:00:00.000Z', completedAt: '2026-11-22T10:00:01.000Z' };
-    const done = { ...result, errorMessage: null };
+    const [kept, raced] = await twoDelivered('t-tail');
     await commands.appendOutput((await commands.get(raced.id))!, [{ stream: 'stdout', data: 'x', seq: 0 }], new Date());
     // Act
     const stored = await commands.complete(kept.id, done, undefined, { tail: 'all of it', seqWas: -1 });
@@ -117,11 +127,7 @@ describe('DynamoCommandRepository', () => {
 
   it('answers output stored inline by the completion with the chunk items, in seq order, once per seq', async () => {
     // Prepare
-    const [inline, mixed] = [aCommand('t-inline'), aCommand('t-inline')];
-    for (const c of [inline, mixed]) await commands.enqueue(c);
-    await commands.claimInbox('t-inline', 2, new Date());
-    const result = { exitCode: 0, startedAt: '2026-11-22T10:00:00.000Z', completedAt: '2026-11-22T10:00:01.000Z' };
-    const done = { ...result, errorMessage: null };
+    const [inline, mixed] = await twoDelivered('t-inline');
     const carried = [
       { stream: 'stdout' as const, data: 'one\n', seq: 0 },
       { stream: 'stderr' as const, data: 'two\n', seq: 1 },
@@ -134,8 +140,8 @@ describe('DynamoCommandRepository', () => {
     // Assess
     expect([stored, refused]).toEqual([true, false]);
     expect((await commands.output(inline.id)).map((c) => [c.seq, c.stream, c.data, c.receivedAt])).toEqual([
-      [0, 'stdout', 'one\n', result.completedAt],
-      [1, 'stderr', 'two\n', result.completedAt],
+      [0, 'stdout', 'one\n', done.completedAt],
+      [1, 'stderr', 'two\n', done.completedAt],
     ]);
     expect((await commands.output(mixed.id)).map((c) => c.data)).toEqual(['one\n']);
     const read = await commands.get(inline.id);
