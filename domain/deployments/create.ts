@@ -1,16 +1,17 @@
 // Create and redeploy: resolve the body into a plan (plan/), apply the freeze rules, then start the deployment
 // on a free orchestration instance or queue it (start.ts). `dry_run` stops after the checks and shows the plan.
-import { ValidationError } from '../errors.js';
+import { IdempotencyKeyReusedError, ValidationError } from '../errors.js';
 import type { Caller } from '../identity/types.js';
+import { KEY_HOLDS_SECONDS, type KeyedRequest } from '../shared/idempotency.js';
 import { visibleDeployment } from './cancel.js';
 import type { CreateDeploymentCommand, PlanDeps, RedeployOverrides } from './plan/command.js';
 import { checkFreezes } from './plan/freezes.js';
 import { checkSecretReuse, inheritedVariables, mergeRedeploy } from './plan/redeploy.js';
 import { resolveDeployment } from './plan/resolve.js';
 import type { ResolveOptions } from './plan/variables.js';
-import type { DeploymentRepository } from './ports.js';
-import type { Deployment, Plan, StepScript } from './types.js';
-import { startOrQueue, type StartDeps, type StartOutcome } from './start.js';
+import type { CreateClaims, DeploymentRepository } from './ports.js';
+import type { CreateClaim, Deployment, DeploymentDraft, Plan, StepScript } from './types.js';
+import { CreateClaimedError, startOrQueue, type StartDeps, type StartOutcome } from './start.js';
 import { deploymentDetailView, planView } from './views.js';
 
 /** One deployment item holds its plan: this keeps it well under DynamoDB's 400 KB item limit. */
@@ -19,6 +20,7 @@ export const MAX_PLAN_STEPS = 500;
 export interface CreateDeps extends StartDeps {
   readonly plan: PlanDeps;
   readonly deployments: DeploymentRepository;
+  readonly claims: CreateClaims;
 }
 
 export type CreateAnswer =
@@ -44,11 +46,56 @@ const resolveChecked = async (
   return { ...resolved, draft: { ...resolved.draft, freezeOverride, sourceDeploymentId } };
 };
 
+/**
+ * What a keyed create (or redeploy) made before, when its key's claim still holds: a retry of a create that
+ * committed and lost its answer gets that deployment (or queued request) again, never a second one. The same key
+ * for another request: 422, as a replay's. Undefined: the key names nothing yet.
+ */
+const madeBefore = async (deps: CreateDeps, keyed: KeyedRequest): Promise<StartOutcome | undefined> => {
+  const claimed = await deps.claims.get(keyed.scope, deps.clock.now());
+  if (claimed === undefined) return undefined;
+  if (claimed.fingerprint !== keyed.fingerprint) throw new IdempotencyKeyReusedError(keyed.key);
+  if (claimed.kind === 'deployment') {
+    const deployment = await deps.deployments.get(claimed.id);
+    return deployment === undefined ? undefined : { kind: 'started', deployment };
+  }
+  const request = await deps.pending.get(claimed.id);
+  if (request === undefined) return undefined;
+  const position = request.status === 'pending' ? await deps.pending.position(request) : undefined;
+  return { kind: 'queued', request, position: position ?? 1 };
+};
+
+/**
+ * Starts or queues the draft; keyed, the claim is stored with the new deployment or request (a create that claimed
+ * the key meanwhile wins, and what it made is answered). The caller looked for what the key made before first.
+ */
+const startOnce = async (
+  deps: CreateDeps,
+  draft: DeploymentDraft,
+  keyed: KeyedRequest | undefined,
+): Promise<StartOutcome> => {
+  if (keyed === undefined) return startOrQueue(deps, draft);
+  const at = deps.clock.now();
+  const claim: CreateClaim = { ...keyed, at, until: new Date(at.getTime() + KEY_HOLDS_SECONDS * 1000) };
+  try {
+    return await startOrQueue(deps, draft, claim);
+  } catch (error) {
+    if (!(error instanceof CreateClaimedError)) throw error;
+    const made = await madeBefore(deps, keyed);
+    if (made === undefined) throw error;
+    return made;
+  }
+};
+
 export const createDeployment = async (
   deps: CreateDeps,
   caller: Caller,
   command: CreateDeploymentCommand,
+  keyed?: KeyedRequest,
 ): Promise<CreateAnswer> => {
+  // A retry of a keyed create that committed: answered what it made, before anything is planned (or refused) anew.
+  const before = keyed === undefined || command.dry_run === true ? undefined : await madeBefore(deps, keyed);
+  if (before !== undefined) return { kind: before.kind, outcome: before };
   const resolved = await resolveChecked(deps, caller, command, null);
   if (command.dry_run === true) {
     return {
@@ -62,7 +109,7 @@ export const createDeployment = async (
       },
     };
   }
-  const outcome = await startOrQueue(deps, resolved.draft);
+  const outcome = await startOnce(deps, resolved.draft, keyed);
   return { kind: outcome.kind, outcome };
 };
 
@@ -72,7 +119,7 @@ export const createAnswerBody = (outcome: StartOutcome, options: { plan: boolean
     ? {
         deployment_id: outcome.deployment.id,
         pending: false,
-        message: `Deployment started on ${outcome.deployment.instanceId}: ${outcome.deployment.totalSteps} step(s) on ${outcome.deployment.plan.targetCount} target(s).`,
+        message: `Deployment started on ${outcome.deployment.instanceId ?? 'an orchestration instance (ended since)'}: ${outcome.deployment.totalSteps} step(s) on ${outcome.deployment.plan.targetCount} target(s).`,
         deployment: deploymentDetailView(outcome.deployment, options),
       }
     : {
@@ -88,7 +135,10 @@ export const redeployDeployment = async (
   caller: Caller,
   id: string,
   overrides: RedeployOverrides,
+  keyed?: KeyedRequest,
 ): Promise<StartOutcome> => {
+  const before = keyed === undefined ? undefined : await madeBefore(deps, keyed);
+  if (before !== undefined) return before;
   const original = await visibleDeployment(deps, caller, id);
   const reuse = checkSecretReuse(caller, original, overrides);
   const command = mergeRedeploy(deps.plan.cipher, original, overrides, reuse);
@@ -97,7 +147,7 @@ export const redeployDeployment = async (
   });
   const plan = resolved.draft.plan;
   const notes = [replannedNote(original, plan), ...(plan.warnings ?? [])];
-  return startOrQueue(deps, { ...resolved.draft, plan: { ...plan, warnings: notes } });
+  return startOnce(deps, { ...resolved.draft, plan: { ...plan, warnings: notes } }, keyed);
 };
 
 /**

@@ -1,6 +1,6 @@
 // Ports of the deployments context. Adapters: infra/dynamodb/{deployment,orchestration,pending-request}-repository.ts,
 // infra/sqs/dispatch-queue.ts.
-import type { Deployment, HeldInstance, OutboxEntry, PendingRequest } from './types.js';
+import type { ClaimedCreate, CreateClaim, Deployment, HeldInstance, OutboxEntry, PendingRequest } from './types.js';
 
 /** What the deployments list filters, counts and orders by: a deployment without its plan (decisions.md). */
 export type DeploymentSummary = Pick<
@@ -43,11 +43,13 @@ export interface Orchestration {
    * Stores the new deployment holding a free instance, in one transaction (and, for a dispatched request, its
    * move to dispatched). Returns the instance id, null when it was stored but has ended already (an answer lost
    * after the commit, read back once the deployment was over: it holds no instance), or undefined when every
-   * instance is taken (nothing stored).
+   * instance is taken (nothing stored). With a `claim` (a keyed create), the claim is stored in the same transaction,
+   * naming the deployment; a claim that another create holds: CreateClaimedError, nothing stored.
    */
   start(
     deployment: Deployment,
     dispatched?: { readonly request: PendingRequest; readonly at: Date },
+    claim?: CreateClaim,
   ): Promise<string | null | undefined>;
   /**
    * Moves a deployment to a terminal state and frees its instance in one transaction, conditioned on the
@@ -71,9 +73,18 @@ export interface Orchestration {
   recordCheck(instanceId: string, deploymentId: string, at: Date, minGapMs: number): Promise<boolean>;
 }
 
+/** The claims keyed creates hold (written by Orchestration.start and PendingRequestRepository.create). */
+export interface CreateClaims {
+  /** The claim of `scope` that still holds at `now`, if any. */
+  get(scope: string, now: Date): Promise<ClaimedCreate | undefined>;
+}
+
 export interface PendingRequestRepository {
-  /** Stores a new request (status pending), in the dispatch order. */
-  create(request: PendingRequest): Promise<void>;
+  /**
+   * Stores a new request (status pending), in the dispatch order; with a `claim` (a keyed create), the claim in the
+   * same transaction, naming the request (held by another create: CreateClaimedError, nothing stored).
+   */
+  create(request: PendingRequest, claim?: CreateClaim): Promise<void>;
   get(id: string): Promise<PendingRequest | undefined>;
   /** Every request, any status (the pending list filters in memory). */
   listAll(): Promise<readonly PendingRequest[]>;

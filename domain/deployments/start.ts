@@ -4,7 +4,7 @@ import type { Clock, IdGenerator, ServiceMetrics } from '../shared/ports.js';
 import type { DispatchQueue, Orchestration, PendingRequestRepository, Uuids } from './ports.js';
 import { CHECK_EVERY_SECONDS, type EngineQueue } from './engine.js';
 import type { DeploymentWebhooks } from './outbox.js';
-import type { Deployment, DeploymentDraft, PendingRequest } from './types.js';
+import type { CreateClaim, Deployment, DeploymentDraft, PendingRequest } from './types.js';
 import { pendingRequestView } from './views.js';
 
 export interface StartDeps {
@@ -104,6 +104,14 @@ export const newDeployment = async (
   };
 };
 
+/** The create's claim on its Idempotency-Key is held by another create (a retry of one that committed): nothing stored. */
+export class CreateClaimedError extends Error {
+  constructor(readonly scope: string) {
+    super('the Idempotency-Key is claimed by another create');
+    this.name = 'CreateClaimedError';
+  }
+}
+
 export type StartOutcome =
   | { readonly kind: 'started'; readonly deployment: Deployment }
   | { readonly kind: 'queued'; readonly request: PendingRequest; readonly position: number };
@@ -112,14 +120,19 @@ export type StartOutcome =
  * Starts the draft on a free instance, unless none is free or requests of the same or higher priority are waiting
  * (they go first: a create never overtakes the queue, but a hotfix with a higher priority overtakes everything
  * waiting). Otherwise stores a pending request and wakes the dispatcher, which also covers an instance freed
- * between the two steps.
+ * between the two steps. A keyed create's `claim` is stored with whichever it makes (CreateClaimedError when another
+ * create holds it).
  */
-export const startOrQueue = async (deps: StartDeps, draft: DeploymentDraft): Promise<StartOutcome> => {
+export const startOrQueue = async (
+  deps: StartDeps,
+  draft: DeploymentDraft,
+  claim?: CreateClaim,
+): Promise<StartOutcome> => {
   const waiting = await deps.pending.queue(1);
   const ahead = waiting[0] !== undefined && waiting[0].priority >= draft.config.priority;
   if (!ahead) {
     const deployment = await newDeployment(deps, draft);
-    const instanceId = await deps.orchestration.start(deployment);
+    const instanceId = await deps.orchestration.start(deployment, undefined, claim);
     if (instanceId !== undefined) {
       await engineStarted(deps, deployment.id);
       deps.metrics?.deploymentStarted(0);
@@ -150,7 +163,7 @@ export const startOrQueue = async (deps: StartDeps, draft: DeploymentDraft): Pro
     waitingReason: null,
     waitingUntil: null,
   };
-  await deps.pending.create(request);
+  await deps.pending.create(request, claim);
   // Committed: from here on nothing fails the request (a lost wake-up is the sweep's, rule 4).
   await afterCommit(
     deps,

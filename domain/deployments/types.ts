@@ -230,3 +230,27 @@ export interface StepScript {
   readonly rollbackScript: string | null;
   readonly timeoutSeconds: number | null;
 }
+
+/**
+ * A keyed create's claim on its Idempotency-Key: stored in the same write as the deployment it started or the request
+ * it queued, so a retry whose first attempt committed (its answer lost: a 5xx, a dropped connection) finds what that
+ * attempt made instead of making a second one (docs/decisions.md "A retried create finds what its key made").
+ */
+export interface CreateClaim {
+  /** A hash of (user, credential, key): whose key it is, as the Idempotency-Key record's. */
+  readonly scope: string;
+  /** A hash of the request (method, path, body): a retry must be the same request. */
+  readonly fingerprint: string;
+  /** The key as sent, for the error that names it. */
+  readonly key: string;
+  /** When the create claimed it, and until when the claim holds (the key's 24 h; after it the key is free again). */
+  readonly at: Date;
+  readonly until: Date;
+}
+
+/** What a live claim names: the deployment its create started, or the request it queued. */
+export interface ClaimedCreate {
+  readonly kind: 'deployment' | 'request';
+  readonly id: string;
+  readonly fingerprint: string;
+}

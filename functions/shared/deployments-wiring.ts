@@ -5,6 +5,7 @@ import type { CreateDeps } from '../../domain/deployments/create.js';
 import type { DeploymentsDeps } from '../../domain/deployments/deps.js';
 import type { DispatchDeps } from '../../domain/deployments/dispatch.js';
 import type { SweepDeps } from '../../domain/deployments/sweep.js';
+import { DynamoCreateClaims } from '../../infra/dynamodb/create-claims.js';
 import { DynamoDeploymentRepository } from '../../infra/dynamodb/deployment-repository.js';
 import { DynamoOrchestration } from '../../infra/dynamodb/orchestration.js';
 import { DynamoPendingRequestRepository } from '../../infra/dynamodb/pending-request-repository.js';
@@ -54,7 +55,11 @@ export const dispatchDeps = once((): DispatchDeps => ({
 }));
 
 /** Create and redeploy also resolve plans (catalog, targets, tenancy, freezes). */
-export const createDeps = once((): CreateDeps => ({ ...deploymentsDeps(), plan: planDeps() }));
+export const createDeps = once((): CreateDeps => ({
+  ...deploymentsDeps(),
+  plan: planDeps(),
+  claims: new DynamoCreateClaims(infra().db, infra().config.TABLE_NAME),
+}));
 
 /** The sweep: outbox, stuck requests, lost checks, lost wake-ups (an outbox's webhook event that fails stays owed). */
 export const sweepDeps = once((): SweepDeps => ({

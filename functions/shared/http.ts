@@ -5,6 +5,7 @@
 import type * as v from 'valibot';
 import type { Permission } from '../../domain/identity/permissions.js';
 import type { Caller } from '../../domain/identity/types.js';
+import type { KeyedRequest } from '../../domain/shared/idempotency.js';
 import type { AgentCaller } from '../../domain/targets/types.js';
 import type { HttpResult } from './middlewares.js';
 
@@ -85,6 +86,8 @@ export interface HttpRequest<B, Q, P, C = Caller> {
   readonly rawBody?: string | undefined;
   /** The query string as sent, for routes that take no query schema (the OAuth authorization page). */
   readonly rawQuery?: string;
+  /** An `idempotent` route's request sent with an Idempotency-Key by a caller: the key and its hashes. */
+  readonly keyed?: KeyedRequest;
 }
 
 /** Which credential an endpoint needs: none, a user's (token or API key), or an agent's. */

@@ -10,6 +10,9 @@
 //   or 5xx is not stored: the work was refused or failed before it committed, and a retry runs it again.
 // - A request whose work succeeded but whose answer could not be stored still answers that 2xx (the record stays
 //   in progress until it expires: a retry meanwhile gets 409, never a second run).
+// - The endpoint gets the key and its hashes (`request.keyed`): a create that committed but answered 5xx (its
+//   answer lost to a fault) leaves no record here, so the deployments' creates also store a claim on the key with
+//   their work, and a retry answers what that claim names (domain/deployments/create.ts).
 import {
   IdempotencyAlreadyInProgressError,
   IdempotencyConfig,
@@ -19,6 +22,7 @@ import {
   makeIdempotent,
 } from '@aws-lambda-powertools/idempotency';
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
+import { createHash } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import {
   ConflictError,
@@ -26,13 +30,14 @@ import {
   ServiceUnavailableError,
   ValidationError,
 } from '../../domain/errors.js';
+import { KEY_HOLDS_SECONDS, type KeyedRequest } from '../../domain/shared/idempotency.js';
 import type { HttpRequest } from './http.js';
 import type { HttpResult } from './middlewares.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 export const REPLAYED_HEADER = 'idempotent-replayed';
 /** How long a stored answer is answered again (the draft leaves it to the server; 24 h as Stripe and the issue). */
-export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+export const IDEMPOTENCY_TTL_SECONDS = KEY_HOLDS_SECONDS;
 export const MAX_KEY_LENGTH = 255;
 
 /** Where the records live: one persistence layer per caller partition (the real one: DynamoDB, the main table). */
@@ -82,6 +87,15 @@ export const idempotencyInput = (
   request: { method: request.method.toUpperCase(), path: request.path, body: request.body ?? null },
 });
 
+const sha256 = (value: unknown): string => createHash('sha256').update(JSON.stringify(value)).digest('base64url');
+
+/** What the endpoint learns of its key: the key, and the hashes of its scope and of the request. */
+export const keyedRequest = (input: IdempotencyInput): KeyedRequest => ({
+  key: input.scope.key,
+  scope: sha256(input.scope),
+  fingerprint: sha256(input.request),
+});
+
 /** A non-2xx answer, carried out of the idempotent function so that Powertools deletes its record. */
 class NotStored extends Error {
   constructor(readonly result: HttpResult) {
@@ -129,9 +143,14 @@ export const idempotentRun =
       },
     });
     config.registerLambdaContext(context);
+    const input = idempotencyInput(
+      { userId: caller.userId, credential: caller.credential?.id ?? 'user' },
+      key,
+      request,
+    );
     const once = makeIdempotent(
       async (_input: IdempotencyInput): Promise<HttpResult> => {
-        const result = await run(request);
+        const result = await run({ ...request, keyed: keyedRequest(input) });
         if (result.statusCode < 200 || result.statusCode > 299) throw new NotStored(result);
         answered = result;
         return result;
@@ -139,9 +158,7 @@ export const idempotentRun =
       { persistenceStore: store.layerFor(caller.userId), config, keyPrefix: 'IDEMPOTENCY' },
     );
     try {
-      return await once(
-        idempotencyInput({ userId: caller.userId, credential: caller.credential?.id ?? 'user' }, key, request),
-      );
+      return await once(input);
     } catch (error) {
       if (error instanceof NotStored) return error.result;
       // The work committed and answered 2xx; only storing that answer failed: the answer stands.

@@ -215,6 +215,8 @@ export const keys = {
     sk: `${prefixes.orchestrationInstance}${instanceId}`,
   }),
   pendingRequest: (id: string): Key => ({ pk: `PENDING#${id}`, sk: 'PENDING' }),
+  /** A keyed create's claim on its Idempotency-Key (by the hash of user, credential and key), naming what it made. */
+  createClaim: (scope: string): Key => ({ pk: `CREATECLAIM#${scope}`, sk: 'CLAIM' }),
   /** Requests being dispatched on gsi1 (sparse: only while processing), oldest claim first: the sweep's recovery. */
   pendingProcessing: (processingSince: string, id: string) => ({
     gsi1pk: 'PENDINGPROCESSING',

@@ -15,10 +15,18 @@ import {
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
 import type { Orchestration } from '../../domain/deployments/ports.js';
-import type { Deployment, HeldInstance, OutboxEntry, PendingRequest } from '../../domain/deployments/types.js';
+import type {
+  CreateClaim,
+  Deployment,
+  HeldInstance,
+  OutboxEntry,
+  PendingRequest,
+} from '../../domain/deployments/types.js';
 import { RequestNotProcessingError } from '../../domain/deployments/dispatch.js';
+import { CreateClaimedError } from '../../domain/deployments/start.js';
 import { aliasItem } from './aliases.js';
 import { conditionally, isConditionFailure, readBack } from './conditional.js';
+import { claimItem } from './create-claims.js';
 import { deploymentItem } from './deployment-repository.js';
 import { changedValues } from './pending-request-repository.js';
 import { keys, prefixes } from './keys.js';
@@ -66,6 +74,7 @@ export class DynamoOrchestration implements Orchestration {
   async start(
     deployment: Deployment,
     dispatched?: { readonly request: PendingRequest; readonly at: Date },
+    claim?: CreateClaim,
   ): Promise<string | null | undefined> {
     for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
       const [capacity, held] = await Promise.all([this.capacity(), this.holders()]);
@@ -77,7 +86,12 @@ export class DynamoOrchestration implements Orchestration {
       try {
         await this.db.send(
           new TransactWriteCommand({
-            TransactItems: this.startItems({ ...deployment, instanceId: chosen }, chosen, dispatched),
+            TransactItems: [
+              ...this.startItems({ ...deployment, instanceId: chosen }, chosen, dispatched),
+              ...(claim === undefined
+                ? []
+                : [claimItem(this.tableName, claim, { kind: 'deployment', id: deployment.id })]),
+            ],
           }),
         );
         return chosen;
@@ -91,6 +105,8 @@ export class DynamoOrchestration implements Orchestration {
           if (!isConditionFailure(error)) throw error;
         }
         if (dispatched !== undefined && failedAt(error, 4)) throw new RequestNotProcessingError(dispatched.request.id);
+        // The key claimed by another create (item 4: a claim never goes with a dispatch): nothing stored.
+        if (claim !== undefined && failedAt(error, 4)) throw new CreateClaimedError(claim.scope);
         // The instance was taken (or the capacity lowered) meanwhile: look again.
       }
     }

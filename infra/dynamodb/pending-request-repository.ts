@@ -2,13 +2,22 @@
 // order: highest priority, then oldest). Each status change is a conditional update that also adds or removes the
 // gsi1 entry, so the queue holds exactly the pending requests. While processing, gsi1 holds the request under
 // PENDINGPROCESSING instead (oldest claim first), so the recovery of requests stuck there reads only those.
-import { PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type DynamoDBDocumentClient,
+} from '@aws-sdk/lib-dynamodb';
 import type { PendingRequestRepository } from '../../domain/deployments/ports.js';
-import type { PendingRequest } from '../../domain/deployments/types.js';
+import { CreateClaimedError } from '../../domain/deployments/start.js';
+import type { CreateClaim, PendingRequest } from '../../domain/deployments/types.js';
 import { conditionally, readBack } from './conditional.js';
+import { claimItem } from './create-claims.js';
 import { encryptionIndex } from './encryption-index.js';
 import { keys, partitions } from './keys.js';
 import { getRecord, listPartition, stripKeys, type Item } from './records.js';
+import { failedAt } from './transactions.js';
 
 export const toRequest = (item: Item): PendingRequest => stripKeys<PendingRequest>(item);
 
@@ -24,24 +33,31 @@ export class DynamoPendingRequestRepository implements PendingRequestRepository 
     private readonly tableName: string,
   ) {}
 
-  async create(request: PendingRequest): Promise<void> {
+  async create(request: PendingRequest, claim?: CreateClaim): Promise<void> {
+    const put = {
+      TableName: this.tableName,
+      Item: {
+        ...keys.pendingRequest(request.id),
+        ...keys.pendingQueue(request.priority, request.queuedAt, request.id),
+        ...keys.pendingRequestsIndex(request.createdAt, request.id),
+        ...keys.changed('pending_deployments', new Date().toISOString(), request.id),
+        type: 'pending_request',
+        ...request,
+        ...encryptionIndex('pending_request', request, keys.pendingRequest(request.id)),
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    };
     try {
-      await this.db.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: {
-            ...keys.pendingRequest(request.id),
-            ...keys.pendingQueue(request.priority, request.queuedAt, request.id),
-            ...keys.pendingRequestsIndex(request.createdAt, request.id),
-            ...keys.changed('pending_deployments', new Date().toISOString(), request.id),
-            type: 'pending_request',
-            ...request,
-            ...encryptionIndex('pending_request', request, keys.pendingRequest(request.id)),
-          },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
-      );
+      if (claim === undefined) await this.db.send(new PutCommand(put));
+      else
+        await this.db.send(
+          new TransactWriteCommand({
+            TransactItems: [{ Put: put }, claimItem(this.tableName, claim, { kind: 'request', id: request.id })],
+          }),
+        );
     } catch (error) {
+      // The key claimed by another create (and this request not stored by an earlier attempt): nothing stored.
+      if (claim !== undefined && failedAt(error, 1) && !failedAt(error, 0)) throw new CreateClaimedError(claim.scope);
       // The answer lost after the write applied (or the SDK's retry met the first attempt's item, the id being new):
       // stored, so committed, not failed.
       if ((await readBack(error, () => this.get(request.id))) === undefined) throw error;

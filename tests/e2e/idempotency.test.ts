@@ -3,8 +3,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DeleteCommand, DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keys } from '../../infra/dynamodb/keys.js';
 import { startLocalAgents, type LocalAgent } from '../../local/agents.js';
+import { dynamoClient } from '../support/aws.js';
 import { apiClient } from '../support/http.js';
 import { createUser } from '../support/users.js';
 import { useStack } from '../support/stack-fixture.js';
@@ -22,6 +25,25 @@ const create = (token: string, key: string | undefined, extra: Record<string, un
     body: { action_id: actionId, target_tags: [{ key: 'role', value: 'web' }], ...extra },
     ...(key === undefined ? {} : { headers: { 'idempotency-key': key } }),
   });
+/**
+ * Forgets every Idempotency-Key record of the user (Powertools' records): what a create that committed and then
+ * answered 5xx leaves (its record is deleted with the error), so the retry runs again.
+ */
+const forgetRecords = async (userId: string) => {
+  const db = DynamoDBDocumentClient.from(dynamoClient(e2e.stack.dynamoEndpoint));
+  const table = e2e.stack.env['TABLE_NAME']!;
+  const { Items = [] } = await db.send(
+    new QueryCommand({
+      TableName: table,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.idempotencyPartition(userId) },
+    }),
+  );
+  for (const item of Items)
+    await db.send(new DeleteCommand({ TableName: table, Key: { pk: item['pk'], sk: item['sk'] } }));
+  return Items.length;
+};
+const adminId = async () => (await api.call('GET', '/api/v1/auth/me', { token: e2e.admin })).json.id as string;
 const countOf = async (who: string) => {
   const list = await api.call('GET', '/api/v1/deployments?limit=100', { token: who });
   return (list.json.data as unknown[]).length;
@@ -130,5 +152,64 @@ describe('Idempotency-Key on POST /deployments', () => {
     expect([first.status >= 200 && first.status < 300, again.status]).toEqual([true, first.status]);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(await countOf(e2e.admin)).toBe(before + 1);
+  });
+
+  it('a retry of a create that committed but lost its answer (no record left): the same deployment, not a second', async () => {
+    // Prepare: a create that committed, its Idempotency-Key record gone as after a 5xx
+    const first = await create(e2e.admin, 'lost-answer');
+    expect(first.status).toBe(201);
+    expect(await forgetRecords(await adminId())).toBeGreaterThan(0);
+    const before = await countOf(e2e.admin);
+    // Act
+    const retry = await create(e2e.admin, 'lost-answer');
+    // Assess: the first deployment answered again (not a replay of a stored answer: there was none), nothing new
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+    expect(retry.json.deployment_id).toBe(first.json.deployment_id);
+    expect(retry.json.deployment).toMatchObject({
+      id: first.json.deployment.id,
+      short_id: first.json.deployment.short_id,
+      created_at: first.json.deployment.created_at,
+    });
+    expect(await countOf(e2e.admin)).toBe(before);
+    // and the same key for another body is still refused (422), nothing created
+    await forgetRecords(await adminId());
+    const reused = await create(e2e.admin, 'lost-answer', { version_requirement: '^1.0.0' });
+    expect(reused.status).toBe(422);
+    expect(await countOf(e2e.admin)).toBe(before);
+  });
+
+  it('a retry of a queued create that lost its answer: the same pending request, even once an instance is free', async () => {
+    // Prepare: no instance free, a keyed create queued, its record gone
+    const { instances } = (await api.call('GET', '/api/v1/admin/orchestration', { token: e2e.admin })).json as {
+      instances: number;
+    };
+    expect(
+      (await api.call('PUT', '/api/v1/admin/orchestration', { token: e2e.admin, body: { instances: 0 } })).status,
+    ).toBe(200);
+    try {
+      const first = await create(e2e.admin, 'lost-queued');
+      expect(first.status).toBe(202);
+      await forgetRecords(await adminId());
+      // Act: retried while still queued, and again after the instances are back (it could start at once now)
+      const retry = await create(e2e.admin, 'lost-queued');
+      expect(
+        (await api.call('PUT', '/api/v1/admin/orchestration', { token: e2e.admin, body: { instances } })).status,
+      ).toBe(200);
+      await forgetRecords(await adminId());
+      const later = await create(e2e.admin, 'lost-queued');
+      // Assess: both name the first request; one request in all for the key
+      expect([retry.status, later.status]).toEqual([202, 202]);
+      expect([retry.json.pending_request_id, later.json.pending_request_id]).toEqual([
+        first.json.pending_request_id,
+        first.json.pending_request_id,
+      ]);
+      const requests = (await api.call('GET', '/api/v1/deployments/pending', { token: e2e.admin })).json as {
+        id: string;
+      }[];
+      expect(requests.filter((r) => r.id === first.json.pending_request_id)).toHaveLength(1);
+    } finally {
+      await api.call('PUT', '/api/v1/admin/orchestration', { token: e2e.admin, body: { instances } });
+    }
   });
 });

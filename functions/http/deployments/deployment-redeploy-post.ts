@@ -26,8 +26,8 @@ export const makeHandler = (deps: () => CreateDeps) =>
         409: { description: 'DEPLOYMENT_FROZEN' },
       },
     },
-    async ({ caller, params, body }) => {
-      const outcome = await redeployDeployment(deps(), caller, params.id, body ?? {});
+    async ({ caller, params, body, keyed }) => {
+      const outcome = await redeployDeployment(deps(), caller, params.id, body ?? {}, keyed);
       return outcome.kind === 'started'
         ? { statusCode: 201, body: deploymentDetailView(outcome.deployment, { plan: false }) }
         : { statusCode: 202, body: createAnswerBody(outcome) };

@@ -25,8 +25,8 @@ export const makeHandler = (deps: () => CreateDeps) =>
         409: { description: 'DEPLOYMENT_FROZEN: an active freeze blocks it (details.active_freezes, can_override)' },
       },
     },
-    async ({ caller, body }) => {
-      const answer = await createDeployment(deps(), caller, body);
+    async ({ caller, body, keyed }) => {
+      const answer = await createDeployment(deps(), caller, body, keyed);
       if (answer.kind === 'dry_run') return { statusCode: 200, body: answer.body };
       return { statusCode: answer.kind === 'started' ? 201 : 202, body: createAnswerBody(answer.outcome) };
     },

@@ -1,0 +1,14 @@
+// A request sent with an Idempotency-Key, as the domain sees it (the HTTP side, functions/shared/idempotency.ts,
+// hashes it): creates that store a claim on the key with their work (deployments: a CreateClaim) use it.
+
+/** How long a key names its first request: a retry within it gets the first answer (24 h, as Stripe's). */
+export const KEY_HOLDS_SECONDS = 24 * 60 * 60;
+
+export interface KeyedRequest {
+  /** The key as sent. */
+  readonly key: string;
+  /** A hash of (user, credential, key): whose key it is. */
+  readonly scope: string;
+  /** A hash of the request (method, path, validated body): a retry must be the same request. */
+  readonly fingerprint: string;
+}
