@@ -14,8 +14,11 @@ import type { CreateClaim, Deployment, DeploymentDraft, Plan, StepScript } from 
 import { CreateClaimedError, startOrQueue, type StartDeps, type StartOutcome } from './start.js';
 import { deploymentDetailView, planView } from './views.js';
 
-/** One deployment item holds its plan: this keeps it well under DynamoDB's 400 KB item limit. */
-export const MAX_PLAN_STEPS = 500;
+/**
+ * One deployment item holds its plan (its steps packed, ~55 bytes each): 2,000 steps keep it well under DynamoDB's
+ * 400 KB item limit, and a fleet of 1,000 hosts (two actions each) fits one deployment.
+ */
+export const MAX_PLAN_STEPS = 2000;
 
 export interface CreateDeps extends StartDeps {
   readonly plan: PlanDeps;

@@ -1,4 +1,4 @@
-// Deployments on the single table: one item per deployment (with its plan), listed on gsi1 (in full) and gsi5 (the
+// Deployments on the single table: one item per deployment (with its plan, the steps packed), listed on gsi1 (in full) and gsi5 (the
 // list's slim entries), with a short-id alias.
 // Creation happens in DynamoOrchestration.start (in the same transaction as the instance it holds). The engine's
 // count of failed passes (`passFailures`) lives on the item and is written without moving the revision.
@@ -17,24 +17,28 @@ import { DynamoChangeFeed } from './change-feed.js';
 import { DeploymentSummarySet } from './deployment-summaries.js';
 import { encryptionIndex } from './encryption-index.js';
 import { keys, partitions } from './keys.js';
+import { packSteps, unpackSteps } from './packed-steps.js';
 import { queryAll } from './query-all.js';
 import { findRecord, getRecord, getRecords, listPartition, stripKeys, type Item } from './records.js';
 
-export const toDeployment = (item: Item): Deployment => stripKeys<Deployment>(item);
+export const toDeployment = (item: Item): Deployment => stripKeys<Deployment>(unpackSteps(item));
 
 const toSummary = (item: Item): DeploymentSummary =>
   Object.fromEntries(
     DEPLOYMENT_LIST_ATTRIBUTES.map((name) => [name, item[name] ?? null]),
   ) as unknown as DeploymentSummary;
 
-/** The item of a deployment; every write of one is a change (the write's time on the change feed). */
+/**
+ * The item of a deployment, its plan's steps packed (packed-steps.ts); every write of one is a change (the write's
+ * time on the change feed).
+ */
 export const deploymentItem = (deployment: Deployment) => ({
   ...keys.deployment(deployment.id),
   ...keys.deploymentsIndex(deployment.createdAt, deployment.id),
   ...keys.deploymentsList(deployment.createdAt, deployment.id),
   ...keys.changed('deployments', new Date().toISOString(), deployment.id),
   type: 'deployment',
-  ...deployment,
+  ...packSteps(deployment),
   ...encryptionIndex('deployment', deployment, keys.deployment(deployment.id)),
 });
 

@@ -16,10 +16,15 @@ import { conditionally, readBack } from './conditional.js';
 import { claimItem } from './create-claims.js';
 import { encryptionIndex } from './encryption-index.js';
 import { keys, partitions } from './keys.js';
+import { packSteps, unpackSteps } from './packed-steps.js';
 import { getRecord, listPartition, stripKeys, type Item } from './records.js';
 import { failedAt } from './transactions.js';
 
-export const toRequest = (item: Item): PendingRequest => stripKeys<PendingRequest>(item);
+/** A request's item: its draft's plan steps packed (packed-steps.ts). */
+export const toRequest = (item: Item): PendingRequest =>
+  stripKeys<PendingRequest>(
+    item['draft'] === undefined ? item : { ...item, draft: unpackSteps(item['draft'] as Item) },
+  );
 
 /** The values of `SET gsi3pk = :c3pk, gsi3sk = :c3sk`: a write of the request is a change, at this moment. */
 export const changedValues = (id: string) => {
@@ -43,6 +48,7 @@ export class DynamoPendingRequestRepository implements PendingRequestRepository 
         ...keys.changed('pending_deployments', new Date().toISOString(), request.id),
         type: 'pending_request',
         ...request,
+        draft: packSteps(request.draft),
         ...encryptionIndex('pending_request', request, keys.pendingRequest(request.id)),
       },
       ConditionExpression: 'attribute_not_exists(pk)',
