@@ -153,6 +153,7 @@ class Agent {
       busy: () => this.work.busy,
       running: () => this.work.runningIds(),
       socket: () => this.connection.socket,
+      targetId: () => this.targetId,
       heartbeatMs: settings.heartbeatMs,
       idlePingMs: settings.idlePingMs,
     });

@@ -15,6 +15,8 @@ export interface HeartbeatDeps {
   readonly running: () => string[];
   /** The open socket, if any. */
   readonly socket: () => WebSocket | undefined;
+  /** The agent's target (named in each socket frame). */
+  readonly targetId: () => string;
   /** The agent's own cadence (the server's shorter values win). */
   readonly heartbeatMs: number;
   readonly idlePingMs: number;
@@ -76,7 +78,7 @@ export class Heartbeats {
       this.lastBeatAt = Date.now();
       const socket = deps.socket();
       if (plan.via === 'socket' && socket?.readyState === WebSocket.OPEN) {
-        const frame: HeartbeatFrame = { action: 'heartbeat', running_command_ids: running };
+        const frame: HeartbeatFrame = { action: 'heartbeat', running_command_ids: running, target_id: deps.targetId() };
         socket.send(JSON.stringify(frame));
         continue;
       }

@@ -94,6 +94,11 @@ export interface AgentReleaseInfo {
 export interface HeartbeatFrame {
   readonly action: 'heartbeat';
   readonly running_command_ids: readonly string[];
+  /**
+   * The agent's target: the server then records the heartbeat in one write conditioned on the target holding this
+   * connection, instead of reading the connection's lookup item first (older agents leave it out).
+   */
+  readonly target_id?: string;
 }
 
 /** Server -> agent frames on the WebSocket (the agent ignores, and logs once, a type it does not know). */

@@ -130,11 +130,19 @@ export const disconnectAgent = async (
   return targetId;
 };
 
-/** A heartbeat over the socket: the target whose connection it is, or undefined for a connection no longer known. */
+/**
+ * A heartbeat over the socket: the target whose connection it is, or undefined for a connection no longer known. A
+ * frame that names its target (agents from 2026-11-28 on) is one conditional write (the target must hold this very
+ * connection, so naming another target changes nothing); one that does not is traced through the connection's lookup
+ * item first (a read, then the write).
+ */
 export const socketHeartbeat = async (
   deps: Pick<ChannelDeps, 'targets' | 'clock'>,
   connectionId: string,
+  named?: string,
 ): Promise<string | undefined> => {
+  if (named !== undefined)
+    return (await deps.targets.recordConnectionHeartbeat(named, connectionId, deps.clock.now())) ? named : undefined;
   const targetId = await deps.targets.connectionTarget(connectionId);
   if (targetId !== undefined) await deps.targets.recordHeartbeat(targetId, deps.clock.now());
   return targetId;

@@ -46,6 +46,12 @@ export interface TargetRepository {
   /** The connection's lookup item: whose it is; undefined once it closed (or never was). */
   connectionTarget(connectionId: string): Promise<string | undefined>;
   /**
+   * A heartbeat at `at` over the connection, in one write: only while the target names `connectionId` as its current
+   * connection (a heartbeat already newer is left as it is). False when the target does not exist or holds another
+   * connection (or none): this connection is not known as the target's.
+   */
+  recordConnectionHeartbeat(targetId: string, connectionId: string, at: Date): Promise<boolean>;
+  /**
    * The connection closed: removed from the target only while it is still the target's current one (a newer
    * connection is left alone), and its lookup item deleted.
    */

@@ -36,6 +36,7 @@ const Message = v.variant('action', [
   v.object({
     action: v.literal('heartbeat'),
     running_command_ids: v.optional(v.pipe(v.array(v.pipe(v.string(), v.maxLength(64))), v.maxLength(1000))),
+    target_id: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(64))),
   }),
 ]);
 
@@ -56,7 +57,8 @@ const onMessage = async (
       close: false,
     };
   }
-  if (!v.safeParse(Message, parsed).success)
+  const message = v.safeParse(Message, parsed);
+  if (!message.success)
     return {
       error: {
         code: 'VALIDATION_ERROR',
@@ -64,7 +66,7 @@ const onMessage = async (
       },
       close: false,
     };
-  if ((await socketHeartbeat(deps, connectionId)) === undefined)
+  if ((await socketHeartbeat(deps, connectionId, message.output.target_id)) === undefined)
     return {
       error: { code: 'INVALID_TOKEN', message: 'This connection is no longer known; connect again.' },
       close: true,

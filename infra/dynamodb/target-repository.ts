@@ -16,7 +16,7 @@ import type { EnrollmentToken, Target } from '../../domain/targets/types.js';
 import { ConflictError } from '../../domain/errors.js';
 import { aliasItem } from './aliases.js';
 import { environmentReference } from './environment-repository.js';
-import { conditionally } from './conditional.js';
+import { conditionally, isConditionFailure } from './conditional.js';
 import { keys, partitions } from './keys.js';
 import { findRecord, getRecord, getRecords, listPartition, stripKeys, type Item } from './records.js';
 import { failedAt, tenantReference } from './transactions.js';
@@ -247,6 +247,32 @@ export class DynamoTargetRepository implements TargetRepository {
       new GetCommand({ TableName: this.tableName, Key: keys.agentConnection(connectionId), ConsistentRead: true }),
     );
     return typeof Item?.['targetId'] === 'string' ? Item['targetId'] : undefined;
+  }
+
+  async recordConnectionHeartbeat(targetId: string, connectionId: string, at: Date): Promise<boolean> {
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: keys.target(targetId),
+          UpdateExpression: `SET lastHeartbeatAt = :at, ${CHANGED}`,
+          ConditionExpression:
+            'connectionId = :connection AND (attribute_type(lastHeartbeatAt, :null) OR lastHeartbeatAt < :at)',
+          ExpressionAttributeValues: {
+            ':at': at.toISOString(),
+            ':connection': connectionId,
+            ':null': 'NULL',
+            ...changedValues(targetId),
+          },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      // Refused: a newer heartbeat stored already (still this connection's), or the connection is not the target's.
+      return error.Item?.['connectionId']?.S === connectionId;
+    }
   }
 
   async disconnect(targetId: string, connectionId: string, at: Date): Promise<void> {

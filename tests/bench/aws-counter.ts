@@ -44,9 +44,38 @@ const itemsIn = (operation: string, answer: string): number => {
  */
 export const EMPTY_RECEIVE = 'sqs ReceiveMessage (empty)';
 
-/** Counts by service and operation (e.g. `dynamodb GetItem`, `sqs ReceiveMessage`). */
+/** The part of a partition key before its first `#` (`TARGET`, `COMMAND`, ...): which kind of record a call is about. */
+const kindOf = (key: { pk?: { S?: string } } | undefined): string => key?.pk?.S?.split('#')[0] ?? '?';
+
+/**
+ * What a DynamoDB call touches, as `<operation> <record kind>`: single-item calls by their key, a transaction's items
+ * each by theirs (`TransactWriteItems/Update COMMAND`), a query by its index or partition.
+ */
+export const keyKindsOf = (operation: string, body: string): string[] => {
+  const parsed = JSON.parse(body || '{}') as {
+    Key?: { pk?: { S?: string } };
+    Item?: { pk?: { S?: string } };
+    IndexName?: string;
+    ExpressionAttributeValues?: Record<string, { S?: string }>;
+    TransactItems?: Record<string, { Key?: { pk?: { S?: string } }; Item?: { pk?: { S?: string } } }>[];
+  };
+  if (operation === 'TransactWriteItems')
+    return (parsed.TransactItems ?? []).flatMap((item) =>
+      Object.entries(item).map(([op, write]) => `${operation}/${op} ${kindOf(write.Key ?? write.Item)}`),
+    );
+  if (operation === 'Query') {
+    const partition = Object.values(parsed.ExpressionAttributeValues ?? {})[0]?.S?.split('#')[0] ?? '?';
+    return [`Query ${parsed.IndexName ?? 'table'} ${partition}`];
+  }
+  if (['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'].includes(operation))
+    return [`${operation} ${kindOf(parsed.Key ?? parsed.Item)}`];
+  return [];
+};
+
+/** Counts by service and operation (e.g. `dynamodb GetItem`, `sqs ReceiveMessage`), and DynamoDB's by record kind. */
 export class Counter {
   readonly byOperation = new Map<string, Tally>();
+  readonly byKeyKind = new Map<string, Tally>();
 
   record(service: string, operation: string, body: string, answerBytes: number, answer = ''): void {
     const empty = service === 'sqs' && operation === 'ReceiveMessage' && !answer.includes('"Messages":[{');
@@ -66,12 +95,22 @@ export class Counter {
       else if (operation === 'TransactGetItems') tally.rru += 2 * (parsed.TransactItems?.length ?? 0);
       else if (['GetItem', 'Query', 'Scan', 'BatchGetItem'].includes(operation))
         tally.rru += Math.max(1, Math.ceil(answerBytes / 4096));
+      for (const kind of keyKindsOf(operation, body)) {
+        const byKind = this.byKeyKind.get(kind) ?? { calls: 0, wru: 0, rru: 0, items: 0 };
+        byKind.calls += 1;
+        this.byKeyKind.set(kind, byKind);
+      }
     }
     this.byOperation.set(key, tally);
   }
 
   snapshot(): Map<string, Tally> {
     return new Map([...this.byOperation].map(([k, v]) => [k, { ...v }]));
+  }
+
+  /** The calls by record kind so far (keyKindsOf), for `difference`. */
+  snapshotKinds(): Map<string, Tally> {
+    return new Map([...this.byKeyKind].map(([k, v]) => [k, { ...v }]));
   }
 }
 

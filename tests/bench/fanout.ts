@@ -235,6 +235,7 @@ const main = async () => {
       await Promise.all(hosts.map((h) => h.reset()));
       const cpuBefore = await cpuNow();
       const awsBefore = counter.snapshot();
+      const kindsBefore = counter.snapshotKinds();
       const createdAt = Date.now();
       const created = await call('POST', '/deployments', {
         action_id: action.id,
@@ -249,12 +250,18 @@ const main = async () => {
       // (every command's result, the whole log history) are not the service's cost of the command. Its status
       // polls (one GET every 100 ms, 3 calls each) are counted.
       let awsAtEnd = counter.snapshot();
+      let kindsAtEnd = counter.snapshotKinds();
       let cpuAfter = await cpuNow();
+      /** How long each status poll took (a plan of N steps comes back whole with each one). */
+      const polls: number[] = [];
       for (const until = createdAt + 300_000; Date.now() < until; await sleep(100)) {
+        const polledAt = Date.now();
         deployment = await call('GET', `/deployments/${id}`);
+        polls.push(Date.now() - polledAt);
         if (TERMINAL.includes(deployment.state)) {
           endedAt = Date.now();
           awsAtEnd = counter.snapshot();
+          kindsAtEnd = counter.snapshotKinds();
           cpuAfter = await cpuNow();
           break;
         }
@@ -341,6 +348,7 @@ const main = async () => {
       refusals.push(...seen.refusals);
       agentProblems.push(...seen.problems);
       console.log(spread('agent: started -> finished (its log line)', seen.finishedIn));
+      console.log(spread('client: status poll (GET, whole plan)', polls));
       console.log(header('agent requests during the round, duration'));
       for (const [kind, samples] of [...seen.durations].sort()) console.log(spread(kind, samples));
       if (COUNT_AWS) {
@@ -362,6 +370,13 @@ const main = async () => {
           console.log(
             `     ${operation.padEnd(32)} ${String(tally.calls).padStart(6)} ${(tally.calls / N).toFixed(2).padStart(7)}/command  WRU ${tally.wru.toFixed(0)}  RRU ${tally.rru.toFixed(0)}`,
           );
+        // Where the DynamoDB calls go, by the kind of record (its partition key's prefix): what to cut next.
+        console.log('   DynamoDB calls by record kind (at least 0.05 per command):');
+        for (const [kind, tally] of [...difference(kindsAtEnd, kindsBefore)].sort(([, a], [, b]) => b.calls - a.calls))
+          if (tally.calls / N >= 0.05)
+            console.log(
+              `     ${kind.padEnd(44)} ${String(tally.calls).padStart(6)} ${(tally.calls / N).toFixed(2).padStart(7)}/command`,
+            );
       }
       const stackCpu = cpuAfter.stack.map((c, i) => c - cpuBefore.stack[i]!);
       const serverCpu = stackCpu.reduce((x, y) => x + y, 0);

@@ -173,11 +173,34 @@ describe('the agent WebSocket', () => {
     const notJson = await socket.next((m) => m.type === 'error');
     socket.ws.send(JSON.stringify({ action: 'run', script: 'rm -rf /' }));
     const unknown = await socket.next((m) => m.type === 'error' && socket.messages.length >= 2);
+    // a frame naming its own target (one conditional write) is taken too
+    socket.ws.send(JSON.stringify({ action: 'heartbeat', running_command_ids: [], target_id: agent.targetId }));
+    const named = await until(async () => {
+      const seen = (await call('GET', `/targets/${agent.targetId}`, e2e.admin)).json.last_heartbeat_at as string;
+      return seen > after ? seen : undefined;
+    });
     // Assess
     expect(after > before).toBe(true);
+    expect(named > after).toBe(true);
     expect(notJson).toMatchObject({ type: 'error', error: { code: 'INVALID_BODY' } });
     expect(unknown).toMatchObject({ type: 'error', error: { code: 'VALIDATION_ERROR' } });
     socket.ws.close(1000);
+  });
+
+  it('a heartbeat naming another target changes nothing: refused, and the socket closed', async () => {
+    // Arrange: two agents, one socket
+    const agent = await enroll('heartbeat-2');
+    const victim = await enroll('heartbeat-3');
+    const url = (await call('GET', '/agent/channel', agent.token)).json.socket_url as string;
+    const socket = await open(url, agent.token);
+    const before = (await call('GET', `/targets/${victim.targetId}`, e2e.admin)).json.last_heartbeat_at as string;
+    // Act
+    socket.ws.send(JSON.stringify({ action: 'heartbeat', running_command_ids: [], target_id: victim.targetId }));
+    const refused = await socket.next((m) => m.type === 'error');
+    await socket.closed;
+    // Assess
+    expect(refused).toMatchObject({ type: 'error', error: { code: 'INVALID_TOKEN' } });
+    expect((await call('GET', `/targets/${victim.targetId}`, e2e.admin)).json.last_heartbeat_at).toBe(before);
   });
 
   it('a second connection for the same target replaces the first: the first is told and closed', async () => {

@@ -109,6 +109,13 @@ export class FakeTargetRepository implements TargetRepository {
   async connectionTarget(connectionId: string) {
     return this.connections.get(connectionId);
   }
+  async recordConnectionHeartbeat(targetId: string, connectionId: string, at: Date) {
+    const target = this.targets.get(targetId);
+    if (target?.connectionId !== connectionId) return false;
+    if (target.lastHeartbeatAt === null || target.lastHeartbeatAt < at.toISOString())
+      this.targets.set(targetId, { ...target, lastHeartbeatAt: at.toISOString() });
+    return true;
+  }
   async disconnect(targetId: string, connectionId: string, at: Date) {
     const target = this.targets.get(targetId);
     if (target !== undefined && target.connectionId === connectionId)

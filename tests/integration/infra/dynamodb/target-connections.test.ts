@@ -97,4 +97,30 @@ describe('DynamoTargetRepository connections', () => {
     expect(await targets.get(target.id)).toBeUndefined();
     expect(await targets.connectionTarget('conn-e')).toBeUndefined();
   });
+
+  it('a heartbeat that names its target is one write, only over the target’s current connection', async () => {
+    // Arrange: a target on conn-h2 (conn-h1 replaced), another target, and a deleted one
+    const target = await aTarget();
+    const other = await aTarget();
+    const gone = await aTarget();
+    await targets.connect(target.id, 'conn-h1', new Date('2026-11-24T10:01:00.000Z'));
+    await targets.connect(target.id, 'conn-h2', new Date('2026-11-24T10:02:00.000Z'));
+    await targets.connect(gone.id, 'conn-g', new Date('2026-11-24T10:02:00.000Z'));
+    await targets.delete(gone);
+    // Act
+    const current = await targets.recordConnectionHeartbeat(target.id, 'conn-h2', new Date('2026-11-24T10:03:00.000Z'));
+    const older = await targets.recordConnectionHeartbeat(target.id, 'conn-h2', new Date('2026-11-24T10:02:30.000Z'));
+    const replaced = await targets.recordConnectionHeartbeat(
+      target.id,
+      'conn-h1',
+      new Date('2026-11-24T10:04:00.000Z'),
+    );
+    const foreign = await targets.recordConnectionHeartbeat(other.id, 'conn-h2', new Date('2026-11-24T10:04:00.000Z'));
+    const deleted = await targets.recordConnectionHeartbeat(gone.id, 'conn-g', new Date('2026-11-24T10:04:00.000Z'));
+    // Assess: the current connection's beat stored (an older one leaves it), the others refused and write nothing
+    expect([current, older, replaced, foreign, deleted]).toEqual([true, true, false, false, false]);
+    expect((await targets.get(target.id))?.lastHeartbeatAt).toBe('2026-11-24T10:03:00.000Z');
+    expect((await targets.get(other.id))?.lastHeartbeatAt).toBeNull();
+    expect(await targets.get(gone.id)).toBeUndefined();
+  });
 });
