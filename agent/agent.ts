@@ -105,6 +105,8 @@ class Agent {
       onUnauthorized: () => this.enrollment.unauthorized(),
       // No retry can change the versions: say why and stop with exit code 1 (a supervisor shows it, not a loop).
       onIncompatible: (message) => this.fatal(`The server refused this agent: ${message} Stopping.`),
+      // A poll or completion the server answered was a heartbeat too: the next one comes a cadence after it.
+      onSignOfLife: (heardAt) => this.heartbeats.heard(heardAt),
     });
     this.store = new CommandStore(settings.stateDir);
     const context: ExecutionContext = {

@@ -7,15 +7,16 @@
 import { BACKOFF_BASE_MS, backoffDelay, retryAfterMs, sleep } from './backoff.js';
 import { AGENT_INSTANCE_HEADER, AGENT_VERSION_HEADER, AGENT_VERSION_INCOMPATIBLE } from '../protocol/headers.js';
 import { AGENT_VERSION } from './version.js';
-import type {
-  AgentReleaseInfo,
-  ChannelResponse,
-  CompleteRequest,
-  OutputChunk,
-  OutputResponse,
-  PollResponse,
-  RegisterRequest,
-  RegisterResponse,
+import {
+  SIGN_OF_LIFE_REFRESH_MS,
+  type AgentReleaseInfo,
+  type ChannelResponse,
+  type CompleteRequest,
+  type OutputChunk,
+  type OutputResponse,
+  type PollResponse,
+  type RegisterRequest,
+  type RegisterResponse,
 } from '../protocol/messages.js';
 
 /** The server answered with an error status that retrying will not change. */
@@ -63,6 +64,11 @@ export interface ClientOptions {
    */
   readonly onIncompatible?: (message: string) => void;
   readonly requestTimeoutMs?: number;
+  /**
+   * Called when the server answered a request it records as a sign of life (a poll, a completion), with the time the
+   * stored heartbeat is at least as new as (its sending, less SIGN_OF_LIFE_REFRESH_MS).
+   */
+  readonly onSignOfLife?: (heardAt: number) => void;
   readonly random?: () => number;
 }
 
@@ -75,6 +81,8 @@ interface CallOptions {
   readonly timeoutMs?: number;
   /** Stop retrying after this long (ms) and throw UnavailableError. */
   readonly giveUpAfterMs?: number;
+  /** The server records the request as a sign of life (onSignOfLife is told of a 2xx answer). */
+  readonly signOfLife?: true;
 }
 
 const describeFailure = (error: unknown): string => {
@@ -224,6 +232,7 @@ export class AgentClient {
         retry: true,
         signal,
         timeoutMs: (waitSeconds + 30) * 1000,
+        signOfLife: true,
       },
     );
     return {
@@ -247,6 +256,7 @@ export class AgentClient {
       auth: true,
       retry: true,
       signal,
+      signOfLife: true,
     });
   }
 
@@ -285,6 +295,7 @@ export class AgentClient {
       }
       this.reachable(sentAt);
       if (status >= 200 && status < 300) {
+        if (options.signOfLife === true) this.options.onSignOfLife?.(sentAt - SIGN_OF_LIFE_REFRESH_MS);
         try {
           return (text === '' ? {} : JSON.parse(text)) as T;
         } catch {

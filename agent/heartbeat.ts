@@ -44,9 +44,9 @@ export class Heartbeats {
     this.planAgain();
   }
 
-  /** The server counted a call as a heartbeat (GET /agent/channel). */
-  heard(): void {
-    this.lastBeatAt = Date.now();
+  /** The server counted a call as a heartbeat (GET /agent/channel); `at`: as of then (a poll's or completion's). */
+  heard(at = Date.now()): void {
+    this.lastBeatAt = Math.max(this.lastBeatAt, at);
   }
 
   /** A channel answer: it counts as a heartbeat, and its cadence is taken where shorter than the agent's own. */

@@ -91,6 +91,13 @@ export interface AgentReleaseInfo {
 }
 
 /** Agent -> server frame on the WebSocket. */
+/**
+ * A poll or a completion proves the agent alive as a heartbeat does: the server records it as one, but writes the
+ * target at most once per this long (so the stored heartbeat may be this much older than the request). The agent
+ * counts such an answered request as a heartbeat sent this long before it, and beats again only a cadence after.
+ */
+export const SIGN_OF_LIFE_REFRESH_MS = 5_000;
+
 export interface HeartbeatFrame {
   readonly action: 'heartbeat';
   readonly running_command_ids: readonly string[];

@@ -1,7 +1,7 @@
 // The agent's side of the service (decisions.md section 6). Agents authenticate with their agent token only, and
 // only ever see or report commands of their own target: anything else answers 404, as if it did not exist.
 import { AGENT_INSTANCE_HEADER } from '../../protocol/headers.js';
-import type { CompleteRequest as CompleteCommand } from '../../protocol/messages.js';
+import { SIGN_OF_LIFE_REFRESH_MS, type CompleteRequest as CompleteCommand } from '../../protocol/messages.js';
 import { outputBytes } from '../../protocol/output-limits.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { InvalidTokenError } from '../identity/errors.js';
@@ -72,7 +72,7 @@ export const admitAgent = async (
   admitAgentVersion(deps, deps.settings.serverVersion, await authenticateAgent(deps, authorization), claimedVersion);
 
 /** A sign of life younger than this is not written again (the dead-agent rule allows 60 s). */
-export const SIGN_OF_LIFE_REFRESH_MS = 5_000;
+export { SIGN_OF_LIFE_REFRESH_MS };
 
 /**
  * Polls and completions prove the agent alive as much as a heartbeat does (on a loaded server a late heartbeat must

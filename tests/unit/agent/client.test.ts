@@ -107,6 +107,36 @@ describe('AgentClient', () => {
     expect(calls[0]!.body).toEqual({ running_command_ids: ['a'] });
   });
 
+  it('tells onSignOfLife of an answered poll or completion (as of its sending less the refresh), not of others', async () => {
+    // Prepare: fake time at 100 s
+    vi.setSystemTime(100_000);
+    const { fetch } = scripted([
+      { status: 200, body: { commands: [], cancel: [] } },
+      { status: 200, body: {} },
+      { status: 200, body: { accepted: 1, cancel_requested: false } },
+      { status: 200, body: { server_time: 'now' } },
+      { status: 404, body: { error: { code: 'NOT_FOUND', message: 'no such command' } } },
+    ]);
+    const heard: number[] = [];
+    const c = new AgentClient({
+      server: 'http://server/',
+      fetch,
+      log: () => undefined,
+      random: () => 0,
+      onSignOfLife: (at) => heard.push(at),
+    });
+    c.setToken('dpa_one');
+    const result = { exit_code: 0, started_at: 'a', completed_at: 'b' } as never;
+    // Act
+    await c.poll(0, 1, new AbortController().signal);
+    await c.complete('c-1', result);
+    await c.output('c-1', [{ seq: 0, stream: 'stdout', data: 'x', timestamp: 'a' }] as never);
+    await c.heartbeat([]);
+    await c.complete('c-2', result).catch(() => undefined);
+    // Assess: the poll and the first completion only (output is no sign of life; a refused completion is none)
+    expect(heard).toEqual([95_000, 95_000]);
+  });
+
   it('turns 404 and 409 into HttpErrors without retrying', async () => {
     // Prepare
     const { fetch, calls } = scripted([
