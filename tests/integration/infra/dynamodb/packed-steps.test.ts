@@ -11,7 +11,7 @@ import { DynamoDeploymentRepository } from '../../../../infra/dynamodb/deploymen
 import { keys } from '../../../../infra/dynamodb/keys.js';
 import { DynamoOrchestration } from '../../../../infra/dynamodb/orchestration.js';
 import { DynamoPendingRequestRepository } from '../../../../infra/dynamodb/pending-request-repository.js';
-import { aDeployment, aDraft, aPlan } from '../../../fakes/deployments.js';
+import { aDeployment, aDraft, aPendingRequest, aPlan } from '../../../fakes/deployments.js';
 import { createServiceTable, dynamoClient, uniqueName } from '../../../support/aws.js';
 
 const client = dynamoClient();
@@ -77,26 +77,7 @@ describe('plans of up to 2,000 steps', () => {
     // Prepare
     const { pending } = await setup();
     const draft = aDraft({ plan: hugePlan() });
-    const request = {
-      id: randomUUID(),
-      status: 'pending' as const,
-      priority: 0,
-      tenantId: null,
-      tenantName: null,
-      environmentId: null,
-      environmentName: null,
-      triggeredBy: draft.triggeredBy,
-      draft,
-      queuedAt: new Date().toISOString(),
-      createdAt: new Date().toISOString(),
-      retryCount: 0,
-      lastRetryAt: null,
-      errorMessage: null,
-      deploymentId: null,
-      dispatchedAt: null,
-      dispatchedToInstanceId: null,
-      processingSince: null,
-    };
+    const request = aPendingRequest({ id: randomUUID(), draft });
     // Act
     await pending.create(request);
     // Assess
