@@ -52,18 +52,20 @@ const resolveChecked = async (
 /**
  * What a keyed create (or redeploy) made before, when its key's claim still holds: a retry of a create that
  * committed and lost its answer gets that deployment (or queued request) again, never a second one. The same key
- * for another request: 422, as a replay's. Undefined: the key names nothing yet.
+ * for another request, or naming one the caller's current tenant does not see (it was moved since): 422, as a
+ * replay's. Undefined: the key names nothing yet.
  */
-const madeBefore = async (deps: CreateDeps, keyed: KeyedRequest): Promise<StartOutcome | undefined> => {
+const madeBefore = async (deps: CreateDeps, caller: Caller, keyed: KeyedRequest): Promise<StartOutcome | undefined> => {
   const claimed = await deps.claims.get(keyed.scope, deps.clock.now());
   if (claimed === undefined) return undefined;
   if (claimed.fingerprint !== keyed.fingerprint) throw new IdempotencyKeyReusedError(keyed.key);
-  if (claimed.kind === 'deployment') {
-    const deployment = await deps.deployments.get(claimed.id);
-    return deployment === undefined ? undefined : { kind: 'started', deployment };
-  }
-  const request = await deps.pending.get(claimed.id);
-  if (request === undefined) return undefined;
+  const made =
+    claimed.kind === 'deployment' ? await deps.deployments.get(claimed.id) : await deps.pending.get(claimed.id);
+  if (made === undefined) return undefined;
+  // As visibleDeployment: a tenant's caller sees its own tenant's deployments and requests only.
+  if (caller.tenantId !== null && made.tenantId !== caller.tenantId) throw new IdempotencyKeyReusedError(keyed.key);
+  if ('state' in made) return { kind: 'started', deployment: made };
+  const request = made;
   const position = request.status === 'pending' ? await deps.pending.position(request) : undefined;
   return { kind: 'queued', request, position: position ?? 1 };
 };
@@ -74,6 +76,7 @@ const madeBefore = async (deps: CreateDeps, keyed: KeyedRequest): Promise<StartO
  */
 const startOnce = async (
   deps: CreateDeps,
+  caller: Caller,
   draft: DeploymentDraft,
   keyed: KeyedRequest | undefined,
 ): Promise<StartOutcome> => {
@@ -84,7 +87,7 @@ const startOnce = async (
     return await startOrQueue(deps, draft, claim);
   } catch (error) {
     if (!(error instanceof CreateClaimedError)) throw error;
-    const made = await madeBefore(deps, keyed);
+    const made = await madeBefore(deps, caller, keyed);
     if (made === undefined) throw error;
     return made;
   }
@@ -97,7 +100,7 @@ export const createDeployment = async (
   keyed?: KeyedRequest,
 ): Promise<CreateAnswer> => {
   // A retry of a keyed create that committed: answered what it made, before anything is planned (or refused) anew.
-  const before = keyed === undefined || command.dry_run === true ? undefined : await madeBefore(deps, keyed);
+  const before = keyed === undefined || command.dry_run === true ? undefined : await madeBefore(deps, caller, keyed);
   if (before !== undefined) return { kind: before.kind, outcome: before };
   const resolved = await resolveChecked(deps, caller, command, null);
   if (command.dry_run === true) {
@@ -112,7 +115,7 @@ export const createDeployment = async (
       },
     };
   }
-  const outcome = await startOnce(deps, resolved.draft, keyed);
+  const outcome = await startOnce(deps, caller, resolved.draft, keyed);
   return { kind: outcome.kind, outcome };
 };
 
@@ -140,7 +143,7 @@ export const redeployDeployment = async (
   overrides: RedeployOverrides,
   keyed?: KeyedRequest,
 ): Promise<StartOutcome> => {
-  const before = keyed === undefined ? undefined : await madeBefore(deps, keyed);
+  const before = keyed === undefined ? undefined : await madeBefore(deps, caller, keyed);
   if (before !== undefined) return before;
   const original = await visibleDeployment(deps, caller, id);
   const reuse = checkSecretReuse(caller, original, overrides);
@@ -150,7 +153,7 @@ export const redeployDeployment = async (
   });
   const plan = resolved.draft.plan;
   const notes = [replannedNote(original, plan), ...(plan.warnings ?? [])];
-  return startOnce(deps, { ...resolved.draft, plan: { ...plan, warnings: notes } }, keyed);
+  return startOnce(deps, caller, { ...resolved.draft, plan: { ...plan, warnings: notes } }, keyed);
 };
 
 /**

@@ -83,11 +83,12 @@ export class DynamoOrchestration implements Orchestration {
       if (free.length === 0 || held.size >= capacity) return undefined;
       // A random free instance: concurrent creates rarely pick the same one.
       const chosen = free[Math.floor(Math.random() * free.length)] as string;
+      const items = this.startItems({ ...deployment, instanceId: chosen }, chosen, dispatched);
       try {
         await this.db.send(
           new TransactWriteCommand({
             TransactItems: [
-              ...this.startItems({ ...deployment, instanceId: chosen }, chosen, dispatched),
+              ...items,
               ...(claim === undefined
                 ? []
                 : [claimItem(this.tableName, claim, { kind: 'deployment', id: deployment.id })]),
@@ -105,8 +106,8 @@ export class DynamoOrchestration implements Orchestration {
           if (!isConditionFailure(error)) throw error;
         }
         if (dispatched !== undefined && failedAt(error, 4)) throw new RequestNotProcessingError(dispatched.request.id);
-        // The key claimed by another create (item 4: a claim never goes with a dispatch): nothing stored.
-        if (claim !== undefined && failedAt(error, 4)) throw new CreateClaimedError(claim.scope);
+        // The key claimed by another create (the claim is the item after the start's): nothing stored.
+        if (claim !== undefined && failedAt(error, items.length)) throw new CreateClaimedError(claim.scope);
         // The instance was taken (or the capacity lowered) meanwhile: look again.
       }
     }

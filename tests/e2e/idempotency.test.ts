@@ -212,4 +212,32 @@ describe('Idempotency-Key on POST /deployments', () => {
       await api.call('PUT', '/api/v1/admin/orchestration', { token: e2e.admin, body: { instances } });
     }
   });
+
+  it('a retry after the caller was moved to a tenant does not answer the global deployment its key made: 422', async () => {
+    // Prepare: a global user's keyed create committed, its record gone; then the user moved into a tenant
+    await createUser('mover@example.com', 'mover-password', ['admin']);
+    const mover = await api.login({ email: 'mover@example.com', password: 'mover-password' });
+    const first = await create(mover.token, 'moved-away');
+    expect(first.status).toBe(201);
+    const me = (await api.call('GET', '/api/v1/auth/me', { token: mover.token })).json as { id: string };
+    await forgetRecords(me.id);
+    const tenant = await api.call('POST', '/api/v1/tenants', {
+      token: e2e.admin,
+      body: { name: 'Moved', slug: 'moved' },
+    });
+    expect(
+      (
+        await api.call('PATCH', `/api/v1/admin/users/${me.id}`, {
+          token: e2e.admin,
+          body: { tenant_id: tenant.json.id },
+        })
+      ).status,
+    ).toBe(200);
+    // Act
+    const retry = await create(mover.token, 'moved-away');
+    // Assess: refused, naming the key; the global deployment is not shown to the tenant's caller
+    expect(retry.status).toBe(422);
+    expect(JSON.stringify(retry.json)).not.toContain(first.json.deployment_id as string);
+    expect(retry.json.error.message).toContain('moved-away');
+  });
 });
