@@ -181,6 +181,8 @@ export const withWakeUps = (
     appendOutput: (command, chunks, at, options) => commands.appendOutput(command, chunks, at, options),
     output: (commandId) => commands.output(commandId),
     complete: (commandId, result, outputSeq, whole) => commands.complete(commandId, result, outputSeq, whole),
+    completeAs: (targetId, commandId, result, outputSeq, whole) =>
+      commands.completeAs(targetId, commandId, result, outputSeq, whole),
   };
 };
 

@@ -12,7 +12,7 @@ import type { TargetsDeps } from './deps.js';
 import { checkAgentVersion } from './compatibility.js';
 import { INLINE_OUTPUT_BYTES, outputTail } from './commands.js';
 import { AGENT_TOKEN_PREFIX } from './enrollment.js';
-import type { AgentCaller, Command, OutputChunk } from './types.js';
+import type { AgentCaller, Command, CommandResult, OutputChunk } from './types.js';
 
 export const MAX_POLL_WAIT_SECONDS = 20;
 
@@ -215,6 +215,11 @@ const appendTo = async (deps: TargetsDeps, command: Command, chunks: readonly Ou
 /**
  * delivered -> completed, once; a repeat of the same report answers as the first did. Output sent with the report is
  * appended first, exactly as POST .../output would (a retried report's output is not stored twice).
+ *
+ * The usual case, a short command that posted no output before (a fan-out's `echo`), is one write and no read (issue
+ * 37): the completing write itself proves the command is this agent's and still delivered with no output stored
+ * (its condition), stores the whole output inline and answers the command; its log lines are appended after it, beside
+ * the sign of life. A refused write answers the command as it was, and the report goes the general way with it.
  */
 export const completeCommand = async (
   deps: TargetsDeps,
@@ -222,7 +227,6 @@ export const completeCommand = async (
   commandId: string,
   report: CompleteCommand,
 ) => {
-  const command = await ownCommand(deps, agent, commandId);
   const result = {
     exitCode: report.exit_code,
     startedAt: new Date(report.started_at).toISOString(),
@@ -230,13 +234,43 @@ export const completeCommand = async (
     errorMessage: report.error_message ?? null,
   };
   const output = [...(report.output ?? [])].sort((a, b) => a.seq - b.seq);
+  if (outputBytes(output) > INLINE_OUTPUT_BYTES)
+    return completeAfterRead(deps, agent, await ownCommand(deps, agent, commandId), result, output);
+  const [attempt] = await Promise.all([
+    deps.commands.completeAs(agent.targetId, commandId, result, output.at(-1)?.seq, {
+      tail: outputTail(output),
+      seqWas: -1,
+      chunks: output,
+      receivedAt: deps.clock.now().toISOString(),
+    }),
+    signOfLife(deps, agent),
+  ]);
+  const command = attempt.command;
+  if (command === undefined || command.targetId !== agent.targetId) throw new NotFoundError('Command', commandId);
+  if (!attempt.completed) return completeAfterRead(deps, agent, command, result, output, true);
+  // A log append that fails fails the request, and the agent's retry (refused above: already completed) appends what
+  // is missing on the general way (log lines are kept once per seq).
+  if (output.length > 0) await deps.listener?.output(command, output);
+  await deps.listener?.completed(command);
+  return { id: command.id, status: 'completed' as const };
+};
+
+/** The general way: `command` as read (or as a refused completing write found it); `heard`: the sign of life is done. */
+const completeAfterRead = async (
+  deps: TargetsDeps,
+  agent: AgentCaller,
+  command: Command,
+  result: CommandResult,
+  output: readonly OutputChunk[],
+  heard = false,
+) => {
   // The output it carried raises outputSeq in the completing write. A completion that carries the whole output (none
   // came before it) stores its tail too, so the engine's pass reads no chunks for the step_update.
   const raise = output.length > 0 && output.at(-1)!.seq > command.outputSeq ? output.at(-1)!.seq : undefined;
   const whole = command.outputSeq === -1 ? { tail: outputTail(output), seqWas: -1 } : undefined;
-  // The usual case, a short command: its whole output, small, is stored in the completing write itself (no chunk
-  // items), beside its log lines and the sign of life. A log append that fails fails the request, and the agent's
-  // retry appends what is missing (the path below: log lines are kept once per seq).
+  // A short command's whole output, small, is stored in the completing write itself (no chunk items), beside its log
+  // lines and the sign of life. A log append that fails fails the request, and the agent's retry appends what is
+  // missing (the path below: log lines are kept once per seq).
   const inline = command.status === 'delivered' && whole !== undefined && outputBytes(output) <= INLINE_OUTPUT_BYTES;
   const [completedInline] = inline
     ? await Promise.all([
@@ -246,7 +280,7 @@ export const completeCommand = async (
           receivedAt: deps.clock.now().toISOString(),
         }),
         output.length > 0 ? deps.listener?.output(command, output) : undefined,
-        signOfLife(deps, agent),
+        heard ? undefined : signOfLife(deps, agent),
       ])
     : [false];
   // Otherwise (or when that write was refused): the chunks and log lines, beside the sign of life, then the completing
@@ -256,7 +290,7 @@ export const completeCommand = async (
   if (!completed) {
     await Promise.all([
       output.length > 0 ? appendTo(deps, command, output, true) : undefined,
-      inline ? undefined : signOfLife(deps, agent),
+      inline || heard ? undefined : signOfLife(deps, agent),
     ]);
     const withWhole = inline ? undefined : whole;
     completed =

@@ -152,6 +152,18 @@ export interface CommandRepository {
    * `whole.seqWas` (no other output came meanwhile).
    */
   complete(commandId: string, result: CommandResult, outputSeq?: number, whole?: WholeOutput): Promise<boolean>;
+  /**
+   * `complete` with `whole`, without reading the command first (issue 37): the write also requires the command to be
+   * `targetId`'s. Answers whether it completed, and the command: as it is now when it did, as it was when refused
+   * (undefined when there is no such command).
+   */
+  completeAs(
+    targetId: string,
+    commandId: string,
+    result: CommandResult,
+    outputSeq: number | undefined,
+    whole: WholeOutput,
+  ): Promise<{ readonly completed: boolean; readonly command: Command | undefined }>;
   /** queued -> cancelled (never delivered), or delivered -> a cancel notice in the target's inbox. */
   requestCancel(command: Command, at: Date): Promise<void>;
 }

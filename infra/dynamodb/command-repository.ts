@@ -9,10 +9,13 @@ import {
   UpdateCommand,
   type DynamoDBDocumentClient,
 } from '@aws-sdk/lib-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { FailureAnalysis } from '../../domain/analysis/model.js';
 import type { CommandRepository, WholeOutput } from '../../domain/targets/ports.js';
 import type { Command, CommandResult, OutputChunk, PushedTo, StoredChunk } from '../../domain/targets/types.js';
-import { conditionally, whenCondition } from './conditional.js';
+import { completingWrite } from './command-completion.js';
+import { conditionally, isConditionFailure, whenCondition } from './conditional.js';
 import { encryptionIndex } from './encryption-index.js';
 import { keys, prefixes } from './keys.js';
 import { stripKeys } from './records.js';
@@ -372,45 +375,33 @@ export class DynamoCommandRepository implements CommandRepository {
   }
 
   async complete(commandId: string, result: CommandResult, outputSeq?: number, whole?: WholeOutput): Promise<boolean> {
-    const conditions = ['#status = :delivered'];
-    const sets = ['#status = :completed', '#result = :result'];
-    if (outputSeq !== undefined) {
-      conditions.push('outputSeq < :seq');
-      sets.push('outputSeq = :seq');
-    }
-    if (whole !== undefined) {
-      conditions.push('outputSeq = :seqWas');
-      sets.push('outputTail = :tail');
-      if (whole.chunks !== undefined && whole.chunks.length > 0) sets.push('inlineOutput = :inline');
-    }
     return conditionally(
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: keys.command(commandId),
-          UpdateExpression: `SET ${sets.join(', ')} REMOVE gsi1pk, gsi1sk, pushedTo`,
-          ConditionExpression: conditions.join(' AND '),
-          ExpressionAttributeNames: { '#status': 'status', '#result': 'result' },
-          ExpressionAttributeValues: {
-            ':completed': 'completed',
-            ':delivered': 'delivered',
-            ':result': result,
-            ...(outputSeq === undefined ? {} : { ':seq': outputSeq }),
-            ...(whole === undefined ? {} : { ':tail': whole.tail, ':seqWas': whole.seqWas }),
-            ...(whole?.chunks === undefined || whole.chunks.length === 0
-              ? {}
-              : {
-                  ':inline': whole.chunks.map((c) => ({
-                    stream: c.stream,
-                    data: c.data,
-                    seq: c.seq,
-                    receivedAt: whole.receivedAt ?? result.completedAt,
-                  })),
-                }),
-          },
-        }),
-      ),
+      this.db.send(new UpdateCommand(completingWrite(this.tableName, commandId, result, outputSeq, whole))),
     );
+  }
+
+  async completeAs(
+    targetId: string,
+    commandId: string,
+    result: CommandResult,
+    outputSeq: number | undefined,
+    whole: WholeOutput,
+  ): Promise<{ readonly completed: boolean; readonly command: Command | undefined }> {
+    try {
+      const { Attributes } = await this.db.send(
+        new UpdateCommand({
+          ...completingWrite(this.tableName, commandId, result, outputSeq, whole, targetId),
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { completed: true, command: Attributes === undefined ? undefined : toCommand(Attributes) };
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      // Refused: the item as it was (raw attribute values: the document client converts answers, not errors).
+      const item = error.Item as Record<string, AttributeValue> | undefined;
+      return { completed: false, command: item === undefined ? undefined : toCommand(unmarshall(item)) };
+    }
   }
 
   /** The failure analysis of a completed command (domain/analysis), shown with its command result. */

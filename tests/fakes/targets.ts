@@ -271,6 +271,18 @@ export class FakeCommandRepository implements CommandRepository {
     this.notices.delete(id);
     return true;
   }
+  async completeAs(
+    targetId: string,
+    id: string,
+    result: CommandResult,
+    outputSeq: number | undefined,
+    whole: WholeOutput,
+  ) {
+    const before = this.commands.get(id);
+    if (before?.targetId !== targetId) return { completed: false, command: before };
+    const completed = await this.complete(id, result, outputSeq, whole);
+    return { completed, command: this.commands.get(id) };
+  }
   async requestCancel(command: Command, at: Date) {
     const current = this.commands.get(command.id) as Command;
     if (current.status === 'queued')

@@ -149,6 +149,38 @@ describe('DynamoCommandRepository', () => {
     expect(read).not.toHaveProperty('inlineOutput');
   });
 
+  it('completes without a read first only for its own target, answering the command as it now is or as it was', async () => {
+    // Prepare: three delivered commands of one target; the third got output before its completion
+    const [own, foreign] = await twoDelivered('t-as');
+    const [posted] = await twoDelivered('t-as');
+    await commands.appendOutput(
+      (await commands.get(posted.id))!,
+      [{ stream: 'stdout', data: 'x', seq: 0 }],
+      new Date(),
+    );
+    const carried = [{ stream: 'stdout' as const, data: 'hi\n', seq: 0 }];
+    const whole = { tail: 'hi\n', seqWas: -1, chunks: carried, receivedAt: done.completedAt };
+    // Act
+    const first = await commands.completeAs('t-as', own.id, done, 0, whole);
+    const again = await commands.completeAs('t-as', own.id, { ...done, exitCode: 9 }, 0, whole);
+    const stranger = await commands.completeAs('t-other', foreign.id, done, 0, whole);
+    const raced = await commands.completeAs('t-as', posted.id, done, 0, whole);
+    const missing = await commands.completeAs('t-as', 'c-none', done, 0, whole);
+    // Assess: the write answers the completed command (no inline output in it); a refusal the command as it was
+    expect(first.completed).toBe(true);
+    expect(first.command).toMatchObject({ id: own.id, status: 'completed', outputSeq: 0, outputTail: 'hi\n' });
+    expect(first.command?.result).toEqual(done);
+    expect(first.command).not.toHaveProperty('inlineOutput');
+    expect(first.command).not.toHaveProperty('pk');
+    expect(again).toMatchObject({ completed: false, command: { id: own.id, status: 'completed' } });
+    expect(again.command?.result?.exitCode).toBe(0);
+    expect(stranger).toMatchObject({ completed: false, command: { id: foreign.id, targetId: 't-as' } });
+    expect(await commands.get(foreign.id)).toMatchObject({ status: 'delivered', result: null });
+    expect(raced).toMatchObject({ completed: false, command: { status: 'delivered', outputSeq: 0 } });
+    expect(missing).toEqual({ completed: false, command: undefined });
+    expect((await commands.output(own.id)).map((c) => c.data)).toEqual(['hi\n']);
+  });
+
   it('cancels a queued command outright, and puts one cancel notice for a delivered one in the inbox', async () => {
     const waiting = aCommand('t-cancel');
     const running = aCommand('t-cancel');

@@ -234,6 +234,55 @@ describe('output and completion', () => {
     expect((await fakes.commands.get(long))?.outputSeq).toBe(0);
   });
 
+  it('completes a short command in its completing write alone (no read), its log lines appended after it', async () => {
+    // Prepare: the repository's reads counted; a listener that records what it is given and when
+    const fakes = await twoAgents();
+    const order: string[] = [];
+    const reads: string[] = [];
+    const get = fakes.commands.get.bind(fakes.commands);
+    const completeAs = fakes.commands.completeAs.bind(fakes.commands);
+    const commands = Object.assign(Object.create(fakes.commands) as typeof fakes.commands, {
+      get: async (id: string) => {
+        reads.push(id);
+        return get(id);
+      },
+      completeAs: async (...args: Parameters<typeof fakes.commands.completeAs>) => {
+        order.push('complete');
+        return completeAs(...args);
+      },
+    });
+    const listener = {
+      output: async (command: { status: string }, chunks: readonly { data: string }[]) =>
+        void order.push(`log ${command.status} ${chunks.map((c) => c.data).join('')}`),
+      completed: async (command: { status: string; result: unknown }) =>
+        void order.push(`woken ${command.status} ${JSON.stringify(command.result)}`),
+    };
+    const deps = { ...fakes.deps, commands, listener };
+    const id = (await enqueueCommand(deps, fakes.command(fakes.agentOne.targetId))).id;
+    await pollCommands(deps, fakes.agentOne, { wait: 0, max: 1 });
+    reads.length = 0;
+    // Act
+    const answer = await completeCommand(deps, fakes.agentOne, id, {
+      exit_code: 0,
+      ...times,
+      output: [{ stream: 'stdout', data: 'ok\n', seq: 0 }],
+    });
+    // Assess
+    expect(answer).toEqual({ id, status: 'completed' });
+    expect(reads).toEqual([]);
+    expect(order).toEqual([
+      'complete',
+      'log completed ok\n',
+      `woken completed ${JSON.stringify({ exitCode: 0, startedAt: times.started_at, completedAt: times.completed_at, errorMessage: null })}`,
+    ]);
+    expect(await fakes.commands.get(id)).toMatchObject({ status: 'completed', outputSeq: 0, outputTail: 'ok\n' });
+    // Another agent's completion of it is refused as if it did not exist, and changes nothing
+    await expect(completeCommand(deps, fakes.agentTwo, id, { exit_code: 1, ...times })).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    });
+    expect((await fakes.commands.get(id))?.result?.exitCode).toBe(0);
+  });
+
   it('hands output to the log (the listener) while its chunks are written, and answers once both are done', async () => {
     // Prepare: a chunk write held until released, a listener that records when it is called
     const { deps, agentOne, commands, id } = await delivered();
