@@ -268,37 +268,19 @@ const completeAfterRead = async (
   // came before it) stores its tail too, so the engine's pass reads no chunks for the step_update.
   const raise = output.length > 0 && output.at(-1)!.seq > command.outputSeq ? output.at(-1)!.seq : undefined;
   const whole = command.outputSeq === -1 ? { tail: outputTail(output), seqWas: -1 } : undefined;
-  // A short command's whole output, small, is stored in the completing write itself (no chunk items), beside its log
-  // lines and the sign of life. A log append that fails fails the request, and the agent's retry appends what is
-  // missing (the path below: log lines are kept once per seq).
-  const inline = command.status === 'delivered' && whole !== undefined && outputBytes(output) <= INLINE_OUTPUT_BYTES;
-  const [completedInline] = inline
-    ? await Promise.all([
-        deps.commands.complete(command.id, result, raise, {
-          ...whole,
-          chunks: output,
-          receivedAt: deps.clock.now().toISOString(),
-        }),
-        output.length > 0 ? deps.listener?.output(command, output) : undefined,
-        heard ? undefined : signOfLife(deps, agent),
-      ])
-    : [false];
-  // Otherwise (or when that write was refused): the chunks and log lines, beside the sign of life, then the completing
-  // write; if its condition fails (outputSeq already as high, or the command is no longer delivered), the completion
-  // alone is tried.
-  let completed = completedInline;
-  if (!completed) {
-    await Promise.all([
-      output.length > 0 ? appendTo(deps, command, output, true) : undefined,
-      inline || heard ? undefined : signOfLife(deps, agent),
-    ]);
-    const withWhole = inline ? undefined : whole;
-    completed =
-      command.status === 'delivered' &&
-      (((raise !== undefined || withWhole !== undefined) &&
-        (await deps.commands.complete(command.id, result, raise, withWhole))) ||
-        (await deps.commands.complete(command.id, result)));
-  }
+  // The chunks and log lines, beside the sign of life, then the completing write; if its condition fails (outputSeq
+  // already as high, or the command is no longer delivered), the completion alone is tried. (A short command's whole
+  // output never comes this way: its completing write was tried first, and was refused only because the command was
+  // not delivered or had output already; so its log lines are handed over once, here.)
+  await Promise.all([
+    output.length > 0 ? appendTo(deps, command, output, true) : undefined,
+    heard ? undefined : signOfLife(deps, agent),
+  ]);
+  const completed =
+    command.status === 'delivered' &&
+    (((raise !== undefined || whole !== undefined) &&
+      (await deps.commands.complete(command.id, result, raise, whole))) ||
+      (await deps.commands.complete(command.id, result)));
   if (completed) {
     await deps.listener?.completed({ ...command, status: 'completed', result });
     return { id: command.id, status: 'completed' as const };
