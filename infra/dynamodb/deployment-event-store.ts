@@ -248,7 +248,9 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
     // After the first transaction the head is the one it wrote: each later one starts from there, read or not.
     let known = head;
     while (pending.length > 0) {
-      const [batch = []] = groupBatches(pending.map((g) => ({ events: packCount(g.events), size: groupSize(g) })));
+      const [batch = []] = groupBatches(
+        pending.map((g) => ({ sizes: g.events.map((e) => e.size), size: groupSize(g) })),
+      );
       const written = await this.appendGroups(
         deploymentId,
         batch.map((i) => pending[i]!),
@@ -331,12 +333,20 @@ export class DynamoDeploymentEventStore implements DeploymentEventStore, KeyedEv
       const events: StoredEvent[] = [];
       stored.set(group.key, events);
       items.push(markerItem(this.tableName, deploymentId, group.key, seq + 1));
-      items.push(...eventItems(this.tableName, deploymentId, seq + 1, group.events));
       for (const e of group.events) {
         seq += 1;
         events.push({ seq, at: e.at, event: JSON.parse(e.body) as StoredEvent['event'] });
       }
     }
+    // The groups' events packed together (a pack may hold the end of one group and the start of the next).
+    items.push(
+      ...eventItems(
+        this.tableName,
+        deploymentId,
+        seen + 1,
+        inOrder.flatMap((g) => g.events),
+      ),
+    );
     await this.db.send(new TransactWriteCommand({ TransactItems: items }));
     return { stored, head: { seq, at } };
   }

@@ -45,24 +45,54 @@ export const transactionBatches = (events: readonly { readonly size: number }[])
   return batches;
 };
 
-/** Keyed groups packed into transactions: with the head, at most 100 items (a marker + events per group) and about 3 MB. */
-export const groupBatches = (groups: readonly { readonly events: number; readonly size: number }[]): number[][] => {
+/** Events packed together as they come, in order (as packSizes cuts them): the packs so far, and the last one's fill. */
+interface Packing {
+  readonly packs: number;
+  readonly count: number;
+  readonly bytes: number;
+}
+
+const NO_PACKS: Packing = { packs: 0, count: 0, bytes: 0 };
+
+/** `packing` with events of these sizes added after it. */
+const packedWith = (packing: Packing, sizes: readonly number[]): Packing => {
+  let { packs, count, bytes } = packing;
+  for (const size of sizes) {
+    if (count === 0 || count === PACK_EVENTS || bytes + size > PACK_BYTES) {
+      packs += 1;
+      count = 0;
+      bytes = 0;
+    }
+    count += 1;
+    bytes += size;
+  }
+  return { packs, count, bytes };
+};
+
+/**
+ * Keyed groups cut into transactions, order kept: with the head, at most 100 items (a marker per group, and all the
+ * groups' events packed together: packs are shared across groups) and about 3 MB.
+ */
+export const groupBatches = (
+  groups: readonly { readonly sizes: readonly number[]; readonly size: number }[],
+): number[][] => {
   const batches: number[][] = [];
   let current: number[] = [];
-  let items = 1;
+  let packing = NO_PACKS;
   let bytes = 0;
   groups.forEach((group, index) => {
+    const items = 1 + current.length + 1 + packedWith(packing, group.sizes).packs;
     if (
       current.length > 0 &&
-      (items + 1 + group.events > MAX_EVENTS_PER_TRANSACTION + 1 || bytes + group.size > MAX_BYTES_PER_TRANSACTION)
+      (items > MAX_EVENTS_PER_TRANSACTION + 1 || bytes + group.size > MAX_BYTES_PER_TRANSACTION)
     ) {
       batches.push(current);
       current = [];
-      items = 1;
+      packing = NO_PACKS;
       bytes = 0;
     }
     current.push(index);
-    items += 1 + group.events;
+    packing = packedWith(packing, group.sizes);
     bytes += group.size;
   });
   if (current.length > 0) batches.push(current);
@@ -153,23 +183,31 @@ export interface Parked extends PreparedGroup {
   readonly sk: string;
 }
 
-/** Parked groups in the order to merge them: as parked (the sort key starts with the time), each key once. */
+/**
+ * Parked groups in the order to merge them: as parked (the sort key starts with the time), each key once; a
+ * transaction holds the head, a delete per parked item, a marker per group appended, and the appended groups' events
+ * packed together.
+ */
 export const mergeBatch = (
-  parked: readonly { readonly key: string; readonly events: number; readonly size: number }[],
+  parked: readonly { readonly key: string; readonly sizes: readonly number[]; readonly size: number }[],
   marked: ReadonlySet<string>,
 ): { index: number; append: boolean }[] => {
   const batch: { index: number; append: boolean }[] = [];
   const keysInBatch = new Set<string>();
-  let items = 1; // the head
+  let packing = NO_PACKS;
+  let items = 1; // the head, then deletes and markers
   let bytes = 0;
   for (const [index, group] of parked.entries()) {
     const append = !marked.has(group.key) && !keysInBatch.has(group.key);
-    const more = append ? 2 + group.events : 1; // delete, marker, events; or only the delete of a duplicate
+    const more = append ? 2 : 1; // delete and marker; or only the delete of a duplicate
     const size = append ? group.size : 100;
-    if (batch.length > 0 && (items + more > MAX_EVENTS_PER_TRANSACTION + 1 || bytes + size > MAX_BYTES_PER_TRANSACTION))
-      break;
+    const total = items + more + (append ? packedWith(packing, group.sizes) : packing).packs;
+    if (batch.length > 0 && (total > MAX_EVENTS_PER_TRANSACTION + 1 || bytes + size > MAX_BYTES_PER_TRANSACTION)) break;
     batch.push({ index, append });
-    if (append) keysInBatch.add(group.key);
+    if (append) {
+      keysInBatch.add(group.key);
+      packing = packedWith(packing, group.sizes);
+    }
     items += more;
     bytes += size;
   }

@@ -14,8 +14,8 @@ import {
   groupSize,
   lastAt,
   mergeBatch,
-  packCount,
   type Parked,
+  type Prepared,
   type PreparedGroup,
 } from './event-packing.js';
 import { keys, prefixes } from './keys.js';
@@ -154,10 +154,11 @@ export class EventParking {
       markers: marked,
     } = await readHeadAndMarkers(this.db, this.tableName, deploymentId, [...new Set(parked.map((p) => p.key))]);
     const batch = mergeBatch(
-      parked.map((p) => ({ key: p.key, events: packCount(p.events), size: groupSize(p) })),
+      parked.map((p) => ({ key: p.key, sizes: p.events.map((e) => e.size), size: groupSize(p) })),
       new Set(marked.keys()),
     );
     const items: TransactItem[] = [];
+    const appended: Prepared[] = [];
     let seq = seen;
     let at = seenAt;
     for (const { index, append } of batch) {
@@ -173,9 +174,11 @@ export class EventParking {
       });
       if (!append) continue;
       items.push(markerItem(this.tableName, deploymentId, group.key, seq + 1, group.sk));
-      items.push(...eventItems(this.tableName, deploymentId, seq + 1, group.events));
+      appended.push(...group.events);
       seq += group.events.length;
     }
+    // The appended groups' events packed together.
+    items.push(...eventItems(this.tableName, deploymentId, seen + 1, appended));
     await this.db.send(
       new TransactWriteCommand({
         TransactItems: [moveHeadItem(this.tableName, deploymentId, seen, seq, at), ...items],

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { NewEvent } from '../../../../domain/deployments/events.js';
 import {
   DynamoDeploymentEventStore,
+  groupBatches,
   mergeBatch,
   transactionBatches,
 } from '../../../../infra/dynamodb/deployment-event-store.js';
@@ -327,17 +328,41 @@ describe('DynamoDeploymentEventStore', () => {
 });
 
 describe('mergeBatch', () => {
-  it('takes parked groups in order up to 100 items, a duplicate or an appended key only deleted', () => {
-    const g = (key: string, events = 1) => ({ key, events, size: 100 });
+  const g = (key: string, events = 1, bytes = 50) => ({
+    key,
+    sizes: Array.from({ length: events }, () => bytes),
+    size: 100 + events * bytes,
+  });
+  it('takes parked groups in order up to 100 items, their events packed together; a duplicate or a marked key only deleted', () => {
     expect(mergeBatch([g('a'), g('b'), g('a'), g('c')], new Set(['c']))).toEqual([
       { index: 0, append: true },
       { index: 1, append: true },
       { index: 2, append: false },
       { index: 3, append: false },
     ]);
-    // head + 2 x (delete + marker + 40 events) = 85; a third group of 40 would pass 100
-    expect(mergeBatch([g('a', 40), g('b', 40), g('c', 40), g('d', 1)], new Set())).toHaveLength(2);
-    expect(mergeBatch([{ key: 'x', events: 1, size: 5_000_000 }], new Set())).toEqual([{ index: 0, append: true }]);
+    // 3 x 40 small events share 2 packs: head + 4 x (delete + marker) + 2 packs = 11 items
+    expect(mergeBatch([g('a', 40), g('b', 40), g('c', 40), g('d', 1)], new Set())).toHaveLength(4);
+    // 60 one-line groups: head + 49 x (delete + marker) + 1 pack = 100 items; a 50th would pass 100
+    expect(
+      mergeBatch(
+        Array.from({ length: 60 }, (_, i) => g(`k${i}`)),
+        new Set(),
+      ),
+    ).toHaveLength(49);
+    expect(mergeBatch([{ key: 'x', sizes: [1], size: 5_000_000 }], new Set())).toEqual([{ index: 0, append: true }]);
+  });
+});
+
+describe('groupBatches', () => {
+  const g = (events: number, bytes = 50) => ({
+    sizes: Array.from({ length: events }, () => bytes),
+    size: 100 + events * bytes,
+  });
+  it('cuts keyed groups at 100 items (a marker each, their events packed together) and at about 3 MB', () => {
+    // head + 98 markers + 1 shared pack = 100 items (two items a group before packs were shared: 49)
+    expect(groupBatches(Array.from({ length: 150 }, () => g(1))).map((b) => b.length)).toEqual([98, 52]);
+    expect(groupBatches([g(250), g(250)]).map((b) => b.length)).toEqual([2]);
+    expect(groupBatches([g(10, 100_000), g(10, 100_000), g(10, 100_000)]).map((b) => b.length)).toEqual([2, 1]);
   });
 });
 
