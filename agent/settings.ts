@@ -54,7 +54,7 @@ export interface AgentOptions {
 
 export const DEFAULTS = {
   concurrency: 4,
-  heartbeatSeconds: 15,
+  heartbeatSeconds: 25,
   idlePingSeconds: 25,
   pollWaitSeconds: 20,
   transport: 'auto',

@@ -126,7 +126,7 @@ const Env = v.object({
    */
   AGENT_IDLE_PING_SECONDS: Int(5, 45, 25),
   /** How often a busy agent heartbeats (the engine fails a step whose agent is silent for 60 s). */
-  AGENT_HEARTBEAT_SECONDS: Int(1, 30, 15),
+  AGENT_HEARTBEAT_SECONDS: Int(1, 30, 25),
   /**
    * Hosts (`host` or `host:port`, comma-separated) that requests to identity providers may reach although they
    * resolve to a private or loopback address, and over plain http (an IdP inside the network; the tests' provider).

@@ -110,7 +110,7 @@ describe('GET /api/v1/agent/channel', () => {
     expect(channel.status).toBe(200);
     expect(channel.json).toEqual({
       socket_url: `ws://localhost:${e2e.stack.port}/api/v1/agent/socket`,
-      heartbeat_seconds: 15,
+      heartbeat_seconds: 25,
       idle_ping_seconds: 25,
       poll_wait_seconds: 20,
       output_in_completion: true,

@@ -71,7 +71,7 @@ describe('parseCli', () => {
     expect(options.concurrency).toBe(4);
     expect(options.enrollOnly).toBe(false);
     expect(run(['--server', 'https://deployer.example.com', '--enroll-only']).enrollOnly).toBe(true);
-    expect(options.heartbeatSeconds).toBe(15);
+    expect(options.heartbeatSeconds).toBe(25);
     expect(options.transport).toBe('auto');
     expect(options.tags).toEqual([]);
     expect(options.enrollToken).toBeUndefined();
