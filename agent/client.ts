@@ -250,13 +250,16 @@ export class AgentClient {
     });
   }
 
+  /**
+   * A completion is no heartbeat: it says so (`sign_of_life: false`), the server writes nothing for it to the target,
+   * and the heartbeats keep their cadence (a fan-out's agents each saved a write per command).
+   */
   async complete(commandId: string, body: CompleteRequest, signal?: AbortSignal): Promise<void> {
     await this.call('POST', `/api/v1/agent/commands/${encodeURIComponent(commandId)}/complete`, {
-      body,
+      body: { ...body, sign_of_life: false },
       auth: true,
       retry: true,
       signal,
-      signOfLife: true,
     });
   }
 

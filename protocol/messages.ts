@@ -66,6 +66,12 @@ export interface CompleteRequest {
   readonly error_message?: string;
   /** The command's last output, when the server takes it with the completion (ChannelResponse.output_in_completion). */
   readonly output?: readonly OutputChunk[];
+  /**
+   * false: the agent keeps its own heartbeat cadence, so the server records no sign of life for this completion (one
+   * write fewer per command). Absent (agents before 2026-11-29, which count an answered completion as a heartbeat):
+   * recorded as before.
+   */
+  readonly sign_of_life?: boolean;
 }
 
 /** GET /api/v1/agent/channel: how to reach the server's push channel (null: it offers none; poll). */
@@ -92,9 +98,10 @@ export interface AgentReleaseInfo {
 
 /** Agent -> server frame on the WebSocket. */
 /**
- * A poll or a completion proves the agent alive as a heartbeat does: the server records it as one, but writes the
- * target at most once per this long (so the stored heartbeat may be this much older than the request). The agent
- * counts such an answered request as a heartbeat sent this long before it, and beats again only a cadence after.
+ * A poll (or a completion without `sign_of_life: false`) proves the agent alive as a heartbeat does: the server
+ * records it as one, but writes the target at most once per this long (so the stored heartbeat may be this much older
+ * than the request). The agent counts such an answered request as a heartbeat sent this long before it, and beats
+ * again only a cadence after. Its completions say `sign_of_life: false` since 2026-11-29: they are not counted.
  */
 export const SIGN_OF_LIFE_REFRESH_MS = 5_000;
 

@@ -234,8 +234,10 @@ export const completeCommand = async (
     errorMessage: report.error_message ?? null,
   };
   const output = [...(report.output ?? [])].sort((a, b) => a.seq - b.seq);
+  // An agent that keeps its own heartbeat cadence says so (sign_of_life false): nothing is recorded for it here.
+  const heard = report.sign_of_life === false;
   if (outputBytes(output) > INLINE_OUTPUT_BYTES)
-    return completeAfterRead(deps, agent, await ownCommand(deps, agent, commandId), result, output);
+    return completeAfterRead(deps, agent, await ownCommand(deps, agent, commandId), result, output, heard);
   const [attempt] = await Promise.all([
     deps.commands.completeAs(agent.targetId, commandId, result, output.at(-1)?.seq, {
       tail: outputTail(output),
@@ -243,7 +245,7 @@ export const completeCommand = async (
       chunks: output,
       receivedAt: deps.clock.now().toISOString(),
     }),
-    signOfLife(deps, agent),
+    heard ? undefined : signOfLife(deps, agent),
   ]);
   const command = attempt.command;
   if (command === undefined || command.targetId !== agent.targetId) throw new NotFoundError('Command', commandId);
@@ -255,7 +257,10 @@ export const completeCommand = async (
   return { id: command.id, status: 'completed' as const };
 };
 
-/** The general way: `command` as read (or as a refused completing write found it); `heard`: the sign of life is done. */
+/**
+ * The general way: `command` as read (or as a refused completing write found it); `heard`: no sign of life to record
+ * (recorded already, or the agent keeps its own heartbeat cadence).
+ */
 const completeAfterRead = async (
   deps: TargetsDeps,
   agent: AgentCaller,

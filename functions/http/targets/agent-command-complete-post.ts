@@ -13,6 +13,7 @@ const Body = v.object({
   completed_at: Time,
   error_message: v.optional(v.pipe(v.string(), v.maxLength(4000))),
   output: v.optional(OutputChunks),
+  sign_of_life: v.optional(v.boolean()),
 });
 
 export const makeHandler = (deps: () => TargetsDeps) =>

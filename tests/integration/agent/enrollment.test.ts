@@ -199,6 +199,7 @@ describe('agent restarts', () => {
       exit_code: 3,
       started_at: at,
       completed_at: at,
+      sign_of_life: false,
     });
     expect(server.backend.command(lost.id).chunks).toEqual([]);
   });

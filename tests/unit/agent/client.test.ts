@@ -107,10 +107,10 @@ describe('AgentClient', () => {
     expect(calls[0]!.body).toEqual({ running_command_ids: ['a'] });
   });
 
-  it('tells onSignOfLife of an answered poll or completion (as of its sending less the refresh), not of others', async () => {
+  it('tells onSignOfLife of an answered poll (as of its sending less the refresh), not of a completion or others', async () => {
     // Prepare: fake time at 100 s
     vi.setSystemTime(100_000);
-    const { fetch } = scripted([
+    const { fetch, calls } = scripted([
       { status: 200, body: { commands: [], cancel: [] } },
       { status: 200, body: {} },
       { status: 200, body: { accepted: 1, cancel_requested: false } },
@@ -133,8 +133,9 @@ describe('AgentClient', () => {
     await c.output('c-1', [{ seq: 0, stream: 'stdout', data: 'x', timestamp: 'a' }] as never);
     await c.heartbeat([]);
     await c.complete('c-2', result).catch(() => undefined);
-    // Assess: the poll and the first completion only (output is no sign of life; a refused completion is none)
-    expect(heard).toEqual([95_000, 95_000]);
+    // Assess: the poll only (a completion says it is none, and output is none)
+    expect(heard).toEqual([95_000]);
+    expect(calls[1]!.body).toEqual({ ...(result as object), sign_of_life: false });
   });
 
   it('turns 404 and 409 into HttpErrors without retrying', async () => {

@@ -373,6 +373,24 @@ describe('liveness', () => {
     expect((await targets.get(agentOne.targetId))?.lastHeartbeatAt).toBe(clock.now().toISOString());
   });
 
+  it('counts a completion as a sign of life unless the agent keeps its own cadence (sign_of_life false)', async () => {
+    // Prepare: two delivered commands; the agents last heard from at registration, 2 minutes ago
+    const fakes = await twoAgents();
+    const ids: string[] = [];
+    for (const stepId of ['s1', 's2'])
+      ids.push((await enqueueCommand(fakes.deps, fakes.command(fakes.agentOne.targetId, { stepId }))).id);
+    await pollCommands(fakes.deps, fakes.agentOne, { wait: 0, max: 2 });
+    const polled = (await fakes.targets.get(fakes.agentOne.targetId))?.lastHeartbeatAt;
+    fakes.clock.advance(120_000);
+    // Act: a completion of today's agents, then one of an agent from before 2026-11-29 (no sign_of_life)
+    await completeCommand(fakes.deps, fakes.agentOne, ids[0]!, { exit_code: 0, ...times, sign_of_life: false });
+    const afterOwnCadence = (await fakes.targets.get(fakes.agentOne.targetId))?.lastHeartbeatAt;
+    await completeCommand(fakes.deps, fakes.agentOne, ids[1]!, { exit_code: 0, ...times });
+    // Assess
+    expect(afterOwnCadence).toBe(polled);
+    expect((await fakes.targets.get(fakes.agentOne.targetId))?.lastHeartbeatAt).toBe(fakes.clock.now().toISOString());
+  });
+
   it('writes a burst of signs of life once per 5 s', async () => {
     // Prepare: a poll writes the sign of life at T
     const { deps, clock, targets, agentOne } = await twoAgents();
