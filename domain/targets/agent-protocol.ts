@@ -218,8 +218,9 @@ const appendTo = async (deps: TargetsDeps, command: Command, chunks: readonly Ou
  *
  * The usual case, a short command that posted no output before (a fan-out's `echo`), is one write and no read (issue
  * 37): the completing write itself proves the command is this agent's and still delivered with no output stored
- * (its condition), stores the whole output inline and answers the command; its log lines are appended after it, beside
- * the sign of life. A refused write answers the command as it was, and the report goes the general way with it.
+ * (its condition), stores the whole output inline and answers the command; its log lines are appended after it. The
+ * sign of life (only for agents that ask for one: `sign_of_life` not false) goes beside the write. A refused write
+ * answers the command as it was, and the report goes the general way with it.
  */
 export const completeCommand = async (
   deps: TargetsDeps,
