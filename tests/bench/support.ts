@@ -3,17 +3,28 @@ import { logger } from '../../functions/shared/logger.js';
 import type { Stack } from '../../local/stack.js';
 import { apiClient } from '../support/http.js';
 
-/** Calls `/api/v1<path>` as `admin`; answers the JSON of a 2xx, throws on anything else. */
+/** A GET that answers 5xx is asked again this many times, a second apart, as a client would (reads are idempotent). */
+const READ_ATTEMPTS = 3;
+
+/**
+ * Calls `/api/v1<path>` as `admin`; answers the JSON of a 2xx, throws on anything else. A GET answered 5xx (the
+ * local stack just after a 1,000-agent round once answered a read 500 DATABASE_CONNECTION_ERROR: its connection to
+ * DynamoDB Local timed out) is asked again before it counts as a failure; the retry is logged.
+ */
 export const signedIn = async (stack: Pick<Stack, 'baseUrl'>, admin: { email: string; password: string }) => {
   logger.setLogLevel('WARN'); // the in-process handlers' access lines
   const baseUrl = stack.baseUrl;
   const api = apiClient(() => baseUrl);
   const token = (await api.login(admin)).token;
   const call = async (method: string, path: string, body?: unknown) => {
-    const reply = await api.call(method, `/api/v1${path}`, { token, body });
-    if (reply.status >= 300)
-      throw new Error(`${method} ${path} answered ${reply.status}: ${JSON.stringify(reply.json)}`);
-    return reply.json;
+    for (let attempt = 1; ; attempt += 1) {
+      const reply = await api.call(method, `/api/v1${path}`, { token, body });
+      if (reply.status < 300) return reply.json;
+      const failure = `${method} ${path} answered ${reply.status}: ${JSON.stringify(reply.json)}`;
+      if (method !== 'GET' || reply.status < 500 || attempt >= READ_ATTEMPTS) throw new Error(failure);
+      console.log(`   (retrying in 1 s: ${failure})`);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+    }
   };
   return { baseUrl, token, call };
 };
