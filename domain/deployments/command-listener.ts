@@ -2,6 +2,7 @@
 //   output    -> each line becomes a `log` event of the deployment's stream, once per (command, seq), as it arrives
 //   completed -> the engine is woken for the deployment at once; a failed command is also sent for analysis (best
 //                effort: a lost request leaves the command without analysis, never the agent's report unanswered)
+//   completedAgain -> a repeated report (a retry): the engine is woken again, in case the first wake-up was lost
 import type { Clock } from '../shared/ports.js';
 import type { CommandListener } from '../targets/ports.js';
 import type { Command } from '../targets/types.js';
@@ -44,6 +45,9 @@ export const commandListener = (deps: CommandListenerDeps): CommandListener => {
         command.deploymentId,
         outputToKeyedEvents(command, name, chunks, deps.clock.now().toISOString()),
       );
+    },
+    completedAgain: async (command) => {
+      await deps.engine.wake(command.deploymentId);
     },
     completed: async (command) => {
       await deps.engine.wake(command.deploymentId);

@@ -292,7 +292,13 @@ const completeAfterRead = async (
     return { id: command.id, status: 'completed' as const };
   }
   const now = await deps.commands.get(command.id);
-  if (now?.status === 'completed') return { id: command.id, status: 'completed' as const };
+  if (now?.status === 'completed') {
+    // A repeat: the first report completed it, but its answer (and maybe the engine's wake-up after it, or its log
+    // lines, appended again above) was lost. Waking the engine again costs a message and saves the step waiting for
+    // the engine's next periodic look (10 s).
+    await deps.listener?.completedAgain?.(now);
+    return { id: command.id, status: 'completed' as const };
+  }
   throw new ConflictError(`The command is ${now?.status ?? command.status}; it cannot be completed.`, {
     status: now?.status ?? command.status,
   });

@@ -191,4 +191,9 @@ export interface CommandListener {
   /** Chunks newly stored for a command (retries excluded), in seq order. */
   output(command: Command, chunks: readonly OutputChunk[]): Promise<void>;
   completed(command: Command): Promise<void>;
+  /**
+   * A report of a command completed already (a retry: the first report's answer, or its wake-up, may have been lost):
+   * the engine is woken again, nothing else (no second analysis). Absent: nothing is done.
+   */
+  completedAgain?(command: Command): Promise<void>;
 }

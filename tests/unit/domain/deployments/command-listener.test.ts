@@ -98,6 +98,15 @@ describe('commandListener', () => {
     expect([woken, analysed]).toEqual([['d1', 'd1'], ['bad']]);
   });
 
+  it('wakes the engine again for a repeated report of a failed command, without a second analysis', async () => {
+    const { listener, woken, analysed } = world();
+    const result = { exitCode: 2, startedAt: '2026-11-27T10:00:00.000Z', completedAt: '2026-11-27T10:00:01.000Z' };
+    const done = aCommand({ id: 'bad', status: 'completed', result: result as Command['result'] });
+    await listener.completed(done);
+    await listener.completedAgain?.(done);
+    expect([woken, analysed]).toEqual([['d1', 'd1'], ['bad']]);
+  });
+
   it('answers a completion whose analysis request is lost, and says so', async () => {
     const { listener, woken, lost } = world({
       analyze: async () => {

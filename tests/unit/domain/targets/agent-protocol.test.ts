@@ -333,6 +333,31 @@ describe('output and completion', () => {
     ).rejects.toMatchObject({ code: 'CONFLICT' });
   });
 
+  it('wakes the engine again when a completed command is reported again (its first answer may have been lost)', async () => {
+    // Prepare: a listener that records what it is told
+    const fakes = await twoAgents();
+    const told: string[] = [];
+    const listener = {
+      output: async () => undefined,
+      completed: async (command: { id: string }) => void told.push(`completed ${command.id}`),
+      completedAgain: async (command: { id: string; status: string }) =>
+        void told.push(`again ${command.id} ${command.status}`),
+    };
+    const deps = { ...fakes.deps, listener };
+    const id = (await enqueueCommand(deps, fakes.command(fakes.agentOne.targetId))).id;
+    await pollCommands(deps, fakes.agentOne, { wait: 0, max: 1 });
+    const report = { exit_code: 0, ...times, output: [{ stream: 'stdout' as const, data: 'ok\n', seq: 0 }] };
+    // Act
+    const first = await completeCommand(deps, fakes.agentOne, id, report);
+    const again = await completeCommand(deps, fakes.agentOne, id, report);
+    // Assess
+    expect([first, again]).toEqual([
+      { id, status: 'completed' },
+      { id, status: 'completed' },
+    ]);
+    expect(told).toEqual([`completed ${id}`, `again ${id} completed`]);
+  });
+
   it('completes with output already counted (a retried batch in the report): the completion alone is written', async () => {
     // Prepare
     const { deps, agentOne, commands, id } = await delivered();
