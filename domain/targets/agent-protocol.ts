@@ -236,9 +236,9 @@ export const completeCommand = async (
   };
   const output = [...(report.output ?? [])].sort((a, b) => a.seq - b.seq);
   // An agent that keeps its own heartbeat cadence says so (sign_of_life false): nothing is recorded for it here.
-  const heard = report.sign_of_life === false;
+  const noSignOfLife = report.sign_of_life === false;
   if (outputBytes(output) > INLINE_OUTPUT_BYTES)
-    return completeAfterRead(deps, agent, await ownCommand(deps, agent, commandId), result, output, heard);
+    return completeAfterRead(deps, agent, await ownCommand(deps, agent, commandId), result, output, noSignOfLife);
   const [attempt] = await Promise.all([
     deps.commands.completeAs(agent.targetId, commandId, result, output.at(-1)?.seq, {
       tail: outputTail(output),
@@ -246,7 +246,7 @@ export const completeCommand = async (
       chunks: output,
       receivedAt: deps.clock.now().toISOString(),
     }),
-    heard ? undefined : signOfLife(deps, agent),
+    noSignOfLife ? undefined : signOfLife(deps, agent),
   ]);
   const command = attempt.command;
   if (command === undefined || command.targetId !== agent.targetId) throw new NotFoundError('Command', commandId);
@@ -259,7 +259,7 @@ export const completeCommand = async (
 };
 
 /**
- * The general way: `command` as read (or as a refused completing write found it); `heard`: no sign of life to record
+ * The general way: `command` as read (or as a refused completing write found it); `noSignOfLife`: none to record
  * (recorded already, or the agent keeps its own heartbeat cadence).
  */
 const completeAfterRead = async (
@@ -268,7 +268,7 @@ const completeAfterRead = async (
   command: Command,
   result: CommandResult,
   output: readonly OutputChunk[],
-  heard = false,
+  noSignOfLife = false,
 ) => {
   // The output it carried raises outputSeq in the completing write. A completion that carries the whole output (none
   // came before it) stores its tail too, so the engine's pass reads no chunks for the step_update.
@@ -280,7 +280,7 @@ const completeAfterRead = async (
   // not delivered or had output already; so its log lines are handed over once, here.)
   await Promise.all([
     output.length > 0 ? appendTo(deps, command, output, true) : undefined,
-    heard ? undefined : signOfLife(deps, agent),
+    noSignOfLife ? undefined : signOfLife(deps, agent),
   ]);
   const completed =
     command.status === 'delivered' &&
@@ -291,7 +291,8 @@ const completeAfterRead = async (
     await deps.listener?.completed({ ...command, status: 'completed', result });
     return { id: command.id, status: 'completed' as const };
   }
-  const now = await deps.commands.get(command.id);
+  // Completed is final: a command already seen completed (a repeat refused by the completing write) is not read again.
+  const now = command.status === 'completed' ? command : await deps.commands.get(command.id);
   if (now?.status === 'completed') {
     // A repeat: the first report completed it, but its answer (and maybe the engine's wake-up after it, or its log
     // lines, appended again above) was lost. Waking the engine again costs a message and saves the step waiting for
