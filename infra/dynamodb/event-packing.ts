@@ -58,7 +58,7 @@ const NO_PACKS: Packing = { packs: 0, count: 0, bytes: 0 };
 const packedWith = (packing: Packing, sizes: readonly number[]): Packing => {
   let { packs, count, bytes } = packing;
   for (const size of sizes) {
-    if (count === 0 || count === PACK_EVENTS || bytes + size > PACK_BYTES) {
+    if (opensPack(count, bytes, size)) {
       packs += 1;
       count = 0;
       bytes = 0;
@@ -118,12 +118,16 @@ export const lastAt = (events: readonly { readonly at: string }[], before: strin
   events.at(-1)?.at ?? before;
 
 /** Consecutive events cut into items: at most 100 events and about 300 KB each (the count of events per item). */
+/** Whether an event of `size` bytes starts a new pack after one of `count` events and `bytes` (or none: count 0). */
+const opensPack = (count: number, bytes: number, size: number): boolean =>
+  count === 0 || count === PACK_EVENTS || bytes + size > PACK_BYTES;
+
 export const packSizes = (sizes: readonly number[]): number[] => {
   const packs: number[] = [];
   let count = 0;
   let bytes = 0;
   for (const size of sizes) {
-    if (count > 0 && (count === PACK_EVENTS || bytes + size > PACK_BYTES)) {
+    if (count > 0 && opensPack(count, bytes, size)) {
       packs.push(count);
       count = 0;
       bytes = 0;
