@@ -6,9 +6,10 @@ import type { TargetsDeps } from '../../../domain/targets/deps.js';
 import { http } from '../../shared/http.js';
 import { targetsDeps } from '../../shared/targets-wiring.js';
 
+/** The answer of a service wired without channel settings (the wiring always gives them: the config's defaults). */
 const NO_SOCKET = {
   socketUrl: null,
-  heartbeatSeconds: 15,
+  heartbeatSeconds: 25,
   idlePingSeconds: 25,
   pollWaitSeconds: MAX_POLL_WAIT_SECONDS,
 };
