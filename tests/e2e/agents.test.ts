@@ -225,6 +225,15 @@ describe('agent credentials', () => {
         })
       ).status,
     ).toBe(404);
+    // sign_of_life is a boolean or absent: anything else is refused before anything is written
+    const badReport = { exit_code: 0, started_at: new Date().toISOString(), completed_at: new Date().toISOString() };
+    for (const sign of ['no', null, 1]) {
+      const refused = await call('POST', `/agent/commands/${command.id}/complete`, one.agent_token, {
+        ...badReport,
+        sign_of_life: sign,
+      });
+      expect([refused.status, refused.json.error.code]).toEqual([400, 'VALIDATION_ERROR']);
+    }
     expect((await call('POST', `/agent/commands/${command.id}/output`, one.agent_token, chunk)).json).toEqual({
       accepted: 1,
       cancel_requested: false,
