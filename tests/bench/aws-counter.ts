@@ -39,8 +39,9 @@ const itemsIn = (operation: string, answer: string): number => {
 };
 
 /**
- * The name under which an empty SQS receive is counted: the local pollers short-poll each queue every 50 ms while it
- * is empty (Lambda's pollers long-poll instead), so these calls come with time, not with work.
+ * The name under which an empty SQS receive is counted: the local pollers short-poll, and ask an empty queue again
+ * at its next send or a second later (local/queue-activity.ts; Lambda's pollers long-poll instead), so these calls
+ * come with time and with other work, not with the work counted.
  */
 export const EMPTY_RECEIVE = 'sqs ReceiveMessage (empty)';
 

@@ -364,7 +364,7 @@ const main = async () => {
           goal: '5',
         });
         console.log(
-          `   AWS calls in the round, create -> end seen (through the counting proxy): ${all}; ${total}, ${(total / N).toFixed(2)} per command, without the ${idle} empty receives of the local queue pollers (they poll every 50 ms while a queue is empty, whatever the work)`,
+          `   AWS calls in the round, create -> end seen (through the counting proxy): ${all}; ${total}, ${(total / N).toFixed(2)} per command, without the ${idle} empty receives of the local queue pollers (an empty queue is asked again at its next send, or after a second)`,
         );
         for (const [operation, tally] of calls)
           console.log(

@@ -1,9 +1,11 @@
 // The local event-source mapping against the real SQS emulator: success, whole-batch failure, partial batch
-// failures, and redrive of a poison message to the dead-letter queue.
+// failures, and redrive of a poison message to the dead-letter queue; and, with the emulator in this process (as
+// every local stack runs it), an idle queue that is not polled over and over.
 import { ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureQueues } from '../../../local/bootstrap.js';
+import { startSqs, type Emulator } from '../../../local/emulators.js';
 import { startPoller, type Poller } from '../../../local/poller.js';
 import { sqsClient, uniqueName } from '../../support/aws.js';
 
@@ -15,10 +17,10 @@ afterEach(async () => {
   poller = undefined;
 });
 
-const queuesWith = async (maxReceiveCount: number) => {
+const queuesWith = async (maxReceiveCount: number, client = sqs) => {
   const prefix = uniqueName('poll');
   return ensureQueues(
-    sqs,
+    client,
     [
       {
         logicalId: 'Q',
@@ -45,10 +47,11 @@ const start = (
   handler: (event: SQSEvent) => Promise<SQSBatchResponse | void>,
   batchSize = 10,
   log?: (line: string) => void,
+  client = sqs,
 ) =>
   startPoller({
     ...(log === undefined ? {} : { log }),
-    sqs,
+    sqs: client,
     queueUrl: queue.url,
     queueArn: queue.arn,
     functionName: 'test-consumer',
@@ -171,5 +174,73 @@ describe('local SQS poller', () => {
       expect.stringMatching(/test-consumer: message \S+ failed \(receive 1\).*dead-letter queue/),
       expect.stringMatching(/test-consumer: message \S+ failed \(receive 2\)/),
     ]);
+  });
+});
+
+describe('local SQS poller, the emulator in this process', () => {
+  let emulator: Emulator;
+  let local: ReturnType<typeof sqsClient>;
+  /** The ReceiveMessage calls the poller made. */
+  let receives = 0;
+
+  beforeAll(async () => {
+    emulator = await startSqs({ port: 0 });
+    local = sqsClient(emulator.endpoint);
+    local.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'ReceiveMessageCommand') receives += 1;
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
+  });
+  afterAll(async () => {
+    local.destroy();
+    await emulator.stop();
+  });
+
+  it('waits for a message instead of asking the idle queue over and over, and takes each one sent', async () => {
+    // Prepare
+    const queues = await queuesWith(3, local);
+    const seen: string[] = [];
+    poller = start(
+      queues['Q']!,
+      async (event) => void seen.push(...event.Records.map((r) => r.body)),
+      10,
+      undefined,
+      local,
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    // Act: two idle seconds, then three sends, one with a delay
+    const before = receives;
+    await new Promise((r) => setTimeout(r, 2_000));
+    const idleReceives = receives - before;
+    await local.send(new SendMessageCommand({ QueueUrl: queues['Q']!.url, MessageBody: 'one' }));
+    await until(() => seen.includes('one'));
+    await local.send(new SendMessageCommand({ QueueUrl: queues['Q']!.url, MessageBody: 'two' }));
+    await local.send(new SendMessageCommand({ QueueUrl: queues['Q']!.url, MessageBody: 'later', DelaySeconds: 1 }));
+    await until(() => seen.includes('later'));
+    // Assess: polling every 50 ms would have asked ~40 times; one check a second at most
+    expect(idleReceives).toBeLessThanOrEqual(4);
+    expect(seen.sort()).toEqual(['later', 'one', 'two']);
+  });
+
+  it('takes back a message whose batch failed once its visibility timeout ran out, with no send to wake it', async () => {
+    const queues = await queuesWith(5, local);
+    await local.send(new SendMessageCommand({ QueueUrl: queues['Q']!.url, MessageBody: 'retry-me' }));
+    let calls = 0;
+    poller = start(
+      queues['Q']!,
+      async () => {
+        calls += 1;
+        if (calls === 1) throw new Error('transient');
+      },
+      10,
+      () => undefined,
+      local,
+    );
+    await until(() => calls >= 2);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(calls).toBe(2);
   });
 });
