@@ -274,11 +274,13 @@ const configure = async (
     dynamodb: dynamoEndpoint,
     sqs: sqsEndpoint,
   };
-  // The SDK sends an SQS call to its queue URL's host: the handlers' queue URLs name their SQS endpoint.
+  // The SDK sends an SQS call to its queue URL's host: the handlers' queue URLs name their SQS endpoint. The URL an
+  // emulator answered names the emulator itself, also behind another endpoint (AWS_ENDPOINT_URL), so its origin is
+  // replaced whatever it is: a handler's call never goes around the endpoint it was given.
   const handlerQueues = Object.fromEntries(
     Object.entries(queues).map(([id, q]) => [
       id,
-      { ...q, url: q.url.replace(new URL(sqsEndpoint).origin, new URL(handlerEndpoints.sqs).origin) },
+      { ...q, url: `${new URL(handlerEndpoints.sqs).origin}${new URL(q.url).pathname}` },
     ]),
   );
   const env = {
