@@ -181,6 +181,8 @@ const main = async () => {
       port: 0,
       namePrefix: `bench-viewer-${randomUUID().slice(0, 8)}-`,
       bootstrapAdmin: ADMIN,
+      // As `npm start` runs it: every function called once before the stack answers.
+      warm: true,
     });
     const { baseUrl, call } = await signedIn(stack, ADMIN);
     agents = await startLocalAgents(stack, dir, () => undefined);
@@ -198,7 +200,7 @@ const main = async () => {
       name: 'Print times',
       version: { version: '1.0.0', interpreter: 'node', script },
     });
-    // The stack's first deployment meets code that has not run yet (the functions' first calls, the JIT of the
+    // The stack's first deployment meets code that has not run yet (its code paths' first calls, the JIT of the
     // node processes and of DynamoDB Local): its first few hundred ms of lines are slower. The second deployment
     // shows the running service; both are printed, the goals are the warm round's.
     figures.push(...report('cold', await watchOne(baseUrl, call, action.id as string)));
