@@ -132,7 +132,7 @@ export const startSqs = async (options: { port: number }): Promise<Emulator> => 
           contentType,
           Buffer.concat(chunks).toString(),
         );
-        for (const delay of sends?.delays ?? []) queueActivity.sent(sends!.queueName, delay * 1000);
+        if (sends !== undefined) for (const delay of sends.delays) queueActivity.sent(sends.queueName, delay * 1000);
       });
     }
     void requestHandler(req, res);

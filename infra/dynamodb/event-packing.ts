@@ -54,6 +54,10 @@ interface Packing {
 
 const NO_PACKS: Packing = { packs: 0, count: 0, bytes: 0 };
 
+/** Whether an event of `size` bytes starts a new pack after one of `count` events and `bytes` (or none: count 0). */
+const opensPack = (count: number, bytes: number, size: number): boolean =>
+  count === 0 || count === PACK_EVENTS || bytes + size > PACK_BYTES;
+
 /** `packing` with events of these sizes added after it. */
 const packedWith = (packing: Packing, sizes: readonly number[]): Packing => {
   let { packs, count, bytes } = packing;
@@ -118,10 +122,6 @@ export const lastAt = (events: readonly { readonly at: string }[], before: strin
   events.at(-1)?.at ?? before;
 
 /** Consecutive events cut into items: at most 100 events and about 300 KB each (the count of events per item). */
-/** Whether an event of `size` bytes starts a new pack after one of `count` events and `bytes` (or none: count 0). */
-const opensPack = (count: number, bytes: number, size: number): boolean =>
-  count === 0 || count === PACK_EVENTS || bytes + size > PACK_BYTES;
-
 export const packSizes = (sizes: readonly number[]): number[] => {
   const packs: number[] = [];
   let count = 0;
