@@ -2,7 +2,7 @@
 // on a free orchestration instance or queue it (start.ts). `dry_run` stops after the checks and shows the plan.
 import { IdempotencyKeyReusedError, ValidationError } from '../errors.js';
 import type { Caller } from '../identity/types.js';
-import { KEY_HOLDS_SECONDS, type KeyedRequest } from '../shared/idempotency.js';
+import { KEY_HOLDS_SECONDS, KeyInFlightError, type KeyedRequest } from '../shared/idempotency.js';
 import { visibleDeployment } from './cancel.js';
 import type { CreateDeploymentCommand, PlanDeps, RedeployOverrides } from './plan/command.js';
 import { checkFreezes } from './plan/freezes.js';
@@ -55,7 +55,11 @@ const resolveChecked = async (
  * for another request, or naming one the caller's current tenant does not see (it was moved since): 422, as a
  * replay's. Undefined: the key names nothing yet.
  */
-const madeBefore = async (deps: CreateDeps, caller: Caller, keyed: KeyedRequest): Promise<StartOutcome | undefined> => {
+const claimedBefore = async (
+  deps: CreateDeps,
+  caller: Caller,
+  keyed: KeyedRequest,
+): Promise<StartOutcome | undefined> => {
   const claimed = await deps.claims.get(keyed.scope, deps.clock.now());
   if (claimed === undefined) return undefined;
   if (claimed.fingerprint !== keyed.fingerprint) throw new IdempotencyKeyReusedError(keyed.key);
@@ -69,6 +73,20 @@ const madeBefore = async (deps: CreateDeps, caller: Caller, keyed: KeyedRequest)
   const position = request.status === 'pending' ? await deps.pending.position(request) : undefined;
   return { kind: 'queued', request, position: position ?? 1 };
 };
+
+/**
+ * A retry while the key's first request still holds it: what that request made, once its claim is stored (it
+ * committed, whatever it answered), else 409 (it has made nothing yet). Nothing is planned or started here.
+ */
+const madeInFlight = async (deps: CreateDeps, caller: Caller, keyed: KeyedRequest): Promise<StartOutcome> => {
+  const made = await claimedBefore(deps, caller, keyed);
+  if (made === undefined) throw new KeyInFlightError();
+  return made;
+};
+
+/** What the key made before (see claimedBefore), or, while its first request holds it, see madeInFlight. */
+const madeBefore = (deps: CreateDeps, caller: Caller, keyed: KeyedRequest): Promise<StartOutcome | undefined> =>
+  keyed.inFlight === true ? madeInFlight(deps, caller, keyed) : claimedBefore(deps, caller, keyed);
 
 /**
  * Starts or queues the draft; keyed, the claim is stored with the new deployment or request (a create that claimed
@@ -87,7 +105,7 @@ const startOnce = async (
     return await startOrQueue(deps, draft, claim);
   } catch (error) {
     if (!(error instanceof CreateClaimedError)) throw error;
-    const made = await madeBefore(deps, caller, keyed);
+    const made = await claimedBefore(deps, caller, keyed);
     if (made === undefined) throw error;
     return made;
   }

@@ -61,6 +61,11 @@ export interface RouteSpec<
    * answers the first 2xx again without running the endpoint twice.
    */
   readonly idempotent?: true;
+  /**
+   * The endpoint stores a claim on its Idempotency-Key with its work (domain/deployments/create.ts): a retry while
+   * the key's first request still holds it is run with `keyed.inFlight`, to answer what that request made.
+   */
+  readonly keyClaims?: true;
   readonly body?: B;
   readonly query?: Q;
   readonly params?: P;

@@ -9,10 +9,15 @@
 // - Only a 2xx answer is stored (24 h, the table's ttl) and answered again with `idempotent-replayed: true`. A 4xx
 //   or 5xx is not stored: the work was refused or failed before it committed, and a retry runs it again.
 // - A request whose work succeeded but whose answer could not be stored still answers that 2xx (the record stays
-//   in progress until it expires: a retry meanwhile gets 409, never a second run).
+//   in progress until it expires: a retry meanwhile gets 409, never a second run). So does a request whose record
+//   could not be deleted after a non-2xx answer.
 // - The endpoint gets the key and its hashes (`request.keyed`): a create that committed but answered 5xx (its
 //   answer lost to a fault) leaves no record here, so the deployments' creates also store a claim on the key with
-//   their work, and a retry answers what that claim names (domain/deployments/create.ts).
+//   their work, and a retry answers what that claim names (domain/deployments/create.ts). Such a route says
+//   `keyClaims`: a retry that Powertools finds in progress runs the endpoint with `keyed.inFlight`, which answers
+//   what the claim names (the first request committed, whatever it answered or is still doing) and 409 only while
+//   it names nothing. Without this, a create that committed and answered 5xx, its record left in progress, would
+//   answer its retries nothing but 409 until the record expired, and a client that gave up never learns it ran.
 import {
   IdempotencyAlreadyInProgressError,
   IdempotencyConfig,
@@ -24,13 +29,8 @@ import {
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import { createHash } from 'node:crypto';
 import type { Context } from 'aws-lambda';
-import {
-  ConflictError,
-  IdempotencyKeyReusedError,
-  ServiceUnavailableError,
-  ValidationError,
-} from '../../domain/errors.js';
-import { KEY_HOLDS_SECONDS, type KeyedRequest } from '../../domain/shared/idempotency.js';
+import { IdempotencyKeyReusedError, ServiceUnavailableError, ValidationError } from '../../domain/errors.js';
+import { KEY_HOLDS_SECONDS, KeyInFlightError, type KeyedRequest } from '../../domain/shared/idempotency.js';
 import type { HttpRequest } from './http.js';
 import type { HttpResult } from './middlewares.js';
 
@@ -106,11 +106,7 @@ class NotStored extends Error {
 /** A Powertools error -> the answer's domain error; other errors pass unchanged. */
 export const idempotencyError = (error: unknown, key: string): unknown => {
   if (error instanceof IdempotencyValidationError) return new IdempotencyKeyReusedError(key);
-  if (error instanceof IdempotencyAlreadyInProgressError)
-    return new ConflictError(
-      'A request with this Idempotency-Key is still in progress: retry it once that one has answered.',
-      { header: 'Idempotency-Key' },
-    );
+  if (error instanceof IdempotencyAlreadyInProgressError) return new KeyInFlightError();
   if (error instanceof IdempotencyUnknownError)
     return new ServiceUnavailableError(
       'The request could not be checked against its Idempotency-Key right now.',
@@ -125,7 +121,7 @@ export const idempotencyError = (error: unknown, key: string): unknown => {
  * or without a caller run as before.
  */
 export const idempotentRun =
-  (run: (request: AnyRequest) => Promise<HttpResult>, store: IdempotencyStore) =>
+  (run: (request: AnyRequest) => Promise<HttpResult>, store: IdempotencyStore, options: { keyClaims?: boolean } = {}) =>
   async (request: AnyRequest, context: Context): Promise<HttpResult> => {
     const key = idempotencyKeyOf(request.headers);
     const caller = request.caller as { userId?: string; credential?: { id: string } } | undefined;
@@ -163,6 +159,12 @@ export const idempotentRun =
       if (error instanceof NotStored) return error.result;
       // The work committed and answered 2xx; only storing that answer failed: the answer stands.
       if (answered !== undefined && error instanceof IdempotencyPersistenceLayerError) return answered;
+      // Held by a request in flight (or left held): what it made, when the route's claim names it.
+      if (error instanceof IdempotencyAlreadyInProgressError && options.keyClaims === true) {
+        const made = await run({ ...request, keyed: { ...keyedRequest(input), inFlight: true } });
+        if (made.statusCode < 200 || made.statusCode > 299) return made;
+        return { ...made, headers: { ...made.headers, [REPLAYED_HEADER]: 'true' } };
+      }
       throw idempotencyError(error, key);
     }
   };

@@ -141,7 +141,7 @@ export const bindHttp = <K extends AuthKind>(endpoint: HttpEndpoint<K>, shell: S
   const run =
     store === undefined
       ? (request: HttpRequest<unknown, unknown, unknown, unknown>) => endpoint.run(request)
-      : idempotentRun(endpoint.run, store);
+      : idempotentRun(endpoint.run, store, { keyClaims: endpoint.spec.keyClaims === true });
   const handler = chain.handler(async function endpointHandler(event, context) {
     // renderResponse turns the HttpResult into API Gateway's structured result on the way out.
     return (await run(requestOf(event, context, endpoint.spec), context)) as unknown as Result;

@@ -155,6 +155,11 @@ describe('deployments at 50 % injected faults', () => {
         ),
       );
       console.log('faults e2e: accepted', accepted.length, 'ended', ended);
+      // each key's answers in order (a failure below names which key's create ran unanswered)
+      console.log(
+        'faults e2e: answers per key',
+        tries.map((t) => t.map((a) => a.status).join(' ')),
+      );
       // nothing ran twice, and nothing ran that no final answer named (a committed create answering 5xx, retried)
       await new Promise((r) => setTimeout(r, 3_000)); // a sweep or two
       const lines = (await runs()).filter((l) => !before.has(l));

@@ -3,7 +3,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DeleteCommand, DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '../../infra/dynamodb/keys.js';
 import { startLocalAgents, type LocalAgent } from '../../local/agents.js';
@@ -41,6 +41,32 @@ const forgetRecords = async (userId: string) => {
   );
   for (const item of Items)
     await db.send(new DeleteCommand({ TableName: table, Key: { pk: item['pk'], sk: item['sk'] } }));
+  return Items.length;
+};
+/**
+ * Puts every Idempotency-Key record of the user back in progress, held for ten minutes: what a create leaves when
+ * it committed, answered 5xx, and Powertools could not delete its record (the retries find it in flight).
+ */
+const holdRecords = async (userId: string) => {
+  const db = DynamoDBDocumentClient.from(dynamoClient(e2e.stack.dynamoEndpoint));
+  const table = e2e.stack.env['TABLE_NAME']!;
+  const { Items = [] } = await db.send(
+    new QueryCommand({
+      TableName: table,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.idempotencyPartition(userId) },
+    }),
+  );
+  for (const item of Items)
+    await db.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: { pk: item['pk'], sk: item['sk'] },
+        UpdateExpression: 'SET #status = :held, in_progress_expiration = :until REMOVE #data',
+        ExpressionAttributeNames: { '#status': 'status', '#data': 'data' },
+        ExpressionAttributeValues: { ':held': 'INPROGRESS', ':until': Date.now() + 600_000 },
+      }),
+    );
   return Items.length;
 };
 const adminId = async () => (await api.call('GET', '/api/v1/auth/me', { token: e2e.admin })).json.id as string;
@@ -175,6 +201,26 @@ describe('Idempotency-Key on POST /deployments', () => {
     // and the same key for another body is still refused (422), nothing created
     await forgetRecords(await adminId());
     const reused = await create(e2e.admin, 'lost-answer', { version_requirement: '^1.0.0' });
+    expect(reused.status).toBe(422);
+    expect(await countOf(e2e.admin)).toBe(before);
+  });
+
+  it('a retry while the key is held by a create that committed (its record left in progress): that deployment, replayed', async () => {
+    // Prepare: a create that committed, its Idempotency-Key record left in progress as after a 5xx it could not clear
+    const userId = await adminId();
+    await forgetRecords(userId);
+    const first = await create(e2e.admin, 'held-key');
+    expect(first.status).toBe(201);
+    expect(await holdRecords(userId)).toBe(1);
+    const before = await countOf(e2e.admin);
+    // Act
+    const retry = await create(e2e.admin, 'held-key');
+    // Assess: what the held create made, said to be a replay; nothing new. Before, this answered 409 for the hold's life.
+    expect([retry.status, retry.headers.get('idempotent-replayed')]).toEqual([201, 'true']);
+    expect(retry.json.deployment_id).toBe(first.json.deployment_id);
+    expect(await countOf(e2e.admin)).toBe(before);
+    // a held key with another body is still refused before anything runs
+    const reused = await create(e2e.admin, 'held-key', { version_requirement: '^1.0.0' });
     expect(reused.status).toBe(422);
     expect(await countOf(e2e.admin)).toBe(before);
   });

@@ -8,7 +8,7 @@ class MemoryLayer extends BasePersistenceLayer {
   constructor(
     private readonly partition: string,
     private readonly records: Map<string, IdempotencyRecord>,
-    private readonly failures: { update: boolean },
+    private readonly failures: { update: boolean; delete: boolean },
   ) {
     super();
   }
@@ -39,16 +39,17 @@ class MemoryLayer extends BasePersistenceLayer {
   }
 
   protected async _deleteRecord(record: IdempotencyRecord): Promise<void> {
+    if (this.failures.delete) throw new Error('the table is throttling');
     this.records.delete(this.#id(record.idempotencyKey));
   }
 }
 
-/** An in-memory store; `failures.update` makes storing a finished answer fail. */
+/** An in-memory store; `failures.update` makes storing a finished answer fail, `failures.delete` clearing one. */
 export const memoryIdempotencyStore = (): IdempotencyStore & {
   readonly records: Map<string, IdempotencyRecord>;
-  readonly failures: { update: boolean };
+  readonly failures: { update: boolean; delete: boolean };
 } => {
   const records = new Map<string, IdempotencyRecord>();
-  const failures = { update: false };
+  const failures = { update: false, delete: false };
   return { records, failures, layerFor: (userId) => new MemoryLayer(userId, records, failures) };
 };

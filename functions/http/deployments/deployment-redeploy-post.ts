@@ -14,6 +14,7 @@ export const makeHandler = (deps: () => CreateDeps) =>
       tags: ['deployments'],
       permission: 'deployments:redeploy',
       idempotent: true,
+      keyClaims: true,
       params: PathId,
       body: RedeployBody,
       responses: {

@@ -17,6 +17,7 @@ export const makeHandler = (deps: () => CreateDeps) =>
       tags: ['deployments'],
       permission: 'deployments:create',
       idempotent: true,
+      keyClaims: true,
       body: CreateDeploymentBody,
       responses: {
         200: { description: 'dry_run: the plan, nothing created', schema: DeploymentDryRunSchema },

@@ -3,6 +3,7 @@
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
 import { NotFoundError, ServiceUnavailableError } from '../../../../domain/errors.js';
+import { KeyInFlightError } from '../../../../domain/shared/idempotency.js';
 import type { Permission } from '../../../../domain/identity/permissions.js';
 import type { Caller } from '../../../../domain/identity/types.js';
 import { http, type HttpRequest } from '../../../../functions/shared/http.js';
@@ -211,6 +212,108 @@ describe('Idempotency-Key on a create', () => {
     await plain(event(), lambdaContext());
 
     expect([runs, store.records.size]).toEqual([2, 0]);
+  });
+});
+
+describe('a route that claims its key with its work (keyClaims), retried while the key is held', () => {
+  /** A create that stores its claim with its work (as the deployments' creates): `commit` decides each run. */
+  const claiming = (commit: (run: number) => 'commit, answer 503' | 'refuse, 503' | 'commit') => {
+    const store = memoryIdempotencyStore();
+    const claims = new Map<string, { id: string; fingerprint: string }>();
+    const seen: { inFlight: boolean }[] = [];
+    const endpoint = http(
+      {
+        operationId: 'create_claimed',
+        summary: 'create',
+        tags: [],
+        permission: 'deployments:create',
+        idempotent: true,
+        keyClaims: true,
+        body: v.object({ name: v.string() }),
+        responses: { 201: { description: 'created' } },
+      },
+      async ({ keyed }) => {
+        seen.push({ inFlight: keyed?.inFlight === true });
+        const claimed = keyed === undefined ? undefined : claims.get(keyed.scope);
+        if (claimed !== undefined) return { statusCode: 201, body: { id: claimed.id } };
+        if (keyed?.inFlight === true) throw new KeyInFlightError();
+        const how = commit(seen.length);
+        if (how !== 'refuse, 503' && keyed !== undefined)
+          claims.set(keyed.scope, { id: `d${seen.length}`, fingerprint: keyed.fingerprint });
+        if (how === 'commit') return { statusCode: 201, body: { id: `d${seen.length}` } };
+        throw new ServiceUnavailableError('The answer was lost.');
+      },
+    );
+    const handler = bound(endpoint, { idempotency: store, authenticate: async () => callerOf('u1') });
+    const send = async (key: string) =>
+      parseResponse(
+        await handler(
+          httpEvent('POST', '/api/v1/claimed', {
+            body: JSON.stringify({ name: 'a' }),
+            headers: { authorization: 'Bearer t', 'content-type': 'application/json', 'idempotency-key': key },
+          }),
+          lambdaContext(),
+        ),
+      );
+    return { store, send, seen };
+  };
+
+  it('a create that committed, answered 503 and left its key held answers its retry with what it made (201, replayed)', async () => {
+    const { store, send, seen } = claiming(() => 'commit, answer 503');
+    store.failures.delete = true;
+
+    const first = await send('c-1');
+    const retried = await send('c-1');
+
+    expect(first.statusCode).toBeGreaterThanOrEqual(500);
+    expect([retried.statusCode, retried.json, retried.headers['idempotent-replayed']]).toEqual([
+      201,
+      { id: 'd1' },
+      'true',
+    ]);
+    // the retry only looked: nothing ran twice
+    expect(seen).toEqual([{ inFlight: false }, { inFlight: true }]);
+  });
+
+  it('a key held by a create that made nothing answers 409 CONFLICT, and runs nothing', async () => {
+    const { store, send, seen } = claiming(() => 'refuse, 503');
+    store.failures.delete = true;
+
+    const first = await send('c-2');
+    const retried = await send('c-2');
+
+    expect(first.statusCode).toBeGreaterThanOrEqual(500);
+    expect([retried.statusCode, retried.json.error.code]).toEqual([409, 'CONFLICT']);
+    expect(retried.json.error.details).toEqual({ header: 'Idempotency-Key' });
+    expect(seen).toEqual([{ inFlight: false }, { inFlight: true }]);
+  });
+
+  it('a route without keyClaims still answers 409 to a held key, without running', async () => {
+    const store = memoryIdempotencyStore();
+    let runs = 0;
+    const endpoint = http(
+      {
+        operationId: 'create_plain',
+        summary: 'create',
+        tags: [],
+        permission: 'deployments:create',
+        idempotent: true,
+        responses: { 201: { description: 'created' } },
+      },
+      async () => {
+        runs += 1;
+        throw new ServiceUnavailableError('The answer was lost.');
+      },
+    );
+    store.failures.delete = true;
+    const handler = bound(endpoint, { idempotency: store, authenticate: async () => callerOf('u1') });
+    const event = () =>
+      httpEvent('POST', '/p', { headers: { authorization: 'Bearer t', 'idempotency-key': 'k' }, body: '{}' });
+
+    await handler(event(), lambdaContext());
+    const retried = parseResponse(await handler(event(), lambdaContext()));
+
+    expect([retried.statusCode, runs]).toEqual([409, 1]);
   });
 });
 
