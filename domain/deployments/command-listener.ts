@@ -1,6 +1,6 @@
 // What the deployments context does with what agents report (the targets context's CommandListener port):
 //   output    -> each line becomes a `log` event of the deployment's stream, once per (command, seq), as it arrives
-//   completed -> the engine is woken for the deployment at once; a failed command is also sent for analysis (best
+//   completed -> the engine is woken for the deployment at once (naming the command: engine.ts EngineWake); a failed command is also sent for analysis (best
 //                effort: a lost request leaves the command without analysis, never the agent's report unanswered)
 //   completedAgain -> a repeated report (a retry): the engine is woken again, in case the first wake-up was lost
 import type { Clock } from '../shared/ports.js';
@@ -47,10 +47,10 @@ export const commandListener = (deps: CommandListenerDeps): CommandListener => {
       );
     },
     completedAgain: async (command) => {
-      await deps.engine.wake(command.deploymentId);
+      await deps.engine.wake(command.deploymentId, { commandId: command.id });
     },
     completed: async (command) => {
-      await deps.engine.wake(command.deploymentId);
+      await deps.engine.wake(command.deploymentId, { commandId: command.id });
       if (deps.analyze === undefined || command.result === null || command.result.exitCode === 0) return;
       await deps.analyze(command).catch((error: unknown) => deps.analysisLost(command, error));
     },

@@ -40,12 +40,24 @@ export interface EngineLimits {
   readonly maxDeploymentSeconds: number;
 }
 
+/** How a wake-up is asked for (EngineQueue.wake). */
+export interface EngineWake {
+  readonly delaySeconds?: number;
+  readonly check?: boolean;
+  /**
+   * The command whose completion this wake-up reports. The pass lists the deployment's commands from an index that
+   * DynamoDB updates after the write (eventually consistent): a command it lists as not completed yet is read again
+   * from the table, so the completion is acted on in this pass, not at the next periodic check (10 s later).
+   */
+  readonly commandId?: string;
+}
+
 export interface EngineQueue {
   /**
    * Asks for an `advance` of the deployment, now or after `delaySeconds`. `check` marks the one periodic wake-up
    * chain of a deployment (started with it): only a check re-arms itself, so event wake-ups never multiply timers.
    */
-  wake(deploymentId: string, options?: { readonly delaySeconds?: number; readonly check?: boolean }): Promise<void>;
+  wake(deploymentId: string, options?: EngineWake): Promise<void>;
 }
 
 export interface StepScripts {
@@ -92,16 +104,19 @@ export const gaveUpMessage = (passes: number): string =>
 /** What a failed pass counts as: the same kind of error again is "failing the same way". */
 export const failureKind = (error: unknown): string => (error instanceof Error ? error.name : typeof error);
 
+export interface AdvanceOptions {
+  /** A periodic check (its chain re-arms itself). */
+  readonly check?: boolean;
+  /** Commands reported completed since (the wake-ups' commandId): read from the table when the index lags. */
+  readonly completed?: readonly string[];
+}
+
 /**
  * Advances the deployment. A pass that throws is counted; at `maxFailedPasses` failures of the same kind in a row
  * the deployment is failed (instance freed, commands stopped, dispatcher woken) and the call returns normally, so
  * the message that carried it is consumed. Below that, or for a transient error, it throws (the message is retried).
  */
-export const advance = async (
-  deps: EngineDeps,
-  deploymentId: string,
-  options: { readonly check?: boolean } = {},
-): Promise<void> => {
+export const advance = async (deps: EngineDeps, deploymentId: string, options: AdvanceOptions = {}): Promise<void> => {
   try {
     await advancePasses(deps, deploymentId, options);
   } catch (error) {
@@ -112,11 +127,7 @@ export const advance = async (
   }
 };
 
-const advancePasses = async (
-  deps: EngineDeps,
-  deploymentId: string,
-  options: { readonly check?: boolean },
-): Promise<void> => {
+const advancePasses = async (deps: EngineDeps, deploymentId: string, options: AdvanceOptions): Promise<void> => {
   let deployment: Deployment | undefined;
   for (let attempt = 0; attempt < 5; attempt += 1) {
     deployment = await deps.deployments.get(deploymentId);
@@ -130,7 +141,7 @@ const advancePasses = async (
       if (owed !== undefined) await settleOutbox(deps, owed);
       return;
     }
-    const over = await advanceOnce(deps, deployment, options.check === true);
+    const over = await advanceOnce(deps, deployment, options.check === true, options.completed ?? []);
     if (over === undefined) continue;
     if (!over && deployment.passFailures !== undefined) await deps.deployments.clearFailedPasses(deployment);
     if (!over && options.check === true) await rearm(deps, deployment);
@@ -201,12 +212,40 @@ const giveUp = async (deps: EngineDeps, deploymentId: string, passes: number): P
 };
 
 /**
+ * The listed commands, with those reported completed (`completed`) but listed otherwise (or not at all) read again
+ * from the table: the list comes from an eventually consistent index, and a wake-up may reach the pass before the
+ * index shows the completion that sent it. Nothing is read when the list already shows them completed (always so on
+ * DynamoDB Local, whose indexes are updated with the write).
+ */
+const withCompleted = async (
+  deps: EngineDeps,
+  deploymentId: string,
+  listed: readonly Command[],
+  completed: readonly string[],
+): Promise<readonly Command[]> => {
+  if (completed.length === 0) return listed;
+  const byId = new Map(listed.map((c) => [c.id, c] as const));
+  const lagging = [...new Set(completed)].filter((id) => byId.get(id)?.status !== 'completed');
+  if (lagging.length === 0) return listed;
+  const fresh = await Promise.all(lagging.map((id) => deps.commands.get(id)));
+  for (const command of fresh)
+    if (command !== undefined && command.deploymentId === deploymentId) byId.set(command.id, command);
+  return [...byId.values()];
+};
+
+/**
  * One pass: read, decide (decide.ts), apply. Whether the deployment is over now; undefined when it changed meanwhile
  * (the caller reads it again).
  */
-const advanceOnce = async (deps: EngineDeps, deployment: Deployment, check: boolean): Promise<boolean | undefined> => {
+const advanceOnce = async (
+  deps: EngineDeps,
+  deployment: Deployment,
+  check: boolean,
+  completed: readonly string[],
+): Promise<boolean | undefined> => {
   const now = deps.clock.now();
-  const commands = currentCommands(deployment.plan.steps, await deps.commands.listByDeployment(deployment.id));
+  const listed = await deps.commands.listByDeployment(deployment.id);
+  const commands = currentCommands(deployment.plan.steps, await withCompleted(deps, deployment.id, listed, completed));
   // The targets of the steps waiting on their agent, read in one batch, not one by one.
   const waitingOn = targetsToRead(deployment, commands);
   const targets = new Map(

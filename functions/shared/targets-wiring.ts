@@ -98,7 +98,7 @@ export const targetsDeps = once((): TargetsDeps => {
     // functions that read targets never hear from an agent (their cold start stays as it was before the listener).
     listener: commandListener({
       events: { appendOnce: (deploymentId, groups) => deploymentEvents().appendOnce(deploymentId, groups) },
-      engine: { wake: (deploymentId) => engineQueue().wake(deploymentId) },
+      engine: { wake: (deploymentId, options) => engineQueue().wake(deploymentId, options) },
       clock,
       targetName: async (targetId) => (await targets.get(targetId))?.name ?? null,
       analyze: analysisConfigured() ? (command) => requestAnalysis(analysisDeps(), command) : undefined,

@@ -34,13 +34,19 @@ const world = (overrides: Partial<CommandListenerDeps> = {}) => {
   const clock = new FakeClock(new Date('2026-11-27T10:00:00.000Z'));
   const events = new FakeDeploymentEventStore();
   const woken: string[] = [];
+  const named: (string | undefined)[] = [];
   const names: string[] = [];
   const analysed: string[] = [];
   const lost: string[] = [];
   let name = 'web-1';
   const deps: CommandListenerDeps = {
     events,
-    engine: { wake: async (id) => void woken.push(id) },
+    engine: {
+      wake: async (id, options) => {
+        woken.push(id);
+        named.push(options?.commandId);
+      },
+    },
     clock,
     targetName: async (targetId) => {
       names.push(targetId);
@@ -55,6 +61,7 @@ const world = (overrides: Partial<CommandListenerDeps> = {}) => {
     clock,
     events,
     woken,
+    named,
     names,
     analysed,
     lost,
@@ -90,12 +97,13 @@ describe('commandListener', () => {
     expect([logLines(events), names]).toEqual([['stored hi'], []]);
   });
 
-  it('wakes the engine for every completion and asks for analysis only of a failed one', async () => {
-    const { listener, woken, analysed } = world();
+  it('wakes the engine for every completion, naming the command, and asks for analysis only of a failed one', async () => {
+    const { listener, woken, named, analysed } = world();
     const result = { startedAt: '2026-11-27T10:00:00.000Z', completedAt: '2026-11-27T10:00:01.000Z' };
     await listener.completed(aCommand({ id: 'ok', result: { ...result, exitCode: 0 } as Command['result'] }));
     await listener.completed(aCommand({ id: 'bad', result: { ...result, exitCode: 2 } as Command['result'] }));
-    expect([woken, analysed]).toEqual([['d1', 'd1'], ['bad']]);
+    await listener.completedAgain?.(aCommand({ id: 'again', result: { ...result, exitCode: 0 } as Command['result'] }));
+    expect([woken, named, analysed]).toEqual([['d1', 'd1', 'd1'], ['ok', 'bad', 'again'], ['bad']]);
   });
 
   it('wakes the engine again for a repeated report of a failed command, without a second analysis', async () => {

@@ -212,6 +212,47 @@ describe('commands', () => {
     expect(await s.commands.listByDeployment(s.deployment.id)).toHaveLength(1);
   });
 
+  it("a wake-up naming a completed command acts on it though the command index still lists it running (the cloud's lag)", async () => {
+    // Prepare: one step running; its command completed in the table, while the index still lists it delivered
+    const s = setup(['t1', 't2'], 1, { targetMode: 'sequential' });
+    await start(s);
+    const [command] = await s.commands.listByDeployment(s.deployment.id);
+    await s.commands.claimInbox(command!.targetId, 25, s.clock.now());
+    const delivered = (await s.commands.get(command!.id))!;
+    const at = s.clock.now().toISOString();
+    await s.commands.complete(command!.id, { exitCode: 0, startedAt: at, completedAt: at, errorMessage: null });
+    const lagging: EngineDeps = {
+      ...s.deps,
+      commands: { ...s.commands, listByDeployment: async () => [delivered], get: (id) => s.commands.get(id) },
+    };
+    // Act: a wake-up without the command's id, then one naming it
+    await advance(lagging, s.deployment.id);
+    const unnamed = await states(s);
+    await advance(lagging, s.deployment.id, { completed: [command!.id] });
+    // Assess: only the named one saw the completion, and started the next step
+    expect(unnamed).toEqual(['running', 'pending']);
+    expect(await states(s)).toEqual(['completed', 'running']);
+  });
+
+  it('a named command the index already shows completed is not read again', async () => {
+    const s = setup(['t1'], 1);
+    await start(s);
+    const reads: string[] = [];
+    const counted: EngineDeps = {
+      ...s.deps,
+      commands: {
+        ...s.commands,
+        listByDeployment: (id) => s.commands.listByDeployment(id),
+        get: async (id) => (reads.push(id), s.commands.get(id)),
+      },
+    };
+    await report(s, 't1-s1', 0);
+    const [command] = await s.commands.listByDeployment(s.deployment.id);
+    await advance(counted, s.deployment.id, { completed: [command!.id] });
+    expect(reads).toEqual([]);
+    expect(await states(s)).toEqual(['completed']);
+  });
+
   it('wakes the agent again for a command still queued 5 s after it was pushed, and not for a delivered one', async () => {
     const s = setup(['t1', 't2'], 1);
     const woken: string[] = [];
