@@ -223,7 +223,9 @@ describe('commands', () => {
     await s.commands.complete(command!.id, { exitCode: 0, startedAt: at, completedAt: at, errorMessage: null });
     const lagging: EngineDeps = {
       ...s.deps,
-      commands: { ...s.commands, listByDeployment: async () => [delivered], get: (id) => s.commands.get(id) },
+      commands: Object.assign(Object.create(s.commands) as FakeCommandRepository, {
+        listByDeployment: async () => [delivered],
+      }),
     };
     // Act: a wake-up without the command's id, then one naming it
     await advance(lagging, s.deployment.id);
@@ -240,11 +242,9 @@ describe('commands', () => {
     const reads: string[] = [];
     const counted: EngineDeps = {
       ...s.deps,
-      commands: {
-        ...s.commands,
-        listByDeployment: (id) => s.commands.listByDeployment(id),
-        get: async (id) => (reads.push(id), s.commands.get(id)),
-      },
+      commands: Object.assign(Object.create(s.commands) as FakeCommandRepository, {
+        get: async (id: string) => (reads.push(id), s.commands.get(id)),
+      }),
     };
     await report(s, 't1-s1', 0);
     const [command] = await s.commands.listByDeployment(s.deployment.id);
