@@ -13,6 +13,7 @@
 // instance freed. What an end owes (cancel notices, the dispatcher's wake-up) goes through the outbox (outbox.ts).
 import type { SecretCipher } from '../identity/ports.js';
 import type { Clock, ServiceMetrics } from '../shared/ports.js';
+import { eachLimited } from '../shared/concurrency.js';
 import { cancelCommand } from '../targets/commands.js';
 import type { AgentDispatch, CommandRepository, TargetRepository } from '../targets/ports.js';
 import type { Command, Target } from '../targets/types.js';
@@ -129,6 +130,8 @@ export const advance = async (deps: EngineDeps, deploymentId: string, options: A
 
 const advancePasses = async (deps: EngineDeps, deploymentId: string, options: AdvanceOptions): Promise<void> => {
   let deployment: Deployment | undefined;
+  // What passes that lost their write had launched: if the deployment ended meanwhile (a cancel), nobody else knows.
+  const launchedByLost: Command[] = [];
   for (let attempt = 0; attempt < 5; attempt += 1) {
     deployment = await deps.deployments.get(deploymentId);
     if (deployment === undefined) return;
@@ -139,10 +142,14 @@ const advancePasses = async (deps: EngineDeps, deploymentId: string, options: Ad
           ? undefined
           : await deps.orchestration.outboxEntry(deployment.id, deployment.completedAt);
       if (owed !== undefined) await settleOutbox(deps, owed);
+      await stopOrphans(deps, launchedByLost);
       return;
     }
     const over = await advanceOnce(deps, deployment, options.check === true, options.completed ?? []);
-    if (over === undefined) continue;
+    if (typeof over === 'object') {
+      launchedByLost.push(...over.launched);
+      continue;
+    }
     if (!over && deployment.passFailures !== undefined) await deps.deployments.clearFailedPasses(deployment);
     if (!over && options.check === true) await rearm(deps, deployment);
     return;
@@ -150,6 +157,20 @@ const advancePasses = async (deps: EngineDeps, deploymentId: string, options: Ad
   // Every attempt lost a race: other passes are moving the deployment on. A check keeps its chain alive all the same.
   if (options.check === true && deployment !== undefined) await rearm(deps, deployment);
 };
+
+/**
+ * Commands a pass launched and then lost its write to an end (a cancel read the deployment before they existed, so
+ * its own stop did not find them): stopped, as the end's would have. One already done is left as it is.
+ */
+const stopOrphans = async (deps: EngineDeps, launched: readonly Command[]): Promise<void> => {
+  await eachLimited(launched, ORPHAN_STOPS, (command) => cancelCommand(deps, command.id));
+};
+const ORPHAN_STOPS = 16;
+
+/** A pass whose conditional write lost to another's: what it had launched before. */
+interface LostPass {
+  readonly launched: readonly Command[];
+}
 
 /** The next periodic check, unless another chain of checks ran within CHECK_MIN_GAP_MS (then this one ends). */
 const rearm = async (deps: EngineDeps, deployment: Deployment): Promise<void> => {
@@ -234,7 +255,7 @@ const withCompleted = async (
 };
 
 /**
- * One pass: read, decide (decide.ts), apply. Whether the deployment is over now; undefined when it changed meanwhile
+ * One pass: read, decide (decide.ts), apply. Whether the deployment is over now; a LostPass when it changed meanwhile
  * (the caller reads it again).
  */
 const advanceOnce = async (
@@ -242,7 +263,7 @@ const advanceOnce = async (
   deployment: Deployment,
   check: boolean,
   completed: readonly string[],
-): Promise<boolean | undefined> => {
+): Promise<boolean | LostPass> => {
   const now = deps.clock.now();
   const listed = await deps.commands.listByDeployment(deployment.id);
   const commands = currentCommands(deployment.plan.steps, await withCompleted(deps, deployment.id, listed, completed));
@@ -290,7 +311,7 @@ const apply = async (
   decision: Decision,
   targets: ReadonlyMap<string, Target>,
   commands: ReadonlyMap<string, Command>,
-): Promise<boolean | undefined> => {
+): Promise<boolean | LostPass> => {
   // Wake-ups and second pushes are best effort: the agent drains its inbox on reconnect, and the next check pushes again.
   for (const signal of decision.signals)
     if (signal.kind === 'wake_agent') await deps.agents.wake(signal.targetId).catch(() => false);
@@ -313,7 +334,7 @@ const apply = async (
     owed !== undefined
       ? await deps.orchestration.finish(deployment, next, owed)
       : await deps.deployments.update(deployment, next);
-  if (!written) return undefined;
+  if (!written) return { launched: decision.launches };
   if (owed !== undefined) deps.metrics?.deploymentFinished(next.state);
   if (deps.events !== undefined)
     await publishPass({ ...deps, events: deps.events }, deployment.id, decision.events, next.revision, commands);

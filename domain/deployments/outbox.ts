@@ -7,6 +7,7 @@
 import { cancelDeploymentCommands } from '../targets/commands.js';
 import type { CommandRepository } from '../targets/ports.js';
 import type { Clock } from '../shared/ports.js';
+import { commandIdOf } from './decide-pass.js';
 import { stateEventKey, type KeyedEventAppender } from './events.js';
 import type { WebhookEmitter } from '../webhooks/notify.js';
 import type { DeploymentRepository, DispatchQueue, Orchestration } from './ports.js';
@@ -40,12 +41,19 @@ export interface OutboxDeps {
   readonly webhooks?: DeploymentWebhooks | undefined;
 }
 
+/** The command of the current attempt of each step running in `deployment` (none when its plan cannot be read). */
+const runningCommandIds = (deployment: Deployment): string[] =>
+  Array.isArray(deployment.plan?.steps)
+    ? deployment.plan.steps.filter((s) => s.state === 'running').map((s) => commandIdOf(s.id, s.retryCount + 1))
+    : [];
+
 /** What ending `previous` as `next` owes: the agents told to stop (unless it succeeded), the dispatcher woken. */
 export const owedBy = (previous: Deployment, next: Deployment): OutboxEntry => ({
   deploymentId: next.id,
   tenantId: next.tenantId,
   at: next.completedAt ?? next.startedAt ?? next.createdAt,
   cancelCommands: next.state !== 'success',
+  ...(next.state === 'success' ? {} : { openCommands: runningCommandIds(previous) }),
   wakeDispatcher: true,
   finalEvent: { oldState: previous.state, newState: next.state, message: next.errorMessage ?? 'All steps completed.' },
 });
@@ -73,7 +81,7 @@ const emitTerminal = async (webhooks: DeploymentWebhooks | undefined, entry: Out
 
 /** Does the entry's effects (again) and removes it. Throws when one fails: the entry stays for the next try. */
 export const settleOutbox = async (deps: OutboxDeps, entry: OutboxEntry): Promise<void> => {
-  if (entry.cancelCommands) await cancelDeploymentCommands(deps, entry.deploymentId);
+  if (entry.cancelCommands) await cancelDeploymentCommands(deps, entry.deploymentId, entry.openCommands ?? []);
   if (entry.finalEvent !== null && deps.events !== undefined) {
     // Keyed by the state entered: the engine pass that wrote it, a retried pass, the sweep and a cancel may all
     // observe this end; whoever appends first wins and the others add nothing (no second terminal event).

@@ -171,6 +171,12 @@ export interface OutboxEntry {
   /** When the terminal write happened (the deployment's completed_at): the entry's place in the outbox. */
   readonly at: string;
   readonly cancelCommands: boolean;
+  /**
+   * With cancelCommands: the command of each step running when the deployment ended. The commands are found through
+   * an eventually consistent index, which may not list one launched a moment before the end: these are read from the
+   * table when it does not. Absent in entries written before.
+   */
+  readonly openCommands?: readonly string[];
   readonly wakeDispatcher: boolean;
   /** Appended to the event store unless the stream already ends with a terminal state_change. */
   readonly finalEvent: {

@@ -1,5 +1,6 @@
 // Commands for agents, as the orchestrator (and, until it exists, the tests) creates and stops them.
 import type { Clock, IdGenerator } from '../shared/ports.js';
+import { eachLimited } from '../shared/concurrency.js';
 import type { CommandRepository } from './ports.js';
 import type { Command, OutputChunk } from './types.js';
 
@@ -70,12 +71,31 @@ export const cancelCommand = async (
   await deps.commands.requestCancel(command, deps.clock.now());
 };
 
-/** Stops every command of a deployment that is still waiting or running (cancel, deployment timeout). */
+/** Reads of commands the index does not list yet, at most this many at once. */
+const UNLISTED_READS = 16;
+
+/**
+ * Stops every command of a deployment that is still waiting or running (cancel, deployment timeout). `expected`: ids
+ * of commands that may exist (the running steps'): the list comes from an eventually consistent index, so one it
+ * does not hold is read from the table.
+ */
 export const cancelDeploymentCommands = async (
   deps: { commands: CommandRepository; clock: Clock },
   deploymentId: string,
+  expected: readonly string[] = [],
 ): Promise<number> => {
-  const open = (await deps.commands.listByDeployment(deploymentId)).filter(
+  const listed = await deps.commands.listByDeployment(deploymentId);
+  const known = new Set(listed.map((c) => c.id));
+  const unlisted: Command[] = [];
+  await eachLimited(
+    [...new Set(expected)].filter((id) => !known.has(id)),
+    UNLISTED_READS,
+    async (id) => {
+      const command = await deps.commands.get(id);
+      if (command !== undefined && command.deploymentId === deploymentId) unlisted.push(command);
+    },
+  );
+  const open = [...listed, ...unlisted].filter(
     (c) => c.status === 'queued' || (c.status === 'delivered' && c.cancelRequestedAt === null),
   );
   for (const command of open) await deps.commands.requestCancel(command, deps.clock.now());

@@ -40,6 +40,7 @@ const toEntry = (item: Record<string, unknown>): OutboxEntry => ({
   ...(item['tenantId'] === undefined ? {} : { tenantId: (item['tenantId'] ?? null) as string | null }),
   at: String(item['at']),
   cancelCommands: item['cancelCommands'] === true,
+  ...(Array.isArray(item['openCommands']) ? { openCommands: (item['openCommands'] as unknown[]).map(String) } : {}),
   wakeDispatcher: item['wakeDispatcher'] === true,
   finalEvent: (item['finalEvent'] ?? null) as OutboxEntry['finalEvent'],
 });

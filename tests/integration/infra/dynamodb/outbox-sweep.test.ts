@@ -6,6 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { cancelDeployment } from '../../../../domain/deployments/cancel.js';
+import { commandIdOf } from '../../../../domain/deployments/engine.js';
+import { owedBy } from '../../../../domain/deployments/outbox.js';
 import { dispatchPending, type DispatchDeps } from '../../../../domain/deployments/dispatch.js';
 import type { NewEvent } from '../../../../domain/deployments/events.js';
 import { startOrQueue } from '../../../../domain/deployments/start.js';
@@ -121,6 +123,38 @@ describe('the outbox and the sweep', () => {
     // A second sweep finds nothing left to do.
     expect(await sweep(sweepDeps)).toMatchObject({ settled: [], recovered: 0 });
   }, 60_000);
+});
+
+describe('the outbox entry of an end', () => {
+  it("names the running steps' commands, and reads back with them (a stop that the index does not list yet)", async () => {
+    // Prepare: a started deployment whose step runs
+    const table = uniqueName('outboxcmd');
+    await createServiceTable(client, table);
+    const orchestration = new DynamoOrchestration(db, table, 1);
+    const deps = {
+      orchestration,
+      pending: new DynamoPendingRequestRepository(db, table),
+      dispatch: { wake: async () => undefined },
+      ids: new DynamoIdGenerator(db, table, { alphabet: 'abcdefghijklmnopqrstuvwxyz0123456789', minLength: 4 }),
+      uuids: { uuid: () => randomUUID() },
+      clock: { now: () => new Date() },
+      settings: { maxRetries: 2 },
+    };
+    const a = await startOrQueue(deps, aDraft());
+    if (a.kind !== 'started') throw new Error('A should have started');
+    const running = {
+      ...a.deployment,
+      plan: { ...a.deployment.plan, steps: a.deployment.plan.steps.map((s) => ({ ...s, state: 'running' as const })) },
+    };
+    const at = new Date().toISOString();
+    const next = { ...running, state: 'cancelled' as const, completedAt: at, revision: running.revision + 1 };
+    // Act
+    expect(await orchestration.finish(running, next, owedBy(running, next))).toBe(true);
+    // Assess
+    const entry = await orchestration.outboxEntry(a.deployment.id, at);
+    expect(entry?.openCommands).toEqual(running.plan.steps.map((s) => commandIdOf(s.id, 1)));
+    expect(entry?.openCommands?.length).toBeGreaterThan(0);
+  });
 });
 
 describe('keyed log events', () => {

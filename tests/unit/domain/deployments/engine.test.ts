@@ -2,6 +2,7 @@
 // targets that stop answering, the overall timeout, and the end of a deployment.
 import { describe, expect, it } from 'vitest';
 import { advance, commandIdOf, type EngineDeps } from '../../../../domain/deployments/engine.js';
+import { owedBy, settleOutbox } from '../../../../domain/deployments/outbox.js';
 import type { Deployment, DeploymentConfig, PlanStep } from '../../../../domain/deployments/types.js';
 import type { Target } from '../../../../domain/targets/types.js';
 import { aDeployment, aPlan, deploymentsFakes } from '../../../fakes/deployments.js';
@@ -234,6 +235,54 @@ describe('commands', () => {
     // Assess: only the named one saw the completion, and started the next step
     expect(unnamed).toEqual(['running', 'pending']);
     expect(await states(s)).toEqual(['completed', 'running']);
+  });
+
+  it("an end stops the running steps' commands though the index does not list them yet (the cloud's lag)", async () => {
+    // Prepare: two steps running; the index lists neither command
+    const s = setup(['t1', 't2'], 1, { targetMode: 'parallel' });
+    await start(s);
+    const ids = (await s.commands.listByDeployment(s.deployment.id)).map((c) => c.id);
+    const lagging: EngineDeps = {
+      ...s.deps,
+      commands: Object.assign(Object.create(s.commands) as FakeCommandRepository, {
+        listByDeployment: async () => [],
+      }),
+    };
+    const running = (await s.deployments.get(s.deployment.id))!;
+    const ended: Deployment = {
+      ...running,
+      state: 'failed',
+      completedAt: s.clock.now().toISOString(),
+      revision: running.revision + 1,
+    };
+    // Act: the end's owed effects, settled with the lagging list
+    const owed = owedBy(running, ended);
+    await settleOutbox({ ...lagging, events: undefined, webhooks: undefined }, owed);
+    // Assess: both named in the entry, both stopped (never delivered: cancelled)
+    expect([...(owed.openCommands ?? [])].sort()).toEqual([...ids].sort());
+    for (const id of ids) expect((await s.commands.get(id))?.status).toBe('cancelled');
+  });
+
+  it('a pass that launched and then lost its write to a cancel stops what it launched', async () => {
+    // Prepare: a deployment about to start its first step; a cancel lands between the pass's launch and its write
+    const s = setup(['t1'], 1);
+    await s.orchestration.start(s.deployment);
+    const racing: EngineDeps = {
+      ...s.deps,
+      deployments: Object.assign(Object.create(s.deployments) as typeof s.deployments, {
+        update: async (previous: Deployment) => {
+          // the cancel read `previous` (no command yet), so its own stop found nothing to stop
+          s.deployments.put({ ...previous, state: 'cancelled', revision: previous.revision + 1 });
+          return false;
+        },
+      }),
+    };
+    // Act
+    await advance(racing, s.deployment.id);
+    // Assess: the command was stored by the pass, and stopped by it
+    const launched = await s.commands.listByDeployment(s.deployment.id);
+    expect(launched).toHaveLength(1);
+    expect(launched[0]?.status).toBe('cancelled');
   });
 
   it('a named command the index already shows completed is not read again', async () => {
