@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { startLocalAgents, type LocalAgent } from '../../local/agents.js';
 import { startStack, type Stack } from '../../local/stack.js';
 import { runBench, signedIn } from './support.js';
+import { percentile } from './stats.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
@@ -26,8 +27,6 @@ if (!Number.isInteger(K) || K < 1 || K > 100)
 const POLL_MS = 25;
 const ADMIN = { email: 'bench@example.com', password: 'bench-password' };
 
-const percentile = (sorted: readonly number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const ms = (n: number) => (Number.isNaN(n) ? '-' : `${n.toFixed(0)} ms`).padStart(9);
 const row = (label: string, samples: readonly number[]) => {
   const sorted = [...samples].sort((a, b) => a - b);

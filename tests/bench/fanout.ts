@@ -24,6 +24,7 @@ import { Counter, difference, EMPTY_RECEIVE, startCountingProxy } from './aws-co
 import { startAgentHost, type AgentHost, type RoundTraffic } from './fanout-agents.js';
 import { printResults, type Figure } from './results.js';
 import { runBench, signedIn } from './support.js';
+import { percentile } from './stats.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
@@ -53,8 +54,6 @@ const COUNT_AWS = process.env['FANOUT_COUNT_AWS'] === '1';
 const FIRST_BATCH_MS =
   process.env['FANOUT_FIRST_BATCH_MS'] === undefined ? undefined : Number(process.env['FANOUT_FIRST_BATCH_MS']);
 
-const percentile = (sorted: readonly number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const ms = (n: number) => (Number.isNaN(n) ? '-' : `${n.toFixed(0)} ms`).padStart(9);
 const spread = (label: string, samples: readonly number[]) => {
   const sorted = [...samples].sort((a, b) => a - b);

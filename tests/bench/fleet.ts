@@ -17,6 +17,7 @@ import { startAgent, type RunningAgent } from '../../agent/agent.js';
 import { enqueueCommand } from '../../domain/targets/commands.js';
 import { startStack, type Stack } from '../../local/stack.js';
 import { runBench, signedIn } from './support.js';
+import { percentile } from './stats.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
@@ -30,8 +31,6 @@ if (!Number.isInteger(N) || N < 2 || N > 300) throw new Error('N must be 2 to 30
 const K = 50;
 const ADMIN = { email: 'bench@example.com', password: 'bench-password' };
 const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis));
-const percentile = (sorted: readonly number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const summary = (samples: readonly number[]) => {
   const sorted = [...samples].sort((a, b) => a - b);
   const f = (n: number) => `${n.toFixed(1)} ms`;

@@ -17,6 +17,7 @@ import { cpus, loadavg } from 'node:os';
 import { startStack } from '../../local/stack.js';
 import { startLoadThread, type Outcome } from './load-thread.js';
 import { runBench, signedIn } from './support.js';
+import { percentile } from './stats.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
@@ -28,8 +29,6 @@ const BURST_ADDRESS = '127.0.0.30';
 const READS = ['/api/v1/auth/me', '/api/v1/deployments', '/api/v1/targets', '/api/v1/server/info'];
 
 const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis));
-const percentile = (sorted: readonly number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 const results: string[] = [];
 const result = (name: string, value: number, unit: 'ms' | '%' | 'count' | 's', goal = '') =>

@@ -31,11 +31,10 @@ import { bound } from '../fakes/shell.js';
 import { importPackagedZips } from '../integration/service/zip-imports.js';
 import { measureBundles } from './bundles.js';
 import { formatTable, parseResultLine, printResults, type Figure } from './results.js';
+import { percentile } from './stats.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const summary = (samples: number[], unit = 'ms', digits = 2) => {
   const sorted = [...samples].sort((a, b) => a - b);
   const f = (n: number) => `${n.toFixed(digits)} ${unit}`;

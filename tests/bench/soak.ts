@@ -17,6 +17,7 @@ import { startLocalAgents } from '../../local/agents.js';
 import { startStack } from '../../local/stack.js';
 import { apiClient } from '../support/http.js';
 import { runBench } from './support.js';
+import { percentile } from './stats.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
@@ -27,8 +28,6 @@ const CREATE_EVERY_MS = Number(process.argv[3] ?? 10) * 1000;
 const READS = ['/auth/me', '/deployments?limit=20', '/targets?limit=20', '/server/info'];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const percentile = (sorted: readonly number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 /** RSS in MB of a process and its children's tree is not summed: the process itself (VmRSS). */
 const rssMb = async (pid: number | undefined): Promise<number | undefined> => {

@@ -17,6 +17,7 @@ import { startStack, type Stack } from '../../local/stack.js';
 import { printResults, type Figure } from './results.js';
 import { runBench, signedIn } from './support.js';
 import { openViewer } from './viewer-client.js';
+import { percentile } from './stats.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
@@ -25,8 +26,6 @@ const INTERVAL_MS = Number(process.argv[3] ?? 15);
 const LEAD_IN_MS = 3000;
 const ADMIN = { email: 'bench@example.com', password: 'bench-password' };
 
-const percentile = (sorted: readonly number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 const row = (label: string, samples: readonly number[]) => {
   const sorted = [...samples].sort((a, b) => a - b);
   const f = (n: number) => `${n.toFixed(0)} ms`.padStart(9);
