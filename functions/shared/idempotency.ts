@@ -144,10 +144,22 @@ export const idempotentRun =
       key,
       request,
     );
+    // What the endpoint itself ended with when it did not answer 2xx: Powertools then deletes the record, and when
+    // that delete fails its error replaces this one, which is still the truthful answer.
+    let ended: { readonly error: unknown } | undefined;
     const once = makeIdempotent(
       async (_input: IdempotencyInput): Promise<HttpResult> => {
-        const result = await run({ ...request, keyed: keyedRequest(input) });
-        if (result.statusCode < 200 || result.statusCode > 299) throw new NotStored(result);
+        let result: HttpResult;
+        try {
+          result = await run({ ...request, keyed: keyedRequest(input) });
+        } catch (error) {
+          ended = { error };
+          throw error;
+        }
+        if (result.statusCode < 200 || result.statusCode > 299) {
+          ended = { error: new NotStored(result) };
+          throw ended.error;
+        }
         answered = result;
         return result;
       },
@@ -159,6 +171,12 @@ export const idempotentRun =
       if (error instanceof NotStored) return error.result;
       // The work committed and answered 2xx; only storing that answer failed: the answer stands.
       if (answered !== undefined && error instanceof IdempotencyPersistenceLayerError) return answered;
+      // The endpoint refused or failed, and clearing the record failed too: its own answer stands (the record stays
+      // held until it expires; a retry meanwhile gets 409, or what the key's claim names).
+      if (ended !== undefined && error instanceof IdempotencyPersistenceLayerError) {
+        if (ended.error instanceof NotStored) return ended.error.result;
+        throw ended.error;
+      }
       // Held by a request in flight (or left held): what it made, when the route's claim names it.
       if (error instanceof IdempotencyAlreadyInProgressError && options.keyClaims === true) {
         const made = await run({ ...request, keyed: { ...keyedRequest(input), inFlight: true } });

@@ -195,6 +195,28 @@ describe('Idempotency-Key on a create', () => {
     expect([retried.statusCode, runs()]).toEqual([409, 1]);
   });
 
+  it("a refusal or failure whose record cannot be cleared still answers the endpoint's own answer, and holds the key", async () => {
+    const { send, runs, store } = setup(async (run) => {
+      if (run === 1) throw new NotFoundError('Environment', 'e1');
+      if (run === 2) throw new ServiceUnavailableError('The queue cannot be reached right now.');
+      if (run === 3) return { statusCode: 422, body: { error: { code: 'VALIDATION_ERROR', message: 'no' } } };
+      return undefined;
+    });
+    store.failures.delete = true;
+
+    const refused = await send({ key: 'k-6' });
+    const held = await send({ key: 'k-6' });
+    const failed = await send({ key: 'k-7' });
+    const returned = await send({ key: 'k-8' });
+
+    // Before, the failed delete's error replaced each answer with 503 "could not be checked".
+    expect([refused.statusCode, refused.json.error.code]).toEqual([404, 'NOT_FOUND']);
+    expect([held.statusCode, held.json.error.code]).toEqual([409, 'CONFLICT']);
+    expect([failed.statusCode, failed.json.error.message]).toEqual([503, 'The queue cannot be reached right now.']);
+    expect([returned.statusCode, returned.json.error.message]).toEqual([422, 'no']);
+    expect(runs()).toBe(3);
+  });
+
   it('a route not marked idempotent ignores the header', async () => {
     const store = memoryIdempotencyStore();
     let runs = 0;
