@@ -17,6 +17,7 @@ import { ConflictError } from '../../domain/errors.js';
 import { aliasItem } from './aliases.js';
 import { environmentReference } from './environment-repository.js';
 import { conditionally, isConditionFailure } from './conditional.js';
+import { foundDespiteIndexLag } from './index-lag.js';
 import { keys, partitions } from './keys.js';
 import { findRecord, getRecord, getRecords, listPartition, stripKeys, type Item } from './records.js';
 import { failedAt, tenantReference } from './transactions.js';
@@ -363,18 +364,21 @@ export class DynamoEnrollmentTokenRepository implements EnrollmentTokenRepositor
     return Item === undefined ? undefined : toEnrollmentToken(Item);
   }
 
+  /** Through gsi2: a token created a moment ago may not be there yet, so a miss looks again (index-lag.ts). */
   async findById(id: string): Promise<EnrollmentToken | undefined> {
     const { gsi2pk } = keys.enrollmentTokenById(id);
-    const { Items } = await this.db.send(
-      new QueryCommand({
-        TableName: this.tableName,
-        IndexName: 'gsi2',
-        KeyConditionExpression: 'gsi2pk = :id',
-        ExpressionAttributeValues: { ':id': gsi2pk },
-      }),
-    );
-    const item = Items?.[0];
-    return item === undefined ? undefined : toEnrollmentToken(item);
+    return foundDespiteIndexLag(async () => {
+      const { Items } = await this.db.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          IndexName: 'gsi2',
+          KeyConditionExpression: 'gsi2pk = :id',
+          ExpressionAttributeValues: { ':id': gsi2pk },
+        }),
+      );
+      const item = Items?.[0];
+      return item === undefined ? undefined : toEnrollmentToken(item);
+    });
   }
 
   async listAll(): Promise<readonly EnrollmentToken[]> {

@@ -1,0 +1,22 @@
+// A global secondary index is updated after the write (eventually consistent; DynamoDB Local updates it with the
+// write, so only the cloud shows this): an item created a moment ago may not be found through one yet. A lookup by
+// id through an index (an API key or an enrollment token revoked right after its creation, an SSE stream opened with
+// a key created a moment before) looks again before it answers "not found": the usual lag is well under a second.
+
+/** Waits between the lookups of an item not found (ms): about a second in all. */
+export const INDEX_LAG_WAITS_MS = [200, 800] as const;
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** `find` (a lookup through an index), tried again after each of `waitsMs` while it finds nothing. */
+export const foundDespiteIndexLag = async <T>(
+  find: () => Promise<T | undefined>,
+  waitsMs: readonly number[] = INDEX_LAG_WAITS_MS,
+): Promise<T | undefined> => {
+  for (const wait of [0, ...waitsMs]) {
+    if (wait > 0) await pause(wait);
+    const found = await find();
+    if (found !== undefined) return found;
+  }
+  return undefined;
+};
