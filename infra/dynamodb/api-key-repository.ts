@@ -1,15 +1,9 @@
 // ApiKeyRepository: each key is one item found by the hash of the full key (authentication is one read); a
 // user's keys are listed on gsi1 and one key is found by id on gsi2 (looked up again on a miss: index-lag.ts).
-import {
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-  type DynamoDBDocumentClient,
-} from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { ApiKey, ApiKeyRepository } from '../../domain/identity/ports.js';
 import { conditionally } from './conditional.js';
-import { foundDespiteIndexLag } from './index-lag.js';
+import { findOnGsi2 } from './index-lag.js';
 import { keys } from './keys.js';
 import { queryAll } from './query-all.js';
 
@@ -70,18 +64,7 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
 
   /** Through gsi2: a key created a moment ago may not be there yet, so a miss looks again (index-lag.ts). */
   async get(id: string): Promise<ApiKey | undefined> {
-    return foundDespiteIndexLag(async () => {
-      const { Items } = await this.db.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: 'gsi2',
-          KeyConditionExpression: 'gsi2pk = :id',
-          ExpressionAttributeValues: { ':id': keys.apiKeyById(id).gsi2pk },
-        }),
-      );
-      const item = Items?.[0];
-      return item === undefined ? undefined : toKey(item);
-    });
+    return findOnGsi2(this.db, this.tableName, keys.apiKeyById(id).gsi2pk, toKey);
   }
 
   async revoke(key: ApiKey, at: Date): Promise<boolean> {

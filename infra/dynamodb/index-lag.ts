@@ -3,6 +3,9 @@
 // id through an index (an API key or an enrollment token revoked right after its creation, an SSE stream opened with
 // a key created a moment before) looks again before it answers "not found": the usual lag is well under a second.
 
+import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Item } from './records.js';
+
 /** Waits between the lookups of an item not found (ms): about a second in all. */
 export const INDEX_LAG_WAITS_MS = [200, 800] as const;
 
@@ -20,3 +23,23 @@ export const foundDespiteIndexLag = async <T>(
   }
   return undefined;
 };
+
+/** The item whose gsi2 partition key is `gsi2pk` (a lookup by id), mapped; looked for again on a miss. */
+export const findOnGsi2 = <T>(
+  db: DynamoDBDocumentClient,
+  tableName: string,
+  gsi2pk: string,
+  map: (item: Item) => T,
+): Promise<T | undefined> =>
+  foundDespiteIndexLag(async () => {
+    const { Items } = await db.send(
+      new QueryCommand({
+        TableName: tableName,
+        IndexName: 'gsi2',
+        KeyConditionExpression: 'gsi2pk = :id',
+        ExpressionAttributeValues: { ':id': gsi2pk },
+      }),
+    );
+    const item = Items?.[0];
+    return item === undefined ? undefined : map(item);
+  });

@@ -6,7 +6,6 @@ import {
   DeleteCommand,
   GetCommand,
   PutCommand,
-  QueryCommand,
   TransactWriteCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
@@ -17,7 +16,7 @@ import { ConflictError } from '../../domain/errors.js';
 import { aliasItem } from './aliases.js';
 import { environmentReference } from './environment-repository.js';
 import { conditionally, isConditionFailure } from './conditional.js';
-import { foundDespiteIndexLag } from './index-lag.js';
+import { findOnGsi2 } from './index-lag.js';
 import { keys, partitions } from './keys.js';
 import { findRecord, getRecord, getRecords, listPartition, stripKeys, type Item } from './records.js';
 import { failedAt, tenantReference } from './transactions.js';
@@ -366,19 +365,7 @@ export class DynamoEnrollmentTokenRepository implements EnrollmentTokenRepositor
 
   /** Through gsi2: a token created a moment ago may not be there yet, so a miss looks again (index-lag.ts). */
   async findById(id: string): Promise<EnrollmentToken | undefined> {
-    const { gsi2pk } = keys.enrollmentTokenById(id);
-    return foundDespiteIndexLag(async () => {
-      const { Items } = await this.db.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          IndexName: 'gsi2',
-          KeyConditionExpression: 'gsi2pk = :id',
-          ExpressionAttributeValues: { ':id': gsi2pk },
-        }),
-      );
-      const item = Items?.[0];
-      return item === undefined ? undefined : toEnrollmentToken(item);
-    });
+    return findOnGsi2(this.db, this.tableName, keys.enrollmentTokenById(id).gsi2pk, toEnrollmentToken);
   }
 
   async listAll(): Promise<readonly EnrollmentToken[]> {

@@ -29,7 +29,7 @@ const create = (token: string, key: string | undefined, extra: Record<string, un
  * Forgets every Idempotency-Key record of the user (Powertools' records): what a create that committed and then
  * answered 5xx leaves (its record is deleted with the error), so the retry runs again.
  */
-const forgetRecords = async (userId: string) => {
+const recordsOf = async (userId: string) => {
   const db = DynamoDBDocumentClient.from(dynamoClient(e2e.stack.dynamoEndpoint));
   const table = e2e.stack.env['TABLE_NAME']!;
   const { Items = [] } = await db.send(
@@ -39,6 +39,10 @@ const forgetRecords = async (userId: string) => {
       ExpressionAttributeValues: { ':pk': keys.idempotencyPartition(userId) },
     }),
   );
+  return { db, table, Items };
+};
+const forgetRecords = async (userId: string) => {
+  const { db, table, Items } = await recordsOf(userId);
   for (const item of Items)
     await db.send(new DeleteCommand({ TableName: table, Key: { pk: item['pk'], sk: item['sk'] } }));
   return Items.length;
@@ -48,15 +52,7 @@ const forgetRecords = async (userId: string) => {
  * it committed, answered 5xx, and Powertools could not delete its record (the retries find it in flight).
  */
 const holdRecords = async (userId: string) => {
-  const db = DynamoDBDocumentClient.from(dynamoClient(e2e.stack.dynamoEndpoint));
-  const table = e2e.stack.env['TABLE_NAME']!;
-  const { Items = [] } = await db.send(
-    new QueryCommand({
-      TableName: table,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': keys.idempotencyPartition(userId) },
-    }),
-  );
+  const { db, table, Items } = await recordsOf(userId);
   for (const item of Items)
     await db.send(
       new UpdateCommand({
