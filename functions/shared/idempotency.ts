@@ -126,7 +126,6 @@ export const idempotentRun =
     const key = idempotencyKeyOf(request.headers);
     const caller = request.caller as { userId?: string; credential?: { id: string } } | undefined;
     if (key === undefined || caller?.userId === undefined) return run(request);
-    let answered: HttpResult | undefined;
     const config = new IdempotencyConfig({
       eventKeyJmesPath: 'scope',
       payloadValidationJmesPath: 'request',
@@ -144,23 +143,20 @@ export const idempotentRun =
       key,
       request,
     );
-    // What the endpoint itself ended with when it did not answer 2xx: Powertools then deletes the record, and when
-    // that delete fails its error replaces this one, which is still the truthful answer.
-    let ended: { readonly error: unknown } | undefined;
+    // What the endpoint itself answered (or threw). Powertools then stores a 2xx, or deletes the record; when that
+    // bookkeeping fails, its error replaces the endpoint's outcome, which is still the truthful answer.
+    let outcome: { readonly result: HttpResult } | { readonly error: unknown } | undefined;
     const once = makeIdempotent(
       async (_input: IdempotencyInput): Promise<HttpResult> => {
         let result: HttpResult;
         try {
           result = await run({ ...request, keyed: keyedRequest(input) });
         } catch (error) {
-          ended = { error };
+          outcome = { error };
           throw error;
         }
-        if (result.statusCode < 200 || result.statusCode > 299) {
-          ended = { error: new NotStored(result) };
-          throw ended.error;
-        }
-        answered = result;
+        outcome = { result };
+        if (result.statusCode < 200 || result.statusCode > 299) throw new NotStored(result);
         return result;
       },
       { persistenceStore: store.layerFor(caller.userId), config, keyPrefix: 'IDEMPOTENCY' },
@@ -169,20 +165,17 @@ export const idempotentRun =
       return await once(input);
     } catch (error) {
       if (error instanceof NotStored) return error.result;
-      // The work committed and answered 2xx; only storing that answer failed: the answer stands.
-      if (answered !== undefined && error instanceof IdempotencyPersistenceLayerError) return answered;
-      // The endpoint refused or failed, and clearing the record failed too: its own answer stands (the record stays
-      // held until it expires; a retry meanwhile gets 409, or what the key's claim names).
-      if (ended !== undefined && error instanceof IdempotencyPersistenceLayerError) {
-        if (ended.error instanceof NotStored) return ended.error.result;
-        throw ended.error;
+      // Only Powertools' bookkeeping failed (storing a 2xx, or clearing the record after anything else): the
+      // endpoint's own answer stands, and the record stays held until it expires (a retry meanwhile gets 409, or
+      // what the key's claim names).
+      if (outcome !== undefined && error instanceof IdempotencyPersistenceLayerError) {
+        if ('result' in outcome) return outcome.result;
+        throw outcome.error;
       }
-      // Held by a request in flight (or left held): what it made, when the route's claim names it.
-      if (error instanceof IdempotencyAlreadyInProgressError && options.keyClaims === true) {
-        const made = await run({ ...request, keyed: { ...keyedRequest(input), inFlight: true } });
-        if (made.statusCode < 200 || made.statusCode > 299) return made;
-        return { ...made, headers: { ...made.headers, [REPLAYED_HEADER]: 'true' } };
-      }
+      // Held by a request in flight (or left held): what it made, when the route's claim names it, answered as a
+      // claim is on any retry (rendered now, so not marked replayed).
+      if (error instanceof IdempotencyAlreadyInProgressError && options.keyClaims === true)
+        return run({ ...request, keyed: { ...keyedRequest(input), inFlight: true } });
       throw idempotencyError(error, key);
     }
   };

@@ -2,7 +2,6 @@
 // write, so only the cloud shows this): an item created a moment ago may not be found through one yet. A lookup by
 // id through an index (an API key or an enrollment token revoked right after its creation, an SSE stream opened with
 // a key created a moment before) looks again before it answers "not found": the usual lag is well under a second.
-
 import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Item } from './records.js';
 

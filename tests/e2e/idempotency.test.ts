@@ -176,6 +176,29 @@ describe('Idempotency-Key on POST /deployments', () => {
     expect(await countOf(e2e.admin)).toBe(before + 1);
   });
 
+  it('a redeploy retried while its key is held (its record left in progress) answers the first redeploy, no second', async () => {
+    // Prepare: a redeploy that committed, its record put back in progress as after a 5xx it could not clear
+    const userId = await adminId();
+    const original = await create(e2e.admin, 'held-redeploy-source');
+    await forgetRecords(userId);
+    const redeploy = () =>
+      api.call('POST', `/api/v1/deployments/${original.json.deployment_id as string}/redeploy`, {
+        token: e2e.admin,
+        body: {},
+        headers: { 'idempotency-key': 'held-redeploy' },
+      });
+    const first = await redeploy();
+    expect([201, 202]).toContain(first.status);
+    expect(await holdRecords(userId)).toBe(1);
+    const before = await countOf(e2e.admin);
+    // Act
+    const retry = await redeploy();
+    // Assess: the same redeploy (or queued request), nothing new
+    expect(retry.status).toBe(first.status);
+    expect(retry.json.id ?? retry.json.pending_request_id).toBe(first.json.id ?? first.json.pending_request_id);
+    expect(await countOf(e2e.admin)).toBe(before);
+  });
+
   it('a retry of a create that committed but lost its answer (no record left): the same deployment, not a second', async () => {
     // Prepare: a create that committed, its Idempotency-Key record gone as after a 5xx
     const first = await create(e2e.admin, 'lost-answer');
@@ -211,8 +234,9 @@ describe('Idempotency-Key on POST /deployments', () => {
     const before = await countOf(e2e.admin);
     // Act
     const retry = await create(e2e.admin, 'held-key');
-    // Assess: what the held create made, said to be a replay; nothing new. Before, this answered 409 for the hold's life.
-    expect([retry.status, retry.headers.get('idempotent-replayed')]).toEqual([201, 'true']);
+    // Assess: what the held create made (as a claim answers any retry: not marked replayed); nothing new. Before,
+    // this answered 409 for the hold's life.
+    expect([retry.status, retry.headers.get('idempotent-replayed')]).toEqual([201, null]);
     expect(retry.json.deployment_id).toBe(first.json.deployment_id);
     expect(await countOf(e2e.admin)).toBe(before);
     // a held key with another body is still refused before anything runs
