@@ -506,7 +506,11 @@ describe('the console: the new pages on a phone', () => {
     await page.getByRole('form', { name: 'New tenant' }).getByLabel('Name').fill('Phone Team');
     await page.getByRole('form', { name: 'New tenant' }).getByLabel('Slug').fill('phone-team');
     await page.getByRole('button', { name: 'Create tenant' }).tap();
-    await page.getByText('Tenant Phone Team created.').waitFor();
+    // What the page says, the notice or its refusal: a refusal fails here with its text, not after a silent wait.
+    const tenants = page.getByRole('region', { name: 'Tenants' });
+    const said = tenants.locator('p[role=status], p[role=alert]').first();
+    await said.waitFor();
+    expect(await said.textContent()).toBe('Tenant Phone Team created.');
     expect((await call('GET', '/tenants?limit=100')).json.data.map((t: { slug: string }) => t.slug)).toContain(
       'phone-team',
     );
