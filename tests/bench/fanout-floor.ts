@@ -31,6 +31,7 @@ import { ensureTables } from '../../local/bootstrap.js';
 import { LOCAL_CREDENTIALS, startDynamo } from '../../local/emulators.js';
 import { freePort } from '../../local/ports.js';
 import { loadServiceDefinition } from '../../local/service-definition.js';
+import { aCommand } from '../fakes/commands.js';
 import { printResults, type Figure } from './results.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
@@ -122,25 +123,8 @@ const dynamoSide = async (): Promise<{ emulator: number; client: number; wall: n
     });
     await pool(COUNT, CALL_CONCURRENCY, (i) => targets.create(targetOf(i)));
     const round = async (deploymentId: string) => {
-      const commandOf = (i: number): Command => ({
-        id: randomUUID(),
-        targetId: `target-${i}`,
-        deploymentId,
-        stepId: `step-${i}`,
-        attempt: 1,
-        action: { id: 'action-1', slug: 'echo', version: '1.0.0' },
-        script: 'echo ok',
-        interpreter: 'sh',
-        variables: {},
-        secretVariables: [],
-        timeoutSeconds: 300,
-        status: 'queued',
-        createdAt: new Date().toISOString(),
-        deliveredAt: null,
-        cancelRequestedAt: null,
-        outputSeq: -1,
-        result: null,
-      });
+      const commandOf = (i: number): Command =>
+        aCommand({ id: randomUUID(), targetId: `target-${i}`, deploymentId, timeoutSeconds: 300 });
       const launched = Array.from({ length: COUNT }, (_, i) => commandOf(i));
       await pool(COUNT, CALL_CONCURRENCY, async (i) => {
         const stored = await commands.enqueuePushed(launched[i]!, {

@@ -16,6 +16,7 @@ import { keys } from '../../../../infra/dynamodb/keys.js';
 import { DynamoPendingRequestRepository } from '../../../../infra/dynamodb/pending-request-repository.js';
 import { DynamoUserRepository } from '../../../../infra/dynamodb/user-repository.js';
 import { JoseTokenService } from '../../../../infra/tokens/jose-token-service.js';
+import { aCommand } from '../../../fakes/commands.js';
 import { aDeployment, aDraft, aPendingRequest, aPlan } from '../../../fakes/deployments.js';
 import { aUser } from '../../../fakes/identity.js';
 import { createServiceTable, dynamoClient, uniqueName } from '../../../support/aws.js';
@@ -90,26 +91,16 @@ describe('the encryption index', () => {
       new PutCommand({ TableName: table, Item: deploymentItem(aDeployment({ ...draft, id: deploymentId })) }),
     );
     await new DynamoPendingRequestRepository(db, table).create(aPendingRequest({ id: requestId, draft }));
-    await new DynamoCommandRepository(db, table).enqueue({
-      id: commandId,
-      targetId: randomUUID(),
-      deploymentId,
-      stepId: randomUUID(),
-      attempt: 1,
-      action: { id: 'a', slug: 'a', version: '1.0.0' },
-      script: 'echo',
-      interpreter: 'sh',
-      variables: { TOKEN: draft.config.variables['TOKEN']!, REGION: 'eu' },
-      secretVariables: ['TOKEN'],
-      sealedSecrets: true,
-      timeoutSeconds: null,
-      status: 'queued',
-      createdAt: new Date().toISOString(),
-      deliveredAt: null,
-      cancelRequestedAt: null,
-      outputSeq: -1,
-      result: null,
-    });
+    await new DynamoCommandRepository(db, table).enqueue(
+      aCommand({
+        id: commandId,
+        targetId: randomUUID(),
+        deploymentId,
+        variables: { TOKEN: draft.config.variables['TOKEN']!, REGION: 'eu' },
+        secretVariables: ['TOKEN'],
+        sealedSecrets: true,
+      }),
+    );
     await new DynamoAnalysisSettingsStore(db, table).save({
       provider_api_key: v2.encrypt('sk-1', 'analysis-provider-api-key'),
     });

@@ -19,6 +19,7 @@ import { DynamoDeploymentRepository } from '../../../../infra/dynamodb/deploymen
 import { DynamoIdGenerator } from '../../../../infra/dynamodb/id-generator.js';
 import { DynamoOrchestration } from '../../../../infra/dynamodb/orchestration.js';
 import { DynamoPendingRequestRepository } from '../../../../infra/dynamodb/pending-request-repository.js';
+import { aCommand } from '../../../fakes/commands.js';
 import { aDraft } from '../../../fakes/deployments.js';
 import { createServiceTable, dynamoClient, uniqueName } from '../../../support/aws.js';
 
@@ -56,25 +57,15 @@ describe('the outbox and the sweep', () => {
     };
     const a = await startOrQueue(deps, aDraft());
     if (a.kind !== 'started') throw new Error('A should have started');
-    await commands.enqueue({
-      id: `${a.deployment.id}-cmd`,
-      targetId: 'target-1',
-      deploymentId: a.deployment.id,
-      stepId: 'step-1',
-      attempt: 1,
-      action: { id: 'x', slug: 'x', version: '1.0.0' },
-      script: 'sleep 600',
-      interpreter: 'sh',
-      variables: {},
-      secretVariables: [],
-      timeoutSeconds: 600,
-      status: 'queued',
-      createdAt: new Date().toISOString(),
-      deliveredAt: null,
-      cancelRequestedAt: null,
-      outputSeq: -1,
-      result: null,
-    });
+    await commands.enqueue(
+      aCommand({
+        id: `${a.deployment.id}-cmd`,
+        targetId: 'target-1',
+        deploymentId: a.deployment.id,
+        script: 'sleep 600',
+        timeoutSeconds: 600,
+      }),
+    );
     expect((await commands.claimInbox('target-1', 1, new Date())).commands).toHaveLength(1); // the agent runs it
     const b = await startOrQueue(deps, aDraft({ triggeredBy: 'someone-else' }));
     expect(b.kind).toBe('queued');
