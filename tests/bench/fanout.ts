@@ -12,7 +12,8 @@
 //             output sent on its own was delivered) -> an engine pass per batch of completion messages finishes it.
 // Everything (stack handlers in serverless-offline worker threads, the SQS pollers, the N agents) shares 2 cores
 // on the development machine, so the figures are an upper bound of what the protocol itself costs; the CPU each
-// round used is printed apart: the agents' processes, the stack's (DynamoDB Local, serverless-offline), this one.
+// round used is printed apart: the agents' processes, the shells their commands ran in (since 2026-11-29; before,
+// a round's figures left them out), the stack's (DynamoDB Local, serverless-offline), this one.
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -68,11 +69,15 @@ const rssMiB = async (pid: number): Promise<number | undefined> => {
   const kb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
   return kb === undefined ? undefined : Number(kb) / 1024;
 };
-/** CPU seconds a process has used so far (user + system), from /proc (Linux); NaN elsewhere. */
-const cpuSeconds = async (pid: number): Promise<number> => {
+/**
+ * CPU seconds a process has used so far (user + system), from /proc (Linux); NaN elsewhere. `children`: those of its
+ * children it has waited for instead (the agents' hosts: the shells their commands ran in).
+ */
+const cpuSeconds = async (pid: number, whose: 'own' | 'children' = 'own'): Promise<number> => {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  const first = whose === 'own' ? 11 : 13;
+  return (Number(fields[first]) + Number(fields[first + 1])) / 100;
 };
 const alive = (pid: number) => {
   try {
@@ -207,11 +212,15 @@ const main = async () => {
       ...(stack?.childPids ?? []),
       ...emulators.flatMap((e) => (e.pid === undefined ? [] : [e.pid])),
     ];
-    const cpuOf = async (pids: readonly number[]) =>
-      (await Promise.all(pids.map(cpuSeconds))).reduce((x, y) => x + y, 0);
+    const cpuOf = async (pids: readonly number[], whose: 'own' | 'children' = 'own') =>
+      (await Promise.all(pids.map((pid) => cpuSeconds(pid, whose)))).reduce((x, y) => x + y, 0);
     const cpuNow = async () => ({
       agents: await cpuOf(hosts.map((h) => h.pid)),
-      stack: await Promise.all(stackProcesses().map(cpuSeconds)),
+      shells: await cpuOf(
+        hosts.map((h) => h.pid),
+        'children',
+      ),
+      stack: await Promise.all(stackProcesses().map((pid) => cpuSeconds(pid))),
       self: await cpuSeconds(process.pid),
     });
     const merged = (seen: readonly RoundTraffic[]) => {
@@ -380,13 +389,15 @@ const main = async () => {
       const stackCpu = cpuAfter.stack.map((c, i) => c - cpuBefore.stack[i]!);
       const serverCpu = stackCpu.reduce((x, y) => x + y, 0);
       const agentsCpu = cpuAfter.agents - cpuBefore.agents;
+      const shellsCpu = cpuAfter.shells - cpuBefore.shells;
       console.log(
-        `   CPU seconds used in the round: agents (${AGENT_PROCESSES} processes) ${agentsCpu.toFixed(1)}; ` +
+        `   CPU seconds used in the round: agents (${AGENT_PROCESSES} processes) ${agentsCpu.toFixed(1)}, ` +
+          `the shells their commands ran in ${shellsCpu.toFixed(1)}; ` +
           `stack ${serverCpu.toFixed(1)} (${stackCpu.map((c) => c.toFixed(1)).join(', ')}: ${COUNT_AWS ? 'serverless-offline with the functions, then the emulators' : 'DynamoDB Local, serverless-offline with the functions'}); ` +
           `this process (client${COUNT_AWS ? ', counting proxy' : ''}) ${(cpuAfter.self - cpuBefore.self).toFixed(1)}`,
       );
       console.log(
-        `   per command: agents ${((agentsCpu * 1000) / N).toFixed(1)} ms CPU, stack ${((serverCpu * 1000) / N).toFixed(1)} ms CPU`,
+        `   per command: agents ${((agentsCpu * 1000) / N).toFixed(1)} ms CPU (their shells ${((shellsCpu * 1000) / N).toFixed(1)} ms more), stack ${((serverCpu * 1000) / N).toFixed(1)} ms CPU`,
       );
       figures.push({
         bench: 'fanout',
