@@ -1,14 +1,13 @@
 // A global secondary index is updated after the write (eventually consistent; DynamoDB Local updates it with the
 // write, so only the cloud shows this): an item created a moment ago may not be found through one yet. A lookup by
-// id through an index (an API key or an enrollment token revoked right after its creation, an SSE stream opened with
-// a key created a moment before) looks again before it answers "not found": the usual lag is well under a second.
-import { QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { Item } from './records.js';
+// id through an index (an API key or an enrollment token revoked right after its creation) looks again before it
+// answers "not found": the usual lag is well under a second.
+import { setTimeout as pause } from 'node:timers/promises';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { listPartition, type Item } from './records.js';
 
 /** Waits between the lookups of an item not found (ms): about a second in all. */
 export const INDEX_LAG_WAITS_MS = [200, 800] as const;
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** `find` (a lookup through an index), tried again after each of `waitsMs` while it finds nothing. */
 export const foundDespiteIndexLag = async <T>(
@@ -30,15 +29,4 @@ export const findOnGsi2 = <T>(
   gsi2pk: string,
   map: (item: Item) => T,
 ): Promise<T | undefined> =>
-  foundDespiteIndexLag(async () => {
-    const { Items } = await db.send(
-      new QueryCommand({
-        TableName: tableName,
-        IndexName: 'gsi2',
-        KeyConditionExpression: 'gsi2pk = :id',
-        ExpressionAttributeValues: { ':id': gsi2pk },
-      }),
-    );
-    const item = Items?.[0];
-    return item === undefined ? undefined : map(item);
-  });
+  foundDespiteIndexLag(async () => (await listPartition(db, tableName, 'gsi2', gsi2pk, map))[0]);
