@@ -18,12 +18,13 @@
 //
 // `npm run bench:fanout-floor [-- COUNT]` (default 1000). Linux only (/proc).
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { startProcess } from '../../agent/runner.js';
+import { eachLimited } from '../../domain/shared/concurrency.js';
 import type { Command, Target } from '../../domain/targets/types.js';
 import { DynamoCommandRepository } from '../../infra/dynamodb/command-repository.js';
 import { DynamoTargetRepository } from '../../infra/dynamodb/target-repository.js';
@@ -33,6 +34,7 @@ import { freePort } from '../../local/ports.js';
 import { loadServiceDefinition } from '../../local/service-definition.js';
 import { aCommand } from '../fakes/commands.js';
 import { printResults, type Figure } from './results.js';
+import { cpuSeconds } from './support.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
 
@@ -44,24 +46,8 @@ const AGENT_CONCURRENCY = 8;
 const CALL_CONCURRENCY = 32;
 const CORES = cpus().length;
 
-/** user + system CPU seconds of a process, and of the children it waited for, from /proc. */
-const cpuOf = async (pid: number | 'self'): Promise<{ own: number; children: number }> => {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const tick = (i: number) => Number(fields[i]) / 100;
-  return { own: tick(11) + tick(12), children: tick(13) + tick(14) };
-};
-
-/** Runs `work(i)` for i < count, `width` at a time. */
-const pool = async (count: number, width: number, work: (i: number) => Promise<void>): Promise<void> => {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: width }, async () => {
-      while (next < count) await work(next++);
-    }),
-  );
-};
-
+/** 0, 1, ..., count - 1. */
+const indexes = (count: number) => Array.from({ length: count }, (_, i) => i);
 const ms = (seconds: number, per: number) => (seconds * 1000) / per;
 const fixed = (value: number) => value.toFixed(2);
 
@@ -81,12 +67,12 @@ const agentSide = async (): Promise<{ own: number; children: number; wall: numbe
     if (result.exitCode !== 0) throw new Error(`echo ok ended with ${result.exitCode}: ${result.errorMessage}`);
   };
   try {
-    await pool(20, AGENT_CONCURRENCY, run); // the first spawns load what spawning needs
-    const before = await cpuOf('self');
+    await eachLimited(indexes(20), AGENT_CONCURRENCY, run); // the first spawns load what spawning needs
+    const before = await cpuSeconds('self');
     const started = performance.now();
-    await pool(COUNT, AGENT_CONCURRENCY, (i) => run(i + 20));
+    await eachLimited(indexes(COUNT), AGENT_CONCURRENCY, (i) => run(i + 20));
     const wall = (performance.now() - started) / 1000;
-    const after = await cpuOf('self');
+    const after = await cpuSeconds('self');
     return { own: after.own - before.own, children: after.children - before.children, wall };
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -121,12 +107,12 @@ const dynamoSide = async (): Promise<{ emulator: number; client: number; wall: n
       createdAt: now,
       updatedAt: now,
     });
-    await pool(COUNT, CALL_CONCURRENCY, (i) => targets.create(targetOf(i)));
+    await eachLimited(indexes(COUNT), CALL_CONCURRENCY, (i) => targets.create(targetOf(i)));
     const round = async (deploymentId: string) => {
       const commandOf = (i: number): Command =>
         aCommand({ id: randomUUID(), targetId: `target-${i}`, deploymentId, timeoutSeconds: 300 });
       const launched = Array.from({ length: COUNT }, (_, i) => commandOf(i));
-      await pool(COUNT, CALL_CONCURRENCY, async (i) => {
+      await eachLimited(indexes(COUNT), CALL_CONCURRENCY, async (i) => {
         const stored = await commands.enqueuePushed(launched[i]!, {
           connectionId: `conn-${i}`,
           instance: 'bench',
@@ -134,7 +120,7 @@ const dynamoSide = async (): Promise<{ emulator: number; client: number; wall: n
         });
         if (!stored) throw new Error('the launch put was refused');
       });
-      await pool(COUNT, CALL_CONCURRENCY, async (i) => {
+      await eachLimited(indexes(COUNT), CALL_CONCURRENCY, async (i) => {
         if ((await targets.agentOfToken(`hash-${i}`)) === undefined) throw new Error('the token was not found');
         const at = new Date().toISOString();
         const done = await commands.completeAs(
@@ -153,11 +139,11 @@ const dynamoSide = async (): Promise<{ emulator: number; client: number; wall: n
       });
     };
     await round('warm-up');
-    const before = { emulator: await cpuOf(dynamo.pid!), client: await cpuOf('self') };
+    const before = { emulator: await cpuSeconds(dynamo.pid!), client: await cpuSeconds('self') };
     const started = performance.now();
     await round('measured');
     const wall = (performance.now() - started) / 1000;
-    const after = { emulator: await cpuOf(dynamo.pid!), client: await cpuOf('self') };
+    const after = { emulator: await cpuSeconds(dynamo.pid!), client: await cpuSeconds('self') };
     return {
       emulator: after.emulator.own - before.emulator.own,
       client: after.client.own - before.client.own,

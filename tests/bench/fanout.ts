@@ -24,7 +24,7 @@ import { startStack, type Stack } from '../../local/stack.js';
 import { Counter, difference, EMPTY_RECEIVE, startCountingProxy } from './aws-counter.js';
 import { startAgentHost, type AgentHost, type RoundTraffic } from './fanout-agents.js';
 import { printResults, type Figure } from './results.js';
-import { runBench, signedIn } from './support.js';
+import { runBench, signedIn, cpuSeconds } from './support.js';
 import { percentile } from './stats.js';
 
 process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] = 'true';
@@ -68,16 +68,6 @@ const rssMiB = async (pid: number): Promise<number | undefined> => {
   const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
   const kb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
   return kb === undefined ? undefined : Number(kb) / 1024;
-};
-/**
- * CPU seconds a process has used so far (user + system), from /proc (Linux); NaN elsewhere. `children`: those of its
- * children it has waited for instead (the agents' hosts: the shells their commands ran in).
- */
-const cpuSeconds = async (pid: number, whose: 'own' | 'children' = 'own'): Promise<number> => {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const first = whose === 'own' ? 11 : 13;
-  return (Number(fields[first]) + Number(fields[first + 1])) / 100;
 };
 const alive = (pid: number) => {
   try {
@@ -213,15 +203,15 @@ const main = async () => {
       ...emulators.flatMap((e) => (e.pid === undefined ? [] : [e.pid])),
     ];
     const cpuOf = async (pids: readonly number[], whose: 'own' | 'children' = 'own') =>
-      (await Promise.all(pids.map((pid) => cpuSeconds(pid, whose)))).reduce((x, y) => x + y, 0);
+      (await Promise.all(pids.map(async (pid) => (await cpuSeconds(pid))[whose]))).reduce((x, y) => x + y, 0);
     const cpuNow = async () => ({
       agents: await cpuOf(hosts.map((h) => h.pid)),
       shells: await cpuOf(
         hosts.map((h) => h.pid),
         'children',
       ),
-      stack: await Promise.all(stackProcesses().map((pid) => cpuSeconds(pid))),
-      self: await cpuSeconds(process.pid),
+      stack: await Promise.all(stackProcesses().map(async (pid) => (await cpuSeconds(pid)).own)),
+      self: (await cpuSeconds(process.pid)).own,
     });
     const merged = (seen: readonly RoundTraffic[]) => {
       const durations = new Map<string, number[]>();

@@ -1,4 +1,5 @@
 // What the benchmarks share: a signed-in caller of a stack that throws on any answer that is not a success.
+import { readFile } from 'node:fs/promises';
 import { logger } from '../../functions/shared/logger.js';
 import type { Stack } from '../../local/stack.js';
 import { apiClient } from '../support/http.js';
@@ -38,4 +39,15 @@ export const runBench = async (main: () => Promise<void>): Promise<never> => {
     console.error(error);
     process.exit(1);
   }
+};
+
+/**
+ * CPU seconds (user + system) a process has used so far, from /proc (Linux; NaN elsewhere or once it is gone):
+ * `own` its own, `children` those of its children it has waited for (an agent host: the shells of its commands).
+ */
+export const cpuSeconds = async (pid: number | 'self'): Promise<{ own: number; children: number }> => {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = (i: number) => (Number(fields[i]) + Number(fields[i + 1])) / 100;
+  return { own: ticks(11), children: ticks(13) };
 };
